@@ -1,0 +1,1 @@
+"""Pure scoring library: loaders, judges, decide and aggregate. No Streamlit, no SQL."""
