@@ -17,8 +17,7 @@ from pathlib import Path
 
 from scoring.decisions import INVALID_LABEL, MATCH, NO_MATCH, Decision
 from scoring.errors import InputError
-from scoring.judges import (INVALID, MISSING, YES, AnswerCache, Judge, JudgeStats, Progress, SpanQuery,
-                            ask_with_cache)
+from scoring.judges import INVALID, MISSING, YES, AnswerCache, Judge, JudgeStats, Progress, SpanQuery, ask_with_cache
 from scoring.prf import Counts, add_counts, criteria, zero_counts
 
 RELATION_TYPES = ("combination", "inspiration")

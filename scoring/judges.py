@@ -8,6 +8,7 @@ Specs (CLI flag, UI select, stored with the run): `exact`, `fuzzy[:T]`, `replay:
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -242,20 +243,24 @@ def parse_judge_spec(spec: str, *, normalise_type: Callable[[str], str] = lambda
         return ExactJudge()
     if name == "fuzzy":
         try:
-            return FuzzyJudge(float(arg) if arg else DEFAULT_FUZZY_THRESHOLD)
+            threshold = float(arg) if arg else DEFAULT_FUZZY_THRESHOLD
         except ValueError:
             raise JudgeSpecError(f"fuzzy threshold must be a number, got {arg!r}") from None
+        return FuzzyJudge(threshold)
     if name == "replay":
         if not arg:
             raise JudgeSpecError("replay needs a path: replay:PATH")
         return ReplayJudge(arg, normalise_type)
+    if name in _LAZY_MODULES and name not in _EXTRA_JUDGES:
+        importlib.import_module(_LAZY_MODULES[name])  # registers itself via register_judge
     if name in _EXTRA_JUDGES:
         return _EXTRA_JUDGES[name](arg)
-    known = ", ".join(["exact", "fuzzy[:T]", "replay:PATH", *(f"{n}:…" for n in _EXTRA_JUDGES)])
+    known = "exact, fuzzy[:T], replay:PATH, openai:MODEL, embed[:T]"
     raise JudgeSpecError(f"unknown judge spec {spec!r}; expected one of {known}")
 
 
 _EXTRA_JUDGES: dict[str, Callable[[str], Judge]] = {}
+_LAZY_MODULES = {"openai": "scoring.llm_judge", "embed": "scoring.embed_judge"}
 
 
 def register_judge(name: str, factory: Callable[[str], Judge]) -> None:

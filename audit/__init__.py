@@ -1,0 +1,1 @@
+"""Application layer shared by the pages and the CLI: store, runs, reviews, re-scoring, export."""

@@ -1,0 +1,171 @@
+"""`python -m audit`: score, list decisions, review, agreement and export, headless.
+
+Each subcommand parses arguments, calls one function in `audit/`, prints JSON and turns errors into a single
+`error: ...` line on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from audit.errors import AuditError
+from audit.store import default_db_path, open_db
+from scoring.errors import InputError, JudgeSpecError
+
+
+def _print_json(obj: object) -> None:
+    print(json.dumps(obj, indent=1, ensure_ascii=False))
+
+
+def cmd_score(args: argparse.Namespace) -> None:
+    """Score predictions against gold with a judge; store the run; print its metrics as JSON.
+
+    Example: python -m audit score chimera --gold data/chimera/eval.csv --pred data/chimera/pred_mixed.jsonl
+    --judge replay:data/chimera/judge_mixed.jsonl
+    """
+    from tqdm import tqdm
+
+    from audit.runs import score_run
+
+    bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        row = score_run(open_db(args.db), args.task, args.gold, args.pred, args.judge, run=args.run, text=args.text,
+                        progress=progress)
+    finally:
+        bar.close()
+    print(f"run: {row['name']}", file=sys.stderr)
+    for w in row["summary"].get("warnings", []):
+        print(f"warning: {w}", file=sys.stderr)
+    _print_json(row["original_metrics"] | {"judge": row["summary"]["judge"]})
+
+
+def cmd_runs(args: argparse.Namespace) -> None:
+    """List the runs in the database (newest first) as JSON lines.
+
+    Example: python -m audit runs
+    """
+    from audit.store import list_runs
+
+    for r in list_runs(open_db(args.db)):
+        print(json.dumps({k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}))
+
+
+def cmd_decisions(args: argparse.Namespace) -> None:
+    """Print the run's decisions as JSON lines: id, doc, kind, type, left, right, judge, effective.
+
+    Example: python -m audit decisions --run demo-chimera
+    """
+    from audit.views import decisions
+
+    for d in decisions(open_db(args.db), args.run, args.doc):
+        out = {k: d[k] for k in ("id", "doc", "kind", "type", "left", "right", "judge", "effective", "source")}
+        if args.verbose:
+            out |= {"human": d["human"], "detail": d["detail"]}
+        print(json.dumps(out, ensure_ascii=False))
+
+
+def cmd_review(args: argparse.Namespace) -> None:
+    """Confirm or overrule one decision (append-only); `--label undo` withdraws your last label.
+
+    Example: python -m audit review --run demo-chimera --decision 1 --label no-match --reviewer ana --note "too broad"
+    """
+    from audit.rescoring import audit_run
+    from audit.reviews import add_review
+
+    db = open_db(args.db)
+    label = None if args.label == "undo" else args.label
+    row = add_review(db, args.run, args.decision, label, args.reviewer, note=args.note, blind=args.blind,
+                     role=args.role)
+    a = audit_run(db, args.run)
+    _print_json({"review": row, "reviews": a.review_counts, "audited": a.metrics})
+
+
+def cmd_agreement(args: argparse.Namespace) -> None:
+    """Print human-vs-judge and human-vs-human agreement as JSON.
+
+    Example: python -m audit agreement --run demo-chimera
+    """
+    from audit.agreement import agreement
+
+    _print_json(agreement(open_db(args.db), args.run))
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    """Export the run: json (original and audited metrics, reviews, judge, inputs), csv of decisions, latex table.
+
+    Example: python -m audit export --run demo-chimera --format json --out audited.json
+    """
+    from audit.export import export_run
+
+    text = export_run(open_db(args.db), args.run, args.format)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
+    p.add_argument("--db", default=None, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name: str, fn: Callable[[argparse.Namespace], None]) -> argparse.ArgumentParser:
+        doc = (fn.__doc__ or "").strip()
+        sp = sub.add_parser(name, help=doc.splitlines()[0], description=doc,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        sp.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+        sp.set_defaults(fn=fn)
+        return sp
+
+    s = add("score", cmd_score)
+    s.add_argument("task", choices=["chimera"], help="task family")
+    s.add_argument("--gold", required=True)
+    s.add_argument("--pred", required=True)
+    s.add_argument("--text", default=None, help="source texts (tasks that need them)")
+    s.add_argument("--judge", default="exact", help="exact | fuzzy[:T] | replay:PATH (default exact)")
+    s.add_argument("--run", default=None, help="run name (default derived from the prediction file and judge)")
+    add("runs", cmd_runs)
+    s = add("decisions", cmd_decisions)
+    s.add_argument("--run", required=True)
+    s.add_argument("--doc", default=None, help="only this document")
+    s.add_argument("--verbose", action="store_true", help="add human labels and the judge's answers")
+    s = add("review", cmd_review)
+    s.add_argument("--run", required=True)
+    s.add_argument("--decision", required=True, type=int)
+    s.add_argument("--label", required=True, help="the decision kind's label (chimera: match | no-match) or undo")
+    s.add_argument("--reviewer", required=True)
+    s.add_argument("--note", default=None)
+    s.add_argument("--role", default="reviewer", choices=["reviewer", "adjudicator"])
+    s.add_argument("--blind", action="store_true", help="record that the judge's answer was hidden")
+    s = add("agreement", cmd_agreement)
+    s.add_argument("--run", required=True)
+    s = add("export", cmd_export)
+    s.add_argument("--run", required=True)
+    s.add_argument("--format", default="json", choices=["json", "csv", "latex"])
+    s.add_argument("--out", default=None)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.db is None:
+        args.db = default_db_path()
+    try:
+        args.fn(args)
+    except (InputError, JudgeSpecError, AuditError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return 0

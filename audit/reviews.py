@@ -1,0 +1,120 @@
+"""Reviews: append-only human labels on decisions, and the effective-label rule."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
+from audit.store import now, run_row
+from scoring.tasks import get_task
+
+ROLES = ("reviewer", "adjudicator")
+MAX_NOTE_CHARS = 5_000
+MAX_NAME_CHARS = 100
+
+
+@dataclass(frozen=True)
+class Effective:
+    """A decision's label after reviews, and where it came from."""
+
+    label: str
+    source: str
+    """`judge`, `human` (all current human labels agree), `adjudicated`, or `conflicted` (humans disagree and
+    nobody adjudicated: the judge's label stands and the decision is counted as conflicted)."""
+    human_labels: dict[str, str]
+    """Current label of each reviewer (their latest review; an undo removes it)."""
+
+
+def current_labels(reviews: Iterable[dict]) -> tuple[dict[str, str], str | None]:
+    """Each reviewer's latest label and the latest adjudication, from review rows in id order."""
+    humans: dict[str, str] = {}
+    adjudicated: str | None = None
+    for r in reviews:
+        if r["role"] == "adjudicator":
+            adjudicated = r["label"]
+        elif r["label"] is None:
+            humans.pop(r["reviewer"], None)
+        else:
+            humans[r["reviewer"]] = r["label"]
+    return humans, adjudicated
+
+
+def effective_label(judge_label: str, reviews: Sequence[dict]) -> Effective:
+    """Adjudicated label if any, else the unanimous human label, else the judge's.
+
+    Reviews are rows with `reviewer`, `label` (None = undo of that reviewer's label), `role`, in id order.
+    """
+    humans, adjudicated = current_labels(reviews)
+    if adjudicated is not None:
+        return Effective(adjudicated, "adjudicated", humans)
+    distinct = set(humans.values())
+    if len(distinct) == 1:
+        return Effective(distinct.pop(), "human", humans)
+    if len(distinct) > 1:
+        return Effective(judge_label, "conflicted", humans)
+    return Effective(judge_label, "judge", humans)
+
+
+def decision(db: Database, run: str, decision_id: int) -> dict:
+    """The decision's row (raises UnknownDecision when it is not in the run)."""
+    r = run_row(db, run)
+    rows = list(db.query("SELECT * FROM decisions WHERE id = ? AND run_id = ?", [decision_id, r["id"]]))
+    if not rows:
+        raise UnknownDecision(f"decision {decision_id} is not in run {run!r}; list them with "
+                              f"`python -m audit decisions --run {run}`")
+    return rows[0]
+
+
+def reviews_of(db: Database, decision_id: int) -> list[dict]:
+    return list(db.query("SELECT * FROM reviews WHERE decision_id = ? ORDER BY id", [decision_id]))
+
+
+def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,
+               blind: bool = False, role: str = "reviewer", expect_last_review: int | None = None) -> dict:
+    """Append one review row; `label=None` undoes the reviewer's current label (also a new row).
+
+    Args:
+        expect_last_review: the id of the newest review the caller saw on this decision (0 for none); when
+            given and the decision has been reviewed since, raise StaleReview instead of writing.
+    Returns:
+        The stored review row.
+    Raises:
+        UnknownRun, UnknownDecision, BadLabel, StaleReview, AuditError (empty reviewer name, bad role).
+    """
+    d = decision(db, run, decision_id)
+    task = get_task(run_row(db, run)["task"])
+    allowed = task.decision_labels.get(d["kind"], ())
+    if label is not None and label not in allowed:
+        raise BadLabel(f"label {label!r} is not allowed for {d['kind']} decisions; use one of {', '.join(allowed)}")
+    reviewer = (reviewer or "").strip()
+    if not reviewer:
+        raise AuditError("a review needs a reviewer name")
+    if len(reviewer) > MAX_NAME_CHARS:
+        raise AuditError(f"reviewer name is longer than {MAX_NAME_CHARS} characters")
+    if role not in ROLES:
+        raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    if note is not None and len(note) > MAX_NOTE_CHARS:
+        raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    row = {"uid": uuid.uuid4().hex, "run_id": d["run_id"], "decision_id": decision_id, "reviewer": reviewer,
+           "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now()}
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if expect_last_review is not None:
+            last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM reviews WHERE decision_id = ?",
+                                [decision_id]).fetchone()[0]
+            if last != expect_last_review:
+                raise StaleReview(f"decision {decision_id} was reviewed by someone else since you opened it; "
+                                  "reload to see the new review")
+        cur = conn.execute(
+            "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created) "
+            "VALUES (:uid, :run_id, :decision_id, :reviewer, :label, :role, :note, :blind, :created)", row)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return row | {"id": cur.lastrowid}

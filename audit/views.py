@@ -1,0 +1,60 @@
+"""Read models for the pages and the CLI: documents and decisions with their effective labels."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from sqlite_utils import Database
+
+from audit.errors import AuditError
+from audit.rescoring import Audit, audit_run, reviews_by_decision
+from audit.reviews import effective_label
+from audit.store import run_row
+
+
+def documents(db: Database, run: str, audit: Audit | None = None) -> list[dict]:
+    """One row per document: id, position, original and audited outcome, decision and review counts."""
+    row = run_row(db, run)
+    audit = audit or audit_run(db, run)
+    n_dec: dict[str, int] = {}
+    n_rev: dict[str, int] = {}
+    for r in db.query("SELECT d.doc_id, COUNT(*) AS n, COUNT(DISTINCT r.decision_id) AS reviewed FROM decisions d "
+                      "LEFT JOIN reviews r ON r.decision_id = d.id WHERE d.run_id = ? GROUP BY d.doc_id",
+                      [row["id"]]):
+        n_rev[r["doc_id"]] = r["reviewed"]
+    for r in db.query("SELECT doc_id, COUNT(*) AS n FROM decisions WHERE run_id = ? GROUP BY doc_id", [row["id"]]):
+        n_dec[r["doc_id"]] = r["n"]
+    out = []
+    for r in db.query("SELECT doc_id, idx, outcome FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]]):
+        out.append({"doc": r["doc_id"], "idx": r["idx"], "outcome": r["outcome"],
+                    "audited_outcome": audit.changed_docs.get(r["doc_id"], r["outcome"]),
+                    "decisions": n_dec.get(r["doc_id"], 0), "reviewed": n_rev.get(r["doc_id"], 0)})
+    return out
+
+
+def document(db: Database, run: str, doc_id: str) -> dict:
+    """A document's stored payload (gold and prediction) and its original counts and outcome."""
+    row = run_row(db, run)
+    rows = list(db.query("SELECT * FROM documents WHERE run_id = ? AND doc_id = ?", [row["id"], doc_id]))
+    if not rows:
+        raise AuditError(f"document {doc_id!r} is not in run {run!r}")
+    r = rows[0]
+    return {"doc": doc_id, "idx": r["idx"], "payload": json.loads(r["payload"]), "counts": json.loads(r["counts"]),
+            "outcome": r["outcome"]}
+
+
+def decisions(db: Database, run: str, doc: str | None = None) -> Iterator[dict]:
+    """Decisions in id order, each with its judge label, its reviews and its effective label."""
+    row = run_row(db, run)
+    revs = reviews_by_decision(db, row["id"])
+    q = "SELECT * FROM decisions WHERE run_id = ?"
+    args: list = [row["id"]]
+    if doc is not None:
+        q += " AND doc_id = ?"
+        args.append(doc)
+    for d in db.query(q + " ORDER BY id", args):
+        e = effective_label(d["judge_label"], revs.get(d["id"], []))
+        yield {"id": d["id"], "doc": d["doc_id"], "kind": d["kind"], "type": d["type"], "left": d["left"],
+               "right": d["right"], "judge": d["judge_label"], "effective": e.label, "source": e.source,
+               "human": e.human_labels, "detail": json.loads(d["detail"]), "reviews": revs.get(d["id"], [])}
