@@ -34,14 +34,14 @@ def open_db(path: str | Path | None = None) -> Database:
         db.enable_wal()
     conn.execute("PRAGMA foreign_keys = ON")
     if migrations.pending(db):
-        with _write_lock(conn):
+        with _WriteLock(conn):
             if migrations.pending(db):
                 migrations.apply(db)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return db
 
 
-class _write_lock:
+class _WriteLock:
     """BEGIN IMMEDIATE ... COMMIT, so concurrent openers don't both migrate."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -54,9 +54,9 @@ class _write_lock:
         self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def transaction(db: Database) -> _write_lock:
+def transaction(db: Database) -> _WriteLock:
     """A write transaction that commits everything or nothing."""
-    return _write_lock(db.conn)
+    return _WriteLock(db.conn)
 
 
 def now() -> str:

@@ -286,7 +286,7 @@ def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCach
     stats.cached += len(queries) - len(todo_idx)
     done_before = len(queries) - len(todo_idx)
 
-    def _progress(done: int, total: int) -> None:
+    def _progress(done: int, _total: int) -> None:
         if progress:
             progress(done_before + done, len(queries))
 
