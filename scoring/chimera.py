@@ -548,3 +548,15 @@ def doc_from_json(d: Mapping) -> tuple[ChimeraDoc, ChimeraPrediction]:
     doc = ChimeraDoc(d["paper_id"], d["text"], d["document_class"], rels(d["gold"]),
                      tuple(GoldSpan(*s) for s in d["gold_spans"]), d["line"])
     return doc, ChimeraPrediction(d["paper_id"], rels(d["pred"]), d["pred_line"])
+
+
+def match_summary(doc: ChimeraDoc, pred: ChimeraPrediction, labels: Mapping[tuple[str, str, str], str]) -> dict:
+    """For display: matched (type, pred, gold) pairs, and predicted / gold entities with no match at all."""
+    matched = [(t, pv, gv) for (t, pv, gv), lab in labels.items() if lab == MATCH]
+    hit_pred = {(t, pv) for t, pv, _ in matched}
+    hit_gold = {(t, gv) for t, _, gv in matched}
+    return {
+        "matched": matched,
+        "unmatched_pred": [e for e in dict.fromkeys(flat_entities(pred.relations)) if e not in hit_pred],
+        "unmatched_gold": [e for e in dict.fromkeys(flat_entities(doc.gold)) if e not in hit_gold],
+    }

@@ -1,0 +1,100 @@
+"""One abstract: highlighted text, gold vs predicted relation, and every judge decision, reviewable."""
+
+import html
+
+import streamlit as st
+
+from audit.rescoring import audit_run
+from audit.store import run_row
+from audit.views import decisions, document, documents
+from scoring.chimera import doc_from_json, match_summary
+from ui.decisions import review_card
+from ui.highlight import LEGEND, highlight_html, locate
+from ui.metrics import headline
+from ui.state import db, reviewer, selected_run
+
+conn = db()
+st.title("Abstract review")
+run = selected_run(conn, "document.run")
+if run is None:
+    st.info("No runs in this database yet. Score one on the Runs page.")
+    st.stop()
+row = run_row(conn, run)
+audit = audit_run(conn, run)
+doc_ids = [d["doc"] for d in documents(conn, run, audit)]
+wanted = st.query_params.get("doc")
+if wanted and wanted not in doc_ids:
+    st.error(f"Abstract {wanted!r} is not in run {run!r}.")
+    wanted = None
+doc_id = st.selectbox("Abstract (paper id)", doc_ids, index=doc_ids.index(wanted) if wanted else 0,
+                      key="document.doc")
+st.query_params["doc"] = doc_id
+
+headline(row["original_metrics"], audit.metrics)
+blind = st.toggle("Blind review (hide the judge's answer and other reviewers until you label)",
+                  key="document.blind")
+
+info = document(conn, run, doc_id)
+doc, pred = doc_from_json(info["payload"])
+decs = list(decisions(conn, run, doc_id))
+outcome = audit.changed_docs.get(doc_id, info["outcome"])
+st.markdown(f"**Outcome:** {outcome}" + (f" (original: {info['outcome']})" if outcome != info["outcome"] else "")
+            + f" · gold class `{html.escape(doc.document_class or '?')}`")
+
+
+def relation_html(rels: tuple, empty: str) -> str:
+    if not rels:
+        return f"<i>{empty}</i>"
+    out = []
+    for r in rels:
+        items = "".join(f"<li><small>{html.escape(t)}</small>: {html.escape(v)}</li>" for t, v in r.entities)
+        out.append(f"<b>{html.escape(r.type)}</b><ul>{items}</ul>")
+    return "".join(out)
+
+
+c1, c2 = st.columns(2)
+with c1:
+    st.markdown("**Gold relation**")
+    st.html(relation_html(doc.gold, "no recombination"))
+with c2:
+    st.markdown("**Predicted relation**")
+    st.html(relation_html(pred.relations, "no recombination" + (" (no prediction in the file)"
+                                                                 if pred.line is None else "")))
+
+gold_ranges = [(s.start, s.end, s.type) for s in doc.gold_spans]
+pred_ranges, not_found = [], []
+for t, v in dict.fromkeys(e for r in pred.relations for e in r.entities):
+    hits = locate(doc.text, v)
+    pred_ranges += [(s, e, t) for s, e in hits]
+    if not hits:
+        not_found.append(v)
+st.html(LEGEND)
+st.html(highlight_html(doc.text, gold_ranges, pred_ranges))
+if not_found:
+    st.caption("Predicted spans not found verbatim in the text: " + "; ".join(html.escape(v) for v in not_found))
+
+labels = {(d["type"], d["left"], d["right"]): d["effective"] for d in decs}
+summary = match_summary(doc, pred, labels)
+c1, c2, c3 = st.columns(3)
+c1.markdown("**Matched pairs** (effective)")
+c1.html("<ul>" + "".join(f"<li>{html.escape(p)} ⇄ {html.escape(g)} <small>({html.escape(t)})</small></li>"
+                         for t, p, g in summary["matched"]) + "</ul>" if summary["matched"] else "<i>none</i>")
+c2.markdown("**Unmatched predicted entities**")
+c2.html("<ul>" + "".join(f"<li>{html.escape(v)} <small>({html.escape(t)})</small></li>"
+                         for t, v in summary["unmatched_pred"]) + "</ul>" if summary["unmatched_pred"] else
+        "<i>none</i>")
+c3.markdown("**Unmatched gold entities**")
+c3.html("<ul>" + "".join(f"<li>{html.escape(v)} <small>({html.escape(t)})</small></li>"
+                         for t, v in summary["unmatched_gold"]) + "</ul>" if summary["unmatched_gold"] else
+        "<i>none</i>")
+
+st.subheader(f"Judge decisions ({len(decs)})")
+if not decs:
+    st.info("No decisions: the judge is only asked about same-type (predicted, gold) span pairs, and this abstract "
+            "has none.")
+who = reviewer()
+if decs and not who:
+    st.warning("Enter your reviewer name in the sidebar to confirm or overrule decisions.")
+focus = st.query_params.get("decision")
+for d in decs:
+    review_card(conn, run, d, ("match", "no-match"), who, blind=blind, focused=str(d["id"]) == focus)

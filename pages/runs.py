@@ -1,0 +1,36 @@
+"""Runs: what Rejudge is, the runs in the database, and the form to score a new one."""
+
+import pandas as pd
+import streamlit as st
+
+from audit.store import list_runs
+from ui.newrun import new_run_form
+from ui.state import db
+
+conn = db()
+st.title("Rejudge — audit an LLM-judged evaluation")
+st.markdown(
+    "A **run** is one system's predictions scored against gold by a **judge**. Every atomic judgement the "
+    "scorer relied on is a **decision** (CHIMERA: *does this predicted span mean the same as that gold span?*). "
+    "Confirm or overrule decisions; the **audited** score (your labels where given, the judge's elsewhere) is "
+    "recomputed at once beside the **original** one. Start with the demo run: open it, pick an abstract marked "
+    "*partial* or *missed recombination*, and check the judge.")
+
+runs = pd.DataFrame([{"run": r["name"], "task": r["task"], "judge": r["judge_spec"], "abstracts": r["n_docs"],
+                      "decisions": r["n_decisions"], "created": r["created"][:19]} for r in
+                     list_runs(conn)])
+st.subheader("Runs")
+if runs.empty:
+    st.info("No runs yet: score one below.")
+else:
+    runs["open"] = "run?run=" + runs["run"]
+    st.dataframe(runs, hide_index=True, key="runs.table",
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
+    pick = st.selectbox("Open a run", runs["run"].tolist(), key="runs.pick")
+    if st.button("Open run", key="runs.open"):
+        st.switch_page("pages/overview.py", query_params={"run": pick})
+
+with st.expander("Score a new run", expanded=runs.empty):
+    new = new_run_form(conn)
+    if new:
+        st.page_link("pages/overview.py", label=f"Open {new} ›", query_params={"run": new})

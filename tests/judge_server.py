@@ -1,0 +1,275 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks (no network, no model).
+
+`JudgeServer` serves `POST /v1/chat/completions` from a `ThreadingHTTPServer` in a daemon thread. Answers come
+from a script (prompt -> text, by default the CHIMERA rule "Yes iff the two spans are equal ignoring case"),
+and failures can be injected: 429s for the first K requests, 500s on chosen request numbers, a fixed or
+per-prompt delay, malformed JSON bodies, truncated answers, and a "hold" that stops answering after N answers
+(so a test can kill a client mid-run without it receiving anything more). The server counts what it received
+and answered, the most requests it had in flight at once, and the Authorization headers it saw.
+
+Use it as a context manager:
+
+    with JudgeServer(delay=0.2) as srv:
+        os.environ["OPENAI_BASE_URL"] = srv.base_url
+        ...
+        assert srv.max_in_flight <= 8
+
+or from the shell (`python tests/judge_server.py --delay 0.2`) to point a manual run at it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SPANS_RE = re.compile(r"<span1>\n(.*?)\n</span1>\s*<span2>\n(.*?)\n</span2>", re.S)
+YES_TEXT = "<justification>The spans name the same idea.</justification>\n<answer>Yes</answer>"
+NO_TEXT = "<justification>The spans name different ideas.</justification>\n<answer>No</answer>"
+TRUNCATED_TEXT = "<justification>The first span talks about a method that, when compared to the second"
+
+Script = Callable[[str], "str | tuple[str, str]"]
+"""prompt -> answer text, or (answer text, finish_reason)."""
+
+
+def spans_of(prompt: str) -> tuple[str, str] | None:
+    """The (span1, span2) of a CHIMERA span-comparison prompt, or None for another prompt."""
+    m = SPANS_RE.search(prompt)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def equal_spans_script(prompt: str) -> str:
+    """The default script: Yes iff the two spans are equal case-insensitively (and whitespace-trimmed)."""
+    spans = spans_of(prompt)
+    if spans is None:
+        return "<answer>No</answer>"
+    return YES_TEXT if spans[0].strip().casefold() == spans[1].strip().casefold() else NO_TEXT
+
+
+class JudgeServer:
+    """A scripted `/v1/chat/completions` endpoint; see the module docstring.
+
+    Args:
+        script: prompt -> answer text (or (text, finish_reason)); default `equal_spans_script`.
+        delay: seconds to wait before each answer, or a function prompt -> seconds.
+        rate_limit_first: the first K requests get `429` (with `Retry-After: 0`).
+        server_error_on: 1-based request numbers that get `500`.
+        malformed_on: 1-based request numbers that get `200` with a body that is not JSON.
+        hold_after: after this many answers, further requests wait (unanswered) until `release()` or
+            `drop_held()`.
+        usage: include a `usage` block (prompt/completion tokens = whitespace word counts).
+    """
+
+    def __init__(self, script: Script | None = None, *, delay: float | Callable[[str], float] = 0.0,
+                 rate_limit_first: int = 0, server_error_on: Iterable[int] = (), malformed_on: Iterable[int] = (),
+                 hold_after: int | None = None, usage: bool = True) -> None:
+        self.script = script or equal_spans_script
+        self.delay = delay
+        self.rate_limit_first = rate_limit_first
+        self.server_error_on = set(server_error_on)
+        self.malformed_on = set(malformed_on)
+        self.hold_after = hold_after
+        self.usage = usage
+        self.lock = threading.Lock()
+        self.requests = 0
+        """POSTs received (every attempt, including failures and held ones)."""
+        self.answered = 0
+        """Requests answered with a completion (status 200, well-formed)."""
+        self.status_counts: Counter[int] = Counter()
+        self.prompts_received: Counter[str] = Counter()
+        self.prompts_answered: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.auth_headers: list[str] = []
+        self.bodies: list[dict] = []
+        """Request JSON bodies (model, temperature, max_tokens, messages...)."""
+        self._reserved = 0
+        self._gate = threading.Event()
+        self._drop = False
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as `OPENAI_BASE_URL`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> JudgeServer:
+        handler = type("Handler", (_Handler,), {"judge_server": self})
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+        httpd.daemon_threads = True
+        httpd.request_queue_size = 256  # the default backlog of 5 stalls 32 clients connecting at once
+        httpd.server_bind()
+        httpd.server_activate()
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="judge-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.drop_held()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> JudgeServer:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def release(self) -> None:
+        """Stop holding: held requests (and all later ones) are answered."""
+        with self.lock:
+            self.hold_after = None
+        self._gate.set()
+
+    def drop_held(self) -> None:
+        """Stop holding: held requests are closed without an answer; later ones are answered."""
+        with self.lock:
+            self.hold_after = None
+            self._drop = True
+        self._gate.set()
+
+    def reset_counts(self) -> None:
+        with self.lock:
+            self.requests = self.answered = self.max_in_flight = 0
+            self.status_counts.clear()
+            self.prompts_received.clear()
+            self.prompts_answered.clear()
+            self.auth_headers.clear()
+            self.bodies.clear()
+
+    # ------------------------------------------------------------ request handling
+
+    def _admit(self, body: dict, prompt: str, auth: str) -> tuple[int, bool]:
+        """Count the request; returns (request number, whether to hold it)."""
+        with self.lock:
+            self.requests += 1
+            n = self.requests
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.prompts_received[prompt] += 1
+            self.auth_headers.append(auth)
+            self.bodies.append(body)
+            hold = False
+            faulty = n <= self.rate_limit_first or n in self.server_error_on or n in self.malformed_on
+            if not faulty and self.hold_after is not None:
+                if self._reserved >= self.hold_after:
+                    hold = True
+                else:
+                    self._reserved += 1
+        return n, hold
+
+    def _leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def _completion(self, body: dict, prompt: str) -> dict:
+        out = self.script(prompt)
+        text, finish = (out, "stop") if isinstance(out, str) else out
+        doc: dict = {
+            "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", ""),
+            "choices": [{"index": 0, "finish_reason": finish,
+                         "message": {"role": "assistant", "content": text}}],
+        }
+        if self.usage:
+            pt, ct = len(prompt.split()), len(text.split())
+            doc["usage"] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
+        return doc
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    judge_server: JudgeServer
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002, ARG002 - silence the access log
+        return
+
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(payload)
+        with self.judge_server.lock:
+            self.judge_server.status_counts[status] += 1
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps({"error": {"message": message, "type": "test", "code": status}}).encode(),
+                   headers)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        srv = self.judge_server
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._error(404, f"no route {self.path}")
+            return
+        try:
+            body = json.loads(raw)
+            prompt = "\n".join(m.get("content") or "" for m in body.get("messages", []))
+        except (json.JSONDecodeError, AttributeError):
+            self._error(400, "request body is not JSON")
+            return
+        n, hold = srv._admit(body, prompt, self.headers.get("Authorization", ""))
+        try:
+            if n <= srv.rate_limit_first:
+                self._error(429, "rate limited (scripted)", {"Retry-After": "0"})
+                return
+            if n in srv.server_error_on:
+                self._error(500, "internal error (scripted)")
+                return
+            if hold:
+                srv._gate.wait()
+                if srv._drop:
+                    self.close_connection = True
+                    return
+            delay = srv.delay(prompt) if callable(srv.delay) else srv.delay
+            if delay:
+                time.sleep(delay)
+            if n in srv.malformed_on:
+                self._send(200, b'{"id": "chatcmpl-broken", "choices": [')
+                return
+            payload = json.dumps(srv._completion(body, prompt)).encode()
+            with srv.lock:
+                srv.answered += 1
+                srv.prompts_answered[prompt] += 1
+            self._send(200, payload)
+        finally:
+            srv._leave()
+
+
+def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Serve scripted CHIMERA judge answers on 127.0.0.1.")
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    args = ap.parse_args()
+    with JudgeServer(delay=args.delay) as srv:
+        print(f"OPENAI_BASE_URL={srv.base_url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Streamlit components shared by the pages (rendering only; data comes from `audit/`)."""

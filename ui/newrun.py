@@ -1,0 +1,89 @@
+"""The 'score a new run' form: pick or upload gold and predictions, pick a judge, score with a progress bar."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+from sqlite_utils import Database
+
+from audit.demo import BUNDLED_FILES
+from audit.errors import AuditError
+from audit.runs import score_run
+from scoring.errors import InputError, JudgeSpecError
+
+UPLOAD = "Upload a file…"
+PRED_FORMAT = ('JSON lines, one per abstract: `{"paper_id": "2105.13065", "relations": {"combination": '
+               '[{"comb-element": ["span A", "span B"]}]}}`; `{}` = no recombination. Or a CSV with '
+               '`paper_id`, `readable_relations`. See README › File formats.')
+GOLD_FORMAT = "CHIMERA CSV with `paper_id`, `text`, `readable_relations` (and `entities` offsets for highlighting)."
+JUDGES = {
+    "replay:PATH — answers from a judge log (JSON lines)": "replay",
+    "exact — case/whitespace-insensitive equality": "exact",
+    "fuzzy[:T] — RapidFuzz ratio ≥ T (default 85)": "fuzzy",
+    "embed[:T] — offline embedding cosine ≥ T": "embed",
+    "openai:MODEL — any OpenAI-compatible endpoint": "openai",
+}
+
+
+def _file_picker(label: str, key: str, help_text: str, default: str) -> tuple[Path | None, str | None]:
+    options = [*BUNDLED_FILES, UPLOAD]
+    choice = st.selectbox(label, options, index=options.index(default), key=f"{key}.choice", help=help_text)
+    if choice != UPLOAD:
+        return BUNDLED_FILES[choice], None
+    up = st.file_uploader(f"{label}: upload", key=f"{key}.upload", help=help_text)
+    if up is None:
+        return None, None
+    tmp = Path(tempfile.mkdtemp(prefix="rejudge-upload-")) / Path(up.name).name
+    tmp.write_bytes(up.getvalue())
+    return tmp, up.name
+
+
+def new_run_form(conn: Database) -> str | None:
+    """Render the form; return the new run's name after a successful score."""
+    st.caption(GOLD_FORMAT)
+    gold, gold_name = _file_picker("Gold file", "newrun.gold", GOLD_FORMAT, "CHIMERA eval.csv (216 abstracts, gold)")
+    st.caption(PRED_FORMAT)
+    pred, pred_name = _file_picker("Prediction file", "newrun.pred", PRED_FORMAT,
+                                   "pred_perfect.jsonl (gold spans as predictions)")
+    judge_kind = JUDGES[st.selectbox("Judge", list(JUDGES), index=1, key="newrun.judge",
+                                     help="How a predicted span is matched to a gold span; both span orders "
+                                          "are asked and a pair matches only if both say yes.")]
+    spec = judge_kind
+    if judge_kind == "replay":
+        log, _ = _file_picker("Judge log", "newrun.log", 'JSON lines: {"paper_id", "entity_type", "span1", '
+                              '"span2", "answer": "yes"|"no"}', "judge_mixed.jsonl (judge log for pred_mixed)")
+        spec = f"replay:{log}" if log else ""
+    elif judge_kind in ("fuzzy", "embed"):
+        t = st.text_input("Threshold (optional)", key="newrun.threshold", placeholder="default")
+        spec = f"{judge_kind}:{t.strip()}" if t.strip() else judge_kind
+    elif judge_kind == "openai":
+        model = st.text_input("Model", value="gpt-4o-mini", key="newrun.model",
+                              help="Endpoint and key come from OPENAI_BASE_URL / OPENAI_API_KEY; the key is "
+                                   "never stored.")
+        spec = f"openai:{model.strip()}"
+    name = st.text_input("Run name (optional)", key="newrun.name", placeholder="derived from the file names")
+    if not st.button("Score", key="newrun.score", type="primary"):
+        return None
+    if gold is None or pred is None or not spec:
+        st.error("Pick or upload a gold file, a prediction file and (for replay) a judge log first.")
+        return None
+    bar = st.progress(0.0, text="Loading and checking the inputs…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total if total else 1.0, text=f"Judging: {done} / {total} span queries")
+
+    try:
+        row = score_run(conn, "chimera", str(gold), str(pred), spec, run=name.strip() or None, progress=progress,
+                        input_names={"gold": gold_name or gold.name, "pred": pred_name or pred.name})
+    except (InputError, JudgeSpecError, AuditError) as e:
+        bar.empty()
+        st.error(f"Nothing was stored. {e}")
+        return None
+    bar.progress(1.0, text="Done")
+    st.success(f"Scored and stored run **{row['name']}** ({row['n_docs']} abstracts, "
+               f"{row['n_decisions']} decisions).")
+    for w in row["summary"].get("warnings", []):
+        st.warning(w)
+    return row["name"]
