@@ -1,5 +1,7 @@
 """Run overview: original vs audited metrics, judge summary, and the abstracts filtered by outcome."""
 
+from urllib.parse import quote
+
 import pandas as pd
 import streamlit as st
 
@@ -62,12 +64,13 @@ st.caption(f"{len(shown)} of {len(docs)} abstracts. Counts by outcome: " + ", ".
 if shown.empty:
     st.info("No abstract has the selected outcome(s).")
     st.stop()
-shown["open"] = "document?run=" + run + "&doc=" + shown["doc"]
-st.dataframe(shown[["doc", "audited_outcome", "outcome", "decisions", "reviewed", "open"]], hide_index=True,
-             key="overview.docs",
-             column_config={"doc": "paper id", "audited_outcome": "outcome (audited)",
-                            "outcome": "outcome (original)",
-                            "open": st.column_config.LinkColumn("open", display_text="review ›")})
+shown["open"] = [f"document?run={quote(run)}&doc={quote(d)}" for d in shown["doc"]]
+table = shown[["doc", "audited_outcome", "outcome", "decisions", "reviewed", "open"]].rename(
+    columns={"doc": "paper id", "audited_outcome": "outcome (audited)", "outcome": "outcome (original)"})
+st.dataframe(table, hide_index=True, key="overview.docs",
+             column_config={"open": st.column_config.LinkColumn("open", display_text="review ›"),
+                            "reviewed": st.column_config.NumberColumn(help="Decisions with at least one review"),
+                            "decisions": st.column_config.NumberColumn(help="Judge decisions in this abstract")})
 pick = st.selectbox("Open an abstract", shown["doc"].tolist(), key="overview.pick")
 if st.button("Review this abstract", key="overview.open", type="primary"):
     st.switch_page("pages/document.py", query_params={"run": run, "doc": pick})

@@ -1,5 +1,7 @@
 """Runs: what Rejudge is, the runs in the database, and the form to score a new one."""
 
+from urllib.parse import quote
+
 import pandas as pd
 import streamlit as st
 
@@ -23,7 +25,7 @@ st.subheader("Runs")
 if runs.empty:
     st.info("No runs yet: score one below.")
 else:
-    runs["open"] = "run?run=" + runs["run"]
+    runs["open"] = [f"run?run={quote(r)}" for r in runs["run"]]
     st.dataframe(runs, hide_index=True, key="runs.table",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
     pick = st.selectbox("Open a run", runs["run"].tolist(), key="runs.pick")

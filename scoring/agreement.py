@@ -103,8 +103,8 @@ def _encode(a: list, b: list, labels: list) -> tuple[np.ndarray, np.ndarray, np.
 
 def _table(codes_a: np.ndarray, codes_b: np.ndarray, k: int) -> np.ndarray:
     """k x k count table of encoded labels, via ``sklearn.metrics.confusion_matrix``."""
-    if len(codes_a) == 0:
-        return np.zeros((k, k), dtype=np.int64)
+    if len(codes_a) == 0 or k == 1:  # (sklearn warns about a 1 x 1 table even when labels= asked for it)
+        return np.full((k, k), len(codes_a), dtype=np.int64)
     return confusion_matrix(codes_a, codes_b, labels=np.arange(k)).astype(np.int64)
 
 
@@ -169,7 +169,10 @@ def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return [max(0.0, centre - half), min(1.0, centre + half)]
+    # At p = 0 (p = 1) the lower (upper) bound is exactly 0 (1); set it so rounding cannot leave 0.9999999999999999.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return [low, high]
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -251,7 +254,13 @@ def _cluster_bootstrap_tables(
     cells = k * k
     per_cluster = np.bincount(cluster_codes * cells + codes_a * k + codes_b, minlength=n_clusters * cells)
     per_cluster = per_cluster.reshape(n_clusters, cells)
-    types, type_counts = np.unique(per_cluster, axis=0, return_counts=True)
+    # Pool identical tables (a dict on the raw bytes: much faster than np.unique(axis=0)); sort for a canonical order.
+    pooled: dict[bytes, int] = {}
+    for key in map(bytes, per_cluster):
+        pooled[key] = pooled.get(key, 0) + 1
+    keys = sorted(pooled)
+    types = np.frombuffer(b"".join(keys), dtype=per_cluster.dtype).reshape(len(keys), cells)
+    type_counts = np.array([pooled[key] for key in keys], dtype=np.int64)
     n_types = len(types)
     rng = np.random.default_rng(seed)
     if 3 * n_types < n_clusters:
@@ -530,7 +539,8 @@ def krippendorff_alpha_with_reason(
     if level in ("nominal", "ordinal"):
         if labels is not None:
             order = [_plain(x) for x in labels]
-            outside = sorted({str(v) for v in present if v not in set(order)})
+            allowed = set(order)
+            outside = sorted({str(v) for v in present if v not in allowed})
             if outside:
                 raise ValueError(f"{fn}: values {outside} are not in labels {order!r}")
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-SECTION_TITLES = {"classification": "Abstract classification", "entities": "Entity extraction",
+SECTION_TITLES = {"classification": "Classification", "entities": "Entity extraction",
                   "relations": "Relation extraction"}
 HELP = {
     "classification": "Relevant iff the relation dict is non-empty (prediction and gold alike); P/R/F1 per class "
@@ -24,9 +24,11 @@ def headline(original: dict, audited: dict) -> None:
     for col, (section, title) in zip(cols, SECTION_TITLES.items(), strict=True):
         o, a = original[section]["avg"], audited[section]["avg"]
         delta = a["f1"] - o["f1"]
-        col.metric(f"{title} — macro F1 (audited)", f"{a['f1']:.3f}",
-                   delta=f"{delta:+.3f} vs original {o['f1']:.3f}" if abs(delta) > 1e-12 else "= original",
-                   delta_color="normal" if abs(delta) > 1e-12 else "off", help=HELP[section], border=True)
+        col.metric(f"{title} F1", f"{a['f1']:.4f}",
+                   delta=f"{delta:+.4f} vs original {o['f1']:.4f}" if abs(delta) > 1e-12 else "= original",
+                   delta_color="normal" if abs(delta) > 1e-12 else "off",
+                   delta_arrow="auto" if abs(delta) > 1e-12 else "off",
+                   help="Macro-averaged F1 with reviewers' labels applied (audited). " + HELP[section], border=True)
 
 
 def type_table(original: dict, audited: dict, section: str) -> pd.DataFrame:

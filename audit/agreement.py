@@ -1,0 +1,54 @@
+"""Agreement of a run's reviews: human vs judge on every reviewed decision, and human vs human."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from sqlite_utils import Database
+
+from audit.rescoring import reviews_by_decision
+from audit.reviews import current_labels
+from audit.store import run_row
+from scoring.agreement import group_stats, multi_rater_stats
+from scoring.decisions import INVALID_LABEL
+
+
+def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0) -> dict:
+    """`{"human_vs_judge": {group: stats}, "human_vs_human": {group: stats}, "multi_rater": {...}, ...}`.
+
+    Human vs judge pairs each reviewer's current label with the judge's label, on every decision that reviewer
+    labelled (decisions where the judge's answer was unreadable are left out and counted). Human vs human pairs
+    the labels of every two reviewers on decisions both labelled; `multi_rater` gives Krippendorff's alpha
+    over all reviewers. Groups are `all`, each decision kind and `kind/type`; intervals resample documents.
+    """
+    row = run_row(db, run)
+    by_dec = reviews_by_decision(db, row["id"])
+    meta = {}
+    ids = list(by_dec)
+    for i in range(0, len(ids), 900):
+        chunk = ids[i:i + 900]
+        for d in db.query(f"SELECT id, doc_id, kind, type, judge_label FROM decisions WHERE id IN "
+                          f"({','.join('?' * len(chunk))})", chunk):
+            meta[d["id"]] = d
+    hvj, hvh, ratings = [], [], {}
+    skipped_invalid = 0
+    for dec_id, revs in by_dec.items():
+        humans, _ = current_labels(revs)
+        d = meta[dec_id]
+        base = {"kind": d["kind"], "type": d["type"], "doc": d["doc_id"]}
+        if humans:
+            ratings[str(dec_id)] = humans
+        for who, label in sorted(humans.items()):
+            if d["judge_label"] == INVALID_LABEL:
+                skipped_invalid += 1
+                continue
+            hvj.append(base | {"human": label, "judge": d["judge_label"]})
+        for (a, la), (b, lb) in combinations(sorted(humans.items()), 2):
+            hvh.append(base | {"human": la, "judge": lb, "pair": f"{a}|{b}"})
+    return {
+        "human_vs_judge": group_stats(hvj, n_resamples=n_resamples, seed=seed) if hvj else {},
+        "human_vs_human": group_stats(hvh, n_resamples=n_resamples, seed=seed) if hvh else {},
+        "multi_rater": multi_rater_stats(ratings) if ratings else {},
+        "excluded_judge_invalid": skipped_invalid,
+        "reviewers": sorted({r["reviewer"] for revs in by_dec.values() for r in revs}),
+    }

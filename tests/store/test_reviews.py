@@ -1,0 +1,84 @@
+"""Reviews: append-only, effective-label precedence, stale writes, and audited re-scoring."""
+
+import random
+
+import pytest
+
+from audit.errors import BadLabel, StaleReview, UnknownDecision, UnknownRun
+from audit.rescoring import audit_run
+from audit.reviews import add_review, effective_label
+from audit.views import decisions, document
+from scoring import chimera
+
+
+def R(reviewer, label, role="reviewer"):  # noqa: N802 - a row builder for the table below
+    return {"reviewer": reviewer, "label": label, "role": role}
+
+
+@pytest.mark.parametrize(("judge", "reviews", "label", "source"), [
+    ("match", [], "match", "judge"),
+    ("match", [R("ana", "no-match")], "no-match", "human"),
+    ("match", [R("ana", "no-match"), R("ana", "match")], "match", "human"),  # latest label of a reviewer wins
+    ("match", [R("ana", "no-match"), R("ana", None)], "match", "judge"),  # undo
+    ("match", [R("ana", "no-match"), R("bo", "no-match")], "no-match", "human"),
+    ("match", [R("ana", "no-match"), R("bo", "match")], "match", "conflicted"),
+    ("match", [R("ana", "no-match"), R("bo", "match"), R("cy", "no-match", "adjudicator")], "no-match",
+     "adjudicated"),
+    ("invalid", [R("ana", "match")], "match", "human"),
+])
+def test_effective_label_precedence(judge, reviews, label, source):
+    e = effective_label(judge, reviews)
+    assert (e.label, e.source) == (label, source)
+
+
+def test_reviews_are_append_only_and_rescoring_is_immediate(db_with_run):
+    db = db_with_run
+    before = audit_run(db, "mixed")
+    d = next(x for x in decisions(db, "mixed") if x["judge"] == "match" and x["left"] != x["right"])
+    add_review(db, "mixed", d["id"], "no-match", "ana", note="spans differ")
+    after = audit_run(db, "mixed")
+    assert after.review_counts["overruled"] == 1 and after.review_counts["reviewed"] == 1
+    assert after.metrics["entities"]["avg"]["f1"] < before.metrics["entities"]["avg"]["f1"]
+    add_review(db, "mixed", d["id"], None, "ana")  # undo is a new row
+    rows = list(db.query("SELECT label, note FROM reviews WHERE decision_id = ? ORDER BY id", [d["id"]]))
+    assert rows == [{"label": "no-match", "note": "spans differ"}, {"label": None, "note": None}]
+    assert audit_run(db, "mixed").metrics == before.metrics
+
+
+def test_confirming_changes_nothing_but_counts(db_with_run):
+    d = next(decisions(db_with_run, "mixed"))
+    add_review(db_with_run, "mixed", d["id"], d["judge"], "ana")
+    a = audit_run(db_with_run, "mixed")
+    assert a.metrics == audit_run(db_with_run, "mixed").metrics
+    assert a.review_counts["confirmed"] == 1 and a.review_counts["overruled"] == 0
+
+
+def test_review_errors(db_with_run):
+    with pytest.raises(UnknownDecision, match="decision 999999 is not in run 'mixed'"):
+        add_review(db_with_run, "mixed", 999999, "match", "ana")
+    with pytest.raises(UnknownRun, match="unknown run 'nope'; runs in this database: mixed"):
+        add_review(db_with_run, "nope", 1, "match", "ana")
+    with pytest.raises(BadLabel, match="label 'yes' is not allowed for entity_pair decisions"):
+        add_review(db_with_run, "mixed", 1, "yes", "ana")
+    first = add_review(db_with_run, "mixed", 1, "match", "ana", expect_last_review=0)
+    with pytest.raises(StaleReview):
+        add_review(db_with_run, "mixed", 1, "no-match", "bo", expect_last_review=0)
+    add_review(db_with_run, "mixed", 1, "no-match", "bo", expect_last_review=first["id"])
+
+
+def test_incremental_audit_equals_full_recompute(db_with_run):
+    """Random reviews: the incremental audited metrics equal aggregate() over all effective labels."""
+    db = db_with_run
+    rng = random.Random(7)
+    all_decs = list(decisions(db, "mixed"))
+    for d in rng.sample(all_decs, 60):
+        add_review(db, "mixed", d["id"], rng.choice(["match", "no-match"]), rng.choice(["ana", "bo"]))
+    audited = audit_run(db, "mixed").metrics
+    docs, preds, labels = [], {}, {}
+    for r in db.query("SELECT doc_id FROM documents WHERE run_id = 1 ORDER BY idx"):
+        dd, pp = chimera.doc_from_json(document(db, "mixed", r["doc_id"])["payload"])
+        docs.append(dd)
+        preds[dd.paper_id] = pp
+    for d in decisions(db, "mixed"):
+        labels[(d["doc"], d["type"], d["left"], d["right"])] = d["effective"]
+    assert audited == chimera.aggregate(docs, preds, labels)

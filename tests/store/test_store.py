@@ -1,0 +1,84 @@
+"""The SQLite store: schema, WAL, atomic runs, judge cache, concurrent reviewers."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from audit.errors import RunExists
+from audit.migrations import SCHEMA_VERSION
+from audit.runs import score_run
+from audit.store import open_db
+from scoring.errors import InputError
+from scoring.judges import ExactJudge, register_judge
+from tests.conftest import GOLD, PRED_MIXED, ROOT, write_jsonl
+
+
+def test_schema_version_and_wal(fresh_db):
+    assert fresh_db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert fresh_db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert {"runs", "documents", "decisions", "reviews", "judge_cache"} <= set(fresh_db.table_names())
+
+
+def test_failed_load_stores_nothing(fresh_db, tmp_path):
+    score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "exact", run="ok")
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"paper_id": "2103.0771", "relations": {}}, "{broken"])
+    with pytest.raises(InputError, match="bad.jsonl:2"):
+        score_run(fresh_db, "chimera", str(GOLD), str(bad), "exact", run="bad")
+    assert [r["name"] for r in fresh_db.query("SELECT name FROM runs")] == ["ok"]
+    n = fresh_db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+    assert n == fresh_db.execute("SELECT n_decisions FROM runs WHERE name='ok'").fetchone()[0]
+    with pytest.raises(RunExists):
+        score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "exact", run="ok")
+
+
+def test_missing_predictions_are_reported(fresh_db, tmp_path):
+    one = write_jsonl(tmp_path / "one.jsonl", [{"paper_id": "2105.13065", "relations": {}}])
+    row = score_run(fresh_db, "chimera", str(GOLD), str(one), "exact", run="one")
+    assert len(row["summary"]["missing_predictions"]) == 215
+    assert "215 gold paper(s) have no prediction" in row["summary"]["warnings"][0]
+
+
+class ExpensiveExact(ExactJudge):
+    cacheable = True
+    spec = "expensive"
+    asked = 0
+
+    def ask_many(self, queries, progress=None):
+        ExpensiveExact.asked += len(queries)
+        return super().ask_many(queries, progress)
+
+
+def test_rescoring_same_inputs_asks_nothing_new(fresh_db):
+    register_judge("expensive", lambda _arg: ExpensiveExact())
+    r1 = score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "expensive", run="a")
+    first = ExpensiveExact.asked
+    r2 = score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "expensive", run="b")
+    assert first == r1["summary"]["judge"]["distinct_queries"] > 0
+    assert ExpensiveExact.asked == first  # nothing asked the second time
+    assert r2["summary"]["judge"]["cached"] == first and r2["summary"]["judge"]["requests"] == 0
+    assert r1["original_metrics"] == r2["original_metrics"]
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    from audit.store import open_db
+    from audit.reviews import add_review
+    db = open_db(sys.argv[1])
+    for i in range(int(sys.argv[3])):
+        add_review(db, "mixed", 1 + i % 20, "match" if i % 2 else "no-match", sys.argv[2], note=str(i))
+""")
+
+
+def test_two_processes_reviewing_at_once_lose_nothing(db_with_run, db_path, tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER.format(root=str(ROOT)))
+    n = 300
+    procs = [subprocess.Popen([sys.executable, str(script), str(db_path), who, str(n)]) for who in ("ana", "bo")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    db = open_db(db_path)
+    counts = dict(db.execute("SELECT reviewer, COUNT(*) FROM reviews GROUP BY reviewer").fetchall())
+    assert counts == {"ana": n, "bo": n}
+    assert db.execute("SELECT COUNT(DISTINCT uid) FROM reviews").fetchone()[0] == 2 * n
