@@ -3,17 +3,21 @@
 import streamlit as st
 
 from audit.demo import ensure_demo
-from ui.state import db, reviewer_input
+from ui.state import db, sidebar_controls
 
-st.set_page_config(page_title="Rejudge", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="Rejudge", page_icon=":material/balance:", layout="wide")
 
 ensure_demo(db())
 
 pages = [
-    st.Page("pages/runs.py", title="Runs", icon="🗂️", url_path="runs", default=True),
-    st.Page("pages/overview.py", title="Run overview", icon="📊", url_path="run"),
-    st.Page("pages/document.py", title="Abstract review", icon="🔎", url_path="document"),
+    st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="runs", default=True),
+    st.Page("pages/overview.py", title="Run overview", icon=":material/dashboard:", url_path="run"),
+    st.Page("pages/document.py", title="Abstract review", icon=":material/article:", url_path="document"),
+    st.Page("pages/queue.py", title="Review queue", icon=":material/checklist:", url_path="queue"),
+    st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
+    st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),
+    st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
 with st.sidebar:
-    reviewer_input()
+    sidebar_controls()
 st.navigation(pages).run()

@@ -13,21 +13,17 @@ from scoring.agreement import group_stats, multi_rater_stats
 from scoring.decisions import INVALID_LABEL
 
 
-def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0) -> dict:
-    """`{"human_vs_judge": {group: stats}, "human_vs_human": {group: stats}, "multi_rater": {...}, ...}`.
-
-    Human vs judge pairs each reviewer's current label with the judge's label, on every decision that reviewer
-    labelled (decisions where the judge's answer was unreadable are left out and counted). Human vs human pairs
-    the labels of every two reviewers on decisions both labelled; `multi_rater` gives Krippendorff's alpha
-    over all reviewers. Groups are `all`, each decision kind and `kind/type`; intervals resample documents.
-    """
+def agreement_rows(db: Database, run: str) -> tuple[list[dict], list[dict], dict, int]:
+    """Rows for human vs judge (one per reviewer and decision), human vs human (one per reviewer pair and
+    decision), the multi-rater table {decision: {reviewer: label}}, and how many labels were left out because
+    the judge's answer was unreadable."""
     row = run_row(db, run)
     by_dec = reviews_by_decision(db, row["id"])
     meta = {}
     ids = list(by_dec)
     for i in range(0, len(ids), 900):
         chunk = ids[i:i + 900]
-        for d in db.query(f"SELECT id, doc_id, kind, type, judge_label FROM decisions WHERE id IN "
+        for d in db.query(f"SELECT id, doc_id, kind, type, left, right, judge_label FROM decisions WHERE id IN "
                           f"({','.join('?' * len(chunk))})", chunk):
             meta[d["id"]] = d
     hvj, hvh, ratings = [], [], {}
@@ -35,20 +31,34 @@ def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0)
     for dec_id, revs in by_dec.items():
         humans, _ = current_labels(revs)
         d = meta[dec_id]
-        base = {"kind": d["kind"], "type": d["type"], "doc": d["doc_id"]}
+        base = {"decision": dec_id, "kind": d["kind"], "type": d["type"], "doc": d["doc_id"], "left": d["left"],
+                "right": d["right"]}
         if humans:
             ratings[str(dec_id)] = humans
         for who, label in sorted(humans.items()):
             if d["judge_label"] == INVALID_LABEL:
                 skipped_invalid += 1
                 continue
-            hvj.append(base | {"human": label, "judge": d["judge_label"]})
+            hvj.append(base | {"reviewer": who, "human": label, "judge": d["judge_label"]})
         for (a, la), (b, lb) in combinations(sorted(humans.items()), 2):
-            hvh.append(base | {"human": la, "judge": lb, "pair": f"{a}|{b}"})
+            hvh.append(base | {"reviewer": f"{a} vs {b}", "human": la, "judge": lb})
+    return hvj, hvh, ratings, skipped_invalid
+
+
+def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0) -> dict:
+    """`{"human_vs_judge": {group: stats}, "human_vs_human": {group: stats}, "multi_rater": {...}, ...}`.
+
+    Human vs judge pairs each reviewer's current label with the judge's label, on every decision that reviewer
+    labelled (decisions where the judge's answer was unreadable are left out and counted). Human vs human pairs
+    the labels of every two reviewers on decisions both labelled (in `confusion`, rows are the reviewer first in
+    alphabetical order); `multi_rater` gives Krippendorff's alpha over all reviewers. Groups are `all`, each
+    decision kind and `kind/type`; kappa intervals resample documents.
+    """
+    hvj, hvh, ratings, skipped = agreement_rows(db, run)
     return {
         "human_vs_judge": group_stats(hvj, n_resamples=n_resamples, seed=seed) if hvj else {},
         "human_vs_human": group_stats(hvh, n_resamples=n_resamples, seed=seed) if hvh else {},
         "multi_rater": multi_rater_stats(ratings) if ratings else {},
-        "excluded_judge_invalid": skipped_invalid,
-        "reviewers": sorted({r["reviewer"] for revs in by_dec.values() for r in revs}),
+        "excluded_judge_invalid": skipped,
+        "reviewers": sorted({r["reviewer"] for r in hvj} | {w for h in ratings.values() for w in h}),
     }

@@ -115,6 +115,32 @@ def cmd_export(args: argparse.Namespace) -> None:
         sys.stdout.write(text)
 
 
+def cmd_export_reviews(args: argparse.Namespace) -> None:
+    """Write the run's review rows as JSON lines (keyed by decision content, so another database can merge them).
+
+    Example: python -m audit export-reviews --run demo-chimera --out ana.reviews.jsonl
+    """
+    from audit.reviews_io import export_reviews
+
+    text = export_reviews(open_db(args.db), args.run)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_import_reviews(args: argparse.Namespace) -> None:
+    """Merge review rows exported from another database into the run (duplicates skipped, nothing lost).
+
+    Example: python -m audit import-reviews --run demo-chimera ana.reviews.jsonl
+    """
+    from audit.reviews_io import import_reviews
+
+    _print_json(import_reviews(open_db(args.db), args.run, args.file))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
     p.add_argument("--db", default=None, help="database path (default $REJUDGE_DB or ./rejudge.db)")
@@ -154,6 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument("--format", default="json", choices=["json", "csv", "latex"])
     s.add_argument("--out", default=None)
+    s = add("export-reviews", cmd_export_reviews)
+    s.add_argument("--run", required=True)
+    s.add_argument("--out", default=None)
+    s = add("import-reviews", cmd_import_reviews)
+    s.add_argument("--run", required=True)
+    s.add_argument("file", help="a file written by export-reviews")
     return p
 
 

@@ -8,6 +8,7 @@ import json
 
 from sqlite_utils import Database
 
+from audit.agreement import agreement
 from audit.errors import AuditError
 from audit.rescoring import audit_run
 from audit.store import run_row
@@ -16,16 +17,20 @@ from audit.views import decisions
 FORMATS = ("json", "csv", "latex")
 
 
-def export_json(db: Database, run: str) -> dict:
+def export_json(db: Database, run: str, *, with_agreement: bool = True) -> dict:
+    """Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, inputs."""
     row = run_row(db, run)
     audit = audit_run(db, run)
-    return {
+    out = {
         "run": row["name"], "task": row["task"], "created": row["created"],
         "original": row["original_metrics"], "audited": audit.metrics,
         "reviews": audit.review_counts,
         "judge": {"spec": row["judge_spec"], **row["judge_identity"], "stats": row["summary"].get("judge", {})},
         "inputs": row["inputs"], "warnings": row["summary"].get("warnings", []),
     }
+    if with_agreement:
+        out["agreement"] = agreement(db, run)
+    return out
 
 
 def export_csv(db: Database, run: str) -> str:
@@ -43,16 +48,17 @@ def export_csv(db: Database, run: str) -> str:
     return buf.getvalue()
 
 
+_TEX = str.maketrans({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
+                      "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"})
+
+
 def _tex(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
-                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}")):
-        s = s.replace(a, b) if a != "\\" else s.replace(a, "\0")
-    return s.replace("\0", r"\textbackslash{}")
+    return s.translate(_TEX)
 
 
 def export_latex(db: Database, run: str) -> str:
     """A booktabs table of original vs audited P / R / F1 per section and type."""
-    data = export_json(db, run)
+    data = export_json(db, run, with_agreement=False)
     lines = [r"\begin{tabular}{llrrrrrr}", r"\toprule",
              r" & & \multicolumn{3}{c}{Original} & \multicolumn{3}{c}{Audited} \\",
              r"Section & Type & P & R & F1 & P & R & F1 \\", r"\midrule"]

@@ -29,7 +29,7 @@ class Audit:
 def reviews_by_decision(db: Database, run_id: int) -> dict[int, list[dict]]:
     out: dict[int, list[dict]] = defaultdict(list)
     for r in db.query("SELECT id, decision_id, reviewer, label, role, blind, note, created FROM reviews "
-                      "WHERE run_id = ? ORDER BY id", [run_id]):
+                      "WHERE run_id = ? ORDER BY created, id", [run_id]):
         out[r["decision_id"]].append(r)
     return out
 

@@ -70,7 +70,7 @@ def decision(db: Database, run: str, decision_id: int) -> dict:
 
 
 def reviews_of(db: Database, decision_id: int) -> list[dict]:
-    return list(db.query("SELECT * FROM reviews WHERE decision_id = ? ORDER BY id", [decision_id]))
+    return list(db.query("SELECT * FROM reviews WHERE decision_id = ? ORDER BY created, id", [decision_id]))
 
 
 def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,

@@ -121,3 +121,9 @@ class SqliteAnswerCache:
                 "INSERT OR REPLACE INTO judge_cache (key, judge, value, raw, rationale, score, created) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(k, self.judge, a.value, a.raw, a.rationale, a.score, created) for k, a in answers.items()])
+
+
+def reviews_version(db: Database, run_id: int) -> tuple[int, int]:
+    """(count, newest id) of the run's reviews: changes whenever a review is added or imported."""
+    n, last = db.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM reviews WHERE run_id = ?", [run_id]).fetchone()
+    return n, last

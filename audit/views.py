@@ -58,3 +58,18 @@ def decisions(db: Database, run: str, doc: str | None = None) -> Iterator[dict]:
         yield {"id": d["id"], "doc": d["doc_id"], "kind": d["kind"], "type": d["type"], "left": d["left"],
                "right": d["right"], "judge": d["judge_label"], "effective": e.label, "source": e.source,
                "human": e.human_labels, "detail": json.loads(d["detail"]), "reviews": revs.get(d["id"], [])}
+
+
+def review_counts_by_type(decs: list[dict]) -> list[dict]:
+    """Per decision kind and type: decisions, reviewed, overruled, conflicted, judge-invalid."""
+    out: dict[tuple[str, str], dict] = {}
+    for d in decs:
+        c = out.setdefault((d["kind"], d["type"]), {"kind": d["kind"], "type": d["type"], "decisions": 0,
+                                                    "reviewed": 0, "overruled": 0, "conflicted": 0,
+                                                    "judge invalid": 0})
+        c["decisions"] += 1
+        c["reviewed"] += bool(d["human"]) or d["source"] == "adjudicated"
+        c["overruled"] += d["effective"] != d["judge"]
+        c["conflicted"] += d["source"] == "conflicted"
+        c["judge invalid"] += d["judge"] == "invalid"
+    return sorted(out.values(), key=lambda r: (r["kind"], r["type"]))

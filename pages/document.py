@@ -11,7 +11,7 @@ from scoring.chimera import doc_from_json, match_summary
 from ui.decisions import review_card
 from ui.highlight import LEGEND, highlight_html, locate
 from ui.metrics import headline
-from ui.state import db, reviewer, selected_run
+from ui.state import blind, db, reviewer, role, selected_run
 
 conn = db()
 st.title("Abstract review")
@@ -31,8 +31,6 @@ doc_id = st.selectbox("Abstract (paper id)", doc_ids, index=doc_ids.index(wanted
 st.query_params["doc"] = doc_id
 
 headline(row["original_metrics"], audit.metrics)
-blind = st.toggle("Blind review (hide the judge's answer and other reviewers until you label)",
-                  key="document.blind")
 
 info = document(conn, run, doc_id)
 doc, pred = doc_from_json(info["payload"])
@@ -96,5 +94,9 @@ who = reviewer()
 if decs and not who:
     st.warning("Enter your reviewer name in the sidebar to confirm or overrule decisions.")
 focus = st.query_params.get("decision")
+stored = False
 for d in decs:
-    review_card(conn, run, d, ("match", "no-match"), who, blind=blind, focused=str(d["id"]) == focus)
+    stored |= review_card(conn, run, d, ("match", "no-match"), who, blind=blind(), role=role(),
+                          focused=str(d["id"]) == focus)
+if stored:
+    st.rerun()

@@ -46,42 +46,57 @@ def card_html(d: dict, *, blind: bool) -> str:
             f'{("<br>reviews: " + humans) if humans else ""}{extra}</div>')
 
 
+def history_rows(d: dict) -> list[dict]:
+    return [{"when (UTC)": r["created"][:19].replace("T", " "), "reviewer": r["reviewer"],
+             "label": r["label"] if r["label"] is not None else "(undo)", "role": r["role"],
+             "blind": bool(r["blind"]), "note": r["note"] or ""} for r in d["reviews"]]
+
+
 def review_card(conn: Database, run: str, d: dict, labels: tuple[str, ...], reviewer: str, *, blind: bool,
-                focused: bool = False) -> None:
-    """Render one decision with confirm / overrule / undo; writes go through `audit.reviews.add_review`."""
-    mine = d["human"].get(reviewer)
-    hide = blind and mine is None
+                role: str = "reviewer", focused: bool = False, shortcuts: bool = False) -> bool:
+    """Render one decision with confirm / overrule / undo; writes go through `audit.reviews.add_review`.
+
+    Returns True when a review was stored (the caller reruns).
+    """
+    mine = d["human"].get(reviewer) if role == "reviewer" else None
+    hide = blind and mine is None and role == "reviewer"
     with st.container(border=True, key=f"review.card.{d['id']}"):
         if focused:
             st.caption("⬇ linked decision")
         st.html(CARD_STYLE + card_html(d, blind=hide))
-        cols = st.columns([1.2, 1.2, 0.8, 3])
+        cols = st.columns([1.3, 1.3, 0.8, 3])
         note = cols[3].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
                                   placeholder="note (optional)")
         clicked: str | None = None
+        keys = iter(("a", "o") if shortcuts else (None, None))
         if hide or d["judge"] not in labels:
             for col, lab in zip(cols[:2], labels, strict=False):
-                if col.button(f"Label: {lab}", key=f"review.label.{lab}.{d['id']}"):
+                if col.button(f"Label: {lab}", key=f"review.label.{lab}.{d['id']}", shortcut=next(keys)):
                     clicked = lab
         else:
             other = next(lab for lab in labels if lab != d["judge"])
-            if cols[0].button(f"✓ Confirm {d['judge']}", key=f"review.confirm.{d['id']}",
+            verb = "Settle" if role == "adjudicator" else "Confirm"
+            if cols[0].button(f"✓ {verb} {d['judge']}", key=f"review.confirm.{d['id']}", shortcut=next(keys),
                               type="primary" if mine == d["judge"] else "secondary"):
                 clicked = d["judge"]
-            if cols[1].button(f"✗ Overrule → {other}", key=f"review.overrule.{d['id']}",
+            if cols[1].button(f"✗ Overrule → {other}", key=f"review.overrule.{d['id']}", shortcut=next(keys),
                               type="primary" if mine == other else "secondary"):
                 clicked = other
         if mine is not None and cols[2].button("Undo", key=f"review.undo.{d['id']}",
                                                help="Withdraw your label (recorded as a new row)."):
             clicked = "undo"
-        if clicked:
-            if not reviewer:
-                st.error("Enter your reviewer name in the sidebar first.")
-                return
-            try:
-                add_review(conn, run, d["id"], None if clicked == "undo" else clicked, reviewer, note=note or None,
-                           blind=hide)
-            except AuditError as e:
-                st.error(str(e))
-                return
-            st.rerun()
+        if d["reviews"] and not hide:
+            with st.expander(f"History ({len(d['reviews'])} review rows)"):
+                st.dataframe(history_rows(d), hide_index=True, key=f"review.history.{d['id']}")
+        if not clicked:
+            return False
+        if not reviewer:
+            st.error("Enter your reviewer name in the sidebar first.")
+            return False
+        try:
+            add_review(conn, run, d["id"], None if clicked == "undo" else clicked, reviewer, note=note or None,
+                       blind=hide, role=role)
+        except AuditError as e:
+            st.error(str(e))
+            return False
+        return True

@@ -31,20 +31,43 @@ def selected_run(conn: Database, key: str) -> str | None:
     return name
 
 
-NAME_KEY = "reviewer_name"  # a plain key: survives pages where the widget is not drawn
+NAME_KEY = "reviewer_name"  # plain keys survive pages where the widget is not drawn
+BLIND_KEY = "blind_mode"
+ADJUDICATOR_KEY = "adjudicator_mode"
 
 
-def _keep_name() -> None:
-    st.session_state[NAME_KEY] = st.session_state.get(REVIEWER_KEY, "")
+def _persisted(widget_key: str, store_key: str, default: object) -> None:
+    if widget_key not in st.session_state:
+        st.session_state[widget_key] = st.session_state.get(store_key, default)
 
 
-def reviewer_input() -> None:
-    """The reviewer-name box (sidebar); the name persists across pages and reruns."""
-    if REVIEWER_KEY not in st.session_state:
-        st.session_state[REVIEWER_KEY] = st.session_state.get(NAME_KEY, "")
-    st.text_input("Reviewer name", key=REVIEWER_KEY, placeholder="your name", on_change=_keep_name,
+def _copy(widget_key: str, store_key: str) -> None:
+    st.session_state[store_key] = st.session_state.get(widget_key)
+
+
+def sidebar_controls() -> None:
+    """Reviewer name, blind mode and adjudicator mode; all persist across pages and reruns."""
+    _persisted(REVIEWER_KEY, NAME_KEY, "")
+    st.text_input("Reviewer name", key=REVIEWER_KEY, placeholder="your name", on_change=_copy,
+                  args=(REVIEWER_KEY, NAME_KEY),
                   help="Reviews are stored under this name (append-only, with time and note).")
+    _persisted("blind", BLIND_KEY, False)
+    st.toggle("Blind review", key="blind", on_change=_copy, args=("blind", BLIND_KEY),
+              help="Hide the judge's answer and other reviewers' labels on a decision until you label it. "
+                   "Each review records whether it was made blind.")
+    _persisted("adjudicator", ADJUDICATOR_KEY, False)
+    st.toggle("Adjudicator", key="adjudicator", on_change=_copy, args=("adjudicator", ADJUDICATOR_KEY),
+              help="Your labels settle conflicts: an adjudicated label overrides reviewers and judge.")
 
 
 def reviewer() -> str:
     return (st.session_state.get(NAME_KEY) or st.session_state.get(REVIEWER_KEY) or "").strip()
+
+
+def blind() -> bool:
+    return bool(st.session_state.get(BLIND_KEY, st.session_state.get("blind", False)))
+
+
+def role() -> str:
+    adj = st.session_state.get(ADJUDICATOR_KEY, st.session_state.get("adjudicator", False))
+    return "adjudicator" if adj else "reviewer"

@@ -27,3 +27,12 @@ def open_page(at: AppTest, page: str, reviewer: str | None = None, **params: str
     if reviewer:
         at.session_state["reviewer_name"] = reviewer
     return at.run()
+
+
+def table(at: AppTest, *columns: str):
+    """The first dataframe shown with all these columns (AppTest gives non-selectable dataframes no key)."""
+    for df in at.dataframe:
+        value = df.value
+        if all(c in value.columns for c in columns):
+            return value
+    raise AssertionError(f"no dataframe with columns {columns}")

@@ -1,0 +1,102 @@
+"""Agreement: human vs judge (and human vs human) per decision kind and type, with document-bootstrap intervals."""
+
+import pandas as pd
+import streamlit as st
+
+from audit.agreement import agreement, agreement_rows
+from audit.store import default_db_path, open_db, reviews_version, run_row
+from ui.charts import confusion_heatmap, kappa_with_intervals
+from ui.state import db, selected_run
+
+HELP = {
+    "n": "Labels compared (one per reviewer and decision).",
+    "raw agreement": "Share of decisions where the two labels are equal; 95% Wilson interval.",
+    "kappa": "Cohen's kappa = (po − pe)/(1 − pe); interval: 95% percentile bootstrap resampling documents.",
+    "PABAK": "Prevalence-adjusted bias-adjusted kappa = (k·po − 1)/(k − 1).",
+    "AC1": "Gwet's AC1: chance agreement from the mean label prevalence; stable when one label dominates.",
+    "judge lenient": "Judge said match where the human said no-match.",
+    "judge strict": "Judge said no-match where the human said match.",
+}
+
+
+@st.cache_data(show_spinner="Computing agreement and bootstrap intervals…", max_entries=32)
+def cached_agreement(db_path: str, run: str, version: tuple[int, int]) -> dict:  # noqa: ARG001 - cache key
+    return agreement(open_db(db_path), run)
+
+
+def fmt_ci(value: float | None, ci: list | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def stats_table(groups: dict) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "group": g, "n": s["n"], "raw agreement": fmt_ci(s["raw_agreement"], s.get("raw_agreement_ci")),
+        "kappa": fmt_ci(s["kappa"], s.get("kappa_ci")), "PABAK": s.get("pabak"), "AC1": s.get("ac1"),
+        "judge lenient": s.get("judge_lenient"), "judge strict": s.get("judge_strict"),
+        "why undefined": s.get("reason") or "",
+    } for g, s in groups.items()])
+
+
+conn = db()
+st.title("Agreement")
+run = selected_run(conn, "agreement.run")
+if run is None:
+    st.info("No runs in this database yet. Score one on the Runs page.")
+    st.stop()
+row = run_row(conn, run)
+result = cached_agreement(default_db_path(), run, reviews_version(conn, row["id"]))
+hvj, hvh = result["human_vs_judge"], result["human_vs_human"]
+if not hvj and not hvh:
+    st.info("No reviews yet. Agreement appears once someone has confirmed or overruled decisions (confirmations "
+            "count: agreement over overrules alone would be meaningless).")
+    st.stop()
+
+config = {k: st.column_config.Column(k, help=v) for k, v in HELP.items()}
+config |= {k: st.column_config.NumberColumn(k, format="%.3f", help=HELP[k]) for k in ("PABAK", "AC1")}
+st.subheader("Human vs judge")
+if result["excluded_judge_invalid"]:
+    st.caption(f"{result['excluded_judge_invalid']} label(s) on decisions with an unreadable judge answer are left "
+               "out of human vs judge.")
+if hvj:
+    st.dataframe(stats_table(hvj), hide_index=True, key="agreement.hvj", column_config=config)
+    st.altair_chart(kappa_with_intervals(hvj), key="agreement.kappa_chart")
+st.subheader("Human vs human (the ceiling)")
+if hvh:
+    st.dataframe(stats_table(hvh), hide_index=True, key="agreement.hvh", column_config=config)
+    alpha = result["multi_rater"]
+    if alpha:
+        st.caption(f"Krippendorff's alpha (nominal) over all reviewers: "
+                   f"{'—' if alpha['alpha'] is None else format(alpha['alpha'], '.3f')} on "
+                   f"{alpha['n_pairable_units']} decisions with two or more labels. {alpha['reason'] or ''}")
+else:
+    st.info("No decision has been labelled by two reviewers yet.")
+
+st.subheader("Confusion matrix")
+which = st.radio("Compare", ["human vs judge", "human vs human"], horizontal=True, key="agreement.which",
+                 disabled=not hvh)
+groups = hvj if which == "human vs judge" else hvh
+if groups:
+    group = st.selectbox("Group", list(groups), key="agreement.group")
+    chart = confusion_heatmap(groups[group]["confusion"], row_title="human" if which == "human vs judge"
+                              else "first reviewer", col_title="judge" if which == "human vs judge"
+                              else "second reviewer")
+    event = st.altair_chart(chart, on_select="rerun", key="agreement.heatmap")
+    picked = (event or {}).get("selection", {}).get("cell") or []
+    rows_hvj, rows_hvh, _, _ = agreement_rows(conn, run)
+    rows = pd.DataFrame(rows_hvj if which == "human vs judge" else rows_hvh)
+    if group != "all":
+        kind, _, typ = group.partition("/")
+        rows = rows[(rows["kind"] == kind) & ((rows["type"] == typ) if typ else True)]
+    if picked:
+        cell = picked[0]
+        rows = rows[(rows["human"] == cell["human"]) & (rows["judge"] == cell["judge"])]
+        st.caption(f"Decisions behind the cell human = {cell['human']}, judge = {cell['judge']}:")
+    else:
+        st.caption("Click a cell to list the decisions behind it.")
+    rows = rows.assign(open=[f"document?run={run}&doc={d}&decision={i}" for d, i in zip(rows["doc"],
+                                                                                        rows["decision"], strict=True)])
+    st.dataframe(rows[["decision", "doc", "type", "left", "right", "reviewer", "human", "judge", "open"]],
+                 hide_index=True, key="agreement.rows",
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})
