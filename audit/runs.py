@@ -60,7 +60,15 @@ def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: st
     if text:
         inputs["text"] = _file_info(text, names.get("text"))
     name = run or default_run_name(db, task.name, inputs["pred"]["name"], judge.spec)
-    summary = {"judge": stats.as_dict(), "warnings": loaded.warnings, "notes": loaded.notes[:50],
+    warnings = list(loaded.warnings)
+    if stats.missing:
+        warnings.append(f"{stats.missing} judge answer(s) were not available (pairs missing from the judge log, or "
+                        "requests that failed); those decisions are labelled 'invalid', count as no match as in the "
+                        "paper, and are in the review queue 'invalid'")
+    if stats.invalid:
+        warnings.append(f"{stats.invalid} judge answer(s) could not be read; those decisions are labelled "
+                        "'invalid' unless the other span order said no")
+    summary = {"judge": stats.as_dict(), "warnings": warnings, "notes": loaded.notes[:50],
                "n_notes": len(loaded.notes), **loaded.extra}
     _store(db, task, name, judge, loaded, decisions, inputs, summary)
     return run_row(db, name)

@@ -11,7 +11,7 @@ from scoring.chimera import doc_from_json, match_summary
 from ui.decisions import review_card
 from ui.highlight import LEGEND, highlight_html, locate
 from ui.metrics import headline
-from ui.state import blind, db, reviewer, role, selected_run
+from ui.state import blind, db, reviewer, role, selected_run, synced_select
 
 conn = db()
 st.title("Abstract review")
@@ -26,9 +26,10 @@ wanted = st.query_params.get("doc")
 if wanted and wanted not in doc_ids:
     st.error(f"Abstract {wanted!r} is not in run {run!r}.")
     wanted = None
-doc_id = st.selectbox("Abstract (paper id)", doc_ids, index=doc_ids.index(wanted) if wanted else 0,
-                      key="document.doc")
-st.query_params["doc"] = doc_id
+if not doc_ids:
+    st.info("This run has no abstracts.")
+    st.stop()
+doc_id = synced_select("Abstract (paper id)", doc_ids, "document.doc", "doc")
 
 headline(row["original_metrics"], audit.metrics)
 

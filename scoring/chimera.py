@@ -353,14 +353,15 @@ def decide(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction], j
         for t, pv, gv in pairs:
             fwd = answers[query_index[(doc.paper_id, t, pv, gv)]]
             bwd = answers[query_index[(doc.paper_id, t, gv, pv)]]
-            for a in (fwd, bwd) if pv != gv else (fwd,):
+            orders = [(fwd, pv, gv)] + ([(bwd, gv, pv)] if pv != gv else [])
+            for a, s1, s2 in orders:
                 if a.value == INVALID:
                     stats.invalid += 1
                 elif a.value == MISSING:
                     stats.missing += 1
                     if len(stats.missing_examples) < 10:
-                        stats.missing_examples.append({"paper_id": doc.paper_id, "entity_type": t,
-                                                       "span1": a is fwd and pv or gv, "span2": a is fwd and gv or pv})
+                        stats.missing_examples.append({"paper_id": doc.paper_id, "entity_type": t, "span1": s1,
+                                                       "span2": s2, "why": a.rationale})
             detail = {"pred_gold": _answer_dict(fwd), "gold_pred": _answer_dict(bwd)}
             decisions.append(Decision(doc.paper_id, KIND, t, pv, gv, label_from_answers(fwd.value, bwd.value), detail))
     return decisions, stats

@@ -15,20 +15,34 @@ def db() -> Database:
     return open_db(default_db_path())
 
 
+def synced_select(label: str, options: list[str], key: str, param: str, **kwargs: object) -> str:
+    """A select box kept in step with the query parameter `param`, both ways.
+
+    A changed URL (deep link, page switch with query params) wins over the widget's old state; a change in the
+    widget is written back to the URL so the view can be shared.
+    """
+    wanted = st.query_params.get(param)
+    seen_key = f"{key}.synced"
+    if wanted in options and st.session_state.get(seen_key) != wanted:
+        st.session_state[key] = wanted
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0]
+    value = st.selectbox(label, options, key=key, **kwargs)  # type: ignore[arg-type]
+    st.session_state[seen_key] = value
+    if st.query_params.get(param) != value:
+        st.query_params[param] = value
+    return value
+
+
 def selected_run(conn: Database, key: str) -> str | None:
-    """The run named by `?run=`, else a select box over the runs in the database."""
+    """The run named by `?run=`, else a select box over the runs in the database (newest first)."""
     names = [r["name"] for r in list_runs(conn)]
     if not names:
         return None
     wanted = st.query_params.get("run")
     if wanted and wanted not in names:
         st.warning(f"Run {wanted!r} is not in this database; showing the newest run instead.")
-        wanted = None
-    index = names.index(wanted) if wanted else 0
-    name = st.selectbox("Run", names, index=index, key=key, help="Runs stored in " + default_db_path())
-    if name != st.query_params.get("run"):
-        st.query_params["run"] = name
-    return name
+    return synced_select("Run", names, key, "run", help="Runs stored in " + default_db_path())
 
 
 NAME_KEY = "reviewer_name"  # plain keys survive pages where the widget is not drawn

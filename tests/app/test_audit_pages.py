@@ -85,3 +85,25 @@ def test_export_page_json(reviewed):
     data = json.loads(at.session_state["export.payload"][2])
     assert data["reviews"]["reviewed"] == 40 and "human_vs_judge" in data["agreement"]
     assert data["audited"] != data["original"]
+
+
+def test_blind_mode_hides_judge_and_adjudicator_settles(reviewed, app_db):
+    # decision 4: ana said match, bo said no-match -> conflicted
+    at = reviewed
+    at.session_state["blind_mode"] = True
+    at = open_page(at, "document", reviewer="cy", run=DEMO, doc="2210.01357")
+    cards = " ".join(h.proto.body for h in at.get("html"))
+    assert "hidden until you commit" in cards
+    db = open_db(app_db)
+    doc_of_4 = db.execute("SELECT doc_id FROM decisions WHERE id = 4").fetchone()[0]
+    at.session_state["blind_mode"] = False
+    at.session_state["adjudicator_mode"] = True
+    at = open_page(at, "document", reviewer="cy", run=DEMO, doc=doc_of_4)
+    assert "conflicted" in " ".join(h.proto.body for h in at.get("html"))
+    at.button(key="review.overrule.4").click().run()
+    assert not at.exception and not at.error
+    role, label = db.execute("SELECT role, label FROM reviews WHERE reviewer = 'cy'").fetchone()
+    assert role == "adjudicator"
+    from audit.views import decisions
+    d4 = next(d for d in decisions(db, DEMO) if d["id"] == 4)
+    assert d4["source"] == "adjudicated" and d4["effective"] == label

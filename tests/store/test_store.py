@@ -12,7 +12,7 @@ from audit.runs import score_run
 from audit.store import open_db
 from scoring.errors import InputError
 from scoring.judges import ExactJudge, register_judge
-from tests.conftest import GOLD, PRED_MIXED, ROOT, write_jsonl
+from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, ROOT, write_jsonl
 
 
 def test_schema_version_and_wal(fresh_db):
@@ -82,3 +82,17 @@ def test_two_processes_reviewing_at_once_lose_nothing(db_with_run, db_path, tmp_
     counts = dict(db.execute("SELECT reviewer, COUNT(*) FROM reviews GROUP BY reviewer").fetchall())
     assert counts == {"ana": n, "bo": n}
     assert db.execute("SELECT COUNT(DISTINCT uid) FROM reviews").fetchone()[0] == 2 * n
+
+
+def test_replay_log_missing_pairs_are_reported_not_invented(fresh_db, tmp_path):
+    lines = JUDGE_LOG.read_text().splitlines()
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    row = score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), f"replay:{short}", run="short")
+    judge = row["summary"]["judge"]
+    assert judge["missing"] > 0 and judge["missing_examples"]
+    assert any("not available" in w for w in row["summary"]["warnings"])
+    labels = [r[0] for r in fresh_db.execute("SELECT judge_label FROM decisions")]
+    assert "invalid" in labels
+    ex = judge["missing_examples"][0]
+    assert {"paper_id", "entity_type", "span1", "span2"} <= set(ex)
