@@ -14,6 +14,7 @@ from audit.runs import score_run
 from scoring.errors import InputError, JudgeSpecError
 
 UPLOAD = "Upload a file…"
+PATH = "A path on this machine…"
 PRED_FORMAT = ('JSON lines, one per abstract: `{"paper_id": "2105.13065", "relations": {"combination": '
                '[{"comb-element": ["span A", "span B"]}]}}`; `{}` = no recombination. Or a CSV with '
                '`paper_id`, `readable_relations`. See README › File formats.')
@@ -28,8 +29,17 @@ JUDGES = {
 
 
 def _file_picker(label: str, key: str, help_text: str, default: str) -> tuple[Path | None, str | None]:
-    options = [*BUNDLED_FILES, UPLOAD]
+    options = [*BUNDLED_FILES, UPLOAD, PATH]
     choice = st.selectbox(label, options, index=options.index(default), key=f"{key}.choice", help=help_text)
+    if choice == PATH:
+        typed = st.text_input(f"{label}: path", key=f"{key}.path", placeholder="/path/to/file")
+        if not typed.strip():
+            return None, None
+        path = Path(typed.strip()).expanduser()
+        if not path.is_file():
+            st.error(f"{path}: file not found")
+            return None, None
+        return path, None
     if choice != UPLOAD:
         return BUNDLED_FILES[choice], None
     up = st.file_uploader(f"{label}: upload", key=f"{key}.upload", help=help_text)
