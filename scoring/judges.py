@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,19 @@ from rapidfuzz import fuzz, utils
 from scoring.errors import InputError, JudgeSpecError
 
 YES, NO, INVALID, MISSING = "yes", "no", "invalid", "missing"
+CANCELLED = "cancelled"
+"""Rationale of a `missing` answer whose query was never sent because the job was cancelled."""
+REQUEST_FAILED = "request failed"
+"""Rationale prefix of a `missing` answer whose request failed after every retry (`request failed: <reason>`)."""
+NOT_SENT = REQUEST_FAILED + ": not sent"
+"""Rationale prefix of a `missing` answer never sent because an earlier request failed for good (bad key...)."""
+CACHEABLE_VALUES = (YES, NO, INVALID)
+"""Answers worth keeping: what the judge said. `missing` (failed, cancelled) is asked again next time."""
+CACHE_CHUNK = 50
+"""Queries per `ask_many` call for a cacheable judge that cannot report answers one by one."""
 Progress = Callable[[int, int], None]
+AnswerCallback = Callable[[int, "Answer"], None]
+"""(index of the query in the list passed to `ask_many`, its answer)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,12 @@ class JudgeStats:
     paper_calls: int = 0
     """How many calls the paper's scorer would have made for the same inputs (no cache, both passes)."""
     missing_examples: list[dict] = field(default_factory=list)
+    failed: int = 0
+    """Queries whose request failed after every retry (answer `missing`; asked again by the next run)."""
+    cancelled: int = 0
+    """Queries not sent because the job was cancelled (answer `missing`; not counted in `requests`)."""
+    cost_usd: float | None = None
+    """Estimated cost of the tokens of this run's requests (None when the judge has no price)."""
 
     def as_dict(self) -> dict:
         return {
@@ -86,6 +105,9 @@ class JudgeStats:
             "completion_tokens": self.completion_tokens,
             "paper_calls": self.paper_calls,
             "missing_examples": self.missing_examples[:10],
+            "failed": self.failed,
+            "cancelled": self.cancelled,
+            "cost_usd": self.cost_usd,
         }
 
 
@@ -268,14 +290,33 @@ def register_judge(name: str, factory: Callable[[str], Judge]) -> None:
     _EXTRA_JUDGES[name] = factory
 
 
+def _accepts_on_answer(judge: Judge) -> bool:
+    try:
+        return "on_answer" in inspect.signature(judge.ask_many).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCache | None,
                    stats: JudgeStats, progress: Progress | None = None) -> list[Answer]:
-    """Answer every query, asking the judge only for those the cache lacks."""
-    answers: list[Answer | None] = [None] * len(queries)
-    todo_idx = list(range(len(queries)))
-    if judge.cacheable and cache is not None:
+    """Answer every query, asking the judge only for those the cache lacks.
+
+    Answers are written to the cache as they arrive (`yes`, `no`, `invalid`; never `missing`), so a run that is
+    killed or cancelled keeps every answer it received and a re-run asks only the rest. A judge whose
+    `ask_many` accepts `on_answer` reports answers one by one; another cacheable judge is asked in chunks of
+    `CACHE_CHUNK`. `progress(done, total)` counts cached answers as done.
+
+    Updates `stats`: cached, requests (queries sent: not the cancelled or `NOT_SENT` ones), failed, cancelled, retries,
+    tokens, and `cost_usd` when the judge has `estimate_cost(prompt_tokens, completion_tokens)`.
+    """
+    n = len(queries)
+    answers: list[Answer | None] = [None] * n
+    todo_idx = list(range(n))
+    keys: list[str] = []
+    use_cache = judge.cacheable and cache is not None
+    if use_cache:
         keys = [judge.cache_key(q) for q in queries]
-        hits = cache.get_many(keys)
+        hits = cache.get_many(keys)  # type: ignore[union-attr]
         todo_idx = []
         for i, k in enumerate(keys):
             if k in hits:
@@ -283,28 +324,60 @@ def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCach
                 answers[i] = Answer(a.value, a.raw, a.rationale, a.score, True)
             else:
                 todo_idx.append(i)
-    stats.cached += len(queries) - len(todo_idx)
-    done_before = len(queries) - len(todo_idx)
+    stats.cached += n - len(todo_idx)
+    done = n - len(todo_idx)
+    per_answer_progress = judge.cacheable  # local judges report their own progress (every 500 answers)
 
-    def _progress(done: int, _total: int) -> None:
-        if progress:
-            progress(done_before + done, len(queries))
-
-    fresh = judge.ask_many([queries[i] for i in todo_idx], _progress) if todo_idx else []
-    for i, a in zip(todo_idx, fresh, strict=True):
+    def record(j: int, a: Answer) -> None:
+        """Answer `a` for the j-th asked query: account for it and cache it right away."""
+        nonlocal done
+        i = todo_idx[j]
+        if answers[i] is not None:
+            return
         answers[i] = a
-    if judge.cacheable:
-        stats.requests += len(todo_idx)
-        if cache is not None:
-            keys_fresh = {judge.cache_key(queries[i]): a for i, a in zip(todo_idx, fresh, strict=True)
-                          if a.value in (YES, NO, INVALID)}
-            cache.put_many(keys_fresh)
-    else:
-        stats.requests += len(todo_idx)
-    for a in fresh:
+        done += 1
+        why = a.rationale or "" if a.value == MISSING else ""
+        if why == CANCELLED:
+            stats.cancelled += 1
+        else:
+            stats.requests += not why.startswith(NOT_SENT)
+            stats.failed += why.startswith(REQUEST_FAILED)
         stats.retries += a.retries
         stats.prompt_tokens += a.prompt_tokens
         stats.completion_tokens += a.completion_tokens
-    if progress and not todo_idx:
-        progress(len(queries), len(queries))
+        if use_cache and a.value in CACHEABLE_VALUES:
+            cache.put_many({keys[i]: a})  # type: ignore[union-attr]
+        if progress and per_answer_progress:
+            progress(done, n)
+
+    todo = [queries[i] for i in todo_idx]
+    try:
+        if not todo:
+            pass
+        elif not judge.cacheable:
+            done_before = done
+
+            def _progress(k: int, _total: int) -> None:
+                if progress:
+                    progress(done_before + k, n)
+
+            for j, a in enumerate(judge.ask_many(todo, _progress)):
+                record(j, a)
+        elif _accepts_on_answer(judge):
+            fresh = judge.ask_many(todo, None, on_answer=record)  # type: ignore[call-arg]
+            for j, a in enumerate(fresh):
+                record(j, a)  # no-op for those already reported
+        else:
+            for start in range(0, len(todo), CACHE_CHUNK):
+                for j, a in enumerate(judge.ask_many(todo[start:start + CACHE_CHUNK]), start):
+                    record(j, a)
+    finally:
+        cost = getattr(judge, "estimate_cost", None)
+        if callable(cost):
+            stats.cost_usd = cost(stats.prompt_tokens, stats.completion_tokens)
+    if progress and not todo:
+        progress(n, n)
+    unanswered = sum(a is None for a in answers)
+    if unanswered:
+        raise RuntimeError(f"judge {judge.spec!r} returned no answer for {unanswered} of {len(todo)} queries")
     return [a for a in answers if a is not None]

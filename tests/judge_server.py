@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 from collections import Counter
@@ -62,11 +63,13 @@ class JudgeServer:
         hold_after: after this many answers, further requests wait (unanswered) until `release()` or
             `drop_held()`.
         usage: include a `usage` block (prompt/completion tokens = whitespace word counts).
+        api_key: when set, a request with another bearer token gets `401` whose message repeats the token it
+            was given (as OpenAI's does), to check that clients keep keys out of what they store.
     """
 
     def __init__(self, script: Script | None = None, *, delay: float | Callable[[str], float] = 0.0,
                  rate_limit_first: int = 0, server_error_on: Iterable[int] = (), malformed_on: Iterable[int] = (),
-                 hold_after: int | None = None, usage: bool = True) -> None:
+                 hold_after: int | None = None, usage: bool = True, api_key: str | None = None) -> None:
         self.script = script or equal_spans_script
         self.delay = delay
         self.rate_limit_first = rate_limit_first
@@ -74,6 +77,7 @@ class JudgeServer:
         self.malformed_on = set(malformed_on)
         self.hold_after = hold_after
         self.usage = usage
+        self.api_key = api_key
         self.lock = threading.Lock()
         self.requests = 0
         """POSTs received (every attempt, including failures and held ones)."""
@@ -195,7 +199,13 @@ class JudgeServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    wbufsize = -1  # one write per response (headers + body); http.server flushes after each request
     judge_server: JudgeServer
+
+    def setup(self) -> None:
+        super().setup()
+        # Without this, Nagle + delayed ACK add ~40 ms to every keep-alive request.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002, ARG002 - silence the access log
         return
@@ -228,8 +238,12 @@ class _Handler(BaseHTTPRequestHandler):
         except (json.JSONDecodeError, AttributeError):
             self._error(400, "request body is not JSON")
             return
-        n, hold = srv._admit(body, prompt, self.headers.get("Authorization", ""))
+        auth = self.headers.get("Authorization", "")
+        n, hold = srv._admit(body, prompt, auth)
         try:
+            if srv.api_key is not None and auth != f"Bearer {srv.api_key}":
+                self._error(401, f"Incorrect API key provided: {auth.removeprefix('Bearer ')}.")
+                return
             if n <= srv.rate_limit_first:
                 self._error(429, "rate limited (scripted)", {"Retry-After": "0"})
                 return

@@ -1,0 +1,470 @@
+"""`openai:MODEL`: the CHIMERA span judge over any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, ...).
+
+Importing this module registers the spec (`scoring.judges` imports it lazily for `openai:...`).
+See docs/judges.md for the user-facing description.
+
+- Configuration: `OPENAI_BASE_URL`, `OPENAI_API_KEY` (or constructor arguments); run-time knobs that do not
+  change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT`, `REJUDGE_JUDGE_MAX_RETRIES`
+  and `REJUDGE_JUDGE_BACKOFF`. The key is sent as a bearer token and kept nowhere else: not in `identity()`,
+  not in cache keys, not in failure messages.
+- Requests: the paper's prompt (`scoring.prompts.CHIMERA_SPAN`), temperature 0, max_tokens 400, one user
+  message. `ask_many` runs them on a thread pool of `concurrency` workers; the openai client does no retries
+  of its own (`max_retries=0`): ours back off exponentially with jitter on 429 / 408 / 409 / 5xx, timeouts,
+  connection errors and malformed bodies, and count them in `Answer.retries`.
+- Answers: `yes` / `no`, or `invalid` with the raw text and the reason (no tag, truncated, empty, other word).
+  A request that still fails after the retries is not a judge answer: it comes back `missing` with rationale
+  `request failed: <reason>`, so the cache does not keep it and a re-run asks again. After `cancel()`,
+  queries not yet sent come back `missing` / `cancelled`.
+- Costs: `estimate_cost` from a per-model price table (USD per 1M tokens), editable through a JSON file named
+  by `REJUDGE_PRICES`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+
+from scoring.errors import InputError, JudgeSpecError
+from scoring.judges import (
+    CANCELLED,
+    INVALID,
+    MISSING,
+    NO,
+    NOT_SENT,
+    REQUEST_FAILED,
+    YES,
+    Answer,
+    Progress,
+    SpanQuery,
+    _hash,
+    register_judge,
+)
+from scoring.prompts import CHIMERA_SPAN, parse_span_answer, render_span_prompt
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_CONCURRENCY = 8
+DEFAULT_TIMEOUT = 60.0
+"""Seconds per request (connect + read); a long abstract with a 400-token answer takes a few seconds."""
+DEFAULT_MAX_RETRIES = 6
+DEFAULT_BACKOFF = 1.0
+"""Base delay in seconds: retry k waits a random time in [b * 2**k / 2, b * 2**k], capped at MAX_BACKOFF."""
+MAX_BACKOFF = 60.0
+RETRY_STATUS = frozenset({408, 409, 429})
+"""HTTP statuses worth retrying (plus every 5xx): the same set the openai client itself retries."""
+FATAL_STATUS = frozenset({401, 403, 404})
+"""Statuses that will fail every request alike (bad key, no access, unknown model or URL): stop sending."""
+
+ENV_CONCURRENCY = "REJUDGE_JUDGE_CONCURRENCY"
+ENV_TIMEOUT = "REJUDGE_JUDGE_TIMEOUT"
+ENV_MAX_RETRIES = "REJUDGE_JUDGE_MAX_RETRIES"
+ENV_BACKOFF = "REJUDGE_JUDGE_BACKOFF"
+ENV_PRICES = "REJUDGE_PRICES"
+
+# ---------------------------------------------------------------- prices
+
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+}
+"""USD per 1M (prompt, completion) tokens, OpenAI list prices for standard (non-batch) requests.
+Override or extend with a JSON file named by `REJUDGE_PRICES`; local models have no price (cost `None`)."""
+
+_DATE_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def load_prices(path: str | Path | None = None) -> dict[str, tuple[float, float]]:
+    """The price table: `DEFAULT_PRICES` updated from a JSON file (`path`, else `$REJUDGE_PRICES` if set).
+
+    The file maps model names to `{"prompt": USD, "completion": USD}` or `[prompt, completion]`, per 1M tokens.
+
+    Raises:
+        InputError: the file is missing, not JSON, or a price is not a non-negative number.
+    """
+    prices = dict(DEFAULT_PRICES)
+    path = path if path is not None else os.environ.get(ENV_PRICES) or None
+    if path is None:
+        return prices
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(p), None, f"price file not found (set by {ENV_PRICES})")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(str(p), getattr(e, "lineno", None), f"price file is not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise InputError(str(p), None, "price file must be a JSON object: model -> {prompt, completion}")
+    for model, v in data.items():
+        pair = (v.get("prompt"), v.get("completion")) if isinstance(v, dict) else tuple(v) \
+            if isinstance(v, list) and len(v) == 2 else None
+        if pair is None or not all(isinstance(x, int | float) and not isinstance(x, bool) and x >= 0 for x in pair):
+            raise InputError(str(p), None, f"price of {model!r} must be {{\"prompt\": USD, \"completion\": USD}} "
+                                           "per 1M tokens (non-negative numbers)")
+        prices[model] = (float(pair[0]), float(pair[1]))
+    return prices
+
+
+def model_price(model: str, prices: Mapping[str, tuple[float, float]] | None = None) -> tuple[float, float] | None:
+    """(prompt, completion) USD per 1M tokens for `model`; a dated name such as `gpt-4o-mini-2024-07-18` falls
+    back to its undated entry. None when the table has no price."""
+    prices = load_prices() if prices is None else prices
+    if model in prices:
+        return prices[model]
+    return prices.get(_DATE_SUFFIX.sub("", model))
+
+
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int,
+                  prices: Mapping[str, tuple[float, float]] | None = None) -> float | None:
+    """Estimated USD cost of the tokens at the table's price, or None when the model has no price.
+
+    cost = (prompt_tokens * prompt_price + completion_tokens * completion_price) / 1e6
+    """
+    price = model_price(model, prices)
+    if price is None:
+        return None
+    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+
+# ---------------------------------------------------------------- configuration helpers
+
+
+def redact_url(url: str) -> str:
+    """The URL without user info or query (where credentials sometimes hide) and without a trailing slash."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _env_number(name: str, default: float, cast: Callable[[str], float], minimum: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = cast(raw.strip())
+    except ValueError:
+        raise JudgeSpecError(f"{name} must be a number, got {raw!r}") from None
+    if value < minimum:
+        raise JudgeSpecError(f"{name} must be at least {minimum:g}, got {raw!r}")
+    return value
+
+
+class _Failure(Exception):
+    def __init__(self, reason: str, *, retryable: bool, fatal: bool = False, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+        self.fatal = fatal
+        self.retry_after = retry_after
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) / scale)
+            except ValueError:
+                return None
+    return None
+
+
+# ---------------------------------------------------------------- the judge
+
+
+class OpenAIJudge:
+    """`openai:MODEL`: asks an OpenAI-compatible chat endpoint CHIMERA's span-comparison question.
+
+    Args:
+        model: model name sent with each request (`gpt-4o-mini` in the paper).
+        base_url: endpoint root, e.g. `http://localhost:8000/v1`; default `$OPENAI_BASE_URL`, else OpenAI.
+        api_key: bearer token; default `$OPENAI_API_KEY`. Required for api.openai.com; a local server
+            without a key gets a placeholder.
+        concurrency: requests in flight at once (default `$REJUDGE_JUDGE_CONCURRENCY`, else 8).
+        timeout: seconds per request (default `$REJUDGE_JUDGE_TIMEOUT`, else 60).
+        max_retries: retries per query after the first attempt (default `$REJUDGE_JUDGE_MAX_RETRIES`, else 6).
+        backoff: base of the exponential backoff in seconds (default `$REJUDGE_JUDGE_BACKOFF`, else 1).
+        temperature: sampling temperature (0, as the paper).
+        max_tokens: answer length cap (400, as the paper; a justification cut off there is `invalid`).
+        prices: price table (default `load_prices()`).
+
+    Raises:
+        JudgeSpecError: empty model, bad setting, or no API key for api.openai.com.
+    """
+
+    cacheable = True
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 concurrency: int | None = None, timeout: float | None = None, max_retries: int | None = None,
+                 backoff: float | None = None, temperature: float = 0.0, max_tokens: int = 400,
+                 prices: Mapping[str, tuple[float, float]] | None = None) -> None:
+        model = model.strip()
+        if not model:
+            raise JudgeSpecError("openai needs a model name: openai:MODEL (e.g. openai:gpt-4o-mini)")
+        self.model = model
+        self.spec = f"openai:{model}"
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+        self.concurrency = int(concurrency if concurrency is not None
+                               else _env_number(ENV_CONCURRENCY, DEFAULT_CONCURRENCY, int, 1))
+        self.timeout = float(timeout if timeout is not None
+                             else _env_number(ENV_TIMEOUT, DEFAULT_TIMEOUT, float, 0.001))
+        self.max_retries = int(max_retries if max_retries is not None
+                               else _env_number(ENV_MAX_RETRIES, DEFAULT_MAX_RETRIES, int, 0))
+        self.backoff = float(backoff if backoff is not None else _env_number(ENV_BACKOFF, DEFAULT_BACKOFF, float, 0))
+        if self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
+            raise JudgeSpecError("openai judge: concurrency >= 1, timeout > 0, max_retries >= 0 and backoff >= 0")
+        self.temperature = float(temperature)
+        self.max_tokens = int(max_tokens)
+        self.prompt = CHIMERA_SPAN
+        self.prices = dict(prices) if prices is not None else load_prices()
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if redact_url(self.base_url) == DEFAULT_BASE_URL:
+                raise JudgeSpecError("OPENAI_API_KEY is not set; the openai judge needs it for api.openai.com "
+                                     "(or set OPENAI_BASE_URL to a local OpenAI-compatible server)")
+            key = "no-key"  # local servers (vLLM, Ollama, llama.cpp) ignore it; the client insists on one
+        self._key = key
+        self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
+        self._cancel = threading.Event()
+        self._fatal: str | None = None
+
+    # ------------------------------------------------------------ identity and cache
+
+    @property
+    def params(self) -> dict:
+        """Every request parameter besides the model and the message (they change answers; keyed in the cache)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+    def identity(self) -> dict:
+        """Spec, model, endpoint (credentials stripped), request parameters, prompt name and hash, run-time knobs,
+        price. Never the API key."""
+        return {"spec": self.spec, "model": self.model, "base_url": redact_url(self.base_url),
+                "params": self.params, "prompt": self.prompt.name, "prompt_hash": self.prompt.version,
+                "concurrency": self.concurrency, "timeout": self.timeout, "max_retries": self.max_retries,
+                "price_usd_per_1m": list(p) if (p := model_price(self.model, self.prices)) else None}
+
+    def render(self, query: SpanQuery) -> str:
+        """The exact prompt sent for `query`."""
+        return render_span_prompt(query.entity_type, query.text, query.span1, query.span2)
+
+    def cache_key(self, query: SpanQuery) -> str:
+        """sha256 over (endpoint, model, params, prompt hash, rendered prompt): identical requests share a key."""
+        return _hash(["openai-chat", redact_url(self.base_url), self.model, self.params, self.prompt.version,
+                      self.render(query)])
+
+    def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return estimate_cost(self.model, prompt_tokens, completion_tokens, self.prices)
+
+    # ------------------------------------------------------------ control
+
+    def cancel(self) -> None:
+        """Stop issuing requests (thread-safe). Requests in flight finish and are kept; the rest come back
+        `missing` / `cancelled`. Sticky: build a new judge for a new job."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def close(self) -> None:
+        self._client.close()
+
+    # ------------------------------------------------------------ asking
+
+    def ask_many(self, queries: Sequence[SpanQuery], progress: Progress | None = None,
+                 on_answer: Callable[[int, Answer], None] | None = None) -> list[Answer]:
+        """Answer every query, `concurrency` at a time.
+
+        Args:
+            queries: the questions; answers come back in the same order.
+            progress: called with (done, total) after each answer.
+            on_answer: called with (index, answer) as each answer arrives, in the calling thread (so it may
+                write to a database opened there); also for queries that come back `cancelled`.
+        """
+        n = len(queries)
+        out: list[Answer | None] = [None] * n
+        done = 0
+
+        def deliver(i: int, a: Answer) -> None:
+            nonlocal done
+            out[i] = a
+            done += 1
+            if on_answer is not None:
+                on_answer(i, a)
+            if progress is not None:
+                progress(done, n)
+
+        todo = iter(range(n))
+        pending: dict[Future[Answer], int] = {}
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, n)), thread_name_prefix="rejudge-judge")
+
+        def fill() -> None:
+            # Submit lazily, never more than `concurrency` at once, so cancel() stops new requests at once.
+            while len(pending) < self.concurrency and not self._cancel.is_set():
+                i = next(todo, None)
+                if i is None:
+                    return
+                pending[pool.submit(self.ask_one, queries[i])] = i
+
+        try:
+            fill()
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    deliver(pending.pop(f), f.result())
+                fill()
+        except BaseException:
+            self._cancel.set()  # KeyboardInterrupt or a failing callback: stop the workers' retries too
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        for i in range(n):
+            if out[i] is None:
+                deliver(i, Answer(MISSING, rationale=CANCELLED))
+        return [a for a in out if a is not None]
+
+    def ask_one(self, query: SpanQuery) -> Answer:
+        """One query with retries; never raises for transport problems (they become `missing` answers)."""
+        prompt = self.render(query)
+        retries = 0
+        while True:
+            if self._cancel.is_set():
+                return Answer(MISSING, rationale=CANCELLED, retries=retries)
+            if self._fatal is not None:
+                why = f"{NOT_SENT} ({self._fatal})" if retries == 0 else f"{REQUEST_FAILED}: {self._fatal}"
+                return Answer(MISSING, rationale=why, retries=retries)
+            try:
+                return self._request(prompt, retries)
+            except _Failure as f:
+                if f.fatal:
+                    self._fatal = f.reason
+                if not f.retryable or retries >= self.max_retries:
+                    suffix = f" (after {retries} retries)" if retries else ""
+                    return Answer(MISSING, rationale=f"{REQUEST_FAILED}: {f.reason}{suffix}", retries=retries)
+                delay = self._delay(retries, f.retry_after)
+                retries += 1
+                if self._cancel.wait(delay):
+                    return Answer(MISSING, rationale=CANCELLED, retries=retries)
+
+    def _delay(self, retry: int, retry_after: float | None) -> float:
+        ceiling = min(MAX_BACKOFF, self.backoff * 2 ** retry)
+        delay = random.uniform(ceiling / 2, ceiling)  # "equal jitter": spread out, but never zero
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, MAX_BACKOFF))
+        return delay
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if len(self._key) >= 4 else text
+
+    def _request(self, prompt: str, retries: int) -> Answer:
+        try:
+            completion = self._client.chat.completions.create(
+                model=self.model, messages=[{"role": "user", "content": prompt}], timeout=self.timeout,
+                **self.params)
+        except openai.APITimeoutError:
+            raise _Failure(f"timed out after {self.timeout:g} s", retryable=True) from None
+        except openai.APIConnectionError as e:
+            raise _Failure(self._redact(f"connection error: {e}"), retryable=True) from None
+        except openai.APIStatusError as e:
+            code = e.status_code
+            msg = self._redact(f"HTTP {code} {type(e).__name__}: {_short(e)}")
+            raise _Failure(msg, retryable=code in RETRY_STATUS or code >= 500, fatal=code in FATAL_STATUS,
+                           retry_after=_retry_after(e.response.headers)) from None
+        except (openai.APIResponseValidationError, ValueError) as e:
+            raise _Failure(f"malformed response: {type(e).__name__}: {_short(e)}", retryable=True) from None
+        except openai.OpenAIError as e:
+            raise _Failure(self._redact(f"{type(e).__name__}: {_short(e)}"), retryable=False) from None
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            raise _Failure("malformed response: no choices", retryable=True)
+        choice = choices[0]
+        message = choice.message
+        raw = (message.content if message is not None else None) or ""
+        if not raw and message is not None and getattr(message, "refusal", None):
+            raw = message.refusal or ""
+        usage = getattr(completion, "usage", None)
+        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        parsed = parse_span_answer(raw, truncated=choice.finish_reason == "length")
+        if parsed.value in (YES, NO):
+            return Answer(parsed.value, raw=raw, rationale=parsed.rationale, prompt_tokens=pt, completion_tokens=ct,
+                          retries=retries)
+        return Answer(INVALID, raw=raw, rationale=f"unparseable: {parsed.reason}", prompt_tokens=pt,
+                      completion_tokens=ct, retries=retries)
+
+
+def _short(e: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _make_judge(arg: str) -> OpenAIJudge:
+    return OpenAIJudge(arg)
+
+
+register_judge("openai", _make_judge)
+
+
+# ---------------------------------------------------------------- judge log (the replay format)
+
+
+def _get(d: object, name: str) -> object:
+    return d.get(name) if isinstance(d, Mapping) else getattr(d, name, None)
+
+
+def judge_log_records(decisions: Iterable[object]) -> list[dict]:
+    """The replay-format lines of CHIMERA decisions: one per ordered span pair the judge answered.
+
+    Accepts `Decision`s or decision rows (`audit.views.decisions`): fields doc, type, left (predicted span),
+    right (gold span) and detail (`pred_gold` / `gold_pred` answers). A pair the judge did not answer
+    (`missing`: failed, cancelled) has no line, so a replay reports it missing instead of inventing it.
+    An unreadable answer is written as `"answer": "invalid"` with its raw text, and replays as invalid.
+    """
+    out: dict[tuple[str, str, str, str], dict] = {}
+    for d in decisions:
+        doc, etype, left, right = (str(_get(d, f)) for f in ("doc", "type", "left", "right"))
+        detail = _get(d, "detail")
+        if not isinstance(detail, Mapping):
+            continue
+        for order, s1, s2 in (("pred_gold", left, right), ("gold_pred", right, left)):
+            a = detail.get(order)
+            if not isinstance(a, Mapping) or a.get("value") not in (YES, NO, INVALID):
+                continue
+            key = (doc, etype, s1, s2)
+            if key in out:
+                continue
+            rec = {"paper_id": doc, "entity_type": etype, "span1": s1, "span2": s2, "answer": a["value"]}
+            if a["value"] == INVALID and a.get("raw") is not None:
+                rec["raw"] = a["raw"]
+            if a.get("rationale"):
+                rec["rationale"] = a["rationale"]
+            out[key] = rec
+    return list(out.values())
+
+
+def write_judge_log(decisions: Iterable[object], path: str | Path) -> int:
+    """Write the judge log (JSON lines, replay format) of a CHIMERA run; returns the number of lines.
+
+    Re-scoring the same inputs with `replay:PATH` gives the same labels and metrics.
+    """
+    records = judge_log_records(decisions)
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as f:
+        for rec in records:
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return len(records)

@@ -1,0 +1,476 @@
+"""The openai judge, its prompts and parsers, prices, and progressive caching (scoring/llm_judge.py,
+scoring/prompts.py, scoring/judges.ask_with_cache), against a scripted local server (tests/judge_server.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from scoring import prompts
+from scoring.errors import InputError, JudgeSpecError
+from scoring.judges import (
+    CANCELLED,
+    INVALID,
+    MISSING,
+    NO,
+    NOT_SENT,
+    REQUEST_FAILED,
+    YES,
+    Answer,
+    ExactJudge,
+    JudgeStats,
+    SpanQuery,
+    ask_with_cache,
+    parse_judge_spec,
+)
+from scoring.llm_judge import (
+    DEFAULT_PRICES,
+    OpenAIJudge,
+    estimate_cost,
+    judge_log_records,
+    load_prices,
+    model_price,
+    redact_url,
+)
+from tests.judge_server import NO_TEXT, TRUNCATED_TEXT, YES_TEXT, JudgeServer, equal_spans_script, spans_of
+
+KEY = "sk-unit-test-key-0123456789"
+TEXT = "We combine graph neural networks with contrastive learning to detect fraud in payment networks."
+
+
+@pytest.fixture
+def server() -> Iterator[JudgeServer]:
+    with JudgeServer() as srv:
+        yield srv
+
+
+def make_judge(srv: JudgeServer, **kw: object) -> OpenAIJudge:
+    args: dict = {"base_url": srv.base_url, "api_key": KEY, "concurrency": 4, "timeout": 5.0, "max_retries": 3,
+                  "backoff": 0.001}
+    args.update(kw)
+    return OpenAIJudge("test-model", **args)
+
+
+def q(span1: str, span2: str, doc: str = "d1") -> SpanQuery:
+    return SpanQuery(doc, TEXT, "comb-element", span1, span2)
+
+
+def queries(n: int) -> list[SpanQuery]:
+    """n distinct queries; even ones have equal spans (answer yes), odd ones differ (no)."""
+    return [q(f"span {i}", f"span {i}" if i % 2 == 0 else f"other {i}") for i in range(n)]
+
+
+class DictCache:
+    """An in-memory AnswerCache that records each put_many call."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Answer] = {}
+        self.puts: list[int] = []
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Answer]:
+        return {k: self.data[k] for k in keys if k in self.data}
+
+    def put_many(self, answers: dict[str, Answer]) -> None:
+        self.puts.append(len(answers))
+        self.data.update(answers)
+
+
+# ---------------------------------------------------------------- prompts
+
+
+def test_chimera_prompt_is_the_papers_text_verbatim() -> None:
+    # sha256 of SPAN_COMPARISON_PROMPT in noy-sternlicht/CHIMERA-KB src/eval.py (1,276 characters).
+    full = hashlib.sha256(prompts.CHIMERA_SPAN_PROMPT.encode()).hexdigest()
+    assert full == "6e5b6cc66c82aadd7aed03670446329c26a7bad7f576989644dd92de88f5687b"
+    assert len(prompts.CHIMERA_SPAN_PROMPT) == 1276
+    assert prompts.CHIMERA_SPAN_PROMPT_HASH == full[:12] == prompts.CHIMERA_SPAN.version
+    assert prompts.CHIMERA_SPAN.fields == ("ENTITY_TYPE", "TEXT", "SPAN1", "SPAN2")
+
+
+def test_render_fills_every_field_and_leaves_braces_in_values_alone() -> None:
+    p = prompts.render_span_prompt("comb-element", "a {weird} text", "x {SPAN2}", "y")
+    assert "<full_text>\na {weird} text\n</full_text>" in p
+    assert "<span1>\nx {SPAN2}\n</span1>" in p and "<span2>\ny\n</span2>" in p
+    assert p.count("the same comb-element") == 3
+    assert spans_of(p) == ("x {SPAN2}", "y")
+    with pytest.raises(KeyError, match="missing fields"):
+        prompts.CHIMERA_SPAN.render(TEXT="t", SPAN1="a", SPAN2="b")
+
+
+def test_every_template_has_a_12_hex_version_that_tracks_its_text() -> None:
+    versions = {t.name: t.version for t in prompts.TEMPLATES.values()}
+    assert len(set(versions.values())) == len(versions) == 4
+    for name, v in versions.items():
+        assert len(v) == 12 and int(v, 16) >= 0
+        assert v == prompts.template_hash(prompts.TEMPLATES[name].text)
+    assert prompts.template_hash(prompts.CHIMERA_SPAN_PROMPT + " ") != prompts.CHIMERA_SPAN_PROMPT_HASH
+    assert prompts.IDEATION_ABSOLUTE_PROMPT_HASH == prompts.IDEATION_ABSOLUTE.version
+    assert prompts.IDEATION_PAIRWISE_PROMPT_HASH != prompts.IDEATION_PAIRWISE_NO_TIE_PROMPT_HASH
+
+
+@pytest.mark.parametrize(("raw", "value", "reason"), [
+    ("<justification>same</justification>\n<answer>Yes</answer>", YES, None),
+    ("<answer>\n   No\n   </answer>", NO, None),
+    ("<answer> YES </answer> trailing", YES, None),
+    ("<answer>No</answer> and later <answer>Yes</answer>", NO, None),  # the first tag, as the paper
+    ("Yes", INVALID, "no <answer> tag"),  # the paper: no match, silently
+    ("<justification>The first span", INVALID, "no <answer> tag"),
+    ("<answer>Yes", INVALID, "no closing </answer> tag"),
+    ("<answer>Yes.</answer>", INVALID, "not Yes or No"),
+    ("<answer>Maybe</answer>", INVALID, "not Yes or No"),
+    ("<answer></answer>", INVALID, "not Yes or No"),
+    ("", INVALID, "empty answer"),
+    ("   \n", INVALID, "empty answer"),
+    (None, INVALID, "empty answer"),
+])
+def test_parse_span_answer(raw: str | None, value: str, reason: str | None) -> None:
+    parsed = prompts.parse_span_answer(raw)
+    assert parsed.value == value
+    assert (parsed.reason is None) if reason is None else (reason in (parsed.reason or ""))
+
+
+def test_parse_span_answer_keeps_the_justification_and_names_truncation() -> None:
+    p = prompts.parse_span_answer("<justification>\n  both name GNNs\n</justification><answer>yes</answer>")
+    assert p.ok and p.rationale == "both name GNNs"
+    t = prompts.parse_span_answer(TRUNCATED_TEXT, truncated=True)
+    assert t.value == INVALID and "token limit" in (t.reason or "")
+
+
+@pytest.mark.parametrize(("raw", "value"), [
+    ("Solid idea.\nSCORE: 4", "4"),
+    ("SCORE: 4/5", "4"),
+    ("SCORE: 4.0", "4"),
+    ("**SCORE:** 5", "5"),
+    ("score: 1.", "1"),
+    ("SCORE: 3\nSCORE: 3", "3"),
+    ("SCORE: 6", INVALID),
+    ("SCORE: 0", INVALID),
+    ("SCORE: 3.5", INVALID),
+    ("SCORE: 3 or 4", INVALID),
+    ("SCORE: four", INVALID),
+    ("SCORE: 4/10", INVALID),
+    ("SCORE: 3\nSCORE: 4", INVALID),
+    ("I cannot rate this idea.", INVALID),
+    ("The idea is a 4 out of 5", INVALID),  # not in the slot
+    ("", INVALID),
+])
+def test_parse_absolute_score(raw: str, value: str) -> None:
+    assert prompts.parse_absolute_score(raw).value == value
+
+
+def test_absolute_prompt_renders_question_idea_and_criterion() -> None:
+    p = prompts.render_absolute_prompt("How to detect fraud?", "Use GNNs.", "novelty")
+    assert "How to detect fraud?" in p and "Use GNNs." in p and prompts.CRITERIA["novelty"] in p
+    assert p.rstrip().endswith("SCORE: <n>")
+    with pytest.raises(KeyError, match="unknown criterion"):
+        prompts.render_absolute_prompt("q", "i", "elegance")
+    assert "elegance: nice" in prompts.render_absolute_prompt("q", "i", "elegance", "elegance: nice")
+
+
+@pytest.mark.parametrize(("raw", "allow_tie", "value"), [
+    ("A is more novel.\nWINNER: FIRST", True, prompts.FIRST),
+    ("WINNER: second", True, prompts.SECOND),
+    ("WINNER: **TIE**", True, prompts.TIE),
+    ("WINNER: TIE", False, INVALID),
+    ("WINNER: both", True, INVALID),
+    ("WINNER: FIRST\nWINNER: SECOND", True, INVALID),
+    ("The first one.", True, INVALID),
+    ("", True, INVALID),
+])
+def test_parse_pairwise_winner(raw: str, allow_tie: bool, value: str) -> None:
+    assert prompts.parse_pairwise_winner(raw, allow_tie=allow_tie).value == value
+
+
+def test_pairwise_prompts_ask_both_orders() -> None:
+    ab, ba = prompts.pairwise_prompts("q?", "IDEA-A", "IDEA-B", "feasibility")
+    assert ab.index("IDEA-A") < ab.index("IDEA-B") and ba.index("IDEA-B") < ba.index("IDEA-A")
+    assert "FIRST, SECOND or TIE" in ab
+    ab_nt, _ = prompts.pairwise_prompts("q?", "IDEA-A", "IDEA-B", "feasibility", allow_tie=False)
+    assert "tie is not allowed" in ab_nt
+    # a consistent judge names the same idea in both orders; a position-driven one picks the same slot
+    assert prompts.winner_of_pair(prompts.FIRST, prompts.SECOND) == ("a", "a")
+    assert prompts.winner_of_pair(prompts.FIRST, prompts.FIRST) == ("a", "b")
+    assert prompts.winner_of_pair(prompts.TIE, INVALID) == ("tie", None)
+
+
+# ---------------------------------------------------------------- prices
+
+
+def test_price_table_and_cost() -> None:
+    assert DEFAULT_PRICES["gpt-4o-mini"] == (0.15, 0.60) and DEFAULT_PRICES["gpt-4o"] == (2.50, 10.00)
+    # 1M prompt tokens at 0.15 + 200k completion tokens at 0.60 = 0.15 + 0.12
+    assert estimate_cost("gpt-4o-mini", 1_000_000, 200_000, DEFAULT_PRICES) == pytest.approx(0.27)
+    assert estimate_cost("gpt-4o-mini-2024-07-18", 1_000_000, 0, DEFAULT_PRICES) == pytest.approx(0.15)
+    assert model_price("gpt-4o-mini", DEFAULT_PRICES) == (0.15, 0.60)  # not gpt-4o's price by prefix
+    assert estimate_cost("llama3.1:8b", 10, 10, DEFAULT_PRICES) is None
+
+
+def test_prices_can_be_overridden_from_a_json_file(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "prices.json"
+    f.write_text(json.dumps({"gpt-4o-mini": {"prompt": 1.0, "completion": 2.0}, "llama3.1:8b": [0, 0]}))
+    monkeypatch.setenv("REJUDGE_PRICES", str(f))
+    prices = load_prices()
+    assert prices["gpt-4o-mini"] == (1.0, 2.0) and prices["gpt-4o"] == (2.50, 10.00)
+    assert estimate_cost("gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(3.0)
+    assert estimate_cost("llama3.1:8b", 5, 5) == 0.0
+    f.write_text('{"gpt-4o": {"prompt": -1}}')
+    with pytest.raises(InputError, match="price of 'gpt-4o'"):
+        load_prices()
+    f.write_text("{nope")
+    with pytest.raises(InputError, match="not valid JSON"):
+        load_prices()
+
+
+# ---------------------------------------------------------------- configuration, identity, cache key
+
+
+def test_spec_builds_an_openai_judge_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://user:pw@127.0.0.1:9/v1/?token=abc")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("REJUDGE_JUDGE_CONCURRENCY", "3")
+    j = parse_judge_spec("openai:llama3.1:8b")
+    assert isinstance(j, OpenAIJudge) and j.model == "llama3.1:8b" and j.concurrency == 3 and j.cacheable
+    ident = j.identity()
+    assert ident["spec"] == "openai:llama3.1:8b" and ident["params"] == {"temperature": 0.0, "max_tokens": 400}
+    assert ident["prompt_hash"] == prompts.CHIMERA_SPAN_PROMPT_HASH
+    assert ident["base_url"] == "http://127.0.0.1:9/v1"  # user info and query stripped
+    assert KEY not in json.dumps(ident) and "pw" not in json.dumps(ident)
+    monkeypatch.setenv("REJUDGE_JUDGE_CONCURRENCY", "many")
+    with pytest.raises(JudgeSpecError, match="REJUDGE_JUDGE_CONCURRENCY must be a number"):
+        parse_judge_spec("openai:m")
+    with pytest.raises(JudgeSpecError, match="needs a model"):
+        OpenAIJudge(" ", api_key=KEY)
+
+
+def test_no_key_is_an_error_only_for_openai_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(JudgeSpecError, match="OPENAI_API_KEY is not set"):
+        OpenAIJudge("gpt-4o-mini")
+    assert OpenAIJudge("llama3", base_url="http://127.0.0.1:11434/v1").spec == "openai:llama3"
+
+
+def test_cache_key_covers_endpoint_model_params_and_prompt_but_not_the_key() -> None:
+    base = OpenAIJudge("m", base_url="http://127.0.0.1:1/v1", api_key="key-one")
+    k = base.cache_key(q("a", "b"))
+    assert k == OpenAIJudge("m", base_url="http://127.0.0.1:1/v1/", api_key="key-two", concurrency=9,
+                            timeout=1).cache_key(q("a", "b"))
+    assert k == base.cache_key(q("a", "b", doc="another-doc-same-text"))  # identical request, asked once
+    others = [
+        OpenAIJudge("m2", base_url="http://127.0.0.1:1/v1", api_key="k"),
+        OpenAIJudge("m", base_url="http://127.0.0.1:2/v1", api_key="k"),
+        OpenAIJudge("m", base_url="http://127.0.0.1:1/v1", api_key="k", temperature=0.7),
+        OpenAIJudge("m", base_url="http://127.0.0.1:1/v1", api_key="k", max_tokens=100),
+    ]
+    assert len({k, *(o.cache_key(q("a", "b")) for o in others)}) == 5
+    assert base.cache_key(q("b", "a")) != k
+    assert redact_url("https://u:p@host:8443/v1/?x=1") == "https://host:8443/v1"
+
+
+# ---------------------------------------------------------------- asking a real local server
+
+
+def test_answers_tokens_and_request_shape(server: JudgeServer) -> None:
+    judge = make_judge(server, concurrency=1)  # requests in order, so bodies[0] is the first query's
+    qs = [q("graph neural networks", "Graph Neural Networks"), q("graph neural networks", "fraud")]
+    a = judge.ask_many(qs)
+    assert [x.value for x in a] == [YES, NO]
+    assert a[0].raw == YES_TEXT and a[1].raw == NO_TEXT
+    assert a[0].rationale == "The spans name the same idea." and a[0].retries == 0
+    assert a[0].prompt_tokens == len(judge.render(qs[0]).split()) and a[0].completion_tokens == len(YES_TEXT.split())
+    body = server.bodies[0]
+    assert body["model"] == "test-model" and body["temperature"] == 0 and body["max_tokens"] == 400
+    assert body["messages"] == [{"role": "user", "content": judge.render(qs[0])}]
+    assert server.auth_headers == [f"Bearer {KEY}"] * 2
+
+
+def test_retries_on_429_500_and_malformed_bodies_are_counted() -> None:
+    with JudgeServer(rate_limit_first=3, server_error_on={5}, malformed_on={6}) as srv:
+        judge = make_judge(srv, concurrency=1, max_retries=5)
+        a = judge.ask_many(queries(4))
+    assert [x.value for x in a] == [YES, NO, YES, NO]
+    assert sum(x.retries for x in a) == 5  # 3 x 429, 1 x 500, 1 x malformed
+    assert a[0].retries == 3 and srv.requests == 4 + 5
+    assert srv.status_counts[429] == 3 and srv.status_counts[500] == 1
+
+
+def test_a_request_that_keeps_failing_is_missing_not_invalid() -> None:
+    with JudgeServer(server_error_on=range(1, 100)) as srv:
+        a = make_judge(srv, concurrency=1, max_retries=2).ask_one(q("x", "x"))
+    assert a.value == MISSING and a.retries == 2 and srv.requests == 3
+    assert a.rationale is not None and a.rationale.startswith(f"{REQUEST_FAILED}: HTTP 500")
+
+
+def test_timeouts_are_retried_then_reported() -> None:
+    with JudgeServer(delay=lambda p: 1.0 if "<span1>\nslow\n" in p else 0.0) as srv:
+        judge = make_judge(srv, timeout=0.2, max_retries=1)
+        slow, fast = judge.ask_many([q("slow", "slow"), q("fast", "fast")])
+    assert fast.value == YES
+    assert slow.value == MISSING and slow.retries == 1 and "timed out after 0.2 s" in (slow.rationale or "")
+
+
+def test_unparseable_answers_are_invalid_with_their_raw_text() -> None:
+    replies = {"a": (TRUNCATED_TEXT, "length"), "b": "", "c": "<answer>Probably</answer>", "d": "Yes"}
+
+    def script(prompt: str) -> str | tuple[str, str]:
+        s1, _ = spans_of(prompt) or ("", "")
+        return replies.get(s1, equal_spans_script(prompt))
+
+    with JudgeServer(script) as srv:
+        got = make_judge(srv).ask_many([q(s, s) for s in "abcde"])
+    assert [x.value for x in got] == [INVALID, INVALID, INVALID, INVALID, YES]
+    assert got[0].raw == TRUNCATED_TEXT and "token limit" in (got[0].rationale or "")
+    assert got[1].raw == "" and "empty" in (got[1].rationale or "")
+    assert got[2].raw == "<answer>Probably</answer>" and "'Probably'" in (got[2].rationale or "")
+    assert got[3].raw == "Yes" and "no <answer> tag" in (got[3].rationale or "")
+
+
+def test_concurrency_limit_is_respected_and_used() -> None:
+    with JudgeServer(delay=0.05) as srv:
+        t = time.perf_counter()
+        answers = make_judge(srv, concurrency=4).ask_many(queries(24))
+        elapsed = time.perf_counter() - t
+    assert len(answers) == 24 and srv.requests == 24
+    assert srv.max_in_flight == 4
+    assert elapsed < 0.8  # clearly parallel: serial would take 24 x 0.05 = 1.2 s, four at a time 0.3 s
+
+
+def test_auth_failure_stops_sending_and_never_echoes_the_key() -> None:
+    with JudgeServer(api_key="the-right-key") as srv:
+        judge = make_judge(srv, concurrency=2)
+        stats = JudgeStats()
+        answers = ask_with_cache(judge, queries(20), None, stats)
+    assert {a.value for a in answers} == {MISSING}
+    assert srv.requests <= 2  # 401 is fatal: the remaining queries are not sent
+    assert stats.requests == srv.requests and stats.failed == 20
+    assert sum((a.rationale or "").startswith(NOT_SENT) for a in answers) == 20 - srv.requests
+    assert srv.status_counts[401] == srv.requests
+    assert all(KEY not in (a.rationale or "") for a in answers)
+    assert "HTTP 401" in (answers[0].rationale or "") and "***" in (answers[0].rationale or "")
+
+
+def test_cancel_stops_new_requests_and_keeps_answers() -> None:
+    with JudgeServer(delay=0.05) as srv:
+        judge = make_judge(srv, concurrency=2)
+        cache, stats = DictCache(), JudgeStats()
+        seen: list[tuple[int, int]] = []
+
+        def progress(done: int, total: int) -> None:
+            seen.append((done, total))
+            if done == 6:
+                judge.cancel()
+
+        answers = ask_with_cache(judge, queries(30), cache, stats, progress)
+        values = [a.value for a in answers]
+        answered = sum(v in (YES, NO) for v in values)
+        assert 6 <= answered <= 8  # those in flight at cancel() finish and are kept
+        assert values.count(MISSING) == 30 - answered
+        assert all(a.rationale == CANCELLED for a in answers if a.value == MISSING)
+        assert srv.requests == answered == stats.requests and stats.cancelled == 30 - answered
+        assert len(cache.data) == answered
+        assert seen[-1] == (30, 30) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+        # a new job asks only what the cancelled one did not get
+        srv.reset_counts()
+        stats2 = JudgeStats()
+        again = ask_with_cache(make_judge(srv, concurrency=2), queries(30), cache, stats2)
+        assert srv.requests == 30 - answered and stats2.cached == answered
+        assert all(a.value in (YES, NO) for a in again)
+
+
+def test_answers_are_cached_as_they_arrive_and_survive_an_interrupt(server: JudgeServer) -> None:
+    cache = DictCache()
+
+    def progress(done: int, _total: int) -> None:
+        if done == 10:
+            raise KeyboardInterrupt  # the process is stopped mid-run
+
+    with pytest.raises(KeyboardInterrupt):
+        ask_with_cache(make_judge(server, concurrency=1), queries(40), cache, JudgeStats(), progress)
+    assert len(cache.data) == 10 and cache.puts == [1] * 10
+
+    stats = JudgeStats()
+    answers = ask_with_cache(make_judge(server), queries(40), cache, stats)
+    assert stats.cached == 10 and stats.requests == 30 and len(cache.data) == 40
+    assert [a.value for a in answers] == [YES if i % 2 == 0 else NO for i in range(40)]
+    assert stats.cost_usd is None  # test-model has no price
+    assert stats.prompt_tokens > 0 and stats.completion_tokens > 0
+
+
+def test_failed_requests_are_not_cached_and_are_asked_again() -> None:
+    cache = DictCache()
+    with JudgeServer(server_error_on=range(1, 1000)) as srv:
+        stats = JudgeStats()
+        answers = ask_with_cache(make_judge(srv, max_retries=0), queries(6), cache, stats)
+        assert {a.value for a in answers} == {MISSING} and not cache.data
+        assert stats.failed == 6 and stats.requests == 6
+    with JudgeServer() as srv:
+        stats = JudgeStats()
+        ask_with_cache(make_judge(srv), queries(6), cache, stats)
+        assert srv.requests == 6 and stats.failed == 0 and len(cache.data) == 6
+
+
+def test_cost_is_estimated_from_the_price_table(server: JudgeServer) -> None:
+    judge = make_judge(server, prices={"test-model": (1.0, 2.0)})
+    stats = JudgeStats()
+    ask_with_cache(judge, queries(4), None, stats)
+    assert stats.cost_usd == pytest.approx((stats.prompt_tokens * 1.0 + stats.completion_tokens * 2.0) / 1e6)
+    assert stats.as_dict()["cost_usd"] == stats.cost_usd and judge.identity()["price_usd_per_1m"] == [1.0, 2.0]
+
+
+class _BatchOnlyJudge:
+    """A cacheable judge whose ask_many has no on_answer: asked in chunks."""
+
+    spec = "batch"
+    cacheable = True
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def identity(self) -> dict:
+        return {"spec": self.spec}
+
+    def cache_key(self, query: SpanQuery) -> str:
+        return query.span1 + "|" + query.span2
+
+    def ask_many(self, queries: Sequence[SpanQuery], progress=None) -> list[Answer]:  # noqa: ANN001, ARG002
+        self.calls.append(len(queries))
+        return [Answer(YES) for _ in queries]
+
+
+def test_judges_without_on_answer_are_asked_in_chunks() -> None:
+    judge, cache, seen = _BatchOnlyJudge(), DictCache(), []
+    ask_with_cache(judge, queries(120), cache, JudgeStats(), lambda d, t: seen.append((d, t)))
+    assert judge.calls == [50, 50, 20] and cache.puts == [1] * 120 and seen[-1] == (120, 120)
+
+
+def test_local_judges_keep_their_progress_and_counts() -> None:
+    seen: list[tuple[int, int]] = []
+    stats = JudgeStats()
+    answers = ask_with_cache(ExactJudge(), queries(4), None, stats, lambda d, t: seen.append((d, t)))
+    assert [a.value for a in answers] == [YES, NO, YES, NO] and stats.requests == 4 and seen == [(4, 4)]
+    assert stats.cost_usd is None
+
+
+def test_judge_log_records_one_line_per_answered_ordered_pair() -> None:
+    from scoring.decisions import Decision
+
+    decisions = [
+        Decision("p1", "entity_pair", "comb-element", "a", "b", "no-match",
+                 {"pred_gold": {"value": "no"}, "gold_pred": {"value": "invalid", "raw": "<answer>Hm"}}),
+        Decision("p1", "entity_pair", "comb-element", "b", "a", "no-match",  # same ordered pairs again
+                 {"pred_gold": {"value": "invalid"}, "gold_pred": {"value": "no"}}),
+        Decision("p1", "entity_pair", "comb-element", "c", "c", "match",
+                 {"pred_gold": {"value": "yes"}, "gold_pred": {"value": "yes"}}),
+        Decision("p2", "entity_pair", "comb-element", "x", "y", "invalid",
+                 {"pred_gold": {"value": "yes"}, "gold_pred": {"value": "missing", "rationale": "cancelled"}}),
+    ]
+    recs = judge_log_records(decisions)
+    assert [(r["paper_id"], r["span1"], r["span2"], r["answer"]) for r in recs] == [
+        ("p1", "a", "b", "no"), ("p1", "b", "a", "invalid"), ("p1", "c", "c", "yes"), ("p2", "x", "y", "yes")]
+    assert recs[1]["raw"] == "<answer>Hm"
+
