@@ -16,6 +16,7 @@ pages = [
     st.Page("pages/queue.py", title="Review queue", icon=":material/checklist:", url_path="queue"),
     st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
     st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),
+    st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
     st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
 with st.sidebar:

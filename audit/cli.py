@@ -26,9 +26,11 @@ def cmd_score(args: argparse.Namespace) -> None:
     Example: python -m audit score chimera --gold data/chimera/eval.csv --pred data/chimera/pred_mixed.jsonl
     --judge replay:data/chimera/judge_mixed.jsonl
     """
+    from pathlib import Path
+
     from tqdm import tqdm
 
-    from audit.runs import score_run
+    from audit.runs import default_run_name, score_run
 
     bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)
 
@@ -37,12 +39,19 @@ def cmd_score(args: argparse.Namespace) -> None:
         bar.n = done
         bar.refresh()
 
+    db = open_db(args.db)
+    run = args.run or default_run_name(db, args.task, args.pred, args.judge)
+    log = args.judge_log
+    if log is None and not args.judge.startswith("replay:"):
+        log = str(Path(args.db).resolve().parent / f"{run}.judge.jsonl")
     try:
-        row = score_run(open_db(args.db), args.task, args.gold, args.pred, args.judge, run=args.run, text=args.text,
-                        progress=progress)
+        row = score_run(db, args.task, args.gold, args.pred, args.judge, run=run, text=args.text,
+                        progress=progress, judge_log=log or None)
     finally:
         bar.close()
     print(f"run: {row['name']}", file=sys.stderr)
+    if log:
+        print(f"judge log: {log} (re-score offline with --judge replay:{log})", file=sys.stderr)
     for w in row["summary"].get("warnings", []):
         print(f"warning: {w}", file=sys.stderr)
     _print_json(row["original_metrics"] | {"judge": row["summary"]["judge"]})
@@ -100,7 +109,8 @@ def cmd_agreement(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    """Export the run: json (original and audited metrics, reviews, judge, inputs), csv of decisions, latex table.
+    """Export the run: json (original and audited metrics, reviews, agreement, judge, inputs), csv of decisions,
+    latex table, or judgelog (the judge's answers in replay format).
 
     Example: python -m audit export --run demo-chimera --format json --out audited.json
     """
@@ -141,6 +151,16 @@ def cmd_import_reviews(args: argparse.Namespace) -> None:
     _print_json(import_reviews(open_db(args.db), args.run, args.file))
 
 
+def cmd_compare(args: argparse.Namespace) -> None:
+    """Compare the judges of two runs on the same inputs, decision by decision (agreement and differences).
+
+    Example: python -m audit compare --run demo-chimera --other demo-chimera-fuzzy
+    """
+    from audit.compare import compare_runs
+
+    _print_json(compare_runs(open_db(args.db), args.run, args.other))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
     p.add_argument("--db", default=None, help="database path (default $REJUDGE_DB or ./rejudge.db)")
@@ -161,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--text", default=None, help="source texts (tasks that need them)")
     s.add_argument("--judge", default="exact", help="exact | fuzzy[:T] | replay:PATH (default exact)")
     s.add_argument("--run", default=None, help="run name (default derived from the prediction file and judge)")
+    s.add_argument("--judge-log", default=None, help="where to write the run's judge log (default: RUN.judge.jsonl "
+                   "next to the database; not written for replay judges; '' to skip)")
     add("runs", cmd_runs)
     s = add("decisions", cmd_decisions)
     s.add_argument("--run", required=True)
@@ -178,8 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s = add("export", cmd_export)
     s.add_argument("--run", required=True)
-    s.add_argument("--format", default="json", choices=["json", "csv", "latex"])
+    s.add_argument("--format", default="json", choices=["json", "csv", "latex", "judgelog"])
     s.add_argument("--out", default=None)
+    s = add("compare", cmd_compare)
+    s.add_argument("--run", required=True, help="run A (rows of the confusion matrix)")
+    s.add_argument("--other", required=True, help="run B, same gold file")
     s = add("export-reviews", cmd_export_reviews)
     s.add_argument("--run", required=True)
     s.add_argument("--out", default=None)

@@ -13,8 +13,9 @@ from audit.errors import AuditError
 from audit.rescoring import audit_run
 from audit.store import run_row
 from audit.views import decisions
+from scoring.tasks import get_task
 
-FORMATS = ("json", "csv", "latex")
+FORMATS = ("json", "csv", "latex", "judgelog")
 
 
 def export_json(db: Database, run: str, *, with_agreement: bool = True) -> dict:
@@ -84,4 +85,7 @@ def export_run(db: Database, run: str, fmt: str) -> str:
         return export_csv(db, run)
     if fmt == "latex":
         return export_latex(db, run)
+    if fmt == "judgelog":
+        task = get_task(run_row(db, run)["task"])
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in task.judge_log(list(decisions(db, run))))
     raise AuditError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")

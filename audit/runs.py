@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from sqlite_utils import Database
 from audit.errors import RunExists
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
+from scoring.judges import JudgeStats
 from scoring.tasks import TaskFamily, get_task, sum_nested
 
 Progress = Callable[[int, int], None]
@@ -37,10 +39,15 @@ def default_run_name(db: Database, task: str, pred_name: str, judge_spec: str) -
 
 def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: str, *, run: str | None = None,
               text: str | None = None, progress: Progress | None = None,
-              input_names: dict[str, str] | None = None) -> dict:
+              input_names: dict[str, str] | None = None, stats: JudgeStats | None = None,
+              judge_log: str | Path | None = None) -> dict:
     """Score predictions against gold with a judge and store the run with every decision.
 
     Nothing is stored when loading fails; judge answers already received stay in the cache.
+
+    Args:
+        stats: updated live while the judge is asked (for progress displays).
+        judge_log: where to write the run's judge log (replay format), so it can be re-scored offline.
 
     Returns:
         The run's row: name, metrics (original), summary (judge counts, warnings).
@@ -55,7 +62,7 @@ def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: st
     loaded = task.load(gold, pred, text)
     judge = task.make_judge(judge_spec)
     cache = SqliteAnswerCache(db, judge.spec)
-    decisions, stats = task.decide(loaded, judge, cache, progress)
+    decisions, stats = task.decide(loaded, judge, cache, progress, stats)
     inputs = {"gold": _file_info(gold, names.get("gold")), "pred": _file_info(pred, names.get("pred"))}
     if text:
         inputs["text"] = _file_info(text, names.get("text"))
@@ -70,6 +77,11 @@ def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: st
                         "'invalid' unless the other span order said no")
     summary = {"judge": stats.as_dict(), "warnings": warnings, "notes": loaded.notes[:50],
                "n_notes": len(loaded.notes), **loaded.extra}
+    if judge_log:
+        lines = task.judge_log(decisions)
+        Path(judge_log).parent.mkdir(parents=True, exist_ok=True)
+        Path(judge_log).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
+        summary["judge_log"] = {"path": str(judge_log), "lines": len(lines)}
     _store(db, task, name, judge, loaded, decisions, inputs, summary)
     return run_row(db, name)
 

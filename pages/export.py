@@ -20,17 +20,18 @@ if run is None:
 
 st.markdown("Audited scores carry the original and audited metrics, review counts, agreement with intervals, the "
             "judge spec and prompt hash, and the SHA-256 of every input file. Secrets are never exported.")
-fmt = st.radio("Format", ["json", "csv", "latex"], horizontal=True, key="export.format",
+fmt = st.radio("Format", ["json", "csv", "latex", "judgelog"], horizontal=True, key="export.format",
                captions=["metrics, reviews, agreement, judge, inputs", "one row per decision with every label",
-                         "original vs audited P / R / F1 table"])
+                         "original vs audited P / R / F1 table", "the judge's answers, for replay:PATH"])
 if st.button("Prepare export", key="export.prepare", type="primary"):
     with st.spinner("Exporting…"):
         st.session_state["export.payload"] = (run, fmt, export_run(conn, run, fmt))
 payload = st.session_state.get("export.payload")
 if payload and payload[:2] == (run, fmt):
-    ext = {"json": "json", "csv": "csv", "latex": "tex"}[fmt]
+    ext = {"json": "json", "csv": "csv", "latex": "tex", "judgelog": "judge.jsonl"}[fmt]
     st.download_button(f"Download {run}.{ext}", payload[2], file_name=f"{run}.audited.{ext}", key="export.download")
-    st.code(payload[2][:3000] + ("\n…" if len(payload[2]) > 3000 else ""), language=fmt if fmt != "csv" else None)
+    preview = payload[2][:3000] + ("\n…" if len(payload[2]) > 3000 else "")
+    st.code(preview, language={"json": "json", "latex": "latex"}.get(fmt))
 
 st.subheader("Reviews")
 st.download_button("Download this run's reviews (JSON lines)", export_reviews(conn, run),

@@ -17,7 +17,18 @@ from pathlib import Path
 
 from scoring.decisions import INVALID_LABEL, MATCH, NO_MATCH, Decision
 from scoring.errors import InputError
-from scoring.judges import INVALID, MISSING, YES, AnswerCache, Judge, JudgeStats, Progress, SpanQuery, ask_with_cache
+from scoring.judges import (
+    INVALID,
+    MISSING,
+    NO,
+    YES,
+    AnswerCache,
+    Judge,
+    JudgeStats,
+    Progress,
+    SpanQuery,
+    ask_with_cache,
+)
 from scoring.prf import Counts, add_counts, criteria, zero_counts
 
 RELATION_TYPES = ("combination", "inspiration")
@@ -329,9 +340,13 @@ def label_from_answers(forward: str, backward: str) -> str:
 
 
 def decide(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction], judge: Judge,
-           cache: AnswerCache | None = None, progress: Progress | None = None) -> tuple[list[Decision], JudgeStats]:
-    """Ask the judge about every same-type (predicted, gold) span pair, both orders, each distinct request once."""
-    stats = JudgeStats()
+           cache: AnswerCache | None = None, progress: Progress | None = None,
+           stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
+    """Ask the judge about every same-type (predicted, gold) span pair, both orders, each distinct request once.
+
+    `stats` (optional) is updated live, so a progress display can show cached / failed counts while asking.
+    """
+    stats = stats if stats is not None else JudgeStats()
     pairs_by_doc: list[tuple[ChimeraDoc, list[tuple[str, str, str]]]] = []
     query_index: dict[tuple[str, str, str, str], int] = {}
     queries: list[SpanQuery] = []
@@ -561,3 +576,37 @@ def match_summary(doc: ChimeraDoc, pred: ChimeraPrediction, labels: Mapping[tupl
         "unmatched_pred": [e for e in dict.fromkeys(flat_entities(pred.relations)) if e not in hit_pred],
         "unmatched_gold": [e for e in dict.fromkeys(flat_entities(doc.gold)) if e not in hit_gold],
     }
+
+
+def _get(d: object, name: str) -> object:
+    return d.get(name) if isinstance(d, Mapping) else getattr(d, name, None)
+
+
+def judge_log_records(decisions: Iterable[object]) -> list[dict]:
+    """The replay-format lines of CHIMERA decisions: one per ordered span pair the judge answered.
+
+    Accepts `Decision`s or decision rows (`audit.views.decisions`): fields doc, type, left (predicted span),
+    right (gold span) and detail (`pred_gold` / `gold_pred` answers). A pair the judge did not answer
+    (`missing`: failed, cancelled) has no line, so a replay reports it missing instead of inventing it.
+    An unreadable answer is written as `"answer": "invalid"` with its raw text, and replays as invalid.
+    """
+    out: dict[tuple[str, str, str, str], dict] = {}
+    for d in decisions:
+        doc, etype, left, right = (str(_get(d, f)) for f in ("doc", "type", "left", "right"))
+        detail = _get(d, "detail")
+        if not isinstance(detail, Mapping):
+            continue
+        for order, s1, s2 in (("pred_gold", left, right), ("gold_pred", right, left)):
+            a = detail.get(order)
+            if not isinstance(a, Mapping) or a.get("value") not in (YES, NO, INVALID):
+                continue
+            key = (doc, etype, s1, s2)
+            if key in out:
+                continue
+            rec = {"paper_id": doc, "entity_type": etype, "span1": s1, "span2": s2, "answer": a["value"]}
+            if a["value"] == INVALID and a.get("raw") is not None:
+                rec["raw"] = a["raw"]
+            if a.get("rationale"):
+                rec["rationale"] = a["rationale"]
+            out[key] = rec
+    return list(out.values())

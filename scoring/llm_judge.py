@@ -33,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
+from scoring.chimera import judge_log_records
 from scoring.errors import InputError, JudgeSpecError
 from scoring.judges import (
     CANCELLED,
@@ -420,40 +421,6 @@ register_judge("openai", _make_judge)
 
 
 # ---------------------------------------------------------------- judge log (the replay format)
-
-
-def _get(d: object, name: str) -> object:
-    return d.get(name) if isinstance(d, Mapping) else getattr(d, name, None)
-
-
-def judge_log_records(decisions: Iterable[object]) -> list[dict]:
-    """The replay-format lines of CHIMERA decisions: one per ordered span pair the judge answered.
-
-    Accepts `Decision`s or decision rows (`audit.views.decisions`): fields doc, type, left (predicted span),
-    right (gold span) and detail (`pred_gold` / `gold_pred` answers). A pair the judge did not answer
-    (`missing`: failed, cancelled) has no line, so a replay reports it missing instead of inventing it.
-    An unreadable answer is written as `"answer": "invalid"` with its raw text, and replays as invalid.
-    """
-    out: dict[tuple[str, str, str, str], dict] = {}
-    for d in decisions:
-        doc, etype, left, right = (str(_get(d, f)) for f in ("doc", "type", "left", "right"))
-        detail = _get(d, "detail")
-        if not isinstance(detail, Mapping):
-            continue
-        for order, s1, s2 in (("pred_gold", left, right), ("gold_pred", right, left)):
-            a = detail.get(order)
-            if not isinstance(a, Mapping) or a.get("value") not in (YES, NO, INVALID):
-                continue
-            key = (doc, etype, s1, s2)
-            if key in out:
-                continue
-            rec = {"paper_id": doc, "entity_type": etype, "span1": s1, "span2": s2, "answer": a["value"]}
-            if a["value"] == INVALID and a.get("raw") is not None:
-                rec["raw"] = a["raw"]
-            if a.get("rationale"):
-                rec["rationale"] = a["rationale"]
-            out[key] = rec
-    return list(out.values())
 
 
 def write_judge_log(decisions: Iterable[object], path: str | Path) -> int:

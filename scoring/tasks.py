@@ -43,8 +43,8 @@ class TaskFamily(Protocol):
 
     def make_judge(self, spec: str) -> Judge: ...
 
-    def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None,
-               progress: Progress | None) -> tuple[list[Decision], JudgeStats]: ...
+    def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
+               stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]: ...
 
     def doc_id(self, doc: Any) -> str: ...
 
@@ -104,11 +104,15 @@ class ChimeraTask:
     def make_judge(self, spec: str) -> Judge:
         return parse_judge_spec(spec, normalise_type=chimera.normalise_name)
 
-    def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None,
-               progress: Progress | None) -> tuple[list[Decision], JudgeStats]:
+    def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
+               stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
         docs = [d for d, _ in loaded.docs]
         preds = {d.paper_id: p for d, p in loaded.docs}
-        return chimera.decide(docs, preds, judge, cache, progress)
+        return chimera.decide(docs, preds, judge, cache, progress, stats)
+
+    def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
+        """Replay-format lines (one per answered ordered pair) for decisions or decision rows."""
+        return chimera.judge_log_records(decisions)
 
     def doc_id(self, doc: Any) -> str:
         return doc[0].paper_id

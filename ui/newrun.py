@@ -12,6 +12,7 @@ from audit.demo import BUNDLED_FILES
 from audit.errors import AuditError
 from audit.runs import score_run
 from scoring.errors import InputError, JudgeSpecError
+from scoring.judges import JudgeStats
 
 UPLOAD = "Upload a file…"
 PATH = "A path on this machine…"
@@ -74,19 +75,26 @@ def new_run_form(conn: Database) -> str | None:
                                    "never stored.")
         spec = f"openai:{model.strip()}"
     name = st.text_input("Run name (optional)", key="newrun.name", placeholder="derived from the file names")
+    if st.session_state.get("newrun.cancel"):
+        st.info("Scoring was cancelled. Judge answers received so far are cached: score again to resume where it "
+                "stopped; nothing was stored as a run.")
     if not st.button("Score", key="newrun.score", type="primary"):
         return None
     if gold is None or pred is None or not spec:
         st.error("Pick or upload a gold file, a prediction file and (for replay) a judge log first.")
         return None
     bar = st.progress(0.0, text="Loading and checking the inputs…")
+    st.button("Cancel", key="newrun.cancel", help="Stops asking the judge; answers already received stay cached.")
+    stats = JudgeStats()
 
     def progress(done: int, total: int) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Judging: {done} / {total} span queries")
+        bar.progress(done / total if total else 1.0,
+                     text=f"Judging: {done} / {total} span queries · {stats.cached} cached · {stats.failed} failed"
+                          f" · {stats.invalid} unreadable")
 
     try:
         row = score_run(conn, "chimera", str(gold), str(pred), spec, run=name.strip() or None, progress=progress,
-                        input_names={"gold": gold_name or gold.name, "pred": pred_name or pred.name})
+                        input_names={"gold": gold_name or gold.name, "pred": pred_name or pred.name}, stats=stats)
     except (InputError, JudgeSpecError, AuditError) as e:
         bar.empty()
         st.error(f"Nothing was stored. {e}")

@@ -107,3 +107,23 @@ def test_blind_mode_hides_judge_and_adjudicator_settles(reviewed, app_db):
     from audit.views import decisions
     d4 = next(d for d in decisions(db, DEMO) if d["id"] == 4)
     assert d4["source"] == "adjudicated" and d4["effective"] == label
+
+
+def test_compare_page_lists_differences(app, app_db):
+    from audit.runs import score_run
+    from tests.conftest import GOLD, PRED_MIXED
+    score_run(open_db(app_db), "chimera", str(GOLD), str(PRED_MIXED), "exact", run="mixed-exact")
+    at = open_page(app, "compare")
+    at.selectbox(key="compare.a").set_value(DEMO)
+    at.selectbox(key="compare.b").set_value("mixed-exact")
+    at.run()
+    assert not at.exception and not at.error
+    shared = next(m for m in at.metric if m.label == "Shared decisions")
+    differ = next(m for m in at.metric if m.label == "Labels differ")
+    assert int(shared.value) > int(differ.value) > 0
+    assert len(table(at, "doc", "type", "left", "right")) == int(differ.value)
+
+
+def test_compare_page_needs_two_runs(app):
+    at = open_page(app, "compare")
+    assert any("needs two runs" in i.value for i in at.info)

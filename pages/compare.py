@@ -1,0 +1,56 @@
+"""Judge vs judge: what swapping one judge for another changes, decision by decision."""
+
+import pandas as pd
+import streamlit as st
+
+from audit.compare import compare_runs
+from audit.errors import AuditError
+from audit.store import list_runs
+from ui.metrics import SECTION_TITLES
+from ui.state import db
+
+conn = db()
+st.title("Compare judges")
+st.markdown("Score the same predictions with two judges (e.g. the paper's GPT-4o-mini log and a local model), "
+            "then see how often they agree and which decisions flip — before trusting the cheaper one.")
+names = [r["name"] for r in list_runs(conn)]
+if len(names) < 2:
+    st.info("Compare needs two runs of the same gold file. Score another run on the Runs page (same prediction "
+            "file, another judge).")
+    st.stop()
+c1, c2 = st.columns(2)
+a = c1.selectbox("Run A", names, index=0, key="compare.a")
+b = c2.selectbox("Run B", names, index=1, key="compare.b")
+if a == b:
+    st.info("Pick two different runs.")
+    st.stop()
+try:
+    res = compare_runs(conn, a, b)
+except AuditError as e:
+    st.error(str(e))
+    st.stop()
+s = res["stats"]
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Shared decisions", res["shared"], help="Decisions (same abstract, type and span pair) both runs made.")
+m2.metric("Labels differ", len(res["differ"]))
+m3.metric("Raw agreement", "—" if not s else f"{s['raw_agreement']:.3f}",
+          help="Share of shared decisions with the same label; Wilson 95% interval in the table below.")
+m4.metric("Cohen's kappa", "—" if not s or s["kappa"] is None else f"{s['kappa']:.3f}",
+          help="(po − pe)/(1 − pe), interval by resampling abstracts.")
+rows = []
+for section, title in SECTION_TITLES.items():
+    fa, fb = res["a"]["metrics"][section]["avg"]["f1"], res["b"]["metrics"][section]["avg"]["f1"]
+    rows.append({"section": title, f"F1 {a}": fa, f"F1 {b}": fb, "difference": fb - fa})
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="compare.metrics")
+if s:
+    st.caption(f"A = rows, B = columns: {s['confusion']}; A says match where B says no-match: "
+               f"{s.get('judge_strict')} · the reverse: {s.get('judge_lenient')}")
+st.subheader("Decisions where the judges differ")
+if res["differ"]:
+    df = pd.DataFrame(res["differ"])
+    df["open"] = [f"document?run={a}&doc={d}&decision={i}" for d, i in zip(df["doc"], df["a_id"], strict=True)]
+    st.dataframe(df[["doc", "type", "left", "right", "a", "b", "open"]].rename(columns={"a": a, "b": b}),
+                 hide_index=True, key="compare.differ",
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})
+else:
+    st.success("The two judges agree on every shared decision.")
