@@ -13,7 +13,7 @@ from sqlite_utils import Database
 from audit.errors import RunExists
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
-from scoring.judges import JudgeStats
+from scoring.judges import Judge, JudgeStats
 from scoring.tasks import TaskFamily, get_task, sum_nested
 
 Progress = Callable[[int, int], None]
@@ -40,7 +40,7 @@ def default_run_name(db: Database, task: str, pred_name: str, judge_spec: str) -
 def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: str, *, run: str | None = None,
               text: str | None = None, progress: Progress | None = None,
               input_names: dict[str, str] | None = None, stats: JudgeStats | None = None,
-              judge_log: str | Path | None = None) -> dict:
+              judge_log: str | Path | None = None, judge: Judge | None = None) -> dict:
     """Score predictions against gold with a judge and store the run with every decision.
 
     Nothing is stored when loading fails; judge answers already received stay in the cache.
@@ -48,6 +48,8 @@ def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: st
     Args:
         stats: updated live while the judge is asked (for progress displays).
         judge_log: where to write the run's judge log (replay format), so it can be re-scored offline.
+        judge: a judge built by the caller (e.g. with an endpoint and key typed in the dashboard); `judge_spec`
+            is then only recorded.
 
     Returns:
         The run's row: name, metrics (original), summary (judge counts, warnings).
@@ -60,7 +62,7 @@ def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: st
     if run and list(db.query("SELECT 1 FROM runs WHERE name = ?", [run])):
         raise RunExists(f"run {run!r} already exists in this database; pick another name with --run")
     loaded = task.load(gold, pred, text)
-    judge = task.make_judge(judge_spec)
+    judge = judge or task.make_judge(judge_spec)
     cache = SqliteAnswerCache(db, judge.spec)
     decisions, stats = task.decide(loaded, judge, cache, progress, stats)
     inputs = {"gold": _file_info(gold, names.get("gold")), "pred": _file_info(pred, names.get("pred"))}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -58,6 +59,7 @@ def new_run_form(conn: Database) -> str | None:
     st.caption(PRED_FORMAT)
     pred, pred_name = _file_picker("Prediction file", "newrun.pred", PRED_FORMAT,
                                    "pred_perfect.jsonl (gold spans as predictions)")
+    openai_options: dict | None = None
     judge_kind = JUDGES[st.selectbox("Judge", list(JUDGES), index=1, key="newrun.judge",
                                      help="How a predicted span is matched to a gold span; both span orders "
                                           "are asked and a pair matches only if both say yes.")]
@@ -70,10 +72,17 @@ def new_run_form(conn: Database) -> str | None:
         t = st.text_input("Threshold (optional)", key="newrun.threshold", placeholder="default")
         spec = f"{judge_kind}:{t.strip()}" if t.strip() else judge_kind
     elif judge_kind == "openai":
-        model = st.text_input("Model", value="gpt-4o-mini", key="newrun.model",
-                              help="Endpoint and key come from OPENAI_BASE_URL / OPENAI_API_KEY; the key is "
-                                   "never stored.")
+        model = st.text_input("Model", value="gpt-4o-mini", key="newrun.model")
+        c1, c2, c3 = st.columns([2, 2, 1])
+        base_url = c1.text_input("Base URL", key="newrun.base_url", placeholder=os.environ.get(
+            "OPENAI_BASE_URL", "https://api.openai.com/v1"), help="Any OpenAI-compatible endpoint (vLLM, Ollama, "
+            "llama.cpp server); empty = $OPENAI_BASE_URL or OpenAI.")
+        api_key = c2.text_input("API key", key="newrun.api_key", type="password", placeholder="$OPENAI_API_KEY",
+                                help="Used for this scoring only: never written to the database, logs or exports.")
+        concurrency = c3.number_input("Concurrency", 1, 256, 8, key="newrun.concurrency")
         spec = f"openai:{model.strip()}"
+        openai_options = {"base_url": base_url.strip() or None, "api_key": api_key.strip() or None,
+                          "concurrency": int(concurrency)}
     name = st.text_input("Run name (optional)", key="newrun.name", placeholder="derived from the file names")
     if st.session_state.get("newrun.cancel"):
         st.info("Scoring was cancelled. Judge answers received so far are cached: score again to resume where it "
@@ -93,8 +102,14 @@ def new_run_form(conn: Database) -> str | None:
                           f" · {stats.invalid} unreadable")
 
     try:
+        judge = None
+        if openai_options is not None:
+            from scoring.llm_judge import OpenAIJudge
+
+            judge = OpenAIJudge(spec.split(":", 1)[1], **openai_options)
         row = score_run(conn, "chimera", str(gold), str(pred), spec, run=name.strip() or None, progress=progress,
-                        input_names={"gold": gold_name or gold.name, "pred": pred_name or pred.name}, stats=stats)
+                        input_names={"gold": gold_name or gold.name, "pred": pred_name or pred.name}, stats=stats,
+                        judge=judge)
     except (InputError, JudgeSpecError, AuditError) as e:
         bar.empty()
         st.error(f"Nothing was stored. {e}")

@@ -95,3 +95,29 @@ def test_unknown_run_and_document_in_links(app):
     assert not at.exception
     assert any("not in this database" in w.value for w in at.warning)
     assert any("'zzz' is not in run" in e.value for e in at.error)
+
+
+def test_openai_judge_from_the_form_with_typed_endpoint_and_key(app, app_db, monkeypatch):
+    from tests.judge_server import JudgeServer
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    secret = "sk-typed-in-the-dashboard-0123456789"
+    with JudgeServer(api_key=secret) as srv:
+        app.selectbox(key="newrun.pred.choice").set_value("pred_perfect.jsonl (gold spans as predictions)")
+        app.selectbox(key="newrun.judge").set_value("openai:MODEL — any OpenAI-compatible endpoint")
+        app.run()
+        app.text_input(key="newrun.model").set_value("local-model")
+        app.text_input(key="newrun.base_url").set_value(srv.base_url)
+        app.text_input(key="newrun.api_key").set_value(secret)
+        app.text_input(key="newrun.name").set_value("llm")
+        app.button(key="newrun.score").click().run()
+        assert not app.exception and not app.error, [e.value for e in app.error]
+        assert srv.answered == 444  # distinct ordered span pairs of the perfect prediction
+        assert all(h == f"Bearer {secret}" for h in srv.auth_headers)
+    db = open_db(app_db)
+    assert db.execute("SELECT judge_spec FROM runs WHERE name = 'llm'").fetchone()[0] == "openai:local-model"
+    for suffix in ("", "-wal"):
+        path = app_db.parent / (app_db.name + suffix)
+        if path.exists():
+            assert secret.encode() not in path.read_bytes()
