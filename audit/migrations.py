@@ -7,7 +7,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @migrations()
@@ -34,3 +34,18 @@ def m001_initial(db: Database) -> None:
     db.execute("""CREATE TABLE judge_cache (
         key TEXT PRIMARY KEY, judge TEXT NOT NULL, value TEXT NOT NULL, raw TEXT, rationale TEXT,
         score REAL, created TEXT NOT NULL)""")
+
+
+@migrations()
+def m002_incremental_audit(db: Database) -> None:
+    """Index reviews by decision, and keep each run's audited state so a review re-counts only its document."""
+    db.execute("CREATE INDEX reviews_decision ON reviews(decision_id, id)")
+    db.execute("""CREATE TABLE audit_state (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id), last_review INTEGER NOT NULL, total TEXT NOT NULL)""")
+    db.execute("""CREATE TABLE effective (
+        decision_id INTEGER PRIMARY KEY REFERENCES decisions(id), run_id INTEGER NOT NULL, doc_id TEXT NOT NULL,
+        judge_label TEXT NOT NULL, label TEXT NOT NULL, source TEXT NOT NULL, n_humans INTEGER NOT NULL)""")
+    db.execute("CREATE INDEX effective_run ON effective(run_id, doc_id)")
+    db.execute("""CREATE TABLE doc_audit (
+        run_id INTEGER NOT NULL REFERENCES runs(id), doc_id TEXT NOT NULL, counts TEXT NOT NULL,
+        outcome TEXT NOT NULL, PRIMARY KEY (run_id, doc_id))""")

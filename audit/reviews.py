@@ -85,11 +85,14 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     Raises:
         UnknownRun, UnknownDecision, BadLabel, StaleReview, AuditError (empty reviewer name, bad role).
     """
-    d = decision(db, run, decision_id)
-    task = get_task(run_row(db, run)["task"])
-    allowed = task.decision_labels.get(d["kind"], ())
+    found = db.execute("SELECT d.run_id, d.kind, r.task FROM decisions d JOIN runs r ON r.id = d.run_id "
+                       "WHERE d.id = ? AND r.name = ?", [decision_id, run]).fetchone()
+    if found is None:
+        decision(db, run, decision_id)  # raises UnknownRun or UnknownDecision with the helpful message
+    run_id, kind, task_name = found
+    allowed = get_task(task_name).decision_labels.get(kind, ())
     if label is not None and label not in allowed:
-        raise BadLabel(f"label {label!r} is not allowed for {d['kind']} decisions; use one of {', '.join(allowed)}")
+        raise BadLabel(f"label {label!r} is not allowed for {kind} decisions; use one of {', '.join(allowed)}")
     reviewer = (reviewer or "").strip()
     if not reviewer:
         raise AuditError("a review needs a reviewer name")
@@ -99,7 +102,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
         raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     if note is not None and len(note) > MAX_NOTE_CHARS:
         raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
-    row = {"uid": uuid.uuid4().hex, "run_id": d["run_id"], "decision_id": decision_id, "reviewer": reviewer,
+    row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,
            "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now()}
     conn = db.conn
     conn.execute("BEGIN IMMEDIATE")

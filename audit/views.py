@@ -19,9 +19,8 @@ def documents(db: Database, run: str, audit: Audit | None = None) -> list[dict]:
     audit = audit or audit_run(db, run)
     n_dec: dict[str, int] = {}
     n_rev: dict[str, int] = {}
-    for r in db.query("SELECT d.doc_id, COUNT(*) AS n, COUNT(DISTINCT r.decision_id) AS reviewed FROM decisions d "
-                      "LEFT JOIN reviews r ON r.decision_id = d.id WHERE d.run_id = ? GROUP BY d.doc_id",
-                      [row["id"]]):
+    for r in db.query("SELECT doc_id, COUNT(*) AS reviewed FROM effective WHERE run_id = ? "
+                      "AND (n_humans > 0 OR source = 'adjudicated') GROUP BY doc_id", [row["id"]]):
         n_rev[r["doc_id"]] = r["reviewed"]
     for r in db.query("SELECT doc_id, COUNT(*) AS n FROM decisions WHERE run_id = ? GROUP BY doc_id", [row["id"]]):
         n_dec[r["doc_id"]] = r["n"]
@@ -31,6 +30,12 @@ def documents(db: Database, run: str, audit: Audit | None = None) -> list[dict]:
                     "audited_outcome": audit.changed_docs.get(r["doc_id"], r["outcome"]),
                     "decisions": n_dec.get(r["doc_id"], 0), "reviewed": n_rev.get(r["doc_id"], 0)})
     return out
+
+
+def document_ids(db: Database, run: str) -> list[str]:
+    """The run's document ids in input order."""
+    row = run_row(db, run)
+    return [r[0] for r in db.execute("SELECT doc_id FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]])]
 
 
 def document(db: Database, run: str, doc_id: str) -> dict:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from audit.rescoring import audit_run
 from audit.store import run_row
-from audit.views import decisions, document, documents
+from audit.views import decisions, document, document_ids
 from scoring.chimera import doc_from_json, match_summary
 from ui.decisions import review_card
 from ui.highlight import LEGEND, highlight_html, locate
@@ -21,7 +21,7 @@ if run is None:
     st.stop()
 row = run_row(conn, run)
 audit = audit_run(conn, run)
-doc_ids = [d["doc"] for d in documents(conn, run, audit)]
+doc_ids = document_ids(conn, run)
 wanted = st.query_params.get("doc")
 if wanted and wanted not in doc_ids:
     st.error(f"Abstract {wanted!r} is not in run {run!r}.")

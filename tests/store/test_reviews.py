@@ -82,3 +82,18 @@ def test_incremental_audit_equals_full_recompute(db_with_run):
     for d in decisions(db, "mixed"):
         labels[(d["doc"], d["type"], d["left"], d["right"])] = d["effective"]
     assert audited == chimera.aggregate(docs, preds, labels)
+
+
+def test_incremental_state_matches_a_rebuild_after_every_step(db_with_run):
+    db = db_with_run
+    rng = random.Random(11)
+    ids = [d["id"] for d in decisions(db, "mixed")]
+    for step in range(40):
+        d = rng.choice(ids[:30])  # few decisions, so labels are changed, undone and conflicted repeatedly
+        label = rng.choice(["match", "no-match", None])
+        add_review(db, "mixed", d, label, rng.choice(["ana", "bo"]), role="adjudicator" if step == 25 else "reviewer")
+        inc = audit_run(db, "mixed")
+        if step % 10 == 9:
+            full = audit_run(db, "mixed", rebuild=True)
+            assert (inc.metrics, inc.counts, inc.changed_docs, inc.review_counts) == \
+                (full.metrics, full.counts, full.changed_docs, full.review_counts)
