@@ -7,8 +7,6 @@ from ui.state import db, sidebar_controls
 
 st.set_page_config(page_title="Rejudge", page_icon=":material/balance:", layout="wide")
 
-ensure_demo(db())
-
 pages = [
     st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="runs", default=True),
     st.Page("pages/overview.py", title="Run overview", icon=":material/dashboard:", url_path="run"),
@@ -19,6 +17,8 @@ pages = [
     st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
     st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
+nav = st.navigation(pages)  # before any slow work, so a deep link's page is known on a fresh server's first run
+ensure_demo(db())
 with st.sidebar:
     sidebar_controls()
-st.navigation(pages).run()
+nav.run()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from audit.errors import RunExists
 from audit.runs import score_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,5 +28,8 @@ BUNDLED_FILES = {
 def ensure_demo(db: Database) -> str:
     """Score the demo run once (replay judge: no network); return its name."""
     if not list(db.query("SELECT 1 FROM runs WHERE name = ?", [DEMO_RUN])):
-        score_run(db, "chimera", str(DEMO["gold"]), str(DEMO["pred"]), DEMO["judge"], run=DEMO_RUN)
+        try:
+            score_run(db, "chimera", str(DEMO["gold"]), str(DEMO["pred"]), DEMO["judge"], run=DEMO_RUN)
+        except RunExists:
+            pass  # another session scored it at the same moment
     return DEMO_RUN
