@@ -41,6 +41,14 @@ c4.metric("Judge answers unreadable / missing", f"{judge.get('invalid', 0)} / {j
                "are flagged for review.")
 with st.expander("Per-type metrics (original → audited)"):
     section_tables(row["original_metrics"], audit.metrics)
+if judge.get("prompt_tokens") or judge.get("cost_usd"):
+    t1, t2, t3 = st.columns(3)
+    t1.metric("Judge requests sent", judge.get("requests", 0), help=f"{judge.get('cached', 0)} answers came from "
+              f"the cache; the paper's scorer would have made {judge.get('paper_calls', 0)} calls.")
+    t2.metric("Tokens (prompt / completion)", f"{judge['prompt_tokens']:,} / {judge['completion_tokens']:,}")
+    cost = judge.get("cost_usd")
+    t3.metric("Estimated cost", "—" if cost is None else f"${cost:,.4f}",
+              help="Tokens × the model's price per 1M tokens (editable in the new-run form or $REJUDGE_PRICES).")
 with st.expander("Judge requests"):
     st.json({k: v for k, v in judge.items() if k != "missing_examples"} | {"identity": row["judge_identity"]})
     if judge.get("missing_examples"):

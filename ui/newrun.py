@@ -81,8 +81,19 @@ def new_run_form(conn: Database) -> str | None:
                                 help="Used for this scoring only: never written to the database, logs or exports.")
         concurrency = c3.number_input("Concurrency", 1, 256, 8, key="newrun.concurrency")
         spec = f"openai:{model.strip()}"
+        with st.expander("Prices (USD per 1M tokens) — edit to estimate cost for your model"):
+            from scoring.llm_judge import load_prices
+
+            try:
+                table = [{"model": m, "prompt": p, "completion": c} for m, (p, c) in load_prices().items()]
+            except InputError as e:
+                st.error(str(e))
+                table = []
+            edited = st.data_editor(table, num_rows="dynamic", key="newrun.prices", hide_index=True)
+        prices = {r["model"]: (float(r["prompt"] or 0), float(r["completion"] or 0))
+                  for r in edited if r.get("model")}
         openai_options = {"base_url": base_url.strip() or None, "api_key": api_key.strip() or None,
-                          "concurrency": int(concurrency)}
+                          "concurrency": int(concurrency), "prices": prices}
     name = st.text_input("Run name (optional)", key="newrun.name", placeholder="derived from the file names")
     if st.session_state.get("newrun.cancel"):
         st.info("Scoring was cancelled. Judge answers received so far are cached: score again to resume where it "

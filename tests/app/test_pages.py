@@ -117,6 +117,11 @@ def test_openai_judge_from_the_form_with_typed_endpoint_and_key(app, app_db, mon
         assert all(h == f"Bearer {secret}" for h in srv.auth_headers)
     db = open_db(app_db)
     assert db.execute("SELECT judge_spec FROM runs WHERE name = 'llm'").fetchone()[0] == "openai:local-model"
+    at = open_page(app, "overview", run="llm")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Judge requests sent"] == "444"
+    assert metrics["Estimated cost"] == "—"  # no price for a local model
+    assert metrics["Tokens (prompt / completion)"].split(" / ")[0] != "0"
     for suffix in ("", "-wal"):
         path = app_db.parent / (app_db.name + suffix)
         if path.exists():
