@@ -6,10 +6,10 @@ from collections import Counter
 from collections.abc import Iterable
 
 QUEUES = {
-    "unreviewed": "not yet labelled by you",
-    "conflicted": "reviewers disagree, nobody adjudicated",
-    "invalid": "the judge's answer was unreadable or missing",
-    "disagree": "a human label differs from the judge's",
+    "unreviewed": "not labelled by you yet",
+    "conflicted": "reviewers disagree",
+    "invalid": "judge answer unreadable",
+    "disagree": "human ≠ judge",
     "all": "every decision",
 }
 
@@ -51,5 +51,5 @@ def reviewer_progress(decs: Iterable[dict]) -> list[dict]:
             agree[who] += lab == d["judge"]
         for r in d["reviews"]:
             rows[r["reviewer"]] += 1
-    return [{"reviewer": who, "labelled": labelled[who], "of": total, "agree_with_judge": agree[who],
-             "review_rows": rows[who]} for who in sorted(rows)]
+    return [{"reviewer": who, "labelled": labelled[who], "of": total, "agree with judge": agree[who],
+             "review rows": rows[who]} for who in sorted(rows)]

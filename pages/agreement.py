@@ -6,7 +6,7 @@ import streamlit as st
 from audit.agreement import agreement, agreement_rows
 from audit.store import default_db_path, open_db, reviews_version, run_row
 from ui.charts import confusion_heatmap, kappa_with_intervals
-from ui.state import db, selected_run
+from ui.state import db, link, selected_run
 
 HELP = {
     "n": "Labels compared (one per reviewer and decision).",
@@ -95,8 +95,8 @@ if groups:
         st.caption(f"Decisions behind the cell human = {cell['human']}, judge = {cell['judge']}:")
     else:
         st.caption("Click a cell to list the decisions behind it.")
-    rows = rows.assign(open=[f"document?run={run}&doc={d}&decision={i}" for d, i in zip(rows["doc"],
-                                                                                        rows["decision"], strict=True)])
+    rows = rows.assign(open=[link("document", run=run, doc=d, decision=i)
+                             for d, i in zip(rows["doc"], rows["decision"], strict=True)])
     st.dataframe(rows[["decision", "doc", "type", "left", "right", "reviewer", "human", "judge", "open"]],
                  hide_index=True, key="agreement.rows",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})

@@ -7,7 +7,7 @@ from audit.compare import compare_runs
 from audit.errors import AuditError
 from audit.store import list_runs
 from ui.metrics import SECTION_TITLES
-from ui.state import db
+from ui.state import db, link
 
 conn = db()
 st.title("Compare judges")
@@ -48,7 +48,7 @@ if s:
 st.subheader("Decisions where the judges differ")
 if res["differ"]:
     df = pd.DataFrame(res["differ"])
-    df["open"] = [f"document?run={a}&doc={d}&decision={i}" for d, i in zip(df["doc"], df["a_id"], strict=True)]
+    df["open"] = [link("document", run=a, doc=d, decision=i) for d, i in zip(df["doc"], df["a_id"], strict=True)]
     st.dataframe(df[["doc", "type", "left", "right", "a", "b", "open"]].rename(columns={"a": a, "b": b}),
                  hide_index=True, key="compare.differ",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})

@@ -31,14 +31,21 @@ if not doc_ids:
     st.stop()
 doc_id = synced_select("Abstract (paper id)", doc_ids, "document.doc", "doc")
 
-headline(row["original_metrics"], audit.metrics)
-
 info = document(conn, run, doc_id)
 doc, pred = doc_from_json(info["payload"])
 decs = list(decisions(conn, run, doc_id))
-outcome = audit.changed_docs.get(doc_id, info["outcome"])
-st.markdown(f"**Outcome:** {outcome}" + (f" (original: {info['outcome']})" if outcome != info["outcome"] else "")
-            + f" · gold class `{html.escape(doc.document_class or '?')}`")
+who = reviewer()
+# Blind: anything derived from the judge's or others' labels stays hidden until this reviewer has labelled
+# every decision of the abstract (outcome, matches and scores would give the answers away).
+hide_derived = blind() and role() == "reviewer" and any(who not in d["human"] for d in decs)
+if hide_derived:
+    st.info("Blind review: the outcome, the matches and the scores are hidden until you have labelled every "
+            "decision on this abstract.")
+else:
+    headline(row["original_metrics"], audit.metrics)
+    outcome = audit.changed_docs.get(doc_id, info["outcome"])
+    st.markdown(f"**Outcome:** {outcome}" + (f" (original: {info['outcome']})" if outcome != info["outcome"] else "")
+                + f" · gold class `{html.escape(doc.document_class or '?')}`")
 
 
 def relation_html(rels: tuple, empty: str) -> str:
@@ -72,29 +79,31 @@ st.html(highlight_html(doc.text, gold_ranges, pred_ranges))
 if not_found:
     st.caption("Predicted spans not found verbatim in the text: " + "; ".join(html.escape(v) for v in not_found))
 
-labels = {(d["type"], d["left"], d["right"]): d["effective"] for d in decs}
-summary = match_summary(doc, pred, labels)
-c1, c2, c3 = st.columns(3)
-c1.markdown("**Matched pairs** (effective)")
-c1.html("<ul>" + "".join(f"<li>{html.escape(p)} ⇄ {html.escape(g)} <small>({html.escape(t)})</small></li>"
-                         for t, p, g in summary["matched"]) + "</ul>" if summary["matched"] else "<i>none</i>")
-c2.markdown("**Unmatched predicted entities**")
-c2.html("<ul>" + "".join(f"<li>{html.escape(v)} <small>({html.escape(t)})</small></li>"
-                         for t, v in summary["unmatched_pred"]) + "</ul>" if summary["unmatched_pred"] else
-        "<i>none</i>")
-c3.markdown("**Unmatched gold entities**")
-c3.html("<ul>" + "".join(f"<li>{html.escape(v)} <small>({html.escape(t)})</small></li>"
-                         for t, v in summary["unmatched_gold"]) + "</ul>" if summary["unmatched_gold"] else
-        "<i>none</i>")
+
+
+def entity_list(items: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>" if items else "<i>none</i>"
+
+
+if not hide_derived:
+    summary = match_summary(doc, pred, {(d["type"], d["left"], d["right"]): d["effective"] for d in decs})
+    e = html.escape
+    c1, c2, c3 = st.columns(3)
+    c1.markdown("**Matched pairs** (effective)")
+    c1.html(entity_list([f"{e(p)} ⇄ {e(g)} <small>({e(t)})</small>" for t, p, g in summary["matched"]]))
+    c2.markdown("**Unmatched predicted entities**")
+    c2.html(entity_list([f"{e(v)} <small>({e(t)})</small>" for t, v in summary["unmatched_pred"]]))
+    c3.markdown("**Unmatched gold entities**")
+    c3.html(entity_list([f"{e(v)} <small>({e(t)})</small>" for t, v in summary["unmatched_gold"]]))
 
 st.subheader(f"Judge decisions ({len(decs)})")
 if not decs:
     st.info("No decisions: the judge is only asked about same-type (predicted, gold) span pairs, and this abstract "
             "has none.")
-who = reviewer()
 if decs and not who:
     st.warning("Enter your reviewer name in the sidebar to confirm or overrule decisions.")
 focus = st.query_params.get("decision")
+decs.sort(key=lambda d: str(d["id"]) != focus)  # a linked decision comes first
 stored = False
 for d in decs:
     stored |= review_card(conn, run, d, ("match", "no-match"), who, blind=blind(), role=role(),

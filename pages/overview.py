@@ -1,6 +1,5 @@
 """Run overview: original vs audited metrics, judge summary, and the abstracts filtered by outcome."""
 
-from urllib.parse import quote
 
 import pandas as pd
 import streamlit as st
@@ -10,7 +9,7 @@ from audit.store import run_row
 from audit.views import documents
 from scoring.chimera import OUTCOMES
 from ui.metrics import headline, section_tables
-from ui.state import db, selected_run
+from ui.state import db, link, selected_run, short_spec
 
 conn = db()
 st.title("Run overview")
@@ -21,7 +20,7 @@ if run is None:
 
 row = run_row(conn, run)
 audit = audit_run(conn, run)
-st.caption(f"Task **{row['task']}** · judge `{row['judge_spec']}` · {row['n_docs']} abstracts · "
+st.caption(f"Task **{row['task']}** · judge `{short_spec(row['judge_spec'])}` · {row['n_docs']} abstracts · "
            f"{row['n_decisions']} decisions · gold `{row['inputs']['gold']['name']}` · "
            f"predictions `{row['inputs']['pred']['name']}`")
 for w in row["summary"].get("warnings", []):
@@ -36,7 +35,7 @@ c1.metric("Reviewed decisions", f"{rc['reviewed']} / {row['n_decisions']}",
 c2.metric("Overruled", rc["overruled"], help="Decisions whose effective label differs from the judge's.")
 c3.metric("Conflicted", rc["conflicted"], help="Reviewers disagree and nobody adjudicated: the judge's label "
                                                 "stands until an adjudicator settles it.")
-c4.metric("Judge answers unreadable / missing", f"{judge.get('invalid', 0)} / {judge.get('missing', 0)}",
+c4.metric("Unreadable / missing", f"{judge.get('invalid', 0)} / {judge.get('missing', 0)}",
           help="Unparseable answers and pairs a replay log lacks. They count as no match (as in the paper) and "
                "are flagged for review.")
 with st.expander("Per-type metrics (original → audited)"):
@@ -72,7 +71,7 @@ st.caption(f"{len(shown)} of {len(docs)} abstracts. Counts by outcome: " + ", ".
 if shown.empty:
     st.info("No abstract has the selected outcome(s).")
     st.stop()
-shown["open"] = [f"document?run={quote(run)}&doc={quote(d)}" for d in shown["doc"]]
+shown["open"] = [link("document", run=run, doc=d) for d in shown["doc"]]
 table = shown[["doc", "audited_outcome", "outcome", "decisions", "reviewed", "open"]].rename(
     columns={"doc": "paper id", "audited_outcome": "outcome (audited)", "outcome": "outcome (original)"})
 st.dataframe(table, hide_index=True, key="overview.docs",

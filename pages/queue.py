@@ -1,7 +1,6 @@
 """Review queue: one decision at a time, with keyboard shortcuts, filtered by queue, type, judge label, document."""
 
 import html
-from urllib.parse import quote
 
 import streamlit as st
 
@@ -25,7 +24,7 @@ who = reviewer()
 if not who:
     st.warning("Enter your reviewer name in the sidebar: the queue is personal (what *you* have not labelled).")
 
-c1, c2, c3, c4 = st.columns([1.3, 1.5, 1, 1])
+c1, c2, c3, c4 = st.columns([1.6, 1.5, 1, 1])
 mode = c1.selectbox("Queue", list(QUEUES), format_func=lambda q: f"{q} — {QUEUES[q]}", key="queue.mode")
 types = c2.multiselect("Entity type", ENTITY_TYPES, key="queue.types")
 labels = c3.multiselect("Judge label", ["match", "no-match", "invalid"], key="queue.labels")
@@ -44,8 +43,9 @@ else:
     d = items[skip]
     info = document(conn, run, d["doc"])
     text = info["payload"]["text"]
-    st.markdown(f"**Paper {html.escape(d['doc'])}** · decision #{d['id']} · {skip + 1} of {len(items)} · "
-                f"[open the whole abstract](document?run={quote(run)}&doc={quote(d['doc'])}&decision={d['id']})")
+    st.markdown(f"**Paper {html.escape(d['doc'])}** · decision #{d['id']} · {skip + 1} of {len(items)}")
+    st.page_link("pages/document.py", label="Open the whole abstract", icon=":material/article:",
+                 query_params={"run": run, "doc": d["doc"], "decision": str(d["id"])})
     gold = [(s, e, "gold") for s, e in locate(text, d["right"])]
     pred = [(s, e, "predicted") for s, e in locate(text, d["left"])]
     st.html(highlight_html(text, gold, pred))

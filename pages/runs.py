@@ -1,14 +1,12 @@
 """Runs: what Rejudge is, the runs in the database, and the form to score a new one."""
 
-from urllib.parse import quote
-
 import pandas as pd
 import streamlit as st
 
 from audit.demo import DEMO_RUN
 from audit.store import list_runs
 from ui.newrun import new_run_form
-from ui.state import db
+from ui.state import db, link, short_spec
 
 conn = db()
 st.title("Rejudge — audit an LLM-judged evaluation")
@@ -31,14 +29,14 @@ with st.container(border=True):
     st.caption("Enter your name in the sidebar before reviewing. To audit your own run, use *Score a new run* "
                "below, or the CLI (`python -m audit score …`, see the README).")
 
-runs = pd.DataFrame([{"run": r["name"], "task": r["task"], "judge": r["judge_spec"], "abstracts": r["n_docs"],
-                      "decisions": r["n_decisions"], "created": r["created"][:19]} for r in
-                     list_runs(conn)])
+runs = pd.DataFrame([{"run": r["name"], "task": r["task"], "judge": short_spec(r["judge_spec"]),
+                      "abstracts": r["n_docs"], "decisions": r["n_decisions"], "created": r["created"][:19]}
+                     for r in list_runs(conn)])
 st.subheader("Runs")
 if runs.empty:
     st.info("No runs yet: score one below.")
 else:
-    runs["open"] = [f"run?run={quote(r)}" for r in runs["run"]]
+    runs["open"] = [link("overview", run=r) for r in runs["run"]]
     st.dataframe(runs, hide_index=True, key="runs.table",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
     pick = st.selectbox("Open a run", runs["run"].tolist(), key="runs.pick")

@@ -48,4 +48,7 @@ if by_type:
 else:
     st.info("This run has no decisions.")
 st.subheader("F1 per type, original vs audited")
-st.altair_chart(original_vs_audited(row["original_metrics"], audit.metrics), key="scores.chart")
+for col, (section, title) in zip(st.columns(len(SECTION_TITLES)), SECTION_TITLES.items(), strict=True):
+    col.markdown(f"**{title}**")
+    col.altair_chart(original_vs_audited(row["original_metrics"], audit.metrics, section),
+                     key=f"scores.chart.{section}")

@@ -17,6 +17,8 @@ CARD_STYLE = """<style>
 .rj-card .no-match {background:#fbdada; color:#7a1010;}
 .rj-card .invalid {background:#fde9c4; color:#7a4a00;}
 .rj-card .span {font-family: ui-monospace, monospace; background:#f4f4f6; padding:0 4px; border-radius:3px;}
+.rj-card .side {display:inline-block; width:5.5em; color:#555;}
+.rj-card.focus {border-left: 4px solid #2f6fdd; padding-left: 8px;}
 </style>"""
 ANSWER_TEXT = {"yes": "yes", "no": "no", "invalid": "unreadable", "missing": "not in log"}
 
@@ -25,7 +27,7 @@ def _lbl(label: str) -> str:
     return f'<span class="lbl {html.escape(label)}">{html.escape(label)}</span>'
 
 
-def card_html(d: dict, *, blind: bool) -> str:
+def card_html(d: dict, *, blind: bool, focused: bool = False) -> str:
     e = html.escape
     fwd = d["detail"].get("pred_gold", {})
     bwd = d["detail"].get("gold_pred", {})
@@ -40,9 +42,11 @@ def card_html(d: dict, *, blind: bool) -> str:
         for side in (fwd, bwd):
             if side.get("rationale") or (side.get("raw") and side.get("value") == "invalid"):
                 extra += f"<br><small>{e(str(side.get('rationale') or side.get('raw'))[:400])}</small>"
-    return (f'<div class="rj-card"><b>#{d["id"]}</b> · {e(d["type"])}<br>'
-            f'predicted <span class="span">{e(d["left"])}</span><br>gold&nbsp;&nbsp;&nbsp;&nbsp;&nbsp; '
-            f'<span class="span">{e(d["right"])}</span><br>{judge}{eff}'
+    focus = " focus" if focused else ""
+    linked = " · <b>linked decision</b>" if focused else ""
+    return (f'<div class="rj-card{focus}"><b>#{d["id"]}</b> · {e(d["type"])}{linked}<br>'
+            f'<span class="side">predicted</span><span class="span">{e(d["left"])}</span><br>'
+            f'<span class="side">gold</span><span class="span">{e(d["right"])}</span><br>{judge}{eff}'
             f'{("<br>reviews: " + humans) if humans else ""}{extra}</div>')
 
 
@@ -61,10 +65,8 @@ def review_card(conn: Database, run: str, d: dict, labels: tuple[str, ...], revi
     mine = d["human"].get(reviewer) if role == "reviewer" else None
     hide = blind and mine is None and role == "reviewer"
     with st.container(border=True, key=f"review.card.{d['id']}"):
-        if focused:
-            st.caption("⬇ linked decision")
-        st.html(CARD_STYLE + card_html(d, blind=hide))
-        cols = st.columns([1.3, 1.3, 0.8, 3])
+        st.html(CARD_STYLE + card_html(d, blind=hide, focused=focused))
+        cols = st.columns([1.5, 1.6, 0.7, 2.6])
         note = cols[3].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
                                   placeholder="note (optional)")
         clicked: str | None = None
@@ -76,11 +78,12 @@ def review_card(conn: Database, run: str, d: dict, labels: tuple[str, ...], revi
         else:
             other = next(lab for lab in labels if lab != d["judge"])
             verb = "Settle" if role == "adjudicator" else "Confirm"
-            if cols[0].button(f"✓ {verb} {d['judge']}", key=f"review.confirm.{d['id']}", shortcut=next(keys),
-                              type="primary" if mine == d["judge"] else "secondary"):
+            mark = " (yours)"
+            if cols[0].button(f"✓ {verb} {d['judge']}" + (mark if mine == d["judge"] else ""),
+                              key=f"review.confirm.{d['id']}", shortcut=next(keys)):
                 clicked = d["judge"]
-            if cols[1].button(f"✗ Overrule → {other}", key=f"review.overrule.{d['id']}", shortcut=next(keys),
-                              type="primary" if mine == other else "secondary"):
+            if cols[1].button(f"✗ Overrule → {other}" + (mark if mine == other else ""),
+                              key=f"review.overrule.{d['id']}", shortcut=next(keys)):
                 clicked = other
         if mine is not None and cols[2].button("Undo", key=f"review.undo.{d['id']}",
                                                help="Withdraw your label (recorded as a new row)."):

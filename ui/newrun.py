@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -30,44 +31,58 @@ JUDGES = {
 }
 
 
-def _file_picker(label: str, key: str, help_text: str, default: str) -> tuple[Path | None, str | None]:
+@dataclass(frozen=True)
+class Source:
+    """A picked input: a file on this machine, or uploaded bytes written to a temporary file only while scoring."""
+
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+
+    def materialise(self, folder: Path) -> Path:
+        if self.path is not None:
+            return self.path
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / Path(self.name).name
+        target.write_bytes(self.data or b"")
+        return target
+
+
+def _file_picker(label: str, key: str, help_text: str, default: str) -> Source | None:
     options = [*BUNDLED_FILES, UPLOAD, PATH]
     choice = st.selectbox(label, options, index=options.index(default), key=f"{key}.choice", help=help_text)
     if choice == PATH:
         typed = st.text_input(f"{label}: path", key=f"{key}.path", placeholder="/path/to/file")
         if not typed.strip():
-            return None, None
+            return None
         path = Path(typed.strip()).expanduser()
         if not path.is_file():
             st.error(f"{path}: file not found")
-            return None, None
-        return path, None
+            return None
+        return Source(path.name, path=path)
     if choice != UPLOAD:
-        return BUNDLED_FILES[choice], None
+        return Source(BUNDLED_FILES[choice].name, path=BUNDLED_FILES[choice])
     up = st.file_uploader(f"{label}: upload", key=f"{key}.upload", help=help_text)
-    if up is None:
-        return None, None
-    tmp = Path(tempfile.mkdtemp(prefix="rejudge-upload-")) / Path(up.name).name
-    tmp.write_bytes(up.getvalue())
-    return tmp, up.name
+    return Source(Path(up.name).name, data=up.getvalue()) if up is not None else None
 
 
 def new_run_form(conn: Database) -> str | None:
     """Render the form; return the new run's name after a successful score."""
     st.caption(GOLD_FORMAT)
-    gold, gold_name = _file_picker("Gold file", "newrun.gold", GOLD_FORMAT, "CHIMERA eval.csv (216 abstracts, gold)")
+    gold = _file_picker("Gold file", "newrun.gold", GOLD_FORMAT, "CHIMERA eval.csv (216 abstracts, gold)")
     st.caption(PRED_FORMAT)
-    pred, pred_name = _file_picker("Prediction file", "newrun.pred", PRED_FORMAT,
+    pred = _file_picker("Prediction file", "newrun.pred", PRED_FORMAT,
                                    "pred_perfect.jsonl (gold spans as predictions)")
     openai_options: dict | None = None
+    log: Source | None = None
     judge_kind = JUDGES[st.selectbox("Judge", list(JUDGES), index=1, key="newrun.judge",
                                      help="How a predicted span is matched to a gold span; both span orders "
                                           "are asked and a pair matches only if both say yes.")]
     spec = judge_kind
     if judge_kind == "replay":
-        log, _ = _file_picker("Judge log", "newrun.log", 'JSON lines: {"paper_id", "entity_type", "span1", '
-                              '"span2", "answer": "yes"|"no"}', "judge_mixed.jsonl (judge log for pred_mixed)")
-        spec = f"replay:{log}" if log else ""
+        log = _file_picker("Judge log", "newrun.log", 'JSON lines: {"paper_id", "entity_type", "span1", '
+                           '"span2", "answer": "yes"|"no"}', "judge_mixed.jsonl (judge log for pred_mixed)")
+        spec = "replay:" if log else ""
     elif judge_kind in ("fuzzy", "embed"):
         t = st.text_input("Threshold (optional)", key="newrun.threshold", placeholder="default")
         spec = f"{judge_kind}:{t.strip()}" if t.strip() else judge_kind
@@ -104,7 +119,8 @@ def new_run_form(conn: Database) -> str | None:
         st.error("Pick or upload a gold file, a prediction file and (for replay) a judge log first.")
         return None
     bar = st.progress(0.0, text="Loading and checking the inputs…")
-    st.button("Cancel", key="newrun.cancel", help="Stops asking the judge; answers already received stay cached.")
+    cancel = st.empty()
+    cancel.button("Cancel", key="newrun.cancel", help="Stops asking the judge; answers already received stay cached.")
     stats = JudgeStats()
 
     def progress(done: int, total: int) -> None:
@@ -112,19 +128,32 @@ def new_run_form(conn: Database) -> str | None:
                      text=f"Judging: {done} / {total} span queries · {stats.cached} cached · {stats.failed} failed"
                           f" · {stats.invalid} unreadable")
 
-    try:
-        judge = None
-        if openai_options is not None:
-            from scoring.llm_judge import OpenAIJudge
+    with tempfile.TemporaryDirectory(prefix="rejudge-upload-") as tmp:
+        folder = Path(tmp)
+        gold_path, pred_path = gold.materialise(folder / "g"), pred.materialise(folder / "p")
+        shown = {str(gold_path): gold.name, str(pred_path): pred.name}
+        if judge_kind == "replay" and log is not None:
+            log_path = log.materialise(folder / "l")
+            shown[str(log_path)] = log.name
+            spec = f"replay:{log_path}"
+        try:
+            judge = None
+            if openai_options is not None:
+                from scoring.llm_judge import OpenAIJudge
 
-            judge = OpenAIJudge(spec.split(":", 1)[1], **openai_options)
-        row = score_run(conn, "chimera", str(gold), str(pred), spec, run=name.strip() or None, progress=progress,
-                        input_names={"gold": gold_name or gold.name, "pred": pred_name or pred.name}, stats=stats,
-                        judge=judge)
-    except (InputError, JudgeSpecError, AuditError) as e:
-        bar.empty()
-        st.error(f"Nothing was stored. {e}")
-        return None
+                judge = OpenAIJudge(spec.split(":", 1)[1], **openai_options)
+            row = score_run(conn, "chimera", str(gold_path), str(pred_path), spec, run=name.strip() or None,
+                            progress=progress, input_names={"gold": gold.name, "pred": pred.name}, stats=stats,
+                            judge=judge)
+        except (InputError, JudgeSpecError, AuditError) as e:
+            bar.empty()
+            cancel.empty()
+            message = str(e)
+            for path, label in shown.items():
+                message = message.replace(path, label)  # the user knows their file's name, not our temp path
+            st.error(f"Nothing was stored. {message}")
+            return None
+    cancel.empty()
     bar.progress(1.0, text="Done")
     st.success(f"Scored and stored run **{row['name']}** ({row['n_docs']} abstracts, "
                f"{row['n_decisions']} decisions).")

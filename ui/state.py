@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from urllib.parse import urlencode
+
 import streamlit as st
 from sqlite_utils import Database
 
@@ -61,6 +64,7 @@ def _copy(widget_key: str, store_key: str) -> None:
 
 def sidebar_controls() -> None:
     """Reviewer name, blind mode and adjudicator mode; all persist across pages and reruns."""
+    adopt_url_settings()
     _persisted(REVIEWER_KEY, NAME_KEY, "")
     st.text_input("Reviewer name", key=REVIEWER_KEY, placeholder="your name", on_change=_copy,
                   args=(REVIEWER_KEY, NAME_KEY),
@@ -72,6 +76,35 @@ def sidebar_controls() -> None:
     _persisted("adjudicator", ADJUDICATOR_KEY, False)
     st.toggle("Adjudicator", key="adjudicator", on_change=_copy, args=("adjudicator", ADJUDICATOR_KEY),
               help="Your labels settle conflicts: an adjudicated label overrides reviewers and judge.")
+
+
+def link(page: str, **params: object) -> str:
+    """A relative URL to `page` with `params`, carrying the reviewer name and blind mode: links in tables open a
+    new tab, which is a new session."""
+    extra = {"reviewer": reviewer(), "blind": "1" if blind() else ""}
+    query = {k: str(v) for k, v in {**params, **extra}.items() if v not in (None, "")}
+    return f"{page}?{urlencode(query)}"
+
+
+def adopt_url_settings() -> None:
+    """A new session opened from a link takes the reviewer name and blind mode from the URL (once)."""
+    if "_url_settings_adopted" in st.session_state:
+        return
+    st.session_state["_url_settings_adopted"] = True
+    name = st.query_params.get("reviewer")
+    if name and not st.session_state.get(NAME_KEY):
+        st.session_state[NAME_KEY] = name
+    if st.query_params.get("blind") == "1" and BLIND_KEY not in st.session_state:
+        st.session_state[BLIND_KEY] = True
+
+
+def short_spec(spec: str) -> str:
+    """A judge spec for display: paths inside the project or the working directory shown relative."""
+    from audit.demo import ROOT
+
+    for base in (str(ROOT) + "/", str(Path.cwd()) + "/"):
+        spec = spec.replace(base, "")
+    return spec
 
 
 def reviewer() -> str:

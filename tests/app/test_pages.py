@@ -32,6 +32,7 @@ def test_bad_upload_shows_file_line_and_stores_nothing(app, app_db, tmp_path):
     app.button(key="newrun.score").click().run()
     assert app.error and "mine.jsonl:2: unknown paper id 'nope'" in app.error[0].value
     assert "Nothing was stored" in app.error[0].value
+    assert app.error[0].value.startswith("Nothing was stored. mine.jsonl:2:")  # not our temporary path
     assert open_db(app_db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
 
 
