@@ -237,3 +237,40 @@ def test_deep_link_to_a_decision(demo_app, new_page, shots):
     for other in set(ids.values()) - {decision}:
         expect(widget(page, f"review.card.{other}").get_by_text("linked decision")).to_have_count(0)
     shoot(page, shots, "deep-link")
+
+
+def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_page, shots):
+    """Score with an OpenAI-compatible judge (a slow local server), cancel half-way: nothing is stored as a run,
+    the answers already received are in the cache, and scoring again asks only the rest."""
+    from tests.judge_server import JudgeServer
+
+    with JudgeServer(delay=0.05) as srv:
+        page = new_page()
+        open_url(page, demo_app.url, RUNS_TITLE)
+        page.locator("summary").filter(has_text="Score a new run").click()
+        select(page, "newrun.pred.choice", "pred_perfect.jsonl (gold spans as predictions)")
+        select(page, "newrun.judge", "openai:MODEL — any OpenAI-compatible endpoint")
+        widget(page, "newrun.model").get_by_role("textbox").fill("e2e-slow-model")
+        widget(page, "newrun.base_url").get_by_role("textbox").fill(srv.base_url)
+        widget(page, "newrun.concurrency").get_by_role("spinbutton").fill("1")
+        widget(page, "newrun.name").get_by_role("textbox").fill("e2e-cancelled")
+        wait_idle(page)
+        page.get_by_role("button", name="Score", exact=True).click()
+        expect(page.get_by_text(re.compile(r"Judging: \d+ / 444"))).to_be_visible(timeout=RERUN_TIMEOUT)
+        page.wait_for_function("() => /Judging: ([3-9]\\d|\\d{3}) \\//.test(document.body.innerText)",
+                               timeout=RERUN_TIMEOUT)
+        page.get_by_role("button", name="Cancel", exact=True).click()
+        expect(page.get_by_text("Scoring was cancelled")).to_be_visible(timeout=RERUN_TIMEOUT)
+        wait_idle(page)
+        shoot(page, shots, "runs-cancelled")
+        answered_before_cancel = srv.answered
+        cached = query(demo_app.db, "SELECT COUNT(*) FROM judge_cache WHERE judge = 'openai:e2e-slow-model'", [])
+        assert query(demo_app.db, "SELECT 1 FROM runs WHERE name = 'e2e-cancelled'", []) == []
+        assert 30 <= cached[0][0] < 444
+        assert answered_before_cancel - cached[0][0] <= 2  # at most the requests in flight at the click
+
+        srv.reset_counts()
+        page.get_by_role("button", name="Score", exact=True).click()
+        expect(page.get_by_text("Scored and stored run")).to_be_visible(timeout=120_000)
+        wait_idle(page)
+        assert srv.answered == 444 - cached[0][0]
