@@ -20,6 +20,16 @@ def _print_json(obj: object) -> None:
     print(json.dumps(obj, indent=1, ensure_ascii=False))
 
 
+def _emit(text: str, out: str | None) -> None:
+    """Write to `out` (saying so on stderr), or to stdout."""
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
 def cmd_score(args: argparse.Namespace) -> None:
     """Score predictions against gold with a judge; store the run; print its metrics as JSON.
 
@@ -71,7 +81,7 @@ def cmd_runs(args: argparse.Namespace) -> None:
 def cmd_decisions(args: argparse.Namespace) -> None:
     """Print the run's decisions as JSON lines: id, doc, kind, type, left, right, judge, effective.
 
-    Example: python -m audit decisions --run demo-chimera
+    Example: python -m audit decisions --run demo-chimera-mixed
     """
     from audit.views import decisions
 
@@ -85,7 +95,7 @@ def cmd_decisions(args: argparse.Namespace) -> None:
 def cmd_review(args: argparse.Namespace) -> None:
     """Confirm or overrule one decision (append-only); `--label undo` withdraws your last label.
 
-    Example: python -m audit review --run demo-chimera --decision 1 --label no-match --reviewer ana --note "too broad"
+    Example: python -m audit review --run demo-chimera-mixed --decision 1 --label no-match --reviewer ana
     """
     from audit.rescoring import audit_run
     from audit.reviews import add_review
@@ -101,7 +111,7 @@ def cmd_review(args: argparse.Namespace) -> None:
 def cmd_agreement(args: argparse.Namespace) -> None:
     """Print human-vs-judge and human-vs-human agreement as JSON.
 
-    Example: python -m audit agreement --run demo-chimera
+    Example: python -m audit agreement --run demo-chimera-mixed
     """
     from audit.agreement import agreement
 
@@ -112,39 +122,29 @@ def cmd_export(args: argparse.Namespace) -> None:
     """Export the run: json (original and audited metrics, reviews, agreement, judge, inputs), csv of decisions,
     latex table, or judgelog (the judge's answers in replay format).
 
-    Example: python -m audit export --run demo-chimera --format json --out audited.json
+    Example: python -m audit export --run demo-chimera-mixed --format json --out audited.json
     """
     from audit.export import export_run
 
     text = export_run(open_db(args.db), args.run, args.format)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.out)
 
 
 def cmd_export_reviews(args: argparse.Namespace) -> None:
     """Write the run's review rows as JSON lines (keyed by decision content, so another database can merge them).
 
-    Example: python -m audit export-reviews --run demo-chimera --out ana.reviews.jsonl
+    Example: python -m audit export-reviews --run demo-chimera-mixed --out ana.reviews.jsonl
     """
     from audit.reviews_io import export_reviews
 
     text = export_reviews(open_db(args.db), args.run)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.out)
 
 
 def cmd_import_reviews(args: argparse.Namespace) -> None:
     """Merge review rows exported from another database into the run (duplicates skipped, nothing lost).
 
-    Example: python -m audit import-reviews --run demo-chimera ana.reviews.jsonl
+    Example: python -m audit import-reviews --run demo-chimera-mixed ana.reviews.jsonl
     """
     from audit.reviews_io import import_reviews
 
@@ -154,7 +154,7 @@ def cmd_import_reviews(args: argparse.Namespace) -> None:
 def cmd_compare(args: argparse.Namespace) -> None:
     """Compare the judges of two runs on the same inputs, decision by decision (agreement and differences).
 
-    Example: python -m audit compare --run demo-chimera --other demo-chimera-fuzzy
+    Example: python -m audit compare --run demo-chimera-mixed --other demo-fuzzy
     """
     from audit.compare import compare_runs
 

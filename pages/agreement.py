@@ -6,7 +6,7 @@ import streamlit as st
 from audit.agreement import agreement, agreement_rows
 from audit.store import default_db_path, open_db, reviews_version, run_row
 from ui.charts import confusion_heatmap, kappa_with_intervals
-from ui.state import db, link, selected_run
+from ui.state import db, link, require_run
 
 HELP = {
     "n": "Labels compared (one per reviewer and decision).",
@@ -41,10 +41,7 @@ def stats_table(groups: dict) -> pd.DataFrame:
 
 conn = db()
 st.title("Agreement")
-run = selected_run(conn, "agreement.run")
-if run is None:
-    st.info("No runs in this database yet. Score one on the Runs page.")
-    st.stop()
+run = require_run(conn, "agreement.run")
 row = run_row(conn, run)
 result = cached_agreement(default_db_path(), run, reviews_version(conn, row["id"]))
 hvj, hvh = result["human_vs_judge"], result["human_vs_human"]

@@ -11,14 +11,11 @@ from scoring.chimera import doc_from_json, match_summary
 from ui.decisions import review_card
 from ui.highlight import LEGEND, highlight_html, locate
 from ui.metrics import headline
-from ui.state import blind, db, reviewer, role, selected_run, synced_select
+from ui.state import blind, db, require_run, reviewer, role, synced_select
 
 conn = db()
 st.title("Abstract review")
-run = selected_run(conn, "document.run")
-if run is None:
-    st.info("No runs in this database yet. Score one on the Runs page.")
-    st.stop()
+run = require_run(conn, "document.run")
 row = run_row(conn, run)
 audit = audit_run(conn, run)
 doc_ids = document_ids(conn, run)

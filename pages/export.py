@@ -9,14 +9,11 @@ from audit.errors import AuditError
 from audit.export import export_run
 from audit.reviews_io import export_reviews, import_reviews
 from scoring.errors import InputError
-from ui.state import db, selected_run
+from ui.state import db, require_run
 
 conn = db()
 st.title("Export")
-run = selected_run(conn, "export.run")
-if run is None:
-    st.info("No runs in this database yet. Score one on the Runs page.")
-    st.stop()
+run = require_run(conn, "export.run")
 
 st.markdown("Audited scores carry the original and audited metrics, review counts, agreement with intervals, the "
             "judge spec and prompt hash, and the SHA-256 of every input file. Secrets are never exported.")

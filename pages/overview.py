@@ -9,14 +9,11 @@ from audit.store import run_row
 from audit.views import documents
 from scoring.chimera import OUTCOMES
 from ui.metrics import headline, section_tables
-from ui.state import db, link, selected_run, short_spec
+from ui.state import db, link, require_run, short_spec
 
 conn = db()
 st.title("Run overview")
-run = selected_run(conn, "overview.run")
-if run is None:
-    st.info("No runs in this database yet. Score one on the Runs page.")
-    st.stop()
+run = require_run(conn, "overview.run")
 
 row = run_row(conn, run)
 audit = audit_run(conn, run)

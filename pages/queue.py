@@ -12,14 +12,11 @@ from scoring.chimera import ENTITY_TYPES
 from ui.decisions import review_card
 from ui.highlight import highlight_html, locate
 from ui.metrics import headline
-from ui.state import blind, db, reviewer, role, selected_run
+from ui.state import blind, db, require_run, reviewer, role
 
 conn = db()
 st.title("Review queue")
-run = selected_run(conn, "queue.run")
-if run is None:
-    st.info("No runs in this database yet. Score one on the Runs page.")
-    st.stop()
+run = require_run(conn, "queue.run")
 who = reviewer()
 if not who:
     st.warning("Enter your reviewer name in the sidebar: the queue is personal (what *you* have not labelled).")

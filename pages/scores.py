@@ -8,14 +8,11 @@ from audit.store import run_row
 from audit.views import decisions, review_counts_by_type
 from ui.charts import original_vs_audited
 from ui.metrics import SECTION_TITLES, headline
-from ui.state import db, selected_run
+from ui.state import db, require_run
 
 conn = db()
 st.title("Scores: original vs audited")
-run = selected_run(conn, "scores.run")
-if run is None:
-    st.info("No runs in this database yet. Score one on the Runs page.")
-    st.stop()
+run = require_run(conn, "scores.run")
 row = run_row(conn, run)
 audit = audit_run(conn, run)
 headline(row["original_metrics"], audit.metrics)

@@ -18,6 +18,15 @@ def db() -> Database:
     return open_db(default_db_path())
 
 
+def require_run(conn: Database, key: str) -> str:
+    """The selected run; on an empty database, say where to start and stop the page."""
+    run = selected_run(conn, key)
+    if run is None:
+        st.info("No runs in this database yet. Score one on the Runs page.")
+        st.stop()
+    return run
+
+
 def synced_select(label: str, options: list[str], key: str, param: str, **kwargs: object) -> str:
     """A select box kept in step with the query parameter `param`, both ways.
 
