@@ -69,10 +69,6 @@ def decision(db: Database, run: str, decision_id: int) -> dict:
     return rows[0]
 
 
-def reviews_of(db: Database, decision_id: int) -> list[dict]:
-    return list(db.query("SELECT * FROM reviews WHERE decision_id = ? ORDER BY created, id", [decision_id]))
-
-
 def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,
                blind: bool = False, role: str = "reviewer", expect_last_review: int | None = None) -> dict:
     """Append one review row; `label=None` undoes the reviewer's current label (also a new row).

@@ -93,12 +93,6 @@ def list_runs(db: Database) -> list[dict]:
                               "FROM runs ORDER BY id DESC")]
 
 
-def decision_row(row: dict) -> dict:
-    row = dict(row)
-    row["detail"] = json.loads(row["detail"])
-    return row
-
-
 class SqliteAnswerCache:
     """`scoring.judges.AnswerCache` over the `judge_cache` table (keys already include judge and prompt)."""
 

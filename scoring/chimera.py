@@ -8,7 +8,6 @@ a match label per (doc, entity type, predicted span, gold span).
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -114,10 +113,6 @@ def _check_size(path: Path) -> bytes:
         line = data[: e.start].count(b"\n") + 1
         raise InputError(str(path), line, "not valid UTF-8 text") from None
     return data
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _csv_records(path: Path, data: bytes) -> Iterable[tuple[int, dict[str, str]]]:

@@ -6,7 +6,7 @@ metrics. Counts are nested dicts of numbers so the shell can sum them without kn
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -141,7 +141,3 @@ def get_task(name: str) -> TaskFamily:
     if name not in TASKS:
         raise InputError(name, None, f"unknown task {name!r}; available: {', '.join(TASKS)}")
     return TASKS[name]
-
-
-def labels_for(decisions: Sequence[Decision], label_of: Callable[[Decision], str]) -> dict:
-    return {(d.kind, d.type, d.left, d.right): label_of(d) for d in decisions}
