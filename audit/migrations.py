@@ -7,7 +7,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @migrations()
@@ -49,3 +49,11 @@ def m002_incremental_audit(db: Database) -> None:
     db.execute("""CREATE TABLE doc_audit (
         run_id INTEGER NOT NULL REFERENCES runs(id), doc_id TEXT NOT NULL, counts TEXT NOT NULL,
         outcome TEXT NOT NULL, PRIMARY KEY (run_id, doc_id))""")
+
+
+@migrations()
+def m003_judge_cache_provenance(db: Database) -> None:
+    """Record with every cached judge call the prompt template's version hash, the request parameters and tokens."""
+    for column, kind in (("prompt_hash", "TEXT"), ("params", "TEXT"), ("prompt_tokens", "INTEGER"),
+                         ("completion_tokens", "INTEGER"), ("retries", "INTEGER")):
+        db.execute(f"ALTER TABLE judge_cache ADD COLUMN {column} {kind}")

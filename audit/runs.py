@@ -63,7 +63,7 @@ def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: st
         raise RunExists(f"run {run!r} already exists in this database; pick another name with --run")
     loaded = task.load(gold, pred, text)
     judge = judge or task.make_judge(judge_spec)
-    cache = SqliteAnswerCache(db, judge.spec)
+    cache = SqliteAnswerCache(db, judge.spec, judge.identity())
     decisions, stats = task.decide(loaded, judge, cache, progress, stats)
     inputs = {"gold": _file_info(gold, names.get("gold")), "pred": _file_info(pred, names.get("pred"))}
     if text:

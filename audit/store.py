@@ -96,9 +96,12 @@ def list_runs(db: Database) -> list[dict]:
 class SqliteAnswerCache:
     """`scoring.judges.AnswerCache` over the `judge_cache` table (keys already include judge and prompt)."""
 
-    def __init__(self, db: Database, judge: str) -> None:
+    def __init__(self, db: Database, judge: str, identity: dict | None = None) -> None:
         self.db = db
         self.judge = judge
+        identity = identity or {}
+        self.prompt_hash = identity.get("prompt_hash")
+        self.params = dumps(identity["params"]) if "params" in identity else None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Answer]:
         out: dict[str, Answer] = {}
@@ -115,9 +118,10 @@ class SqliteAnswerCache:
         created = now()
         with transaction(self.db):
             self.db.conn.executemany(
-                "INSERT OR REPLACE INTO judge_cache (key, judge, value, raw, rationale, score, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(k, self.judge, a.value, a.raw, a.rationale, a.score, created) for k, a in answers.items()])
+                "INSERT OR REPLACE INTO judge_cache (key, judge, value, raw, rationale, score, created, prompt_hash, "
+                "params, prompt_tokens, completion_tokens, retries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(k, self.judge, a.value, a.raw, a.rationale, a.score, created, self.prompt_hash, self.params,
+                  a.prompt_tokens, a.completion_tokens, a.retries) for k, a in answers.items()])
 
 
 def reviews_version(db: Database, run_id: int) -> tuple[int, int]:

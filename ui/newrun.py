@@ -12,7 +12,8 @@ from sqlite_utils import Database
 
 from audit.demo import BUNDLED_FILES
 from audit.errors import AuditError
-from audit.runs import score_run
+from audit.runs import default_run_name, score_run
+from audit.store import default_db_path
 from scoring.errors import InputError, JudgeSpecError
 from scoring.judges import JudgeStats
 
@@ -142,9 +143,12 @@ def new_run_form(conn: Database) -> str | None:
                 from scoring.llm_judge import OpenAIJudge
 
                 judge = OpenAIJudge(spec.split(":", 1)[1], **openai_options)
-            row = score_run(conn, "chimera", str(gold_path), str(pred_path), spec, run=name.strip() or None,
+            run_name = name.strip() or default_run_name(conn, "chimera", pred.name, spec)
+            log_file = None if judge_kind == "replay" else \
+                Path(default_db_path()).resolve().parent / f"{run_name}.judge.jsonl"
+            row = score_run(conn, "chimera", str(gold_path), str(pred_path), spec, run=run_name,
                             progress=progress, input_names={"gold": gold.name, "pred": pred.name}, stats=stats,
-                            judge=judge)
+                            judge=judge, judge_log=log_file)
         except (InputError, JudgeSpecError, AuditError) as e:
             bar.empty()
             cancel.empty()
@@ -157,6 +161,8 @@ def new_run_form(conn: Database) -> str | None:
     bar.progress(1.0, text="Done")
     st.success(f"Scored and stored run **{row['name']}** ({row['n_docs']} abstracts, "
                f"{row['n_decisions']} decisions).")
+    if "judge_log" in row["summary"]:
+        st.caption(f"Judge log (re-score offline with `replay:PATH`): `{row['summary']['judge_log']['path']}`")
     for w in row["summary"].get("warnings", []):
         st.warning(w)
     return row["name"]

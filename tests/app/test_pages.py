@@ -20,6 +20,8 @@ def test_score_a_new_run_from_the_form(app, app_db):
     app.button(key="newrun.score").click().run()
     assert not app.exception and not app.error
     assert "perfect-exact" in app.success[0].value
+    log = app_db.parent / "perfect-exact.judge.jsonl"  # every run writes its judge log beside the database
+    assert len(log.read_text().splitlines()) == 444
     row = open_db(app_db).execute("SELECT n_docs, original_metrics FROM runs WHERE name='perfect-exact'").fetchone()
     assert row[0] == 216 and '"f1":1.0' in row[1]
 

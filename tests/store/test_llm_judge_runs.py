@@ -121,6 +121,11 @@ def test_requests_sent_are_the_distinct_ordered_pairs(server: JudgeServer, db_pa
     assert stats["cost_usd"] is None  # test-model has no price
     assert seen[-1] == (want_distinct, want_distinct)
     assert row["judge_identity"]["prompt_hash"] == "6e5b6cc66c82"
+    calls = list(open_db(db_path).query("SELECT prompt_hash, params, prompt_tokens FROM judge_cache"))
+    assert len(calls) == want_distinct
+    assert {c["prompt_hash"] for c in calls} == {"6e5b6cc66c82"}  # every call carries its prompt version
+    assert json.loads(calls[0]["params"]) == {"temperature": 0.0, "max_tokens": 400}
+    assert sum(c["prompt_tokens"] for c in calls) == stats["prompt_tokens"]
     if pred == PERFECT:
         for section in ("entities", "relations", "classification"):
             assert row["original_metrics"][section]["avg"]["f1"] == 1.0
