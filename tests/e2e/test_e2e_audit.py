@@ -274,3 +274,28 @@ def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_pag
         expect(page.get_by_text("Scored and stored run")).to_be_visible(timeout=120_000)
         wait_idle(page)
         assert srv.answered == 444 - cached[0][0]
+
+
+def test_review_queue_keyboard_shortcuts(demo_app, new_page, shots):
+    """In the queue, `a` confirms the judge, `o` overrules it and `n` skips, without touching the mouse."""
+    page = new_page()
+    open_url(page, demo_app.url + f"/queue?run={DEMO}", "Review queue")
+    set_reviewer(page, "e2e-keys")
+    first = page.get_by_text(re.compile(r"decision #\d+ · 1 of")).inner_text()
+    first_id = int(re.search(r"#(\d+)", first).group(1))
+    page.get_by_role("heading", name="Review queue").click()  # focus the page, not a text box
+    page.keyboard.press("a")
+    expect(page.get_by_text(f"decision #{first_id} ·")).to_have_count(0, timeout=RERUN_TIMEOUT)
+    wait_idle(page)
+    second_id = int(re.search(r"#(\d+)", page.get_by_text(re.compile(r"decision #\d+ · 1 of")).inner_text()).group(1))
+    page.keyboard.press("o")
+    expect(page.get_by_text(f"decision #{second_id} ·")).to_have_count(0, timeout=RERUN_TIMEOUT)
+    wait_idle(page)
+    third = page.get_by_text(re.compile(r"decision #\d+ · 1 of")).inner_text()
+    page.keyboard.press("n")
+    expect(page.get_by_text(re.compile(r"decision #\d+ · 2 of"))).to_be_visible(timeout=RERUN_TIMEOUT)
+    shoot(page, shots, "queue-keys")
+    rows = dict(query(demo_app.db, "SELECT r.decision_id, r.label = d.judge_label FROM reviews r JOIN decisions d "
+                                   "ON d.id = r.decision_id WHERE r.reviewer = 'e2e-keys'", []))
+    assert rows == {first_id: 1, second_id: 0}  # confirmed, then overruled; the skipped one has no review
+    assert int(re.search(r"#(\d+)", third).group(1)) not in (first_id, second_id)
