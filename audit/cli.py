@@ -41,12 +41,15 @@ def cmd_score(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from audit.runs import default_run_name, score_run
+    from scoring.judges import JudgeStats
 
     bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)
+    stats = JudgeStats()
 
     def progress(done: int, total: int) -> None:
         bar.total = total
         bar.n = done
+        bar.set_postfix(cached=stats.cached, failed=stats.failed, invalid=stats.invalid, refresh=False)
         bar.refresh()
 
     db = open_db(args.db)
@@ -56,7 +59,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         log = str(Path(args.db).resolve().parent / f"{run}.judge.jsonl")
     try:
         row = score_run(db, args.task, args.gold, args.pred, args.judge, run=run, text=args.text,
-                        progress=progress, judge_log=log or None)
+                        progress=progress, judge_log=log or None, stats=stats)
     finally:
         bar.close()
     print(f"run: {row['name']}", file=sys.stderr)
