@@ -19,13 +19,9 @@ def agreement_rows(db: Database, run: str) -> tuple[list[dict], list[dict], dict
     the judge's answer was unreadable."""
     row = run_row(db, run)
     by_dec = reviews_by_decision(db, row["id"])
-    meta = {}
-    ids = list(by_dec)
-    for i in range(0, len(ids), 900):
-        chunk = ids[i:i + 900]
-        for d in db.query(f"SELECT id, doc_id, kind, type, left, right, judge_label FROM decisions WHERE id IN "
-                          f"({','.join('?' * len(chunk))})", chunk):
-            meta[d["id"]] = d
+    meta = {d["id"]: d for d in db.query(
+        "SELECT id, doc_id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ? AND id IN "
+        "(SELECT decision_id FROM reviews WHERE run_id = ?)", [row["id"], row["id"]])}
     hvj, hvh, ratings = [], [], {}
     skipped_invalid = 0
     for dec_id, revs in by_dec.items():

@@ -65,16 +65,16 @@ def decisions(db: Database, run: str, doc: str | None = None) -> Iterator[dict]:
                "human": e.human_labels, "detail": json.loads(d["detail"]), "reviews": revs.get(d["id"], [])}
 
 
-def review_counts_by_type(decs: list[dict]) -> list[dict]:
-    """Per decision kind and type: decisions, reviewed, overruled, conflicted, judge-invalid."""
-    out: dict[tuple[str, str], dict] = {}
-    for d in decs:
-        c = out.setdefault((d["kind"], d["type"]), {"kind": d["kind"], "type": d["type"], "decisions": 0,
-                                                    "reviewed": 0, "overruled": 0, "conflicted": 0,
-                                                    "judge invalid": 0})
-        c["decisions"] += 1
-        c["reviewed"] += bool(d["human"]) or d["source"] == "adjudicated"
-        c["overruled"] += d["effective"] != d["judge"]
-        c["conflicted"] += d["source"] == "conflicted"
-        c["judge invalid"] += d["judge"] == "invalid"
-    return sorted(out.values(), key=lambda r: (r["kind"], r["type"]))
+def review_counts_by_type(db: Database, run: str, audit: Audit | None = None) -> list[dict]:
+    """Per decision kind and type: decisions, reviewed, overruled, conflicted, judge-invalid (from the stored
+    audited state, brought up to date first)."""
+    row = run_row(db, run)
+    audit = audit or audit_run(db, run)
+    return [dict(r) for r in db.query(
+        "SELECT d.kind, d.type, COUNT(*) AS decisions, "
+        "COALESCE(SUM(e.n_humans > 0 OR e.source = 'adjudicated'), 0) AS reviewed, "
+        "COALESCE(SUM(e.label != e.judge_label), 0) AS overruled, "
+        "COALESCE(SUM(e.source = 'conflicted'), 0) AS conflicted, "
+        "SUM(d.judge_label = 'invalid') AS \"judge invalid\" "
+        "FROM decisions d LEFT JOIN effective e ON e.decision_id = d.id WHERE d.run_id = ? "
+        "GROUP BY d.kind, d.type ORDER BY d.kind, d.type", [row["id"]])]

@@ -5,7 +5,7 @@ import streamlit as st
 
 from audit.rescoring import audit_run
 from audit.store import run_row
-from audit.views import decisions, review_counts_by_type
+from audit.views import review_counts_by_type
 from ui.charts import original_vs_audited
 from ui.metrics import SECTION_TITLES, headline
 from ui.state import db, require_run
@@ -39,7 +39,7 @@ for section, title in SECTION_TITLES.items():
         for c in ("P", "P audited", "R", "R audited", "F1", "F1 audited", "ΔF1")})
 
 st.subheader("Reviews per decision type")
-by_type = review_counts_by_type(list(decisions(conn, run)))
+by_type = review_counts_by_type(conn, run, audit)
 if by_type:
     st.dataframe(by_type, hide_index=True, key="scores.by_type")
 else:
