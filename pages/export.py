@@ -26,7 +26,8 @@ if st.button("Prepare export", key="export.prepare", type="primary"):
 payload = st.session_state.get("export.payload")
 if payload and payload[:2] == (run, fmt):
     ext = {"json": "json", "csv": "csv", "latex": "tex", "judgelog": "judge.jsonl"}[fmt]
-    st.download_button(f"Download {run}.{ext}", payload[2], file_name=f"{run}.audited.{ext}", key="export.download")
+    file_name = f"{run}.audited.{ext}"
+    st.download_button(f"Download {file_name}", payload[2], file_name=file_name, key="export.download")
     preview = payload[2][:3000] + ("\n…" if len(payload[2]) > 3000 else "")
     st.code(preview, language={"json": "json", "latex": "latex"}.get(fmt))
 
