@@ -135,7 +135,7 @@ def test_walk_open_demo_overrule_see_audited_f1_and_export(demo_app, new_page, s
     page.get_by_text("json", exact=True).click()
     expect(page.get_by_role("radio", name="json")).to_be_checked()
     page.get_by_role("button", name="Prepare export").click()
-    download_button = page.get_by_role("button", name=re.compile(rf"^Download {re.escape(DEMO)}\.json$"))
+    download_button = page.get_by_role("button", name=re.compile(rf"^Download {re.escape(DEMO)}\.audited\.json$"))
     expect(download_button).to_be_visible(timeout=RERUN_TIMEOUT)
     wait_idle(page)
     with page.expect_download() as info:
