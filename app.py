@@ -24,7 +24,7 @@ pages = [
 @st.cache_resource
 def _warm_statistics() -> threading.Thread:
     """Import scikit-learn & co. in the background once per server (~1.3 s), so the Agreement page opens fast."""
-    t = threading.Thread(target=importlib.import_module, args=("scoring.agreement",), daemon=True)
+    t = threading.Thread(target=importlib.import_module, args=("scoring.stats.agreement",), daemon=True)
     t.start()
     return t
 

@@ -9,8 +9,8 @@ from sqlite_utils import Database
 from audit.rescoring import reviews_by_decision
 from audit.reviews import current_labels
 from audit.store import run_row
-from scoring.agreement import group_stats, multi_rater_stats
 from scoring.decisions import INVALID_LABEL
+from scoring.stats.agreement import group_stats, multi_rater_stats
 
 
 def agreement_rows(db: Database, run: str) -> tuple[list[dict], list[dict], dict, int]:

@@ -41,7 +41,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from audit.runs import default_run_name, score_run
-    from scoring.judges import JudgeStats
+    from scoring.judges.base import JudgeStats
 
     bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)
     stats = JudgeStats()

@@ -7,14 +7,14 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.store import run_row
 from audit.views import decisions
-from scoring.agreement import pair_stats
+from scoring.stats.agreement import pair_stats
 
 
 def compare_runs(db: Database, run_a: str, run_b: str, *, n_resamples: int = 2000) -> dict:
     """Agreement between the judges of two runs on the decisions both made (matched by doc, kind, type, spans).
 
     Returns `{"a", "b", "shared", "only_a", "only_b", "stats", "differ": [rows where the labels differ]}`;
-    `stats` is `scoring.agreement.pair_stats` with run A as rows and run B as columns.
+    `stats` is `scoring.stats.agreement.pair_stats` with run A as rows and run B as columns.
 
     Raises:
         AuditError: the runs are of different tasks or were scored on different gold files.

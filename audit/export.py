@@ -13,7 +13,7 @@ from audit.errors import AuditError
 from audit.rescoring import audit_run
 from audit.store import run_row
 from audit.views import decisions
-from scoring.tasks import get_task
+from scoring.families import get_task
 
 FORMATS = ("json", "csv", "latex", "judgelog")
 

@@ -17,7 +17,8 @@ from sqlite_utils import Database
 
 from audit.reviews import effective_label
 from audit.store import dumps, run_row, transaction
-from scoring.tasks import add_nested, get_task
+from scoring.families import get_task
+from scoring.families.base import add_nested
 
 _CHUNK = 900  # SQLite's default limit on bound parameters is 999
 

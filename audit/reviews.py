@@ -10,7 +10,7 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
 from audit.store import now, run_row
-from scoring.tasks import get_task
+from scoring.families import get_task
 
 ROLES = ("reviewer", "adjudicator")
 MAX_NOTE_CHARS = 5_000

@@ -11,7 +11,7 @@ from audit.errors import AuditError
 from audit.reviews import ROLES
 from audit.store import run_row, transaction
 from scoring.errors import InputError
-from scoring.tasks import get_task
+from scoring.families import get_task
 
 FIELDS = ("uid", "doc", "kind", "type", "left", "right", "reviewer", "label", "role", "note", "blind", "created")
 

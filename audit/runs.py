@@ -13,8 +13,9 @@ from sqlite_utils import Database
 from audit.errors import RunExists
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
-from scoring.judges import Judge, JudgeStats
-from scoring.tasks import TaskFamily, get_task, sum_nested
+from scoring.families import get_task
+from scoring.families.base import TaskFamily, sum_nested
+from scoring.judges.base import Judge, JudgeStats
 
 Progress = Callable[[int, int], None]
 

@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from audit.errors import UnknownRun
 from audit.migrations import SCHEMA_VERSION, migrations
-from scoring.judges import Answer
+from scoring.judges.base import Answer
 
 BUSY_TIMEOUT_MS = 15_000  # two reviewers writing at once wait for each other instead of failing
 
@@ -94,7 +94,7 @@ def list_runs(db: Database) -> list[dict]:
 
 
 class SqliteAnswerCache:
-    """`scoring.judges.AnswerCache` over the `judge_cache` table (keys already include judge and prompt)."""
+    """`scoring.judges.base.AnswerCache` over the `judge_cache` table (keys already include judge and prompt)."""
 
     def __init__(self, db: Database, judge: str, identity: dict | None = None) -> None:
         self.db = db

@@ -51,7 +51,7 @@ def _decisions(db_path: str) -> list[tuple]:
 def lean_add_review(conn, run: str, decision_id: int, label: str, reviewer: str, note: str) -> None:
     """What-if: add_review's checks from one query, then the same one-row BEGIN IMMEDIATE transaction."""
     from audit.store import now
-    from scoring.tasks import get_task
+    from scoring.families import get_task
 
     r = conn.execute("SELECT d.run_id, d.kind, r.task FROM decisions d JOIN runs r ON r.id = d.run_id "
                      "WHERE d.id = ? AND r.name = ?", [decision_id, run]).fetchone()

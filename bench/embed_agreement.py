@@ -4,7 +4,7 @@ For each threshold T in 0.50..0.95 (step 0.05) it answers every distinct ordered
 (data/chimera/judge_mixed.jsonl, pairs of spans from the abstracts in data/chimera/eval.csv) and prints raw
 agreement and Cohen's kappa of embed:T against the log's yes/no answers, against `exact` and against `fuzzy`
 (default threshold). Pairs whose log answer is not yes/no are left out. The T with the best kappa against the log
-is the default of `scoring.embed_judge.EmbedJudge`.
+is the default of `scoring.judges.embed.EmbedJudge`.
 
     python bench/embed_agreement.py [--log PATH] [--gold PATH] [--non-identical] [--json]
 """
@@ -23,9 +23,9 @@ if str(ROOT) not in sys.path:
 
 from sklearn.metrics import cohen_kappa_score, roc_auc_score  # noqa: E402
 
-from scoring.chimera import load_gold, normalise_name  # noqa: E402
-from scoring.embed_judge import DEFAULT_EMBED_THRESHOLD, EmbedJudge  # noqa: E402
-from scoring.judges import NO, YES, ExactJudge, FuzzyJudge, ReplayJudge, SpanQuery, normalise_words  # noqa: E402
+from scoring.families.chimera.scorer import load_gold, normalise_name  # noqa: E402
+from scoring.judges.base import NO, YES, ExactJudge, FuzzyJudge, ReplayJudge, SpanQuery, normalise_words  # noqa: E402
+from scoring.judges.embed import DEFAULT_EMBED_THRESHOLD, EmbedJudge  # noqa: E402
 
 THRESHOLDS = [round(0.5 + 0.05 * i, 2) for i in range(10)]
 

@@ -73,8 +73,8 @@ def child_ours(gold: str, pred: str, log: str, db_path: str) -> dict:
     t_start = time.perf_counter()
     import audit.runs as runs
     from audit.store import open_db
-    from scoring.judges import ReplayJudge
-    from scoring.tasks import get_task
+    from scoring.families import get_task
+    from scoring.judges.base import ReplayJudge
 
     import_s = time.perf_counter() - t_start
     rss_imports = peak_rss_mb()

@@ -7,7 +7,7 @@ import streamlit as st
 from audit.rescoring import audit_run
 from audit.store import run_row
 from audit.views import decisions, document, document_ids
-from scoring.chimera import doc_from_json, match_summary
+from scoring.families.chimera.scorer import doc_from_json, match_summary
 from ui.decisions import review_card
 from ui.highlight import LEGEND, highlight_html, locate
 from ui.metrics import headline

@@ -7,7 +7,7 @@ import streamlit as st
 from audit.rescoring import audit_run
 from audit.store import run_row
 from audit.views import documents
-from scoring.chimera import OUTCOMES
+from scoring.families.chimera.scorer import OUTCOMES
 from ui.metrics import headline, section_tables
 from ui.state import db, link, require_run, short_spec
 

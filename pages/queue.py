@@ -8,7 +8,7 @@ from audit.queue import QUEUES, queue, reviewer_progress
 from audit.rescoring import audit_run
 from audit.store import run_row
 from audit.views import decisions, document
-from scoring.chimera import ENTITY_TYPES
+from scoring.families.chimera.scorer import ENTITY_TYPES
 from ui.decisions import review_card
 from ui.highlight import highlight_html, locate
 from ui.metrics import headline

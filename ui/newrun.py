@@ -15,7 +15,7 @@ from audit.errors import AuditError
 from audit.runs import default_run_name, score_run
 from audit.store import default_db_path
 from scoring.errors import InputError, JudgeSpecError
-from scoring.judges import JudgeStats
+from scoring.judges.base import JudgeStats
 
 UPLOAD = "Upload a file…"
 PATH = "A path on this machine…"
@@ -98,7 +98,7 @@ def new_run_form(conn: Database) -> str | None:
         concurrency = c3.number_input("Concurrency", 1, 256, 8, key="newrun.concurrency")
         spec = f"openai:{model.strip()}"
         with st.expander("Prices (USD per 1M tokens) — edit to estimate cost for your model"):
-            from scoring.llm_judge import load_prices
+            from scoring.judges.openai_compat import load_prices
 
             try:
                 table = [{"model": m, "prompt": p, "completion": c} for m, (p, c) in load_prices().items()]
@@ -140,7 +140,7 @@ def new_run_form(conn: Database) -> str | None:
         try:
             judge = None
             if openai_options is not None:
-                from scoring.llm_judge import OpenAIJudge
+                from scoring.judges.openai_compat import OpenAIJudge
 
                 judge = OpenAIJudge(spec.split(":", 1)[1], **openai_options)
             run_name = name.strip() or default_run_name(conn, "chimera", pred.name, spec)

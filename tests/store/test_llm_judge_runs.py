@@ -19,7 +19,7 @@ from audit.export import export_run
 from audit.runs import score_run
 from audit.store import open_db
 from audit.views import decisions
-from scoring.llm_judge import write_judge_log
+from scoring.judges.openai_compat import write_judge_log
 from tests.judge_server import TRUNCATED_TEXT, JudgeServer, equal_spans_script, spans_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,7 +225,7 @@ def test_concurrency_limit_is_respected_in_a_run(monkeypatch: pytest.MonkeyPatch
 
 def test_invalid_answers_are_stored_with_raw_text_counted_and_flagged(monkeypatch: pytest.MonkeyPatch,
                                                                       db_path: Path) -> None:
-    from scoring.chimera import load_gold
+    from scoring.families.chimera.scorer import load_gold
 
     docs = [d for d in load_gold(GOLD) if d.gold][:3]
     spans = [d.gold[0].entities[0][1] for d in docs]

@@ -8,7 +8,7 @@ from audit.errors import BadLabel, StaleReview, UnknownDecision, UnknownRun
 from audit.rescoring import audit_run
 from audit.reviews import add_review, effective_label
 from audit.views import decisions, document
-from scoring import chimera
+from scoring.families.chimera import scorer as chimera
 
 
 def R(reviewer, label, role="reviewer"):  # noqa: N802 - a row builder for the table below

@@ -11,7 +11,7 @@ from audit.migrations import SCHEMA_VERSION
 from audit.runs import score_run
 from audit.store import open_db
 from scoring.errors import InputError
-from scoring.judges import ExactJudge, register_judge
+from scoring.judges.base import ExactJudge, register_judge
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, ROOT, write_jsonl
 
 

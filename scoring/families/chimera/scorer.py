@@ -16,7 +16,7 @@ from pathlib import Path
 
 from scoring.decisions import INVALID_LABEL, MATCH, NO_MATCH, Decision
 from scoring.errors import InputError
-from scoring.judges import (
+from scoring.judges.base import (
     INVALID,
     MISSING,
     NO,
@@ -28,7 +28,7 @@ from scoring.judges import (
     SpanQuery,
     ask_with_cache,
 )
-from scoring.prf import Counts, add_counts, criteria, zero_counts
+from scoring.stats.prf import Counts, add_counts, criteria, zero_counts
 
 RELATION_TYPES = ("combination", "inspiration")
 ENTITY_TYPES = ("comb-element", "inspiration-src", "inspiration-target")

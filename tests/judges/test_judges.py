@@ -3,7 +3,15 @@
 import pytest
 
 from scoring.errors import InputError, JudgeSpecError
-from scoring.judges import ExactJudge, FuzzyJudge, JudgeStats, ReplayJudge, SpanQuery, ask_with_cache, parse_judge_spec
+from scoring.judges.base import (
+    ExactJudge,
+    FuzzyJudge,
+    JudgeStats,
+    ReplayJudge,
+    SpanQuery,
+    ask_with_cache,
+    parse_judge_spec,
+)
 from tests.conftest import write_jsonl
 
 

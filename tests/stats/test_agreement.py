@@ -11,8 +11,8 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
-from scoring import agreement
-from scoring.agreement import (
+from scoring.stats import agreement
+from scoring.stats.agreement import (
     KAPPA_SINGLE_LABEL,
     NO_DECISIONS,
     ONE_CATEGORY,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from scoring import embed_judge
-from scoring.embed_judge import DEFAULT_EMBED_THRESHOLD, EmbedJudge
 from scoring.errors import JudgeSpecError
-from scoring.judges import NO, YES, SpanQuery, parse_judge_spec
+from scoring.judges import embed as embed_judge
+from scoring.judges.base import NO, YES, SpanQuery, parse_judge_spec
+from scoring.judges.embed import DEFAULT_EMBED_THRESHOLD, EmbedJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,8 +169,8 @@ OFFLINE_SCRIPT = textwrap.dedent("""
     socket.getaddrinfo = no_network
 
     from pathlib import Path
-    from scoring.judges import SpanQuery, parse_judge_spec
-    from scoring import embed_judge
+    from scoring.judges.base import SpanQuery, parse_judge_spec
+    from scoring.judges import embed as embed_judge
 
     judge = parse_judge_spec("embed:0.6")
     [a] = judge.ask_many([SpanQuery("d", "t", "comb-element", "back-translation", "back translation method")])

@@ -1,5 +1,6 @@
-"""The openai judge, its prompts and parsers, prices, and progressive caching (scoring/llm_judge.py,
-scoring/prompts.py, scoring/judges.ask_with_cache), against a scripted local server (tests/judge_server.py)."""
+"""The openai judge, its prompts and parsers, prices, and progressive caching (scoring/judges/openai_compat.py,
+scoring/judges/prompts.py, scoring/families/*/prompts.py, scoring/judges/base.ask_with_cache), against a scripted
+local server (tests/judge_server.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator, Sequence
+from types import SimpleNamespace
 
 import pytest
 
-from scoring import prompts
 from scoring.errors import InputError, JudgeSpecError
-from scoring.judges import (
+from scoring.families.chimera import prompts as chimera_prompts
+from scoring.families.ideation import prompts as ideation_prompts
+from scoring.judges import prompts as core_prompts
+from scoring.judges.base import (
     CANCELLED,
     INVALID,
     MISSING,
@@ -27,7 +31,7 @@ from scoring.judges import (
     ask_with_cache,
     parse_judge_spec,
 )
-from scoring.llm_judge import (
+from scoring.judges.openai_compat import (
     DEFAULT_PRICES,
     OpenAIJudge,
     estimate_cost,
@@ -40,6 +44,8 @@ from tests.judge_server import NO_TEXT, TRUNCATED_TEXT, YES_TEXT, JudgeServer, e
 
 KEY = "sk-unit-test-key-0123456789"
 TEXT = "We combine graph neural networks with contrastive learning to detect fraud in payment networks."
+
+prompts = SimpleNamespace(**{**vars(core_prompts), **vars(chimera_prompts), **vars(ideation_prompts)})
 
 
 @pytest.fixture

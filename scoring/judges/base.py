@@ -282,7 +282,7 @@ def parse_judge_spec(spec: str, *, normalise_type: Callable[[str], str] = lambda
 
 
 _EXTRA_JUDGES: dict[str, Callable[[str], Judge]] = {}
-_LAZY_MODULES = {"openai": "scoring.llm_judge", "embed": "scoring.embed_judge"}
+_LAZY_MODULES = {"openai": "scoring.judges.openai_compat", "embed": "scoring.judges.embed"}
 
 
 def register_judge(name: str, factory: Callable[[str], Judge]) -> None:

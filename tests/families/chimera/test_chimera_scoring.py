@@ -2,9 +2,9 @@
 
 import pytest
 
-from scoring import chimera
-from scoring.chimera import ChimeraDoc, ChimeraPrediction, Relation
-from scoring.judges import ExactJudge
+from scoring.families.chimera import scorer as chimera
+from scoring.families.chimera.scorer import ChimeraDoc, ChimeraPrediction, Relation
+from scoring.judges.base import ExactJudge
 
 CE = "comb-element"
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from scoring import chimera
 from scoring.errors import InputError
+from scoring.families.chimera import scorer as chimera
 from tests.conftest import GOLD, write_jsonl
 
 GOLD_IDS = ["2105.13065", "2103.0771", "2110.01691"]

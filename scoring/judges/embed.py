@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from scoring.errors import JudgeSpecError
-from scoring.judges import NO, YES, Answer, Progress, SpanQuery, _LocalJudge, normalise_words, register_judge
+from scoring.judges.base import NO, YES, Answer, Progress, SpanQuery, _LocalJudge, normalise_words, register_judge
 
 DEFAULT_EMBED_THRESHOLD = 0.9
 """Chosen by `bench/embed_agreement.py` (best Cohen's kappa against data/chimera/judge_mixed.jsonl); see EmbedJudge."""

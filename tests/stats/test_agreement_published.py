@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.agreement import krippendorff_alpha, multi_rater_stats, pair_stats
+from scoring.stats.agreement import krippendorff_alpha, multi_rater_stats, pair_stats
 
 # ------------------------------------------------------------------------------------------------------------------
 # Cohen's kappa: Artstein & Poesio (2008)

@@ -7,7 +7,7 @@ See docs/judges.md for the user-facing description.
   change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT`, `REJUDGE_JUDGE_MAX_RETRIES`
   and `REJUDGE_JUDGE_BACKOFF`. The key is sent as a bearer token and kept nowhere else: not in `identity()`,
   not in cache keys, not in failure messages.
-- Requests: the paper's prompt (`scoring.prompts.CHIMERA_SPAN`), temperature 0, max_tokens 400, one user
+- Requests: the paper's prompt (`families.chimera.prompts.CHIMERA_SPAN`), temperature 0, max_tokens 400, one user
   message. `ask_many` runs them on a thread pool of `concurrency` workers; the openai client does no retries
   of its own (`max_retries=0`): ours back off exponentially with jitter on 429 / 408 / 409 / 5xx, timeouts,
   connection errors and malformed bodies, and count them in `Answer.retries`.
@@ -33,9 +33,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
-from scoring.chimera import judge_log_records
 from scoring.errors import InputError, JudgeSpecError
-from scoring.judges import (
+from scoring.families.chimera.prompts import CHIMERA_SPAN, parse_span_answer, render_span_prompt
+from scoring.families.chimera.scorer import judge_log_records
+from scoring.judges.base import (
     CANCELLED,
     INVALID,
     MISSING,
@@ -49,7 +50,6 @@ from scoring.judges import (
     _hash,
     register_judge,
 )
-from scoring.prompts import CHIMERA_SPAN, parse_span_answer, render_span_prompt
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 8

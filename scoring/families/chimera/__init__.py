@@ -1,0 +1,1 @@
+"""CHIMERA recombination extraction: loader, decide/aggregate scorer, judge question, family."""

@@ -1,0 +1,93 @@
+"""CHIMERA's judge question: the paper's span-comparison prompt, verbatim, and the rule that reads its answer.
+
+`CHIMERA_SPAN`: verbatim from the paper's scorer (noy-sternlicht/CHIMERA-KB, `src/eval.py`,
+`SPAN_COMPARISON_PROMPT`); parsed by `parse_span_answer`.
+"""
+
+from __future__ import annotations
+
+from scoring.judges.prompts import INVALID, NO, YES, Parsed, PromptTemplate, register_template
+from scoring.judges.prompts import between as _between
+
+CHIMERA_SPAN_PROMPT = """You are tasked with comparing two spans extracted from a scientific text to determine if \
+they discuss the same {ENTITY_TYPE}. Follow these instructions carefully:
+
+1. First, read the full text for context:
+<full_text>
+{TEXT}
+</full_text>
+
+2. Now, consider these two spans extracted from the text above:
+<span1>
+{SPAN1}
+</span1>
+
+<span2>
+{SPAN2}
+</span2>
+
+3. Your task is to carefully analyze these two spans and determine if they discuss the same {ENTITY_TYPE}. The \
+idea the spans discuss should be exactly the same, up to minor lexical or semantic variations.
+
+4. In your analysis, consider the following:
+   a. The main topic or idea presented in each span
+   b. The context in which these spans appear in the full text
+   c. Any potential contradictions between the spans
+
+5. After your analysis, provide a justification for your determination. Explain your reasoning clearly, \
+referencing specific elements from the spans and the full text if necessary.
+
+6. Based on your analysis and justification, provide a "Yes" or "No" answer to whether the spans discuss the \
+same {ENTITY_TYPE}.
+
+7. Present your response in the following format:
+   <justification>
+   [Your detailed justification here]
+   </justification>
+
+   <answer>
+   [Your "Yes" or "No" answer here]
+   </answer>"""
+"""The paper's `SPAN_COMPARISON_PROMPT` (CHIMERA-KB `src/eval.py`), character for character."""
+
+CHIMERA_SPAN = register_template(PromptTemplate("chimera-span-comparison", CHIMERA_SPAN_PROMPT))
+CHIMERA_SPAN_PROMPT_HASH = CHIMERA_SPAN.version
+
+
+def render_span_prompt(entity_type: str, text: str, span1: str, span2: str) -> str:
+    """The CHIMERA prompt for one ordered span pair (the paper fills it with `str.format` the same way)."""
+    return CHIMERA_SPAN.render(ENTITY_TYPE=entity_type, TEXT=text, SPAN1=span1, SPAN2=span2)
+
+
+def parse_span_answer(raw: str | None, *, truncated: bool = False) -> Parsed:
+    """Read a CHIMERA judge reply: the text between the first `<answer>` and the next `</answer>`, stripped and
+    lower-cased, must be `yes` or `no`.
+
+    Differs from the paper on purpose: the paper's scorer turns a reply without the tags (its guard never fires,
+    see chimera.md section 3.1) or with anything else inside them into "" (= no match); here such a reply is
+    `invalid`, with the reason, so it is counted and can be reviewed. The paper-parity metric still treats an
+    invalid answer as no match.
+
+    Args:
+        raw: the reply text (None or empty: invalid).
+        truncated: the reply stopped at the token limit (`finish_reason == "length"`), named in the reason.
+    """
+    justification = _between(raw or "", "<justification>", "</justification>")
+    rationale = justification.strip() if justification is not None else None
+    if not raw or not raw.strip():
+        return Parsed(INVALID, "empty answer")
+    inner = _between(raw, "<answer>", "</answer>")
+    if inner is None:
+        if "<answer>" in raw:
+            why = "no closing </answer> tag"
+        else:
+            why = "no <answer> tag"
+        if truncated:
+            why += " (reply cut off at the token limit)"
+        return Parsed(INVALID, why, rationale)
+    value = inner.strip().lower()
+    if value not in (YES, NO):
+        shown = inner.strip()
+        return Parsed(INVALID, f"answer is {shown[:40]!r}, not Yes or No", rationale)
+    return Parsed(value, None, rationale)
+

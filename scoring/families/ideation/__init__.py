@@ -1,0 +1,1 @@
+"""Ideation: absolute ratings and pairwise comparisons of research ideas."""

@@ -1,0 +1,1 @@
+"""Statistics over decisions: P/R/F1 counts, agreement (kappa & co), estimators."""
