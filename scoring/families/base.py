@@ -6,9 +6,10 @@ metrics. Counts are nested dicts of numbers so the shell can sum them without kn
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from scoring.decisions import Decision
 from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress
@@ -30,19 +31,124 @@ class Loaded:
     extra: dict = field(default_factory=dict)
 
 
-class TaskFamily(Protocol):
+@dataclass(frozen=True)
+class LabelScheme:
+    """The labels of one decision kind, and how agreement reads them."""
+
+    scale: Literal["binary", "ordinal", "categorical"]
+    labels: tuple[str, ...]
+    """Labels a reviewer may give, in scale order for ordinal kinds (e.g. `1`..`5`)."""
+    positive: str | None = None
+    """Binary kinds: the label that counts as a hit (e.g. `match`)."""
+    judge_only: tuple[str, ...] = ()
+    """Labels only the judge produces besides `invalid` (e.g. ideation's `split`)."""
+    invalid: str = "invalid"
+    """The judge's label for an answer that could not be read or is missing."""
+    titles: Mapping[str, str] = field(default_factory=dict)
+    """Button / legend text per label (defaults to the label)."""
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """Keyboard shortcut per label for the review queue."""
+
+    @property
+    def judge_labels(self) -> tuple[str, ...]:
+        return (*self.labels, *self.judge_only, self.invalid)
+
+    def title(self, label: str) -> str:
+        return self.titles.get(label, label)
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One input a family's run takes (a CLI flag `--NAME`, a field of the new-run form)."""
+
     name: str
+    """Key in the inputs mapping and CLI flag name, e.g. `gold`, `pred`, `text`, `ideas`."""
     title: str
-    decision_labels: dict[str, tuple[str, ...]]
-    """Allowed labels per decision kind."""
+    help: str
+    """What the file holds and its format, shown beside the form field and in `--help`."""
+    required: bool = True
+    folder: bool = False
+    """A folder of files (LitXBench: one JSON file per paper) rather than one file."""
+    suffixes: tuple[str, ...] = ()
+    """File suffixes the upload widget accepts (empty: any)."""
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """A run the dashboard scores into a fresh database from the bundled data."""
+
+    name: str
+    inputs: Mapping[str, str]
+    judge: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MetricCell:
+    """One number of the metrics JSON, named for people: cards, the scores table, LaTeX."""
+
+    path: tuple[str, ...]
+    """Keys into the metrics JSON, e.g. (`entities`, `avg`, `f1`)."""
+    label: str
+    """e.g. `entity F1 (macro avg)`."""
+    section: str = ""
+    """Group heading, e.g. `entities`."""
+    higher_is_better: bool = True
+
+    def value(self, metrics: Mapping) -> float | None:
+        v: Any = metrics
+        for k in self.path:
+            if not isinstance(v, Mapping) or k not in v:
+                return None
+            v = v[k]
+        return v if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+class TaskFamily(Protocol):
+    """What the shell (store, re-scoring, pages, agreement, export, CLI) needs from a benchmark family.
+
+    A family turns its input files into documents, asks its judge for decisions (`decide`), and turns
+    per-document counts under effective labels into metrics (`counts`, `metrics`). Every member below is used by
+    the shell; `tests/test_family_contract.py` checks that every registered family provides them.
+    """
+
+    name: str
+    """Registry key and CLI task name, e.g. `chimera`."""
+    title: str
+    """Human name, e.g. `CHIMERA recombination extraction`."""
+    label_schemes: Mapping[str, LabelScheme]
+    """Decision kinds this family makes, with their label schemes."""
     outcomes: tuple[str, ...]
+    """Document outcomes used to filter the document list (e.g. `perfect`, `partial`)."""
+    inputs: tuple[InputSpec, ...]
+    """The run's input files, in form order."""
+    judge_specs: tuple[str, ...]
+    """Judge specs offered in the new-run form (first = default). `replay:PATH` is always accepted too."""
+    headline: tuple[MetricCell, ...]
+    """The few numbers on the overview cards and in the LaTeX table, first = the headline metric."""
+    needs_doc_counts: bool
+    """True when `metrics` needs every document's counts (bootstrap intervals, medians), not only their sum."""
 
-    def load(self, gold: str, pred: str, text: str | None = None) -> Loaded: ...
+    def demo_runs(self, data_dir: Path) -> list[DemoRun]:
+        """Runs scored from the bundled data (`data/`) on a fresh database."""
+        ...
 
-    def make_judge(self, spec: str) -> Judge: ...
+    def load(self, inputs: Mapping[str, str]) -> Loaded:
+        """Validate and normalise the input files (paths by `InputSpec.name`).
+
+        Raises:
+            InputError: naming file, line (or JSON path) and reason. Nothing is stored when it is raised.
+        """
+        ...
+
+    def make_judge(self, spec: str) -> Judge:
+        """The judge transport for a spec, able to answer this family's questions."""
+        ...
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
-               stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]: ...
+               stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
+        """Ask the judge (through the cache) and return one decision per judge question."""
+        ...
 
     def doc_id(self, doc: Any) -> str: ...
 
@@ -51,13 +157,34 @@ class TaskFamily(Protocol):
         ...
 
     def counts(self, payload: Mapping, labels: Labels) -> dict:
-        """Per-document counts under the given effective labels (missing pairs count as no-match)."""
+        """Per-document counts (nested dicts of numbers) under the given effective labels."""
+        ...
+
+    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:
+        """Decisions this document needs under these labels that scoring did not make (LitXBench: the item pairs
+        of a material pair a reviewer forced). The shell stores the new ones; most families return []."""
+        ...
+
+    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:
+        """Decision keys that do not count under these labels (shown, not counted; reviews kept)."""
         ...
 
     def outcome(self, payload: Mapping, counts: Mapping) -> str: ...
 
-    def metrics(self, total: Mapping) -> dict:
-        """The task's metrics JSON from counts summed over documents."""
+    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None) -> dict:
+        """The family's metrics JSON from counts summed over documents (and each document's, if needed)."""
+        ...
+
+    def metric_rows(self, metrics: Mapping) -> list[dict]:
+        """The scores table: one row per section and type, plain column names, numbers only."""
+        ...
+
+    def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
+        """Replay-format lines for decisions or stored decision rows (one per answered question and order)."""
+        ...
+
+    def describe_judge_log(self) -> str:
+        """One line on the judge-log format, for `--help` and the docs."""
         ...
 
 

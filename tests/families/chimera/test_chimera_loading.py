@@ -3,6 +3,7 @@
 import pytest
 
 from scoring.errors import InputError
+from scoring.families.chimera import load as chimera_load
 from scoring.families.chimera import scorer as chimera
 from tests.conftest import GOLD, write_jsonl
 
@@ -86,7 +87,7 @@ def test_hostile_and_binary_input(tmp_path):
 
 def test_huge_file_is_refused_before_reading(tmp_path, monkeypatch):
     p = write_jsonl(tmp_path / "big.jsonl", [{"paper_id": "2103.0771", "relations": {}}])
-    monkeypatch.setattr(chimera, "MAX_INPUT_BYTES", 10)
+    monkeypatch.setattr(chimera_load, "MAX_INPUT_BYTES", 10)
     with pytest.raises(InputError, match="the limit is"):
         chimera.load_predictions(p, GOLD_IDS)
 

@@ -1,0 +1,216 @@
+"""Loading CHIMERA inputs: the gold CSV and predictions (JSON lines or CSV), validated with FILE:LINE errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from scoring.errors import InputError
+from scoring.families.chimera.model import (
+    ENTITIES_OF,
+    ENTITY_TYPES,
+    GOLD_COLUMNS,
+    MAX_INPUT_BYTES,
+    RELATION_TYPES,
+    ChimeraDoc,
+    ChimeraPrediction,
+    GoldSpan,
+    LoadedPredictions,
+    Relation,
+    normalise_name,
+)
+
+
+def _check_size(path: Path) -> bytes:
+    if not path.is_file():
+        raise InputError(str(path), None, "file not found")
+    size = path.stat().st_size
+    if size > MAX_INPUT_BYTES:
+        raise InputError(str(path), None, f"file is {size / 2**20:.0f} MiB; the limit is "
+                                          f"{MAX_INPUT_BYTES // 2**20} MiB")
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise InputError(str(path), line, "not valid UTF-8 text") from None
+    return data
+
+
+def _csv_records(path: Path, data: bytes) -> Iterable[tuple[int, dict[str, str]]]:
+    csv.field_size_limit(64 * 1024 * 1024)
+    reader = csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline=""))
+    start = reader.line_num + 1
+    try:
+        for row in reader:
+            yield start, row
+            start = reader.line_num + 1
+    except csv.Error as e:
+        raise InputError(str(path), reader.line_num, f"malformed CSV: {e}") from None
+
+
+def parse_relations(value: object, path: str, line: int, notes: list[str] | None = None) -> tuple[Relation, ...]:
+    """Validate and normalise a `{relation_type: [{entity_type: [span, ...]}, ...]}` mapping.
+
+    A single relation given as a mapping instead of a one-item list is accepted (the LLM output shape).
+    """
+    if not isinstance(value, dict):
+        raise InputError(path, line, f"relations must be a JSON object, got {_json_type(value)}")
+    out: list[Relation] = []
+    for raw_type, rels in value.items():
+        rtype = normalise_name(raw_type)
+        if rtype not in RELATION_TYPES:
+            raise InputError(path, line, f"unknown relation type {raw_type!r}; expected one of "
+                                         f"{', '.join(RELATION_TYPES)} (or analogy, blend)")
+        if rtype != raw_type and notes is not None:
+            notes.append(f"{path}:{line}: relation type {raw_type!r} read as {rtype!r}")
+        if isinstance(rels, dict):
+            rels = [rels]
+        if not isinstance(rels, list):
+            raise InputError(path, line, f"relation {raw_type!r} must be a list of relations, got {_json_type(rels)}")
+        if not rels:
+            raise InputError(path, line, f"relation {raw_type!r} has an empty list; use {{}} for no recombination")
+        for rel in rels:
+            if not isinstance(rel, dict):
+                raise InputError(path, line, f"a {raw_type!r} relation must be an object of entity lists, "
+                                             f"got {_json_type(rel)}")
+            entities: list[tuple[str, str]] = []
+            for raw_etype, spans in rel.items():
+                etype = normalise_name(raw_etype)
+                if etype not in ENTITY_TYPES:
+                    raise InputError(path, line, f"unknown entity type {raw_etype!r}; expected one of "
+                                                 f"{', '.join(ENTITY_TYPES)} (or analogy-src, analogy-target)")
+                if etype not in ENTITIES_OF[rtype]:
+                    raise InputError(path, line, f"entity type {raw_etype!r} does not belong to relation "
+                                                 f"{rtype!r} (expected {', '.join(ENTITIES_OF[rtype])})")
+                if not isinstance(spans, list):
+                    raise InputError(path, line, f"entity list {raw_etype!r} must be a list of strings, "
+                                                 f"got {_json_type(spans)}")
+                for s in spans:
+                    if not isinstance(s, str):
+                        raise InputError(path, line, f"span in {raw_etype!r} must be a string, got {_json_type(s)}")
+                    if not s.strip():
+                        raise InputError(path, line, f"empty span in {raw_etype!r}")
+                    entities.append((etype, s))
+            if not entities:
+                raise InputError(path, line, f"a {raw_type!r} relation has no entities")
+            out.append(Relation(rtype, tuple(entities)))
+    return tuple(out)
+
+
+def _json_type(v: object) -> str:
+    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def load_gold(path: str | Path) -> list[ChimeraDoc]:
+    """Read a CHIMERA gold CSV (paper_id, text, readable_relations, optionally entities, document_class).
+
+    Raises:
+        InputError: naming file and line, for a missing column, bad JSON, unknown type or duplicate id.
+    """
+    p = Path(path)
+    data = _check_size(p)
+    first = data.decode("utf-8-sig").split("\n", 1)[0]
+    header = next(csv.reader([first]), [])
+    missing = [c for c in GOLD_COLUMNS if c not in header]
+    if missing:
+        raise InputError(str(p), 1, f"missing column(s) {', '.join(missing)}; a CHIMERA gold CSV needs "
+                                    f"{', '.join(GOLD_COLUMNS)}")
+    docs: list[ChimeraDoc] = []
+    seen: set[str] = set()
+    for line, row in _csv_records(p, data):
+        pid = (row.get("paper_id") or "").strip()
+        if not pid:
+            raise InputError(str(p), line, "empty paper_id")
+        if pid in seen:
+            raise InputError(str(p), line, f"duplicate paper_id {pid!r}")
+        seen.add(pid)
+        text = row.get("text") or ""
+        try:
+            rr = json.loads(row.get("readable_relations") or "{}")
+        except json.JSONDecodeError as e:
+            raise InputError(str(p), line, f"readable_relations is not valid JSON: {e.msg}") from None
+        gold = parse_relations(rr, str(p), line)
+        spans: list[GoldSpan] = []
+        if row.get("entities"):
+            try:
+                ents = json.loads(row["entities"])
+            except json.JSONDecodeError as e:
+                raise InputError(str(p), line, f"entities is not valid JSON: {e.msg}") from None
+            if ents == {}:
+                ents = []  # the upstream file writes {} for abstracts without annotation
+            if not isinstance(ents, list):
+                raise InputError(str(p), line, "entities must be a JSON list")
+            for e in ents:
+                try:
+                    start, end = int(e["start"]), int(e["end"])
+                    spans.append(GoldSpan(normalise_name(str(e["tag"])), str(e["value"]), start, end))
+                except (KeyError, TypeError, ValueError):
+                    raise InputError(str(p), line, "each entity needs start, end, tag and value") from None
+        docs.append(ChimeraDoc(pid, text, (row.get("document_class") or "").strip(), gold, tuple(spans), line))
+    if not docs:
+        raise InputError(str(p), None, "no abstracts in the gold file")
+    return docs
+
+
+def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredictions:
+    """Read predictions as JSON lines (`paper_id`, `relations`) or CSV (`paper_id`, `readable_relations`).
+
+    Gold papers without a prediction are listed in `missing` and scored as "no recombination".
+
+    Raises:
+        InputError: naming file and line, for malformed JSON, unknown paper id, duplicate id, wrong types.
+    """
+    p = Path(path)
+    data = _check_size(p)
+    known = set(gold_ids)
+    preds: dict[str, ChimeraPrediction] = {}
+    notes: list[str] = []
+
+    def add(pid: object, rels: object, line: int) -> None:
+        if not isinstance(pid, str):
+            raise InputError(str(p), line, f"paper_id must be a string, got {_json_type(pid)} "
+                                           f"({pid!r}); quote it so ids like 2103.0771 keep their digits")
+        if pid not in known:
+            raise InputError(str(p), line, f"unknown paper id {pid!r}: not in the gold file")
+        if pid in preds:
+            raise InputError(str(p), line, f"duplicate prediction for paper id {pid!r} "
+                                           f"(first on line {preds[pid].line})")
+        preds[pid] = ChimeraPrediction(pid, parse_relations(rels, str(p), line, notes), line)
+
+    if p.suffix.lower() == ".csv":
+        header = next(csv.reader([data.decode("utf-8-sig").split("\n", 1)[0]]), [])
+        if "paper_id" not in header or "readable_relations" not in header:
+            raise InputError(str(p), 1, "a prediction CSV needs columns paper_id and readable_relations")
+        for line, row in _csv_records(p, data):
+            try:
+                rels = json.loads(row.get("readable_relations") or "{}")
+            except json.JSONDecodeError as e:
+                raise InputError(str(p), line, f"readable_relations is not valid JSON: {e.msg}") from None
+            add((row.get("paper_id") or "").strip(), rels, line)
+    else:
+        for line, text in enumerate(data.decode("utf-8-sig").splitlines(), 1):
+            if not text.strip():
+                continue
+            try:
+                rec = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise InputError(str(p), line, f"invalid JSON: {e.msg} (column {e.colno})") from None
+            if not isinstance(rec, dict):
+                raise InputError(str(p), line, f"expected a JSON object, got {_json_type(rec)}")
+            if "paper_id" not in rec:
+                raise InputError(str(p), line, "missing field 'paper_id'")
+            if "relations" not in rec:
+                raise InputError(str(p), line, "missing field 'relations' (use {} for no recombination)")
+            add(rec["paper_id"], rec["relations"], line)
+    if not preds:
+        raise InputError(str(p), None, "no predictions in the file")
+    missing = [pid for pid in gold_ids if pid not in preds]
+    for pid in missing:
+        preds[pid] = ChimeraPrediction(pid, (), None)
+    return LoadedPredictions(preds, missing, notes)
+
