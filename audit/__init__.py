@@ -1,1 +1,3 @@
-"""Application layer shared by the pages and the CLI: store, runs, reviews, re-scoring, export."""
+"""Rejudge application layer: store, reviews, re-scoring, export, CLI (`python -m audit`)."""
+
+__version__ = "0.2.0"

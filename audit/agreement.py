@@ -10,6 +10,7 @@ from audit.rescoring import reviews_by_decision
 from audit.reviews import current_labels
 from audit.store import run_row
 from scoring.decisions import INVALID_LABEL
+from scoring.families import get_task
 from scoring.stats.agreement import group_stats, multi_rater_stats
 
 
@@ -51,9 +52,13 @@ def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0)
     decision kind and `kind/type`; kappa intervals resample documents.
     """
     hvj, hvh, ratings, skipped = agreement_rows(db, run)
+    schemes = get_task(run_row(db, run)["task"]).label_schemes
+    ordinal = {k: list(s.labels) for k, s in schemes.items() if s.scale == "ordinal"}
+    positive = {k: s.positive for k, s in schemes.items() if s.positive is not None}
+    opts = {"ordinal_kinds": ordinal, "positive": positive, "n_resamples": n_resamples, "seed": seed}
     return {
-        "human_vs_judge": group_stats(hvj, n_resamples=n_resamples, seed=seed) if hvj else {},
-        "human_vs_human": group_stats(hvh, n_resamples=n_resamples, seed=seed) if hvh else {},
+        "human_vs_judge": group_stats(hvj, **opts) if hvj else {},
+        "human_vs_human": group_stats(hvh, **opts) if hvh else {},
         "multi_rater": multi_rater_stats(ratings) if ratings else {},
         "excluded_judge_invalid": skipped,
         "reviewers": sorted({r["reviewer"] for r in hvj} | {w for h in ratings.values() for w in h}),

@@ -31,18 +31,19 @@ def _emit(text: str, out: str | None) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> None:
-    """Score predictions against gold with a judge; store the run; print its metrics as JSON.
+    """Score a run with a judge; store it with every decision; print its metrics as JSON (the run name on stderr).
 
     Example: python -m audit score chimera --gold data/chimera/eval.csv --pred data/chimera/pred_mixed.jsonl
     --judge replay:data/chimera/judge_mixed.jsonl
     """
-    from pathlib import Path
-
     from tqdm import tqdm
 
-    from audit.runs import default_run_name, score_run
+    from audit.runs import execute_run, plan_run, write_judge_log
+    from audit.views import decisions
+    from scoring.families import get_task
     from scoring.judges.base import JudgeStats
 
+    task = get_task(args.task)
     bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)
     stats = JudgeStats()
 
@@ -53,21 +54,39 @@ def cmd_score(args: argparse.Namespace) -> None:
         bar.refresh()
 
     db = open_db(args.db)
-    run = args.run or default_run_name(db, args.task, args.pred, args.judge)
-    log = args.judge_log
-    if log is None and not args.judge.startswith("replay:"):
-        log = str(Path(args.db).resolve().parent / f"{run}.judge.jsonl")
+    inputs = {s.name: getattr(args, s.name) for s in task.inputs if getattr(args, s.name, None)}
+    options = {o.name: getattr(args, o.name) for o in task.options}
+    judge = args.judge or task.judge_specs[0]
     try:
-        row = score_run(db, args.task, args.gold, args.pred, args.judge, run=run, text=args.text,
-                        progress=progress, judge_log=log or None, stats=stats)
+        plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options)
+        row = execute_run(db, plan, progress=progress, stats=stats)
     finally:
         bar.close()
     print(f"run: {row['name']}", file=sys.stderr)
-    if log:
-        print(f"judge log: {log} (re-score offline with --judge replay:{log})", file=sys.stderr)
+    if args.judge_log:
+        n = write_judge_log(task, list(decisions(db, row["name"])), args.judge_log)
+        print(f"judge log: {args.judge_log} ({n} lines; re-score offline with --judge replay:{args.judge_log})",
+              file=sys.stderr)
     for w in row["summary"].get("warnings", []):
         print(f"warning: {w}", file=sys.stderr)
     _print_json(row["original_metrics"] | {"judge": row["summary"]["judge"]})
+
+
+def cmd_delete_run(args: argparse.Namespace) -> None:
+    """Delete a run (documents, decisions, audited state). Refuses while it has reviews unless --exported FILE
+    (the reviews are written there first) or --force.
+
+    Example: python -m audit delete-run --run old-run --exported old-run.reviews.jsonl
+    """
+    from audit.reviews_io import export_reviews
+    from audit.runs import delete_run
+
+    db = open_db(args.db)
+    exported = False
+    if args.exported:
+        _emit(export_reviews(db, args.run), args.exported)
+        exported = True
+    _print_json(delete_run(db, args.run, force=args.force, exported=exported))
 
 
 def cmd_runs(args: argparse.Namespace) -> None:
@@ -177,15 +196,28 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(fn=fn)
         return sp
 
+    from scoring.families import TASKS
+
     s = add("score", cmd_score)
-    s.add_argument("task", choices=["chimera"], help="task family")
-    s.add_argument("--gold", required=True)
-    s.add_argument("--pred", required=True)
-    s.add_argument("--text", default=None, help="source texts (tasks that need them)")
-    s.add_argument("--judge", default="exact", help="exact | fuzzy[:T] | replay:PATH (default exact)")
-    s.add_argument("--run", default=None, help="run name (default derived from the prediction file and judge)")
-    s.add_argument("--judge-log", default=None, help="where to write the run's judge log (default: RUN.judge.jsonl "
-                   "next to the database; not written for replay judges; '' to skip)")
+    fams = s.add_subparsers(dest="task", required=True, metavar="TASK",
+                            help=f"task family: {', '.join(TASKS)}")
+    for fam in TASKS.values():
+        f = fams.add_parser(fam.name, help=fam.title, description=f"Score a {fam.title} run.")
+        f.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+        for spec in fam.inputs:
+            f.add_argument(f"--{spec.name}", required=spec.required, metavar="DIR" if spec.folder else "PATH",
+                           help=f"{spec.title}: {spec.help}")
+        for opt in fam.options:
+            f.add_argument(f"--{opt.name}", choices=opt.choices, default=opt.choices[0], help=opt.help)
+        f.add_argument("--judge", default=None, help=f"judge spec (default {fam.judge_specs[0]}; offered: "
+                       f"{', '.join(fam.judge_specs)}, or replay:PATH with a judge log: {fam.describe_judge_log()})")
+        f.add_argument("--run", default=None, help="run name (default derived from the predictions and judge)")
+        f.add_argument("--judge-log", default=None, help="also write the run's judge log (replay format) to this "
+                       "file (it is always available later with `export --format judgelog`)")
+    s = add("delete-run", cmd_delete_run)
+    s.add_argument("--run", required=True)
+    s.add_argument("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first")
+    s.add_argument("--force", action="store_true", help="delete the run's reviews too")
     add("runs", cmd_runs)
     s = add("decisions", cmd_decisions)
     s.add_argument("--run", required=True)
@@ -194,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = add("review", cmd_review)
     s.add_argument("--run", required=True)
     s.add_argument("--decision", required=True, type=int)
-    s.add_argument("--label", required=True, help="the decision kind's label (chimera: match | no-match) or undo")
+    s.add_argument("--label", required=True, help="a label of the decision kind's scheme (see `decisions`) or undo")
     s.add_argument("--reviewer", required=True)
     s.add_argument("--note", default=None)
     s.add_argument("--role", default="reviewer", choices=["reviewer", "adjudicator"])

@@ -7,6 +7,7 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.store import run_row
 from audit.views import decisions
+from scoring.families import get_task
 from scoring.stats.agreement import pair_stats
 
 
@@ -22,8 +23,12 @@ def compare_runs(db: Database, run_a: str, run_b: str, *, n_resamples: int = 200
     ra, rb = run_row(db, run_a), run_row(db, run_b)
     if ra["task"] != rb["task"]:
         raise AuditError(f"runs {run_a!r} and {run_b!r} are of different tasks ({ra['task']}, {rb['task']})")
-    if ra["inputs"]["gold"]["sha256"] != rb["inputs"]["gold"]["sha256"]:
-        raise AuditError(f"runs {run_a!r} and {run_b!r} were scored against different gold files")
+    task = get_task(ra["task"])
+    first = task.inputs[0].name
+    if (ra["inputs"].get(first) or {}).get("sha256") != (rb["inputs"].get(first) or {}).get("sha256"):
+        raise AuditError(f"runs {run_a!r} and {run_b!r} were scored on different {task.inputs[0].title.lower()}s")
+    positives = {s.positive for s in task.label_schemes.values()}
+    positive = positives.pop() if len(positives) == 1 else None
 
     def key(d: dict) -> tuple:
         return (d["doc"], d["kind"], d["type"], d["left"], d["right"])
@@ -35,7 +40,7 @@ def compare_runs(db: Database, run_a: str, run_b: str, *, n_resamples: int = 200
                "b_id": db_[k]["id"], "a": da[k]["judge"], "b": db_[k]["judge"]}
               for k in shared if da[k]["judge"] != db_[k]["judge"]]
     stats = pair_stats([da[k]["judge"] for k in shared], [db_[k]["judge"] for k in shared],
-                       clusters=[k[0] for k in shared], n_resamples=n_resamples, positive="match") if shared else {}
+                       clusters=[k[0] for k in shared], n_resamples=n_resamples, positive=positive) if shared else {}
     return {"a": {"run": run_a, "judge": ra["judge_spec"], "metrics": ra["original_metrics"]},
             "b": {"run": run_b, "judge": rb["judge_spec"], "metrics": rb["original_metrics"]},
             "shared": len(shared), "only_a": len(da) - len(shared), "only_b": len(db_) - len(shared),

@@ -1,4 +1,4 @@
-"""The bundled demo run that the dashboard opens on."""
+"""The bundled demo runs that the dashboard opens on: every registered family's `demo_runs` over `data/`."""
 
 from __future__ import annotations
 
@@ -8,28 +8,41 @@ from sqlite_utils import Database
 
 from audit.errors import RunExists
 from audit.runs import score_run
+from scoring.families import TASKS
+from scoring.families.base import DemoRun
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "data" / "chimera"
-DEMO_RUN = "demo-chimera-mixed"
-DEMO = {
-    "gold": DATA / "eval.csv",
-    "pred": DATA / "pred_mixed.jsonl",
-    "judge": f"replay:{DATA / 'judge_mixed.jsonl'}",
-}
-BUNDLED_FILES = {
-    "CHIMERA eval.csv (216 abstracts, gold)": DATA / "eval.csv",
-    "pred_mixed.jsonl (sample predictions)": DATA / "pred_mixed.jsonl",
-    "pred_perfect.jsonl (gold spans as predictions)": DATA / "pred_perfect.jsonl",
-    "judge_mixed.jsonl (judge log for pred_mixed)": DATA / "judge_mixed.jsonl",
-}
+DATA = ROOT / "data"
+
+
+def demo_runs() -> list[tuple[str, DemoRun]]:
+    """(task, demo run) for every family, in registry order; the first is the one the dashboard opens on."""
+    return [(name, d) for name, fam in TASKS.items() for d in fam.demo_runs(DATA)]
+
+
+def first_demo_run() -> str:
+    return demo_runs()[0][1].name
+
+
+def bundled_files() -> dict[str, Path]:
+    """Files and folders under data/ the new-run form offers, labelled by family and path."""
+    out = {}
+    for folder in sorted(p for p in DATA.iterdir() if p.is_dir()):
+        for f in sorted(folder.iterdir()):
+            if f.name.endswith((".md", ".txt")) or f.name.startswith("."):
+                continue
+            out[f"{folder.name}/{f.name}" + ("/" if f.is_dir() else "")] = f
+    return out
 
 
 def ensure_demo(db: Database) -> str:
-    """Score the demo run once (replay judge: no network); return its name."""
-    if not list(db.query("SELECT 1 FROM runs WHERE name = ?", [DEMO_RUN])):
+    """Score each demo run once (offline judges only); return the name of the first."""
+    have = {r["name"] for r in db.query("SELECT name FROM runs")}
+    for task, d in demo_runs():
+        if d.name in have:
+            continue
         try:
-            score_run(db, "chimera", str(DEMO["gold"]), str(DEMO["pred"]), DEMO["judge"], run=DEMO_RUN)
+            score_run(db, task, d.inputs, d.judge, run=d.name)
         except RunExists:
             pass  # another session scored it at the same moment
-    return DEMO_RUN
+    return first_demo_run()

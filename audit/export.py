@@ -1,10 +1,17 @@
-"""Exports of a run: JSON (original and audited metrics, review counts, judge, inputs) and CSV of decisions."""
+"""Exports of a run: JSON (original and audited metrics, review counts, agreement, judge, inputs), CSV of decisions,
+a paper-ready LaTeX table, and the judge log.
+
+Everything the product writes is safe to open: CSV cells that a spreadsheet would run as a formula are
+neutralised with a leading quote (`csv_cell`), and every string that reaches a .tex file is escaped (`tex`), so
+no run name, judge spec or span can become live LaTeX. Inputs are named, never given as local paths.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from datetime import UTC, datetime
 
 from sqlite_utils import Database
 
@@ -16,65 +23,138 @@ from audit.views import decisions
 from scoring.families import get_task
 
 FORMATS = ("json", "csv", "latex", "judgelog")
+EFFECTIVE_POLICY = ("adjudicated label, else the unanimous human label, else the judge's label (conflicts keep the "
+                    "judge's)")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def rejudge_version() -> str:
+    from audit import __version__
+
+    return __version__
 
 
 def export_json(db: Database, run: str, *, with_agreement: bool = True) -> dict:
-    """Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, inputs."""
+    """Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, inputs
+    (names and hashes), the Rejudge version, export time and the effective-label policy."""
     row = run_row(db, run)
     audit = audit_run(db, run)
     out = {
         "run": row["name"], "task": row["task"], "created": row["created"],
+        "exported": datetime.now(UTC).isoformat(timespec="seconds"), "rejudge_version": rejudge_version(),
+        "effective_label_policy": EFFECTIVE_POLICY,
         "original": row["original_metrics"], "audited": audit.metrics,
         "reviews": audit.review_counts,
-        "judge": {"spec": row["judge_spec"], **row["judge_identity"], "stats": row["summary"].get("judge", {})},
-        "inputs": row["inputs"], "warnings": row["summary"].get("warnings", []),
+        "judge": {"spec": _public_spec(row["judge_spec"]), **_public_identity(row["judge_identity"]),
+                  "stats": row["summary"].get("judge", {})},
+        "inputs": {k: ({"name": v.get("name"), **{f: v[f] for f in ("sha256", "bytes", "files") if f in v}}
+                       if isinstance(v, dict) and "sha256" in v else v) for k, v in row["inputs"].items()},
+        "warnings": row["summary"].get("warnings", []),
     }
     if with_agreement:
         out["agreement"] = agreement(db, run)
     return out
 
 
+def _public_spec(spec: str) -> str:
+    """A judge spec without local folders (`replay:/home/x/log.jsonl` -> `replay:log.jsonl`)."""
+    kind, _, arg = spec.partition(":")
+    if kind == "replay" and arg:
+        from pathlib import Path
+
+        return f"replay:{Path(arg).name}"
+    return spec
+
+
+def _public_identity(identity: dict) -> dict:
+    out = dict(identity)
+    if "spec" in out:
+        out["spec"] = _public_spec(str(out["spec"]))
+    return out
+
+
+def csv_cell(value: object) -> object:
+    """A value safe in a spreadsheet: text starting with = + - @ TAB CR LF gets a leading quote."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def write_csv(header: list[str], rows: list[list[object]]) -> str:
+    """The one CSV writer of the product: every cell through `csv_cell`."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow([csv_cell(h) for h in header])
+    for r in rows:
+        w.writerow([csv_cell(v) for v in r])
+    return buf.getvalue()
+
+
 def export_csv(db: Database, run: str) -> str:
     """One row per decision: judge label, each reviewer's label, effective label and where it came from."""
     rows = list(decisions(db, run))
     reviewers = sorted({r["reviewer"] for d in rows for r in d["reviews"]})
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
-                "effective", "source", "notes"])
+    out = []
     for d in rows:
         notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"] if r["note"])
-        w.writerow([d["id"], d["doc"], d["kind"], d["type"], d["left"], d["right"], d["judge"],
+        out.append([d["id"], d["doc"], d["kind"], d["type"], d["left"], d["right"], d["judge"],
                     *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes])
-    return buf.getvalue()
+    return write_csv(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
+                      "effective", "source", "notes"], out)
 
 
 _TEX = str.maketrans({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
-                      "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"})
+                      "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                      "\n": " ", "\r": " ", "\t": " ", "<": r"\textless{}", ">": r"\textgreater{}",
+                      "|": r"\textbar{}"})
 
 
-def _tex(s: str) -> str:
-    return s.translate(_TEX)
+def tex(s: object) -> str:
+    """Text as LaTeX that typesets literally (no command, no comment, no line break survives)."""
+    return "".join(c for c in str(s) if c.isprintable() or c in "\n\r\t").translate(_TEX)
+
+
+def _kappa_note(agr: dict) -> str:
+    hvj = agr.get("human_vs_judge", {}).get("all")
+    if not hvj or hvj.get("kappa") is None:
+        return "no human-vs-judge agreement yet"
+    ci = hvj.get("kappa_ci")
+    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+    return f"human--judge Cohen's $\\kappa$ = {hvj['kappa']:.2f}{interval} (n = {hvj['n']})"
 
 
 def export_latex(db: Database, run: str) -> str:
-    """A booktabs table of original vs audited P / R / F1 per section and type."""
-    data = export_json(db, run, with_agreement=False)
-    lines = [r"\begin{tabular}{llrrrrrr}", r"\toprule",
-             r" & & \multicolumn{3}{c}{Original} & \multicolumn{3}{c}{Audited} \\",
-             r"Section & Type & P & R & F1 & P & R & F1 \\", r"\midrule"]
-    for section, per_type in data["original"].items():
-        if not isinstance(per_type, dict) or "avg" not in per_type:
-            continue
-        for t, o in per_type.items():
-            a = data["audited"][section][t]
-            lines.append(f"{_tex(section)} & {_tex(t)} & " + " & ".join(
-                f"{100 * x:.1f}" for x in (o["precision"], o["recall"], o["f1"], a["precision"], a["recall"], a["f1"]))
-                + r" \\")
+    """A booktabs table (caption, label) of original vs audited P / R / F1 per section and type, macro averages
+    labelled, and the human-judge agreement in the caption. Needs \\usepackage{booktabs}."""
+    data = export_json(db, run)
+    task = get_task(data["task"])
+    orig, aud = task.metric_rows(data["original"]), task.metric_rows(data["audited"])
+    has_prf = all(k in r for r in orig for k in ("precision", "recall", "f1"))
     rc = data["reviews"]
-    lines += [r"\bottomrule", r"\end{tabular}",
-              f"% run {data['run']}; judge {data['judge']['spec']}; {rc['reviewed']} decisions reviewed, "
-              f"{rc['overruled']} overruled, {rc['conflicted']} conflicted"]
+    label = "tab:rejudge-" + "".join(c if c.isalnum() else "-" for c in data["run"])[:60]
+    caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}; "
+               f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled; {_kappa_note(data['agreement'])}.")
+    lines = [r"% Rejudge export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering",
+             r"\small"]
+    if has_prf:
+        lines += [r"\begin{tabular}{llrrrrrr}", r"\toprule",
+                  r" & & \multicolumn{3}{c}{Original} & \multicolumn{3}{c}{Audited} \\",
+                  r"\cmidrule(lr){3-5}\cmidrule(lr){6-8}",
+                  r"Section & Type & P & R & F1 & P & R & F1 \\", r"\midrule"]
+        for o, a in zip(orig, aud, strict=True):
+            vals = [o["precision"], o["recall"], o["f1"], a["precision"], a["recall"], a["f1"]]
+            cells = " & ".join("--" if v is None else f"{100 * v:.1f}" for v in vals)
+            lines.append(f"{tex(o.get('section', ''))} & {tex(o.get('type', ''))} & {cells} \\\\")
+    else:
+        keys = [k for k, v in orig[0].items() if isinstance(v, int | float) and not isinstance(v, bool)] if orig else []
+        lines += [r"\begin{tabular}{ll" + "rr" * len(keys) + "}", r"\toprule",
+                  " & & " + " & ".join(rf"\multicolumn{{2}}{{c}}{{{tex(k)}}}" for k in keys) + r" \\",
+                  "Section & Type & " + " & ".join("orig. & aud." for _ in keys) + r" \\", r"\midrule"]
+        for o, a in zip(orig, aud, strict=True):
+            cells = " & ".join(f"{o[k]:.3f} & {a.get(k, float('nan')):.3f}" if o.get(k) is not None else "-- & --"
+                               for k in keys)
+            lines.append(f"{tex(o.get('section', ''))} & {tex(o.get('type', ''))} & {cells} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{caption}}}", f"\\label{{{label}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 

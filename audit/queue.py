@@ -12,6 +12,8 @@ QUEUES = {
     "disagree": "human ≠ judge",
     "all": "every decision",
 }
+BLIND_QUEUES = ("unreviewed", "all")
+"""Queues that reveal nothing of the judge's or other reviewers' labels (offered in blind review)."""
 
 
 def in_queue(d: dict, queue: str, reviewer: str) -> bool:

@@ -59,6 +59,12 @@ def effective_label(judge_label: str, reviews: Sequence[dict]) -> Effective:
     return Effective(judge_label, "judge", humans)
 
 
+def allowed_labels(task_name: str, kind: str) -> tuple[str, ...]:
+    """Labels a reviewer may give a decision of this kind (the family's label scheme)."""
+    scheme = get_task(task_name).label_schemes.get(kind)
+    return scheme.labels if scheme is not None else ()
+
+
 def decision(db: Database, run: str, decision_id: int) -> dict:
     """The decision's row (raises UnknownDecision when it is not in the run)."""
     r = run_row(db, run)
@@ -86,7 +92,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     if found is None:
         decision(db, run, decision_id)  # raises UnknownRun or UnknownDecision with the helpful message
     run_id, kind, task_name = found
-    allowed = get_task(task_name).decision_labels.get(kind, ())
+    allowed = allowed_labels(task_name, kind)
     if label is not None and label not in allowed:
         raise BadLabel(f"label {label!r} is not allowed for {kind} decisions; use one of {', '.join(allowed)}")
     reviewer = (reviewer or "").strip()
@@ -98,6 +104,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
         raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     if note is not None and len(note) > MAX_NOTE_CHARS:
         raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    from audit.rescoring import apply_reviews  # rescoring reads the effective-label rule from this module
+
     row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,
            "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now()}
     conn = db.conn
@@ -112,6 +120,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
         cur = conn.execute(
             "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created) "
             "VALUES (:uid, :run_id, :decision_id, :reviewer, :label, :role, :note, :blind, :created)", row)
+        apply_reviews(db, run_id)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

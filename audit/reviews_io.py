@@ -8,7 +8,8 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.reviews import ROLES
+from audit.rescoring import apply_reviews
+from audit.reviews import ROLES, allowed_labels
 from audit.store import run_row, transaction
 from scoring.errors import InputError
 from scoring.families import get_task
@@ -54,12 +55,15 @@ def import_reviews(db: Database, run: str, path: str | Path) -> dict:
         if not isinstance(rec, dict) or any(k not in rec for k in FIELDS):
             raise InputError(str(p), n, f"a review line needs the fields {', '.join(FIELDS)}")
         key = (rec["doc"], rec["kind"], rec["type"], rec["left"], rec["right"])
+        scheme = task.label_schemes.get(rec["kind"])
+        if key not in ids and scheme is not None and scheme.symmetric:
+            key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # either orientation
         if key not in ids:
             raise InputError(str(p), n, f"no such decision in run {run!r}: doc {rec['doc']!r}, {rec['type']} "
                                         f"{rec['left']!r} / {rec['right']!r}")
         if rec["role"] not in ROLES or not isinstance(rec["reviewer"], str) or not rec["reviewer"].strip():
             raise InputError(str(p), n, "bad reviewer or role")
-        allowed = task.decision_labels.get(rec["kind"], ())
+        allowed = allowed_labels(task.name, rec["kind"])
         if rec["label"] is not None and rec["label"] not in allowed:
             raise InputError(str(p), n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
         if rec["uid"] in have:
@@ -73,4 +77,5 @@ def import_reviews(db: Database, run: str, path: str | Path) -> dict:
     with transaction(db):
         db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, "
                             "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
+        apply_reviews(db, row["id"])
     return {"imported": len(new), "skipped_duplicates": skipped}

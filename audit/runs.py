@@ -1,34 +1,73 @@
-"""Scoring a run: load inputs, ask the judge (through the cache), store everything in one transaction."""
+"""Scoring a run: plan (validate the name, load the inputs, build the judge), then ask the judge (through the cache)
+and store everything in one transaction. The CLI and the dashboard's new-run form both go through here.
+
+A run's judge log is not a file beside the database: it is derived from the stored decisions
+(`export --format judgelog`), so two databases in one folder or two racing runs of the same name cannot
+overwrite each other's log. `--judge-log PATH` (CLI) writes a copy where the user asks.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlite_utils import Database
 
-from audit.errors import RunExists
+from audit.errors import AuditError, RunExists
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
 from scoring.families import get_task
-from scoring.families.base import TaskFamily, sum_nested
+from scoring.families.base import Loaded, TaskFamily, sum_nested
 from scoring.judges.base import Judge, JudgeStats
 
 Progress = Callable[[int, int], None]
+MAX_RUN_NAME = 120
+
+
+def check_run_name(name: str) -> str:
+    """A run name is data, never a path: 1..120 printable characters, no path separators, not only spaces.
+
+    Raises:
+        AuditError: saying what is wrong.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise AuditError("a run name must not be empty or only spaces")
+    if len(name) > MAX_RUN_NAME:
+        raise AuditError(f"run name is {len(name)} characters long; the limit is {MAX_RUN_NAME}")
+    bad = [c for c in name if unicodedata.category(c)[0] == "C"]
+    if bad:
+        raise AuditError(f"run name contains control or invisible character(s) {', '.join(repr(c) for c in bad[:3])}")
+    if "/" in name or "\\" in name or name in (".", ".."):
+        raise AuditError(f"run name {name!r} looks like a path; use letters, digits, spaces, '-', '_' or '.'")
+    if name != name.strip():
+        raise AuditError("a run name must not start or end with spaces")
+    return name
+
+
+def _hash_input(path: str) -> dict:
+    p = Path(path)
+    if p.is_dir():
+        h = hashlib.sha256()
+        files = sorted(f for f in p.rglob("*") if f.is_file())
+        for f in files:
+            h.update(str(f.relative_to(p)).encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+        return {"sha256": h.hexdigest(), "files": len(files), "bytes": sum(f.stat().st_size for f in files)}
+    return {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
 
 
 def _file_info(path: str, label: str | None = None) -> dict:
-    p = Path(path)
-    return {"path": str(path), "name": label or p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
-            "bytes": p.stat().st_size}
+    """What the run records of an input: its name (never the local path: exports go into papers) and hash."""
+    return {"name": label or Path(path).name, **_hash_input(path)}
 
 
 def default_run_name(db: Database, task: str, pred_name: str, judge_spec: str) -> str:
     judge = judge_spec.split(":", 1)[0]
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{task}-{Path(pred_name).stem}-{judge}").strip("-")
+    base = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{task}-{Path(pred_name).stem}-{judge}").strip("-.")[:MAX_RUN_NAME - 8]
     taken = {r["name"] for r in db.query("SELECT name FROM runs WHERE name LIKE ?", [base + "%"])}
     if base not in taken:
         return base
@@ -38,79 +77,133 @@ def default_run_name(db: Database, task: str, pred_name: str, judge_spec: str) -
     return f"{base}-{n}"
 
 
-def score_run(db: Database, task_name: str, gold: str, pred: str, judge_spec: str, *, run: str | None = None,
-              text: str | None = None, progress: Progress | None = None,
-              input_names: dict[str, str] | None = None, stats: JudgeStats | None = None,
-              judge_log: str | Path | None = None, judge: Judge | None = None) -> dict:
-    """Score predictions against gold with a judge and store the run with every decision.
+@dataclass
+class RunPlan:
+    """A run ready to score: inputs loaded and checked, judge built, name chosen."""
 
-    Nothing is stored when loading fails; judge answers already received stay in the cache.
+    task: TaskFamily
+    name: str
+    inputs: dict[str, str]
+    input_names: dict[str, str]
+    loaded: Loaded
+    judge: Judge
+    options: dict[str, str] = field(default_factory=dict)
 
-    Args:
-        stats: updated live while the judge is asked (for progress displays).
-        judge_log: where to write the run's judge log (replay format), so it can be re-scored offline.
-        judge: a judge built by the caller (e.g. with an endpoint and key typed in the dashboard); `judge_spec`
-            is then only recorded.
 
-    Returns:
-        The run's row: name, metrics (original), summary (judge counts, warnings).
+def _main_input(task: TaskFamily, inputs: Mapping[str, str]) -> str:
+    for spec in reversed(task.inputs):  # the predictions are the last required input of every family
+        if spec.required and inputs.get(spec.name):
+            return inputs[spec.name]
+    return task.name
+
+
+def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec: str, *, run: str | None = None,
+             input_names: Mapping[str, str] | None = None, judge: Judge | None = None,
+             options: Mapping[str, str] | None = None) -> RunPlan:
+    """Check the name, load and validate every input, build the judge. Stores nothing.
+
     Raises:
-        InputError, JudgeSpecError: bad input (file and line named).
-        RunExists: `run` is taken.
+        InputError, JudgeSpecError: bad input (file and line named). AuditError: bad run name; RunExists.
     """
     task = get_task(task_name)
-    names = input_names or {}
-    if run and list(db.query("SELECT 1 FROM runs WHERE name = ?", [run])):
-        raise RunExists(f"run {run!r} already exists in this database; pick another name with --run")
-    loaded = task.load(gold, pred, text)
+    inputs = {k: str(v) for k, v in inputs.items() if v}
+    known = {s.name for s in task.inputs}
+    unknown = sorted(set(inputs) - known)
+    if unknown:
+        raise AuditError(f"{task.name} takes no {', '.join('--' + u for u in unknown)} input; it takes "
+                         f"{', '.join('--' + s.name for s in task.inputs)}")
+    missing = [s.name for s in task.inputs if s.required and s.name not in inputs]
+    if missing:
+        raise AuditError(f"{task.name} needs {', '.join('--' + m for m in missing)}")
+    names = {k: (input_names or {}).get(k) or Path(v).name for k, v in inputs.items()}
+    if run is not None:
+        check_run_name(run)
+        if list(db.query("SELECT 1 FROM runs WHERE name = ?", [run])):
+            raise RunExists(f"run {run!r} already exists in this database; pick another name with --run")
+    loaded = task.load(inputs)
     judge = judge or task.make_judge(judge_spec)
+    name = run or default_run_name(db, task.name, names.get(_main_input_name(task, inputs), task.name), judge.spec)
+    return RunPlan(task, name, inputs, names, loaded, judge, dict(options or {}))
+
+
+def _main_input_name(task: TaskFamily, inputs: Mapping[str, str]) -> str:
+    main = _main_input(task, inputs)
+    return next((k for k, v in inputs.items() if v == main), "")
+
+
+def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None,
+                stats: JudgeStats | None = None) -> dict:
+    """Ask the judge (through the cache) and store the run with every decision, all or nothing.
+
+    Judge answers received stay in the cache even when the run is not stored (cancelled, failed, name taken).
+
+    Returns:
+        The run's row (name, original metrics, summary with judge counts and warnings).
+    """
+    task, judge = plan.task, plan.judge
     cache = SqliteAnswerCache(db, judge.spec, judge.identity())
-    decisions, stats = task.decide(loaded, judge, cache, progress, stats)
-    inputs = {"gold": _file_info(gold, names.get("gold")), "pred": _file_info(pred, names.get("pred"))}
-    if text:
-        inputs["text"] = _file_info(text, names.get("text"))
-    name = run or default_run_name(db, task.name, inputs["pred"]["name"], judge.spec)
-    warnings = list(loaded.warnings)
+    decisions, stats = task.decide(plan.loaded, judge, cache, progress, stats)
+    warnings = list(plan.loaded.warnings)
     if stats.missing:
-        warnings.append(f"{stats.missing} judge answer(s) were not available (pairs missing from the judge log, or "
-                        "requests that failed); those decisions are labelled 'invalid', count as no match as in the "
-                        "paper, and are in the review queue 'invalid'")
+        warnings.append(f"{stats.missing} judge answer(s) were not available (questions missing from the judge log, "
+                        "or requests that failed); those decisions are labelled 'invalid', count as not matched, "
+                        "and are in the review queue 'invalid'")
     if stats.invalid:
-        warnings.append(f"{stats.invalid} judge answer(s) could not be read; those decisions are labelled "
-                        "'invalid' unless the other span order said no")
-    summary = {"judge": stats.as_dict(), "warnings": warnings, "notes": loaded.notes[:50],
-               "n_notes": len(loaded.notes), **loaded.extra}
-    if judge_log:
-        lines = task.judge_log(decisions)
-        Path(judge_log).parent.mkdir(parents=True, exist_ok=True)
-        Path(judge_log).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
-        summary["judge_log"] = {"path": str(judge_log), "lines": len(lines)}
-    _store(db, task, name, judge, loaded, decisions, inputs, summary)
-    return run_row(db, name)
+        warnings.append(f"{stats.invalid} judge answer(s) could not be read; those decisions are labelled 'invalid' "
+                        "unless another answer settles them")
+    summary = {"judge": stats.as_dict(), "warnings": warnings, "notes": plan.loaded.notes[:50],
+               "n_notes": len(plan.loaded.notes), **plan.loaded.extra}
+    inputs = {k: _file_info(v, plan.input_names.get(k)) for k, v in plan.inputs.items()}
+    if plan.options:
+        inputs["options"] = dict(plan.options)
+    _store(db, task, plan.name, judge, plan.loaded, decisions, inputs, summary, plan.options)
+    return run_row(db, plan.name)
 
 
-def _store(db: Database, task: TaskFamily, name: str, judge: object, loaded: object, decisions: list[Decision],
-           inputs: dict, summary: dict) -> None:
+def score_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec: str, *, run: str | None = None,
+              progress: Progress | None = None, input_names: Mapping[str, str] | None = None,
+              stats: JudgeStats | None = None, judge: Judge | None = None,
+              options: Mapping[str, str] | None = None) -> dict:
+    """`plan_run` then `execute_run`: score inputs (paths by the family's input names) and store the run."""
+    plan = plan_run(db, task_name, inputs, judge_spec, run=run, input_names=input_names, judge=judge,
+                    options=options)
+    return execute_run(db, plan, progress=progress, stats=stats)
+
+
+def write_judge_log(task: TaskFamily, decisions: list, path: str | Path) -> int:
+    """Write the run's judge log (replay format) to a path the user chose; returns the number of lines."""
+    lines = task.judge_log(decisions)
+    p = Path(path)
+    if p.is_dir():
+        raise AuditError(f"{p}: is a folder; give a file name for the judge log")
+    if not p.parent.is_dir():
+        raise AuditError(f"{p.parent}: folder does not exist")
+    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
+    return len(lines)
+
+
+def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Loaded, decisions: list[Decision],
+           inputs: dict, summary: dict, options: Mapping[str, str]) -> None:
     by_doc: dict[str, dict] = {}
     for d in decisions:
         by_doc.setdefault(d.doc, {})[(d.kind, d.type, d.left, d.right)] = d.judge
     doc_rows = []
     all_counts = []
-    for idx, doc in enumerate(loaded.docs):  # type: ignore[attr-defined]
+    for idx, doc in enumerate(loaded.docs):
         doc_id = task.doc_id(doc)
         payload = task.payload(doc)
         counts = task.counts(payload, by_doc.get(doc_id, {}))
         all_counts.append(counts)
         doc_rows.append((doc_id, idx, dumps(payload), dumps(counts), task.outcome(payload, counts)))
     total = sum_nested(all_counts)
-    metrics = task.metrics(total)
+    metrics = task.metrics(total, all_counts if task.needs_doc_counts else None, options)
     with transaction(db):
         if list(db.query("SELECT 1 FROM runs WHERE name = ?", [name])):
             raise RunExists(f"run {name!r} already exists in this database; pick another name with --run")
         cur = db.conn.execute(
             "INSERT INTO runs (name, task, judge_spec, judge_identity, created, inputs, summary, original_metrics, "
             "original_counts, n_docs, n_decisions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, task.name, judge.spec, dumps(judge.identity()), now(), dumps(inputs), dumps(summary),  # type: ignore[attr-defined]
+            (name, task.name, judge.spec, dumps(judge.identity()), now(), dumps(inputs), dumps(summary),
              dumps(metrics), dumps(total), len(doc_rows), len(decisions)))
         run_id = cur.lastrowid
         db.conn.executemany(
@@ -120,3 +213,26 @@ def _store(db: Database, task: TaskFamily, name: str, judge: object, loaded: obj
             "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail)) for d in decisions])
+        db.execute("INSERT INTO audit_state (run_id, last_review, total) VALUES (?, 0, ?)", [run_id, dumps(total)])
+
+
+def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:
+    """Delete a run with its documents, decisions and audited state.
+
+    Refuses while the run has reviews, unless they were exported first (`exported=True`, set by the caller that
+    just wrote them out) or `force=True`. Cached judge answers are kept (another run may use them).
+
+    Raises:
+        UnknownRun; AuditError when reviews exist and neither `exported` nor `force` is given.
+    """
+    row = run_row(db, name)
+    n_reviews, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [row["id"]]).fetchone()
+    if n_reviews and not (force or exported):
+        raise AuditError(f"run {name!r} has {n_reviews} review(s); export them first "
+                         f"(`python -m audit export-reviews --run {name!r} --out FILE`) and delete with "
+                         "--exported FILE, or pass --force to delete them too")
+    with transaction(db):
+        for table in ("reviews", "effective", "doc_audit", "audit_state", "decisions", "documents"):
+            db.execute(f"DELETE FROM {table} WHERE run_id = ?", [row["id"]])
+        db.execute("DELETE FROM runs WHERE id = ?", [row["id"]])
+    return {"deleted": name, "reviews_deleted": n_reviews}

@@ -88,9 +88,10 @@ def run_row(db: Database, name: str) -> dict:
 
 
 def list_runs(db: Database) -> list[dict]:
-    return [dict(r) | {"inputs": json.loads(r["inputs"]), "summary": json.loads(r["summary"])}
-            for r in db.query("SELECT id, name, task, judge_spec, created, n_docs, n_decisions, inputs, summary "
-                              "FROM runs ORDER BY id DESC")]
+    return [dict(r) | {"inputs": json.loads(r["inputs"]), "summary": json.loads(r["summary"]),
+                       "original_metrics": json.loads(r["original_metrics"])}
+            for r in db.query("SELECT id, name, task, judge_spec, created, n_docs, n_decisions, inputs, summary, "
+                              "original_metrics FROM runs ORDER BY id DESC")]
 
 
 class SqliteAnswerCache:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from sqlite_utils import Database
 
@@ -11,6 +12,8 @@ from audit.errors import AuditError
 from audit.rescoring import Audit, audit_run, reviews_by_decision
 from audit.reviews import effective_label
 from audit.store import run_row
+from scoring.families import get_task
+from scoring.families.base import TaskFamily
 
 
 def documents(db: Database, run: str, audit: Audit | None = None) -> list[dict]:
@@ -78,3 +81,34 @@ def review_counts_by_type(db: Database, run: str, audit: Audit | None = None) ->
         "SUM(d.judge_label = 'invalid') AS \"judge invalid\" "
         "FROM decisions d LEFT JOIN effective e ON e.decision_id = d.id WHERE d.run_id = ? "
         "GROUP BY d.kind, d.type ORDER BY d.kind, d.type", [row["id"]])]
+
+
+@dataclass
+class DocumentReview:
+    """What a document review page reads: the run, its family, original and audited metrics, and one document."""
+
+    db: Database
+    run: dict
+    task: TaskFamily
+    audit: Audit
+
+    @property
+    def original_metrics(self) -> dict:
+        return self.run["original_metrics"]
+
+    def document(self, doc_id: str) -> dict:
+        """The document with its decisions (judge, effective, reviews, `moot`), original and audited counts."""
+        info = document(self.db, self.run["name"], doc_id)
+        decs = list(decisions(self.db, self.run["name"], doc_id))
+        labels = {(d["kind"], d["type"], d["left"], d["right"]): d["effective"] for d in decs}
+        moot = self.task.moot(info["payload"], labels)
+        for d in decs:
+            d["moot"] = (d["kind"], d["type"], d["left"], d["right"]) in moot
+        changed = (self.audit.doc_counts or {}).get(doc_id)
+        return info | {"decisions": decs, "audited_counts": changed or info["counts"],
+                       "audited_outcome": self.audit.changed_docs.get(doc_id, info["outcome"])}
+
+
+def document_review(db: Database, run: str) -> DocumentReview:
+    row = run_row(db, run)
+    return DocumentReview(db, row, get_task(row["task"]), audit_run(db, run))

@@ -36,7 +36,7 @@ def run_level(srv: JudgeServer, concurrency: int, workdir: Path, pred: Path) -> 
     srv.reset_counts()
     db = open_db(workdir / f"bench-c{concurrency}.db")
     t = time.perf_counter()
-    row = score_run(db, "chimera", str(GOLD), str(pred), "openai:bench-model", run=f"c{concurrency}")
+    row = score_run(db, "chimera", {"gold": str(GOLD), "pred": str(pred)}, "openai:bench-model", run=f"c{concurrency}")
     wall = time.perf_counter() - t
     stats = row["summary"]["judge"]
     assert stats["cached"] == 0 and stats["failed"] == 0, stats

@@ -124,7 +124,7 @@ def child_ours(gold: str, pred: str, log: str, db_path: str) -> dict:
     t0 = time.perf_counter()
     db = open_db(db_path)
     phases["open database"] += time.perf_counter() - t0
-    row = runs.score_run(db, "chimera", gold, pred, f"replay:{log}", run=RUN_NAME)
+    row = runs.score_run(db, "chimera", {"gold": gold, "pred": pred}, f"replay:{log}", run=RUN_NAME)
     wall = time.perf_counter() - t0
     n_dec = db.conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
     n_docs = db.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]

@@ -1,4 +1,4 @@
-"""Run overview: original vs audited metrics, judge summary, and the abstracts filtered by outcome."""
+"""Run overview: original vs audited metrics, judge summary, and the documents filtered by outcome."""
 
 
 import pandas as pd
@@ -7,23 +7,29 @@ import streamlit as st
 from audit.rescoring import audit_run
 from audit.store import run_row
 from audit.views import documents
-from scoring.families.chimera.scorer import OUTCOMES
+from scoring.families import get_task
+from ui.families import doc_id_title, doc_noun, view
 from ui.metrics import headline, section_tables
-from ui.state import db, link, require_run, short_spec
+from ui.state import blind_guard, db, link, require_run, short_spec
+from ui.text import md_literal, show_text
 
 conn = db()
 st.title("Run overview")
 run = require_run(conn, "overview.run")
 
+blind_guard("overview")
 row = run_row(conn, run)
+task = get_task(row["task"])
+noun = doc_noun(task.name)
 audit = audit_run(conn, run)
-st.caption(f"Task **{row['task']}** · judge `{short_spec(row['judge_spec'])}` · {row['n_docs']} abstracts · "
-           f"{row['n_decisions']} decisions · gold `{row['inputs']['gold']['name']}` · "
-           f"predictions `{row['inputs']['pred']['name']}`")
+files = " · ".join(f"{k} {md_literal(v['name'])}" for k, v in row["inputs"].items() if isinstance(v, dict)
+                   and "name" in v)
+st.caption(f"Task **{md_literal(task.title)}** · judge {md_literal(short_spec(row['judge_spec']))} · "
+           f"{row['n_docs']} {noun}s · {row['n_decisions']} decisions · {files}")
 for w in row["summary"].get("warnings", []):
-    st.warning(w)
+    show_text(w, "warning")
 
-headline(row["original_metrics"], audit.metrics)
+headline(task, row["original_metrics"], audit.metrics)
 rc = audit.review_counts
 judge = row["summary"].get("judge", {})
 c1, c2, c3, c4 = st.columns(4)
@@ -33,10 +39,10 @@ c2.metric("Overruled", rc["overruled"], help="Decisions whose effective label di
 c3.metric("Conflicted", rc["conflicted"], help="Reviewers disagree and nobody adjudicated: the judge's label "
                                                 "stands until an adjudicator settles it.")
 c4.metric("Unreadable / missing", f"{judge.get('invalid', 0)} / {judge.get('missing', 0)}",
-          help="Unparseable answers and pairs a replay log lacks. They count as no match (as in the paper) and "
-               "are flagged for review.")
+          help="Unparseable answers and questions a replay log lacks. They count as not matched and are "
+               "flagged for review.")
 with st.expander("Per-type metrics (original → audited)"):
-    section_tables(row["original_metrics"], audit.metrics)
+    section_tables(task, row["original_metrics"], audit.metrics, key="overview.metrics")
 if judge.get("prompt_tokens") or judge.get("cost_usd"):
     t1, t2, t3 = st.columns(3)
     t1.metric("Judge requests sent", judge.get("requests", 0), help=f"{judge.get('cached', 0)} answers came from "
@@ -45,36 +51,35 @@ if judge.get("prompt_tokens") or judge.get("cost_usd"):
     cost = judge.get("cost_usd")
     t3.metric("Estimated cost", "—" if cost is None else f"${cost:,.4f}",
               help="Tokens × the model's price per 1M tokens (editable in the new-run form or $REJUDGE_PRICES).")
-with st.expander("Judge requests"):
+with st.expander("Judge requests (questions asked, answers cached, the paper's call count)"):
     st.json({k: v for k, v in judge.items() if k != "missing_examples"} | {"identity": row["judge_identity"]})
     if judge.get("missing_examples"):
-        st.write("Examples of pairs missing from the judge log:")
+        st.write("Examples of questions missing from the judge log:")
         st.json(judge["missing_examples"])
 
-st.subheader("Abstracts")
+st.subheader(f"{noun.capitalize()}s")
 docs = pd.DataFrame(documents(conn, run, audit))
 if docs.empty:
-    st.info("This run has no abstracts.")
+    st.info(f"This run has no {noun}s.")
     st.stop()
-outcomes = st.multiselect("Outcome (audited)", OUTCOMES, default=[o for o in OUTCOMES if o != "true negative"],
-                          key="overview.outcomes",
-                          help="perfect: every gold and predicted entity matched; partial: same relation type, "
-                               "some entities unmatched; missed recombination: gold has one, prediction none; "
-                               "false alarm: prediction on an abstract without one; type mismatch: combination "
-                               "vs inspiration; true negative: both empty.")
+outcomes_all = list(task.outcomes)
+outcomes = st.multiselect("Outcome (audited)", outcomes_all, default=outcomes_all[:-1] if len(outcomes_all) > 1
+                          else outcomes_all, key="overview.outcomes",
+                          help=getattr(view(task.name), "OUTCOME_HELP", None))
 shown = docs[docs["audited_outcome"].isin(outcomes)].copy()
-st.caption(f"{len(shown)} of {len(docs)} abstracts. Counts by outcome: " + ", ".join(
-    f"{k} {v}" for k, v in docs["audited_outcome"].value_counts().items()))
+st.caption(f"{len(shown)} of {len(docs)} {noun}s. Counts by outcome: " + ", ".join(
+    f"{md_literal(k)} {v}" for k, v in docs["audited_outcome"].value_counts().items()))
 if shown.empty:
-    st.info("No abstract has the selected outcome(s).")
+    st.info(f"No {noun} has the selected outcome(s).")
     st.stop()
 shown["open"] = [link("document", run=run, doc=d) for d in shown["doc"]]
 table = shown[["doc", "audited_outcome", "outcome", "decisions", "reviewed", "open"]].rename(
-    columns={"doc": "paper id", "audited_outcome": "outcome (audited)", "outcome": "outcome (original)"})
+    columns={"doc": doc_id_title(task.name), "audited_outcome": "outcome (audited)",
+             "outcome": "outcome (original)"})
 st.dataframe(table, hide_index=True, key="overview.docs",
              column_config={"open": st.column_config.LinkColumn("open", display_text="review ›"),
                             "reviewed": st.column_config.NumberColumn(help="Decisions with at least one review"),
-                            "decisions": st.column_config.NumberColumn(help="Judge decisions in this abstract")})
-pick = st.selectbox("Open an abstract", shown["doc"].tolist(), key="overview.pick")
-if st.button("Review this abstract", key="overview.open", type="primary"):
+                            "decisions": st.column_config.NumberColumn(help=f"Decisions on this {noun}")})
+pick = st.selectbox(f"Open a {noun}", shown["doc"].tolist(), key="overview.pick")
+if st.button(f"Review this {noun}", key="overview.open", type="primary"):
     st.switch_page("pages/document.py", query_params={"run": run, "doc": pick})

@@ -3,35 +3,55 @@
 import pandas as pd
 import streamlit as st
 
-from audit.demo import DEMO_RUN
+from audit.demo import demo_runs, first_demo_run
 from audit.store import list_runs
+from scoring.families import TASKS
 from ui.newrun import new_run_form
 from ui.state import db, link, short_spec
+from ui.text import md_literal, show_text
 
 conn = db()
 st.title("Rejudge — audit an LLM-judged evaluation")
 st.markdown(
-    "A **run** is one system's predictions scored against gold by a **judge**. Every atomic judgement the "
-    "scorer relied on is a **decision** (CHIMERA: *does this predicted span mean the same as that gold span?*). "
+    "A **run** is one system's outputs scored against gold by a **judge**. Every atomic judgement the scorer relied "
+    "on is a **decision** (one judge question, e.g. *does this predicted span mean the same as that gold span?*). "
     "Confirm or overrule decisions; the **audited** score (your labels where given, the judge's elsewhere) is "
-    "recomputed at once beside the **original** one. Start with the demo run: open it, pick an abstract marked "
-    "*partial* or *missed recombination*, and check the judge.")
+    "recomputed at once beside the **original** one.")
 
 with st.container(border=True):
-    st.markdown("**Start here** — the demo run scores 216 CHIMERA test abstracts with a replayed LLM judge.")
+    first = first_demo_run()
+    st.markdown("**Start here** — the bundled demo runs, scored on first start:")
+    for task_name, demo in demo_runs():
+        st.markdown(f"- **{md_literal(demo.name)}** ({md_literal(TASKS[task_name].title)}): {md_literal(demo.note)}")
     c1, c2, c3 = st.columns(3)
-    c1.page_link("pages/overview.py", label="1 · See the run and its scores", icon=":material/dashboard:",
-                 query_params={"run": DEMO_RUN})
+    c1.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
+                 query_params={"run": first})
     c2.page_link("pages/queue.py", label="2 · Review decisions one by one", icon=":material/checklist:",
-                 query_params={"run": DEMO_RUN})
+                 query_params={"run": first})
     c3.page_link("pages/agreement.py", label="3 · Check human–judge agreement", icon=":material/handshake:",
-                 query_params={"run": DEMO_RUN})
+                 query_params={"run": first})
     st.caption("Enter your name in the sidebar before reviewing. To audit your own run, use *Score a new run* "
                "below, or the CLI (`python -m audit score …`, see the README).")
 
+
+
+def headline_value(r: dict) -> str:
+    task = TASKS.get(r["task"])
+    if task is None:
+        return ""
+    cell = task.headline[0]
+    v = cell.value(r["original_metrics"])
+    return "" if v is None else f"{cell.label} {v:.4f}"
+
+
 runs = pd.DataFrame([{"run": r["name"], "task": r["task"], "judge": short_spec(r["judge_spec"]),
-                      "abstracts": r["n_docs"], "decisions": r["n_decisions"], "created": r["created"][:19]}
+                      "headline (original)": headline_value(r), "documents": r["n_docs"],
+                      "decisions": r["n_decisions"], "created": r["created"][:19].replace("T", " ")}
                      for r in list_runs(conn)])
+just = st.session_state.pop("runs.just_scored", None)
+if just:
+    show_text(f"Scored and stored run {just}.", "success")
+    st.page_link("pages/overview.py", label=f"Open {just} ›", query_params={"run": just})
 st.subheader("Runs")
 if runs.empty:
     st.info("No runs yet: score one below.")
@@ -46,4 +66,5 @@ else:
 with st.expander("Score a new run", expanded=runs.empty):
     new = new_run_form(conn)
     if new:
-        st.page_link("pages/overview.py", label=f"Open {new} ›", query_params={"run": new})
+        st.session_state["runs.just_scored"] = new
+        st.rerun()

@@ -30,7 +30,7 @@ def fresh_db(db_path: Path):
 def db_with_run(fresh_db):
     from audit.runs import score_run
 
-    score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), f"replay:{JUDGE_LOG}", run="mixed")
+    score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="mixed")
     return fresh_db
 
 

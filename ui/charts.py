@@ -6,18 +6,19 @@ import altair as alt
 import pandas as pd
 
 
-def original_vs_audited(original: dict, audited: dict, section: str) -> alt.Chart:
-    """F1 per type of one section, original and audited side by side (tooltip: the change)."""
-    rows = [{"type": t, "score": which, "F1": m[section][t]["f1"], "change": audited[section][t]["f1"] -
-             original[section][t]["f1"]} for which, m in (("original", original), ("audited", audited))
-            for t in original[section]]
+def original_vs_audited(rows: pd.DataFrame, section: str) -> alt.Chart:
+    """F1 per type of one section, original and audited side by side (tooltip: the change); `rows` as
+    `ui.metrics.comparison_rows`."""
+    part = rows[rows["section"] == section]
+    data = [{"type": r["type"], "score": which, "F1": r[col], "change": r["f1 audited"] - r["f1"]}
+            for _, r in part.iterrows() for which, col in (("original", "f1"), ("audited", "f1 audited"))]
     order = ["original", "audited"]
-    return alt.Chart(pd.DataFrame(rows)).mark_bar().encode(
-        x=alt.X("type:N", title=None, sort=list(original[section]), axis=alt.Axis(labelAngle=0)),
+    return alt.Chart(pd.DataFrame(data)).mark_bar().encode(
+        x=alt.X("type:N", title=None, sort=list(part["type"]), axis=alt.Axis(labelAngle=-30, labelLimit=200)),
         xOffset=alt.XOffset("score:N", sort=order), y=alt.Y("F1:Q", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("score:N", sort=order, title=None),
         tooltip=["type", "score", alt.Tooltip("F1:Q", format=".4f"), alt.Tooltip("change:Q", format="+.4f")],
-    ).properties(height=220)
+    ).properties(height=240)
 
 
 def kappa_with_intervals(groups: dict) -> alt.Chart:

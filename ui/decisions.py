@@ -1,4 +1,5 @@
-"""One decision as a reviewable card: the two spans, the judge's answers, the labels, and review buttons."""
+"""One decision as a reviewable card: what the family says about it, the labels, and review buttons drawn from the
+decision kind's label scheme (binary: confirm / overrule; ordinal and categorical: one button per label)."""
 
 from __future__ import annotations
 
@@ -9,45 +10,43 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.reviews import add_review
+from scoring.families.base import LabelScheme
+from ui.families import view
+from ui.text import show_error, visible
 
 CARD_STYLE = """<style>
 .rj-card {font-size: 0.95rem; line-height: 1.5;}
-.rj-card .lbl {display:inline-block; padding:0 6px; border-radius:4px; font-weight:600;}
-.rj-card .match {background:#d8f5d0; color:#185c0b;}
-.rj-card .no-match {background:#fbdada; color:#7a1010;}
-.rj-card .invalid {background:#fde9c4; color:#7a4a00;}
-.rj-card .span {font-family: ui-monospace, monospace; background:#f4f4f6; padding:0 4px; border-radius:3px;}
-.rj-card .side {display:inline-block; width:5.5em; color:#555;}
+.rj-card .lbl {display:inline-block; padding:0 6px; border-radius:4px; font-weight:600; background:#eceef3;}
+.rj-card .lbl.pos {background:#d8f5d0; color:#185c0b;}
+.rj-card .lbl.neg {background:#fbdada; color:#7a1010;}
+.rj-card .lbl.invalid {background:#fde9c4; color:#7a4a00;}
+.rj-card .span {font-family: ui-monospace, monospace; background:#f4f4f6; padding:0 4px; border-radius:3px;
+  white-space: pre-wrap;}
+.rj-card .side {display:inline-block; min-width:7.5em; color:#555;}
 .rj-card.focus {border-left: 4px solid #2f6fdd; padding-left: 8px;}
 </style>"""
-ANSWER_TEXT = {"yes": "yes", "no": "no", "invalid": "unreadable", "missing": "not in log"}
 
 
-def _lbl(label: str) -> str:
-    return f'<span class="lbl {html.escape(label)}">{html.escape(label)}</span>'
+def _lbl(label: str, scheme: LabelScheme) -> str:
+    cls = "invalid" if label == scheme.invalid else ""
+    if scheme.scale == "binary" and label in scheme.labels:
+        cls = "pos" if label == scheme.positive else "neg"
+    return f'<span class="lbl {cls}">{html.escape(scheme.title(label))}</span>'
 
 
-def card_html(d: dict, *, blind: bool, focused: bool = False) -> str:
+def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: bool = False) -> str:
     e = html.escape
-    fwd = d["detail"].get("pred_gold", {})
-    bwd = d["detail"].get("gold_pred", {})
-    judge = ("<i>hidden until you commit (blind review)</i>" if blind else
-             f"judge: pred→gold <b>{e(ANSWER_TEXT.get(fwd.get('value', ''), fwd.get('value', '?')))}</b>, "
-             f"gold→pred <b>{e(ANSWER_TEXT.get(bwd.get('value', ''), bwd.get('value', '?')))}</b> ⇒ "
-             f"{_lbl(d['judge'])}")
-    humans = "" if blind else " · ".join(f"{e(r)}: {_lbl(lab)}" for r, lab in d["human"].items())
-    eff = "" if blind else f" · effective {_lbl(d['effective'])} <small>({e(d['source'])})</small>"
-    extra = ""
-    if not blind:
-        for side in (fwd, bwd):
-            if side.get("rationale") or (side.get("raw") and side.get("value") == "invalid"):
-                extra += f"<br><small>{e(str(side.get('rationale') or side.get('raw'))[:400])}</small>"
+    rows = "".join(f'<span class="side">{e(k)}</span><span class="span">{e(visible(v))}</span><br>'
+                   for k, v in view(task).card_lines(d, blind))
+    judge = ("<i>judge's answer hidden until you label (blind review)</i>" if blind else
+             f"judge label {_lbl(d['judge'], scheme)}")
+    humans = "" if blind else " · ".join(f"{e(r)}: {_lbl(lab, scheme)}" for r, lab in d["human"].items())
+    eff = "" if blind else f" · effective {_lbl(d['effective'], scheme)} <small>({e(d['source'])})</small>"
+    moot = " · <b>moot</b> <small>(not counted under the current labels)</small>" if d.get("moot") else ""
     focus = " focus" if focused else ""
     linked = " · <b>linked decision</b>" if focused else ""
-    return (f'<div class="rj-card{focus}"><b>#{d["id"]}</b> · {e(d["type"])}{linked}<br>'
-            f'<span class="side">predicted</span><span class="span">{e(d["left"])}</span><br>'
-            f'<span class="side">gold</span><span class="span">{e(d["right"])}</span><br>{judge}{eff}'
-            f'{("<br>reviews: " + humans) if humans else ""}{extra}</div>')
+    return (f'<div class="rj-card{focus}"><b>#{d["id"]}</b> · {e(d["kind"].replace("_", " "))}{linked}{moot}<br>'
+            f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
 
 
 def history_rows(d: dict) -> list[dict]:
@@ -56,35 +55,50 @@ def history_rows(d: dict) -> list[dict]:
              "blind": bool(r["blind"]), "note": r["note"] or ""} for r in d["reviews"]]
 
 
-def review_card(conn: Database, run: str, d: dict, labels: tuple[str, ...], reviewer: str, *, blind: bool,
+def review_buttons(d: dict, scheme: LabelScheme, *, hide: bool, role: str, mine: str | None,
+                   shortcuts: bool, cols: list) -> str | None:
+    """Draw the label buttons; return the label clicked (or None)."""
+    mark = " (yours)"
+    if scheme.scale == "binary" and not hide and d["judge"] in scheme.labels:
+        other = next(lab for lab in scheme.labels if lab != d["judge"])
+        verb = "Settle" if role == "adjudicator" else "Confirm"
+        clicked = None
+        if cols[0].button(f"✓ {verb} {scheme.title(d['judge'])}" + (mark if mine == d["judge"] else ""),
+                          key=f"review.confirm.{d['id']}", shortcut="a" if shortcuts else None):
+            clicked = d["judge"]
+        if cols[1].button(f"✗ Overrule → {scheme.title(other)}" + (mark if mine == other else ""),
+                          key=f"review.overrule.{d['id']}", shortcut="o" if shortcuts else None):
+            clicked = other
+        return clicked
+    inner = cols[0].columns(len(scheme.labels)) if len(scheme.labels) > 2 else cols[:2]
+    for col, lab in zip(inner, scheme.labels, strict=False):
+        key = scheme.keys.get(lab) if shortcuts else None
+        if col.button(scheme.title(lab) + (mark if mine == lab else ""), key=f"review.label.{lab}.{d['id']}",
+                      shortcut=key):
+            return lab
+    return None
+
+
+def shortcut_hint(scheme: LabelScheme, *, hide: bool) -> str:
+    if scheme.scale == "binary" and not hide:
+        return "a: agree with the judge (confirm) · o: overrule"
+    return " · ".join(f"{scheme.keys[lab]}: {scheme.title(lab)}" for lab in scheme.labels if lab in scheme.keys)
+
+
+def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelScheme, reviewer: str, *, blind: bool,
                 role: str = "reviewer", focused: bool = False, shortcuts: bool = False) -> bool:
-    """Render one decision with confirm / overrule / undo; writes go through `audit.reviews.add_review`.
+    """Render one decision with its label buttons and undo; writes go through `audit.reviews.add_review`.
 
     Returns True when a review was stored (the caller reruns).
     """
     mine = d["human"].get(reviewer) if role == "reviewer" else None
     hide = blind and mine is None and role == "reviewer"
     with st.container(border=True, key=f"review.card.{d['id']}"):
-        st.html(CARD_STYLE + card_html(d, blind=hide, focused=focused))
-        cols = st.columns([1.5, 1.6, 0.7, 2.6])
+        st.html(CARD_STYLE + card_html(d, task, scheme, blind=hide, focused=focused))
+        cols = st.columns([2.2, 1.6, 0.7, 2.2])
         note = cols[3].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
                                   placeholder="note (optional)")
-        clicked: str | None = None
-        keys = iter(("a", "o") if shortcuts else (None, None))
-        if hide or d["judge"] not in labels:
-            for col, lab in zip(cols[:2], labels, strict=False):
-                if col.button(f"Label: {lab}", key=f"review.label.{lab}.{d['id']}", shortcut=next(keys)):
-                    clicked = lab
-        else:
-            other = next(lab for lab in labels if lab != d["judge"])
-            verb = "Settle" if role == "adjudicator" else "Confirm"
-            mark = " (yours)"
-            if cols[0].button(f"✓ {verb} {d['judge']}" + (mark if mine == d["judge"] else ""),
-                              key=f"review.confirm.{d['id']}", shortcut=next(keys)):
-                clicked = d["judge"]
-            if cols[1].button(f"✗ Overrule → {other}" + (mark if mine == other else ""),
-                              key=f"review.overrule.{d['id']}", shortcut=next(keys)):
-                clicked = other
+        clicked = review_buttons(d, scheme, hide=hide, role=role, mine=mine, shortcuts=shortcuts, cols=cols)
         if mine is not None and cols[2].button("Undo", key=f"review.undo.{d['id']}",
                                                help="Withdraw your label (recorded as a new row)."):
             clicked = "undo"
@@ -94,12 +108,12 @@ def review_card(conn: Database, run: str, d: dict, labels: tuple[str, ...], revi
         if not clicked:
             return False
         if not reviewer:
-            st.error("Enter your reviewer name in the sidebar first.")
+            show_error("Enter your reviewer name in the sidebar first.")
             return False
         try:
             add_review(conn, run, d["id"], None if clicked == "undo" else clicked, reviewer, note=note or None,
                        blind=hide, role=role)
         except AuditError as e:
-            st.error(str(e))
+            show_error(str(e))
             return False
         return True

@@ -1,63 +1,68 @@
-"""Original vs audited metrics: headline numbers and per-type tables."""
+"""Original vs audited metrics: the family's headline numbers as cards and its metric rows as tables."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-SECTION_TITLES = {"classification": "Classification", "entities": "Entity extraction",
-                  "relations": "Relation extraction"}
-HELP = {
-    "classification": "Relevant iff the relation dict is non-empty (prediction and gold alike); P/R/F1 per class "
-                      "(relevant, irrelevant), macro average = unweighted mean of the two classes' values.",
-    "entities": "Flat entity agreement: each predicted entity takes its first matching gold entity of its type "
-                "(tp = distinct gold entities hit, fp = unmatched predictions); an independent gold pass gives fn. "
-                "Pooled per type; macro average over comb-element, inspiration-src, inspiration-target.",
-    "relations": "Relations of the same type are aligned (best partner by share of matched entities); tp/fp/fn are "
-                 "entity counts inside aligned relations, pooled per relation type; macro average over "
-                 "combination and inspiration.",
-}
+from scoring.families.base import TaskFamily
+from ui.families import section_help
+
+NUMBER_COLUMNS = ("precision", "recall", "f1")
 
 
-def headline(original: dict, audited: dict) -> None:
-    cols = st.columns(len(SECTION_TITLES))
-    for col, (section, title) in zip(cols, SECTION_TITLES.items(), strict=True):
-        o, a = original[section]["avg"], audited[section]["avg"]
-        delta = a["f1"] - o["f1"]
-        col.metric(f"{title} F1", f"{a['f1']:.4f}",
-                   delta=f"{delta:+.4f} vs original {o['f1']:.4f}" if abs(delta) > 1e-12 else "= original",
+def headline(task: TaskFamily, original: dict, audited: dict) -> None:
+    cells = task.headline
+    cols = st.columns(min(len(cells), 4))
+    for col, cell in zip(cols, cells, strict=False):
+        o, a = cell.value(original), cell.value(audited)
+        if a is None:
+            col.metric(cell.label, "—", border=True)
+            continue
+        delta = (a - o) if o is not None else 0.0
+        col.metric(cell.label, f"{a:.4f}",
+                   delta=f"{delta:+.4f} vs original {o:.4f}" if abs(delta) > 1e-12 else "= original",
                    delta_color="normal" if abs(delta) > 1e-12 else "off",
                    delta_arrow="auto" if abs(delta) > 1e-12 else "off",
-                   help="Macro-averaged F1 with reviewers' labels applied (audited). " + HELP[section], border=True)
+                   help="With reviewers' labels applied (audited). " + section_help(task.name, cell.section),
+                   border=True)
 
 
-def type_table(original: dict, audited: dict, section: str) -> pd.DataFrame:
-    rows = []
-    for t, o in original[section].items():
-        a = audited[section][t]
-        row = {"type": t}
-        for k in ("precision", "recall", "f1"):
-            row[f"{k[0].upper()} orig"] = o[k]
-            row[f"{k[0].upper()} audited"] = a[k]
-        for k in ("tp", "fp", "fn"):
-            if k in o:
-                row[k] = f"{o[k]} → {a[k]}" if o[k] != a[k] else str(o[k])
-        row["pred over-match"] = a["pred_over_matching"]
-        row["gold over-match"] = a["gold_over_matching"]
-        rows.append(row)
-    return pd.DataFrame(rows)
+def comparison_rows(task: TaskFamily, original: dict, audited: dict) -> pd.DataFrame:
+    """One row per (section, type): every number of the family's metric rows, original and audited, and ΔF1."""
+    orig = task.metric_rows(original)
+    aud = task.metric_rows(audited)
+    out = []
+    for o, a in zip(orig, aud, strict=True):
+        row = {"section": o.get("section", ""), "type": o.get("type", "")}
+        for k, v in o.items():
+            if k in ("section", "type"):
+                continue
+            if isinstance(v, int | float) and not isinstance(v, bool) and k in NUMBER_COLUMNS:
+                row[k] = v
+                row[f"{k} audited"] = a.get(k)
+            else:
+                av = a.get(k)
+                row[k] = "" if v is None else (_plain(v) if av == v else f"{_plain(v)} → {_plain(av)}")
+        if "f1" in o and isinstance(o["f1"], int | float):
+            row["ΔF1"] = (a.get("f1") or 0) - o["f1"]
+        out.append(row)
+    return pd.DataFrame(out)
 
 
-def section_tables(original: dict, audited: dict) -> None:
-    fmt = {c: st.column_config.NumberColumn(c, format="%.3f") for c in
-           ("P orig", "P audited", "R orig", "R audited", "F1 orig", "F1 audited", "pred over-match",
-            "gold over-match")}
-    fmt["pred over-match"] = st.column_config.NumberColumn(
-        "pred over-match", format="%.3f", help="(matches − distinct matches) / predicted entities: several "
-        "predictions hitting the same gold entity (counted once as tp, not as fp).")
-    fmt["gold over-match"] = st.column_config.NumberColumn(
-        "gold over-match", format="%.3f", help="(matches − distinct matches) / gold entities.")
-    for section, title in SECTION_TITLES.items():
-        st.markdown(f"**{title}**", help=HELP[section])
-        st.dataframe(type_table(original, audited, section), hide_index=True, column_config=fmt,
-                     key=f"metrics.{section}")
+def _plain(v: object) -> str:
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+def section_tables(task: TaskFamily, original: dict, audited: dict, key: str = "metrics") -> None:
+    df = comparison_rows(task, original, audited)
+    if df.empty:
+        st.info("No metrics.")
+        return
+    fmt = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns
+           if c.split(" ")[0] in NUMBER_COLUMNS or c == "ΔF1"}
+    for section, part in df.groupby("section", sort=False):
+        if section:
+            st.markdown(f"**{section}**", help=section_help(task.name, str(section)) or None)
+        st.dataframe(part.drop(columns=["section"]), hide_index=True, column_config=fmt,
+                     key=f"{key}.{section}")

@@ -9,6 +9,7 @@ import streamlit as st
 from sqlite_utils import Database
 
 from audit.store import default_db_path, list_runs, open_db
+from ui.text import show_text
 
 REVIEWER_KEY = "reviewer"
 
@@ -46,15 +47,33 @@ def synced_select(label: str, options: list[str], key: str, param: str, **kwargs
     return value
 
 
+CURRENT_RUN = "current_run"
+
+
 def selected_run(conn: Database, key: str) -> str | None:
-    """The run named by `?run=`, else a select box over the runs in the database (newest first)."""
+    """The session's current run: `?run=` when it names a run, else the run picked last on any page, else the
+    newest. Every page shares it (and writes it back to `?run=`), so switching pages never switches runs."""
     names = [r["name"] for r in list_runs(conn)]
     if not names:
         return None
     wanted = st.query_params.get("run")
     if wanted and wanted not in names:
-        st.warning(f"Run {wanted!r} is not in this database; showing the newest run instead.")
-    return synced_select("Run", names, key, "run", help="Runs stored in " + default_db_path())
+        show_text(f"Run {wanted!r} is not in this database; showing the current run instead.", "warning")
+    current = st.session_state.get(CURRENT_RUN)
+    if (not wanted or wanted not in names) and current in names:
+        st.query_params["run"] = current
+    value = synced_select("Run", names, key, "run", help="Runs stored in " + default_db_path())
+    st.session_state[CURRENT_RUN] = value
+    return value
+
+
+def blind_guard(page: str) -> None:
+    """Pages whose numbers derive from the judge's or other reviewers' labels are hidden while reviewing blind."""
+    if blind() and role() == "reviewer":
+        st.info(f"The {page} page is hidden while you review blind: its numbers are derived from the judge's and "
+                "other reviewers' labels. Switch blind review off in the sidebar (or review as adjudicator) to "
+                "see it.")
+        st.stop()
 
 
 NAME_KEY = "reviewer_name"  # plain keys survive pages where the widget is not drawn

@@ -9,8 +9,12 @@ from __future__ import annotations
 from scoring.errors import InputError
 from scoring.families.base import TaskFamily
 from scoring.families.chimera.family import ChimeraTask
+from scoring.families.ideation.family import IdeationTask
+from scoring.families.litxbench.family import LitXBenchTask
+from scoring.families.retrieval.family import RetrievalTask
 
-TASKS: dict[str, TaskFamily] = {"chimera": ChimeraTask()}
+TASKS: dict[str, TaskFamily] = {"chimera": ChimeraTask(), "retrieval": RetrievalTask(),
+                               "ideation": IdeationTask(), "litxbench": LitXBenchTask()}
 
 
 def get_task(name: str) -> TaskFamily:

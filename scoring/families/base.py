@@ -48,6 +48,8 @@ class LabelScheme:
     """Button / legend text per label (defaults to the label)."""
     keys: Mapping[str, str] = field(default_factory=dict)
     """Keyboard shortcut per label for the review queue."""
+    symmetric: bool = False
+    """`left`/`right` are an unordered pair: (x, y) and (y, x) name the same decision (CHIMERA span pairs)."""
 
     @property
     def judge_labels(self) -> tuple[str, ...]:
@@ -71,6 +73,15 @@ class InputSpec:
     """A folder of files (LitXBench: one JSON file per paper) rather than one file."""
     suffixes: tuple[str, ...] = ()
     """File suffixes the upload widget accepts (empty: any)."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """A scoring option with a fixed set of choices (first = default), e.g. retrieval's `--ties`."""
+
+    name: str
+    choices: tuple[str, ...]
+    help: str
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,8 @@ class TaskFamily(Protocol):
     """Document outcomes used to filter the document list (e.g. `perfect`, `partial`)."""
     inputs: tuple[InputSpec, ...]
     """The run's input files, in form order."""
+    options: tuple[OptionSpec, ...]
+    """Scoring options (CLI `--NAME`, stored with the run, passed to `metrics`)."""
     judge_specs: tuple[str, ...]
     """Judge specs offered in the new-run form (first = default). `replay:PATH` is always accepted too."""
     headline: tuple[MetricCell, ...]
@@ -171,8 +184,10 @@ class TaskFamily(Protocol):
 
     def outcome(self, payload: Mapping, counts: Mapping) -> str: ...
 
-    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None) -> dict:
-        """The family's metrics JSON from counts summed over documents (and each document's, if needed)."""
+    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None,
+                options: Mapping[str, str] | None = None) -> dict:
+        """The family's metrics JSON from counts summed over documents (and each document's, if needed), under the
+        run's options (e.g. retrieval's tie policy)."""
         ...
 
     def metric_rows(self, metrics: Mapping) -> list[dict]:

@@ -647,7 +647,7 @@ def group_stats(
     rows: Iterable[Mapping[str, Any]],
     *,
     ordinal_kinds: Iterable[str] | Mapping[str, Sequence[str]] = (),
-    positive: str | None = "match",
+    positive: str | Mapping[str, str] | None = "match",
     n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> dict[str, dict]:
@@ -666,7 +666,8 @@ def group_stats(
             effective human label) and ``judge``. Leave unreviewed decisions out.
         ordinal_kinds: Kinds rated on an ordered scale; either names (labels must read as numbers) or
             a mapping ``{kind: [labels in order]}``, which also fixes the full scale.
-        positive: Positive label for the lenient/strict counts of non-ordinal groups.
+        positive: Positive label for the lenient/strict counts of non-ordinal groups, or one per kind
+            (``{kind: label}``); ``"all"`` uses it only when every kind shares it.
         n_resamples: Bootstrap resamples per group.
         seed: Bootstrap seed (the same for every group).
 
@@ -710,7 +711,18 @@ def group_stats(
         seen = [table[i][j] for i in indices for j in (3, 4)]
         return _sorted_labels(seen)
 
-    def run(indices: list[int], labels: list | None, ordinal: bool) -> dict:
+    def positive_for(kind: str | None) -> str | None:
+        if not isinstance(positive, Mapping):
+            return positive
+        if kind is not None:
+            return positive.get(kind)
+        shared = {positive.get(k) for k in {t[0] for t in table}}
+        return shared.pop() if len(shared) == 1 else None
+
+    def run(indices: list[int], labels: list | None, ordinal: bool, kind: str | None = None) -> dict:
+        pos = positive_for(kind)
+        if pos is not None and labels is not None and pos not in labels:
+            pos = None
         return pair_stats(
             [table[i][3] for i in indices],
             [table[i][4] for i in indices],
@@ -719,7 +731,7 @@ def group_stats(
             ordinal=ordinal,
             n_resamples=n_resamples,
             seed=seed,
-            positive=None if ordinal else positive,
+            positive=None if ordinal else pos,
         )
 
     kinds = sorted({t[0] for t in table}, key=str)
@@ -735,8 +747,8 @@ def group_stats(
     for kind in kinds:
         ordinal = kind in orders
         labels = labels_for(members[kind], kind)
-        out[str(kind)] = run(members[kind], labels, ordinal)
+        out[str(kind)] = run(members[kind], labels, ordinal, kind)
         for typ in sorted(types_of.get(kind, ()), key=str):
             name = f"{kind}/{typ}"
-            out[name] = run(members[name], labels, ordinal)
+            out[name] = run(members[name], labels, ordinal, kind)
     return out

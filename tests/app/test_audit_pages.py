@@ -112,7 +112,7 @@ def test_blind_mode_hides_judge_and_adjudicator_settles(reviewed, app_db):
 def test_compare_page_lists_differences(app, app_db):
     from audit.runs import score_run
     from tests.conftest import GOLD, PRED_MIXED
-    score_run(open_db(app_db), "chimera", str(GOLD), str(PRED_MIXED), "exact", run="mixed-exact")
+    score_run(open_db(app_db), "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed-exact")
     at = open_page(app, "compare")
     at.selectbox(key="compare.a").set_value(DEMO)
     at.selectbox(key="compare.b").set_value("mixed-exact")

@@ -85,7 +85,7 @@ def test_hostile_text_is_escaped(app, app_db, tmp_path):
     pred = write_jsonl(tmp_path / "evil.jsonl", [
         {"paper_id": "2105.13065", "relations": {"combination": [{"comb-element": [evil, "multilingual training"]}]}}])
     from audit.runs import score_run
-    score_run(open_db(app_db), "chimera", str(GOLD), str(pred), "exact", run="evil")
+    score_run(open_db(app_db), "chimera", {"gold": str(GOLD), "pred": str(pred)}, "exact", run="evil")
     at = open_page(app, "document", run="evil", doc="2105.13065")
     assert not at.exception
     bodies = " ".join(h.proto.body for h in at.get("html"))

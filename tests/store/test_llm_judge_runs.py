@@ -111,7 +111,7 @@ def test_requests_sent_are_the_distinct_ordered_pairs(server: JudgeServer, db_pa
     if distinct is not None:  # chimera.md 3.4: a perfect prediction has P = 444, the paper makes 8P calls
         assert (want_distinct, want_paper) == (distinct, paper)
     seen: list[tuple[int, int]] = []
-    row = score_run(open_db(db_path), "chimera", GOLD, pred, SPEC, run="r", progress=lambda d, t: seen.append((d, t)))
+    row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": pred}, SPEC, run="r", progress=lambda d, t: seen.append((d, t)))
     stats = judge_stats(row)
     assert server.requests == want_distinct == stats["requests"] == stats["distinct_queries"]
     assert max(server.prompts_received.values()) == 1  # no prompt sent twice
@@ -133,8 +133,8 @@ def test_requests_sent_are_the_distinct_ordered_pairs(server: JudgeServer, db_pa
 
 def test_the_default_script_agrees_with_the_exact_judge(server: JudgeServer, db_path: Path) -> None:
     db = open_db(db_path)
-    llm = score_run(db, "chimera", GOLD, MIXED, SPEC, run="llm")
-    exact = score_run(db, "chimera", GOLD, MIXED, "exact", run="exact")
+    llm = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="llm")
+    exact = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, "exact", run="exact")
     assert labels(db, "llm") == labels(db, "exact")
     assert llm["original_metrics"] == exact["original_metrics"]
     assert server.requests > 0
@@ -142,15 +142,15 @@ def test_the_default_script_agrees_with_the_exact_judge(server: JudgeServer, db_
 
 def test_a_second_run_into_the_same_db_sends_no_requests(server: JudgeServer, db_path: Path) -> None:
     db = open_db(db_path)
-    first = score_run(db, "chimera", GOLD, PERFECT, SPEC, run="one")
+    first = score_run(db, "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="one")
     sent = server.requests
-    second = score_run(open_db(db_path), "chimera", GOLD, PERFECT, SPEC, run="two")
+    second = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="two")
     assert server.requests == sent
     assert judge_stats(second)["requests"] == 0 and judge_stats(second)["cached"] == sent
     assert second["original_metrics"] == first["original_metrics"]
     assert labels(db, "one") == labels(db, "two")
     # another prediction file reuses the pairs it shares and asks only the new ones
-    third = score_run(db, "chimera", GOLD, MIXED, SPEC, run="three")
+    third = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="three")
     mixed_distinct, _ = expected_counts(MIXED)
     assert judge_stats(third)["cached"] + judge_stats(third)["requests"] == mixed_distinct
     assert server.requests == sent + judge_stats(third)["requests"] and judge_stats(third)["cached"] > 0
@@ -160,7 +160,7 @@ RUN_IN_CHILD = """
 import sys
 from audit.runs import score_run
 from audit.store import open_db
-score_run(open_db(sys.argv[1]), "chimera", sys.argv[2], sys.argv[3], "openai:test-model", run="resumed")
+score_run(open_db(sys.argv[1]), "chimera", {"gold": sys.argv[2], "pred": sys.argv[3]}, "openai:test-model", run="resumed")
 """
 
 
@@ -197,7 +197,7 @@ def test_a_killed_run_resumes_without_asking_anything_twice(monkeypatch: pytest.
         db = open_db(db_path)
         assert not list(db.query("SELECT name FROM runs"))  # the killed run stored nothing but answers
 
-        row = score_run(db, "chimera", GOLD, MIXED, SPEC, run="resumed")
+        row = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="resumed")
     stats = judge_stats(row)
     assert stats["cached"] == hold and stats["requests"] == distinct - hold
     assert srv.answered == distinct == len(srv.prompts_answered)
@@ -207,7 +207,7 @@ def test_a_killed_run_resumes_without_asking_anything_twice(monkeypatch: pytest.
 def test_retries_on_429_and_500_are_counted(monkeypatch: pytest.MonkeyPatch, db_path: Path) -> None:
     with JudgeServer(rate_limit_first=4, server_error_on={10, 20}, malformed_on={30}) as srv:
         point_at(monkeypatch, srv)
-        row = score_run(open_db(db_path), "chimera", GOLD, PERFECT, SPEC, run="r")
+        row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="r")
     stats = judge_stats(row)
     assert stats["retries"] == 7 and stats["requests"] == 444 and stats["failed"] == 0
     assert srv.requests == 444 + 7 and srv.status_counts[429] == 4 and srv.status_counts[500] == 2
@@ -218,7 +218,7 @@ def test_concurrency_limit_is_respected_in_a_run(monkeypatch: pytest.MonkeyPatch
     with JudgeServer(delay=0.004) as srv:
         point_at(monkeypatch, srv)
         monkeypatch.setenv("REJUDGE_JUDGE_CONCURRENCY", "3")
-        row = score_run(open_db(db_path), "chimera", GOLD, MIXED, SPEC, run="r")
+        row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="r")
     assert row["judge_identity"]["concurrency"] == 3
     assert 2 <= srv.max_in_flight <= 3
 
@@ -238,7 +238,7 @@ def test_invalid_answers_are_stored_with_raw_text_counted_and_flagged(monkeypatc
     with JudgeServer(script) as srv:
         point_at(monkeypatch, srv)
         db = open_db(db_path)
-        row = score_run(db, "chimera", GOLD, PERFECT, SPEC, run="r")
+        row = score_run(db, "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="r")
         flagged = [d for d in decisions(db, "r") if d["left"] == d["right"] and d["left"] in replies]
         assert len(flagged) >= 3
         assert all(d["judge"] == "invalid" for d in flagged)
@@ -255,7 +255,7 @@ def test_invalid_answers_are_stored_with_raw_text_counted_and_flagged(monkeypatc
         assert cached == {TRUNCATED_TEXT: "invalid", "<answer>Perhaps</answer>": "invalid", "": "invalid"}
         # an invalid answer is what the judge said: cached, not asked again
         sent = srv.requests
-        again = score_run(db, "chimera", GOLD, PERFECT, SPEC, run="again")
+        again = score_run(db, "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="again")
         assert srv.requests == sent and judge_stats(again)["invalid"] == len(flagged)
 
 
@@ -266,16 +266,16 @@ def test_the_api_key_is_in_no_stored_byte_nor_export(monkeypatch: pytest.MonkeyP
     with JudgeServer(api_key=KEY) as srv:
         point_at(monkeypatch, srv)
         db = open_db(db_path)
-        ok = score_run(db, "chimera", GOLD, MIXED, SPEC, run="ok")
+        ok = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="ok")
         # the key is not part of the cache key: only pairs MIXED lacks are sent, and refused with a 401 whose
         # message repeats the key it was given
         point_at(monkeypatch, srv, key=wrong_key)
-        bad = score_run(db, "chimera", GOLD, PERFECT, SPEC, run="bad")
+        bad = score_run(db, "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="bad")
     assert f"Bearer {KEY}" in srv.auth_headers and f"Bearer {wrong_key}" in srv.auth_headers
     assert judge_stats(ok)["failed"] == 0
     assert judge_stats(bad)["failed"] > judge_stats(bad)["requests"] == srv.status_counts[401]
     assert srv.status_counts[401] <= 8  # fatal: the run stopped sending after the first refusals
-    failed = [a["rationale"] for d in decisions(db, "bad") for a in d["detail"].values() if a["value"] == "missing"]
+    failed = [a["rationale"] for d in decisions(db, "bad") for k in ("pred_gold", "gold_pred") if (a := d["detail"][k])["value"] == "missing"]
     assert failed and all(r.startswith("request failed: ") and "HTTP 401" in r for r in failed)
     assert judge_stats(bad)["cached"] > 0
     write_judge_log(decisions(db, "ok"), log)
@@ -299,14 +299,14 @@ def test_the_judge_log_replays_to_identical_metrics(monkeypatch: pytest.MonkeyPa
     db = open_db(tmp_path / "x.db")
     with JudgeServer(script) as srv:
         point_at(monkeypatch, srv)
-        original = score_run(db, "chimera", GOLD, MIXED, SPEC, run="llm")
+        original = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="llm")
     log = tmp_path / "judge_log.jsonl"
     lines = write_judge_log(decisions(db, "llm"), log)
     assert lines == judge_stats(original)["requests"] == srv.requests
     first = json.loads(log.read_text().splitlines()[0])
     assert set(first) >= {"paper_id", "entity_type", "span1", "span2", "answer"}
 
-    replayed = score_run(db, "chimera", GOLD, MIXED, f"replay:{log}", run="replayed")
+    replayed = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, f"replay:{log}", run="replayed")
     assert replayed["original_metrics"] == original["original_metrics"]
     assert labels(db, "replayed") == labels(db, "llm")
     assert {"match", "no-match", "invalid"} <= set(labels(db, "llm").values())

@@ -14,7 +14,7 @@ from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
 def scored(path):
     db = open_db(path)
-    score_run(db, "chimera", str(GOLD), str(PRED_MIXED), f"replay:{JUDGE_LOG}", run="mixed")
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="mixed")
     return db
 
 

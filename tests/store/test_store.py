@@ -22,20 +22,20 @@ def test_schema_version_and_wal(fresh_db):
 
 
 def test_failed_load_stores_nothing(fresh_db, tmp_path):
-    score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "exact", run="ok")
+    score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="ok")
     bad = write_jsonl(tmp_path / "bad.jsonl", [{"paper_id": "2103.0771", "relations": {}}, "{broken"])
     with pytest.raises(InputError, match="bad.jsonl:2"):
-        score_run(fresh_db, "chimera", str(GOLD), str(bad), "exact", run="bad")
+        score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(bad)}, "exact", run="bad")
     assert [r["name"] for r in fresh_db.query("SELECT name FROM runs")] == ["ok"]
     n = fresh_db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
     assert n == fresh_db.execute("SELECT n_decisions FROM runs WHERE name='ok'").fetchone()[0]
     with pytest.raises(RunExists):
-        score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "exact", run="ok")
+        score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="ok")
 
 
 def test_missing_predictions_are_reported(fresh_db, tmp_path):
     one = write_jsonl(tmp_path / "one.jsonl", [{"paper_id": "2105.13065", "relations": {}}])
-    row = score_run(fresh_db, "chimera", str(GOLD), str(one), "exact", run="one")
+    row = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(one)}, "exact", run="one")
     assert len(row["summary"]["missing_predictions"]) == 215
     assert "215 gold paper(s) have no prediction" in row["summary"]["warnings"][0]
 
@@ -52,9 +52,9 @@ class ExpensiveExact(ExactJudge):
 
 def test_rescoring_same_inputs_asks_nothing_new(fresh_db):
     register_judge("expensive", lambda _arg: ExpensiveExact())
-    r1 = score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "expensive", run="a")
+    r1 = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "expensive", run="a")
     first = ExpensiveExact.asked
-    r2 = score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), "expensive", run="b")
+    r2 = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "expensive", run="b")
     assert first == r1["summary"]["judge"]["distinct_queries"] > 0
     assert ExpensiveExact.asked == first  # nothing asked the second time
     assert r2["summary"]["judge"]["cached"] == first and r2["summary"]["judge"]["requests"] == 0
@@ -88,7 +88,7 @@ def test_replay_log_missing_pairs_are_reported_not_invented(fresh_db, tmp_path):
     lines = JUDGE_LOG.read_text().splitlines()
     short = tmp_path / "short.jsonl"
     short.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
-    row = score_run(fresh_db, "chimera", str(GOLD), str(PRED_MIXED), f"replay:{short}", run="short")
+    row = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{short}", run="short")
     judge = row["summary"]["judge"]
     assert judge["missing"] > 0 and judge["missing_examples"]
     assert any("not available" in w for w in row["summary"]["warnings"])

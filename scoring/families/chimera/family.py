@@ -1,15 +1,22 @@
-"""CHIMERA as a task family of the shell (see scoring/families/base.py)."""
+"""CHIMERA recombination extraction as a task family of the shell (see scoring/families/base.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from scoring.decisions import Decision
-from scoring.errors import InputError
-from scoring.families.base import Labels, Loaded
+from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
 from scoring.families.chimera import scorer as chimera
 from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress, parse_judge_spec
+
+GOLD_HELP = ("CHIMERA CSV with `paper_id`, `text`, `readable_relations` (and `entities` offsets for highlighting, "
+             "`document_class`).")
+PRED_HELP = ('JSON lines, one per abstract: `{"paper_id": "2105.13065", "relations": {"combination": '
+             '[{"comb-element": ["span A", "span B"]}]}}`; `{}` = no recombination. Or a CSV with '
+             '`paper_id`, `readable_relations`.')
+SECTION_TITLES = {"classification": "classification", "entities": "entities", "relations": "relations"}
 
 
 class ChimeraTask:
@@ -17,18 +24,33 @@ class ChimeraTask:
 
     name = "chimera"
     title = "CHIMERA recombination extraction"
-    decision_labels = {chimera.KIND: ("match", "no-match")}
+    label_schemes = {chimera.KIND: LabelScheme(
+        "binary", ("match", "no-match"), positive="match", symmetric=True,
+        titles={"match": "match", "no-match": "no match"}, keys={"match": "a", "no-match": "o"})}
     outcomes = chimera.OUTCOMES
+    inputs = (InputSpec("gold", "Gold file", GOLD_HELP, suffixes=("csv",)),
+              InputSpec("pred", "Prediction file", PRED_HELP, suffixes=("jsonl", "json", "csv")))
+    options: tuple[OptionSpec, ...] = ()
+    judge_specs = ("exact", "fuzzy", "embed", "openai:gpt-4o-mini")
+    headline = (MetricCell(("classification", "avg", "f1"), "classification F1 (macro avg)", "classification"),
+                MetricCell(("entities", "avg", "f1"), "entity F1 (macro avg)", "entities"),
+                MetricCell(("relations", "avg", "f1"), "relation F1 (macro avg)", "relations"))
+    needs_doc_counts = False
 
-    def load(self, gold: str, pred: str, text: str | None = None) -> Loaded:
-        if text:
-            raise InputError(text, None, "CHIMERA takes no --text file: the abstracts are in the gold CSV")
+    def demo_runs(self, data_dir: Path) -> list[DemoRun]:
+        d = data_dir / "chimera"
+        return [DemoRun("demo-chimera-mixed", {"gold": str(d / "eval.csv"), "pred": str(d / "pred_mixed.jsonl")},
+                        f"replay:{d / 'judge_mixed.jsonl'}",
+                        "sample predictions judged by a synthetic judge log (its non-trivial answers are random)")]
+
+    def load(self, inputs: Mapping[str, str]) -> Loaded:
+        gold, pred = inputs["gold"], inputs["pred"]
         docs = chimera.load_gold(gold)
         lp = chimera.load_predictions(pred, [d.paper_id for d in docs])
         warnings = []
         if lp.missing:
             shown = ", ".join(lp.missing[:5]) + (" …" if len(lp.missing) > 5 else "")
-            warnings.append(f"{len(lp.missing)} gold paper(s) have no prediction in {pred} and count as "
+            warnings.append(f"{len(lp.missing)} gold paper(s) have no prediction in {Path(pred).name} and count as "
                             f"'no recombination': {shown}")
         return Loaded([(d, lp.predictions[d.paper_id]) for d in docs], warnings, lp.notes,
                       {"missing_predictions": lp.missing})
@@ -43,8 +65,11 @@ class ChimeraTask:
         return chimera.decide(docs, preds, judge, cache, progress, stats)
 
     def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
-        """Replay-format lines (one per answered ordered pair) for decisions or decision rows."""
         return chimera.judge_log_records(decisions)
+
+    def describe_judge_log(self) -> str:
+        return ('JSON lines: {"paper_id", "entity_type", "span1", "span2", "answer": "yes"|"no"} — one per span '
+                'order asked')
 
     def doc_id(self, doc: Any) -> str:
         return doc[0].paper_id
@@ -57,10 +82,26 @@ class ChimeraTask:
         by_pair = {(t, left, right): lab for (_, t, left, right), lab in labels.items()}
         return chimera.doc_counts(d, p, chimera.match_fn_from_labels(by_pair))
 
+    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:
+        return []
+
+    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:
+        return set()
+
     def outcome(self, payload: Mapping, counts: Mapping) -> str:
         d, p = chimera.doc_from_json(payload)
         return chimera.outcome(d, p, counts)  # type: ignore[arg-type]
 
-    def metrics(self, total: Mapping) -> dict:
+    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None,
+                options: Mapping[str, str] | None = None) -> dict:
         full = chimera.sum_counts([total]) if total else chimera.empty_counts()
         return chimera.metrics_from_counts(full)
+
+    def metric_rows(self, metrics: Mapping) -> list[dict]:
+        rows = []
+        for section in chimera.SECTIONS:
+            for t, v in metrics.get(section, {}).items():
+                rows.append({"section": section, "type": "macro average" if t == "avg" else t,
+                             "precision": v["precision"], "recall": v["recall"], "f1": v["f1"],
+                             "tp": v.get("tp"), "fp": v.get("fp"), "fn": v.get("fn")})
+        return rows

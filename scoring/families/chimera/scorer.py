@@ -2,7 +2,7 @@
 
 Semantics follow the paper's scorer (CHIMERA-KB `src/eval.py`); see docs/chimera-scoring.md.
 `decide` is the only step that asks a judge; `aggregate` is a pure function of documents, predictions and
-a match label per (doc, entity type, predicted span, gold span).
+a match label per (doc, entity type, unordered span pair).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _distinct(values: Iterable[str]) -> list[str]:
 
 
 def candidate_pairs(doc: ChimeraDoc, pred: ChimeraPrediction) -> list[tuple[str, str, str]]:
-    """Every same-type (entity type, predicted span, gold span) pair the scorer may ask about."""
+    """Every same-type (entity type, predicted span, gold span) pair the scorer may ask about (ordered)."""
     pred_ents, gold_ents = flat_entities(pred.relations), flat_entities(doc.gold)
     pairs = []
     for t in ENTITY_TYPES:
@@ -62,6 +62,28 @@ def candidate_pairs(doc: ChimeraDoc, pred: ChimeraPrediction) -> list[tuple[str,
         gs = _distinct(v for et, v in gold_ents if et == t)
         pairs.extend((t, pv, gv) for pv in ps for gv in gs)
     return pairs
+
+
+def question_pairs(doc: ChimeraDoc, pred: ChimeraPrediction) -> list[tuple[str, str, str, dict]]:
+    """One (entity type, left, right, sides) per judge question: an UNORDERED same-type span pair {x, y} with one
+    span on the predicted side and the other on the gold side.
+
+    (pred A, gold B) and (pred B, gold A) are the same question (the paper's match asks both span orders), so
+    they make one decision. `left`/`right` keep the orientation of the first occurrence in (type, predicted,
+    gold) order, i.e. predicted first where only one orientation occurs; `sides` says where each span occurs.
+    """
+    pred_ents, gold_ents = flat_entities(pred.relations), flat_entities(doc.gold)
+    out: dict[tuple[str, frozenset[str]], tuple[str, str, str, dict]] = {}
+    for t, pv, gv in candidate_pairs(doc, pred):
+        key = (t, frozenset((pv, gv)))
+        if key not in out:
+            out[key] = (t, pv, gv, {})
+    for t, left, right, sides in out.values():
+        p = {v for et, v in pred_ents if et == t}
+        g = {v for et, v in gold_ents if et == t}
+        sides["left"] = [s for s, vals in (("predicted", p), ("gold", g)) if left in vals]
+        sides["right"] = [s for s, vals in (("predicted", p), ("gold", g)) if right in vals]
+    return list(out.values())
 
 
 def paper_call_count(doc: ChimeraDoc, pred: ChimeraPrediction) -> int:
@@ -89,43 +111,46 @@ def label_from_answers(forward: str, backward: str) -> str:
 def decide(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction], judge: Judge,
            cache: AnswerCache | None = None, progress: Progress | None = None,
            stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
-    """Ask the judge about every same-type (predicted, gold) span pair, both orders, each distinct request once.
+    """Ask the judge every question (an unordered same-type span pair, in both span orders) once.
 
-    `stats` (optional) is updated live, so a progress display can show cached / failed counts while asking.
+    One decision per question (`question_pairs`); its detail holds the answer in each order (`pred_gold`: left
+    span shown first; `gold_pred`: right span first) and on which side(s) each span occurs. Judge statistics
+    count each ordered prompt once. `stats` (optional) is updated live for progress displays.
     """
     stats = stats if stats is not None else JudgeStats()
-    pairs_by_doc: list[tuple[ChimeraDoc, list[tuple[str, str, str]]]] = []
+    pairs_by_doc: list[tuple[ChimeraDoc, list[tuple[str, str, str, dict]]]] = []
     query_index: dict[tuple[str, str, str, str], int] = {}
     queries: list[SpanQuery] = []
     for doc in docs:
         pred = preds[doc.paper_id]
         stats.paper_calls += paper_call_count(doc, pred)
-        pairs = candidate_pairs(doc, pred)
+        pairs = question_pairs(doc, pred)
         pairs_by_doc.append((doc, pairs))
-        for t, pv, gv in pairs:
-            for s1, s2 in ((pv, gv), (gv, pv)):
+        for t, left, right, _ in pairs:
+            for s1, s2 in ((left, right), (right, left)):
                 k = (doc.paper_id, t, s1, s2)
                 if k not in query_index:
                     query_index[k] = len(queries)
                     queries.append(SpanQuery(doc.paper_id, doc.text, t, s1, s2))
     stats.distinct_queries = len(queries)
     answers = ask_with_cache(judge, queries, cache, stats, progress)
+    for (doc_id, t, s1, s2), i in query_index.items():
+        a = answers[i]
+        if a.value == INVALID:
+            stats.invalid += 1
+        elif a.value == MISSING:
+            stats.missing += 1
+            if len(stats.missing_examples) < 10:
+                stats.missing_examples.append({"paper_id": doc_id, "entity_type": t, "span1": s1, "span2": s2,
+                                               "why": a.rationale})
     decisions: list[Decision] = []
     for doc, pairs in pairs_by_doc:
-        for t, pv, gv in pairs:
-            fwd = answers[query_index[(doc.paper_id, t, pv, gv)]]
-            bwd = answers[query_index[(doc.paper_id, t, gv, pv)]]
-            orders = [(fwd, pv, gv)] + ([(bwd, gv, pv)] if pv != gv else [])
-            for a, s1, s2 in orders:
-                if a.value == INVALID:
-                    stats.invalid += 1
-                elif a.value == MISSING:
-                    stats.missing += 1
-                    if len(stats.missing_examples) < 10:
-                        stats.missing_examples.append({"paper_id": doc.paper_id, "entity_type": t, "span1": s1,
-                                                       "span2": s2, "why": a.rationale})
-            detail = {"pred_gold": _answer_dict(fwd), "gold_pred": _answer_dict(bwd)}
-            decisions.append(Decision(doc.paper_id, KIND, t, pv, gv, label_from_answers(fwd.value, bwd.value), detail))
+        for t, left, right, sides in pairs:
+            fwd = answers[query_index[(doc.paper_id, t, left, right)]]
+            bwd = answers[query_index[(doc.paper_id, t, right, left)]]
+            detail = {"pred_gold": _answer_dict(fwd), "gold_pred": _answer_dict(bwd), "sides": sides}
+            decisions.append(Decision(doc.paper_id, KIND, t, left, right, label_from_answers(fwd.value, bwd.value),
+                                      detail))
     return decisions, stats
 
 
@@ -276,13 +301,24 @@ def outcome(doc: ChimeraDoc, pred: ChimeraPrediction, counts: DocCounts) -> str:
 
 
 def match_fn_from_labels(labels: Mapping[tuple[str, str, str], str]) -> MatchFn:
-    """Build a MatchFn for one document from {(type, pred span, gold span): label}."""
-    return lambda t, pv, gv: labels.get((t, pv, gv)) == MATCH
+    """Build a MatchFn for one document from {(type, left span, right span): label}.
+
+    A question is an unordered pair, so (type, a, b) answers for (type, b, a) too: one label serves every
+    orientation, the entity score and the relation score.
+    """
+    def match(t: str, pv: str, gv: str) -> bool:
+        lab = labels.get((t, pv, gv))
+        if lab is None:
+            lab = labels.get((t, gv, pv))
+        return lab == MATCH
+
+    return match
 
 
 def aggregate(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction],
               labels: Mapping[tuple[str, str, str, str], str]) -> dict:
-    """Metrics from effective labels keyed by (doc, type, pred span, gold span); unknown pairs are no-match."""
+    """Metrics from effective labels keyed by (doc, type, span, span) in either orientation; unknown pairs are
+    no-match."""
     by_doc: dict[str, dict[tuple[str, str, str], str]] = {}
     for (d, t, pv, gv), lab in labels.items():
         by_doc.setdefault(d, {})[(t, pv, gv)] = lab
@@ -314,8 +350,16 @@ def doc_from_json(d: Mapping) -> tuple[ChimeraDoc, ChimeraPrediction]:
 
 
 def match_summary(doc: ChimeraDoc, pred: ChimeraPrediction, labels: Mapping[tuple[str, str, str], str]) -> dict:
-    """For display: matched (type, pred, gold) pairs, and predicted / gold entities with no match at all."""
-    matched = [(t, pv, gv) for (t, pv, gv), lab in labels.items() if lab == MATCH]
+    """For display: matched (type, pred, gold) pairs in every orientation the labels serve, and predicted / gold
+    entities with no match at all."""
+    pred_ents, gold_ents = set(flat_entities(pred.relations)), set(flat_entities(doc.gold))
+    matched = []
+    for (t, a, b), lab in labels.items():
+        if lab != MATCH:
+            continue
+        for pv, gv in ((a, b), (b, a)):
+            if (t, pv) in pred_ents and (t, gv) in gold_ents and (t, pv, gv) not in matched:
+                matched.append((t, pv, gv))
     hit_pred = {(t, pv) for t, pv, _ in matched}
     hit_gold = {(t, gv) for t, _, gv in matched}
     return {

@@ -189,6 +189,13 @@ def parse_pairwise_winner(raw: str | None, *, allow_tie: bool = True, truncated:
     return Parsed(value, None, rationale)
 
 
+PAIRWISE_FORMAT_REMINDER = ("Your previous reply could not be read. Reply again, ending with a final line of "
+                            "exactly this form:\nWINNER: <FIRST, SECOND or TIE>")
+"""Sent with a re-ask after an unreadable pairwise verdict (same policy as `ABSOLUTE_FORMAT_REMINDER`)."""
+PAIRWISE_NO_TIE_FORMAT_REMINDER = ("Your previous reply could not be read. Reply again, ending with a final line "
+                                   "of exactly this form:\nWINNER: <FIRST or SECOND>")
+
+
 def winner_of_pair(order_ab: str, order_ba: str) -> tuple[str | None, str | None]:
     """Map the two slot verdicts of a pair asked in both orders to which idea won each call.
 

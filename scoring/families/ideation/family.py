@@ -1,0 +1,270 @@
+"""Ideation (absolute ratings and pairwise comparisons of research ideas) as a task family of the shell.
+
+Documents are research questions; decisions and counts are in `decide.py`, the scores in `scores.py`
+(docs: ideation.md; the target paper's prompts and numbers could not be obtained, so nothing here claims to
+reproduce them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scoring.decisions import Decision
+from scoring.errors import InputError
+from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.ideation import decide as dec
+from scoring.families.ideation import scores
+from scoring.families.ideation.bootstrap import N_RESAMPLES, SEED
+from scoring.families.ideation.judge import FILE, LOG_FORMAT, LogJudge, make_judge
+from scoring.families.ideation.load import load_absolute, load_ideas, load_judge_log, load_pairwise
+from scoring.families.ideation.model import (
+    COMPARISON,
+    RATING,
+    SCORE_LABELS,
+    SPLIT,
+    WIN_A,
+    WIN_B,
+    WIN_TIE,
+    pools_of,
+)
+from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress
+
+IDEAS_HELP = ('JSON lines, one idea per system and question: {"question_id", "question", "system", "idea"} '
+              "(other fields are kept and shown).")
+ABSOLUTE_HELP = ('JSON lines, the judge\'s 1-5 ratings: {"question_id", "system", "criterion", "score": 1-5 or null '
+                 '(unreadable), "rationale", "raw"}.')
+PAIRWISE_HELP = ('JSON lines, the judge\'s pairwise calls, each pair in both orders: {"question_id", "criterion", '
+                 '"first", "second", "verdict": "first"|"second"|"tie"|"invalid", "rationale", "raw"}; first/second '
+                 "are the systems in the order the judge saw them.")
+BOUNDS_HELP = ("pairwise normalisation: fixed = 3 + S/(N-1), invalid calls count 0 (pulls toward 3); valid = "
+               "3 + 2S/n over the idea's valid calls (ideation.md section 3)")
+
+
+def _options(options: Mapping[str, str] | None) -> str:
+    bounds = (options or {}).get("bounds", "fixed")
+    if bounds not in scores.BOUNDS:
+        raise InputError("--bounds", None, f"bounds must be one of {', '.join(scores.BOUNDS)}, got {bounds!r}")
+    return bounds
+
+
+def _first(row: Mapping, key: str) -> Any:
+    return row[key] if isinstance(row, Mapping) else getattr(row, key)
+
+
+class IdeationTask:
+    """Research ideas rated 1-5 per criterion and compared pairwise in both orders (see decide.py, scores.py)."""
+
+    name = "ideation"
+    title = "Scientific ideation (absolute ratings and pairwise comparisons)"
+    label_schemes = {
+        RATING: LabelScheme("ordinal", SCORE_LABELS, titles={"1": "1 (worst)", "5": "5 (best)"},
+                            keys={s: s for s in SCORE_LABELS}),
+        COMPARISON: LabelScheme("categorical", (WIN_A, WIN_B, WIN_TIE), judge_only=(SPLIT,), symmetric=True,
+                                titles={WIN_A: "idea a better", WIN_B: "idea b better", WIN_TIE: "tie",
+                                        SPLIT: "split (the order changed the verdict)"},
+                                keys={WIN_A: "a", WIN_B: "b", WIN_TIE: "t"}),
+    }
+    outcomes = ("clean", "split", "invalid")
+    inputs = (InputSpec("ideas", "Ideas", IDEAS_HELP, suffixes=("jsonl",)),
+              InputSpec("absolute", "Absolute ratings", ABSOLUTE_HELP, required=False, suffixes=("jsonl",)),
+              InputSpec("pairwise", "Pairwise verdicts", PAIRWISE_HELP, required=False, suffixes=("jsonl",)))
+    options = (OptionSpec("bounds", scores.BOUNDS, BOUNDS_HELP),)
+    judge_specs = (FILE,)
+    headline = (
+        MetricCell(("summary", "absolute", "novelty"), "novelty, absolute mean (first system)", "absolute"),
+        MetricCell(("summary", "pairwise", "novelty"), "novelty, pairwise score (first system)", "pairwise"),
+        MetricCell(("summary", "consistency_rate"), "pairwise consistency (both orders agree)", "position bias"),
+        MetricCell(("summary", "rating_invalid_rate"), "invalid ratings", "absolute", higher_is_better=False),
+    )
+    needs_doc_counts = True
+    n_resamples = N_RESAMPLES
+    seed = SEED
+
+    # ------------------------------------------------------------------ inputs
+
+    def demo_runs(self, data_dir: Path) -> list[DemoRun]:
+        d = data_dir / "ideation"
+        return [DemoRun(
+            "demo-ideation-si2024-humans",
+            {"ideas": str(d / "demo_ideas.jsonl"), "absolute": str(d / "demo_absolute.jsonl"),
+             "pairwise": str(d / "demo_pairwise.jsonl")}, FILE,
+            "NOT an LLM judge: Si et al. (2024) human review scores stand in for it. Ideas are titles only (texts "
+            "not released); ratings = each idea's first reviewer, 1-10 mapped to 1-5 as ceil(s/2); pairwise calls "
+            "derived from reviewer 1 (a shown first) and reviewer 2 (b shown first), so 'position bias' here "
+            "measures reviewer disagreement. See data/ideation/SOURCE.md.")]
+
+    def load(self, inputs: Mapping[str, str]) -> Loaded:
+        questions = load_ideas(inputs["ideas"])
+        pools = pools_of(questions)
+        ratings = load_absolute(inputs["absolute"], pools) if inputs.get("absolute") else None
+        verdicts = load_pairwise(inputs["pairwise"], pools) if inputs.get("pairwise") else None
+        docs = dec.attach(questions, ratings, verdicts)
+        loaded = Loaded(docs)  # type: ignore[arg-type]
+        self._describe(loaded)
+        return loaded
+
+    def _describe(self, loaded: Loaded) -> None:
+        docs: list[dec.IdeationDoc] = loaded.docs
+        n_q = len(docs)
+        single = sum(len(d.question.ideas) == 1 for d in docs)
+        abs_c = docs[0].absolute_criteria if docs else ()
+        pair_c = docs[0].pairwise_criteria if docs else ()
+        missing_r = sum(len(d.question.ideas) * len(abs_c) - len(d.ratings) for d in docs)
+        missing_c = sum(len(d.question.ideas) * (len(d.question.ideas) - 1) * len(pair_c) - len(d.calls) for d in docs)
+        if missing_r:
+            loaded.warnings.append(f"{missing_r} rating(s) (question x idea x criterion) are not in the absolute "
+                                   "ratings and count as invalid")
+        if missing_c:
+            loaded.warnings.append(f"{missing_c} pairwise call(s) (question x criterion x ordered pair) are not in "
+                                   "the pairwise verdicts and count as invalid")
+        if single and pair_c:
+            loaded.warnings.append(scores.single_idea_note(single))
+        if not abs_c and not pair_c:
+            loaded.warnings.append("no judge ratings given (absolute or pairwise): nothing to score")
+        sizes = sorted({len(d.question.ideas) for d in docs})
+        loaded.notes.append(f"{n_q} question(s), pool sizes {sizes}; absolute criteria {list(abs_c)}, pairwise "
+                            f"criteria {list(pair_c)}")
+        loaded.extra.update({"questions": n_q, "absolute_criteria": list(abs_c), "pairwise_criteria": list(pair_c),
+                             "missing_ratings": missing_r, "missing_calls": missing_c})
+
+    def make_judge(self, spec: str) -> Judge:
+        return make_judge(spec)
+
+    def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
+               stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
+        """Decisions from the judge's recorded answers (input files, or a replayed log that replaces them).
+
+        A `replay:PATH` judge re-attaches each document's ratings and calls from the log, in place.
+        """
+        stats = stats or JudgeStats()
+        docs: list[dec.IdeationDoc] = loaded.docs
+        if isinstance(judge, LogJudge):
+            questions = [d.question for d in docs]
+            ratings, verdicts = load_judge_log(judge.path, pools_of(questions))
+            loaded.docs[:] = dec.attach(questions, ratings or None, verdicts or None)
+            loaded.warnings.clear()
+            self._describe(loaded)
+            docs = loaded.docs
+        elif getattr(judge, "spec", None) != FILE:
+            raise InputError(getattr(judge, "spec", "judge"), None,
+                             "the ideation task reads its judge's answers from files; a live judge is not wired yet")
+        out: list[Decision] = []
+        for i, d in enumerate(docs, 1):
+            out.extend(dec.decisions(d))
+            if progress:
+                progress(i, len(docs))
+        ratings_n = sum(d.kind == RATING for d in out)
+        calls = [c for d in out if d.kind == COMPARISON for c in d.detail["calls"]]
+        stats.distinct_queries += ratings_n + len(calls)
+        stats.paper_calls += ratings_n + len(calls)
+        stats.invalid += sum(d.kind == RATING and d.detail["status"] == "invalid" for d in out)
+        stats.invalid += sum(c["verdict"] == "invalid" for c in calls)
+        stats.missing += sum(d.kind == RATING and d.detail["status"] == dec.MISSING for d in out)
+        stats.missing += sum(c["verdict"] == dec.MISSING for c in calls)
+        return out, stats
+
+    def doc_id(self, doc: Any) -> str:
+        return doc.question.question_id
+
+    def payload(self, doc: Any) -> dict:
+        return dec.to_payload(doc)
+
+    # ------------------------------------------------------------------ scoring
+
+    def counts(self, payload: Mapping, labels: Labels) -> dict:
+        return dec.doc_counts(payload, labels)
+
+    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:  # noqa: ARG002 (protocol)
+        return []
+
+    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:  # noqa: ARG002 (protocol)
+        return set()
+
+    def outcome(self, payload: Mapping, counts: Mapping) -> str:  # noqa: ARG002 (protocol)
+        return dec.doc_outcome(counts)
+
+    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None,
+                options: Mapping[str, str] | None = None) -> dict:
+        """The metrics JSON of `scores.ideation_scores`, rebuilt from per-question counts.
+
+        Intervals need `per_doc` (questions are resampled); with only `total` they are None.
+        """
+        bounds = _options(options)
+        n_res = self.n_resamples if per_doc is not None else 0
+        docs = list(per_doc) if per_doc is not None else []
+        out: dict = {"absolute": {}, "pairwise": {}, "position_bias": {}, "win_rates": {}, "bounds": bounds,
+                     "notes": []}
+        for system, row in total.get("absolute", {}).items():
+            for c, t in row.items():
+                cells = [d["absolute"][system][c] for d in docs if system in d.get("absolute", {})]
+                if per_doc is None:
+                    cells = [t]
+                out["absolute"].setdefault(system, {})[c] = scores.absolute_cell(
+                    [x["sum"] for x in cells], [x["n_valid"] for x in cells], t["n_invalid"],
+                    n_resamples=n_res, seed=self.seed)
+        for system, row in total.get("pairwise", {}).items():
+            for c, t in row.items():
+                if per_doc is None:
+                    q = t[f"q_{bounds}"]
+                    cell = scores.pairwise_cell([], t["n_invalid"])
+                    cell.update(score=t.get(bounds, 0) / q if q else None, n_questions=q)
+                else:
+                    vals = [d["pairwise"][system][c].get(bounds) for d in docs if system in d.get("pairwise", {})]
+                    cell = scores.pairwise_cell(vals, t["n_invalid"], n_resamples=n_res, seed=self.seed)
+                out["pairwise"].setdefault(system, {})[c] = cell
+        for c, t in total.get("position_bias", {}).items():
+            out["position_bias"][c] = scores.bias_summary(t)
+        for c, by in total.get("wins", {}).items():
+            out["win_rates"][c] = {me: {other: scores.win_rate_cell(t["wins"], t["losses"], t["ties"])
+                                        for other, t in row.items()} for me, row in by.items()}
+        if total.get("single_idea") and total.get("position_bias"):
+            out["notes"].append(scores.single_idea_note(total["single_idea"]))
+        out["summary"] = scores.summary(out)
+        return out
+
+    def metric_rows(self, metrics: Mapping) -> list[dict]:
+        """One row per system x criterion: absolute mean and interval, pairwise score and interval, counts."""
+        rows = []
+        absolute, pairwise = metrics.get("absolute", {}), metrics.get("pairwise", {})
+        for system in dict.fromkeys([*absolute, *pairwise]):
+            crits = dict.fromkeys([*absolute.get(system, {}), *pairwise.get(system, {})])
+            for c in crits:
+                a, p = absolute.get(system, {}).get(c, {}), pairwise.get(system, {}).get(c, {})
+                a_ci, p_ci = a.get("ci") or [None, None], p.get("ci") or [None, None]
+                rows.append({"section": system, "type": c, "absolute_mean": a.get("mean"),
+                             "absolute_ci_low": a_ci[0], "absolute_ci_high": a_ci[1], "n_valid": a.get("n_valid"),
+                             "n_invalid": a.get("n_invalid"), "pairwise_score": p.get("score"),
+                             "pairwise_ci_low": p_ci[0], "pairwise_ci_high": p_ci[1],
+                             "n_questions": p.get("n_questions"), "n_invalid_calls": p.get("n_invalid_calls")})
+        return rows
+
+    # ------------------------------------------------------------------ judge log
+
+    def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
+        """Replay-format lines (`LOG_FORMAT`): one per answered rating and per answered call (missing ones left
+        out), from decisions or stored decision rows (`doc`/`doc_id`, kind, type, left, detail)."""
+        lines = []
+        for d in decisions:
+            kind, detail = _first(d, "kind"), _first(d, "detail")
+            if isinstance(detail, str):
+                detail = json.loads(detail)
+            doc = d.get("doc", d.get("doc_id")) if isinstance(d, Mapping) else d.doc
+            if kind == RATING and detail.get("status") != dec.MISSING:
+                lines.append({"question_id": doc, "system": _first(d, "left"), "criterion": _first(d, "type"),
+                              "score": detail.get("score"), "rationale": detail.get("rationale"),
+                              "raw": detail.get("raw")})
+            elif kind == COMPARISON:
+                for call in detail.get("calls", []):
+                    if call["verdict"] == dec.MISSING:
+                        continue
+                    lines.append({"question_id": doc, "criterion": _first(d, "type"), "first": call["first"],
+                                  "second": call["second"], "verdict": call["verdict"],
+                                  "rationale": call.get("rationale"), "raw": call.get("raw")})
+        return lines
+
+    def describe_judge_log(self) -> str:
+        return LOG_FORMAT
+

@@ -1,0 +1,222 @@
+"""Loading ideation inputs (JSON lines), validated with FILE:LINE: reason errors.
+
+- ideas: `{"question_id", "question", "system", "idea"}` (other fields are kept as `Idea.extra`);
+- absolute ratings: `{"question_id", "system", "criterion", "score": 1..5 | null, "rationale"?, "raw"?}`;
+- pairwise verdicts: `{"question_id", "criterion", "first", "second", "verdict": first|second|tie|invalid,
+  "rationale"?, "raw"?}`, `first`/`second` being system names in the order the judge saw the ideas.
+
+A judge log (`judge_log`, `replay:PATH`) mixes both rating kinds: a line with `score` is a rating, a line with
+`verdict` a pairwise call (`load_judge_log`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scoring.errors import InputError
+from scoring.families.ideation.model import MAX_INPUT_BYTES, VERDICTS, Idea, Question, Rating, Verdict
+
+Pools = Mapping[str, Sequence[str]]
+
+
+def _json_type(v: object) -> str:
+    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _lines(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """(line number, JSON object) for every non-blank line; InputError on anything else."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(p), None, "file not found")
+    size = p.stat().st_size
+    if size > MAX_INPUT_BYTES:
+        raise InputError(str(p), None, f"file is {size / 2**20:.0f} MiB; the limit is {MAX_INPUT_BYTES // 2**20} MiB")
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(str(p), data[: e.start].count(b"\n") + 1, "not valid UTF-8 text") from None
+    # split on "\n" only: str.splitlines also breaks at U+2028 and friends, which JSON strings may hold raw
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(str(p), lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
+        if not isinstance(rec, dict):
+            raise InputError(str(p), lineno, f"expected a JSON object, got {_json_type(rec)}")
+        yield lineno, rec
+
+
+def _text(rec: Mapping, key: str, path: str, line: int, *, optional: bool = False) -> str | None:
+    if key not in rec or rec[key] is None:
+        if optional:
+            return None
+        raise InputError(path, line, f"missing field '{key}'")
+    v = rec[key]
+    if not isinstance(v, str):
+        raise InputError(path, line, f"field '{key}' must be a string, got {_json_type(v)}")
+    if not optional and not v.strip():
+        raise InputError(path, line, f"field '{key}' is empty")
+    return v
+
+
+def _id(rec: Mapping, key: str, path: str, line: int) -> str:
+    v = _text(rec, key, path, line)
+    assert v is not None
+    return v.strip()
+
+
+IDEA_FIELDS = ("question_id", "question", "system", "idea")
+
+
+def load_ideas(path: str | Path) -> list[Question]:
+    """Read the ideas file into questions (input order of first appearance), one idea per system.
+
+    Raises:
+        InputError: malformed JSON, a missing or non-string field, the same (question, system) twice, or one
+            question id given two different question texts.
+    """
+    path = str(path)
+    questions: dict[str, tuple[str, int, list[Idea]]] = {}
+    for line, rec in _lines(path):
+        qid = _id(rec, "question_id", path, line)
+        system = _id(rec, "system", path, line)
+        question = _text(rec, "question", path, line)
+        idea = _text(rec, "idea", path, line)
+        assert question is not None and idea is not None
+        extra = {k: v for k, v in rec.items() if k not in IDEA_FIELDS}
+        if qid not in questions:
+            questions[qid] = (question, line, [])
+        text, first_line, ideas = questions[qid]
+        if text != question:
+            raise InputError(path, line, f"question {qid!r} has a different question text than on line {first_line}")
+        dup = next((i for i in ideas if i.system == system), None)
+        if dup is not None:
+            raise InputError(path, line, f"duplicate idea: question {qid!r} already has an idea from system "
+                                         f"{system!r} (line {dup.line}); give one idea per system and question")
+        ideas.append(Idea(qid, system, idea, line, extra))
+    if not questions:
+        raise InputError(path, None, "no ideas in the file")
+    return [Question(qid, text, tuple(ideas)) for qid, (text, _, ideas) in questions.items()]
+
+
+def _pool(pools: Pools, qid: str, path: str, line: int) -> Sequence[str]:
+    if qid not in pools:
+        raise InputError(path, line, f"unknown question {qid!r} (not in the ideas file)")
+    return pools[qid]
+
+
+def _criterion(rec: Mapping, path: str, line: int) -> str:
+    return _id(rec, "criterion", path, line)
+
+
+def _rating(rec: Mapping, pools: Pools, path: str, line: int) -> Rating:
+    qid = _id(rec, "question_id", path, line)
+    pool = _pool(pools, qid, path, line)
+    system = _id(rec, "system", path, line)
+    if system not in pool:
+        raise InputError(path, line, f"unknown system {system!r} for question {qid!r}; its ideas come from "
+                                     f"{', '.join(pool)}")
+    criterion = _criterion(rec, path, line)
+    if "score" not in rec:
+        raise InputError(path, line, "missing field 'score' (an integer 1-5, or null for an unreadable answer)")
+    score: Any = rec["score"]
+    if score is not None:
+        if isinstance(score, bool) or not isinstance(score, int):
+            raise InputError(path, line, f"score must be an integer 1-5 or null, got {_json_type(score)} {score!r}")
+        if not 1 <= score <= 5:
+            raise InputError(path, line, f"score {score} is outside 1-5")
+    return Rating(qid, system, criterion, score, _text(rec, "rationale", path, line, optional=True),
+                  _text(rec, "raw", path, line, optional=True), line)
+
+
+def _verdict(rec: Mapping, pools: Pools, path: str, line: int) -> Verdict:
+    qid = _id(rec, "question_id", path, line)
+    pool = _pool(pools, qid, path, line)
+    criterion = _criterion(rec, path, line)
+    first, second = _id(rec, "first", path, line), _id(rec, "second", path, line)
+    for slot, system in (("first", first), ("second", second)):
+        if system not in pool:
+            raise InputError(path, line, f"'{slot}' names {system!r}, which has no idea in the pool of question "
+                                         f"{qid!r} ({', '.join(pool)})")
+    if first == second:
+        raise InputError(path, line, f"an idea cannot be compared with itself ({first!r} is first and second)")
+    verdict = _text(rec, "verdict", path, line)
+    assert verdict is not None
+    if verdict.strip().lower() not in VERDICTS:
+        raise InputError(path, line, f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+    return Verdict(qid, criterion, first, second, verdict.strip().lower(),
+                   _text(rec, "rationale", path, line, optional=True), _text(rec, "raw", path, line, optional=True),
+                   line)
+
+
+def _check_unique(key: tuple, seen: dict[tuple, int], path: str, line: int, what: str) -> None:
+    if key in seen:
+        raise InputError(path, line, f"duplicate {what} (same as line {seen[key]})")
+    seen[key] = line
+
+
+def load_absolute(path: str | Path, pools: Pools) -> list[Rating]:
+    """Read absolute ratings, checked against the pools of the ideas file.
+
+    Raises:
+        InputError: malformed JSON, wrong types, unknown question or system, a score outside 1-5, or the same
+            (question, system, criterion) twice.
+    """
+    path = str(path)
+    seen: dict[tuple, int] = {}
+    out = []
+    for line, rec in _lines(path):
+        r = _rating(rec, pools, path, line)
+        _check_unique((r.question_id, r.system, r.criterion), seen, path, line,
+                      f"rating of {r.system!r} on {r.criterion!r} for question {r.question_id!r}")
+        out.append(r)
+    return out
+
+
+def load_pairwise(path: str | Path, pools: Pools) -> list[Verdict]:
+    """Read pairwise verdicts, checked against the pools of the ideas file.
+
+    Raises:
+        InputError: malformed JSON, wrong types, unknown question, a verdict naming an idea not in the pool, an
+            unknown verdict word, or the same (question, criterion, first, second) twice.
+    """
+    path = str(path)
+    seen: dict[tuple, int] = {}
+    out = []
+    for line, rec in _lines(path):
+        v = _verdict(rec, pools, path, line)
+        _check_unique((v.question_id, v.criterion, v.first, v.second), seen, path, line,
+                      f"call {v.first!r} first vs {v.second!r} on {v.criterion!r} for question {v.question_id!r}")
+        out.append(v)
+    return out
+
+
+def load_judge_log(path: str | Path, pools: Pools) -> tuple[list[Rating], list[Verdict]]:
+    """Read a mixed judge log: lines with `score` are ratings, lines with `verdict` pairwise calls.
+
+    Raises:
+        InputError: as `load_absolute` / `load_pairwise`, or a line with neither `score` nor `verdict`.
+    """
+    path = str(path)
+    seen_r: dict[tuple, int] = {}
+    seen_v: dict[tuple, int] = {}
+    ratings, verdicts = [], []
+    for line, rec in _lines(path):
+        if "verdict" in rec:
+            v = _verdict(rec, pools, path, line)
+            _check_unique((v.question_id, v.criterion, v.first, v.second), seen_v, path, line, "pairwise call")
+            verdicts.append(v)
+        elif "score" in rec:
+            r = _rating(rec, pools, path, line)
+            _check_unique((r.question_id, r.system, r.criterion), seen_r, path, line, "rating")
+            ratings.append(r)
+        else:
+            raise InputError(path, line, "a judge-log line needs 'score' (a rating) or 'verdict' (a pairwise call)")
+    return ratings, verdicts

@@ -1,0 +1,240 @@
+"""LitXBench (materials extraction from alloy papers) as a task family of the shell (see scoring/families/base.py).
+
+The judge is the official algorithm (`official`): decisions are the pairings it chose (and near alternatives a
+reviewer may force) and the hallucination check of every predicted number. `counts` re-solves a paper under the
+effective labels, so the audited score is the official score of the paper with the reviewed pairs forced or
+forbidden. Counts are `{"papers": {paper_id: {...}}}`, so their sum keeps every paper and `metrics` can report
+per-paper numbers and the micro aggregate (sum each level's counts over papers, then score) from the sum alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scoring.decisions import Decision
+from scoring.errors import InputError, JudgeSpecError
+from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.litxbench import review
+from scoring.families.litxbench.load import json_files, load_texts, parse_paper, read_json
+from scoring.families.litxbench.model import (
+    FOUND,
+    KIND_CONFIG,
+    KIND_ITEM,
+    KIND_MATERIAL,
+    KIND_NUMBER,
+    MATCH,
+    NO_MATCH,
+    NOT_FOUND,
+    OUTCOMES,
+)
+from scoring.families.litxbench.score import (
+    LEVELS,
+    LITXBENCH_VERSION,
+    SCORER,
+    level_metrics,
+    overall_report,
+    paper_report,
+    sum_levels,
+)
+from scoring.judges.base import Answer, AnswerCache, Judge, JudgeStats, Progress, SpanQuery
+
+GOLD_HELP = "Folder of litx-json v1 files, one `<paper_id>.json` per paper (see data/litxbench/README.md)."
+PRED_HELP = ("Folder of predicted litx-json v1 files with the gold file names; a gold paper without a file counts "
+             "as an empty extraction. The paper's JSON prompt shape (group_measurements, lattice shorthand) is "
+             "accepted.")
+TEXT_HELP = "Folder of paper texts `<paper_id>.md` for the hallucination check (optional)."
+CORRECTED_NOTE = "corrected variant (NOT official): relative tolerance 1e-3 instead of absolute 1e-6"
+_PAIR = LabelScheme("binary", (MATCH, NO_MATCH), positive=MATCH, titles={MATCH: "match", NO_MATCH: "no match"},
+                    keys={MATCH: "a", NO_MATCH: "o"})
+
+
+class OfficialJudge:
+    """The `official` judge: the LitXBench algorithm itself. It is asked nothing; `decide` runs the solver."""
+
+    spec = "official"
+    cacheable = False
+
+    def identity(self) -> dict:
+        return {"spec": self.spec, "scorer": SCORER, "litxbench_version": LITXBENCH_VERSION}
+
+    def cache_key(self, query: SpanQuery) -> str:
+        return f"official:{query.doc}:{query.span1}:{query.span2}"
+
+    def ask_many(self, queries: Sequence[SpanQuery], progress: Progress | None = None) -> list[Answer]:
+        return [Answer("invalid", rationale="the official LitXBench judge answers no span queries") for _ in queries]
+
+
+class LitXBenchTask:
+    """LitXBench / LitXAlloy: materials, process chains, measurements and configurations of alloy papers."""
+
+    name = "litxbench"
+    title = "LitXBench materials extraction"
+    label_schemes = {
+        KIND_MATERIAL: _PAIR, KIND_ITEM: _PAIR, KIND_CONFIG: _PAIR,
+        KIND_NUMBER: LabelScheme("binary", (FOUND, NOT_FOUND), positive=FOUND,
+                                 titles={FOUND: "in the paper", NOT_FOUND: "not in the paper"},
+                                 keys={FOUND: "a", NOT_FOUND: "o"}),
+    }
+    outcomes = OUTCOMES
+    inputs = (InputSpec("gold", "Gold folder", GOLD_HELP, folder=True, suffixes=("json",)),
+              InputSpec("pred", "Prediction folder", PRED_HELP, folder=True, suffixes=("json",)),
+              InputSpec("text", "Paper texts", TEXT_HELP, required=False, folder=True, suffixes=("md", "txt")))
+    options: tuple[OptionSpec, ...] = ()
+    judge_specs = ("official",)
+    headline = (
+        MetricCell(("multi_level", "overall_f1"), "overall F1 (weighted)", "multi-level"),
+        MetricCell(("multi_level", "value_f1"), "value F1", "multi-level"),
+        MetricCell(("multi_level", "measurement_f1"), "measurement F1", "multi-level"),
+        MetricCell(("multi_level", "config_f1"), "configuration F1", "multi-level"),
+        MetricCell(("multi_level", "process_f1"), "process F1", "multi-level"),
+        MetricCell(("multi_level", "material_f1"), "material F1", "multi-level"),
+        MetricCell(("hallucination_rate",), "hallucination rate", "hallucination", higher_is_better=False),
+    )
+    needs_doc_counts = False
+
+    def demo_runs(self, data_dir: Path) -> list[DemoRun]:
+        d = data_dir / "litxbench"
+        common = {"gold": str(d / "gold"), "text": str(d / "papers")}
+        return [DemoRun("demo-litxbench-drop-meas30", {**common, "pred": str(d / "pred_drop_meas30")}, "official",
+                        "gold with 30% of measurements removed per paper (official overall F1 0.9645)"),
+                DemoRun("demo-litxbench-process-perturb", {**common, "pred": str(d / "pred_process_perturb")},
+                        "official", "process steps swapped, dropped, substituted or inserted (official F1 0.9431)")]
+
+    # ------------------------------------------------------------ load / decide
+
+    def load(self, inputs: Mapping[str, str]) -> Loaded:
+        gold_files = json_files(inputs["gold"])
+        if not gold_files:
+            raise InputError(inputs["gold"], None, "no <paper_id>.json files in the gold folder")
+        pred_files = json_files(inputs["pred"])
+        texts, no_text = load_texts(inputs.get("text") or None, list(gold_files))
+        docs, warnings, missing = [], [], []
+        for pid, gp in gold_files.items():
+            graw = read_json(gp)
+            parse_paper(graw, pid, str(gp))
+            if not isinstance(graw, list) and isinstance(graw, Mapping):
+                graw = graw.get("experiments", graw)
+            praw: Any = []
+            if pid in pred_files:
+                praw = read_json(pred_files[pid])
+                parse_paper(praw, pid, str(pred_files[pid]))
+                if isinstance(praw, Mapping):
+                    praw = praw.get("experiments", praw)
+            else:
+                missing.append(pid)
+            docs.append({"paper_id": pid, "gold": graw, "pred": praw, "text": texts.get(pid), "kind_mode": "enum",
+                         "has_prediction": pid in pred_files})
+        if missing:
+            warnings.append(f"{len(missing)} gold paper(s) have no prediction file and count as empty extractions: "
+                            + ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""))
+        extra_preds = sorted(set(pred_files) - set(gold_files))
+        if extra_preds:
+            warnings.append(f"{len(extra_preds)} prediction file(s) name no gold paper and are ignored: "
+                            + ", ".join(extra_preds[:5]))
+        if inputs.get("text") and no_text:
+            warnings.append(f"{len(no_text)} paper(s) have no text; their numbers are not checked: "
+                            + ", ".join(no_text[:5]))
+        return Loaded(docs, warnings, [], {"missing_predictions": missing, "unknown_predictions": extra_preds})
+
+    def make_judge(self, spec: str) -> Judge:
+        if spec.strip() != "official":
+            raise JudgeSpecError(f"litxbench is scored by its official algorithm; the only judge spec is 'official' "
+                                 f"(got {spec!r})")
+        return OfficialJudge()
+
+    def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
+               stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
+        stats = stats or JudgeStats()
+        out: list[Decision] = []
+        for k, payload in enumerate(loaded.docs, 1):
+            out += review.decisions(review.doc_from_payload(payload))
+            if progress:
+                progress(k, len(loaded.docs))
+        stats.distinct_queries += len(out)
+        return out, stats
+
+    def doc_id(self, doc: Any) -> str:
+        return doc["paper_id"]
+
+    def payload(self, doc: Any) -> dict:
+        return dict(doc)
+
+    # ------------------------------------------------------------ aggregate
+
+    def counts(self, payload: Mapping, labels: Labels) -> dict:
+        return review.counts(review.doc_from_payload(payload), labels)
+
+    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:
+        return review.redecide(review.doc_from_payload(payload), labels)
+
+    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:
+        return review.moot(review.doc_from_payload(payload), labels)
+
+    def outcome(self, payload: Mapping, counts: Mapping) -> str:
+        c = counts.get("papers", {}).get(payload["paper_id"], {})
+        mat = c.get("material", {})
+        if not mat.get("extracted"):
+            return "empty prediction"
+        if level_metrics(c)["overall"]["f1"] == 1.0:
+            return "perfect"
+        if mat.get("tp", 0) < mat.get("target", 0):
+            return "materials missed"
+        return "partial"
+
+    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None,
+                options: Mapping[str, str] | None = None) -> dict:
+        return metrics_from_total(total)
+
+    def metric_rows(self, metrics: Mapping) -> list[dict]:
+        rows = []
+        for section, block in (("multi-level", metrics.get("overall", {}).get("multi_level", {})),
+                               ("corrected (not official)", metrics.get("corrected", {}))):
+            for lv in (*LEVELS, "overall"):
+                v = block.get(lv)
+                if not v:
+                    continue
+                row = {"section": section, "type": lv, "precision": v["precision"], "recall": v["recall"],
+                       "f1": v["f1"]}
+                if "tp" in v:
+                    row.update({"tp": v["tp"], "fp": v["extracted"] - v["tp"], "fn": v["target"] - v["tp"],
+                                "target": v["target"], "extracted": v["extracted"]})
+                rows.append(row)
+        h = metrics.get("overall", {}).get("hallucination")
+        if h:
+            rows.append({"section": "hallucination", "type": "numbers", "rate": h["hallucination_rate"],
+                         "total": h["total_numbers"], "not_found": h["numbers_not_found"]})
+        return rows
+
+    def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
+        out = []
+        for d in decisions:
+            get = d.get if isinstance(d, Mapping) else lambda k, _d=d: getattr(_d, k, None)
+            out.append({"doc": get("doc") or get("doc_id"), "kind": get("kind"), "type": get("type"),
+                        "left": get("left"), "right": get("right"),
+                        "label": get("judge") or get("judge_label")})
+        return out
+
+    def describe_judge_log(self) -> str:
+        return ('JSON lines: {"doc", "kind", "type", "left", "right", "label"} — the official algorithm\'s '
+                "decisions (material/item/config pairs: match|no-match; numbers: found|not-found)")
+
+
+def metrics_from_total(total: Mapping) -> dict:
+    """The metrics JSON: the reference `expected_*.json` shape (`papers`, `overall`) plus design.md's flat keys."""
+    pc: Mapping[str, Mapping] = total.get("papers", {}) if total else {}
+    halluc = {pid: c.get("hallucination", {}) for pid, c in pc.items()}
+    papers = {pid: paper_report(c, halluc[pid]) for pid, c in pc.items()}
+    overall = overall_report(pc, halluc)
+    ml = overall["multi_level"]
+    out = {"scorer": SCORER, "litxbench_version": LITXBENCH_VERSION, "kind_mode": "enum",
+           **{k: overall["measurement_level"][k] for k in ("precision", "recall", "f1", "num_matched_items",
+                                                          "num_total_target_items", "num_total_extracted_items")},
+           "multi_level": {f"{lv}_f1": ml[lv]["f1"] for lv in LEVELS} | {"overall_f1": ml["overall"]["f1"]},
+           "hallucination_rate": overall["hallucination"]["hallucination_rate"],
+           "overall": overall, "papers": papers}
+    corr = [c["corrected"] for c in pc.values() if "corrected" in c]
+    if corr:
+        out["corrected"] = {"note": CORRECTED_NOTE, **level_metrics(sum_levels(corr))}
+    return out

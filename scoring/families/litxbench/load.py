@@ -1,0 +1,588 @@
+"""Loading litx-json v1 (see data/litxbench/README.md): one JSON file per paper, a folder per run.
+
+Accepted on input: enum member names or values (case-insensitive, resolved as the paper's JSON track does), unit
+aliases (`MPa`, `°C`, `HV`...), template variables in synthesis groups, list-form experiments (one implicit group
+`default`), the `{"experiments": [...]}` wrapper and the paper's JSON prompt shape (`group_measurements`, lattice
+shorthand `{"type": "cubic", "a": ...}`, composition formula strings and `_helper` objects). Every problem raises
+`InputError(file, line or None, "JSON.path: reason")`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from enum import Enum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from scoring.errors import InputError
+from scoring.families.litxbench.elements import ATOMIC_MASS
+from scoring.families.litxbench.model import (
+    ENUM_KINDS,
+    MAX_INPUT_BYTES,
+    MAX_JSON_DEPTH,
+    Composition,
+    ConfigTag,
+    Configuration,
+    CrysStruct,
+    Experiment,
+    GlobalLatticeParam,
+    Lattice,
+    Material,
+    Measurement,
+    MeasurementMethod,
+    MeasurementStatistic,
+    Paper,
+    ProcessEvent,
+    ProcessKind,
+    ProcessStep,
+    Quantity,
+    RawMaterialKind,
+    SynthesisGroup,
+    lattice_parameters,
+)
+from scoring.families.litxbench.units import parse_unit
+
+E = TypeVar("E", bound=Enum)
+KIND_MODES = ("enum", "string")
+"""`enum`: known kind names become enums (the official Python track and the reference files); `string`: every kind
+stays a plain string (the paper's JSON track), which switches on lenient word-overlap kind matching everywhere."""
+_STEP_RE = re.compile(r"^([^\[]+)(?:\[([^\]]*)\])?.*$")
+_BRACKETS_RE = re.compile(r"\[[^\]]*\]")
+_FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*\.?\d*)")
+
+
+class _Bad(Exception):
+    """A problem at a JSON path, turned into an InputError by `load_paper`."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+
+def resolve_enum(value: Any, enum: type[E], path: str) -> E:
+    """Member by name, then value, then case-insensitive name, then value (`json_to_experiments._resolve_enum`)."""
+    if not isinstance(value, str):
+        raise _Bad(path, f"expected a {enum.__name__} name, got {type(value).__name__}")
+    if value in enum.__members__:
+        return enum[value]
+    for m in enum:
+        if m.value == value:
+            return m
+    low = value.lower()
+    for m in enum:
+        if m.name.lower() == low or str(m.value).lower() == low:
+            return m
+    names = ", ".join(m.name for m in enum)
+    raise _Bad(path, f"unknown {enum.__name__} {value!r}; expected one of {names}")
+
+
+def _kind(value: Any, path: str, kind_mode: str) -> tuple[str, bool]:
+    if not isinstance(value, str) or not value.strip():
+        raise _Bad(path, "measurement kind must be a non-empty string")
+    low = value.lower()
+    for k in ENUM_KINDS:
+        if k == low:
+            return k, kind_mode == "enum"
+    return value, False
+
+
+def _obj(value: Any, path: str, what: str) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise _Bad(path, f"{what} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, path: str, what: str) -> list:
+    if not isinstance(value, list):
+        raise _Bad(path, f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _number(value: Any, path: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Bad(path, f"expected a number, got {value!r}")
+    return value
+
+
+def _unit(value: Any, path: str) -> Any:
+    if not isinstance(value, str):
+        raise _Bad(path, f"unit must be a string, got {value!r}")
+    try:
+        return parse_unit(value)
+    except ValueError:
+        raise _Bad(path, f"unparseable unit {value!r} (use a pint unit name such as megapascal, or MPa)") from None
+
+
+def _value(value: Any, path: str) -> Any:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _Bad(path, f"value must be a number or a string such as '~23', got {value!r}")
+    return value
+
+
+def _quantity(data: Any, path: str) -> Quantity | None:
+    if data is None:
+        return None
+    d = _obj(data, path, "quantity")
+    if "value" not in d or "unit" not in d:
+        raise _Bad(path, "a quantity needs both 'value' and 'unit'")
+    return Quantity(_value(d["value"], f"{path}.value"), _unit(d["unit"], f"{path}.unit"))
+
+
+# ---------------------------------------------------------------- compositions
+
+
+def _parse_formula(text: str, path: str) -> dict[str, float]:
+    s = text.replace(" ", "").replace("-", "")
+    if not s or _FORMULA_TOKEN.sub("", s):
+        raise _Bad(path, f"cannot read composition formula {text!r}")
+    out: dict[str, float] = {}
+    for el, amt in _FORMULA_TOKEN.findall(s):
+        out[el] = out.get(el, 0.0) + (float(amt) if amt not in ("", ".") else 1.0)
+    return out
+
+
+def _from_weights(weights: Any, path: str) -> dict[str, float]:
+    w = _obj(weights, path, "weights")
+    for el in w:
+        if el not in ATOMIC_MASS:
+            raise _Bad(path, f"unknown element {el!r}")
+    total = sum(_number(v, f"{path}.{el}") / ATOMIC_MASS[el] for el, v in w.items())
+    if total <= 0:
+        raise _Bad(path, "weights must sum to a positive amount")
+    return {el: v / ATOMIC_MASS[el] / total for el, v in w.items()}
+
+
+def _weight(comp: Mapping[str, float]) -> float:
+    return sum(amt * ATOMIC_MASS[el] for el, amt in comp.items())
+
+
+def _helper(d: Mapping, path: str) -> dict[str, float]:
+    """`_helper` objects of the paper's JSON prompt (balance_composition, from_weight_dict, weight_additions)."""
+    name = d.get("_helper")
+    if name == "balance_composition":
+        main, adds = d.get("main_element"), _obj(d.get("additions"), f"{path}.additions", "additions")
+        if not isinstance(main, str):
+            raise _Bad(path, "balance_composition needs 'main_element' (a string)")
+        rest = 100 - sum(_number(v, f"{path}.additions.{k}") for k, v in adds.items())
+        return _from_weights({main: rest, **adds}, path)
+    if name == "from_weight_dict":
+        return _from_weights(d.get("weights"), f"{path}.weights")
+    if name == "weight_additions":
+        base_raw = d.get("base")
+        base = _parse_formula(base_raw, f"{path}.base") if isinstance(base_raw, str) else \
+            _element_amounts(base_raw, f"{path}.base")
+        add = _from_weights(d.get("additions_weights"), f"{path}.additions_weights")
+        frac = _number(d.get("fraction"), f"{path}.fraction")
+        scale = _weight(base) * frac / _weight(add)
+        out = dict(base)
+        for el, amt in add.items():
+            out[el] = out.get(el, 0) + amt * scale
+        return out
+    raise _Bad(path, f"unknown composition helper {name!r}; expected balance_composition, from_weight_dict or "
+                     "weight_additions")
+
+
+def _element_amounts(data: Any, path: str) -> dict[str, float | int]:
+    d = _obj(data, path, "composition")
+    out: dict[str, float | int] = {}
+    for el, amt in d.items():
+        if el not in ATOMIC_MASS:
+            raise _Bad(f"{path}.{el}", f"unknown element {el!r}")
+        v = _number(amt, f"{path}.{el}")
+        if v < -1e-8:
+            raise _Bad(f"{path}.{el}", "amounts cannot be negative")
+        if abs(v) >= 1e-8:  # pymatgen drops amounts below its tolerance
+            out[el] = v
+    return out
+
+
+def _composition_amounts(data: Any, path: str) -> dict[str, float | int]:
+    if isinstance(data, str):
+        amounts: dict[str, float | int] = _parse_formula(data, path)
+    elif isinstance(data, Mapping) and "_helper" in data:
+        amounts = _helper(data, path)
+    elif isinstance(data, Mapping) and len(data) == 1 and next(iter(data)) in (
+            "balance_composition", "from_weight_dict", "weight_additions"):
+        (name, args), = data.items()
+        amounts = _helper({"_helper": name, **_obj(args, f"{path}.{name}", name)}, path)
+    elif isinstance(data, Mapping):
+        amounts = _element_amounts(data, path)
+    else:
+        raise _Bad(path, f"composition must be an element -> amount mapping (or a formula string), got "
+                         f"{type(data).__name__}")
+    if not amounts:
+        raise _Bad(path, "composition is empty")
+    return amounts
+
+
+# ---------------------------------------------------------------- measurements
+
+
+def _lattice(data: Any, path: str) -> Lattice:
+    d = _obj(data, path, "lattice")
+    kind = d.get("type")
+    try:
+        if kind is None:
+            written = tuple(_number(d[k], f"{path}.{k}") for k in ("a", "b", "c", "alpha", "beta", "gamma"))
+        else:
+            a = _number(d["a"], f"{path}.a")
+            kind = str(kind).lower()
+            if kind == "cubic":
+                written = (a, a, a, 90, 90, 90)
+            elif kind == "hexagonal":
+                written = (a, a, _number(d["c"], f"{path}.c"), 90, 90, 120)
+            elif kind == "tetragonal":
+                written = (a, a, _number(d["c"], f"{path}.c"), 90, 90, 90)
+            elif kind == "orthorhombic":
+                written = (a, _number(d["b"], f"{path}.b"), _number(d["c"], f"{path}.c"), 90, 90, 90)
+            else:
+                raise _Bad(f"{path}.type", f"unknown lattice type {kind!r}; expected cubic, hexagonal, "
+                                           "tetragonal or orthorhombic")
+    except KeyError as e:
+        raise _Bad(path, f"lattice is missing parameter {e.args[0]!r}") from None
+    return Lattice(lattice_parameters(*written), written, path)
+
+
+def _measurement(d: Mapping, path: str, kind_mode: str, *, stat_path: str | None = None) -> Measurement:
+    for key in ("kind", "value", "unit"):
+        if key not in d:
+            raise _Bad(path, f"a measurement needs {key!r}")
+    kind, is_enum = _kind(d["kind"], f"{path}.kind", kind_mode)
+    unc = d.get("uncertainty")
+    if unc is not None:
+        unc = _number(unc, f"{path}.uncertainty")
+    if d.get("measurement_statistic") is not None:
+        resolve_enum(d["measurement_statistic"], MeasurementStatistic, stat_path or f"{path}.measurement_statistic")
+    if d.get("measurement_method") is not None:
+        resolve_enum(d["measurement_method"], MeasurementMethod, f"{path}.measurement_method")
+    return Measurement(kind, is_enum, _value(d["value"], f"{path}.value"), _unit(d["unit"], f"{path}.unit"), unc,
+                       _quantity(d.get("temperature"), f"{path}.temperature"),
+                       _quantity(d.get("pressure"), f"{path}.pressure"), path)
+
+
+def _group_measurements(d: Mapping, path: str, kind_mode: str) -> list[Measurement]:
+    """`Measurement.group_measurements`: one kind/unit and >= 2 values, expanded into single measurements."""
+    values = _list(d.get("values"), f"{path}.values", "group_measurements 'values'")
+    if len(values) < 2:
+        raise _Bad(f"{path}.values", "group_measurements needs at least two values")
+    out = []
+    for i, v in enumerate(values):
+        vp = f"{path}.values[{i}]"
+        vd = _obj(v, vp, "a group value")
+        if vd.get("statistic") is None:
+            raise _Bad(vp, "each value needs a 'statistic' (mean, median, lower, upper, percentile)")
+        merged = {k: d[k] for k in ("kind", "unit", "uncertainty", "temperature", "pressure") if k in d}
+        merged["value"] = vd.get("value")
+        if vd.get("uncertainty") is not None:
+            merged["uncertainty"] = vd["uncertainty"]
+        merged["measurement_statistic"] = vd["statistic"]
+        out.append(_measurement(merged, vp, kind_mode, stat_path=f"{vp}.statistic"))
+    return out
+
+
+def _entry(data: Any, path: str, kind_mode: str, *, nested: bool) -> list[Any]:
+    d = _obj(data, path, "a measurement entry")
+    t = d.get("_type", "measurement")
+    if t == "measurement":
+        return [_measurement(d, path, kind_mode)]
+    if t == "group_measurements":
+        return _group_measurements(d, path, kind_mode)
+    if t == "composition":
+        if "composition" not in d:
+            raise _Bad(path, "a composition entry needs 'composition'")
+        method = MeasurementMethod.Unspecified
+        if d.get("method") is not None:
+            method = resolve_enum(d["method"], MeasurementMethod, f"{path}.method")
+        return [Composition(_composition_amounts(d["composition"], f"{path}.composition"), method, path)]
+    if t == "lattice":
+        lat = _lattice(d.get("lattice"), f"{path}.lattice")
+        return [replace(lat, path=path)]
+    if t == "lattice_param" and not nested:
+        lat = _lattice(d["lattice"], f"{path}.lattice") if d.get("lattice") is not None else None
+        struct = resolve_enum(d["struct"], CrysStruct, f"{path}.struct") if d.get("struct") is not None else None
+        name = d.get("name")
+        if name is not None and not isinstance(name, str):
+            raise _Bad(f"{path}.name", "name must be a string")
+        return [GlobalLatticeParam(lat, struct, name, _quantity(d.get("phase_fraction"), f"{path}.phase_fraction"),
+                                   path)]
+    if t == "configuration" and not nested:
+        return [_configuration(d, path, kind_mode)]
+    allowed = "measurement, group_measurements, composition, lattice" + (
+        "" if nested else ", lattice_param, configuration")
+    raise _Bad(f"{path}._type", f"unknown or misplaced _type {t!r}; expected one of {allowed}")
+
+
+def _configuration(d: Mapping, path: str, kind_mode: str) -> Configuration:
+    for key in ("name", "within"):
+        if d.get(key) is not None and not isinstance(d[key], str):
+            raise _Bad(f"{path}.{key}", f"{key} must be a string")
+    struct = resolve_enum(d["struct"], CrysStruct, f"{path}.struct") if d.get("struct") is not None else None
+    tags = None
+    if d.get("tags") is not None:
+        tl = _list(d["tags"], f"{path}.tags", "tags")
+        tags = frozenset(resolve_enum(t, ConfigTag, f"{path}.tags[{i}]") for i, t in enumerate(tl))
+    ms: list[Any] = []
+    for i, m in enumerate(_list(d.get("measurements", []), f"{path}.measurements", "measurements")):
+        ms.extend(_entry(m, f"{path}.measurements[{i}]", kind_mode, nested=True))
+    return Configuration(d.get("name"), d.get("within"), struct, tags, ms, path)
+
+
+# ---------------------------------------------------------------- processes
+
+
+def parse_step(text: str, path: str, inputs: tuple[str, ...] = ()) -> ProcessStep:
+    """`ProcessStep.parse_material_step`: `base[Var=val,...]` (the base name is kept exactly, unstripped)."""
+    if len(_BRACKETS_RE.findall(text)) > 1:
+        raise _Bad(path, f"process step {text!r} has several bracket groups; write step[A=1,B=2]")
+    m = _STEP_RE.match(text)
+    if not m:
+        raise _Bad(path, f"invalid process step {text!r}")
+    variables: dict[str, str] = {}
+    for a in (m.group(2) or "").split(","):
+        a = a.strip()
+        if "=" in a:
+            k, v = a.split("=", 1)
+            variables[k.strip()] = v.strip()
+    return ProcessStep(m.group(1), variables, inputs)
+
+
+def parse_process(text: Any, path: str) -> list[ProcessStep]:
+    """`ProcessStep.parse_process_string`: inputs, then `->`-separated group steps."""
+    if not isinstance(text, str):
+        raise _Bad(path, f"process must be a string, got {type(text).__name__}")
+    segs = text.split("->")
+    inputs = tuple(n.strip() for n in segs[0].split(",") if n.strip())
+    if len(segs) < 2 or not inputs:
+        raise _Bad(path, f"bad process string {text!r}: expected 'input1,input2->group->group[Var=value]'")
+    return [parse_step(segs[1], path, inputs)] + [parse_step(s, path) for s in segs[2:]]
+
+
+def _group(name: str, events: list[ProcessEvent], path: str) -> SynthesisGroup:
+    if len(_BRACKETS_RE.findall(name)) > 1:
+        raise _Bad(path, f"group name {name!r} has several bracket groups")
+    m = _STEP_RE.match(name)
+    if not m:
+        raise _Bad(path, f"invalid synthesis group name {name!r}")
+    tvars = frozenset(v.strip() for v in (m.group(2) or "").split(",") if v.strip())
+    return SynthesisGroup(name, m.group(1), tvars, events)
+
+
+def _event(data: Any, path: str) -> ProcessEvent:
+    d = _obj(data, path, "a process event")
+    if "kind" not in d:
+        raise _Bad(path, "a process event needs 'kind'")
+    inputs = d.get("inputs") or []
+    _list(inputs, f"{path}.inputs", "inputs")
+    desc = d.get("description")
+    return ProcessEvent(resolve_enum(d["kind"], ProcessKind, f"{path}.kind"),
+                        _quantity(d.get("temperature"), f"{path}.temperature"),
+                        _quantity(d.get("duration"), f"{path}.duration"),
+                        desc if isinstance(desc, str) else None, tuple(str(i) for i in inputs))
+
+
+def substitute(group: SynthesisGroup, variables: Mapping[str, str]) -> list[ProcessEvent]:
+    """`SynthesisGroup.substitute_variables`: replace `[Var]` in quantity values and strings, re-parse values."""
+    def sub(text: str) -> str:
+        for k, v in variables.items():
+            text = text.replace(f"[{k}]", v)
+        return text
+
+    out = []
+    for ev in group.events:
+        changes: dict[str, Any] = {}
+        for fname in ("temperature", "duration"):
+            q = getattr(ev, fname)
+            if q is not None:
+                s = str(q.raw)
+                t = sub(s)
+                if t != s:
+                    changes[fname] = Quantity(t, q.unit)
+        if ev.description is not None and sub(ev.description) != ev.description:
+            changes["description"] = sub(ev.description)
+        out.append(replace(ev, **changes) if changes else ev)
+    return out
+
+
+def _check_steps(mat: Material, path: str) -> None:
+    for step in mat.steps or []:
+        g = mat.groups.get(step.base_name)
+        if g is None:
+            known = ", ".join(repr(k) for k in mat.groups) or "none"
+            raise _Bad(f"{path}.process", f"unknown synthesis group {step.base_name!r} (defined: {known})")
+        for var in step.variables:
+            if var not in g.template_vars:
+                raise _Bad(f"{path}.process", f"step assigns {var!r} but group {g.name!r} declares no such variable")
+        if g.template_vars:
+            missing = sorted(g.template_vars - set(step.variables))
+            if missing:
+                raise _Bad(f"{path}.process", f"step {step.base_name!r} gives no value for [{missing[0]}] of group "
+                                              f"{g.name!r}")
+
+
+# ---------------------------------------------------------------- experiments and files
+
+
+def _material(data: Any, path: str, groups: dict[str, SynthesisGroup], list_form: bool, raw_names: list[str],
+              kind_mode: str) -> Material:
+    d = _obj(data, path, "a material")
+    process = d.get("process")
+    name = d.get("name")
+    if name is not None and not isinstance(name, str):
+        raise _Bad(f"{path}.name", "name must be a string")
+    steps = parse_process(process, f"{path}.process") if process is not None else None
+    if list_form:
+        if steps:
+            raise _Bad(f"{path}.process", "with list-form synthesis_groups a material must not have a process")
+        steps = [ProcessStep("default", {}, tuple(raw_names))]
+    ms: list[Any] = []
+    for i, m in enumerate(_list(d.get("measurements", []), f"{path}.measurements", "measurements")):
+        ms.extend(_entry(m, f"{path}.measurements[{i}]", kind_mode, nested=False))
+    if not any(isinstance(m, Composition) for m in ms):
+        raise _Bad(f"{path}.measurements", "a material needs at least one top-level composition")
+    names = {m.name for m in ms if isinstance(m, Configuration) and m.name is not None}
+    for m in ms:
+        if isinstance(m, Configuration) and m.within is not None and m.within not in names:
+            raise _Bad(f"{m.path}.within", f"within={m.within!r} names no configuration of this material")
+    mat = Material(process, name, ms, steps, path, groups)
+    _check_steps(mat, path)
+    return mat
+
+
+def _experiment(data: Any, path: str, kind_mode: str) -> Experiment:
+    d = _obj(data, path, "an experiment")
+    raw = d.get("raw_materials", {})
+    raw_d = _obj(raw, f"{path}.raw_materials", "raw_materials")
+    for k, v in raw_d.items():
+        rv = _obj(v, f"{path}.raw_materials.{k}", "a raw material")
+        if rv.get("kind") is not None:
+            resolve_enum(rv["kind"], RawMaterialKind, f"{path}.raw_materials.{k}.kind")
+    sg = d.get("synthesis_groups", {})
+    groups: dict[str, SynthesisGroup] = {}
+    list_form = isinstance(sg, list)
+    if list_form:
+        events = [_event(e, f"{path}.synthesis_groups[{j}]") for j, e in enumerate(sg)]
+        groups["default"] = SynthesisGroup("default", "default", frozenset(), events)
+    else:
+        for gname, evs in _obj(sg, f"{path}.synthesis_groups", "synthesis_groups").items():
+            gp = f"{path}.synthesis_groups.{gname}"
+            events = [_event(e, f"{gp}[{j}]") for j, e in enumerate(_list(evs, gp, "a synthesis group"))]
+            g = _group(gname, events, gp)
+            groups[g.base_name] = g
+    mats = [_material(m, f"{path}.output_materials[{i}]", groups, list_form, list(raw_d), kind_mode)
+            for i, m in enumerate(_list(d.get("output_materials", []), f"{path}.output_materials",
+                                        "output_materials"))]
+    return Experiment(groups, mats, list_form)
+
+
+def _depth_ok(obj: Any) -> bool:
+    stack = [(obj, 1)]
+    while stack:
+        o, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        if isinstance(o, dict):
+            stack.extend((v, depth + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, depth + 1) for v in o)
+    return True
+
+
+def parse_paper(data: Any, paper_id: str, source: str = "<json>", kind_mode: str = "enum") -> Paper:
+    """A Paper from already-parsed JSON (a list of experiments, or `{"experiments": [...]}`).
+
+    Raises:
+        InputError: naming `source` and the JSON path of the problem.
+    """
+    if kind_mode not in KIND_MODES:
+        raise ValueError(f"kind_mode must be one of {KIND_MODES}")
+    if not _depth_ok(data):
+        raise InputError(source, None, f"(root): JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(data, Mapping) and "experiments" in data:
+        data = data["experiments"]
+    if not isinstance(data, list):
+        raise InputError(source, None, "(root): expected a list of experiments or {\"experiments\": [...]}, got "
+                                       f"{type(data).__name__}")
+    try:
+        exps = [_experiment(e, f"experiments[{i}]", kind_mode) for i, e in enumerate(data)]
+    except _Bad as b:
+        raise InputError(source, None, f"{b.path}: {b.reason}") from None
+    return Paper(paper_id, exps, source)
+
+
+def read_json(path: Path) -> Any:
+    """Parse one JSON file (size-checked, UTF-8, depth-checked).
+
+    Raises:
+        InputError: with the line of a syntax error.
+    """
+    if not path.is_file():
+        raise InputError(str(path), None, "file not found")
+    if path.stat().st_size > MAX_INPUT_BYTES:
+        raise InputError(str(path), None, f"file is larger than {MAX_INPUT_BYTES // 2**20} MiB")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(str(path), raw[: e.start].count(b"\n") + 1, "not valid UTF-8 text") from None
+    # Cheap pre-check: json.loads recurses, so absurd nesting must be refused before it is parsed.
+    depth = best = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in "]}":
+            depth -= 1
+    if best > MAX_JSON_DEPTH * 4:
+        raise InputError(str(path), None, f"(root): JSON nested {best} levels deep (limit {MAX_JSON_DEPTH})")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(str(path), e.lineno, f"malformed JSON: {e.msg} (column {e.colno})") from None
+    except RecursionError:
+        raise InputError(str(path), None, "(root): JSON nested too deeply") from None
+
+
+def load_paper(path: str | Path, kind_mode: str = "enum") -> Paper:
+    """One litx-json v1 file; the paper id is the file name without `.json`."""
+    p = Path(path)
+    return parse_paper(read_json(p), p.stem, str(p), kind_mode)
+
+
+def json_files(folder: str | Path) -> dict[str, Path]:
+    """paper id -> file of a run folder (every `*.json`, sorted by name)."""
+    f = Path(folder)
+    if not f.is_dir():
+        raise InputError(str(f), None, "not a folder (a run is a folder of <paper_id>.json files)")
+    return {p.stem: p for p in sorted(f.glob("*.json"))}
+
+
+def load_folder(folder: str | Path, kind_mode: str = "enum") -> dict[str, Paper]:
+    """paper id -> Paper for every JSON file of a folder."""
+    return {pid: load_paper(p, kind_mode) for pid, p in json_files(folder).items()}
+
+
+def load_texts(folder: str | Path | None, paper_ids: list[str]) -> tuple[dict[str, str], list[str]]:
+    """Paper texts (`<id>.md`, `.txt` or `.markdown`) and the ids that have none."""
+    texts: dict[str, str] = {}
+    missing: list[str] = []
+    base = Path(folder) if folder else None
+    if base is not None and not base.is_dir():
+        raise InputError(str(base), None, "not a folder (expected <paper_id>.md files)")
+    for pid in paper_ids:
+        found = None
+        if base is not None:
+            for suffix in (".md", ".txt", ".markdown"):
+                if (base / f"{pid}{suffix}").is_file():
+                    found = base / f"{pid}{suffix}"
+                    break
+        if found is None:
+            missing.append(pid)
+            continue
+        try:
+            texts[pid] = found.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InputError(str(found), None, "not valid UTF-8 text") from None
+    return texts, missing

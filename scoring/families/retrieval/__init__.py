@@ -1,0 +1,1 @@
+"""CHIMERA recombination prediction (retrieval): ranking results, tie-aware ranking metrics, candidate review."""

@@ -1,0 +1,125 @@
+"""CHIMERA recombination prediction (retrieval) as a task family of the shell (see scoring/families/base.py).
+
+Documents are queries; the single input is the ranking results file (`pred`). No judge is asked: the benchmark
+assumes that only the gold answer is correct (`gold-only`), and a reviewer may accept candidates ranked above the
+gold as correct too, which removes them from the ranking (filtered setting). Metrics: chimera.md §5.4 under a tie
+policy (`mean` by default; all three policies are reported under `tie_policies`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scoring.decisions import Decision
+from scoring.errors import InputError
+from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.retrieval import review
+from scoring.families.retrieval.judge import GOLD_ONLY, LOG_FORMAT, make_judge
+from scoring.families.retrieval.load import load_rankings
+from scoring.families.retrieval.model import (
+    ACCEPTABLE,
+    DEFAULT_POLICY,
+    KIND,
+    NOT_ACCEPTABLE,
+    TIE_POLICIES,
+    TiePolicy,
+)
+from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress
+
+DEMO_FILE = Path("retrieval") / "demo_rankings.jsonl"
+"""The bundled demo run, relative to the data folder (built by scripts/build_retrieval_demo.py)."""
+
+
+def metrics_with_policy(per_doc: Sequence[Mapping], policy: TiePolicy = DEFAULT_POLICY) -> dict:
+    """`{subset: {"n", "mr", "mrr", "hits@K", "median_rank"}}` under one tie policy (`mean`, `optimistic`,
+    `pessimistic`) from every query's counts (the top level of `RetrievalTask.metrics` under `--ties POLICY`)."""
+    return review.metrics_with_policy(per_doc, policy)
+
+
+class RetrievalTask:
+    """CHIMERA recombination prediction: ranking metrics of a bi-encoder run, with candidate review."""
+
+    name = "retrieval"
+    title = "CHIMERA recombination prediction (ranking)"
+    label_schemes = {KIND: LabelScheme(
+        "binary", (ACCEPTABLE, NOT_ACCEPTABLE), positive=ACCEPTABLE,
+        titles={ACCEPTABLE: "acceptable answer too", NOT_ACCEPTABLE: "not acceptable"})}
+    outcomes = review.OUTCOMES
+    inputs = (InputSpec(
+        "pred", "Rankings",
+        "JSON lines, one ranked query each, as the CHIMERA bi-encoder writes results.json: id, query, context, "
+        "anchor_text, relation, positive, positive_id, candidates (ranked ids), candidates_text, positive_index "
+        "(0-based), is_cross_domain; optional scores (one per candidate, descending) to see ties, n_candidates and "
+        "gold_block for a list cut to its top K.", suffixes=(".jsonl", ".json")),)
+    options = (OptionSpec(
+        "ties", TIE_POLICIES,
+        "rank of a gold that shares its score with other candidates: mean (mean rank of the tie block, default), "
+        "optimistic (its best rank) or pessimistic (its worst); all three are reported under tie_policies"),)
+    judge_specs = (GOLD_ONLY,)
+    headline = (
+        MetricCell(("all", "mrr"), "MRR (all)", "all"),
+        MetricCell(("all", "hits@10"), "Hits@10 (all)", "all"),
+        MetricCell(("all", "median_rank"), "median rank (all)", "all", higher_is_better=False),
+    )
+    needs_doc_counts = True
+
+    def demo_runs(self, data_dir: Path) -> list[DemoRun]:
+        path = Path(data_dir) / DEMO_FILE
+        if not path.is_file():
+            return []
+        return [DemoRun("demo-retrieval-wordllama", {"pred": str(path)}, GOLD_ONLY,
+                        "wordllama zero-shot ranking of CHIMERA's annotated entities (see data/retrieval/SOURCE.md); "
+                        "not a system of the paper")]
+
+    def load(self, inputs: Mapping[str, str]) -> Loaded:
+        extra = sorted(set(inputs) - {"pred"})
+        if extra:
+            raise InputError(str(inputs[extra[0]]), None, f"the retrieval task takes only --pred, not --{extra[0]}")
+        if not inputs.get("pred"):
+            raise InputError("pred", None, "the retrieval task needs --pred (ranking results, JSON lines)")
+        lr = load_rankings(inputs["pred"])
+        return Loaded(list(lr.queries), lr.warnings, lr.notes)
+
+    def make_judge(self, spec: str) -> Judge:
+        return make_judge(spec)
+
+    def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
+               stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
+        return review.decide(loaded.docs, judge, cache, progress, stats)
+
+    def doc_id(self, doc: Any) -> str:
+        return doc.id
+
+    def payload(self, doc: Any) -> dict:
+        return review.query_to_json(doc)
+
+    def counts(self, payload: Mapping, labels: Labels) -> dict:
+        return review.query_counts(review.query_from_json(payload), review.accepted_from_labels(labels))
+
+    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:  # noqa: ARG002 (protocol)
+        return []  # the decision set is fixed at scoring time
+
+    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:  # noqa: ARG002 (protocol)
+        return set()
+
+    def outcome(self, payload: Mapping, counts: Mapping) -> str:  # noqa: ARG002 (protocol)
+        return review.outcome(counts)
+
+    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None,
+                options: Mapping[str, str] | None = None) -> dict:
+        """Metrics under the run's `ties` option (default `mean`) at the top level, all policies beside them."""
+        policy = (options or {}).get("ties") or DEFAULT_POLICY
+        if policy not in TIE_POLICIES:
+            raise InputError("--ties", None, f"tie policy must be one of {', '.join(TIE_POLICIES)}, got {policy!r}")
+        return review.metrics_from_counts(total, per_doc, policy)  # type: ignore[arg-type]
+
+    def metric_rows(self, metrics: Mapping) -> list[dict]:
+        return review.metric_rows(metrics)
+
+    def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
+        return review.judge_log_records(decisions)
+
+    def describe_judge_log(self) -> str:
+        return LOG_FORMAT

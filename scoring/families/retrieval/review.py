@@ -1,0 +1,174 @@
+"""Candidate decisions and per-query counts: how a review of the candidates above the gold changes the ranks.
+
+One decision per query and candidate a reviewer may accept (`metrics.reviewable_positions`: within the top 100,
+above the gold or tied with it). The judge label is the benchmark's assumption, `not-acceptable`, unless a replay
+log says otherwise. Per-query counts hold, per subset the query belongs to and per tie policy, its rank and the
+summable figures, so that `metrics_from_counts(sum, per_doc)` equals `metrics.full_report` with the accepted
+candidates removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import asdict
+
+from scoring.decisions import Decision
+from scoring.families.retrieval.judge import label_of
+from scoring.families.retrieval.metrics import (
+    assemble_report,
+    block_counts,
+    metrics_from_ranks,
+    rank_in_block,
+    reviewable_positions,
+    subsets_of,
+)
+from scoring.families.retrieval.model import (
+    ACCEPTABLE,
+    DEFAULT_POLICY,
+    HITS_AT,
+    KIND,
+    METRIC_NAMES,
+    NOT_ACCEPTABLE,
+    SUBSETS,
+    TIE_POLICIES,
+    RankedQuery,
+    TiePolicy,
+)
+from scoring.judges.base import INVALID, MISSING, AnswerCache, Judge, JudgeStats, Progress, SpanQuery, ask_with_cache
+
+OUTCOMES = ("top 1", "top 10", "top 100", "below 100")
+"""Where the gold lands (audited, mean tie policy): for filtering the query list."""
+
+
+def candidate_question(q: RankedQuery, i: int) -> SpanQuery:
+    """The judge question about the candidate listed at index i of query q."""
+    return SpanQuery(q.id, q.query, q.relation, q.candidates[i], q.positive_id)
+
+
+def decide(queries: Sequence[RankedQuery], judge: Judge, cache: AnswerCache | None = None,
+           progress: Progress | None = None, stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
+    """One `candidate` decision per reviewable candidate of every query, labelled by the judge."""
+    stats = stats if stats is not None else JudgeStats()
+    where = [(q, i) for q in queries for i in reviewable_positions(q)]
+    questions = [candidate_question(q, i) for q, i in where]
+    stats.distinct_queries = len(questions)
+    answers = ask_with_cache(judge, questions, cache, stats, progress)
+    decisions = []
+    for (q, i), a in zip(where, answers, strict=True):
+        if a.value == INVALID:
+            stats.invalid += 1
+        elif a.value == MISSING:
+            stats.missing += 1
+            if len(stats.missing_examples) < 10:
+                stats.missing_examples.append({"query_id": q.id, "candidate_id": q.candidates[i], "why": a.rationale})
+        detail = {"rank": i + 1, "text": q.candidates_text[i], "tied_with_gold": i + 1 >= q.gold_block[0],
+                  "anchor": q.anchor_text, "gold": q.positive, "gold_rank": q.positive_index + 1,
+                  "answer": {k: v for k, v in asdict(a).items() if v not in (None, 0, False) or k == "value"}}
+        if q.scores is not None:
+            detail["score"] = q.scores[i]
+        decisions.append(Decision(q.id, KIND, q.relation, q.candidates[i], q.positive_id, label_of(a), detail))
+    return decisions, stats
+
+
+def accepted_from_labels(labels: Mapping[tuple[str, str, str, str], str]) -> set[str]:
+    """Candidate ids whose effective label is `acceptable`, from {(kind, type, left, right): label}."""
+    return {left for (kind, _t, left, _r), lab in labels.items() if kind == KIND and lab == ACCEPTABLE}
+
+
+def query_counts(q: RankedQuery, accepted: Collection[str] = ()) -> dict:
+    """Counts of one query: `domain_flagged` (1 if it says whether it is cross-domain) and, per subset it is in,
+    `with_ties` (1 if the gold still shares its score) and per tie policy `n`, `rank`, `rr` (1/rank), `hits@K`."""
+    above, tied = block_counts(q, accepted)
+    per_policy = {}
+    for p in TIE_POLICIES:
+        r = rank_in_block(above, tied, p)
+        per_policy[p] = {"n": 1, "rank": r, "rr": 1 / r, **{f"hits@{k}": int(r <= k) for k in HITS_AT}}
+    out: dict = {"domain_flagged": int(q.is_cross_domain is not None)}
+    for s in subsets_of(q):
+        out[s] = {"with_ties": int(tied > 0), **{p: dict(v) for p, v in per_policy.items()}}
+    return out
+
+
+def _subsets(total: Mapping, per_doc: Sequence[Mapping] | None) -> list[str]:
+    flagged = total.get("domain_flagged", 0) > 0 or any(d.get("domain_flagged", 0) for d in per_doc or ())
+    return [s for s in SUBSETS if s != "cross_domain" or flagged]
+
+
+def _summary_from_sums(sums: Mapping | None) -> dict:
+    """Figures from summed counts alone (no median: that needs each query's rank)."""
+    if not sums or not sums.get("n"):
+        return metrics_from_ranks({}, ["x"])["x"]
+    n = sums["n"]
+    out = {"n": n, "mr": sums["rank"] / n, "mrr": sums["rr"] / n}
+    out.update({f"hits@{k}": sums[f"hits@{k}"] / n for k in HITS_AT})
+    out["median_rank"] = None
+    return out
+
+
+def metrics_with_policy(per_doc: Sequence[Mapping], policy: TiePolicy = DEFAULT_POLICY) -> dict:
+    """`{subset: summary}` under one tie policy, from every query's counts (`query_counts`)."""
+    subsets = _subsets({}, per_doc)
+    ranks = {s: [d[s][policy]["rank"] for d in per_doc if s in d] for s in subsets}
+    return metrics_from_ranks(ranks, subsets)
+
+
+def metrics_from_counts(total: Mapping, per_doc: Sequence[Mapping] | None = None,
+                        policy: TiePolicy = DEFAULT_POLICY) -> dict:
+    """The metrics JSON (`metrics.full_report` layout) from summed counts and, for medians, each query's counts."""
+    subsets = _subsets(total, per_doc)
+    if per_doc is not None:
+        by_policy = {p: metrics_with_policy(per_doc, p) for p in TIE_POLICIES}
+    else:
+        by_policy = {p: {s: _summary_from_sums(total.get(s, {}).get(p)) for s in subsets} for p in TIE_POLICIES}
+    with_ties = {s: total.get(s, {}).get("with_ties", 0) for s in subsets}
+    return assemble_report(by_policy, with_ties, policy)
+
+
+def outcome(counts: Mapping) -> str:
+    """One of OUTCOMES from a query's counts (audited, mean policy)."""
+    r = counts["all"]["mean"]["rank"]
+    return "top 1" if r <= 1 else "top 10" if r <= 10 else "top 100" if r <= 100 else "below 100"
+
+
+def metric_rows(metrics: Mapping) -> list[dict]:
+    """One row per tie policy and subset: section (policy), type (subset) and the figures."""
+    rows = []
+    for p, by_subset in metrics.get("tie_policies", {}).items():
+        for s, summary in by_subset.items():
+            rows.append({"section": f"ties: {p}", "type": s, **{m: summary.get(m) for m in METRIC_NAMES}})
+    return rows
+
+
+# ---------------------------------------------------------------- (de)serialisation for the store
+
+
+def query_to_json(q: RankedQuery) -> dict:
+    d = asdict(q)
+    for k in ("candidates", "candidates_text", "scores", "gold_block"):
+        if d[k] is not None:
+            d[k] = list(d[k])
+    return d
+
+
+def query_from_json(d: Mapping) -> RankedQuery:
+    return RankedQuery(
+        id=d["id"], query=d["query"], context=d.get("context"), anchor_text=d["anchor_text"], relation=d["relation"],
+        positive=d["positive"], positive_id=d["positive_id"], candidates=tuple(d["candidates"]),
+        candidates_text=tuple(d["candidates_text"]), positive_index=d["positive_index"],
+        is_cross_domain=d.get("is_cross_domain"), scores=tuple(d["scores"]) if d.get("scores") is not None else None,
+        n_candidates=d["n_candidates"], gold_block=(d["gold_block"][0], d["gold_block"][1]),
+        anchor_id=d.get("anchor_id"), line=d.get("line", 0))
+
+
+def judge_log_records(decisions: Sequence[object]) -> list[dict]:
+    """Replay lines (`judge.LOG_FORMAT`) for candidate decisions or decision rows with a readable judge label."""
+    out = []
+    for d in decisions:
+        label = _get(d, "judge")
+        if _get(d, "kind") == KIND and label in (ACCEPTABLE, NOT_ACCEPTABLE):
+            out.append({"query_id": str(_get(d, "doc")), "candidate_id": str(_get(d, "left")), "answer": label})
+    return out
+
+
+def _get(d: object, name: str) -> object:
+    return d.get(name) if isinstance(d, Mapping) else getattr(d, name, None)

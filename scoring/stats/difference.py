@@ -1,0 +1,176 @@
+"""Stratified difference estimator of population totals, with finite-population correction (partial-audit.md §4).
+
+Population: every block of the run (a block is the set of decisions a reviewer settles together). Each block
+has a judge-only value vector c^J (known for all) and, once reviewed, a human value vector c^H. The estimand is
+the total Σ_all c^H, i.e. the run's counts if every decision were reviewed. With strata h, M_h blocks and a
+simple random sample of m_h of them:
+
+    T̂ = Σ_all c^J + Σ_h (M_h/m_h) Σ_{b∈s_h} (c^H_b − c^J_b)
+    Σ̂ = Σ_h M_h²(1 − m_h/M_h) Cov_h(d)/m_h          (sample covariance, ddof 1)
+
+Hand-reviewed ("certain") blocks are known exactly: they leave their stratum's population and add their human
+vector as is; they are never scaled up. A fully reviewed stratum contributes no variance, so a full review
+gives T̂ = Σ c^H with Σ̂ = 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as st
+
+INSUFFICIENT = "insufficient reviews"
+
+Vector = float | Sequence[float] | np.ndarray
+
+
+@dataclass(frozen=True)
+class StratumSummary:
+    size: int
+    """M_h: blocks in the population to estimate (hand-reviewed blocks excluded)."""
+    sampled: int
+    """m_h: blocks reviewed through the random queue."""
+    differing: int
+    """Sampled blocks whose human vector differs from the judge's."""
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Estimated totals of a run under human labels, with their covariance."""
+
+    total: np.ndarray | None
+    """(K,) estimated Σ c^H; None when some stratum has no review (see `reason`)."""
+    cov: np.ndarray | None
+    """(K, K) estimated covariance of `total`; None when some stratum has fewer than 2 reviews."""
+    judge: np.ndarray
+    """(K,) Σ c^J: the judge-only totals."""
+    df: int
+    """Σ_h (m_h − 1) over strata not fully reviewed (degrees of freedom of the t quantile)."""
+    n_sampled: int
+    n_certain: int
+    n_total: int
+    """Blocks in the run (sampled or not, hand-reviewed included)."""
+    strata: dict[str, StratumSummary]
+    reason: str | None = None
+    """Why `total` or `cov` is missing, starting with "insufficient reviews"."""
+
+    @property
+    def complete(self) -> bool:
+        """Every block has a human vector: the totals are exact."""
+        return all(s.sampled >= s.size for s in self.strata.values())
+
+    @property
+    def n_differing(self) -> int:
+        return sum(s.differing for s in self.strata.values())
+
+
+def _vec(v: Vector) -> np.ndarray:
+    return np.atleast_1d(np.asarray(v, dtype=float))
+
+
+def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector], *,
+                      certain: Mapping[str, Vector] | None = None) -> Totals:
+    """Stratified difference estimate of Σ_all c^H.
+
+    Args:
+        judge: judge-only vector c^J of EVERY block of the run.
+        strata: stratum of every block (e.g. `Plan.stratum_of()`).
+        sampled: human vector c^H of the blocks reviewed through the seeded random queue, and only those.
+        certain: human vector of blocks reviewed by hand (or with no decision at all, whose counts are fixed);
+            counted exactly, never extrapolated.
+    """
+    certain = certain or {}
+    for name, part in (("sampled", sampled), ("certain", certain)):
+        unknown = [b for b in part if b not in judge]
+        if unknown:
+            raise ValueError(f"{name} blocks with no judge vector: {unknown[:5]}")
+    both = set(sampled) & set(certain)
+    if both:
+        raise ValueError(f"blocks both sampled and hand-picked: {sorted(both)[:5]}")
+    missing = [b for b in judge if b not in strata and b not in certain]
+    if missing:
+        raise ValueError(f"blocks with no stratum: {missing[:5]}")
+    if not judge:
+        raise ValueError("empty population")
+    k = len(_vec(next(iter(judge.values()))))
+    judge_total = np.zeros(k)
+    total = np.zeros(k)
+    cov = np.zeros((k, k))
+    size: dict[str, int] = {}
+    diffs: dict[str, list[np.ndarray]] = {}
+    for b, cj in judge.items():
+        cj = _vec(cj)
+        if cj.shape != (k,):
+            raise ValueError(f"block {b!r}: vector of length {cj.size}, expected {k}")
+        judge_total += cj
+        if b in certain:
+            total += _vec(certain[b])
+            continue
+        total += cj
+        h = strata[b]
+        size[h] = size.get(h, 0) + 1
+        if b in sampled:
+            diffs.setdefault(h, []).append(_vec(sampled[b]) - cj)
+    summaries, reasons, df = {}, [], 0
+    for h in sorted(size):
+        d = np.array(diffs.get(h, []), dtype=float).reshape(-1, k)
+        m, big_m = len(d), size[h]
+        summaries[h] = StratumSummary(big_m, m, int(np.any(d != 0, axis=1).sum()))
+        if m == 0:
+            reasons.append(f"{INSUFFICIENT}: stratum {h!r} has no reviewed block (0 of {big_m})")
+            continue
+        total += big_m / m * d.sum(axis=0)
+        if m >= big_m:
+            continue
+        if m == 1:
+            reasons.append(f"{INSUFFICIENT}: stratum {h!r} has 1 reviewed block of {big_m}; its variance needs 2")
+            continue
+        df += m - 1
+        cov += big_m * big_m * (1 - m / big_m) * np.cov(d, rowvar=False, ddof=1).reshape(k, k) / m
+    no_total = any(s.sampled == 0 for s in summaries.values())
+    no_cov = no_total or any(s.sampled == 1 < s.size for s in summaries.values())
+    return Totals(None if no_total else total, None if no_cov else cov, judge_total, df, len(sampled),
+                  len(certain), len(judge), summaries, "; ".join(reasons) or None)
+
+
+def jeffreys_total_interval(strata: Mapping[str, str], sampled: Mapping[str, float], *,
+                            certain: Mapping[str, float] | None = None, level: float = 0.95) -> tuple[float, float]:
+    """Finite-population Jeffreys interval for the number of positives Σ_all H (H ∈ {0, 1}), §4.1.
+
+    Per stratum, p_h ~ Beta(x_h + ½, m_h − x_h + ½) and the unreviewed positives are Binomial(M_h − m_h, p_h),
+    i.e. beta-binomial; the strata are independent, so the exact distribution of the total is the convolution
+    of their pmfs (no simulation). The judge label is not used: it assumes strata built on the judge label, so
+    it is constant inside each stratum. Use it when a stratum's sample is tiny or unanimous, where the Wald
+    variance is 0 or unreliable.
+    """
+    certain = certain or {}
+    known = sum(float(v) for v in sampled.values()) + sum(float(v) for v in certain.values())
+    size: dict[str, int] = {}
+    pos: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for b, h in strata.items():
+        if b in certain:
+            continue
+        size[h] = size.get(h, 0) + 1
+        if b in sampled:
+            v = float(sampled[b])
+            if v not in (0.0, 1.0):
+                raise ValueError(f"block {b!r}: Jeffreys interval needs 0/1 human values, got {v}")
+            pos[h] = pos.get(h, 0.0) + v
+            count[h] = count.get(h, 0) + 1
+    pmf = np.ones(1)
+    for h, big_m in size.items():
+        m, x = count.get(h, 0), pos.get(h, 0.0)
+        rest = big_m - m
+        if rest == 0:
+            continue
+        if m == 0:
+            raise ValueError(f"{INSUFFICIENT}: stratum {h!r} has no reviewed block")
+        pmf = np.convolve(pmf, st.betabinom.pmf(np.arange(rest + 1), rest, x + 0.5, m - x + 0.5))
+    cdf = np.cumsum(pmf)
+    alpha = 1 - level
+    lo = int(np.searchsorted(cdf, alpha / 2 - 1e-12))
+    hi = int(np.searchsorted(cdf, 1 - alpha / 2 - 1e-12))
+    return known + lo, known + min(hi, len(pmf) - 1)

@@ -1,0 +1,347 @@
+"""Audited scores with confidence intervals from a sampled (partial) review — partial-audit.md §4.
+
+Estimand: the score the run would get if every decision were reviewed by a human (finite population, so the
+interval shrinks to zero at full review). Every estimator takes the judge-side value of EVERY block, the
+stratum of every block, and the human value of the blocks reviewed through the seeded random queue
+(`sampled`). Reviews picked by hand go in `certain`: exact, never extrapolated, never part of the sample.
+
+- `total_estimate` / `mean_estimate`: stratified difference estimator of a total or mean (rates, counts),
+  Jeffreys interval for 0/1 outcomes where a stratum's sample is tiny or unanimous;
+- `rating_mean`: 1–5 ratings (invalid judge ratings form their own stratum);
+- `prf_estimate`: P/R/F1 per type and their macro average from block count vectors, delta method over the
+  covariance of the estimated (tp, fp, fn) totals, t quantile;
+- `linearised_residuals`: per-block residuals of a P/R/F1 estimate, for `sampling.next_unit`;
+- `headline`: the JSON the shell shows and exports (estimate, CI, judge-only score, judge bias).
+
+No interval is given below `min_reviews` (30) sampled blocks, or while fewer than `min_differing` (5) sampled
+blocks differ from the judge (Wald intervals only; §6): the estimate then carries a `note` starting with
+"insufficient reviews". A stratum with no review gives no estimate at all, never a silent 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats as st
+
+from scoring.stats.difference import INSUFFICIENT, Totals, difference_totals, jeffreys_total_interval
+
+MIN_REVIEWS = 30
+MIN_DIFFERING = 5
+JEFFREYS_BELOW = 10
+"""A 0/1 stratum with fewer sampled blocks than this (or a unanimous one) gets the Jeffreys interval."""
+PRF_COMPONENTS = ("tp", "fp", "fn")
+PRF_METRICS = ("precision", "recall", "f1")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimated number of the audited score."""
+
+    estimate: float | None
+    """Estimated value under full human review; None when it cannot be estimated (see note)."""
+    ci: tuple[float, float] | None
+    """Interval clipped to the metric's range; None below the minimum sample (see note)."""
+    se: float | None
+    judge_only: float
+    """The same metric with the judge's labels everywhere."""
+    n_reviewed: int
+    """Blocks whose human value enters: sampled + hand-reviewed."""
+    n_sampled: int
+    n_total: int
+    method: str
+    """`exact` (everything reviewed), `difference+t`, `difference+z`, `jeffreys`, `delta+t`, `delta+z` or
+    `none`."""
+    note: str = ""
+    ci_raw: tuple[float, float] | None = None
+    """The interval before clipping (the judge-bias interval is derived from it)."""
+    df: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "ci": list(self.ci) if self.ci else None, "se": self.se,
+                "judge_only": self.judge_only, "n_reviewed": self.n_reviewed, "n_sampled": self.n_sampled,
+                "n_total": self.n_total, "method": self.method, "note": self.note, "df": self.df}
+
+
+def _quantile(level: float, df: int, dist: str) -> float:
+    return float(st.norm.ppf(0.5 + level / 2) if dist == "z" or df <= 0 else st.t.ppf(0.5 + level / 2, df))
+
+
+def _withheld(tot: Totals, min_reviews: int, min_differing: int) -> str | None:
+    """Why no interval may be shown yet (None: show it)."""
+    if tot.complete:
+        return None
+    if tot.reason:
+        return tot.reason
+    if tot.n_sampled < min_reviews:
+        return f"{INSUFFICIENT}: n < {min_reviews}"
+    if tot.n_differing < min_differing:
+        return (f"{INSUFFICIENT}: only {tot.n_differing} reviewed block(s) differ from the judge "
+                f"(needs {min_differing})")
+    return None
+
+
+def _clip(ci: tuple[float, float], bounds: tuple[float, float] | None) -> tuple[tuple[float, float], bool]:
+    if bounds is None:
+        return ci, False
+    lo, hi = max(ci[0], bounds[0]), min(ci[1], bounds[1])
+    return (lo, hi), (lo, hi) != ci
+
+
+def _join(*notes: str | None) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def delta_method(g: Callable[[np.ndarray], float], total: np.ndarray, cov: np.ndarray,
+                 rel_step: float = 1e-6) -> tuple[float, float, np.ndarray]:
+    """Value, standard error sqrt(∇gᵀ Σ ∇g) and gradient of g at `total` (central finite differences)."""
+    total = np.asarray(total, dtype=float)
+    grad = np.zeros_like(total)
+    for i in range(total.size):
+        h = rel_step * max(1.0, abs(total[i]))
+        up, down = total.copy(), total.copy()
+        up[i] += h
+        down[i] -= h
+        grad[i] = (g(up) - g(down)) / (2 * h)
+    var = float(grad @ cov @ grad)
+    return float(g(total)), float(np.sqrt(max(var, 0.0))), grad
+
+
+def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float, dist: str,
+                 bounds: tuple[float, float] | None, min_reviews: int, min_differing: int,
+                 linear: bool) -> Estimate:
+    """Estimate of g(Σ c^H) with a Wald (linear g) or delta-method interval."""
+    judge_only = float(g(tot.judge))
+    n_rev = tot.n_sampled + tot.n_certain
+    if tot.total is None:
+        return Estimate(None, None, None, judge_only, n_rev, tot.n_sampled, tot.n_total, "none", tot.reason or "")
+    if tot.complete:
+        v = float(g(tot.total))
+        return Estimate(v, (v, v), 0.0, judge_only, n_rev, tot.n_sampled, tot.n_total, "exact", "", (v, v), 0)
+    withheld = _withheld(tot, min_reviews, min_differing)
+    if tot.cov is None or withheld:
+        return Estimate(float(g(tot.total)), None, None, judge_only, n_rev, tot.n_sampled, tot.n_total, "none",
+                        withheld or tot.reason or "", None, tot.df)
+    value, se, _ = delta_method(g, tot.total, tot.cov)
+    q = _quantile(level, tot.df, dist)
+    raw = (value - q * se, value + q * se)
+    ci, clipped = _clip(raw, bounds)
+    method = ("difference+" if linear else "delta+") + ("z" if dist == "z" else "t")
+    return Estimate(value, ci, se, judge_only, n_rev, tot.n_sampled, tot.n_total, method,
+                    _join("clipped to the metric's range" if clipped else None), raw, tot.df)
+
+
+# ---------------------------------------------------------------- totals, means, rates
+
+
+def total_estimate(judge: Mapping[str, float], strata: Mapping[str, str], sampled: Mapping[str, float], *,
+                   certain: Mapping[str, float] | None = None, binary: bool = False,
+                   interval: Literal["auto", "wald", "jeffreys"] = "auto", level: float = 0.95,
+                   dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
+                   min_differing: int | None = None, _scale: float = 1.0) -> Estimate:
+    """Stratified difference estimate of Σ_all H (e.g. the number of true matches), §4.1.
+
+    `binary` (H, J ∈ {0, 1}) enables the Jeffreys interval: with `interval="auto"` it is used when a stratum
+    that is not fully reviewed has fewer than 10 reviews or a unanimous sample (then the `min_differing` rule
+    is not needed and defaults to 0). The point estimate is always the difference estimator.
+    """
+    tot = difference_totals(judge, strata, sampled, certain=certain)
+    wanted_min = min_differing if min_differing is not None else (0 if binary else MIN_DIFFERING)
+    bounds = (0.0, tot.n_total * _scale) if binary else None
+    est = _from_totals(tot, lambda t: float(t[0]) * _scale, level=level, dist=dist, bounds=bounds,
+                       min_reviews=min_reviews, min_differing=wanted_min, linear=True)
+    if not binary or est.estimate is None or est.method == "exact" or interval == "wald":
+        return est
+    tiny = any(s.sampled < s.size and (s.sampled < JEFFREYS_BELOW or _unanimous(h, strata, sampled, certain))
+               for h, s in tot.strata.items())
+    if interval == "auto" and not tiny:
+        return est
+    if tot.n_sampled < min_reviews:
+        return est
+    lo, hi = jeffreys_total_interval(strata, sampled, certain=certain, level=level)
+    ci = (lo * _scale, hi * _scale)
+    return Estimate(est.estimate, ci, est.se, est.judge_only, est.n_reviewed, est.n_sampled, est.n_total,
+                    "jeffreys", "", ci, tot.df)
+
+
+def _unanimous(h: str, strata: Mapping[str, str], sampled: Mapping[str, float],
+               certain: Mapping[str, float] | None) -> bool:
+    vals = {float(v) for b, v in sampled.items() if strata.get(b) == h and not (certain and b in certain)}
+    return len(vals) <= 1
+
+
+def mean_estimate(judge: Mapping[str, float], strata: Mapping[str, str], sampled: Mapping[str, float], *,
+                  certain: Mapping[str, float] | None = None, binary: bool = False,
+                  interval: Literal["auto", "wald", "jeffreys"] = "auto", level: float = 0.95,
+                  dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
+                  min_differing: int | None = None) -> Estimate:
+    """Mean over all N units of H (a rate when `binary`): `total_estimate` / N. Same arguments."""
+    return total_estimate(judge, strata, sampled, certain=certain, binary=binary, interval=interval, level=level,
+                          dist=dist, min_reviews=min_reviews, min_differing=min_differing, _scale=1 / len(judge))
+
+
+def rating_mean(judge: Mapping[str, float | None], sampled: Mapping[str, float], *,
+                strata: Mapping[str, str] | None = None, certain: Mapping[str, float] | None = None,
+                scale: tuple[float, float] = (1, 5), poststratify: bool | Literal["auto"] = "auto",
+                level: float = 0.95, min_reviews: int = MIN_REVIEWS,
+                min_differing: int = MIN_DIFFERING) -> Estimate:
+    """Mean human rating over all N questions (§4.3): judge mean + scaled-up mean(H − J), with FPC.
+
+    `judge` is None for an invalid judge rating: those questions form the stratum `invalid` (review them all)
+    with the mean valid judge rating as their stand-in J, which keeps the estimator unbiased. The judge-only
+    value is the mean over valid judge ratings. Without `strata` the sample is one simple random sample; with
+    `poststratify="auto"` it is post-stratified by judge rating once every rating level has ≥ 10 reviews.
+    """
+    valid = [float(v) for v in judge.values() if v is not None]
+    if not valid:
+        raise ValueError("no valid judge rating")
+    stand_in = sum(valid) / len(valid)
+    filled = {u: (float(v) if v is not None else stand_in) for u, v in judge.items()}
+    if strata is None:
+        strata = {u: "all" for u in judge}
+        if poststratify:
+            levels = {u: f"judge={v:g}" for u, v in filled.items() if judge[u] is not None}
+            counts: dict[str, int] = {}
+            for u in sampled:
+                if u in levels:
+                    counts[levels[u]] = counts.get(levels[u], 0) + 1
+            if poststratify is True or all(counts.get(lv, 0) >= 10 for lv in set(levels.values())):
+                strata = dict(levels)
+    strata = {u: ("invalid" if judge[u] is None else strata[u]) for u in judge}
+    est = total_estimate(filled, strata, sampled, certain=certain, level=level, min_reviews=min_reviews,
+                         min_differing=min_differing, _scale=1 / len(judge))
+    ci, ci_raw = est.ci, est.ci_raw
+    note = est.note
+    if ci is not None:
+        ci, clipped = _clip(ci, scale)
+        note = _join(note, "clipped to the rating scale" if clipped else None)
+    return Estimate(est.estimate, ci, est.se, stand_in, est.n_reviewed, est.n_sampled, est.n_total, est.method,
+                    note, ci_raw, est.df)
+
+
+# ---------------------------------------------------------------- P/R/F1 from block count vectors
+
+BlockCounts = Mapping[str, Mapping[str, float]]
+"""One block's counts: type -> {"tp", "fp", "fn"} (other keys are ignored)."""
+
+
+def prf_from_totals(vec: np.ndarray, types: Sequence[str]) -> dict[str, dict[str, float]]:
+    """P/R/F1 per type and their unweighted mean (`avg`), as `scoring.stats.prf.criteria`: an undefined ratio
+    is 0, and avg F1 is the mean of per-type F1s. `vec` holds (tp, fp, fn) per type, in `types` order."""
+    out: dict[str, dict[str, float]] = {}
+    for i, t in enumerate(types):
+        tp, fp, fn = vec[3 * i:3 * i + 3]
+        p = tp / (tp + fp) if tp + fp > 0 else 0.0
+        r = tp / (tp + fn) if tp + fn > 0 else 0.0
+        out[t] = {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r > 0 else 0.0}
+    out["avg"] = {k: (sum(out[t][k] for t in types) / len(types) if types else 0.0) for k in PRF_METRICS}
+    return out
+
+
+def _flatten(counts: Mapping[str, BlockCounts], types: Sequence[str]) -> dict[str, np.ndarray]:
+    return {b: np.array([float(c.get(t, {}).get(k, 0)) for t in types for k in PRF_COMPONENTS])
+            for b, c in counts.items()}
+
+
+def _types(judge: Mapping[str, BlockCounts]) -> list[str]:
+    return list(dict.fromkeys(t for c in judge.values() for t in c))
+
+
+def prf_totals(judge: Mapping[str, BlockCounts], strata: Mapping[str, str], sampled: Mapping[str, BlockCounts], *,
+               certain: Mapping[str, BlockCounts] | None = None,
+               types: Sequence[str] | None = None) -> tuple[Totals, list[str]]:
+    """Difference-estimated (tp, fp, fn) totals per type (3 numbers per type, `types` order)."""
+    ts = list(types) if types is not None else _types(judge)
+    tot = difference_totals(_flatten(judge, ts), strata, _flatten(sampled, ts),
+                            certain=_flatten(certain, ts) if certain else None)
+    return tot, ts
+
+
+def prf_estimate(judge: Mapping[str, BlockCounts], strata: Mapping[str, str], sampled: Mapping[str, BlockCounts],
+                 *, certain: Mapping[str, BlockCounts] | None = None, types: Sequence[str] | None = None,
+                 level: float = 0.95, dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
+                 min_differing: int = MIN_DIFFERING) -> dict[str, dict[str, Estimate]]:
+    """P/R/F1 under full human review, per type and `avg` (macro mean over types, the scorer's headline), §4.2.
+
+    Args:
+        judge: counts of EVERY block under judge labels (the family's `counts` of the block's document part).
+        strata: stratum of every block.
+        sampled: counts under human labels of the blocks reviewed through the random queue (all their decisions
+            reviewed), and only those.
+        certain: counts under human labels of hand-reviewed blocks, and of blocks whose counts no decision
+            affects (e.g. documents with no decision); counted exactly.
+        types: the types to average over (default: every type seen in `judge`); a type with no counts
+            contributes 0, as the scorer does.
+
+    Returns {type or "avg": {"precision" | "recall" | "f1": Estimate}}. A type whose estimated
+    2·tp + fp + fn is under 20 gets the note "unstable: few counts" (the delta method is fragile there).
+    """
+    tot, ts = prf_totals(judge, strata, sampled, certain=certain, types=types)
+    out: dict[str, dict[str, Estimate]] = {}
+    ref = tot.total if tot.total is not None else tot.judge
+    for t in [*ts, "avg"]:
+        out[t] = {}
+        for metric in PRF_METRICS:
+            est = _from_totals(tot, _metric_fn(ts, t, metric), level=level, dist=dist, bounds=(0.0, 1.0),
+                               min_reviews=min_reviews, min_differing=min_differing, linear=False)
+            if t != "avg" and est.ci is not None and est.method != "exact":
+                i = ts.index(t)
+                if 2 * ref[3 * i] + ref[3 * i + 1] + ref[3 * i + 2] < 20:
+                    est = _with_note(est, "unstable: few counts")
+            out[t][metric] = est
+    return out
+
+
+def _metric_fn(types: Sequence[str], t: str, metric: str) -> Callable[[np.ndarray], float]:
+    return lambda v: prf_from_totals(v, types)[t][metric]
+
+
+def _with_note(est: Estimate, note: str) -> Estimate:
+    return Estimate(est.estimate, est.ci, est.se, est.judge_only, est.n_reviewed, est.n_sampled, est.n_total,
+                    est.method, _join(est.note, note), est.ci_raw, est.df)
+
+
+def linearised_residuals(judge: Mapping[str, BlockCounts], strata: Mapping[str, str],
+                         sampled: Mapping[str, BlockCounts], *, certain: Mapping[str, BlockCounts] | None = None,
+                         types: Sequence[str] | None = None, type_name: str = "avg",
+                         metric: str = "f1") -> dict[str, float]:
+    """z_b = ∇g · (c^H_b − c^J_b) per sampled block (§4.2 step 6), the residuals `sampling.next_unit` and
+    `sampling.reviews_to_target` take for a P/R/F1 target. ∇g is taken at the current estimate, or at the
+    judge-only totals while some stratum has no review."""
+    tot, ts = prf_totals(judge, strata, sampled, certain=certain, types=types)
+    at = tot.total if tot.total is not None else tot.judge
+    _, _, grad = delta_method(_metric_fn(ts, type_name, metric), at, np.zeros((at.size, at.size)))
+    fj, fh = _flatten({b: judge[b] for b in sampled}, ts), _flatten(sampled, ts)
+    return {b: float(grad @ (fh[b] - fj[b])) for b in sampled}
+
+
+# ---------------------------------------------------------------- what the shell shows
+
+
+def headline(est: Estimate, reviewed_so_far: float | None = None) -> dict[str, Any]:
+    """The audited headline as plain JSON.
+
+    Keys: `estimate` and `ci` (under full review; None with a `note` when too few reviews), `n_reviewed`,
+    `n_total` (blocks), `judge_only` (the score with the judge's labels), `reviewed_so_far` (the plug-in score:
+    human labels where reviewed, judge elsewhere — biased towards the judge, shown for reference), `bias`
+    (judge_only − estimate: how much the judge over-states the score) and `bias_ci` (its interval; the
+    judge-only score is a known constant, so it is the estimate's unclipped interval mirrored).
+    """
+    bias = None if est.estimate is None else est.judge_only - est.estimate
+    bias_ci = None
+    if est.ci_raw is not None:
+        bias_ci = [est.judge_only - est.ci_raw[1], est.judge_only - est.ci_raw[0]]
+    return {
+        "estimate": est.estimate,
+        "ci": list(est.ci) if est.ci is not None else None,
+        "n_reviewed": est.n_reviewed,
+        "n_total": est.n_total,
+        "judge_only": est.judge_only,
+        "reviewed_so_far": reviewed_so_far,
+        "bias": bias,
+        "bias_ci": bias_ci,
+        "note": est.note,
+    }

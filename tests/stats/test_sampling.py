@@ -1,0 +1,198 @@
+"""Sampling plan and review queue of the partial audit: seeded ranks, JSON form, take-all strata, the §5.1 gains
+and reviews-needed numbers, the §4.5 rule of thumb, and that the queue draws a simple random sample."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import Counter
+
+import pytest
+from scipy import stats
+
+from scoring.stats.sampling import (
+    INVALID_STRATUM,
+    Plan,
+    Unit,
+    build_plan,
+    gain,
+    greedy_allocation,
+    next_unit,
+    neyman_total,
+    reviews_to_target,
+    smoothed_variance,
+    stratified_variance,
+)
+
+N = 3000
+BOUNDS = {"A": (-1 / N, 0.0), "B": (0.0, 1 / N), "C": (0.0, 1 / N)}
+"""Residual range per §5.1 stratum on the rate scale: D = (H − J)/N with J = 1 in A, 0 in B and C."""
+
+
+def first_letter(units):
+    return units[0].block[0]
+
+
+def plan_51(seed: int = 1) -> Plan:
+    units = [Unit(f"{s}{i}", f"{s}{i}", "match" if s == "A" else "no-match")
+             for s, n in (("A", 900), ("B", 300), ("C", 1800)) for i in range(n)]
+    return build_plan(units, first_letter, seed)
+
+
+def sampled_51(plan: Plan) -> dict[str, float]:
+    """§5.1 reviews: A 34 of 40 match, B 7 of 20, C 1 of 40, as rate-scale residuals (H − J)/N."""
+    out = {}
+    strata = plan.strata()
+    for h, n, x, j in (("A", 40, 34, 1), ("B", 20, 7, 0), ("C", 40, 1, 0)):
+        for k, b in enumerate(strata[h][:n]):
+            out[b.id] = ((1 if k < x else 0) - j) / N
+    return out
+
+
+def doc_units(n_docs: int = 30) -> list[Unit]:
+    rng = random.Random(4)
+    units = []
+    for d in range(n_docs):
+        for k in range(rng.randint(1, 4)):
+            label = rng.choice(["match", "no-match", "no-match"])
+            units.append(Unit(f"{d}.{k}", f"doc{d}", label, {"split": rng.random() < 0.2}))
+    return units
+
+
+def by_split_or_match(units):
+    if any(u.info.get("split") for u in units):
+        return "split"
+    return "match" if any(u.judge == "match" for u in units) else "none"
+
+
+# ---------------------------------------------------------------- plan
+
+
+def test_ranks_reproducible_from_seed_and_independent_of_input_order():
+    units = doc_units()
+    a = build_plan(units, by_split_or_match, seed=42)
+    shuffled = units[:]
+    random.Random(0).shuffle(shuffled)
+    b = build_plan(shuffled, by_split_or_match, seed=42)
+    ranks = {x.id: x.rank for x in a.blocks}
+    assert ranks == {x.id: x.rank for x in b.blocks}
+    assert sorted(ranks.values()) == list(range(len(a.blocks)))
+    assert {x.id: set(x.units) for x in a.blocks} == {x.id: set(x.units) for x in b.blocks}
+    other = build_plan(units, by_split_or_match, seed=43)
+    assert {x.id: x.rank for x in other.blocks} != ranks
+
+
+def test_plan_json_round_trip():
+    plan = build_plan(doc_units(), by_split_or_match, seed=7, take_all={"split"}, design="split / match / none")
+    text = json.dumps(plan.to_json())
+    back = Plan.from_json(json.loads(text))
+    assert back == plan
+    assert back.stratum_of()["doc0"] == plan.stratum_of()["doc0"]
+    assert set(plan.block_of()) == {u.id for u in doc_units()}
+
+
+def test_invalid_answers_form_a_take_all_stratum_served_first():
+    units = doc_units()
+    units.append(Unit("bad", "doc3", "invalid"))
+    plan = build_plan(units, by_split_or_match, seed=1)
+    assert plan.stratum_of()["doc3"] == INVALID_STRATUM and INVALID_STRATUM in plan.take_all
+    pick = next_unit(plan, {})
+    assert pick.block == "doc3" and pick.why == "take-all" and "bad" in pick.units
+    assert next_unit(plan, {"doc3": 0.0}).why != "take-all"
+
+
+def test_duplicate_unit_rejected():
+    with pytest.raises(ValueError, match="twice"):
+        build_plan([Unit("u", "b", "match"), Unit("u", "c", "match")], by_split_or_match, seed=0)
+
+
+# ---------------------------------------------------------------- §5.1: gains, next review, reviews needed
+
+
+def test_worked_51_gains_pick_clear_no_match():
+    plan = plan_51()
+    # gains on the total scale (residual D = H − J), with Laplace-smoothed stratum variances as in the doc
+    g = {}
+    for h, size, n, x in (("A", 900, 40, 34), ("B", 300, 20, 7), ("C", 1800, 40, 1)):
+        j = 1 if h == "A" else 0
+        values = [(1 if k < x else 0) - j for k in range(n)]
+        g[h] = gain(size, n, smoothed_variance(values, -j, 1 - j))
+    assert g == pytest.approx({"A": 70.4, "B": 52.2, "C": 91.9}, abs=0.05)
+    pick = next_unit(plan, sampled_51(plan), bounds=BOUNDS)
+    assert pick.stratum == "C" and pick.why == "neyman"
+    reviewed = set(sampled_51(plan))
+    expected = min((b for b in plan.strata()["C"] if b.id not in reviewed), key=lambda b: b.rank)
+    assert pick.block == expected.id
+
+
+def test_worked_51_smoothed_se():
+    s2 = {}
+    for h, n, x, j in (("A", 40, 34, 1), ("B", 20, 7, 0), ("C", 40, 1, 0)):
+        s2[h] = smoothed_variance([(1 if k < x else 0) - j for k in range(n)], -j, 1 - j)
+    assert s2["C"] == pytest.approx((2 / 42) * (40 / 42) * 40 / 39)  # p̃ = (x + 1)/(n + 2), × n/(n − 1)
+    v = stratified_variance({"A": 900, "B": 300, "C": 1800}, {"A": 40, "B": 20, "C": 40}, s2)
+    assert math.sqrt(v) == pytest.approx(86.4, abs=0.05)
+
+
+@pytest.mark.parametrize(("half_width", "more", "allocation"),
+                         [(0.03, 221, {"A": 125, "B": 54, "C": 142}), (0.02, 528, {"A": 244, "B": 106, "C": 278})])
+def test_worked_51_reviews_to_target(half_width, more, allocation):
+    plan = plan_51()
+    out = reviews_to_target(plan, sampled_51(plan), half_width, bounds=BOUNDS)
+    assert out["more"] == more and out["allocation"] == allocation
+    assert out["current"] == {"A": 40, "B": 20, "C": 40}
+    assert out["more_units"] == more
+    json.dumps(out)
+
+
+def test_rule_of_thumb_45():
+    # one stratum, judge accuracy 0.9 and unbiased: S² of D = H − J is 0.1; n = n0/(1 + n0/N)
+    for h, expected in ((0.05, 146), (0.03, 374), (0.02, 727)):
+        n = neyman_total({"all": 3000}, {"all": 0.1}, (h * 3000 / 1.96) ** 2)
+        assert abs(n - expected) < 1
+
+
+def test_greedy_matches_closed_form_neyman():
+    size, s2 = {"a": 5000, "b": 2000, "c": 9000}, {"a": 0.2, "b": 0.05, "c": 0.01}
+    target = 2.0e5
+    m = greedy_allocation(size, s2, {h: 1 for h in size}, target)
+    assert stratified_variance(size, m, s2) <= target
+    assert abs(sum(m.values()) - neyman_total(size, s2, target)) <= 3
+    sd = {h: math.sqrt(s2[h]) for h in size}
+    share = sum(size[h] * sd[h] for h in size)
+    for h in size:  # allocation ∝ M_h S_h
+        assert m[h] / sum(m.values()) == pytest.approx(size[h] * sd[h] / share, abs=0.01)
+
+
+# ---------------------------------------------------------------- queue behaviour
+
+
+def test_queue_minimum_then_neyman_then_done():
+    units = doc_units(12)
+    plan = build_plan(units, by_split_or_match, seed=3)
+    sampled: dict[str, float] = {}
+    whys = []
+    while (pick := next_unit(plan, sampled, prior_sd=1.0)) is not None:
+        assert pick.block not in sampled
+        whys.append(pick.why)
+        sampled[pick.block] = 0.0
+    assert len(sampled) == len(plan.blocks)
+    first = Counter(whys[:9])
+    assert first["minimum"] == min(9, sum(min(3, len(bs)) for bs in plan.strata().values()))
+
+
+def test_queue_skips_hand_picks_and_rejects_overlap():
+    plan = build_plan(doc_units(), by_split_or_match, seed=5)
+    first = next_unit(plan, {})
+    again = next_unit(plan, {}, certain={first.block})
+    assert again.block != first.block
+    with pytest.raises(ValueError, match="both sampled and hand-picked"):
+        next_unit(plan, {first.block: 0.0}, certain={first.block})
+
+
+def test_queue_order_is_a_uniform_random_sample_within_a_stratum():
+    units = [Unit(f"u{i}", f"b{i}", "match") for i in range(5)]
+    firsts = Counter(next_unit(build_plan(units, lambda us: "all", seed), {}).block for seed in range(5000))
+    assert set(firsts) == {f"b{i}" for i in range(5)}
+    assert stats.chisquare(list(firsts.values())).pvalue > 0.001

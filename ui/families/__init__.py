@@ -1,0 +1,62 @@
+"""Family-specific views. Each family `F` has a module `ui/families/F.py` (found by name, so adding a family touches
+no shell file) exposing:
+
+- `render_document(ctx: DocumentContext) -> None`: the family-specific part of one document's review page
+  (abstract, paper, question or query), drawn with Streamlit above the page's decision cards. While
+  `ctx.extra["hide_derived"]` is true (blind review), nothing derived from judge or other reviewers' labels.
+  A view may offer its own review controls; they call `ctx.review(decision_id, label, note)`.
+- `card_lines(decision: dict, blind: bool = False) -> list[tuple[str, str]]`: (field, text) rows that describe
+  one decision on its own (the review card), e.g. [("entity type", "comb-element"), ("predicted", "..."),
+  ("gold", "...")]; with `blind`, nothing of the judge's answer.
+- optional: `DOC_NOUN` (e.g. "abstract"), `DOC_ID_TITLE`, `SECTION_HELP` {section: text}, `OUTCOME_HELP`,
+  `DECISIONS_HELP`, `preview(payload, decision)` (context shown above a card in the review queue).
+
+Both receive plain dicts from `audit.views` (decisions: id, doc, kind, type, left, right, judge, effective,
+source, human, detail, reviews, moot) and must render user data as text (`ui.text.show_text`), never as Markdown.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+
+
+@dataclass
+class DocumentContext:
+    """What a family's document view gets from the page."""
+
+    run: dict
+    """The run row (name, task, judge_spec, summary...)."""
+    doc: dict
+    """`audit.views.document`: doc id, payload, original counts and outcome."""
+    audited_counts: dict
+    """This document's counts under the effective labels."""
+    decisions: list[dict]
+    """The document's decisions with judge and effective labels, reviews, and `moot`."""
+    review: Callable[[int, str, str], None]
+    """Store a review: (decision id, label, note); the page re-scores and reruns."""
+    reviewer: str = ""
+    blind: bool = False
+    adjudicator: bool = False
+    focus: int | None = None
+    """Decision id to scroll to / highlight (deep link)."""
+    extra: dict = field(default_factory=dict)
+
+
+def view(task: str) -> ModuleType:
+    """The view module of a family (`ui/families/<task>.py`)."""
+    return importlib.import_module(f"ui.families.{task}")
+
+
+def doc_noun(task: str) -> str:
+    return getattr(view(task), "DOC_NOUN", "document")
+
+
+def doc_id_title(task: str) -> str:
+    return getattr(view(task), "DOC_ID_TITLE", f"{doc_noun(task)} id")
+
+
+def section_help(task: str, section: str) -> str:
+    return getattr(view(task), "SECTION_HELP", {}).get(section, "")

@@ -1,0 +1,113 @@
+"""CHIMERA views: the abstract with gold and predicted spans, relations, matches, and the span-pair card."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from scoring.families.chimera.scorer import doc_from_json, match_summary
+from ui.families import DocumentContext
+from ui.highlight import LEGEND, highlight_html, locate
+from ui.text import md_literal
+
+DOC_NOUN = "abstract"
+DOC_ID_TITLE = "paper id"
+ANSWER_TEXT = {"yes": "yes", "no": "no", "invalid": "unreadable", "missing": "not in log"}
+SECTION_HELP = {
+    "classification": "Relevant iff the relation dict is non-empty (prediction and gold alike); P/R/F1 per class "
+                      "(relevant, irrelevant), macro average = unweighted mean of the two classes' values.",
+    "entities": "Flat entity agreement: each predicted entity takes its first matching gold entity of its type "
+                "(tp = distinct gold entities hit, fp = unmatched predictions); an independent gold pass gives fn. "
+                "Pooled per type; macro average over comb-element, inspiration-src, inspiration-target.",
+    "relations": "Relations of the same type are aligned (best partner by share of matched entities); tp/fp/fn are "
+                 "entity counts inside aligned relations, pooled per relation type; macro average over "
+                 "combination and inspiration.",
+}
+OUTCOME_HELP = ("perfect: every gold and predicted entity matched; partial: same relation type, some entities "
+                "unmatched; missed recombination: gold has one, prediction none; false alarm: prediction on an "
+                "abstract without one; type mismatch: combination vs inspiration; true negative: both empty.")
+DECISIONS_HELP = ("One decision per judge question: an unordered same-type pair of spans, one predicted and one "
+                  "gold, asked in both span orders; it matches only if both answers are yes.")
+
+
+def _sides(d: dict, which: str) -> str:
+    sides = d["detail"].get("sides", {}).get(which)
+    if not sides:
+        return "predicted" if which == "left" else "gold"
+    return " + ".join(sides)
+
+
+def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
+    """The two spans (with the side(s) each occurs on) and, unless blind, the judge's answer in each order."""
+    lines = [("entity type", d["type"]), (_sides(d, "left"), d["left"]), (_sides(d, "right"), d["right"])]
+    if not blind:
+        fwd = d["detail"].get("pred_gold", {})
+        bwd = d["detail"].get("gold_pred", {})
+        lines.append(("judge", f"first span first: {ANSWER_TEXT.get(fwd.get('value', ''), fwd.get('value', '?'))}; "
+                               f"second span first: {ANSWER_TEXT.get(bwd.get('value', ''), bwd.get('value', '?'))}"))
+        for side in (fwd, bwd):
+            why = side.get("rationale") or (side.get("raw") if side.get("value") == "invalid" else None)
+            if why:
+                lines.append(("judge's reasoning", str(why)[:600]))
+    return lines
+
+
+def preview(payload: dict, d: dict) -> None:
+    """The abstract with the decision's two spans highlighted (review queue)."""
+    text = payload["text"]
+    gold = [(s, e, "gold") for s, e in locate(text, d["right"])]
+    pred = [(s, e, "predicted") for s, e in locate(text, d["left"])]
+    st.html(highlight_html(text, gold, pred))
+
+
+def _relation_html(rels: tuple, empty: str) -> str:
+    if not rels:
+        return f"<i>{empty}</i>"
+    out = []
+    for r in rels:
+        items = "".join(f"<li><small>{html.escape(t)}</small>: {html.escape(v)}</li>" for t, v in r.entities)
+        out.append(f"<b>{html.escape(r.type)}</b><ul>{items}</ul>")
+    return "".join(out)
+
+
+def _entity_list(items: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>" if items else "<i>none</i>"
+
+
+def render_document(ctx: DocumentContext) -> None:
+    """Gold vs predicted relations, the highlighted abstract and (unless blind) the effective matches."""
+    doc, pred = doc_from_json(ctx.doc["payload"])
+    hide = ctx.extra.get("hide_derived", False)
+    if not hide:
+        st.markdown("**Gold class:** " + md_literal(doc.document_class or "?"))
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown("**Gold relation**")
+        st.html(_relation_html(doc.gold, "no recombination"))
+    with c2:
+        st.markdown("**Predicted relation**")
+        st.html(_relation_html(pred.relations, "no recombination" + (" (no prediction in the file)"
+                                                                     if pred.line is None else "")))
+    gold_ranges = [(s.start, s.end, s.type) for s in doc.gold_spans]
+    pred_ranges, not_found = [], []
+    for t, v in dict.fromkeys(e for r in pred.relations for e in r.entities):
+        hits = locate(doc.text, v)
+        pred_ranges += [(s, e, t) for s, e in hits]
+        if not hits:
+            not_found.append(v)
+    st.html(LEGEND)
+    st.html(highlight_html(doc.text, gold_ranges, pred_ranges))
+    if not_found:
+        st.caption("Predicted spans not found verbatim in the text: " + "; ".join(md_literal(v) for v in not_found))
+    if hide:
+        return
+    summary = match_summary(doc, pred, {(d["type"], d["left"], d["right"]): d["effective"] for d in ctx.decisions})
+    e = html.escape
+    c1, c2, c3 = st.columns(3)
+    c1.markdown("**Matched pairs** (effective)")
+    c1.html(_entity_list([f"{e(p)} ⇄ {e(g)} <small>({e(t)})</small>" for t, p, g in summary["matched"]]))
+    c2.markdown("**Unmatched predicted entities**")
+    c2.html(_entity_list([f"{e(v)} <small>({e(t)})</small>" for t, v in summary["unmatched_pred"]]))
+    c3.markdown("**Unmatched gold entities**")
+    c3.html(_entity_list([f"{e(v)} <small>({e(t)})</small>" for t, v in summary["unmatched_gold"]]))

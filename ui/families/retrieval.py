@@ -1,0 +1,117 @@
+"""Retrieval views: a query's anchor and context, the gold and its rank under each tie policy, and the candidates
+ranked above it, each of which a reviewer may accept as a correct answer too (which moves the gold up)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from scoring.families.retrieval.metrics import query_rank, reviewable_positions
+from scoring.families.retrieval.model import ACCEPTABLE, NOT_ACCEPTABLE, TIE_POLICIES, RankedQuery
+from scoring.families.retrieval.review import query_from_json
+from ui.families import DocumentContext
+from ui.text import md_literal, show_text
+
+DOC_NOUN = "query"
+DOC_ID_TITLE = "query id"
+SECTION_HELP = {
+    "all": "Every query. MR = mean gold rank, MRR = mean 1/rank, Hits@K = share of queries with the gold in the top "
+           "K, median rank = midpoint of the two middle ranks for an even count.",
+    "combination": "Queries of combination relations (both directions of each pair).",
+    "inspiration": "Queries asking what inspired the anchor.",
+    "cross_domain": "Queries whose two entities come from different top-level arXiv domains.",
+    "tie_policies": "Ties (equal scores) around the gold: mean = mean rank of the tie block (default), optimistic = "
+                    "its best rank, pessimistic = its worst. The paper's sort broke ties arbitrarily.",
+    "tie_sensitivity": "How far each figure moves between the optimistic and the pessimistic tie policy.",
+}
+OUTCOME_HELP = "Where the gold lands after review (mean tie policy): top 1, top 10, top 100, or below 100."
+DECISIONS_HELP = ("One decision per candidate ranked above the gold (or tied with it) within the top 100: is it an "
+                  "acceptable answer too? The benchmark assumes not; accepting one removes it from the ranking, so "
+                  "the gold moves up (filtered setting).")
+POLICY_TITLES = {"mean": "mean of tie block", "optimistic": "optimistic", "pessimistic": "pessimistic"}
+SHOWN = (10, 25, 100)
+
+
+def _fmt_rank(r: float) -> str:
+    return f"{r:g}"
+
+
+def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
+    """Anchor, candidate (with rank and score), gold (with rank) and, unless blind, the judge's reason."""
+    det = d.get("detail", {})
+    rank = f"{det.get('rank', '?')}" + (" (tied with the gold)" if det.get("tied_with_gold") else "")
+    lines = [("relation", d["type"]), ("anchor", str(det.get("anchor", ""))),
+             ("candidate", str(det.get("text", d["left"]))), ("candidate rank", rank)]
+    if "score" in det:
+        lines.append(("score", f"{det['score']:.6g}"))
+    lines.append(("gold", f"{det.get('gold', d['right'])} (rank {det.get('gold_rank', '?')})"))
+    if not blind:
+        why = det.get("answer", {}).get("rationale")
+        if why:
+            lines.append(("judge", str(why)))
+    return lines
+
+
+def preview(payload: dict, d: dict) -> None:  # noqa: ARG001 (view protocol)
+    """The query and its context above a review-queue card."""
+    q = query_from_json(payload)
+    show_text(q.query, "caption")
+    if q.context:
+        with st.expander("context"):
+            show_text(q.context)
+
+
+def _rank_rows(q: RankedQuery, audited: dict | None) -> list[dict]:
+    rows = []
+    for p in TIE_POLICIES:
+        row = {"tie policy": POLICY_TITLES[p], "rank (as ranked)": _fmt_rank(query_rank(q, p))}
+        if audited is not None:
+            row["rank (audited)"] = _fmt_rank(audited[p]["rank"])
+        rows.append(row)
+    return rows
+
+
+def render_document(ctx: DocumentContext) -> None:
+    """The query, the gold with its ranks, and the reviewable candidates with acceptable / not buttons."""
+    q = query_from_json(ctx.doc["payload"])
+    hide = bool(ctx.extra.get("hide_derived", False) or ctx.blind)
+    st.markdown(f"**{md_literal(q.relation)}** · anchor: {md_literal(q.anchor_text)}")
+    show_text(q.query, "caption")
+    if q.context:
+        with st.expander("context", expanded=False):
+            show_text(q.context)
+    st.markdown(f"**Gold answer:** {md_literal(q.positive)} <small>({md_literal(q.positive_id)})</small>",
+                unsafe_allow_html=True)
+    block = (f"tied with {q.tied} other candidate(s), ranks {q.gold_block[0]}–{q.gold_block[1]}" if q.tied
+             else "no tie")
+    st.caption(f"{q.n_candidates} candidates · {md_literal(block)}"
+               + (" · no scores in the file: ties cannot be seen" if q.scores is None else ""))
+    st.dataframe(_rank_rows(q, None if hide else ctx.audited_counts.get("all")), hide_index=True)
+
+    by_cand = {d["left"]: d for d in ctx.decisions}
+    positions = reviewable_positions(q)
+    if not positions:
+        st.info("Nothing ranked above the gold: nothing to review.")
+        return
+    st.markdown(f"**Candidates above or tied with the gold** ({len(positions)} within the top 100)")
+    shown = st.radio("show", [n for n in SHOWN if n < len(positions)] + [len(positions)], horizontal=True,
+                     key=f"rt-shown-{q.id}", format_func=lambda n: f"top {n}")
+    note = st.text_input("note for the next review (optional)", key=f"rt-note-{q.id}")
+    for i in positions[:shown]:
+        d = by_cand.get(q.candidates[i])
+        c_rank, c_text, c_label, c_yes, c_no = st.columns([1, 6, 2, 2, 2])
+        c_rank.markdown(md_literal(f"{i + 1}" + ("=" if i + 1 >= q.gold_block[0] else "")))
+        score = f" · {q.scores[i]:.4f}" if q.scores is not None else ""
+        c_text.markdown(md_literal(q.candidates_text[i]) + f"<small>{md_literal(score)}</small>",
+                        unsafe_allow_html=True)
+        if d is None:
+            c_label.caption("no decision")
+            continue
+        focused = ctx.focus == d["id"]
+        if not hide:
+            c_label.markdown(("→ " if focused else "") + md_literal(d["effective"]))
+        elif focused:
+            c_label.markdown("→")
+        for col, label, title in ((c_yes, ACCEPTABLE, "acceptable"), (c_no, NOT_ACCEPTABLE, "not")):
+            current = not hide and d["effective"] == label
+            if col.button(title, key=f"rt-{d['id']}-{label}", type="primary" if current else "secondary"):
+                ctx.review(d["id"], label, note)
