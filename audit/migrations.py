@@ -7,7 +7,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 6
 
 
 @migrations()
@@ -57,3 +57,80 @@ def m003_judge_cache_provenance(db: Database) -> None:
     for column, kind in (("prompt_hash", "TEXT"), ("params", "TEXT"), ("prompt_tokens", "INTEGER"),
                          ("completion_tokens", "INTEGER"), ("retries", "INTEGER")):
         db.execute(f"ALTER TABLE judge_cache ADD COLUMN {column} {kind}")
+
+
+@migrations()
+def m004_one_decision_per_question(db: Database) -> None:
+    """Merge twin decisions: for decision kinds whose (left, right) is an unordered pair (the family's label scheme
+    says `symmetric`), (x, y) and (y, x) of one document and type are one judge question. The lowest id is kept;
+    reviews of a dropped twin move to it (so the reviewer's later review wins) and every reviewer whose twins
+    carried different labels is reported in the run's summary (`migration_notes`). The judge labels of twins
+    are equal by construction (the same two prompts), so the original counts stand; the audited state is
+    rebuilt from the reviews."""
+    import json
+
+    runs = db.execute("SELECT id, task, summary FROM runs").fetchall()
+    if not runs:
+        return
+    from audit.rescoring import apply_reviews
+    from audit.reviews import current_labels
+    from scoring.families import TASKS
+
+    for run_id, task_name, summary in runs:
+        task = TASKS.get(task_name)
+        kinds = [k for k, s in (task.label_schemes.items() if task else []) if s.symmetric]
+        groups: dict[tuple, list[int]] = {}
+        for dec_id, doc, kind, typ, left, right in db.execute(
+                f"SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ? AND kind IN "
+                f"({','.join('?' * len(kinds))}) ORDER BY id", [run_id, *kinds]).fetchall() if kinds else []:
+            groups.setdefault((doc, kind, typ, frozenset((left, right))), []).append(dec_id)
+        notes = []
+        dropped = []
+        for ids in (g for g in groups.values() if len(g) > 1):
+            keep, rest = ids[0], ids[1:]
+            labels_per_twin = []
+            for i in ids:
+                revs = [dict(zip(("reviewer", "label", "role"), r, strict=True)) for r in db.execute(
+                    "SELECT reviewer, label, role FROM reviews WHERE decision_id = ? ORDER BY created, id", [i])]
+                labels_per_twin.append(current_labels(revs)[0])
+            for who in sorted({w for lab in labels_per_twin for w in lab}):
+                seen = {lab[who] for lab in labels_per_twin if who in lab}
+                if len(seen) > 1:
+                    notes.append(f"decisions {', '.join(f'#{i}' for i in ids)} were one question; {who} labelled "
+                                 f"them {' and '.join(sorted(seen))}: their later review now stands on #{keep}")
+            marks = ",".join("?" * len(rest))
+            db.execute(f"UPDATE reviews SET decision_id = ? WHERE decision_id IN ({marks})", [keep, *rest])
+            db.execute(f"DELETE FROM effective WHERE decision_id IN ({marks})", rest)
+            db.execute(f"DELETE FROM decisions WHERE id IN ({marks})", rest)
+            dropped += rest
+        if not dropped:
+            continue
+        data = json.loads(summary)
+        data["migration_notes"] = data.get("migration_notes", []) + [
+            f"m004: merged {len(dropped)} twin decision(s) into the decision they duplicated"] + notes
+        db.execute("UPDATE runs SET summary = ?, n_decisions = (SELECT COUNT(*) FROM decisions WHERE run_id = ?) "
+                   "WHERE id = ?", [json.dumps(data, ensure_ascii=False), run_id, run_id])
+        db.execute("DELETE FROM audit_state WHERE run_id = ?", [run_id])
+        db.execute("DELETE FROM effective WHERE run_id = ?", [run_id])
+        db.execute("DELETE FROM doc_audit WHERE run_id = ?", [run_id])
+        apply_reviews(db, run_id)
+
+
+@migrations()
+def m005_sampling_plans(db: Database) -> None:
+    """Sampling plans for partial audits (one per run and decision kind), and whether a review came through one."""
+    db.execute("""CREATE TABLE sampling_plans (
+        id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), kind TEXT NOT NULL, seed INTEGER NOT NULL,
+        created TEXT NOT NULL, plan TEXT NOT NULL, UNIQUE (run_id, kind))""")
+    db.execute("ALTER TABLE reviews ADD COLUMN sampled INTEGER NOT NULL DEFAULT 0")
+
+
+@migrations()
+def m006_gold_errata(db: Database) -> None:
+    """Gold errata: reviewers flag a wrong or missing gold item (append-only, like reviews)."""
+    db.execute("""CREATE TABLE errata (
+        id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, run_id INTEGER NOT NULL REFERENCES runs(id),
+        doc_id TEXT NOT NULL, decision_id INTEGER REFERENCES decisions(id), item TEXT NOT NULL,
+        problem TEXT NOT NULL, correction TEXT, note TEXT, reviewer TEXT NOT NULL, created TEXT NOT NULL,
+        withdrawn INTEGER NOT NULL DEFAULT 0)""")
+    db.execute("CREATE INDEX errata_run ON errata(run_id, doc_id)")

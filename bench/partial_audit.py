@@ -120,6 +120,10 @@ def stratum(units: list[Unit]) -> str:
     return status
 
 
+TAKE_ALL = frozenset({"inspiration:other"})
+"""Few blocks, each able to move the macro average a lot: review them all (their variance is then 0)."""
+
+
 @dataclass
 class Population:
     """Block counts of one audited metric (section of the metrics JSON)."""
@@ -185,20 +189,22 @@ def planning(pop: Population, plan: Plan, half_width: float) -> list[list]:
     zh = {b: float(grad @ vec(pop.human[b], pop.types)) for b in stratum_of}
     rows = []
 
-    def design(name: str, values: Mapping[str, float], strata: Mapping[str, str], minimum: int) -> None:
+    def design(name: str, values: Mapping[str, float], strata: Mapping[str, str], minimum: int,
+               take_all: frozenset[str] = frozenset()) -> None:
         groups: dict[str, list[str]] = {}
         for b in values:
             groups.setdefault(strata[b], []).append(b)
         size = {h: len(bs) for h, bs in groups.items()}
         s2 = {h: float(np.var([values[b] for b in bs], ddof=1)) if len(bs) > 1 else 0.0 for h, bs in groups.items()}
         c = {h: statistics.mean(cost[b] for b in bs) for h, bs in groups.items()}
-        m = greedy_allocation(size, s2, {h: min(minimum, size[h]) for h in size}, target, c)
+        start = {h: size[h] if h in take_all else min(minimum, size[h]) for h in size}
+        m = greedy_allocation(size, s2, start, target, c)
         blocks = sum(m.values())
         decisions = sum(m[h] * c[h] for h in m)
         rows.append([name, blocks, round(decisions), f"{decisions / sum(cost.values()):.0%}",
                      " / ".join(f"{h} {m[h]}/{size[h]}" for h in sorted(m))])
 
-    design("stratified blocks, difference (Neyman by cost)", z, stratum_of, 2)
+    design("stratified blocks, difference (Neyman by cost)", z, stratum_of, 2, plan.take_all)
     design("SRS of blocks, difference (PPI on blocks)", z, dict.fromkeys(stratum_of, "all"), 1)
     design("SRS of blocks, human only", zh, dict.fromkeys(stratum_of, "all"), 1)
     # decision level, linear shortcut F1_t ≈ 2·TP_t / (pred_t + gold_t), TP_t = number of human matches
@@ -239,7 +245,8 @@ def pop_label(pop: Population, doc: str, key: tuple, who: str) -> int:
 
 def run_queue(pop: Population, seed: int, half_width: float, stratified: bool, truth: float) -> tuple[int, int, bool]:
     """Review through the queue until the F1 interval is ≤ ±half_width; (blocks, decisions, covered)."""
-    plan = build_plan(pop.units, stratum if stratified else (lambda _u: "all"), seed)
+    plan = build_plan(pop.units, stratum if stratified else (lambda _u: "all"), seed,
+                      take_all=TAKE_ALL if stratified else ())
     strata = plan.stratum_of()
     judge_pop = {b: pop.judge[b] for b in strata}
     if not stratified:  # human only: the expansion estimator is the difference estimator with a zero judge
@@ -293,7 +300,7 @@ def main() -> None:
         judge_f1 = f1_of(totals(pop.judge, pop.types), pop.types)
         metrics = run.task.metrics(_sum_docs(run, run.human_labels))
         assert abs(metrics[section]["avg"]["f1"] - truth) < 1e-12, "block totals disagree with the family metrics"
-        plan = build_plan(pop.units, stratum, 0)
+        plan = build_plan(pop.units, stratum, 0, take_all=TAKE_ALL)
         sizes = {h: len(bs) for h, bs in plan.strata().items()}
         print(f"\n## {section} F1 (macro avg): judge-only {judge_f1:.4f}, full human review {truth:.4f}; "
               f"{len(plan.blocks)} blocks with decisions ({sizes}), {len(pop.fixed)} fixed blocks")

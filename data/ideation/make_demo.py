@@ -1,4 +1,6 @@
-"""Build the ideation demo inputs from the Si et al. (2024) reviews copied here (run: python3 data/ideation/make_demo.py).
+"""Build the ideation demo inputs from the Si et al. (2024) reviews copied here.
+
+Run: python3 data/ideation/make_demo.py
 
 NOT an LLM judge: human reviewers stand in for it (no judge output for these ideas was released).
 - Questions: one per topic and idea number k (e.g. `Coding-4`): the k-th idea of each condition (Human, AI,
@@ -76,7 +78,8 @@ def build() -> dict[str, list[dict]]:
         n = int(scores[(scores["topic"] == topic) & (scores["condition"] == "Human")]["idea_id"].nunique())
         for k in range(1, n + 1):
             qid = f"{topic}-{k}"
-            question = f"{text[0].upper()}{text[1:]} (Si et al. 2024 topic {topic!r}; pool = idea {k} of each condition)"
+            question = (f"{text[0].upper()}{text[1:]} (Si et al. 2024 topic {topic!r}; "
+                        f"pool = idea {k} of each condition)")
             first_two = {}
             for system in SYSTEMS:
                 idea_id = f"{topic}_{k}_{system}"

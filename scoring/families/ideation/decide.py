@@ -86,7 +86,7 @@ def pair_label(v_ab: str | None, v_ba: str | None) -> str:
 
 def slot_verdicts(label: str) -> tuple[str, str] | None:
     """Both calls' slot verdicts (a first, b first) that a reviewed label a / b / tie stands for."""
-    return {WIN_A: (FIRST, FIRST), WIN_B: (SECOND, FIRST), WIN_TIE: (TIE, TIE)}.get(label)
+    return {WIN_A: (FIRST, SECOND), WIN_B: (SECOND, FIRST), WIN_TIE: (TIE, TIE)}.get(label)
 
 
 def rating_label(r: Rating | None) -> str:

@@ -32,14 +32,15 @@ from scoring.families.litxbench.model import (
     ValueQualifier,
 )
 from scoring.families.litxbench.process import Alignment, align, normalise_events, resolve_events
-from scoring.families.litxbench.units import ATM, KELVIN, ROOM_TEMPERATURE_K, compatible, convert
+from scoring.families.litxbench.units import ATM, KELVIN, ROOM_TEMPERATURE_K, compatible, convert, to_base
 
 MIN_ITEM_MATCH_SCORE = 0.25
 CONFIG_UNMATCHED_PENALTY = 5.0
 UNMATCHED_PENALTY = 50.0
 ABS_TOL = 1e-6
 REL_TOL = 1e-3
-"""The corrected (non-official) variant's relative tolerance: rounded conversions such as 25 °C = 298 K pass."""
+"""The corrected (non-official) variant's relative tolerance, in base units: rounded conversions such as
+25 °C = 298 K pass, and tiny values (5.89e-5 vs 5.85e-5 A/cm²) no longer match by default."""
 _W_TAGS, _W_STRUCT, _W_NAME, _W_MEAS, _W_WITHIN = 2.0, 2.0, 1.0, 3.0, 2.0
 _MAX_CONFIG_COST = _W_TAGS + _W_STRUCT + _W_NAME + _W_MEAS + _W_WITHIN
 
@@ -150,7 +151,9 @@ def values_match(a: float | None, a_unit: Any, b: float | None, b_unit: Any, rel
         if conv is None:
             return False
         if relative:
-            return abs(a - conv) <= max(ABS_TOL * 1e-3, REL_TOL * max(abs(a), abs(conv)))
+            # in base units, so that offset units (°C) are compared on an absolute scale
+            x, y = to_base(a, a_unit), to_base(b, b_unit)
+            return x is not None and y is not None and abs(x - y) <= max(1e-12, REL_TOL * max(abs(x), abs(y)))
         return abs(a - conv) <= ABS_TOL
     return a == b
 

@@ -81,5 +81,14 @@ def convert(value: float, from_unit: Any, to_unit: Any) -> float | None:
         return None
 
 
+@lru_cache(maxsize=262144)
+def to_base(value: float, unit: Any) -> float | None:
+    """The value in base SI units (kelvin for temperatures), or None when pint cannot convert."""
+    try:
+        return ureg.Quantity(value, unit).to_base_units().magnitude
+    except Exception:  # noqa: BLE001
+        return None
+
+
 ROOM_TEMPERATURE_K: float = ureg.Quantity(23.0, _U("degree_Celsius")).to("kelvin").magnitude
 KELVIN, ATM = _U("kelvin"), _U("atm")

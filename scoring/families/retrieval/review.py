@@ -21,6 +21,7 @@ from scoring.families.retrieval.metrics import (
     rank_in_block,
     reviewable_positions,
     subsets_of,
+    summarise,
 )
 from scoring.families.retrieval.model import (
     ACCEPTABLE,
@@ -97,7 +98,7 @@ def _subsets(total: Mapping, per_doc: Sequence[Mapping] | None) -> list[str]:
 def _summary_from_sums(sums: Mapping | None) -> dict:
     """Figures from summed counts alone (no median: that needs each query's rank)."""
     if not sums or not sums.get("n"):
-        return metrics_from_ranks({}, ["x"])["x"]
+        return summarise(())
     n = sums["n"]
     out = {"n": n, "mr": sums["rank"] / n, "mrr": sums["rr"] / n}
     out.update({f"hits@{k}": sums[f"hits@{k}"] / n for k in HITS_AT})

@@ -163,3 +163,15 @@ def test_audited_metrics_equal_pure_metrics_with_accepted_candidates_removed(tmp
     for rec, counts in zip(rows, per_doc, strict=True):
         for policy in TIE_POLICIES:
             assert counts["all"][policy]["rank"] == _oracle_rank(rec, accepted[rec["id"]], policy)
+
+
+def test_ties_option_picks_the_top_level_policy(tmp_path):
+    loaded, decisions, _ = _run(tmp_path, [line([0.9, 0.8, 0.8, 0.8, 0.5], 2, qid="q1")])
+    per_doc = [TASK.counts(TASK.payload(q), _labels(decisions, q.id)) for q in loaded.docs]
+    assert [o.name for o in TASK.options] == ["ties"] and TASK.options[0].choices[0] == "mean"
+    for policy, mr in (("mean", 3), ("optimistic", 2), ("pessimistic", 4)):
+        m = TASK.metrics(sum_nested(per_doc), per_doc, {"ties": policy})
+        assert m["all"]["mr"] == mr and m["tie_policy"] == policy
+        assert m["tie_policies"]["mean"]["all"]["mr"] == 3
+    with pytest.raises(InputError, match="tie policy"):
+        TASK.metrics(sum_nested(per_doc), per_doc, {"ties": "random"})
