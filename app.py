@@ -18,8 +18,10 @@ pages = [
     st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
     st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),
     st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/errata.py", title="Gold errata", icon=":material/flag:", url_path="errata"),
     st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
+
 
 @st.cache_resource
 def _warm_statistics() -> threading.Thread:
@@ -31,7 +33,9 @@ def _warm_statistics() -> threading.Thread:
 
 _warm_statistics()
 nav = st.navigation(pages)  # before any slow work, so a deep link's page is known on a fresh server's first run
-ensure_demo(db())
+conn = db()
+ensure_demo(conn)
 with st.sidebar:
-    sidebar_controls()
+    sidebar_controls(conn)  # the current run and the reviewer's settings, on every page (also a first deep link)
+conn.conn.close()
 nav.run()

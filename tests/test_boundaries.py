@@ -64,7 +64,7 @@ def test_shell_names_no_family():
     words = set(TASKS)
     for fam in TASKS.values():
         words |= set(fam.label_schemes)
-    pattern = re.compile(r"""["'](%s)["']""" % "|".join(re.escape(w) for w in sorted(words)))
+    pattern = re.compile(r"""["']({})["']""".format("|".join(re.escape(w) for w in sorted(words))))
     for f in [ROOT / "app.py", *_shell_files()]:
         hits = pattern.findall(f.read_text())
         assert not hits, f"{f.relative_to(ROOT)} names family literals {sorted(set(hits))}"

@@ -1,4 +1,14 @@
-"""Per-rerun access to the database, the selected run and the reviewer's name."""
+"""Per-rerun access to the database, the session's current run and the reviewer's settings.
+
+Two things follow a reviewer from page to page and across a reload, and both live in the URL:
+
+- the **current run** (`?run=`): picked in the sidebar (or by any "open" link), shown there on every page, and
+  read by every page through `require_run`; switching pages never switches runs.
+- the **reviewer settings**: `?reviewer=NAME`, `?blind=1`, `?adj=1`. The sidebar writes them into the URL on
+  every rerun, so a reload (a new Streamlit session) or a bookmarked link starts with the same name, blind mode
+  and adjudicator mode. The URL was chosen over a browser-side store because it needs no component, works in
+  every tab opened from a link, and is visible: a reviewer can see (and share) exactly the mode they are in.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +22,12 @@ from audit.store import default_db_path, list_runs, open_db
 from ui.text import show_text
 
 REVIEWER_KEY = "reviewer"
+NAME_KEY = "reviewer_name"  # plain keys survive pages where the widget is not drawn
+BLIND_KEY = "blind_mode"
+ADJUDICATOR_KEY = "adjudicator_mode"
+CURRENT_RUN = "current_run"
+RUN_WIDGET = "sidebar.run"
+URL_REVIEWER, URL_BLIND, URL_ADJ, URL_RUN = "reviewer", "blind", "adj", "run"
 
 
 def db() -> Database:
@@ -19,13 +35,68 @@ def db() -> Database:
     return open_db(default_db_path())
 
 
-def require_run(conn: Database, key: str) -> str:
-    """The selected run; on an empty database, say where to start and stop the page."""
-    run = selected_run(conn, key)
+def run_names(conn: Database) -> list[str]:
+    return [r["name"] for r in list_runs(conn)]
+
+
+def current_run() -> str | None:
+    """The session's current run (set by `run_picker` in the sidebar on every rerun)."""
+    return st.session_state.get(CURRENT_RUN)
+
+
+def require_run(conn: Database, key: str | None = None) -> str:  # noqa: ARG001 - key kept for old callers
+    """The session's current run; on an empty database, say where to start and stop the page."""
+    run = current_run()
+    names = run_names(conn)
+    if run not in names:  # a run scored or deleted since the sidebar drew
+        run = run_picker_value(names)
     if run is None:
         st.info("No runs in this database yet. Score one on the Runs page.")
         st.stop()
     return run
+
+
+def run_picker_value(names: list[str]) -> str | None:
+    """Resolve the current run from the URL and the session without drawing anything.
+
+    `?run=` wins when it names a run (a link or a bookmark); else the session's current run; else the newest.
+    """
+    if not names:
+        st.session_state.pop(CURRENT_RUN, None)
+        return None
+    wanted = st.query_params.get(URL_RUN)
+    current = st.session_state.get(CURRENT_RUN)
+    value = wanted if wanted in names else current if current in names else names[0]
+    st.session_state[CURRENT_RUN] = value
+    return value
+
+
+def _picked() -> None:
+    st.session_state[CURRENT_RUN] = st.session_state[RUN_WIDGET]
+    st.query_params[URL_RUN] = st.session_state[RUN_WIDGET]
+
+
+def run_picker(conn: Database) -> str | None:
+    """The sidebar's run select box: the session's current run, kept in `?run=` so every page and link carries it.
+
+    A `?run=` naming an unknown run is reported once and the current run is shown instead.
+    """
+    names = run_names(conn)
+    wanted = st.query_params.get(URL_RUN)
+    if wanted and wanted not in names:
+        show_text(f"Run {wanted!r} is not in this database; showing {current_run() or 'the newest run'} instead.",
+                  "warning")
+    value = run_picker_value(names)
+    if value is None:
+        st.caption("No runs yet.")
+        return None
+    if st.session_state.get(RUN_WIDGET) != value:
+        st.session_state[RUN_WIDGET] = value
+    st.selectbox("Current run", names, key=RUN_WIDGET, on_change=_picked,
+                 help="Every page shows this run; links carry it (?run=). Runs stored in " + default_db_path())
+    if st.query_params.get(URL_RUN) != value:
+        st.query_params[URL_RUN] = value
+    return value
 
 
 def synced_select(label: str, options: list[str], key: str, param: str, **kwargs: object) -> str:
@@ -47,38 +118,23 @@ def synced_select(label: str, options: list[str], key: str, param: str, **kwargs
     return value
 
 
-CURRENT_RUN = "current_run"
+def selected_run(conn: Database, key: str | None = None) -> str | None:  # noqa: ARG001
+    """The session's current run (kept for callers of the old per-page picker)."""
+    return run_picker_value(run_names(conn))
 
 
-def selected_run(conn: Database, key: str) -> str | None:
-    """The session's current run: `?run=` when it names a run, else the run picked last on any page, else the
-    newest. Every page shares it (and writes it back to `?run=`), so switching pages never switches runs."""
-    names = [r["name"] for r in list_runs(conn)]
-    if not names:
-        return None
-    wanted = st.query_params.get("run")
-    if wanted and wanted not in names:
-        show_text(f"Run {wanted!r} is not in this database; showing the current run instead.", "warning")
-    current = st.session_state.get(CURRENT_RUN)
-    if (not wanted or wanted not in names) and current in names:
-        st.query_params["run"] = current
-    value = synced_select("Run", names, key, "run", help="Runs stored in " + default_db_path())
-    st.session_state[CURRENT_RUN] = value
-    return value
+def is_blind_reviewer() -> bool:
+    """Blind review as a reviewer: nothing derived from the judge's or other reviewers' labels may be shown."""
+    return blind() and role() == "reviewer"
 
 
 def blind_guard(page: str) -> None:
     """Pages whose numbers derive from the judge's or other reviewers' labels are hidden while reviewing blind."""
-    if blind() and role() == "reviewer":
+    if is_blind_reviewer():
         st.info(f"The {page} page is hidden while you review blind: its numbers are derived from the judge's and "
                 "other reviewers' labels. Switch blind review off in the sidebar (or review as adjudicator) to "
                 "see it.")
         st.stop()
-
-
-NAME_KEY = "reviewer_name"  # plain keys survive pages where the widget is not drawn
-BLIND_KEY = "blind_mode"
-ADJUDICATOR_KEY = "adjudicator_mode"
 
 
 def _persisted(widget_key: str, store_key: str, default: object) -> None:
@@ -90,40 +146,72 @@ def _copy(widget_key: str, store_key: str) -> None:
     st.session_state[store_key] = st.session_state.get(widget_key)
 
 
-def sidebar_controls() -> None:
-    """Reviewer name, blind mode and adjudicator mode; all persist across pages and reruns."""
+def sidebar_controls(conn: Database | None = None) -> None:
+    """Current run, reviewer name, blind mode and adjudicator mode; all persist across pages, reruns and reloads
+    (through the URL)."""
     adopt_url_settings()
+    if conn is not None:
+        run_picker(conn)
     _persisted(REVIEWER_KEY, NAME_KEY, "")
     st.text_input("Reviewer name", key=REVIEWER_KEY, placeholder="your name", on_change=_copy,
                   args=(REVIEWER_KEY, NAME_KEY),
-                  help="Reviews are stored under this name (append-only, with time and note).")
+                  help="Reviews are stored under this name (append-only, with time and note). Kept in the URL "
+                       "(?reviewer=), so a reload keeps it.")
     _persisted("blind", BLIND_KEY, False)
     st.toggle("Blind review", key="blind", on_change=_copy, args=("blind", BLIND_KEY),
-              help="Hide the judge's answer and other reviewers' labels on a decision until you label it. "
-                   "Each review records whether it was made blind.")
+              help="Hide the judge's answer, other reviewers' labels and every score derived from them until you "
+                   "have labelled. Each review records whether it was made blind. Kept in the URL (?blind=1).")
     _persisted("adjudicator", ADJUDICATOR_KEY, False)
     st.toggle("Adjudicator", key="adjudicator", on_change=_copy, args=("adjudicator", ADJUDICATOR_KEY),
-              help="Your labels settle conflicts: an adjudicated label overrides reviewers and judge.")
+              help="Your labels settle conflicts: an adjudicated label overrides reviewers and judge. Kept in the "
+                   "URL (?adj=1).")
+    write_url_settings()
+
+
+def _set_param(name: str, value: str) -> None:
+    if value:
+        if st.query_params.get(name) != value:
+            st.query_params[name] = value
+    elif name in st.query_params:
+        del st.query_params[name]
+
+
+def write_url_settings() -> None:
+    """Mirror the reviewer name, blind and adjudicator mode into the URL (so a reload keeps them)."""
+    _set_param(URL_REVIEWER, reviewer())
+    _set_param(URL_BLIND, "1" if blind() else "")
+    _set_param(URL_ADJ, "1" if role() == "adjudicator" else "")
 
 
 def link(page: str, **params: object) -> str:
-    """A relative URL to `page` with `params`, carrying the reviewer name and blind mode: links in tables open a
-    new tab, which is a new session."""
-    extra = {"reviewer": reviewer(), "blind": "1" if blind() else ""}
-    query = {k: str(v) for k, v in {**params, **extra}.items() if v not in (None, "")}
+    """A relative URL to `page` with `params`, carrying the current run, the reviewer name and the modes: links in
+    tables open a new tab, which is a new session."""
+    extra = {URL_RUN: current_run(), URL_REVIEWER: reviewer(), URL_BLIND: "1" if blind() else "",
+             URL_ADJ: "1" if role() == "adjudicator" else ""}
+    query = {k: str(v) for k, v in {**extra, **params}.items() if v not in (None, "")}
     return f"{page}?{urlencode(query)}"
 
 
+def link_params(**params: object) -> dict[str, str]:
+    """Query parameters for `st.page_link` / `st.switch_page`: the current run and settings plus `params`."""
+    extra = {URL_RUN: current_run(), URL_REVIEWER: reviewer(), URL_BLIND: "1" if blind() else "",
+             URL_ADJ: "1" if role() == "adjudicator" else ""}
+    return {k: str(v) for k, v in {**extra, **params}.items() if v not in (None, "")}
+
+
 def adopt_url_settings() -> None:
-    """A new session opened from a link takes the reviewer name and blind mode from the URL (once)."""
+    """A new session (a reload, a link, a bookmark) takes the reviewer name, blind and adjudicator mode from the
+    URL (once)."""
     if "_url_settings_adopted" in st.session_state:
         return
     st.session_state["_url_settings_adopted"] = True
-    name = st.query_params.get("reviewer")
+    name = st.query_params.get(URL_REVIEWER)
     if name and not st.session_state.get(NAME_KEY):
         st.session_state[NAME_KEY] = name
-    if st.query_params.get("blind") == "1" and BLIND_KEY not in st.session_state:
+    if st.query_params.get(URL_BLIND) == "1" and BLIND_KEY not in st.session_state:
         st.session_state[BLIND_KEY] = True
+    if st.query_params.get(URL_ADJ) == "1" and ADJUDICATOR_KEY not in st.session_state:
+        st.session_state[ADJUDICATOR_KEY] = True
 
 
 def short_spec(spec: str) -> str:

@@ -1,24 +1,29 @@
-"""Judges: answer one question about one ordered pair of spans.
+"""Judge transports: they answer, cache and count questions; families say what the questions are.
 
-Every judge answers `SpanQuery`s with `Answer`s. A judge that costs something to ask (`cacheable = True`)
-goes through an `AnswerCache` (the SQLite one lives in `audit/`), so the same request is asked once, ever.
-Specs (CLI flag, UI select, stored with the run): `exact`, `fuzzy[:T]`, `replay:PATH`; see README.
+A question (`Question` protocol) is one thing asked once in one order: it carries its replay key, the pair of
+texts a comparator compares (`pair`, for `exact`, `fuzzy`, `embed`), and, for LLM transports, its prompt
+template, fields, parser and optional JSON schema. Families build them (CHIMERA: `SpanQuery` with the paper's
+span prompt, `scoring/families/chimera/prompts.py`; ideation: `PromptQuestion`s). A transport that costs something
+to ask (`cacheable = True`) goes through an `AnswerCache` (the SQLite one lives in `audit/`), so the same request
+is asked once, ever. Replay logs are read with a family-supplied line reader, so the transport knows no format.
+Specs (CLI flag, UI select, stored with the run): `exact`, `fuzzy[:T]`, `embed[:T]`, `openai:MODEL`,
+`replay:PATH`; see README.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from rapidfuzz import fuzz, utils
 
-from scoring.errors import InputError, JudgeSpecError
+from scoring.errors import InputError, JudgeFailed, JudgeSpecError
+from scoring.judges.prompts import Parsed, PromptTemplate
 
 YES, NO, INVALID, MISSING = "yes", "no", "invalid", "missing"
 CANCELLED = "cancelled"
@@ -36,20 +41,105 @@ AnswerCallback = Callable[[int, "Answer"], None]
 """(index of the query in the list passed to `ask_many`, its answer)."""
 
 
+class Question(Protocol):
+    """One judge question in one order, as a transport sees it."""
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """Identity within its family (the replay-log key), e.g. (doc, entity type, span shown first, second)."""
+        ...
+
+    @property
+    def pair(self) -> tuple[str, str] | None:
+        """The two texts a comparator transport compares, or None when only an LLM can answer."""
+        ...
+
+    def prompt(self) -> str | None:
+        """The exact prompt an LLM transport sends (None: no prompt; LLM transports refuse such questions)."""
+        ...
+
+    def parse(self, raw: str | None, *, truncated: bool = False) -> Parsed:
+        """Read an LLM's reply (yes/no, a rating, a verdict) or `invalid` with the reason."""
+        ...
+
+    @property
+    def template(self) -> PromptTemplate | None: ...
+
+    @property
+    def schema(self) -> Mapping | None:
+        """JSON schema of a structured answer (`response_format`), or None."""
+        ...
+
+
+def _no_parser(raw: str | None, *, truncated: bool = False) -> Parsed:  # noqa: ARG001 (a parser's signature)
+    return Parsed(INVALID, "this question has no answer parser")
+
+
 @dataclass(frozen=True)
 class SpanQuery:
-    """One ordered question: do span1 and span2 discuss the same `entity_type` in this text?"""
+    """A question about an ordered pair of texts of one document (CHIMERA: do span1 and span2 discuss the same
+    `entity_type`?). Families that ask an LLM give the template and parser (`scoring/families/*/prompts.py`)."""
 
     doc: str
-    """Document (paper) id."""
+    """Document id."""
     text: str
-    """The full source text the spans come from."""
+    """The full source text the spans come from (shown to an LLM)."""
     entity_type: str
-    """Entity type name as shown to the judge, e.g. `comb-element`."""
+    """The type the question is about, e.g. `comb-element`."""
     span1: str
-    """The span shown first."""
+    """The text shown first."""
     span2: str
-    """The span shown second."""
+    """The text shown second."""
+    template: PromptTemplate | None = field(default=None, compare=False)
+    """Prompt with fields ENTITY_TYPE, TEXT, SPAN1, SPAN2 (or `fields` below)."""
+    parser: Callable[..., Parsed] = field(default=_no_parser, compare=False)
+    answer_schema: Mapping | None = field(default=None, compare=False, hash=False)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.doc, self.entity_type, self.span1, self.span2)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.span1, self.span2)
+
+    @property
+    def schema(self) -> Mapping | None:
+        return self.answer_schema
+
+    def prompt(self) -> str | None:
+        if self.template is None:
+            return None
+        return self.template.render(ENTITY_TYPE=self.entity_type, TEXT=self.text, SPAN1=self.span1,
+                                    SPAN2=self.span2)
+
+    def parse(self, raw: str | None, *, truncated: bool = False) -> Parsed:
+        return self.parser(raw, truncated=truncated)
+
+
+@dataclass(frozen=True)
+class PromptQuestion:
+    """A question only an LLM can answer (e.g. rate this idea 1-5): a key, a template and its fields, a parser."""
+
+    key: tuple[str, ...]
+    template: PromptTemplate
+    fields: tuple[tuple[str, str], ...]
+    parser: Callable[..., Parsed] = field(compare=False)
+    answer_schema: Mapping | None = field(default=None, compare=False, hash=False)
+
+    @property
+    def pair(self) -> None:
+        return None
+
+    @property
+    def schema(self) -> Mapping | None:
+        return self.answer_schema
+
+    def prompt(self) -> str:
+        return self.template.render(**dict(self.fields))
+
+    def parse(self, raw: str | None, *, truncated: bool = False) -> Parsed:
+        return self.parser(raw, truncated=truncated)
 
 
 @dataclass(frozen=True)
@@ -120,18 +210,26 @@ class AnswerCache(Protocol):
 
 
 class Judge(Protocol):
-    """Anything that answers span queries."""
+    """A transport: answers questions, one `Answer` per question, in order.
+
+    `reports_each_answer`: `ask_many` takes `on_answer(index, answer)` and calls it as each answer arrives (so
+    `ask_with_cache` caches answers one by one and a killed run keeps them); otherwise a cacheable transport is
+    asked in chunks of `CACHE_CHUNK`. `fatal`: after `ask_many`, a reason that every further request would fail
+    alike (bad key, unknown URL, connection refused) or None.
+    """
 
     spec: str
     cacheable: bool
+    reports_each_answer: bool
 
     def identity(self) -> dict:
         """What to record with the run: spec, model, parameters, prompt hash (never a key)."""
         ...
 
-    def cache_key(self, query: SpanQuery) -> str: ...
+    def cache_key(self, query: Question) -> str: ...
 
-    def ask_many(self, queries: Sequence[SpanQuery], progress: Progress | None = None) -> list[Answer]: ...
+    def ask_many(self, queries: Sequence[Question], progress: Progress | None = None,
+                 on_answer: AnswerCallback | None = None) -> list[Answer]: ...
 
 
 def normalise_words(s: str) -> list[str]:
@@ -143,22 +241,25 @@ def _hash(obj: object) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-class _LocalJudge:
-    """Base for judges that compute answers locally: nothing to cache."""
+class LocalJudge:
+    """Base for transports that compute answers locally (comparators, replay logs): nothing to cache."""
 
     spec = ""
     cacheable = False
+    reports_each_answer = False
+    fatal: str | None = None
 
     def identity(self) -> dict:
         return {"spec": self.spec}
 
-    def cache_key(self, query: SpanQuery) -> str:
-        return _hash([self.spec, query.doc, query.entity_type, query.span1, query.span2])
+    def cache_key(self, query: Question) -> str:
+        return _hash([self.spec, *query.key])
 
-    def answer(self, query: SpanQuery) -> Answer:
+    def answer(self, query: Question) -> Answer:
         raise NotImplementedError
 
-    def ask_many(self, queries: Sequence[SpanQuery], progress: Progress | None = None) -> list[Answer]:
+    def ask_many(self, queries: Sequence[Question], progress: Progress | None = None,
+                 on_answer: AnswerCallback | None = None) -> list[Answer]:  # noqa: ARG002 (local: all at once)
         out = []
         for i, q in enumerate(queries, 1):
             out.append(self.answer(q))
@@ -167,13 +268,25 @@ class _LocalJudge:
         return out
 
 
+_LocalJudge = LocalJudge  # the name families used before the transport / question split
+
+
+def comparable_pair(judge: LocalJudge, query: Question) -> tuple[str, str]:
+    pair = query.pair
+    if pair is None:
+        raise JudgeSpecError(f"the {judge.spec} judge compares two texts; this family's questions need an LLM "
+                             "judge (openai:MODEL) or a replay log")
+    return pair
+
+
 class ExactJudge(_LocalJudge):
     """`exact`: yes iff `a.casefold().split() == b.casefold().split()`."""
 
     spec = "exact"
 
-    def answer(self, query: SpanQuery) -> Answer:
-        same = normalise_words(query.span1) == normalise_words(query.span2)
+    def answer(self, query: Question) -> Answer:
+        a, b = comparable_pair(self, query)
+        same = normalise_words(a) == normalise_words(b)
         return Answer(YES if same else NO, score=1.0 if same else 0.0)
 
 
@@ -194,65 +307,84 @@ class FuzzyJudge(_LocalJudge):
         return {"spec": self.spec, "scorer": "rapidfuzz.fuzz.ratio", "processor": "rapidfuzz.utils.default_process",
                 "threshold": self.threshold}
 
-    def answer(self, query: SpanQuery) -> Answer:
-        score = fuzz.ratio(query.span1, query.span2, processor=utils.default_process)
+    def answer(self, query: Question) -> Answer:
+        a, b = comparable_pair(self, query)
+        score = fuzz.ratio(a, b, processor=utils.default_process)
         return Answer(YES if score >= self.threshold else NO, score=score / 100,
                       rationale=f"ratio {score:.1f} vs threshold {self.threshold:g}")
 
 
-def replay_key(doc: str, entity_type: str, span1: str, span2: str) -> tuple[str, str, str, str]:
-    return (doc, entity_type, span1, span2)
+LogLineReader = Callable[[Mapping, str, int], tuple[tuple[str, ...], Answer]]
+"""(record, path, line number) -> (question key, answer); raises InputError naming path and line."""
 
 
-class ReplayJudge(_LocalJudge):
-    """`replay:PATH`: answers read from a judge log; a pair the log lacks is `missing`, never invented."""
+def read_span_log_line(rec: Mapping, path: str, lineno: int,
+                       normalise_type: Callable[[str], str] = lambda t: t) -> tuple[tuple[str, ...], Answer]:
+    """A span-pair log line `{"paper_id", "entity_type", "span1", "span2", "answer": "yes"|"no"}`."""
+    for f in ("paper_id", "entity_type", "span1", "span2", "answer"):
+        if not isinstance(rec.get(f), str):
+            raise InputError(path, lineno, f"field '{f}' must be a string")
+    value = rec["answer"].strip().lower()
+    ans = Answer(value if value in (YES, NO) else INVALID, raw=rec["answer"],
+                 rationale=rec.get("rationale") if isinstance(rec.get("rationale"), str) else None)
+    return (rec["paper_id"], normalise_type(rec["entity_type"]), rec["span1"], rec["span2"]), ans
 
-    def __init__(self, path: str | Path, normalise_type: Callable[[str], str] = lambda t: t) -> None:
+
+class ReplayJudge(LocalJudge):
+    """`replay:PATH`: answers read from a judge log; a question the log lacks is `missing`, never invented.
+
+    The log's line format is the family's (`read_line`); the transport only reads JSON lines, strictly: UTF-8,
+    one object a line, no conflicting answers for one key, not empty.
+    """
+
+    def __init__(self, path: str | Path, read_line: LogLineReader = read_span_log_line) -> None:
         self.path = str(path)
         self.spec = f"replay:{self.path}"
-        self.answers: dict[tuple[str, str, str, str], Answer] = {}
+        self.answers: dict[tuple[str, ...], Answer] = {}
         self.file_hash = ""
-        self._load(normalise_type)
+        self._load(read_line)
 
-    def _load(self, normalise_type: Callable[[str], str]) -> None:
+    def _load(self, read_line: LogLineReader) -> None:
         p = Path(self.path)
         if not p.is_file():
-            raise InputError(self.path, None, "judge log not found")
+            raise InputError(self.path, None, "judge log not found" if not p.exists() else "not a file")
         data = p.read_bytes()
         self.file_hash = hashlib.sha256(data).hexdigest()
-        for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(self.path, data[: e.start].count(b"\n") + 1, "not valid UTF-8 text") from None
+        for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise InputError(self.path, lineno, f"invalid JSON: {e.msg}") from None
+            except RecursionError:
+                raise InputError(self.path, lineno, "JSON nested too deeply") from None
             if not isinstance(rec, dict):
                 raise InputError(self.path, lineno, "expected a JSON object")
-            for f in ("paper_id", "entity_type", "span1", "span2", "answer"):
-                if not isinstance(rec.get(f), str):
-                    raise InputError(self.path, lineno, f"field '{f}' must be a string")
-            value = rec["answer"].strip().lower()
-            ans = Answer(value if value in (YES, NO) else INVALID, raw=rec["answer"],
-                         rationale=rec.get("rationale") if isinstance(rec.get("rationale"), str) else None)
-            key = replay_key(rec["paper_id"], normalise_type(rec["entity_type"]), rec["span1"], rec["span2"])
+            key, ans = read_line(rec, self.path, lineno)
             old = self.answers.get(key)
             if old is not None and old.value != ans.value:
-                raise InputError(self.path, lineno, f"conflicting answers for the same pair: {old.value!r} "
+                raise InputError(self.path, lineno, f"conflicting answers for the same question: {old.value!r} "
                                                     f"and {ans.value!r}")
             self.answers[key] = ans
+        if not self.answers:
+            raise InputError(self.path, None, "the judge log has no answers")
 
     def identity(self) -> dict:
         return {"spec": self.spec, "log_sha256": self.file_hash, "answers": len(self.answers)}
 
-    def answer(self, query: SpanQuery) -> Answer:
-        ans = self.answers.get(replay_key(query.doc, query.entity_type, query.span1, query.span2))
+    def answer(self, query: Question) -> Answer:
+        ans = self.answers.get(tuple(query.key))
         if ans is None:
-            return Answer(MISSING, rationale=f"not in judge log {self.path}")
+            return Answer(MISSING, rationale=f"not in judge log {Path(self.path).name}")
         return ans
 
 
-def parse_judge_spec(spec: str, *, normalise_type: Callable[[str], str] = lambda t: t) -> Judge:
+def parse_judge_spec(spec: str, *, read_log_line: LogLineReader = read_span_log_line) -> Judge:
     """Build a judge from its spec string.
 
     Raises:
@@ -272,7 +404,7 @@ def parse_judge_spec(spec: str, *, normalise_type: Callable[[str], str] = lambda
     if name == "replay":
         if not arg:
             raise JudgeSpecError("replay needs a path: replay:PATH")
-        return ReplayJudge(arg, normalise_type)
+        return ReplayJudge(arg, read_log_line)
     if name in _LAZY_MODULES and name not in _EXTRA_JUDGES:
         importlib.import_module(_LAZY_MODULES[name])  # registers itself via register_judge
     if name in _EXTRA_JUDGES:
@@ -290,24 +422,23 @@ def register_judge(name: str, factory: Callable[[str], Judge]) -> None:
     _EXTRA_JUDGES[name] = factory
 
 
-def _accepts_on_answer(judge: Judge) -> bool:
-    try:
-        return "on_answer" in inspect.signature(judge.ask_many).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCache | None,
+def ask_with_cache(judge: Judge, queries: Sequence[Question], cache: AnswerCache | None,
                    stats: JudgeStats, progress: Progress | None = None) -> list[Answer]:
-    """Answer every query, asking the judge only for those the cache lacks.
+    """Answer every question, asking the judge only for those the cache lacks.
 
     Answers are written to the cache as they arrive (`yes`, `no`, `invalid`; never `missing`), so a run that is
-    killed or cancelled keeps every answer it received and a re-run asks only the rest. A judge whose
-    `ask_many` accepts `on_answer` reports answers one by one; another cacheable judge is asked in chunks of
-    `CACHE_CHUNK`. `progress(done, total)` counts cached answers as done.
+    killed or cancelled keeps every answer it received and a re-run asks only the rest. A judge that
+    `reports_each_answer` reports answers one by one; another cacheable judge is asked in chunks of
+    `CACHE_CHUNK`. `progress(done, total)` counts cached answers as done and is called once before the first
+    request, so a display shows the total and the cached count at once.
 
-    Updates `stats`: cached, requests (queries sent: not the cancelled or `NOT_SENT` ones), failed, cancelled, retries,
-    tokens, and `cost_usd` when the judge has `estimate_cost(prompt_tokens, completion_tokens)`.
+    Updates `stats`, one count per question: cached, invalid and missing answers (live, while asking), requests
+    (questions sent: not the cancelled or `NOT_SENT` ones), failed, cancelled, retries, tokens, and `cost_usd` when
+    the judge has `estimate_cost(prompt_tokens, completion_tokens)`.
+
+    Raises:
+        JudgeFailed: the transport reports a fatal error (bad key, unknown URL or model, connection refused), or
+            every request sent failed. Answers received before it stay cached.
     """
     n = len(queries)
     answers: list[Answer | None] = [None] * n
@@ -325,8 +456,13 @@ def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCach
             else:
                 todo_idx.append(i)
     stats.cached += n - len(todo_idx)
+    for a in answers:
+        if a is not None:
+            stats.invalid += a.value == INVALID
     done = n - len(todo_idx)
     per_answer_progress = judge.cacheable  # local judges report their own progress (every 500 answers)
+    if progress:
+        progress(done, n)
 
     def record(j: int, a: Answer) -> None:
         """Answer `a` for the j-th asked query: account for it and cache it right away."""
@@ -342,6 +478,8 @@ def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCach
         else:
             stats.requests += not why.startswith(NOT_SENT)
             stats.failed += why.startswith(REQUEST_FAILED)
+        stats.invalid += a.value == INVALID
+        stats.missing += a.value == MISSING
         stats.retries += a.retries
         stats.prompt_tokens += a.prompt_tokens
         stats.completion_tokens += a.completion_tokens
@@ -363,8 +501,8 @@ def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCach
 
             for j, a in enumerate(judge.ask_many(todo, _progress)):
                 record(j, a)
-        elif _accepts_on_answer(judge):
-            fresh = judge.ask_many(todo, None, on_answer=record)  # type: ignore[call-arg]
+        elif getattr(judge, "reports_each_answer", False):
+            fresh = judge.ask_many(todo, None, on_answer=record)
             for j, a in enumerate(fresh):
                 record(j, a)  # no-op for those already reported
         else:
@@ -377,6 +515,10 @@ def ask_with_cache(judge: Judge, queries: Sequence[SpanQuery], cache: AnswerCach
             stats.cost_usd = cost(stats.prompt_tokens, stats.completion_tokens)
     if progress and not todo:
         progress(n, n)
+    fatal = getattr(judge, "fatal", None)
+    if fatal or (stats.requests and stats.failed == stats.requests and todo):
+        raise JudgeFailed(f"judge {judge.spec!r} failed: {fatal or 'every request failed'}; nothing was stored "
+                          f"({stats.cached} cached answers kept, {stats.requests} requests sent)")
     unanswered = sum(a is None for a in answers)
     if unanswered:
         raise RuntimeError(f"judge {judge.spec!r} returned no answer for {unanswered} of {len(todo)} queries")

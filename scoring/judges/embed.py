@@ -20,7 +20,18 @@ from typing import Any
 import numpy as np
 
 from scoring.errors import JudgeSpecError
-from scoring.judges.base import NO, YES, Answer, Progress, SpanQuery, _LocalJudge, normalise_words, register_judge
+from scoring.judges.base import (
+    NO,
+    YES,
+    Answer,
+    AnswerCallback,
+    LocalJudge,
+    Progress,
+    Question,
+    comparable_pair,
+    normalise_words,
+    register_judge,
+)
 
 DEFAULT_EMBED_THRESHOLD = 0.9
 """Chosen by `bench/embed_agreement.py` (best Cohen's kappa against data/chimera/judge_mixed.jsonl); see EmbedJudge."""
@@ -90,7 +101,7 @@ def load_model() -> _Model:
         return _model
 
 
-class EmbedJudge(_LocalJudge):
+class EmbedJudge(LocalJudge):
     """`embed[:T]`: yes iff the cosine similarity of the two spans' embeddings is at least T (default 0.9).
 
     A span is normalised as the `exact` judge does (case-folded, whitespace collapsed: the model is case-sensitive
@@ -163,12 +174,13 @@ class EmbedJudge(_LocalJudge):
         return Answer(YES if cos >= self.threshold else NO, score=cos,
                       rationale=f"cosine {cos:.2f} vs threshold {self.threshold:g}")
 
-    def answer(self, query: SpanQuery) -> Answer:
+    def answer(self, query: Question) -> Answer:
         return self.ask_many([query])[0]
 
-    def ask_many(self, queries: Sequence[SpanQuery], progress: Progress | None = None) -> list[Answer]:
+    def ask_many(self, queries: Sequence[Question], progress: Progress | None = None,
+                 on_answer: AnswerCallback | None = None) -> list[Answer]:  # noqa: ARG002 (one batch)
         """Embed every distinct span in one batch, then compare: thousands of queries per second."""
-        sims = self.similarities([(q.span1, q.span2) for q in queries])
+        sims = self.similarities([comparable_pair(self, q) for q in queries])
         out = [self._answer(c) for c in sims]
         if progress and queries:
             progress(len(queries), len(queries))

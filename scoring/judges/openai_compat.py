@@ -1,4 +1,7 @@
-"""`openai:MODEL`: the CHIMERA span judge over any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, ...).
+"""`openai:MODEL`: a transport to any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
+
+It sends each question's own prompt (`Question.prompt()`, the family's template) and reads the reply with the
+question's parser (`Question.parse`): it knows no benchmark.
 
 Importing this module registers the spec (`scoring.judges` imports it lazily for `openai:...`).
 See docs/judges.md for the user-facing description.
@@ -7,11 +10,13 @@ See docs/judges.md for the user-facing description.
   change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT`, `REJUDGE_JUDGE_MAX_RETRIES`
   and `REJUDGE_JUDGE_BACKOFF`. The key is sent as a bearer token and kept nowhere else: not in `identity()`,
   not in cache keys, not in failure messages.
-- Requests: the paper's prompt (`families.chimera.prompts.CHIMERA_SPAN`), temperature 0, max_tokens 400, one user
-  message. `ask_many` runs them on a thread pool of `concurrency` workers; the openai client does no retries
+- Requests: the question's prompt, temperature 0, max_tokens 400, one user message. `ask_many` runs them on a
+  thread pool of `concurrency` workers (default: what the endpoint can serve); the openai client does no retries
   of its own (`max_retries=0`): ours back off exponentially with jitter on 429 / 408 / 409 / 5xx, timeouts,
   connection errors and malformed bodies, and count them in `Answer.retries`.
-- Answers: `yes` / `no`, or `invalid` with the raw text and the reason (no tag, truncated, empty, other word).
+- Answers: what the question's parser reads (`yes` / `no`, a rating, a verdict), or `invalid` with the raw text and
+  the reason (no tag, truncated, empty, other word). 401 / 403 / 404, and a connection error before any answer
+  (after 2 retries), are fatal: the remaining questions are not sent and `fatal` says why.
   A request that still fails after the retries is not a judge answer: it comes back `missing` with rationale
   `request failed: <reason>`, so the cache does not keep it and a re-run asks again. After `cancel()`,
   queries not yet sent come back `missing` / `cancelled`.
@@ -26,7 +31,7 @@ import os
 import random
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -34,25 +39,26 @@ from urllib.parse import urlsplit, urlunsplit
 import openai
 
 from scoring.errors import InputError, JudgeSpecError
-from scoring.families.chimera.prompts import CHIMERA_SPAN, parse_span_answer, render_span_prompt
-from scoring.families.chimera.scorer import judge_log_records
 from scoring.judges.base import (
     CANCELLED,
     INVALID,
     MISSING,
-    NO,
     NOT_SENT,
     REQUEST_FAILED,
-    YES,
     Answer,
+    AnswerCallback,
     Progress,
-    SpanQuery,
+    Question,
     _hash,
     register_judge,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 8
+"""For remote endpoints; a local server (loopback address) gets its reported parallel slots, else 1."""
+LOCAL_CONCURRENCY = 1
+CONNECTION_FATAL_AFTER = 2
+"""Retries after which a connection error with no answer received yet stops the job (refused: seconds, not minutes)."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds per request (connect + read); a long abstract with a 400-token answer takes a few seconds."""
 DEFAULT_MAX_RETRIES = 6
@@ -163,12 +169,14 @@ def _env_number(name: str, default: float, cast: Callable[[str], float], minimum
 
 
 class _Failure(Exception):
-    def __init__(self, reason: str, *, retryable: bool, fatal: bool = False, retry_after: float | None = None):
+    def __init__(self, reason: str, *, retryable: bool, fatal: bool = False, retry_after: float | None = None,
+                 connection: bool = False):
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
         self.fatal = fatal
         self.retry_after = retry_after
+        self.connection = connection
 
 
 def _retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -187,15 +195,47 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
 # ---------------------------------------------------------------- the judge
 
 
+def _is_local(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def server_slots(base_url: str, timeout: float = 1.0) -> int | None:
+    """Parallel slots a llama.cpp-style server reports (`GET /props` -> `total_slots`), or None."""
+    import urllib.request
+
+    root = base_url.rstrip("/")
+    root = root[:-3] if root.endswith("/v1") else root
+    for path in ("/props", "/v1/props"):
+        try:
+            with urllib.request.urlopen(root + path, timeout=timeout) as r:  # noqa: S310 (the user's endpoint)
+                data = json.loads(r.read(65536))
+        except Exception:  # noqa: BLE001 - an endpoint without the route: no information
+            continue
+        slots = data.get("total_slots") if isinstance(data, dict) else None
+        if isinstance(slots, int) and slots > 0:
+            return slots
+    return None
+
+
+def default_concurrency(base_url: str) -> int:
+    """What the endpoint can serve: remote APIs 8; a local server its reported slots, else 1 (llama.cpp and
+    Ollama serve one request at a time: 8 at once made each request 2x slower and caused timeouts)."""
+    if not _is_local(base_url):
+        return DEFAULT_CONCURRENCY
+    return server_slots(base_url) or LOCAL_CONCURRENCY
+
+
 class OpenAIJudge:
-    """`openai:MODEL`: asks an OpenAI-compatible chat endpoint CHIMERA's span-comparison question.
+    """`openai:MODEL`: asks an OpenAI-compatible chat endpoint each question's own prompt.
 
     Args:
         model: model name sent with each request (`gpt-4o-mini` in the paper).
         base_url: endpoint root, e.g. `http://localhost:8000/v1`; default `$OPENAI_BASE_URL`, else OpenAI.
         api_key: bearer token; default `$OPENAI_API_KEY`. Required for api.openai.com; a local server
             without a key gets a placeholder.
-        concurrency: requests in flight at once (default `$REJUDGE_JUDGE_CONCURRENCY`, else 8).
+        concurrency: requests in flight at once (default `$REJUDGE_JUDGE_CONCURRENCY`, else what the endpoint
+            can serve: `default_concurrency`).
         timeout: seconds per request (default `$REJUDGE_JUDGE_TIMEOUT`, else 60).
         max_retries: retries per query after the first attempt (default `$REJUDGE_JUDGE_MAX_RETRIES`, else 6).
         backoff: base of the exponential backoff in seconds (default `$REJUDGE_JUDGE_BACKOFF`, else 1).
@@ -208,6 +248,7 @@ class OpenAIJudge:
     """
 
     cacheable = True
+    reports_each_answer = True
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int | None = None, timeout: float | None = None, max_retries: int | None = None,
@@ -219,8 +260,9 @@ class OpenAIJudge:
         self.model = model
         self.spec = f"openai:{model}"
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
-        self.concurrency = int(concurrency if concurrency is not None
-                               else _env_number(ENV_CONCURRENCY, DEFAULT_CONCURRENCY, int, 1))
+        if concurrency is None and os.environ.get(ENV_CONCURRENCY):
+            concurrency = int(_env_number(ENV_CONCURRENCY, DEFAULT_CONCURRENCY, int, 1))
+        self.concurrency = int(concurrency if concurrency is not None else default_concurrency(self.base_url))
         self.timeout = float(timeout if timeout is not None
                              else _env_number(ENV_TIMEOUT, DEFAULT_TIMEOUT, float, 0.001))
         self.max_retries = int(max_retries if max_retries is not None
@@ -230,7 +272,6 @@ class OpenAIJudge:
             raise JudgeSpecError("openai judge: concurrency >= 1, timeout > 0, max_retries >= 0 and backoff >= 0")
         self.temperature = float(temperature)
         self.max_tokens = int(max_tokens)
-        self.prompt = CHIMERA_SPAN
         self.prices = dict(prices) if prices is not None else load_prices()
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key:
@@ -242,6 +283,7 @@ class OpenAIJudge:
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
         self._cancel = threading.Event()
         self._fatal: str | None = None
+        self._answered = 0
 
     # ------------------------------------------------------------ identity and cache
 
@@ -253,18 +295,37 @@ class OpenAIJudge:
     def identity(self) -> dict:
         """Spec, model, endpoint (credentials stripped), request parameters, prompt name and hash, run-time knobs,
         price. Never the API key."""
-        return {"spec": self.spec, "model": self.model, "base_url": redact_url(self.base_url),
-                "params": self.params, "prompt": self.prompt.name, "prompt_hash": self.prompt.version,
-                "concurrency": self.concurrency, "timeout": self.timeout, "max_retries": self.max_retries,
-                "price_usd_per_1m": list(p) if (p := model_price(self.model, self.prices)) else None}
+        out = {"spec": self.spec, "model": self.model, "base_url": redact_url(self.base_url),
+               "params": self.params, "concurrency": self.concurrency, "timeout": self.timeout,
+               "max_retries": self.max_retries,
+               "price_usd_per_1m": list(p) if (p := model_price(self.model, self.prices)) else None}
+        if self.prompt_template is not None:
+            out |= {"prompt": self.prompt_template.name, "prompt_hash": self.prompt_template.version}
+        return out
 
-    def render(self, query: SpanQuery) -> str:
+    prompt_template = None
+    """The template of the questions asked (set by `bind`, shown with the run)."""
+
+    def bind(self, template: object) -> OpenAIJudge:
+        """Record which prompt template this run's questions use (for `identity`)."""
+        self.prompt_template = template  # type: ignore[assignment]
+        return self
+
+    @property
+    def fatal(self) -> str | None:
+        return self._fatal
+
+    def render(self, query: Question) -> str:
         """The exact prompt sent for `query`."""
-        return render_span_prompt(query.entity_type, query.text, query.span1, query.span2)
+        prompt = query.prompt()
+        if prompt is None:
+            raise JudgeSpecError("the openai judge needs questions with a prompt; this family asks none")
+        return prompt
 
-    def cache_key(self, query: SpanQuery) -> str:
+    def cache_key(self, query: Question) -> str:
         """sha256 over (endpoint, model, params, prompt hash, rendered prompt): identical requests share a key."""
-        return _hash(["openai-chat", redact_url(self.base_url), self.model, self.params, self.prompt.version,
+        version = query.template.version if query.template is not None else None
+        return _hash(["openai-chat", redact_url(self.base_url), self.model, self.params, version,
                       self.render(query)])
 
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -286,8 +347,8 @@ class OpenAIJudge:
 
     # ------------------------------------------------------------ asking
 
-    def ask_many(self, queries: Sequence[SpanQuery], progress: Progress | None = None,
-                 on_answer: Callable[[int, Answer], None] | None = None) -> list[Answer]:
+    def ask_many(self, queries: Sequence[Question], progress: Progress | None = None,
+                 on_answer: AnswerCallback | None = None) -> list[Answer]:
         """Answer every query, `concurrency` at a time.
 
         Args:
@@ -338,7 +399,7 @@ class OpenAIJudge:
                 deliver(i, Answer(MISSING, rationale=CANCELLED))
         return [a for a in out if a is not None]
 
-    def ask_one(self, query: SpanQuery) -> Answer:
+    def ask_one(self, query: Question) -> Answer:
         """One query with retries; never raises for transport problems (they become `missing` answers)."""
         prompt = self.render(query)
         retries = 0
@@ -349,9 +410,11 @@ class OpenAIJudge:
                 why = f"{NOT_SENT} ({self._fatal})" if retries == 0 else f"{REQUEST_FAILED}: {self._fatal}"
                 return Answer(MISSING, rationale=why, retries=retries)
             try:
-                return self._request(prompt, retries)
+                a = self._request(query, prompt, retries)
+                self._answered += 1
+                return a
             except _Failure as f:
-                if f.fatal:
+                if f.fatal or (f.connection and self._answered == 0 and retries >= CONNECTION_FATAL_AFTER):
                     self._fatal = f.reason
                 if not f.retryable or retries >= self.max_retries:
                     suffix = f" (after {retries} retries)" if retries else ""
@@ -371,7 +434,7 @@ class OpenAIJudge:
     def _redact(self, text: str) -> str:
         return text.replace(self._key, "***") if len(self._key) >= 4 else text
 
-    def _request(self, prompt: str, retries: int) -> Answer:
+    def _request(self, query: Question, prompt: str, retries: int) -> Answer:
         try:
             completion = self._client.chat.completions.create(
                 model=self.model, messages=[{"role": "user", "content": prompt}], timeout=self.timeout,
@@ -379,7 +442,9 @@ class OpenAIJudge:
         except openai.APITimeoutError:
             raise _Failure(f"timed out after {self.timeout:g} s", retryable=True) from None
         except openai.APIConnectionError as e:
-            raise _Failure(self._redact(f"connection error: {e}"), retryable=True) from None
+            cause = e.__cause__ or e.__context__
+            raise _Failure(self._redact(f"connection error: {e}" + (f" ({_short(cause, 120)})" if cause else "")),
+                           retryable=True, connection=True) from None
         except openai.APIStatusError as e:
             code = e.status_code
             msg = self._redact(f"HTTP {code} {type(e).__name__}: {_short(e)}")
@@ -400,8 +465,8 @@ class OpenAIJudge:
         usage = getattr(completion, "usage", None)
         pt = int(getattr(usage, "prompt_tokens", 0) or 0)
         ct = int(getattr(usage, "completion_tokens", 0) or 0)
-        parsed = parse_span_answer(raw, truncated=choice.finish_reason == "length")
-        if parsed.value in (YES, NO):
+        parsed = query.parse(raw, truncated=choice.finish_reason == "length")
+        if parsed.value != INVALID:
             return Answer(parsed.value, raw=raw, rationale=parsed.rationale, prompt_tokens=pt, completion_tokens=ct,
                           retries=retries)
         return Answer(INVALID, raw=raw, rationale=f"unparseable: {parsed.reason}", prompt_tokens=pt,
@@ -418,20 +483,3 @@ def _make_judge(arg: str) -> OpenAIJudge:
 
 
 register_judge("openai", _make_judge)
-
-
-# ---------------------------------------------------------------- judge log (the replay format)
-
-
-def write_judge_log(decisions: Iterable[object], path: str | Path) -> int:
-    """Write the judge log (JSON lines, replay format) of a CHIMERA run; returns the number of lines.
-
-    Re-scoring the same inputs with `replay:PATH` gives the same labels and metrics.
-    """
-    records = judge_log_records(decisions)
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as f:
-        for rec in records:
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    return len(records)

@@ -71,7 +71,7 @@ def _vec(v: Vector) -> np.ndarray:
 
 
 def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector], *,
-                      certain: Mapping[str, Vector] | None = None) -> Totals:
+                      certain: Mapping[str, Vector] | None = None, prior_weight: float = 0.0) -> Totals:
     """Stratified difference estimate of Σ_all c^H.
 
     Args:
@@ -80,6 +80,9 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
         sampled: human vector c^H of the blocks reviewed through the seeded random queue, and only those.
         certain: human vector of blocks reviewed by hand (or with no decision at all, whose counts are fixed);
             counted exactly, never extrapolated.
+        prior_weight: w > 0 adds w pseudo-observations of the pooled covariance of all sampled differences to
+            every stratum's covariance, (SS_h + w·Σ_pooled)/(m_h − 1 + w): a unanimous or tiny stratum then no
+            longer claims zero variance (conservative; negligible once m_h ≫ w). 0 = the plain estimator.
     """
     certain = certain or {}
     for name, part in (("sampled", sampled), ("certain", certain)):
@@ -114,6 +117,10 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
         if b in sampled:
             diffs.setdefault(h, []).append(_vec(sampled[b]) - cj)
     summaries, reasons, df = {}, [], 0
+    pooled = np.zeros((k, k))
+    all_d = [x for ds in diffs.values() for x in ds]
+    if prior_weight > 0 and len(all_d) >= 2:
+        pooled = np.cov(np.array(all_d).reshape(-1, k), rowvar=False, ddof=1).reshape(k, k)
     for h in sorted(size):
         d = np.array(diffs.get(h, []), dtype=float).reshape(-1, k)
         m, big_m = len(d), size[h]
@@ -124,13 +131,15 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
         total += big_m / m * d.sum(axis=0)
         if m >= big_m:
             continue
-        if m == 1:
+        if m == 1 and prior_weight <= 0:
             reasons.append(f"{INSUFFICIENT}: stratum {h!r} has 1 reviewed block of {big_m}; its variance needs 2")
             continue
         df += m - 1
-        cov += big_m * big_m * (1 - m / big_m) * np.cov(d, rowvar=False, ddof=1).reshape(k, k) / m
+        centred = d - d.mean(axis=0)
+        within = (centred.T @ centred + prior_weight * pooled) / (m - 1 + prior_weight)
+        cov += big_m * big_m * (1 - m / big_m) * within / m
     no_total = any(s.sampled == 0 for s in summaries.values())
-    no_cov = no_total or any(s.sampled == 1 < s.size for s in summaries.values())
+    no_cov = no_total or (prior_weight <= 0 and any(s.sampled == 1 < s.size for s in summaries.values()))
     return Totals(None if no_total else total, None if no_cov else cov, judge_total, df, len(sampled),
                   len(certain), len(judge), summaries, "; ".join(reasons) or None)
 

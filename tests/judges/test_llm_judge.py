@@ -14,6 +14,7 @@ import pytest
 
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families.chimera import prompts as chimera_prompts
+from scoring.families.chimera.prompts import span_question
 from scoring.families.ideation import prompts as ideation_prompts
 from scoring.judges import prompts as core_prompts
 from scoring.judges.base import (
@@ -62,7 +63,7 @@ def make_judge(srv: JudgeServer, **kw: object) -> OpenAIJudge:
 
 
 def q(span1: str, span2: str, doc: str = "d1") -> SpanQuery:
-    return SpanQuery(doc, TEXT, "comb-element", span1, span2)
+    return span_question(doc, TEXT, "comb-element", span1, span2)
 
 
 def queries(n: int) -> list[SpanQuery]:

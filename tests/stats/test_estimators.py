@@ -355,3 +355,27 @@ def test_coverage_rate_and_rating():
     assert 0.92 <= hits_rate / reps <= 0.97
     assert 0.92 <= hits_rating / reps <= 0.97
     assert abs(np.mean(est_rate) - h.mean()) < 3 * np.std(est_rate) / math.sqrt(reps)
+
+
+# ---------------------------------------------------------------- pseudo-observation smoothing
+
+
+def test_prior_weight_gives_unanimous_stratum_variance_and_keeps_full_review_exact():
+    judge = {f"s{i}": [float(i % 3), 1.0] for i in range(40)} | {f"u{i}": [1.0, 1.0] for i in range(60)}
+    strata = {b: b[0] for b in judge}
+    sampled = {f"s{i}": [float(i % 3) + (1 if i % 4 == 0 else 0), 1.0] for i in range(10)}
+    sampled |= {f"u{i}": [1.0, 1.0] for i in range(8)}  # stratum u: humans agree on every sampled block
+    plain = difference_totals(judge, strata, sampled)
+    smooth = difference_totals(judge, strata, sampled, prior_weight=2)
+    assert smooth.total == pytest.approx(plain.total)  # the point estimate does not change
+    d = np.array([[1.0 if i % 4 == 0 else 0.0, 0.0] for i in range(10)] + [[0.0, 0.0]] * 8)
+    pooled = np.cov(d, rowvar=False, ddof=1)
+    s_ss = np.cov(d[:10], rowvar=False, ddof=1) * 9
+    expected = (40 ** 2 * (1 - 10 / 40) * (s_ss + 2 * pooled) / 11 / 10
+                + 60 ** 2 * (1 - 8 / 60) * (2 * pooled) / 9 / 8)
+    assert smooth.cov == pytest.approx(expected)
+    assert plain.cov[0, 0] < smooth.cov[0, 0]
+    full = difference_totals(judge, strata, {b: judge[b] for b in judge}, prior_weight=2)
+    assert full.cov == pytest.approx(np.zeros((2, 2))) and full.complete
+    one = difference_totals(judge, strata, {"s0": [0.0, 1.0], "s1": [1.0, 1.0], "u0": [2.0, 1.0]}, prior_weight=2)
+    assert one.cov is not None and one.reason is None  # a single review is enough once the prior is there

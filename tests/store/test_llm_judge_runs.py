@@ -17,9 +17,10 @@ import pytest
 
 from audit.export import export_run
 from audit.runs import score_run
+from audit.runs import write_judge_log as _write_log
 from audit.store import open_db
 from audit.views import decisions
-from scoring.judges.openai_compat import write_judge_log
+from scoring.families import get_task
 from tests.judge_server import TRUNCATED_TEXT, JudgeServer, equal_spans_script, spans_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,7 +161,8 @@ RUN_IN_CHILD = """
 import sys
 from audit.runs import score_run
 from audit.store import open_db
-score_run(open_db(sys.argv[1]), "chimera", {"gold": sys.argv[2], "pred": sys.argv[3]}, "openai:test-model", run="resumed")
+score_run(open_db(sys.argv[1]), "chimera", {"gold": sys.argv[2], "pred": sys.argv[3]}, "openai:test-model",
+          run="resumed")
 """
 
 
@@ -278,7 +280,7 @@ def test_the_api_key_is_in_no_stored_byte_nor_export(monkeypatch: pytest.MonkeyP
     failed = [a["rationale"] for d in decisions(db, "bad") for k in ("pred_gold", "gold_pred") if (a := d["detail"][k])["value"] == "missing"]
     assert failed and all(r.startswith("request failed: ") and "HTTP 401" in r for r in failed)
     assert judge_stats(bad)["cached"] > 0
-    write_judge_log(decisions(db, "ok"), log)
+    _write_log(get_task("chimera"), list(decisions(db, "ok")), log)
     texts = [export_run(db, run, fmt) for run in ("ok", "bad") for fmt in ("json", "csv", "latex")]
     blobs = [p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("x.db")] + [log.read_bytes()]
     assert len(blobs) >= 2  # the database and its -wal at least
@@ -301,7 +303,7 @@ def test_the_judge_log_replays_to_identical_metrics(monkeypatch: pytest.MonkeyPa
         point_at(monkeypatch, srv)
         original = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="llm")
     log = tmp_path / "judge_log.jsonl"
-    lines = write_judge_log(decisions(db, "llm"), log)
+    lines = _write_log(get_task("chimera"), list(decisions(db, "llm")), log)
     assert lines == judge_stats(original)["requests"] == srv.requests
     first = json.loads(log.read_text().splitlines()[0])
     assert set(first) >= {"paper_id", "entity_type", "span1", "span2", "answer"}

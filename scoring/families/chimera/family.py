@@ -9,7 +9,7 @@ from typing import Any
 from scoring.decisions import Decision
 from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
 from scoring.families.chimera import scorer as chimera
-from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress, parse_judge_spec
+from scoring.judges.base import Answer, AnswerCache, Judge, JudgeStats, Progress, parse_judge_spec, read_span_log_line
 
 GOLD_HELP = ("CHIMERA CSV with `paper_id`, `text`, `readable_relations` (and `entities` offsets for highlighting, "
              "`document_class`).")
@@ -17,6 +17,11 @@ PRED_HELP = ('JSON lines, one per abstract: `{"paper_id": "2105.13065", "relatio
              '[{"comb-element": ["span A", "span B"]}]}}`; `{}` = no recombination. Or a CSV with '
              '`paper_id`, `readable_relations`.')
 SECTION_TITLES = {"classification": "classification", "entities": "entities", "relations": "relations"}
+
+
+def read_log_line(rec: Mapping, path: str, lineno: int) -> tuple[tuple[str, ...], Answer]:
+    """A CHIMERA judge-log line; old entity-type spellings (analogy-src, ...) are read as the scorer's names."""
+    return read_span_log_line(rec, path, lineno, chimera.normalise_name)
 
 
 class ChimeraTask:
@@ -56,7 +61,7 @@ class ChimeraTask:
                       {"missing_predictions": lp.missing})
 
     def make_judge(self, spec: str) -> Judge:
-        return parse_judge_spec(spec, normalise_type=chimera.normalise_name)
+        return parse_judge_spec(spec, read_log_line=read_log_line)
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import csv
-import io
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from scoring.errors import InputError
+from scoring.errors import InputError, parse_json, text_problem
 from scoring.families.chimera.model import (
     ENTITIES_OF,
     ENTITY_TYPES,
@@ -24,31 +22,61 @@ from scoring.families.chimera.model import (
 )
 
 
-def _check_size(path: Path) -> bytes:
+def _check_size(path: Path) -> None:
+    """Refuse a missing file, or one over the size limit, before reading a byte of it."""
     if not path.is_file():
         raise InputError(str(path), None, "file not found")
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
         raise InputError(str(path), None, f"file is {size / 2**20:.0f} MiB; the limit is "
                                           f"{MAX_INPUT_BYTES // 2**20} MiB")
-    data = path.read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise InputError(str(path), line, "not valid UTF-8 text") from None
-    return data
 
 
-def _csv_records(path: Path, data: bytes) -> Iterable[tuple[int, dict[str, str]]]:
-    csv.field_size_limit(64 * 1024 * 1024)
-    reader = csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline=""))
-    start = reader.line_num + 1
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines (line ends kept), decoded one at a time, so the file is never held in memory whole.
+
+    Raises:
+        InputError: at the first line that is not UTF-8 (a BOM at the start is dropped).
+    """
+    _check_size(path)
+    with path.open("rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                yield raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise InputError(str(path), n, "not valid UTF-8 text") from None
+
+
+def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """(first line, row) of each record of a CSV file, parsed strictly.
+
+    Every record must have as many fields as the header: a file cut inside its last record, or a stray quote that
+    swallowed the following lines, is an error naming the line rather than a silently shorter record.
+
+    Raises:
+        InputError: missing `required` column (`hint` says what the file needs), malformed or short record.
+    """
+    csv.field_size_limit(MAX_INPUT_BYTES)
+    reader = csv.reader(_lines(path), strict=True)
+    start = 1
     try:
-        for row in reader:
-            yield start, row
+        header = next(reader, [])
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise InputError(str(path), 1, f"missing column(s) {', '.join(missing)}; {hint}")
+        start = reader.line_num + 1
+        for fields in reader:
+            if fields:  # a blank line
+                if len(fields) != len(header):
+                    raise InputError(str(path), start, f"record has {len(fields)} field(s) but the header has "
+                                                       f"{len(header)}: the file may be cut short, or a quote is "
+                                                       "unbalanced")
+                yield start, dict(zip(header, fields, strict=True))
             start = reader.line_num + 1
     except csv.Error as e:
+        if "unexpected end of data" in str(e):
+            raise InputError(str(path), start, "unterminated quote: the record starting on this line runs to the "
+                                               "end of the file (the file may be cut short)") from None
         raise InputError(str(path), reader.line_num, f"malformed CSV: {e}") from None
 
 
@@ -94,6 +122,9 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
                         raise InputError(path, line, f"span in {raw_etype!r} must be a string, got {_json_type(s)}")
                     if not s.strip():
                         raise InputError(path, line, f"empty span in {raw_etype!r}")
+                    problem = text_problem(s)
+                    if problem:
+                        raise InputError(path, line, f"span in {raw_etype!r} {problem}")
                     entities.append((etype, s))
             if not entities:
                 raise InputError(path, line, f"a {raw_type!r} relation has no entities")
@@ -113,16 +144,9 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
         InputError: naming file and line, for a missing column, bad JSON, unknown type or duplicate id.
     """
     p = Path(path)
-    data = _check_size(p)
-    first = data.decode("utf-8-sig").split("\n", 1)[0]
-    header = next(csv.reader([first]), [])
-    missing = [c for c in GOLD_COLUMNS if c not in header]
-    if missing:
-        raise InputError(str(p), 1, f"missing column(s) {', '.join(missing)}; a CHIMERA gold CSV needs "
-                                    f"{', '.join(GOLD_COLUMNS)}")
     docs: list[ChimeraDoc] = []
     seen: set[str] = set()
-    for line, row in _csv_records(p, data):
+    for line, row in _csv_records(p, GOLD_COLUMNS, f"a CHIMERA gold CSV needs {', '.join(GOLD_COLUMNS)}"):
         pid = (row.get("paper_id") or "").strip()
         if not pid:
             raise InputError(str(p), line, "empty paper_id")
@@ -130,17 +154,11 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
             raise InputError(str(p), line, f"duplicate paper_id {pid!r}")
         seen.add(pid)
         text = row.get("text") or ""
-        try:
-            rr = json.loads(row.get("readable_relations") or "{}")
-        except json.JSONDecodeError as e:
-            raise InputError(str(p), line, f"readable_relations is not valid JSON: {e.msg}") from None
+        rr = parse_json(row.get("readable_relations") or "{}", str(p), line, "readable_relations")
         gold = parse_relations(rr, str(p), line)
         spans: list[GoldSpan] = []
         if row.get("entities"):
-            try:
-                ents = json.loads(row["entities"])
-            except json.JSONDecodeError as e:
-                raise InputError(str(p), line, f"entities is not valid JSON: {e.msg}") from None
+            ents = parse_json(row["entities"], str(p), line, "entities")
             if ents == {}:
                 ents = []  # the upstream file writes {} for abstracts without annotation
             if not isinstance(ents, list):
@@ -151,6 +169,9 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
                     spans.append(GoldSpan(normalise_name(str(e["tag"])), str(e["value"]), start, end))
                 except (KeyError, TypeError, ValueError):
                     raise InputError(str(p), line, "each entity needs start, end, tag and value") from None
+                problem = text_problem(spans[-1].value)
+                if problem:
+                    raise InputError(str(p), line, f"entity value {problem}")
         docs.append(ChimeraDoc(pid, text, (row.get("document_class") or "").strip(), gold, tuple(spans), line))
     if not docs:
         raise InputError(str(p), None, "no abstracts in the gold file")
@@ -166,7 +187,6 @@ def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredict
         InputError: naming file and line, for malformed JSON, unknown paper id, duplicate id, wrong types.
     """
     p = Path(path)
-    data = _check_size(p)
     known = set(gold_ids)
     preds: dict[str, ChimeraPrediction] = {}
     notes: list[str] = []
@@ -183,23 +203,15 @@ def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredict
         preds[pid] = ChimeraPrediction(pid, parse_relations(rels, str(p), line, notes), line)
 
     if p.suffix.lower() == ".csv":
-        header = next(csv.reader([data.decode("utf-8-sig").split("\n", 1)[0]]), [])
-        if "paper_id" not in header or "readable_relations" not in header:
-            raise InputError(str(p), 1, "a prediction CSV needs columns paper_id and readable_relations")
-        for line, row in _csv_records(p, data):
-            try:
-                rels = json.loads(row.get("readable_relations") or "{}")
-            except json.JSONDecodeError as e:
-                raise InputError(str(p), line, f"readable_relations is not valid JSON: {e.msg}") from None
+        for line, row in _csv_records(p, ("paper_id", "readable_relations"),
+                                      "a prediction CSV needs columns paper_id and readable_relations"):
+            rels = parse_json(row.get("readable_relations") or "{}", str(p), line, "readable_relations")
             add((row.get("paper_id") or "").strip(), rels, line)
     else:
-        for line, text in enumerate(data.decode("utf-8-sig").splitlines(), 1):
+        for line, text in enumerate(_lines(p), 1):
             if not text.strip():
                 continue
-            try:
-                rec = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise InputError(str(p), line, f"invalid JSON: {e.msg} (column {e.colno})") from None
+            rec = parse_json(text, str(p), line)
             if not isinstance(rec, dict):
                 raise InputError(str(p), line, f"expected a JSON object, got {_json_type(rec)}")
             if "paper_id" not in rec:

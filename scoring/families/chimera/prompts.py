@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from scoring.judges.base import SpanQuery
 from scoring.judges.prompts import INVALID, NO, YES, Parsed, PromptTemplate, register_template
 from scoring.judges.prompts import between as _between
 
@@ -91,3 +92,8 @@ def parse_span_answer(raw: str | None, *, truncated: bool = False) -> Parsed:
         return Parsed(INVALID, f"answer is {shown[:40]!r}, not Yes or No", rationale)
     return Parsed(value, None, rationale)
 
+
+
+def span_question(doc: str, text: str, entity_type: str, span1: str, span2: str) -> SpanQuery:
+    """CHIMERA's judge question for one ordered span pair: the paper's prompt, read by `parse_span_answer`."""
+    return SpanQuery(doc, text, entity_type, span1, span2, CHIMERA_SPAN, parse_span_answer)

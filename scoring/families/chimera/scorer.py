@@ -28,6 +28,7 @@ from scoring.families.chimera.model import (  # noqa: F401
     Relation,
     normalise_name,
 )
+from scoring.families.chimera.prompts import span_question
 from scoring.judges.base import (
     INVALID,
     MISSING,
@@ -131,15 +132,12 @@ def decide(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction], j
                 k = (doc.paper_id, t, s1, s2)
                 if k not in query_index:
                     query_index[k] = len(queries)
-                    queries.append(SpanQuery(doc.paper_id, doc.text, t, s1, s2))
+                    queries.append(span_question(doc.paper_id, doc.text, t, s1, s2))
     stats.distinct_queries = len(queries)
     answers = ask_with_cache(judge, queries, cache, stats, progress)
     for (doc_id, t, s1, s2), i in query_index.items():
         a = answers[i]
-        if a.value == INVALID:
-            stats.invalid += 1
-        elif a.value == MISSING:
-            stats.missing += 1
+        if a.value == MISSING:
             if len(stats.missing_examples) < 10:
                 stats.missing_examples.append({"paper_id": doc_id, "entity_type": t, "span1": s1, "span2": s2,
                                                "why": a.rationale})

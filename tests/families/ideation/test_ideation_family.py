@@ -253,3 +253,23 @@ def test_audited_metrics_equal_pure_scores_with_reviewed_answers(tmp_path_factor
     counts = [TASK.counts(TASK.payload(d), labels.get(d.question.question_id, {})) for d in loaded.docs]
     bounds = data.draw(st.sampled_from(["fixed", "valid"]))
     assert TASK.metrics(sum_nested(counts), counts, {"bounds": bounds}) == _pure(loaded, reviews, bounds)
+
+
+def test_reviews_through_the_store_give_the_pure_scores_with_reviewed_answers(tmp_path):
+    from audit.rescoring import audit_run
+    from audit.reviews import add_review
+    from audit.runs import score_run
+    from audit.store import open_db
+    from audit.views import decisions as stored_decisions
+
+    db = open_db(tmp_path / "r.db")
+    score_run(db, "ideation", INPUTS, "file", run="fix", options={"bounds": "valid"})
+    rows = {(d["doc"], d["kind"], d["type"], d["left"], d["right"]): d for d in stored_decisions(db, "fix")}
+    reviews = {("q1", "comparison", "novelty", "other", "ours"): "b", ("q2", "rating", "feasibility", "other", ""): "2",
+               ("q2", "comparison", "novelty", "base", "ours"): "tie"}
+    for key, label in reviews.items():
+        add_review(db, "fix", rows[key]["id"], label, "ann")
+    loaded = TASK.load(INPUTS)
+    expected = _pure(loaded, reviews, "valid")
+    assert audit_run(db, "fix").metrics == expected
+    assert audit_run(db, "fix", rebuild=True).metrics == expected
