@@ -23,3 +23,7 @@ class BadLabel(AuditError):
 
 class StaleReview(AuditError):
     """The decision's reviews changed since the caller looked at them."""
+
+
+class DatabaseRefused(AuditError):
+    """The database file cannot be used (not a Rejudge database, damaged, newer schema); it was left unchanged."""

@@ -7,7 +7,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 @migrations()
@@ -134,3 +134,13 @@ def m006_gold_errata(db: Database) -> None:
         problem TEXT NOT NULL, correction TEXT, note TEXT, reviewer TEXT NOT NULL, created TEXT NOT NULL,
         withdrawn INTEGER NOT NULL DEFAULT 0)""")
     db.execute("CREATE INDEX errata_run ON errata(run_id, doc_id)")
+
+
+@migrations()
+def m007_judge_stability(db: Database) -> None:
+    """Repeated judge answers (stability checks): every answer of every re-ask, with its attempt number."""
+    db.execute("""CREATE TABLE stability_answers (
+        id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), check_name TEXT NOT NULL,
+        decision_id INTEGER NOT NULL REFERENCES decisions(id), question TEXT NOT NULL, judge TEXT NOT NULL,
+        attempt INTEGER NOT NULL, value TEXT NOT NULL, raw TEXT, rationale TEXT, params TEXT, created TEXT NOT NULL)""")
+    db.execute("CREATE INDEX stability_run ON stability_answers(run_id, check_name, decision_id)")

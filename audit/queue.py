@@ -1,9 +1,21 @@
-"""Review queues: which decision to look at next, and how far each reviewer has got."""
+"""Review queues: which decision to look at next, how far each reviewer has got, and what one review changed.
+
+The queue page asks for decision ids once (`queue_ids`, a few SQL queries even at 10,000 documents) and then
+reads one decision at a time (`decision_view`), so a key press re-reads one decision, not the run.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+
+from sqlite_utils import Database
+
+from audit.rescoring import reviews_by_decision
+from audit.reviews import current_labels, effective_label
+from audit.store import run_row
+from scoring.families.base import TaskFamily
 
 QUEUES = {
     "unreviewed": "not labelled by you yet",
@@ -40,8 +52,77 @@ def queue(decs: Iterable[dict], reviewer: str, mode: str, *, types: Iterable[str
             and (not judge_labels or d["judge"] in judge_labels) and (not doc or doc in d["doc"])]
 
 
-def reviewer_progress(decs: Iterable[dict]) -> list[dict]:
-    """Per reviewer: decisions currently labelled, how many agree with the judge, and reviews written."""
+def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int, list[dict]]:
+    q = "SELECT id, decision_id, reviewer, label, role FROM reviews WHERE run_id = ?"
+    args: list = [run_id]
+    if reviewer is not None:
+        q += " AND reviewer = ?"
+        args.append(reviewer)
+    out: dict[int, list[dict]] = defaultdict(list)
+    for r in db.query(q + " ORDER BY created, id", args):
+        out[r["decision_id"]].append(r)
+    return out
+
+
+def queue_ids(db: Database, run: str, reviewer: str, mode: str, *, types: Iterable[str] = (),
+              judge_labels: Iterable[str] = (), doc: str = "") -> list[int]:
+    """Ids of the decisions in queue `mode` for `reviewer`, in id order (the same set as `queue` over
+    `audit.views.decisions`, read with a few queries instead of building every decision)."""
+    if mode not in QUEUES:
+        raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
+    run_id = run_row(db, run)["id"]
+    q = "SELECT id, doc_id, type, judge_label FROM decisions WHERE run_id = ?"
+    args: list = [run_id]
+    types, judge_labels = sorted(set(types)), sorted(set(judge_labels))
+    if types:
+        q += f" AND type IN ({','.join('?' * len(types))})"
+        args += types
+    if judge_labels:
+        q += f" AND judge_label IN ({','.join('?' * len(judge_labels))})"
+        args += judge_labels
+    if doc:
+        q += " AND instr(doc_id, ?) > 0"
+        args.append(doc)
+    rows = db.execute(q + " ORDER BY id", args).fetchall()
+    if mode == "all":
+        return [r[0] for r in rows]
+    if mode == "invalid":
+        return [r[0] for r in rows if r[3] == "invalid"]
+    if mode == "unreviewed":
+        mine = {i for i, revs in _reviews(db, run_id, reviewer).items() if reviewer in current_labels(revs)[0]}
+        return [r[0] for r in rows if r[0] not in mine]
+    revs = _reviews(db, run_id)
+    out = []
+    for dec_id, _, _, judge in rows:
+        humans, _ = current_labels(revs.get(dec_id, []))
+        if mode == "disagree" and any(lab != judge for lab in humans.values()):
+            out.append(dec_id)
+        elif mode == "conflicted" and effective_label(judge, revs.get(dec_id, [])).source == "conflicted":
+            out.append(dec_id)
+    return out
+
+
+def decision_view(db: Database, run_id: int, decision_id: int) -> dict:
+    """One decision as `audit.views.decisions` yields it (judge and effective label, humans, reviews, detail)."""
+    d = db.execute("SELECT id, doc_id, kind, type, left, right, judge_label, detail FROM decisions "
+                   "WHERE id = ? AND run_id = ?", [decision_id, run_id]).fetchone()
+    if d is None:
+        raise KeyError(decision_id)
+    revs = reviews_by_decision(db, run_id, [decision_id]).get(decision_id, [])
+    e = effective_label(d[6], revs)
+    return {"id": d[0], "doc": d[1], "kind": d[2], "type": d[3], "left": d[4], "right": d[5], "judge": d[6],
+            "effective": e.label, "source": e.source, "human": e.human_labels, "detail": json.loads(d[7]),
+            "reviews": revs}
+
+
+def labelled_count(db: Database, run_id: int, reviewer: str) -> int:
+    """Decisions that carry `reviewer`'s current label."""
+    return sum(reviewer in current_labels(revs)[0] for revs in _reviews(db, run_id, reviewer).values())
+
+
+def reviewer_progress(decs: Iterable[dict], *, with_judge: bool = True) -> list[dict]:
+    """Per reviewer: decisions currently labelled, how many agree with the judge (unless `with_judge` is False:
+    blind review), and reviews written."""
     labelled: Counter[str] = Counter()
     agree: Counter[str] = Counter()
     rows: Counter[str] = Counter()
@@ -53,5 +134,55 @@ def reviewer_progress(decs: Iterable[dict]) -> list[dict]:
             agree[who] += lab == d["judge"]
         for r in d["reviews"]:
             rows[r["reviewer"]] += 1
-    return [{"reviewer": who, "labelled": labelled[who], "of": total, "agree with judge": agree[who],
-             "review rows": rows[who]} for who in sorted(rows)]
+    return [{"reviewer": who, "labelled": labelled[who], "of": total,
+             **({"agree with judge": agree[who]} if with_judge else {}), "review rows": rows[who]}
+            for who in sorted(rows)]
+
+
+def reviewer_progress_db(db: Database, run: str, *, with_judge: bool = True) -> list[dict]:
+    """`reviewer_progress` read from the store with two queries (the review queue's table at any run size)."""
+    row = run_row(db, run)
+    total = row["n_decisions"]
+    revs = _reviews(db, row["id"])
+    judge = dict(db.execute("SELECT id, judge_label FROM decisions WHERE id IN "
+                            "(SELECT decision_id FROM reviews WHERE run_id = ?)", [row["id"]]).fetchall())
+    decs = [{"human": current_labels(r)[0], "judge": judge.get(i), "reviews": r} for i, r in revs.items()]
+    out = reviewer_progress(decs, with_judge=with_judge)
+    for r in out:
+        r["of"] = total
+    return out
+
+
+def _fmt(v: object) -> str:
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+def describe_change(task: TaskFamily, decision_id: int, label: str | None, before: Mapping, after: Mapping,
+                    *, max_parts: int = 4) -> str:
+    """What one review stored and what it changed, in one line, e.g.
+    `#7 → no match · entities comb-element tp 70→71 · entity F1 (macro avg) +0.0011`.
+
+    `label` is the label title stored (None: the reviewer's label was withdrawn); `before`/`after` are the audited
+    metrics around the write. Count changes come from the family's metric rows (integer columns), score changes
+    from its headline cells.
+    """
+    parts = [f"#{decision_id} → {label if label is not None else 'label withdrawn'}"]
+    counts = []
+    for o, a in zip(task.metric_rows(before), task.metric_rows(after), strict=False):
+        if o.get("type") in ("macro average", "avg"):
+            continue
+        where = " ".join(str(x) for x in (o.get("section"), o.get("type")) if x)
+        for k, v in o.items():
+            w = a.get(k)
+            if isinstance(v, int) and not isinstance(v, bool) and isinstance(w, int) and v != w:
+                counts.append(f"{where} {k} {v}→{w}")
+    scores = []
+    for cell in task.headline:
+        o, a = cell.value(before), cell.value(after)
+        if o is not None and a is not None and abs(a - o) > 1e-12:
+            scores.append(f"{cell.label} {a - o:+.4f}")
+    changed = counts[:max_parts] + ([f"… {len(counts) - max_parts} more"] if len(counts) > max_parts else [])
+    parts += changed + scores
+    if len(parts) == 1:
+        parts.append("no score changed")
+    return " · ".join(parts)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
+import urllib.parse
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlite_utils import Database
 
-from audit.errors import UnknownRun
+from audit.errors import DatabaseRefused, UnknownRun
 from audit.migrations import SCHEMA_VERSION, migrations
 from scoring.judges.base import Answer
 
@@ -22,14 +24,59 @@ def default_db_path() -> str:
     return os.environ.get("REJUDGE_DB") or "rejudge.db"
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+MIGRATIONS_TABLE = "_sqlite_migrations"
+NEW_DB_HINT = "give --db (or $REJUDGE_DB) a file name that does not exist yet to start a new database"
+
+
 def open_db(path: str | Path | None = None) -> Database:
-    """Open (creating if needed) a Rejudge database, in WAL mode, with every migration applied."""
+    """Open (creating if needed) a Rejudge database, in WAL mode, with every migration applied.
+
+    A file that is not a Rejudge database is refused and left exactly as it was: an empty (0-byte) file, a damaged
+    or truncated one, another application's SQLite file, one written by a newer Rejudge. A database the user
+    cannot write (file or folder) opens read-only (`db.read_only` is True): browsing and export work, writes fail.
+
+    Raises:
+        DatabaseRefused: saying what the file is and what to do.
+    """
     path = str(path or default_db_path())
-    if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    if path == ":memory:":
+        return _connect(path, uri=False, read_only=False)
+    p = Path(path)
+    if not p.exists():
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DatabaseRefused(f"{p}: cannot create the database's folder ({e.strerror})") from None
+        if not os.access(p.parent, os.W_OK):
+            raise DatabaseRefused(f"{p}: no database there, and its folder is not writable")
+        return _connect(path, uri=False, read_only=False)
+    _check_file(p)
+    read_only = not _writable(p)
+    version, applied = _inspect(p)
+    known = {m.name for m in migrations._migrations}
+    unknown = [n for n in applied if n not in known]
+    if version > SCHEMA_VERSION or unknown:
+        raise DatabaseRefused(f"{p}: written by a newer Rejudge (schema version {version}"
+                              f"{', migrations ' + ', '.join(unknown[:3]) if unknown else ''}); this version knows "
+                              f"schema {SCHEMA_VERSION}: upgrade Rejudge to open it (nothing was changed)")
+    if read_only:
+        if len(applied) < len(known):
+            raise DatabaseRefused(f"{p}: the database is read-only and needs upgrading to schema {SCHEMA_VERSION}; "
+                                  "open it once with write access")
+        return _connect_read_only(p)
+    return _connect(path, uri=False, read_only=False)
+
+
+def _connect(path: str, *, uri: bool, read_only: bool) -> Database:
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False,
+                           uri=uri)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     db = Database(conn)
+    db.read_only = read_only  # type: ignore[attr-defined]
+    if read_only:
+        conn.execute("PRAGMA query_only = ON")
+        return db
     if path != ":memory:":
         db.enable_wal()
         # In WAL mode NORMAL cannot corrupt the database; only an OS crash may lose the last commits. FULL
@@ -42,6 +89,119 @@ def open_db(path: str | Path | None = None) -> Database:
                 migrations.apply(db)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return db
+
+
+def _uri(p: Path, *extra: str) -> str:
+    return "file:" + urllib.parse.quote(str(p.resolve())) + "?" + "&".join(("mode=ro", *extra))
+
+
+def _connect_read_only(p: Path) -> Database:
+    """A read-only connection; `immutable` where SQLite cannot create the WAL index beside a read-only file."""
+    try:
+        db = _connect(_uri(p), uri=True, read_only=True)
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        wal = Path(f"{p}-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise DatabaseRefused(f"{p}: the database is read-only and {wal.name} holds changes not yet written "
+                                  "into it; open it once with write access") from None
+        return _connect(_uri(p, "immutable=1"), uri=True, read_only=True)
+
+
+def _writable(p: Path) -> bool:
+    """Whether this user may write the database file and create its journal files beside it.
+
+    The permission bits are honoured for root too, so `chmod a-w` makes a database read-only for everybody.
+    """
+    for target in (p, p.parent):
+        if not os.access(target, os.W_OK) or not target.stat().st_mode & 0o222:
+            return False
+    return True
+
+
+def _check_file(p: Path) -> None:
+    """Refuse, from its first bytes and size, a file that cannot be a usable SQLite database."""
+    if p.is_dir():
+        raise DatabaseRefused(f"{p}: is a folder, not a database file; {NEW_DB_HINT}")
+    if not p.is_file():
+        raise DatabaseRefused(f"{p}: is not a regular file")
+    try:
+        with p.open("rb") as f:
+            head = f.read(100)
+            if not head:  # SQLite creates the file empty and writes its header at once: let a creator finish
+                for _ in range(5):
+                    time.sleep(0.05)
+                    f.seek(0)
+                    head = f.read(100)
+                    if head:
+                        break
+    except OSError as e:
+        raise DatabaseRefused(f"{p}: cannot read the database ({e.strerror})") from None
+    if not head:
+        raise DatabaseRefused(f"{p}: is an empty file (0 bytes), not a Rejudge database; delete it, or {NEW_DB_HINT}")
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        raise DatabaseRefused(f"{p}: is not an SQLite database (damaged, or another kind of file); {NEW_DB_HINT}")
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    header_size_valid = head[24:28] == head[92:96] and pages > 0  # SQLite's own validity rule for this field
+    size = p.stat().st_size
+    wal = Path(f"{p}-wal")
+    if header_size_valid and size < pages * page_size and not (wal.exists() and wal.stat().st_size):
+        raise DatabaseRefused(f"{p}: the database is truncated ({size:,} of {pages * page_size:,} bytes); "
+                              "restore it from a backup")
+
+
+def _inspect(p: Path) -> tuple[int, list[str]]:
+    """(user_version, Rejudge migrations applied) read without writing; refuses a foreign or damaged file.
+
+    Read through a read-only connection, which never rolls back, checkpoints or converts anything; the WAL index
+    files it may create beside a database in WAL mode are removed again if they did not exist before.
+    """
+    sidecars = [Path(f"{p}-wal"), Path(f"{p}-shm")]
+    existed = [s.exists() for s in sidecars]
+    conn = None
+    try:
+        try:
+            conn = sqlite3.connect(_uri(p), uri=True)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.OperationalError:
+            if conn is not None:
+                conn.close()
+            conn = sqlite3.connect(_uri(p, "immutable=1"), uri=True)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        applied = ([r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? "
+                                               "ORDER BY rowid", [migrations.name])]
+                   if MIGRATIONS_TABLE in tables else [])
+        if version > SCHEMA_VERSION:
+            return version, applied
+        if not applied and (tables or version):
+            raise DatabaseRefused(f"{p}: is an SQLite database of another application (tables "
+                                  f"{', '.join(sorted(tables)[:5]) or 'none'}, no Rejudge schema); it was not "
+                                  f"changed; {NEW_DB_HINT}")
+        quick = conn.execute("PRAGMA quick_check(1)").fetchone()[0] if not applied else "ok"
+        if quick != "ok":
+            raise DatabaseRefused(f"{p}: the database is damaged ({quick}); restore it from a backup")
+        return version, applied
+    except sqlite3.DatabaseError as e:
+        raise DatabaseRefused(f"{p}: the database is damaged or not a database (SQLite: {e}); restore it from a "
+                              "backup") from None
+    finally:
+        if conn is not None:
+            conn.close()
+        for s, was in zip(sidecars, existed, strict=True):
+            if not was and s.exists() and (s.name.endswith("-shm") or not s.stat().st_size):
+                _remove_if_unused(s, p)
+
+
+def _remove_if_unused(sidecar: Path, db: Path) -> None:
+    """Remove a WAL index this process created, unless another connection started using the database meanwhile."""
+    wal = Path(f"{db}-wal")
+    if wal.exists() and wal.stat().st_size:
+        return  # a writer is active: the files are its now
+    sidecar.unlink(missing_ok=True)
 
 
 class _WriteLock:

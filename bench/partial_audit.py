@@ -50,8 +50,8 @@ from scoring.stats.sampling import (  # noqa: E402
     Unit,
     build_plan,
     greedy_allocation,
-    neyman_total,
     next_unit,
+    neyman_total,
 )
 
 DATA = ROOT / "data" / "chimera"
@@ -136,6 +136,8 @@ class Population:
     """Blocks no decision affects (exact)."""
     units: list[Unit]
     decisions_of: dict[str, list]
+    labels: dict[str, dict[str, dict]]
+    """`human` / `judge` -> doc -> decision key -> label."""
 
 
 def population(run: Run, section: str) -> Population:
@@ -157,7 +159,8 @@ def population(run: Run, section: str) -> Population:
                                            "type": d.type})
              for b, ds in by_block.items() for i, d in enumerate(ds)]
     fixed = {b for b in judge if b not in by_block}
-    return Population(types, judge, human, fixed, units, by_block)
+    return Population(types, judge, human, fixed, units, by_block,
+                      {"human": run.human_labels, "judge": run.judge_labels})
 
 
 def totals(counts: Mapping[str, dict], types: tuple[str, ...]) -> np.ndarray:
@@ -214,12 +217,10 @@ def planning(pop: Population, plan: Plan, half_width: float) -> list[list]:
         tp, fp, fn = th[3 * i:3 * i + 3]
         weights[t] = 2 / (len(pop.types) * (2 * tp + fp + fn)) if 2 * tp + fp + fn else 0.0
     xs_h, xs_d = [], []
-    for b, ds in pop.decisions_of.items():
-        doc = ds[0].doc
+    for ds in pop.decisions_of.values():
         for d in ds:
             key = (d.kind, d.type, d.left, d.right)
-            h = pop_label(pop, doc, key, "human")
-            j = pop_label(pop, doc, key, "judge")
+            h, j = (int(pop.labels[who][d.doc][key] == "match") for who in ("human", "judge"))
             w = weights.get(d.type, 0.0)
             xs_h.append(w * h)
             xs_d.append(w * (h - j))
@@ -231,14 +232,6 @@ def planning(pop: Population, plan: Plan, half_width: float) -> list[list]:
         n = min(n_dec, math.ceil(neyman_total({"all": n_dec}, {"all": float(np.var(xs, ddof=1))}, target)))
         rows.append([name, "—", n, f"{n / n_dec:.0%}", ""])
     return rows
-
-
-_LABELS: dict[int, dict] = {}
-
-
-def pop_label(pop: Population, doc: str, key: tuple, who: str) -> int:
-    labels = _LABELS[id(pop)][who]
-    return 1 if labels[doc][key] == "match" else 0
 
 
 # ---------------------------------------------------------------- the real queue, end to end
@@ -298,7 +291,6 @@ def main() -> None:
           f"(judge {spec.split('/')[-1]}; loaded in {time.perf_counter() - t0:.1f} s)")
     for section in ("entities", "relations"):
         pop = population(run, section)
-        _LABELS[id(pop)] = {"human": run.human_labels, "judge": run.judge_labels}
         truth = f1_of(totals(pop.human, pop.types), pop.types)
         judge_f1 = f1_of(totals(pop.judge, pop.types), pop.types)
         metrics = run.task.metrics(_sum_docs(run, run.human_labels))

@@ -4,6 +4,7 @@ decision kind's label scheme (binary: confirm / overrule; ordinal and categorica
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import streamlit as st
 from sqlite_utils import Database
@@ -11,7 +12,7 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.reviews import add_review
 from scoring.families.base import LabelScheme
-from ui.families import view
+from ui.families import kind_title, view
 from ui.text import show_error, visible
 
 CARD_STYLE = """<style>
@@ -45,7 +46,7 @@ def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: 
     moot = " · <b>moot</b> <small>(not counted under the current labels)</small>" if d.get("moot") else ""
     focus = " focus" if focused else ""
     linked = " · <b>linked decision</b>" if focused else ""
-    return (f'<div class="rj-card{focus}"><b>#{d["id"]}</b> · {e(d["kind"].replace("_", " "))}{linked}{moot}<br>'
+    return (f'<div class="rj-card{focus}"><b>#{d["id"]}</b> · {e(kind_title(task, d["kind"]))}{linked}{moot}<br>'
             f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
 
 
@@ -80,14 +81,22 @@ def review_buttons(d: dict, scheme: LabelScheme, *, hide: bool, role: str, mine:
 
 
 def shortcut_hint(scheme: LabelScheme, *, hide: bool) -> str:
+    """The keys of the buttons `review_buttons` draws: confirm / overrule when the judge's label is shown, one key
+    per label (the scheme's keys and titles) when it is hidden (blind) or the scale is not binary."""
     if scheme.scale == "binary" and not hide:
-        return "a: agree with the judge (confirm) · o: overrule"
+        return "a: confirm the judge · o: overrule"
     return " · ".join(f"{scheme.keys[lab]}: {scheme.title(lab)}" for lab in scheme.labels if lab in scheme.keys)
 
 
+Store = Callable[[int, "str | None", str], None]
+"""(decision id, label or None for undo, note) -> None; raises AuditError."""
+
+
 def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelScheme, reviewer: str, *, blind: bool,
-                role: str = "reviewer", focused: bool = False, shortcuts: bool = False) -> bool:
-    """Render one decision with its label buttons and undo; writes go through `audit.reviews.add_review`.
+                role: str = "reviewer", focused: bool = False, shortcuts: bool = False,
+                store: Store | None = None) -> bool:
+    """Render one decision with its label buttons and undo; writes go through `store` (default
+    `audit.reviews.add_review`).
 
     Returns True when a review was stored (the caller reruns).
     """
@@ -111,8 +120,11 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
             show_error("Enter your reviewer name in the sidebar first.")
             return False
         try:
-            add_review(conn, run, d["id"], None if clicked == "undo" else clicked, reviewer, note=note or None,
-                       blind=hide, role=role)
+            label = None if clicked == "undo" else clicked
+            if store is not None:
+                store(d["id"], label, note)
+            else:
+                add_review(conn, run, d["id"], label, reviewer, note=note or None, blind=hide, role=role)
         except AuditError as e:
             show_error(str(e))
             return False

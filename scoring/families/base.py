@@ -202,6 +202,11 @@ class TaskFamily(Protocol):
         """One line on the judge-log format, for `--help` and the docs."""
         ...
 
+    def questions_for(self, payload: Mapping, decision: Mapping) -> list:
+        """The judge questions (`scoring.judges.base.Question`, every order asked) behind one stored decision, so
+        a stability check can re-ask them; [] for families whose judge is not an LLM."""
+        ...
+
 
 def add_nested(total: dict, part: Mapping, sign: int = 1) -> dict:
     """total += sign * part, for nested dicts of numbers (in place; returns total)."""

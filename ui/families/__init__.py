@@ -60,3 +60,21 @@ def doc_id_title(task: str) -> str:
 
 def section_help(task: str, section: str) -> str:
     return getattr(view(task), "SECTION_HELP", {}).get(section, "")
+
+
+def kind_title(task: str, kind: str) -> str:
+    """A decision kind named for people (`KIND_TITLES` of the family's view, else the kind with spaces)."""
+    return getattr(view(task), "KIND_TITLES", {}).get(kind, kind.replace("_", " "))
+
+
+def gold_items(task: str, payload: dict) -> list[str]:
+    """The gold items of one document a reviewer can flag as wrong (the view's `gold_items(payload)`, else none:
+    the errata form then takes the item as free text)."""
+    fn = getattr(view(task), "gold_items", None)
+    return list(fn(payload)) if fn is not None else []
+
+
+def gold_item_of(task: str, decision: dict) -> str | None:
+    """The gold item a decision is about (the view's `gold_item_of(decision)`), for flagging it from its card."""
+    fn = getattr(view(task), "gold_item_of", None)
+    return fn(decision) if fn is not None else None
