@@ -1,19 +1,23 @@
 """`python -m audit`: score, list decisions, review, agreement and export, headless.
 
 Each subcommand parses arguments, calls one function in `audit/`, prints JSON and turns errors into a single
-`error: ...` line on stderr with exit status 2.
+`error: ...` line on stderr: exit status 2 for bad input, 1 for an internal error (never a traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from audit.errors import AuditError
-from audit.store import default_db_path, open_db
-from scoring.errors import InputError, JudgeSpecError
+from audit.reviews import MAX_DECISION_ID
+from audit.store import BUSY_TIMEOUT_MS, default_db_path, open_db
+from scoring.errors import InputError, JudgeSpecError, text_problem
 
 
 def _print_json(obj: object) -> None:
@@ -23,11 +27,34 @@ def _print_json(obj: object) -> None:
 def _emit(text: str, out: str | None) -> None:
     """Write to `out` (saying so on stderr), or to stdout."""
     if out:
+        _check_out(out, "--out")
         with open(out, "w", encoding="utf-8") as f:
             f.write(text)
         print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+
+
+def _check_out(out: str, option: str) -> None:
+    """Refuse an output path that cannot be written, before any work is done (so nothing is half done)."""
+    p = Path(out)
+    if p.is_dir():
+        raise AuditError(f"{p}: {option} is a folder; give a file name")
+    if not p.parent.is_dir():
+        raise AuditError(f"{p}: {option}: the folder {p.parent} does not exist")
+    if p.exists() and not os.access(p, os.W_OK) or not p.exists() and not os.access(p.parent, os.W_OK):
+        raise AuditError(f"{p}: {option}: no permission to write there")
+
+
+def _decision_id(text: str) -> int:
+    """argparse type of --decision: a positive whole number SQLite can hold."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+    if not 0 < value <= MAX_DECISION_ID:
+        raise argparse.ArgumentTypeError(f"{text[:40]} is not a decision id (1 .. {MAX_DECISION_ID})")
+    return value
 
 
 def cmd_score(args: argparse.Namespace) -> None:
@@ -53,6 +80,8 @@ def cmd_score(args: argparse.Namespace) -> None:
         bar.set_postfix(cached=stats.cached, failed=stats.failed, invalid=stats.invalid, refresh=False)
         bar.refresh()
 
+    if args.judge_log:
+        _check_out(args.judge_log, "--judge-log")
     db = open_db(args.db)
     inputs = {s.name: getattr(args, s.name) for s in task.inputs if getattr(args, s.name, None)}
     options = {o.name: getattr(args, o.name) for o in task.options}
@@ -81,6 +110,8 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
     from audit.reviews_io import export_reviews
     from audit.runs import delete_run
 
+    if args.exported:
+        _check_out(args.exported, "--exported")
     db = open_db(args.db)
     exported = False
     if args.exported:
@@ -125,9 +156,41 @@ def cmd_review(args: argparse.Namespace) -> None:
     db = open_db(args.db)
     label = None if args.label == "undo" else args.label
     row = add_review(db, args.run, args.decision, label, args.reviewer, note=args.note, blind=args.blind,
-                     role=args.role)
+                     role=args.role, sampled=args.sampled)
     a = audit_run(db, args.run)
     _print_json({"review": row, "reviews": a.review_counts, "audited": a.metrics})
+
+
+def cmd_plan(args: argparse.Namespace) -> None:
+    """Create the run's sampling plan for a partial audit (strata, blocks, seed, random ranks), before reviewing.
+
+    Example: python -m audit plan --run demo-chimera-mixed --seed 1
+    """
+    from audit.sampling import create_plan
+
+    _print_json(create_plan(open_db(args.db), args.run, kind=args.kind, seed=args.seed))
+
+
+def cmd_queue(args: argparse.Namespace) -> None:
+    """Print the next document the sample queue serves (its decisions, stratum, why) and how many more reviews
+    reach the target half-width; review its decisions with `review --sampled`.
+
+    Example: python -m audit queue --run demo-chimera-mixed --next
+    """
+    from audit.sampling import next_sample
+
+    _print_json(next_sample(open_db(args.db), args.run, args.kind, half_width=args.half_width))
+
+
+def cmd_estimate(args: argparse.Namespace) -> None:
+    """Estimate the run's headline metrics under full human review from the sampled reviews, with intervals and the
+    judge's bias (judge-only minus estimate).
+
+    Example: python -m audit estimate --run demo-chimera-mixed
+    """
+    from audit.sampling import estimate
+
+    _print_json(estimate(open_db(args.db), args.run, args.kind))
 
 
 def cmd_agreement(args: argparse.Namespace) -> None:
@@ -148,6 +211,8 @@ def cmd_export(args: argparse.Namespace) -> None:
     """
     from audit.export import export_run
 
+    if args.out:
+        _check_out(args.out, "--out")
     text = export_run(open_db(args.db), args.run, args.format)
     _emit(text, args.out)
 
@@ -159,6 +224,8 @@ def cmd_export_reviews(args: argparse.Namespace) -> None:
     """
     from audit.reviews_io import export_reviews
 
+    if args.out:
+        _check_out(args.out, "--out")
     text = export_reviews(open_db(args.db), args.run)
     _emit(text, args.out)
 
@@ -225,12 +292,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--verbose", action="store_true", help="add human labels and the judge's answers")
     s = add("review", cmd_review)
     s.add_argument("--run", required=True)
-    s.add_argument("--decision", required=True, type=int)
+    s.add_argument("--decision", required=True, type=_decision_id)
     s.add_argument("--label", required=True, help="a label of the decision kind's scheme (see `decisions`) or undo")
     s.add_argument("--reviewer", required=True)
     s.add_argument("--note", default=None)
     s.add_argument("--role", default="reviewer", choices=["reviewer", "adjudicator"])
     s.add_argument("--blind", action="store_true", help="record that the judge's answer was hidden")
+    s.add_argument("--sampled", action="store_true", help="the decision was served by the sample queue (`queue`)")
+    s = add("plan", cmd_plan)
+    s.add_argument("--run", required=True)
+    s.add_argument("--kind", default=None, help="one decision kind (default: all kinds together)")
+    s.add_argument("--seed", type=int, default=0)
+    s = add("queue", cmd_queue)
+    s.add_argument("--run", required=True)
+    s.add_argument("--next", action="store_true", help="print the next document to review (the default)")
+    s.add_argument("--kind", default=None)
+    s.add_argument("--half-width", type=float, default=0.03, help="target half-width of the headline interval")
+    s = add("estimate", cmd_estimate)
+    s.add_argument("--run", required=True)
+    s.add_argument("--kind", default=None)
     s = add("agreement", cmd_agreement)
     s.add_argument("--run", required=True)
     s = add("export", cmd_export)
@@ -250,14 +330,76 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; every failure is one `error: ...` line on stderr.
+
+    Exit status 0 on success, 2 for a request that cannot be carried out (bad input, arguments, database), 1 for
+    an internal error (a bug: the message says so), 130 when interrupted.
+    """
     args = build_parser().parse_args(argv)
     if args.db is None:
         args.db = default_db_path()
     try:
+        _check_arguments(args)
         args.fn(args)
-    except (InputError, JudgeSpecError, AuditError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as e:  # noqa: BLE001 - the CLI's promise: one line, never a traceback
+        message, status = explain(e, args.db)
+        return _fail(message, status)
     return 0
+
+
+def explain(e: BaseException, db_path: str) -> tuple[str, int]:
+    """The one-line message and exit status for an exception raised by a subcommand."""
+    if isinstance(e, InputError | JudgeSpecError | AuditError):
+        return str(e), 2
+    if isinstance(e, sqlite3.DatabaseError):
+        text = str(e)
+        if isinstance(e, sqlite3.IntegrityError):
+            return f"internal error: {db_path}: the database refused a change ({text}); please report it", 1
+        if "readonly" in text or "read-only" in text:
+            return (f"{db_path}: the database is read-only (the file or its folder is not writable): it can be "
+                    "browsed and exported, not changed", 2)
+        if "locked" in text or "busy" in text:
+            return (f"{db_path}: the database is busy: another process held its write lock for "
+                    f"{BUSY_TIMEOUT_MS // 1000} s; try again", 2)
+        if "full" in text or "I/O" in text:
+            return f"{db_path}: cannot write the database ({text})", 2
+        return f"{db_path}: the database is damaged or not a Rejudge database (SQLite: {text})", 2
+    if isinstance(e, OSError):
+        where = f"{e.filename}: " if e.filename else ""
+        return f"{where}{e.strerror or e}", 2
+    if isinstance(e, RecursionError):
+        return "input nested too deeply to read", 2
+    if isinstance(e, MemoryError):
+        return "out of memory: the input is too large; split it into smaller files", 2
+    if isinstance(e, UnicodeError):
+        return f"text that is not valid UTF-8 ({e})", 2
+    return f"internal error ({type(e).__name__}: {e}); please report it with the command you ran", 1
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Every text argument must be Unicode text: undecodable bytes in argv arrive as lone surrogates."""
+    for name, value in vars(args).items():
+        if isinstance(value, str):
+            problem = text_problem(value)
+            if problem:
+                option = name.upper() if name == "file" else "--" + name.replace("_", "-")
+                raise AuditError(f"{option} {problem}: arguments must be UTF-8 text")
+
+
+def _fail(message: str, status: int) -> int:
+    line = " ".join(message.split("\n"))
+    print(f"error: {line}", file=sys.stderr)
+    return status
+
+
+def _silence_stdout() -> None:
+    """After EPIPE (`... | head`), point stdout at /dev/null so the interpreter's final flush does not fail."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError:
+        pass

@@ -53,6 +53,17 @@ def export_json(db: Database, run: str, *, with_agreement: bool = True) -> dict:
     }
     if with_agreement:
         out["agreement"] = agreement(db, run)
+    out["sampling"] = _sampling(db, run)
+    return out
+
+
+def _sampling(db: Database, run: str) -> dict:
+    """Every sampling plan of the run (strata, seed, random ranks) with the estimates it gives now."""
+    from audit.sampling import ALL_KINDS, estimate, plans
+
+    out = {}
+    for kind, plan in plans(db, run).items():
+        out[kind] = {"plan": plan, "estimate": estimate(db, run, None if kind == ALL_KINDS else kind)}
     return out
 
 

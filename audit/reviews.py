@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
 from audit.store import now, run_row
+from scoring.errors import text_problem
 from scoring.families import get_task
 
 ROLES = ("reviewer", "adjudicator")
@@ -59,6 +61,48 @@ def effective_label(judge_label: str, reviews: Sequence[dict]) -> Effective:
     return Effective(judge_label, "judge", humans)
 
 
+MAX_DECISION_ID = 2**63 - 1  # SQLite's largest integer
+
+
+def check_reviewer(name: object) -> str:
+    """A reviewer name, stripped: 1..MAX_NAME_CHARS characters of text, no control or invisible characters.
+
+    Raises:
+        AuditError: saying what is wrong.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise AuditError("a review needs a reviewer name")
+    name = name.strip()
+    if len(name) > MAX_NAME_CHARS:
+        raise AuditError(f"reviewer name is {len(name)} characters long; the limit is {MAX_NAME_CHARS}")
+    problem = text_problem(name)
+    if problem:
+        raise AuditError(f"reviewer name {problem}")
+    bad = [c for c in name if unicodedata.category(c)[0] == "C"]
+    if bad:
+        raise AuditError(f"reviewer name contains control or invisible character(s) "
+                         f"{', '.join(repr(c) for c in bad[:3])}")
+    return name
+
+
+def check_note(note: object) -> str | None:
+    """A review note: None, or text of at most MAX_NOTE_CHARS characters (line breaks allowed).
+
+    Raises:
+        AuditError: saying what is wrong.
+    """
+    if note is None:
+        return None
+    if not isinstance(note, str):
+        raise AuditError(f"a note must be text, got {type(note).__name__}")
+    if len(note) > MAX_NOTE_CHARS:
+        raise AuditError(f"note is {len(note)} characters long; the limit is {MAX_NOTE_CHARS}")
+    problem = text_problem(note)
+    if problem:
+        raise AuditError(f"note {problem}")
+    return note
+
+
 def allowed_labels(task_name: str, kind: str) -> tuple[str, ...]:
     """Labels a reviewer may give a decision of this kind (the family's label scheme)."""
     scheme = get_task(task_name).label_schemes.get(kind)
@@ -76,8 +120,12 @@ def decision(db: Database, run: str, decision_id: int) -> dict:
 
 
 def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,
-               blind: bool = False, role: str = "reviewer", expect_last_review: int | None = None) -> dict:
+               blind: bool = False, role: str = "reviewer", expect_last_review: int | None = None,
+               sampled: bool = False) -> dict:
     """Append one review row; `label=None` undoes the reviewer's current label (also a new row).
+
+    `sampled`: the decision was served by the run's sampling plan (the "sample" queue), so its document may
+    enter the partial-audit estimator as a sample draw (`audit/sampling.py`); hand-picked reviews never do.
 
     Args:
         expect_last_review: the id of the newest review the caller saw on this decision (0 for none); when
@@ -87,6 +135,9 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     Raises:
         UnknownRun, UnknownDecision, BadLabel, StaleReview, AuditError (empty reviewer name, bad role).
     """
+    if isinstance(decision_id, bool) or not isinstance(decision_id, int) or not 0 < decision_id <= MAX_DECISION_ID:
+        raise UnknownDecision(f"decision {decision_id!r} is not a decision id (a positive whole number); list them "
+                              f"with `python -m audit decisions --run {run}`")
     found = db.execute("SELECT d.run_id, d.kind, r.task FROM decisions d JOIN runs r ON r.id = d.run_id "
                        "WHERE d.id = ? AND r.name = ?", [decision_id, run]).fetchone()
     if found is None:
@@ -95,19 +146,15 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     allowed = allowed_labels(task_name, kind)
     if label is not None and label not in allowed:
         raise BadLabel(f"label {label!r} is not allowed for {kind} decisions; use one of {', '.join(allowed)}")
-    reviewer = (reviewer or "").strip()
-    if not reviewer:
-        raise AuditError("a review needs a reviewer name")
-    if len(reviewer) > MAX_NAME_CHARS:
-        raise AuditError(f"reviewer name is longer than {MAX_NAME_CHARS} characters")
+    reviewer = check_reviewer(reviewer)
     if role not in ROLES:
         raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-    if note is not None and len(note) > MAX_NOTE_CHARS:
-        raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    note = check_note(note)
     from audit.rescoring import apply_reviews  # rescoring reads the effective-label rule from this module
 
     row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,
-           "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now()}
+           "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now(),
+           "sampled": int(bool(sampled))}
     conn = db.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -118,8 +165,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
                 raise StaleReview(f"decision {decision_id} was reviewed by someone else since you opened it; "
                                   "reload to see the new review")
         cur = conn.execute(
-            "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created) "
-            "VALUES (:uid, :run_id, :decision_id, :reviewer, :label, :role, :note, :blind, :created)", row)
+            "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled) "
+            "VALUES (:uid, :run_id, :decision_id, :reviewer, :label, :role, :note, :blind, :created, :sampled)", row)
         apply_reviews(db, run_id)
         conn.execute("COMMIT")
     except BaseException:

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.rescoring import apply_reviews
-from audit.reviews import ROLES, allowed_labels
+from audit.reviews import ROLES, allowed_labels, check_note, check_reviewer
 from audit.store import run_row, transaction
-from scoring.errors import InputError
+from scoring.errors import InputError, parse_json, text_problem
 from scoring.families import get_task
 
+MAX_IMPORT_BYTES = 512 * 2**20
+MAX_UID_CHARS = 100
+TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 FIELDS = ("uid", "doc", "kind", "type", "left", "right", "reviewer", "label", "role", "note", "blind", "created")
 
 
@@ -24,14 +30,15 @@ def export_reviews(db: Database, run: str) -> str:
     for r in db.query("SELECT r.uid, d.doc_id AS doc, d.kind, d.type, d.left, d.right, r.reviewer, r.label, r.role, "
                       "r.note, r.blind, r.created FROM reviews r JOIN decisions d ON d.id = r.decision_id "
                       "WHERE r.run_id = ? ORDER BY r.created, r.id", [row["id"]]):
-        out.append(json.dumps({k: r[k] for k in FIELDS}, ensure_ascii=False))
+        out.append(json.dumps({k: r[k] for k in FIELDS} | {"blind": bool(r["blind"])}, ensure_ascii=False))
     return "".join(line + "\n" for line in out)
 
 
 def import_reviews(db: Database, run: str, path: str | Path) -> dict:
     """Merge review rows from a JSON-lines export into `run`: rows already present (same uid) are skipped.
 
-    Everything is checked before anything is written; one transaction writes all new rows.
+    Everything is checked before anything is written (field types, reviewer names, labels, timestamps, that
+    the decision exists and the uid is not another run's); one transaction writes all new rows.
 
     Raises:
         InputError: a malformed line, or a decision the run does not have (file and line named).
@@ -41,37 +48,44 @@ def import_reviews(db: Database, run: str, path: str | Path) -> dict:
     p = Path(path)
     if not p.is_file():
         raise InputError(str(p), None, "file not found")
+    size = p.stat().st_size
+    if size > MAX_IMPORT_BYTES:
+        raise InputError(str(p), None, f"file is {size / 2**20:.0f} MiB; the limit is {MAX_IMPORT_BYTES // 2**20} MiB")
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
     have = {r["uid"] for r in db.query("SELECT uid FROM reviews WHERE run_id = ?", [row["id"]])}
     new, skipped = [], 0
-    for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(str(p), n, f"invalid JSON: {e.msg}") from None
-        if not isinstance(rec, dict) or any(k not in rec for k in FIELDS):
-            raise InputError(str(p), n, f"a review line needs the fields {', '.join(FIELDS)}")
-        key = (rec["doc"], rec["kind"], rec["type"], rec["left"], rec["right"])
-        scheme = task.label_schemes.get(rec["kind"])
-        if key not in ids and scheme is not None and scheme.symmetric:
-            key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # either orientation
-        if key not in ids:
-            raise InputError(str(p), n, f"no such decision in run {run!r}: doc {rec['doc']!r}, {rec['type']} "
-                                        f"{rec['left']!r} / {rec['right']!r}")
-        if rec["role"] not in ROLES or not isinstance(rec["reviewer"], str) or not rec["reviewer"].strip():
-            raise InputError(str(p), n, "bad reviewer or role")
-        allowed = allowed_labels(task.name, rec["kind"])
-        if rec["label"] is not None and rec["label"] not in allowed:
-            raise InputError(str(p), n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
-        if rec["uid"] in have:
-            skipped += 1
-            continue
-        have.add(rec["uid"])
-        new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
-                    int(bool(rec["blind"])), rec["created"]))
+    with p.open("rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise InputError(str(p), n, "not valid UTF-8 text") from None
+            if not line.strip():
+                continue
+            rec = _check_record(parse_json(line, str(p), n), str(p), n)
+            key = (rec["doc"], rec["kind"], rec["type"], rec["left"], rec["right"])
+            scheme = task.label_schemes.get(rec["kind"])
+            if key not in ids and scheme is not None and scheme.symmetric:
+                key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # either orientation
+            if key not in ids:
+                raise InputError(str(p), n, f"no such decision in run {run!r}: doc {rec['doc']!r}, {rec['type']} "
+                                            f"{rec['left']!r} / {rec['right']!r}")
+            allowed = allowed_labels(task.name, rec["kind"])
+            if rec["label"] is not None and rec["label"] not in allowed:
+                raise InputError(str(p), n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
+            if rec["uid"] in have:
+                skipped += 1
+                continue
+            other = db.execute("SELECT r.name FROM reviews v JOIN runs r ON r.id = v.run_id WHERE v.uid = ?",
+                               [rec["uid"]]).fetchone()
+            if other is not None:
+                raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
+                                            "reviews exported from one run cannot be imported into another run of "
+                                            "the same database")
+            have.add(rec["uid"])
+            new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
+                        int(rec["blind"]), rec["created"]))
     if not new and skipped == 0:
         raise AuditError(f"{p}: no reviews in the file")
     with transaction(db):
@@ -79,3 +93,46 @@ def import_reviews(db: Database, run: str, path: str | Path) -> dict:
                             "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
         apply_reviews(db, row["id"])
     return {"imported": len(new), "skipped_duplicates": skipped}
+
+
+def _check_record(rec: object, path: str, line: int) -> dict:
+    """One review line's fields, type-checked and normalised (`created` to UTC), or InputError at path:line."""
+    if not isinstance(rec, dict) or any(k not in rec for k in FIELDS):
+        raise InputError(path, line, f"a review line needs the fields {', '.join(FIELDS)}")
+    for k in FIELDS:
+        v = rec[k]
+        if k == "blind":
+            if type(v) is not bool and not (type(v) is int and v in (0, 1)):
+                raise InputError(path, line, f"field 'blind' must be true or false, got {_json_type(v)} {v!r}")
+        elif not isinstance(v, str) and not (v is None and k in ("label", "note")):
+            raise InputError(path, line, f"field {k!r} must be a string{' or null' if k in ('label', 'note') else ''}"
+                                         f", got {_json_type(v)}")
+        elif isinstance(v, str) and (problem := text_problem(v)):
+            raise InputError(path, line, f"field {k!r} {problem}")
+    uid = rec["uid"]
+    if not uid.strip() or len(uid) > MAX_UID_CHARS or any(unicodedata.category(c)[0] == "C" for c in uid):
+        raise InputError(path, line, f"field 'uid' must be 1..{MAX_UID_CHARS} printable characters")
+    try:
+        reviewer, note = check_reviewer(rec["reviewer"]), check_note(rec["note"])
+    except AuditError as e:
+        raise InputError(path, line, str(e)) from None
+    if rec["role"] not in ROLES:
+        raise InputError(path, line, f"role must be one of {', '.join(ROLES)}, got {rec['role']!r}")
+    return {**rec, "reviewer": reviewer, "note": note, "created": _timestamp(rec["created"], path, line)}
+
+
+def _timestamp(value: str, path: str, line: int) -> str:
+    """An ISO-8601 date and time with a UTC offset, as the store writes them (`audit.store.now`)."""
+    try:
+        t = datetime.fromisoformat(value) if TIMESTAMP.match(value) else None
+    except ValueError:
+        t = None
+    if t is None or t.tzinfo is None:
+        raise InputError(path, line, f"field 'created' must be an ISO-8601 date and time with a UTC offset, "
+                                     f"like 2026-01-31T09:30:00+00:00; got {value[:40]!r}")
+    return t.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _json_type(v: object) -> str:
+    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)

@@ -53,12 +53,16 @@ def open_db(path: str | Path | None = None) -> Database:
         return _connect(path, uri=False, read_only=False)
     _check_file(p)
     read_only = not _writable(p)
-    version, applied = _inspect(p)
-    known = {m.name for m in migrations._migrations}
+    version, applied, tables = _inspect(p, read_only)
+    if not applied and (tables or version):
+        raise DatabaseRefused(f"{p}: is an SQLite database of another application (tables "
+                              f"{', '.join(sorted(tables)[:5]) or 'none'}, user_version {version}, no Rejudge "
+                              f"schema); it was not changed; {NEW_DB_HINT}")
+    known = [m.name for m in migrations._migrations]
     unknown = [n for n in applied if n not in known]
     if version > SCHEMA_VERSION or unknown:
         raise DatabaseRefused(f"{p}: written by a newer Rejudge (schema version {version}"
-                              f"{', migrations ' + ', '.join(unknown[:3]) if unknown else ''}); this version knows "
+                              f"{'; migrations ' + ', '.join(unknown[:3]) if unknown else ''}); this version knows "
                               f"schema {SCHEMA_VERSION}: upgrade Rejudge to open it (nothing was changed)")
     if read_only:
         if len(applied) < len(known):
@@ -153,55 +157,42 @@ def _check_file(p: Path) -> None:
                               "restore it from a backup")
 
 
-def _inspect(p: Path) -> tuple[int, list[str]]:
-    """(user_version, Rejudge migrations applied) read without writing; refuses a foreign or damaged file.
+def _inspect(p: Path, read_only: bool) -> tuple[int, list[str], set[str]]:
+    """(user_version, Rejudge migrations applied, table names), read without changing the file.
 
-    Read through a read-only connection, which never rolls back, checkpoints or converts anything; the WAL index
-    files it may create beside a database in WAL mode are removed again if they did not exist before.
+    A read-only connection never rolls back a journal, checkpoints or converts anything, but beside a database
+    in WAL mode it creates WAL index files that a read-only connection then leaves behind. So a WAL database
+    without them (closed cleanly: nothing to checkpoint) is read through an ordinary connection, which removes
+    them again on closing; anything else through a read-only one.
     """
-    sidecars = [Path(f"{p}-wal"), Path(f"{p}-shm")]
-    existed = [s.exists() for s in sidecars]
-    conn = None
-    try:
+    wal_mode = _header(p)[18:20] == b"\x02\x02"
+    sidecars = any(Path(f"{p}{s}").exists() for s in ("-wal", "-shm"))
+    targets = [(str(p), False)] if wal_mode and not sidecars and not read_only else []
+    targets += [(_uri(p), True), (_uri(p, "immutable=1"), True)]
+    for i, (target, uri) in enumerate(targets):
+        conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            conn = sqlite3.connect(_uri(p), uri=True)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.OperationalError:
-            if conn is not None:
-                conn.close()
-            conn = sqlite3.connect(_uri(p, "immutable=1"), uri=True)
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        applied = ([r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? "
-                                               "ORDER BY rowid", [migrations.name])]
-                   if MIGRATIONS_TABLE in tables else [])
-        if version > SCHEMA_VERSION:
-            return version, applied
-        if not applied and (tables or version):
-            raise DatabaseRefused(f"{p}: is an SQLite database of another application (tables "
-                                  f"{', '.join(sorted(tables)[:5]) or 'none'}, no Rejudge schema); it was not "
-                                  f"changed; {NEW_DB_HINT}")
-        quick = conn.execute("PRAGMA quick_check(1)").fetchone()[0] if not applied else "ok"
-        if quick != "ok":
-            raise DatabaseRefused(f"{p}: the database is damaged ({quick}); restore it from a backup")
-        return version, applied
-    except sqlite3.DatabaseError as e:
-        raise DatabaseRefused(f"{p}: the database is damaged or not a database (SQLite: {e}); restore it from a "
-                              "backup") from None
-    finally:
-        if conn is not None:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            applied = ([r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? "
+                                                   "ORDER BY rowid", [migrations.name])]
+                       if MIGRATIONS_TABLE in tables else [])
+            return version, applied, tables
+        except sqlite3.OperationalError as e:
+            if i + 1 < len(targets) and "unable to open" in str(e):
+                continue  # a read-only folder: SQLite cannot create the WAL index; try the next way
+            raise DatabaseRefused(f"{p}: cannot read the database (SQLite: {e})") from None
+        except sqlite3.DatabaseError as e:
+            raise DatabaseRefused(f"{p}: the database is damaged or not a database (SQLite: {e}); restore it "
+                                  "from a backup") from None
+        finally:
             conn.close()
-        for s, was in zip(sidecars, existed, strict=True):
-            if not was and s.exists() and (s.name.endswith("-shm") or not s.stat().st_size):
-                _remove_if_unused(s, p)
+    raise AssertionError("unreachable: the last way either returns or raises")
 
 
-def _remove_if_unused(sidecar: Path, db: Path) -> None:
-    """Remove a WAL index this process created, unless another connection started using the database meanwhile."""
-    wal = Path(f"{db}-wal")
-    if wal.exists() and wal.stat().st_size:
-        return  # a writer is active: the files are its now
-    sidecar.unlink(missing_ok=True)
+def _header(p: Path) -> bytes:
+    with p.open("rb") as f:
+        return f.read(100)
 
 
 class _WriteLock:
@@ -240,7 +231,8 @@ def run_row(db: Database, name: str) -> dict:
     if not rows:
         known = [r["name"] for r in db.query("SELECT name FROM runs ORDER BY id DESC LIMIT 5")]
         hint = f"; runs in this database: {', '.join(known)}" if known else "; this database has no runs"
-        raise UnknownRun(f"unknown run {name!r}{hint}")
+        shown = repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name):,} characters)"
+        raise UnknownRun(f"unknown run {shown}{hint}")
     row = rows[0]
     for k in ("judge_identity", "inputs", "summary", "original_metrics", "original_counts"):
         row[k] = json.loads(row[k])

@@ -6,7 +6,9 @@ import streamlit as st
 from audit.agreement import agreement, agreement_rows
 from audit.store import default_db_path, open_db, reviews_version, run_row
 from ui.charts import confusion_heatmap, kappa_with_intervals
-from ui.state import db, link, require_run
+from ui.families import kind_title
+from ui.state import blind_guard, db, link, require_run
+from ui.text import show_text
 
 HELP = {
     "n": "Labels compared (one per reviewer and decision).",
@@ -30,18 +32,36 @@ def fmt_ci(value: float | None, ci: list | None) -> str:
     return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-def stats_table(groups: dict) -> pd.DataFrame:
+def fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def count(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
+def group_title(task: str, group: str) -> str:
+    """`all`, a decision kind, or `kind/type`, named for people."""
+    if group == "all":
+        return "all decisions"
+    kind, _, typ = group.partition("/")
+    return kind_title(task, kind) + (f" · {typ}" if typ else "")
+
+
+def stats_table(groups: dict, task: str) -> pd.DataFrame:
     return pd.DataFrame([{
-        "group": g, "n": s["n"], "raw agreement": fmt_ci(s["raw_agreement"], s.get("raw_agreement_ci")),
-        "kappa": fmt_ci(s["kappa"], s.get("kappa_ci")), "PABAK": s.get("pabak"), "AC1": s.get("ac1"),
-        "judge lenient": s.get("judge_lenient"), "judge strict": s.get("judge_strict"),
+        "group": group_title(task, g), "n": s["n"],
+        "raw agreement": fmt_ci(s["raw_agreement"], s.get("raw_agreement_ci")),
+        "kappa": fmt_ci(s["kappa"], s.get("kappa_ci")), "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
+        "judge lenient": count(s.get("judge_lenient")), "judge strict": count(s.get("judge_strict")),
         "why undefined": s.get("reason") or "",
     } for g, s in groups.items()])
 
 
 conn = db()
 st.title("Agreement")
-run = require_run(conn, "agreement.run")
+run = require_run(conn)
+blind_guard("agreement")
 row = run_row(conn, run)
 result = cached_agreement(default_db_path(), run, reviews_version(conn, row["id"]))
 hvj, hvh = result["human_vs_judge"], result["human_vs_human"]
@@ -51,17 +71,17 @@ if not hvj and not hvh:
     st.stop()
 
 config = {k: st.column_config.Column(k, help=v) for k, v in HELP.items()}
-config |= {k: st.column_config.NumberColumn(k, format="%.3f", help=HELP[k]) for k in ("PABAK", "AC1")}
 st.subheader("Human vs judge")
 if result["excluded_judge_invalid"]:
     st.caption(f"{result['excluded_judge_invalid']} label(s) on decisions with an unreadable judge answer are left "
                "out of human vs judge.")
 if hvj:
-    st.dataframe(stats_table(hvj), hide_index=True, key="agreement.hvj", column_config=config)
-    st.altair_chart(kappa_with_intervals(hvj), key="agreement.kappa_chart")
+    st.dataframe(stats_table(hvj, row["task"]), hide_index=True, key="agreement.hvj", column_config=config)
+    st.altair_chart(kappa_with_intervals({group_title(row["task"], g): v for g, v in hvj.items()}),
+                    key="agreement.kappa_chart")
 st.subheader("Human vs human (the ceiling)")
 if hvh:
-    st.dataframe(stats_table(hvh), hide_index=True, key="agreement.hvh", column_config=config)
+    st.dataframe(stats_table(hvh, row["task"]), hide_index=True, key="agreement.hvh", column_config=config)
     alpha = result["multi_rater"]
     if alpha:
         st.caption(f"Krippendorff's alpha (nominal) over all reviewers: "
@@ -75,7 +95,8 @@ which = st.radio("Compare", ["human vs judge", "human vs human"], horizontal=Tru
                  disabled=not hvh)
 groups = hvj if which == "human vs judge" else hvh
 if groups:
-    group = st.selectbox("Group", list(groups), key="agreement.group")
+    group = st.selectbox("Group", list(groups), key="agreement.group",
+                         format_func=lambda g: group_title(row["task"], g))
     chart = confusion_heatmap(groups[group]["confusion"], row_title="human" if which == "human vs judge"
                               else "first reviewer", col_title="judge" if which == "human vs judge"
                               else "second reviewer")
@@ -89,11 +110,12 @@ if groups:
     if picked:
         cell = picked[0]
         rows = rows[(rows["human"] == cell["human"]) & (rows["judge"] == cell["judge"])]
-        st.caption(f"Decisions behind the cell human = {cell['human']}, judge = {cell['judge']}:")
+        show_text(f"Decisions behind the cell human = {cell['human']}, judge = {cell['judge']}:", "caption")
     else:
         st.caption("Click a cell to list the decisions behind it.")
-    rows = rows.assign(open=[link("document", run=run, doc=d, decision=i)
+    rows = rows.assign(kind=[kind_title(row["task"], k) for k in rows["kind"]] if len(rows) else [],
+                       open=[link("document", run=run, doc=d, decision=i)
                              for d, i in zip(rows["doc"], rows["decision"], strict=True)])
-    st.dataframe(rows[["decision", "doc", "type", "left", "right", "reviewer", "human", "judge", "open"]],
+    st.dataframe(rows[["decision", "doc", "kind", "type", "left", "right", "reviewer", "human", "judge", "open"]],
                  hide_index=True, key="agreement.rows",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})

@@ -1,27 +1,48 @@
-"""Judge vs judge: what swapping one judge for another changes, decision by decision."""
+"""Judge vs judge: what swapping one judge for another changes, decision by decision, and which judge the human
+reviewers agreed with more."""
 
 import pandas as pd
 import streamlit as st
 
 from audit.compare import compare_runs
+from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
-from audit.store import list_runs, run_row
+from audit.store import run_row
 from scoring.families import get_task
-from ui.state import db, link
-from ui.text import show_error
+from ui.families import kind_title
+from ui.state import blind_guard, current_run, db, link, run_names, short_spec
+from ui.text import md_literal, show_error
+
+
+def fmt_ci(value: float | None, ci: list | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def signed(v: float | None) -> str:
+    return "—" if v is None else f"{v:+.4f}"
+
+
+def num(v: float | None) -> str:
+    return "—" if v is None else f"{v:.4f}"
+
 
 conn = db()
 st.title("Compare judges")
+blind_guard("compare judges")
 st.markdown("Score the same predictions with two judges (e.g. the paper's GPT-4o-mini log and a local model), "
-            "then see how often they agree and which decisions flip — before trusting the cheaper one.")
-names = [r["name"] for r in list_runs(conn)]
+            "then see how often they agree, what the swap does to each score (A − B) and which decisions flip — "
+            "before trusting the cheaper one.")
+names = run_names(conn)
 if len(names) < 2:
     st.info("Compare needs two runs of the same gold file. Score another run on the Runs page (same prediction "
             "file, another judge).")
     st.stop()
+current = current_run()
 c1, c2 = st.columns(2)
-a = c1.selectbox("Run A", names, index=0, key="compare.a")
-b = c2.selectbox("Run B", names, index=1, key="compare.b")
+a = c1.selectbox("Run A", names, index=names.index(current) if current in names else 0, key="compare.a")
+b = c2.selectbox("Run B", names, index=1 if names[0] == a else 0, key="compare.b")
 if a == b:
     st.info("Pick two different runs.")
     st.stop()
@@ -30,34 +51,59 @@ try:
 except AuditError as e:
     show_error(str(e))
     st.stop()
+st.caption(f"A = {md_literal(a)} (judge {md_literal(short_spec(res['a']['judge']))}) · B = {md_literal(b)} "
+           f"(judge {md_literal(short_spec(res['b']['judge']))})")
 s = res["stats"]
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Shared decisions", res["shared"], help="Decisions (the same judge question) both runs made.")
 m2.metric("Labels differ", len(res["differ"]))
 m3.metric("Raw agreement", "—" if not s else f"{s['raw_agreement']:.3f}",
-          help="Share of shared decisions with the same label; Wilson 95% interval in the table below.")
-m4.metric("Cohen's kappa", "—" if not s or s["kappa"] is None else f"{s['kappa']:.3f}",
-          help="(po − pe)/(1 − pe), 95% interval by resampling documents.")
-if s and s.get("kappa_ci"):
-    m4.caption(f"95% interval [{s['kappa_ci'][0]:.3f}, {s['kappa_ci'][1]:.3f}]")
+          help="Share of shared decisions with the same label.")
+m4.metric("Cohen's kappa [95% interval]", "—" if not s else fmt_ci(s["kappa"], s.get("kappa_ci")),
+          help="(po − pe)/(1 − pe); the interval is a percentile bootstrap that resamples documents.")
+if s and s.get("raw_agreement_ci"):
+    ci = s["raw_agreement_ci"]
+    m3.caption(f"95% Wilson interval [{ci[0]:.3f}, {ci[1]:.3f}]")
+
 task = get_task(run_row(conn, a)["task"])
-rows = [{"metric": cell.label, f"A: {a}": cell.value(res["a"]["metrics"]), f"B: {b}": cell.value(res["b"]["metrics"]),
-         "A − B": (cell.value(res["a"]["metrics"]) or 0) - (cell.value(res["b"]["metrics"]) or 0)}
-        for cell in task.headline]
+st.subheader("Scores: A, B and the signed difference A − B")
+rows = []
+for cell in task.headline:
+    va, vb = cell.value(res["a"]["metrics"]), cell.value(res["b"]["metrics"])
+    rows.append({"metric": cell.label, "A": num(va), "B": num(vb),
+                 "A − B": signed(None if va is None or vb is None else va - vb)})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="compare.metrics",
-             column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in rows[0] if c != "metric"})
+             column_config={"A": st.column_config.TextColumn(f"A: {a}"), "B": st.column_config.TextColumn(f"B: {b}"),
+                            "A − B": st.column_config.TextColumn("A − B", help="Positive: judge A scores higher.")})
 if s:
     labels = s["confusion"]["labels"]
     table = pd.DataFrame(s["confusion"]["counts"], index=[f"A: {x}" for x in labels],
                          columns=[f"B: {x}" for x in labels])
-    st.markdown("**Confusion (A = rows, B = columns)**")
+    st.markdown("**Confusion of the judges' labels** (rows: judge A, columns: judge B; the diagonal agrees)")
     st.dataframe(table, key="compare.confusion")
+
+st.subheader("Which judge did the reviewers agree with?")
+humans = humans_vs_judges(conn, a, b)
+if humans:
+    st.dataframe(pd.DataFrame([{
+        "decisions": "all decisions" if h["kind"] == "all" else f"{kind_title(task.name, h['kind'])} · {h['type']}",
+        "reviewed": h["decisions"], "human labels": h["labels"],
+        "agree with A": f"{h['agree_a']} ({h['rate_a']:.1%})", "agree with B": f"{h['agree_b']} ({h['rate_b']:.1%})",
+        "A − B": f"{h['diff']:+.1%}", "closer to humans": {"A": f"A: {a}", "B": f"B: {b}"}.get(h["closer"], "tie"),
+    } for h in humans]), hide_index=True, key="compare.humans")
+    st.caption("Each reviewer's current label on a shared decision (from run A, else run B) against each judge's "
+               "label; A − B > 0 means the reviewers sided with judge A more often.")
+else:
+    st.info("No reviewer has labelled a decision the two runs share yet: review some in either run to see which "
+            "judge humans agree with.")
+
 st.subheader("Decisions where the judges differ")
 if res["differ"]:
     df = pd.DataFrame(res["differ"])
     df["open"] = [link("document", run=a, doc=d, decision=i) for d, i in zip(df["doc"], df["a_id"], strict=True)]
+    df["kind"] = [kind_title(task.name, k) for k in df["kind"]]
     cols = {"a": f"A: {a}", "b": f"B: {b}"}
-    st.dataframe(df[["doc", "type", "left", "right", "a", "b", "open"]].rename(columns=cols),
+    st.dataframe(df[["doc", "kind", "type", "left", "right", "a", "b", "open"]].rename(columns=cols),
                  hide_index=True, key="compare.differ",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})
 else:

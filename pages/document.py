@@ -2,16 +2,18 @@
 
 import streamlit as st
 
+from audit.errata import current_errata
 from audit.reviews import add_review
 from audit.views import document_ids, document_review
 from ui.decisions import review_card
+from ui.errata import errata_form
 from ui.families import DocumentContext, doc_id_title, doc_noun, view
 from ui.metrics import headline
 from ui.state import blind, db, require_run, reviewer, role, synced_select
 from ui.text import md_literal, show_text
 
 conn = db()
-run = require_run(conn, "document.run")
+run = require_run(conn)
 page = document_review(conn, run)
 task = page.task
 noun = doc_noun(task.name)
@@ -45,7 +47,8 @@ if hide_derived:
     st.info(f"Blind review: the outcome, the matches and the scores are hidden until you have labelled every "
             f"decision on this {noun}.")
 else:
-    st.caption("Run-level scores (this whole run, original → audited):")
+    st.caption("Run-level scores (the whole run, audited, with the change from the original); this "
+               f"{noun}'s own counts are below its text.")
     headline(task, page.original_metrics, page.audit.metrics)
     outcome = info["audited_outcome"]
     st.markdown(f"**Outcome:** {md_literal(outcome)}" +
@@ -60,7 +63,16 @@ ctx = DocumentContext(page.run, info, info["audited_counts"], decs, store, who, 
                       extra={"hide_derived": hide_derived, "original_counts": info["counts"]})
 view(task.name).render_document(ctx)
 
-st.subheader(f"Decisions ({len(decs)})")
+flags = current_errata(conn, run, doc_id)
+with st.expander(f"Flag a gold error on this {noun}" + (f" ({len(flags)} flagged)" if flags else ""),
+                 expanded=False):
+    if flags:
+        st.dataframe([{"gold item": f["item"], "problem": f["problem"], "correction": f["correction"] or "",
+                       "reviewer": f["reviewer"], "note": f["note"] or ""} for f in flags],
+                     hide_index=True, key="document.errata")
+    errata_form(conn, run, task.name, doc_id, who, key="document.errata")
+
+st.subheader(f"Decisions ({len(decs)})", help=getattr(view(task.name), "DECISIONS_HELP", None))
 if not decs:
     st.info(f"No decisions on this {noun}.")
 if decs and not who:

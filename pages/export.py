@@ -1,39 +1,82 @@
-"""Export: audited scores (JSON, CSV of decisions, LaTeX table) and reviews (export / merge-import)."""
+"""Export: one click per file — audited scores (JSON, CSV of decisions, LaTeX table), the judge's answers, the
+reviews (export / merge-import) and the gold errata. Files are built when the button is clicked (deferred
+download data), so opening the page costs nothing."""
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
+from sqlite_utils import Database
 
+from audit.errata import current_errata, export_errata_csv, export_errata_json
 from audit.errors import AuditError
 from audit.export import export_run
 from audit.reviews_io import export_reviews, import_reviews
 from scoring.errors import InputError
-from ui.state import db, require_run
+from ui.state import blind_guard, db, require_run
+from ui.text import md_literal, show_text
+
+FILES = (
+    ("json", "audited.json", "Audited scores (JSON)", "application/json",
+     "Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, input "
+     "names and SHA-256, Rejudge version, export time and the effective-label policy."),
+    ("csv", "decisions.csv", "Decisions with every label (CSV)", "text/csv",
+     "One row per decision: judge label, each reviewer's label, effective label and where it came from, notes."),
+    ("latex", "table.tex", "Paper table (LaTeX, booktabs)", "application/x-tex",
+     "Original vs audited P / R / F1 per type with caption, label and the human–judge κ; needs "
+     "\\usepackage{booktabs}."),
+    ("judgelog", "judge-answers.jsonl", "The judge's answers (replay log, JSON lines)", "application/jsonl",
+     "Every answer the judge gave in this run, one line per question and span order: score another run with "
+     "the judge `replay:FILE` to reproduce it without calling the judge."),
+)
 
 conn = db()
 st.title("Export")
-run = require_run(conn, "export.run")
+run = require_run(conn)
+blind_guard("export")  # every export carries the judge's and the other reviewers' labels
+show_text(f"Run {run}: each button builds its file when clicked and downloads it. Secrets are never exported.",
+          "caption")
 
-st.markdown("Audited scores carry the original and audited metrics, review counts, agreement with intervals, the "
-            "judge spec and prompt hash, and the SHA-256 of every input file. Secrets are never exported.")
-fmt = st.radio("Format", ["json", "csv", "latex", "judgelog"], horizontal=True, key="export.format",
-               captions=["metrics, reviews, agreement, judge, inputs", "one row per decision with every label",
-                         "original vs audited P / R / F1 table", "the judge's answers, for replay:PATH"])
-if st.button("Prepare export", key="export.prepare", type="primary"):
-    with st.spinner("Exporting…"):
-        st.session_state["export.payload"] = (run, fmt, export_run(conn, run, fmt))
-payload = st.session_state.get("export.payload")
-if payload and payload[:2] == (run, fmt):
-    ext = {"json": "json", "csv": "csv", "latex": "tex", "judgelog": "judge.jsonl"}[fmt]
-    file_name = f"{run}.audited.{ext}"
-    st.download_button(f"Download {file_name}", payload[2], file_name=file_name, key="export.download")
-    preview = payload[2][:3000] + ("\n…" if len(payload[2]) > 3000 else "")
-    st.code(preview, language={"json": "json", "latex": "latex"}.get(fmt))
+
+def builder(make: Callable[[Database, str], str]) -> Callable[[], str]:
+    """A zero-argument callable for `st.download_button`: builds the file on click, on its own connection."""
+    def build() -> str:
+        c = db()
+        try:
+            return make(c, run)
+        finally:
+            c.conn.close()
+    return build
+
+
+for fmt, suffix, title, mime, what in FILES:
+    c1, c2 = st.columns([1.3, 2.7], vertical_alignment="center")
+    file_name = f"{run}.{suffix}"
+    c1.download_button(title, builder(lambda c, r, f=fmt: export_run(c, r, f)), file_name=file_name, mime=mime,
+                       key=f"export.{fmt}", icon=":material/download:", on_click="ignore", width="stretch")
+    c2.markdown(f"**{md_literal(file_name)}** — {md_literal(what)}")
+
+with st.expander("Preview the paper table (LaTeX)"):
+    st.code(export_run(conn, run, "latex"), language="latex")
+
+st.subheader("Gold errata")
+flags = current_errata(conn, run)
+if flags:
+    c1, c2 = st.columns(2)
+    c1.download_button(f"Gold errata (JSON, {len(flags)})", builder(export_errata_json),
+                       file_name=f"{run}.errata.json", mime="application/json", key="export.errata_json",
+                       icon=":material/flag:", on_click="ignore", width="stretch")
+    c2.download_button(f"Gold errata (CSV, {len(flags)})", builder(export_errata_csv),
+                       file_name=f"{run}.errata.csv", mime="text/csv", key="export.errata_csv",
+                       icon=":material/flag:", on_click="ignore", width="stretch")
+else:
+    st.caption("No gold item has been flagged in this run (flag one on the abstract page or in the queue).")
 
 st.subheader("Reviews")
-st.download_button("Download this run's reviews (JSON lines)", export_reviews(conn, run),
-                   file_name=f"{run}.reviews.jsonl", key="export.reviews")
+st.download_button("This run's reviews (JSON lines)", builder(export_reviews),
+                   file_name=f"{run}.reviews.jsonl", key="export.reviews", icon=":material/download:",
+                   on_click="ignore")
 up = st.file_uploader("Merge reviews exported from another database", type=["jsonl", "json"],
                       key="export.import", help="Rows already present (same id) are skipped; nothing is lost.")
 if up is not None and st.button("Import reviews", key="export.import_go"):
@@ -43,4 +86,7 @@ if up is not None and st.button("Import reviews", key="export.import_go"):
         res = import_reviews(conn, run, path)
         st.success(f"Imported {res['imported']} review rows; skipped {res['skipped_duplicates']} already present.")
     except (InputError, AuditError) as e:
-        st.error(f"Nothing was imported. {str(e).replace(str(path), up.name)}")
+        show_text(f"Nothing was imported. {str(e).replace(str(path), up.name)}", "error")
+    finally:
+        path.unlink(missing_ok=True)
+        path.parent.rmdir()

@@ -10,12 +10,32 @@ from audit.views import documents
 from scoring.families import get_task
 from ui.families import doc_id_title, doc_noun, view
 from ui.metrics import headline, section_tables
-from ui.state import blind_guard, db, link, require_run, short_spec
+from ui.state import blind_guard, db, link, link_params, require_run, short_spec
 from ui.text import md_literal, show_text
+
+
+def judge_requests_text(judge: dict) -> str:
+    """The run's judge statistics in words."""
+    asked, sent, cached = judge.get("distinct_queries", 0), judge.get("requests", 0), judge.get("cached", 0)
+    parts = [f"The scorer needed {asked:,} distinct judge questions (each span order counts as one question). "
+             f"{cached:,} answers came from the cache (an earlier run with the same judge and prompt) and "
+             f"{sent:,} requests were sent to the judge."]
+    if judge.get("paper_calls"):
+        parts.append(f"The paper's scorer, which asks again for every repeated pair, would have made "
+                     f"{judge['paper_calls']:,} calls.")
+    for key, what in (("retries", "retried after a transient error"), ("failed", "failed after every retry"),
+                      ("invalid", "gave an answer that could not be read (labelled 'invalid')"),
+                      ("missing", "were not in the judge log (labelled 'invalid')")):
+        if judge.get(key):
+            parts.append(f"{judge[key]:,} {'requests were' if key in ('retries', 'failed') else 'questions'} {what}.")
+    if judge.get("cancelled"):
+        parts.append("Scoring was cancelled before every question was answered.")
+    return " ".join(parts)
+
 
 conn = db()
 st.title("Run overview")
-run = require_run(conn, "overview.run")
+run = require_run(conn)
 
 blind_guard("overview")
 row = run_row(conn, run)
@@ -51,11 +71,15 @@ if judge.get("prompt_tokens") or judge.get("cost_usd"):
     cost = judge.get("cost_usd")
     t3.metric("Estimated cost", "—" if cost is None else f"${cost:,.4f}",
               help="Tokens × the model's price per 1M tokens (editable in the new-run form or $REJUDGE_PRICES).")
-with st.expander("Judge requests (questions asked, answers cached, the paper's call count)"):
-    st.json({k: v for k, v in judge.items() if k != "missing_examples"} | {"identity": row["judge_identity"]})
+with st.expander("Judge requests: what the judge was asked"):
+    show_text(judge_requests_text(judge))
+    ident = {k: v for k, v in row["judge_identity"].items() if k not in ("spec",)}
+    if ident:
+        st.dataframe([{"field": k, "value": str(v)} for k, v in ident.items()], hide_index=True,
+                     key="overview.judge_identity")
     if judge.get("missing_examples"):
-        st.write("Examples of questions missing from the judge log:")
-        st.json(judge["missing_examples"])
+        st.caption("Examples of questions missing from the judge log:")
+        st.dataframe(judge["missing_examples"], hide_index=True, key="overview.missing_examples")
 
 st.subheader(f"{noun.capitalize()}s")
 docs = pd.DataFrame(documents(conn, run, audit))
@@ -82,4 +106,4 @@ st.dataframe(table, hide_index=True, key="overview.docs",
                             "decisions": st.column_config.NumberColumn(help=f"Decisions on this {noun}")})
 pick = st.selectbox(f"Open a {noun}", shown["doc"].tolist(), key="overview.pick")
 if st.button(f"Review this {noun}", key="overview.open", type="primary"):
-    st.switch_page("pages/document.py", query_params={"run": run, "doc": pick})
+    st.switch_page("pages/document.py", query_params=link_params(doc=pick))

@@ -7,7 +7,7 @@ from audit.demo import demo_runs, first_demo_run
 from audit.store import list_runs
 from scoring.families import TASKS
 from ui.newrun import new_run_form
-from ui.state import db, link, short_spec
+from ui.state import db, is_blind_reviewer, link, link_params, short_spec
 from ui.text import md_literal, show_text
 
 conn = db()
@@ -25,33 +25,35 @@ with st.container(border=True):
         st.markdown(f"- **{md_literal(demo.name)}** ({md_literal(TASKS[task_name].title)}): {md_literal(demo.note)}")
     c1, c2, c3 = st.columns(3)
     c1.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
-                 query_params={"run": first})
+                 query_params=link_params(run=first))
     c2.page_link("pages/queue.py", label="2 · Review decisions one by one", icon=":material/checklist:",
-                 query_params={"run": first})
+                 query_params=link_params(run=first))
     c3.page_link("pages/agreement.py", label="3 · Check human–judge agreement", icon=":material/handshake:",
-                 query_params={"run": first})
+                 query_params=link_params(run=first))
     st.caption("Enter your name in the sidebar before reviewing. To audit your own run, use *Score a new run* "
                "below, or the CLI (`python -m audit score …`, see the README).")
 
 
 
 def headline_value(r: dict) -> str:
+    """The family's headline numbers of a run (original, i.e. as the judge scored it), 4 decimals."""
     task = TASKS.get(r["task"])
     if task is None:
         return ""
-    cell = task.headline[0]
-    v = cell.value(r["original_metrics"])
-    return "" if v is None else f"{cell.label} {v:.4f}"
+    vals = [(cell.label, cell.value(r["original_metrics"])) for cell in task.headline]
+    return " · ".join(f"{label} {'—' if v is None else format(v, '.4f')}" for label, v in vals)
 
 
-runs = pd.DataFrame([{"run": r["name"], "task": r["task"], "judge": short_spec(r["judge_spec"]),
-                      "headline (original)": headline_value(r), "documents": r["n_docs"],
+hidden = is_blind_reviewer()  # the scores derive from the judge's labels
+runs = pd.DataFrame([{"run": r["name"], "benchmark": TASKS[r["task"]].title if r["task"] in TASKS else r["task"],
+                      "judge": short_spec(r["judge_spec"]),
+                      **({} if hidden else {"scores (original)": headline_value(r)}), "documents": r["n_docs"],
                       "decisions": r["n_decisions"], "created": r["created"][:19].replace("T", " ")}
                      for r in list_runs(conn)])
 just = st.session_state.pop("runs.just_scored", None)
 if just:
     show_text(f"Scored and stored run {just}.", "success")
-    st.page_link("pages/overview.py", label=f"Open {just} ›", query_params={"run": just})
+    st.page_link("pages/overview.py", label=f"Open {just} ›", query_params=link_params(run=just))
 st.subheader("Runs")
 if runs.empty:
     st.info("No runs yet: score one below.")
@@ -61,10 +63,11 @@ else:
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
     pick = st.selectbox("Open a run", runs["run"].tolist(), key="runs.pick")
     if st.button("Open run", key="runs.open"):
-        st.switch_page("pages/overview.py", query_params={"run": pick})
+        st.switch_page("pages/overview.py", query_params=link_params(run=pick))
 
 with st.expander("Score a new run", expanded=runs.empty):
     new = new_run_form(conn)
     if new:
         st.session_state["runs.just_scored"] = new
+        st.query_params["run"] = new  # the new run becomes the session's current run
         st.rerun()

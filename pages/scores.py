@@ -7,12 +7,13 @@ from audit.store import run_row
 from audit.views import review_counts_by_type
 from scoring.families import get_task
 from ui.charts import original_vs_audited
+from ui.families import kind_title
 from ui.metrics import comparison_rows, headline, section_tables
 from ui.state import blind_guard, db, require_run
 
 conn = db()
 st.title("Scores: original vs audited")
-run = require_run(conn, "scores.run")
+run = require_run(conn)
 blind_guard("scores")
 row = run_row(conn, run)
 task = get_task(row["task"])
@@ -28,7 +29,8 @@ if rc["reviewed"] == 0:
 section_tables(task, row["original_metrics"], audit.metrics, key="scores")
 
 st.subheader("Reviews per decision type")
-by_type = review_counts_by_type(conn, run, audit)
+by_type = [{"decision kind": kind_title(task.name, r.pop("kind")), **r}
+           for r in review_counts_by_type(conn, run, audit)]
 if by_type:
     st.dataframe(by_type, hide_index=True, key="scores.by_type")
 else:
@@ -39,4 +41,4 @@ if "f1" in rows and "f1 audited" in rows:
     sections = list(dict.fromkeys(rows["section"]))
     for col, section in zip(st.columns(len(sections)), sections, strict=True):
         col.markdown(f"**{section}**")
-        col.altair_chart(original_vs_audited(rows, section), key=f"scores.chart.{section}")
+        col.altair_chart(original_vs_audited(rows, section), key=f"scores.chart.{section}", width="stretch")

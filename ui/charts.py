@@ -14,9 +14,12 @@ def original_vs_audited(rows: pd.DataFrame, section: str) -> alt.Chart:
             for _, r in part.iterrows() for which, col in (("original", "f1"), ("audited", "f1 audited"))]
     order = ["original", "audited"]
     return alt.Chart(pd.DataFrame(data)).mark_bar().encode(
-        x=alt.X("type:N", title=None, sort=list(part["type"]), axis=alt.Axis(labelAngle=-30, labelLimit=200)),
-        xOffset=alt.XOffset("score:N", sort=order), y=alt.Y("F1:Q", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("score:N", sort=order, title=None),
+        # every type's label is drawn (no overlap culling, no truncation), slanted to fit narrow columns
+        x=alt.X("type:N", title=None, sort=list(part["type"]),
+                axis=alt.Axis(labelAngle=-35, labelLimit=0, labelOverlap=False, labelFontSize=11)),
+        xOffset=alt.XOffset("score:N", sort=order),
+        y=alt.Y("F1:Q", title="F1", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
+        color=alt.Color("score:N", sort=order, title=None, legend=alt.Legend(orient="top")),
         tooltip=["type", "score", alt.Tooltip("F1:Q", format=".4f"), alt.Tooltip("change:Q", format="+.4f")],
     ).properties(height=240)
 

@@ -202,6 +202,16 @@ class TaskFamily(Protocol):
         """One line on the judge-log format, for `--help` and the docs."""
         ...
 
+    def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
+        """The stratum of one block (a document's decisions) for a partial-audit sampling plan, from judge-side
+        information only (kind, type, left, right, judge label, detail; never a human label)."""
+        ...
+
+    def trivial(self, decision: Mapping) -> bool:
+        """A decision whose answer is certain (CHIMERA: two identical strings): agreement reports it apart and
+        the review queue skips it by default."""
+        ...
+
     def questions_for(self, payload: Mapping, decision: Mapping) -> list:
         """The judge questions (`scoring.judges.base.Question`, every order asked) behind one stored decision, so
         a stability check can re-ask them; [] for families whose judge is not an LLM."""

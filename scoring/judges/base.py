@@ -6,8 +6,9 @@ template, fields, parser and optional JSON schema. Families build them (CHIMERA:
 span prompt, `scoring/families/chimera/prompts.py`; ideation: `PromptQuestion`s). A transport that costs something
 to ask (`cacheable = True`) goes through an `AnswerCache` (the SQLite one lives in `audit/`), so the same request
 is asked once, ever. Replay logs are read with a family-supplied line reader, so the transport knows no format.
-Specs (CLI flag, UI select, stored with the run): `exact`, `fuzzy[:T]`, `embed[:T]`, `openai:MODEL`,
-`replay:PATH`; see README.
+Specs (CLI flag, UI select, stored with the run): `exact`, `fuzzy[:T]`, `embed[:T]`, `openai:MODEL` (the
+family's free-text prompt), `openai-json:MODEL` (its structured JSON-answer form), `replay:PATH`; see
+docs/judges.md.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import hashlib
 import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -67,8 +68,28 @@ class Question(Protocol):
 
     @property
     def schema(self) -> Mapping | None:
-        """JSON schema of a structured answer (`response_format`), or None."""
+        """JSON schema of the answer (`response_format`) when this is a structured question, else None."""
         ...
+
+    def structured(self) -> Question | None:
+        """This question in its JSON-answer form (own template and hash, `schema` set, a parser of the JSON
+        object), for structured transports (`openai-json:MODEL`); None when the family has no such form."""
+        ...
+
+
+@dataclass(frozen=True)
+class Structured:
+    """A family's JSON-answer form of a question: its template (own version hash), the JSON schema the server
+    enforces through `response_format`, and the parser of the JSON reply."""
+
+    template: PromptTemplate
+    schema: Mapping = field(hash=False)
+    parser: Callable[..., Parsed] = field(hash=False)
+
+    @property
+    def schema_name(self) -> str:
+        """The schema's name for the `json_schema` dialect (`[A-Za-z0-9_-]`, at most 64 characters)."""
+        return "".join(c if c.isalnum() or c in "_-" else "_" for c in self.template.name)[:64]
 
 
 def _no_parser(raw: str | None, *, truncated: bool = False) -> Parsed:  # noqa: ARG001 (a parser's signature)
@@ -94,6 +115,9 @@ class SpanQuery:
     """Prompt with fields ENTITY_TYPE, TEXT, SPAN1, SPAN2 (or `fields` below)."""
     parser: Callable[..., Parsed] = field(default=_no_parser, compare=False)
     answer_schema: Mapping | None = field(default=None, compare=False, hash=False)
+    """Set on the structured form (see `structured()`); None on the free-text question."""
+    json_form: Structured | None = field(default=None, compare=False, hash=False)
+    """The family's JSON-answer form of this question, if it has one."""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -106,6 +130,14 @@ class SpanQuery:
     @property
     def schema(self) -> Mapping | None:
         return self.answer_schema
+
+    def structured(self) -> SpanQuery | None:
+        if self.answer_schema is not None:
+            return self
+        if self.json_form is None:
+            return None
+        f = self.json_form
+        return replace(self, template=f.template, parser=f.parser, answer_schema=f.schema, json_form=None)
 
     def prompt(self) -> str | None:
         if self.template is None:
@@ -126,6 +158,7 @@ class PromptQuestion:
     fields: tuple[tuple[str, str], ...]
     parser: Callable[..., Parsed] = field(compare=False)
     answer_schema: Mapping | None = field(default=None, compare=False, hash=False)
+    json_form: Structured | None = field(default=None, compare=False, hash=False)
 
     @property
     def pair(self) -> None:
@@ -134,6 +167,14 @@ class PromptQuestion:
     @property
     def schema(self) -> Mapping | None:
         return self.answer_schema
+
+    def structured(self) -> PromptQuestion | None:
+        if self.answer_schema is not None:
+            return self
+        if self.json_form is None:
+            return None
+        f = self.json_form
+        return replace(self, template=f.template, parser=f.parser, answer_schema=f.schema, json_form=None)
 
     def prompt(self) -> str:
         return self.template.render(**dict(self.fields))
@@ -409,12 +450,13 @@ def parse_judge_spec(spec: str, *, read_log_line: LogLineReader = read_span_log_
         importlib.import_module(_LAZY_MODULES[name])  # registers itself via register_judge
     if name in _EXTRA_JUDGES:
         return _EXTRA_JUDGES[name](arg)
-    known = "exact, fuzzy[:T], replay:PATH, openai:MODEL, embed[:T]"
+    known = "exact, fuzzy[:T], replay:PATH, openai:MODEL, openai-json:MODEL, embed[:T]"
     raise JudgeSpecError(f"unknown judge spec {spec!r}; expected one of {known}")
 
 
 _EXTRA_JUDGES: dict[str, Callable[[str], Judge]] = {}
-_LAZY_MODULES = {"openai": "scoring.judges.openai_compat", "embed": "scoring.judges.embed"}
+_LAZY_MODULES = {"openai": "scoring.judges.openai_compat", "openai-json": "scoring.judges.openai_compat",
+                 "embed": "scoring.judges.embed"}
 
 
 def register_judge(name: str, factory: Callable[[str], Judge]) -> None:

@@ -1,15 +1,20 @@
-"""`openai:MODEL`: a transport to any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
+"""`openai:MODEL` / `openai-json:MODEL`: a transport to any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama,
+llama.cpp server).
 
 It sends each question's own prompt (`Question.prompt()`, the family's template) and reads the reply with the
-question's parser (`Question.parse`): it knows no benchmark.
+question's parser (`Question.parse`): it knows no benchmark. `openai-json:MODEL` (answer mode `json`) asks each
+question's structured form instead (`Question.structured()`: its own template and hash, a JSON schema sent as
+`response_format`, a JSON parser), in the endpoint's dialect: `json_schema` (OpenAI, vLLM) or `json_object` with
+a `schema` (llama-cpp-python's server; the default for a local URL).
 
 Importing this module registers the spec (`scoring.judges` imports it lazily for `openai:...`).
 See docs/judges.md for the user-facing description.
 
-- Configuration: `OPENAI_BASE_URL`, `OPENAI_API_KEY` (or constructor arguments); run-time knobs that do not
-  change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT`, `REJUDGE_JUDGE_MAX_RETRIES`
-  and `REJUDGE_JUDGE_BACKOFF`. The key is sent as a bearer token and kept nowhere else: not in `identity()`,
-  not in cache keys, not in failure messages.
+- Configuration: `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `REJUDGE_JUDGE_JSON_DIALECT` (or constructor arguments);
+  run-time knobs that do not change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT`,
+  `REJUDGE_JUDGE_MAX_RETRIES` and `REJUDGE_JUDGE_BACKOFF`. The key is sent as a bearer token and kept nowhere
+  else: not in `identity()`, not in cache keys, not in failure messages; credentials in the URL (user info,
+  query) and any `Authorization` value a server echoes are redacted from everything recorded.
 - Requests: the question's prompt, temperature 0, max_tokens 400, one user message. `ask_many` runs them on a
   thread pool of `concurrency` workers (default: what the endpoint can serve); the openai client does no retries
   of its own (`max_retries=0`): ours back off exponentially with jitter on 429 / 408 / 409 / 5xx, timeouts,
@@ -26,6 +31,7 @@ See docs/judges.md for the user-facing description.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -34,7 +40,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import openai
 
@@ -52,6 +58,7 @@ from scoring.judges.base import (
     _hash,
     register_judge,
 )
+from scoring.judges.prompts import PromptTemplate
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 8
@@ -75,6 +82,14 @@ ENV_TIMEOUT = "REJUDGE_JUDGE_TIMEOUT"
 ENV_MAX_RETRIES = "REJUDGE_JUDGE_MAX_RETRIES"
 ENV_BACKOFF = "REJUDGE_JUDGE_BACKOFF"
 ENV_PRICES = "REJUDGE_PRICES"
+ENV_DIALECT = "REJUDGE_JUDGE_JSON_DIALECT"
+
+TEXT, JSON = "text", "json"
+"""Answer modes: the family's free-text prompt (the paper's, for parity) or its structured JSON-answer form."""
+JSON_SCHEMA, JSON_OBJECT = "json_schema", "json_object"
+"""`response_format` dialects: OpenAI / vLLM `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`;
+llama-cpp-python's server `{"type": "json_object", "schema": ...}` (it rejects `json_schema`)."""
+DIALECTS = (JSON_SCHEMA, JSON_OBJECT)
 
 # ---------------------------------------------------------------- prices
 
@@ -148,11 +163,56 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int,
 
 def redact_url(url: str) -> str:
     """The URL without user info or query (where credentials sometimes hide) and without a trailing slash."""
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"  # IPv6
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # a malformed port or bracket: show nothing that could hold a secret
+        return "<invalid URL>"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def url_secrets(url: str) -> list[str]:
+    """Strings of `url` that may be credentials: its user info (raw and decoded), password, query values, and the
+    Basic-auth token a client would build from them. Longest first, so replacing them in order leaves no piece."""
+    try:
+        parts = urlsplit(url.strip())
+        user, password = parts.username, parts.password
+    except ValueError:
+        return [url.strip()] if url.strip() else []
+    found: set[str] = set()
+    netloc_user = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
+    if netloc_user:
+        found |= {netloc_user, unquote(netloc_user)}
+    for v in (user, password):
+        if v:
+            found |= {v, unquote(v)}
+    if user is not None or password is not None:
+        pair = f"{unquote(user or '')}:{unquote(password or '')}"
+        found.add(base64.b64encode(pair.encode()).decode())
+    for _, v in parse_qsl(parts.query, keep_blank_values=False):
+        found.add(v)
+    if parts.query:
+        found.add(parts.query)
+    if netloc_user or parts.query:
+        found.add(url.strip())
+    return sorted((x for x in found if len(x) >= 3), key=len, reverse=True)
+
+
+_AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=:-]{4,}")
+_AUTH_FIELD = re.compile(r"""(?i)(["']?(?:proxy-)?authorization["']?\s*[:=]\s*["']?)([^"'\r\n,}]+)""")
+
+
+def redact_secrets(text: str, secrets: Sequence[str] = ()) -> str:
+    """`text` with every secret replaced by `***`, and any `Authorization` value (a header a server echoes,
+    `Bearer ...`, `Basic ...`) hidden even when it is not one of ours."""
+    for secret in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    text = _AUTH_FIELD.sub(lambda m: m.group(1) + "***", text)
+    return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + "***", text)
 
 
 def _env_number(name: str, default: float, cast: Callable[[str], float], minimum: float) -> float:
@@ -218,6 +278,11 @@ def server_slots(base_url: str, timeout: float = 1.0) -> int | None:
     return None
 
 
+def default_dialect(base_url: str) -> str:
+    """`json_object` (llama-cpp-python's server) for a local URL, else `json_schema` (OpenAI, vLLM)."""
+    return JSON_OBJECT if _is_local(base_url) else JSON_SCHEMA
+
+
 def default_concurrency(base_url: str) -> int:
     """What the endpoint can serve: remote APIs 8; a local server its reported slots, else 1 (llama.cpp and
     Ollama serve one request at a time: 8 at once made each request 2x slower and caused timeouts)."""
@@ -227,10 +292,14 @@ def default_concurrency(base_url: str) -> int:
 
 
 class OpenAIJudge:
-    """`openai:MODEL`: asks an OpenAI-compatible chat endpoint each question's own prompt.
+    """`openai:MODEL` / `openai-json:MODEL`: asks an OpenAI-compatible chat endpoint each question's own prompt.
 
     Args:
         model: model name sent with each request (`gpt-4o-mini` in the paper).
+        answer_mode: `text` (the family's free-text prompt; spec `openai:MODEL`) or `json` (its structured form
+            with `response_format`; spec `openai-json:MODEL`).
+        dialect: `response_format` dialect in `json` mode: `json_schema` or `json_object` (default
+            `$REJUDGE_JUDGE_JSON_DIALECT`, else `default_dialect(base_url)`).
         base_url: endpoint root, e.g. `http://localhost:8000/v1`; default `$OPENAI_BASE_URL`, else OpenAI.
         api_key: bearer token; default `$OPENAI_API_KEY`. Required for api.openai.com; a local server
             without a key gets a placeholder.
@@ -253,13 +322,22 @@ class OpenAIJudge:
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int | None = None, timeout: float | None = None, max_retries: int | None = None,
                  backoff: float | None = None, temperature: float = 0.0, max_tokens: int = 400,
-                 prices: Mapping[str, tuple[float, float]] | None = None) -> None:
+                 prices: Mapping[str, tuple[float, float]] | None = None, answer_mode: str = TEXT,
+                 dialect: str | None = None) -> None:
         model = model.strip()
+        if answer_mode not in (TEXT, JSON):
+            raise JudgeSpecError(f"answer_mode must be {TEXT!r} or {JSON!r}, got {answer_mode!r}")
+        prefix = "openai" if answer_mode == TEXT else "openai-json"
         if not model:
-            raise JudgeSpecError("openai needs a model name: openai:MODEL (e.g. openai:gpt-4o-mini)")
+            raise JudgeSpecError(f"{prefix} needs a model name: {prefix}:MODEL (e.g. {prefix}:gpt-4o-mini)")
         self.model = model
-        self.spec = f"openai:{model}"
+        self.answer_mode = answer_mode
+        self.spec = f"{prefix}:{model}"
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+        dialect = dialect or (os.environ.get(ENV_DIALECT) or "").strip() or default_dialect(self.base_url)
+        if dialect not in DIALECTS:
+            raise JudgeSpecError(f"{ENV_DIALECT} must be one of {', '.join(DIALECTS)}, got {dialect!r}")
+        self.dialect = dialect
         if concurrency is None and os.environ.get(ENV_CONCURRENCY):
             concurrency = int(_env_number(ENV_CONCURRENCY, DEFAULT_CONCURRENCY, int, 1))
         self.concurrency = int(concurrency if concurrency is not None else default_concurrency(self.base_url))
@@ -280,53 +358,115 @@ class OpenAIJudge:
                                      "(or set OPENAI_BASE_URL to a local OpenAI-compatible server)")
             key = "no-key"  # local servers (vLLM, Ollama, llama.cpp) ignore it; the client insists on one
         self._key = key
+        self._secrets = [key, *url_secrets(self.base_url)] if len(key) >= 4 else url_secrets(self.base_url)
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
         self._cancel = threading.Event()
         self._fatal: str | None = None
         self._answered = 0
+        self._prompts: dict[str, str] = {}
 
     # ------------------------------------------------------------ identity and cache
 
     @property
     def params(self) -> dict:
-        """Every request parameter besides the model and the message (they change answers; keyed in the cache)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        """Request parameters besides the model, the message and the schema (they change answers; keyed in the
+        cache). In `json` mode also the answer mode and dialect (the schema itself is keyed per question)."""
+        out: dict = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.answer_mode == JSON:
+            out |= {"answer_mode": JSON, "response_format": self.dialect}
+        return out
 
     def identity(self) -> dict:
         """Spec, model, endpoint (credentials stripped), request parameters, prompt name and hash, run-time knobs,
-        price. Never the API key."""
+        price. Never the API key.
+
+        The prompt is the template of the questions this judge was bound to (`bind`) or has been asked: one
+        template gives `prompt` and `prompt_hash`; several give `prompts` {name: hash} as well."""
         out = {"spec": self.spec, "model": self.model, "base_url": redact_url(self.base_url),
-               "params": self.params, "concurrency": self.concurrency, "timeout": self.timeout,
-               "max_retries": self.max_retries,
+               "params": self.params, "answer_mode": self.answer_mode, "concurrency": self.concurrency,
+               "timeout": self.timeout, "max_retries": self.max_retries,
                "price_usd_per_1m": list(p) if (p := model_price(self.model, self.prices)) else None}
-        if self.prompt_template is not None:
-            out |= {"prompt": self.prompt_template.name, "prompt_hash": self.prompt_template.version}
+        if self.answer_mode == JSON:
+            out["dialect"] = self.dialect
+        prompts = dict(self._prompts)
+        if prompts:
+            name = next(iter(prompts))
+            out |= {"prompt": name, "prompt_hash": prompts[name]}
+            if len(prompts) > 1:
+                out["prompts"] = prompts
         return out
 
-    prompt_template = None
-    """The template of the questions asked (set by `bind`, shown with the run)."""
-
-    def bind(self, template: object) -> OpenAIJudge:
-        """Record which prompt template this run's questions use (for `identity`)."""
-        self.prompt_template = template  # type: ignore[assignment]
+    def bind(self, what: object) -> OpenAIJudge:
+        """Record the prompt template a run's questions use, before asking (for `identity`): a `PromptTemplate`,
+        or a sample `Question` (its structured form's template in `json` mode)."""
+        if isinstance(what, PromptTemplate):
+            self._note(what)
+        else:
+            self._note(self.form(what).template)  # type: ignore[arg-type]
         return self
+
+    def _note(self, template: PromptTemplate | None) -> None:
+        if template is not None and template.name not in self._prompts:
+            self._prompts[template.name] = template.version
 
     @property
     def fatal(self) -> str | None:
         return self._fatal
 
+    def form(self, query: Question) -> Question:
+        """The question as this judge asks it: itself (`text`) or its structured form (`json`).
+
+        Raises:
+            JudgeSpecError: `json` mode and the family's question has no structured form.
+        """
+        if self.answer_mode == TEXT:
+            return query
+        structured = query.structured()
+        if structured is None or structured.schema is None:
+            raise JudgeSpecError(f"{self.spec}: this family's questions have no structured (JSON-answer) form; "
+                                 f"use openai:{self.model}")
+        return structured
+
     def render(self, query: Question) -> str:
-        """The exact prompt sent for `query`."""
-        prompt = query.prompt()
+        """The exact prompt sent for `query` (in this judge's answer mode)."""
+        q = self.form(query)
+        prompt = q.prompt()
         if prompt is None:
             raise JudgeSpecError("the openai judge needs questions with a prompt; this family asks none")
+        self._note(q.template)
         return prompt
 
+    def response_format(self, query: Question) -> dict | None:
+        """The `response_format` sent for `query`: None in `text` mode, else its schema in this judge's dialect."""
+        if self.answer_mode == TEXT:
+            return None
+        q = self.form(query)
+        schema = dict(q.schema or {})
+        if self.dialect == JSON_OBJECT:
+            return {"type": "json_object", "schema": schema}
+        name = "".join(c if c.isalnum() or c in "_-" else "_" for c in (q.template.name if q.template else "answer"))
+        return {"type": "json_schema", "json_schema": {"name": name[:64], "schema": schema, "strict": True}}
+
+    def request_body(self, query: Question) -> dict:
+        """Exactly the JSON body this judge POSTs to `/chat/completions` for `query` (also the body of a Batch API
+        request line, `audit/judge_batch.py`)."""
+        body: dict = {"model": self.model, "messages": [{"role": "user", "content": self.render(query)}],
+                      "temperature": self.temperature, "max_tokens": self.max_tokens}
+        rf = self.response_format(query)
+        if rf is not None:
+            body["response_format"] = rf
+        return body
+
     def cache_key(self, query: Question) -> str:
-        """sha256 over (endpoint, model, params, prompt hash, rendered prompt): identical requests share a key."""
-        version = query.template.version if query.template is not None else None
-        return _hash(["openai-chat", redact_url(self.base_url), self.model, self.params, version,
-                      self.render(query)])
+        """sha256 over (endpoint, model, params, prompt hash, rendered prompt[, response_format]): identical
+        requests share a key."""
+        q = self.form(query)
+        version = q.template.version if q.template is not None else None
+        parts: list = ["openai-chat", redact_url(self.base_url), self.model, self.params, version, self.render(query)]
+        rf = self.response_format(query)
+        if rf is not None:
+            parts.append(rf)
+        return _hash(parts)
 
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         return estimate_cost(self.model, prompt_tokens, completion_tokens, self.prices)
@@ -401,7 +541,7 @@ class OpenAIJudge:
 
     def ask_one(self, query: Question) -> Answer:
         """One query with retries; never raises for transport problems (they become `missing` answers)."""
-        prompt = self.render(query)
+        body = self.request_body(query)
         retries = 0
         while True:
             if self._cancel.is_set():
@@ -410,7 +550,7 @@ class OpenAIJudge:
                 why = f"{NOT_SENT} ({self._fatal})" if retries == 0 else f"{REQUEST_FAILED}: {self._fatal}"
                 return Answer(MISSING, rationale=why, retries=retries)
             try:
-                a = self._request(query, prompt, retries)
+                a = self._request(query, body, retries)
                 self._answered += 1
                 return a
             except _Failure as f:
@@ -432,13 +572,11 @@ class OpenAIJudge:
         return delay
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if len(self._key) >= 4 else text
+        return redact_secrets(text, self._secrets)
 
-    def _request(self, query: Question, prompt: str, retries: int) -> Answer:
+    def _request(self, query: Question, body: Mapping, retries: int) -> Answer:
         try:
-            completion = self._client.chat.completions.create(
-                model=self.model, messages=[{"role": "user", "content": prompt}], timeout=self.timeout,
-                **self.params)
+            completion = self._client.chat.completions.create(**body, timeout=self.timeout)
         except openai.APITimeoutError:
             raise _Failure(f"timed out after {self.timeout:g} s", retryable=True) from None
         except openai.APIConnectionError as e:
@@ -451,7 +589,8 @@ class OpenAIJudge:
             raise _Failure(msg, retryable=code in RETRY_STATUS or code >= 500, fatal=code in FATAL_STATUS,
                            retry_after=_retry_after(e.response.headers)) from None
         except (openai.APIResponseValidationError, ValueError) as e:
-            raise _Failure(f"malformed response: {type(e).__name__}: {_short(e)}", retryable=True) from None
+            raise _Failure(self._redact(f"malformed response: {type(e).__name__}: {_short(e)}"),
+                           retryable=True) from None
         except openai.OpenAIError as e:
             raise _Failure(self._redact(f"{type(e).__name__}: {_short(e)}"), retryable=False) from None
         choices = getattr(completion, "choices", None)
@@ -465,12 +604,18 @@ class OpenAIJudge:
         usage = getattr(completion, "usage", None)
         pt = int(getattr(usage, "prompt_tokens", 0) or 0)
         ct = int(getattr(usage, "completion_tokens", 0) or 0)
-        parsed = query.parse(raw, truncated=choice.finish_reason == "length")
+        return self.answer_from_reply(query, raw, choice.finish_reason, pt, ct, retries)
+
+    def answer_from_reply(self, query: Question, raw: str, finish_reason: str | None, prompt_tokens: int = 0,
+                          completion_tokens: int = 0, retries: int = 0) -> Answer:
+        """The answer a reply gives to `query`, read by the parser of the form this judge asked (live replies and
+        Batch API results alike)."""
+        parsed = self.form(query).parse(raw, truncated=finish_reason == "length")
         if parsed.value != INVALID:
-            return Answer(parsed.value, raw=raw, rationale=parsed.rationale, prompt_tokens=pt, completion_tokens=ct,
-                          retries=retries)
-        return Answer(INVALID, raw=raw, rationale=f"unparseable: {parsed.reason}", prompt_tokens=pt,
-                      completion_tokens=ct, retries=retries)
+            return Answer(parsed.value, raw=raw, rationale=parsed.rationale, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens, retries=retries)
+        return Answer(INVALID, raw=raw, rationale=f"unparseable: {parsed.reason}", prompt_tokens=prompt_tokens,
+                      completion_tokens=completion_tokens, retries=retries)
 
 
 def _short(e: BaseException, limit: int = 200) -> str:
@@ -482,4 +627,9 @@ def _make_judge(arg: str) -> OpenAIJudge:
     return OpenAIJudge(arg)
 
 
+def _make_json_judge(arg: str) -> OpenAIJudge:
+    return OpenAIJudge(arg, answer_mode=JSON)
+
+
 register_judge("openai", _make_judge)
+register_judge("openai-json", _make_json_judge)

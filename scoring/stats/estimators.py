@@ -138,6 +138,15 @@ def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float,
                     _join("clipped to the metric's range" if clipped else None), raw, tot.df)
 
 
+def metric_estimate(tot: Totals, g: Callable[[np.ndarray], float], *, bounds: tuple[float, float] | None = (0.0, 1.0),
+                    level: float = 0.95, dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
+                    min_differing: int = MIN_DIFFERING) -> Estimate:
+    """Any smooth metric g of the estimated totals (`difference.difference_totals`), with a delta-method interval:
+    the shell uses it for a family's headline metric, g = that number of the family's metrics of the totals."""
+    return _from_totals(tot, g, level=level, dist=dist, bounds=bounds, min_reviews=min_reviews,
+                        min_differing=min_differing, linear=False)
+
+
 # ---------------------------------------------------------------- totals, means, rates
 
 

@@ -26,3 +26,18 @@ def test_readme_cli_examples_run(tmp_path):
         assert p.returncode == 0, f"{cmd}\n{p.stderr}"
     assert (tmp_path / "audited.json").exists() and (tmp_path / "ana.reviews.jsonl").exists()
     assert (tmp_path / "demo-fuzzy.judge.jsonl").exists()
+
+
+def test_readme_notebook_example_runs(tmp_path):
+    """The README's Python example scores a run without the dashboard or a database and gives DataFrames."""
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"## Notebook use\n.*?```python\n(.*?)```", text, re.S).group(1)
+    os.symlink(ROOT / "data", tmp_path / "data")
+    script = tmp_path / "nb.py"
+    script.write_text(code + "\nimport pandas as pd\n"
+                      "assert isinstance(decisions, pd.DataFrame) and len(decisions) > 0\n"
+                      "assert isinstance(metrics, pd.DataFrame) and 'f1' in metrics\n"
+                      "import sys; assert 'audit' not in sys.modules and 'streamlit' not in sys.modules\n")
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr

@@ -6,12 +6,14 @@ import html
 
 import streamlit as st
 
-from scoring.families.chimera.scorer import doc_from_json, match_summary
+from scoring.families.chimera.scorer import ENTITY_TYPES, KIND, doc_from_json, flat_entities, match_summary
 from ui.families import DocumentContext
-from ui.highlight import LEGEND, highlight_html, locate
-from ui.text import md_literal
+from ui.highlight import highlight_html, legend_html, locate, type_colours
+from ui.text import md_literal, show_text
 
 DOC_NOUN = "abstract"
+KIND_TITLES = {KIND: "span pair (predicted ⇄ gold)"}
+COLOURS = type_colours(ENTITY_TYPES)
 DOC_ID_TITLE = "paper id"
 ANSWER_TEXT = {"yes": "yes", "no": "no", "invalid": "unreadable", "missing": "not in log"}
 SECTION_HELP = {
@@ -53,12 +55,34 @@ def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
     return lines
 
 
+def gold_items(payload: dict) -> list[str]:
+    """The abstract's gold entities as `type: span` (what a reviewer can flag as wrong)."""
+    doc, _ = doc_from_json(payload)
+    return [f"{t}: {v}" for t, v in dict.fromkeys(flat_entities(doc.gold))]
+
+
+def gold_item_of(d: dict) -> str | None:
+    """The gold span of a span-pair decision, as in `gold_items`."""
+    sides = d["detail"].get("sides", {})
+    for which in ("right", "left"):
+        if "gold" in (sides.get(which) or (["gold"] if which == "right" else [])):
+            return f"{d['type']}: {d[which]}"
+    return None
+
+
+def _side_ranges(text: str, span: str, sides: list[str] | None, default: str, t: str) -> tuple[list, list]:
+    hits = [(s, e, t) for s, e in locate(text, span)]
+    sides = sides or [default]
+    return (hits if "gold" in sides else []), (hits if "predicted" in sides else [])
+
+
 def preview(payload: dict, d: dict) -> None:
-    """The abstract with the decision's two spans highlighted (review queue)."""
+    """The abstract with the decision's two spans highlighted in its entity type's colour (review queue)."""
     text = payload["text"]
-    gold = [(s, e, "gold") for s, e in locate(text, d["right"])]
-    pred = [(s, e, "predicted") for s, e in locate(text, d["left"])]
-    st.html(highlight_html(text, gold, pred))
+    sides = d["detail"].get("sides", {})
+    lg, lp = _side_ranges(text, d["left"], sides.get("left"), "predicted", d["type"])
+    rg, rp = _side_ranges(text, d["right"], sides.get("right"), "gold", d["type"])
+    st.html(highlight_html(text, lg + rg, lp + rp, COLOURS))
 
 
 def _relation_html(rels: tuple, empty: str) -> str:
@@ -96,12 +120,13 @@ def render_document(ctx: DocumentContext) -> None:
         pred_ranges += [(s, e, t) for s, e in hits]
         if not hits:
             not_found.append(v)
-    st.html(LEGEND)
-    st.html(highlight_html(doc.text, gold_ranges, pred_ranges))
+    st.html(legend_html({t: COLOURS[t] for t in ENTITY_TYPES}))
+    st.html(highlight_html(doc.text, gold_ranges, pred_ranges, COLOURS))
     if not_found:
         st.caption("Predicted spans not found verbatim in the text: " + "; ".join(md_literal(v) for v in not_found))
     if hide:
         return
+    _doc_counts(ctx)
     summary = match_summary(doc, pred, {(d["type"], d["left"], d["right"]): d["effective"] for d in ctx.decisions})
     e = html.escape
     c1, c2, c3 = st.columns(3)
@@ -111,3 +136,52 @@ def render_document(ctx: DocumentContext) -> None:
     c2.html(_entity_list([f"{e(v)} <small>({e(t)})</small>" for t, v in summary["unmatched_pred"]]))
     c3.markdown("**Unmatched gold entities**")
     c3.html(_entity_list([f"{e(v)} <small>({e(t)})</small>" for t, v in summary["unmatched_gold"]]))
+    for line in over_matching(summary["matched"]):
+        show_text(line, "warning")
+
+
+def over_matching(matched: list[tuple[str, str, str]]) -> list[str]:
+    """Where several predicted spans match one gold span (or one predicted span several gold spans): the scorer
+    counts the gold entity once as tp and the rest as over-matching (`pred_om` / `gold_om`)."""
+    by_gold: dict[tuple[str, str], list[str]] = {}
+    by_pred: dict[tuple[str, str], list[str]] = {}
+    for t, p, g in matched:
+        by_gold.setdefault((t, g), []).append(p)
+        by_pred.setdefault((t, p), []).append(g)
+    out = [f"Over-matching: gold {t} “{g}” is matched by {len(ps)} predicted spans ({'; '.join(ps)}); it counts "
+           f"once as a true positive, the other {len(ps) - 1} as predicted over-matching."
+           for (t, g), ps in by_gold.items() if len(ps) > 1]
+    out += [f"Over-matching: predicted {t} “{p}” matches {len(gs)} gold spans ({'; '.join(gs)}); the other "
+            f"{len(gs) - 1} count as gold over-matching." for (t, p), gs in by_pred.items() if len(gs) > 1]
+    return out
+
+
+COUNT_KEYS = ("tp", "fp", "fn", "pred_om", "gold_om")
+COUNT_TITLES = {"pred_om": "pred over-match", "gold_om": "gold over-match"}
+
+
+def doc_count_rows(original: dict, audited: dict) -> list[dict]:
+    """This abstract's tp / fp / fn (and over-matching) per section and type, original → audited, skipping types
+    the abstract has nothing of."""
+    rows = []
+    for section in ("classification", "entities", "relations"):
+        for t, o in (original.get(section) or {}).items():
+            a = (audited.get(section) or {}).get(t, o)
+            if not any(o.get(k) or a.get(k) for k in COUNT_KEYS):
+                continue
+            row = {"section": section, "type": t}
+            for k in COUNT_KEYS:
+                if k in o:
+                    ov, av = o.get(k, 0), a.get(k, 0)
+                    row[COUNT_TITLES.get(k, k)] = str(ov) if ov == av else f"{ov} → {av}"
+            rows.append(row)
+    return rows
+
+
+def _doc_counts(ctx: DocumentContext) -> None:
+    rows = doc_count_rows(ctx.extra.get("original_counts") or ctx.doc.get("counts") or {}, ctx.audited_counts)
+    st.markdown("**This abstract's counts** (original → audited; the cards above are run-level)")
+    if rows:
+        st.dataframe(rows, hide_index=True, key="chimera.doc_counts")
+    else:
+        st.caption("Nothing to count on this abstract (no gold or predicted entities).")

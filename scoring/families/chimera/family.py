@@ -8,7 +8,10 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.chimera import sampling as chimera_sampling
 from scoring.families.chimera import scorer as chimera
+from scoring.families.chimera import strict
+from scoring.families.chimera.prompts import span_question
 from scoring.judges.base import Answer, AnswerCache, Judge, JudgeStats, Progress, parse_judge_spec, read_span_log_line
 
 GOLD_HELP = ("CHIMERA CSV with `paper_id`, `text`, `readable_relations` (and `entities` offsets for highlighting, "
@@ -90,6 +93,12 @@ class ChimeraTask:
     def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:
         return []
 
+    def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
+        return chimera_sampling.stratum(decisions)
+
+    def trivial(self, decision: Mapping) -> bool:
+        return chimera_sampling.trivial(decision)
+
     def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:
         return set()
 
@@ -103,10 +112,25 @@ class ChimeraTask:
         return chimera.metrics_from_counts(full)
 
     def metric_rows(self, metrics: Mapping) -> list[dict]:
+        """Paper-code rows per section and type, then the strict 1-to-1 variant's rows (sections `entities (strict
+        1-to-1)`, `relations (strict 1-to-1)`) when the metrics have them: beside the paper's, never instead."""
         rows = []
-        for section in chimera.SECTIONS:
-            for t, v in metrics.get(section, {}).items():
+        parts = [(section, metrics.get(section, {})) for section in chimera.SECTIONS]
+        parts += [(strict.SECTION_TITLES[s], metrics.get(strict.STRICT, {}).get(s, {})) for s in strict.STRICT_SECTIONS]
+        for section, per_type in parts:
+            for t, v in per_type.items():
                 rows.append({"section": section, "type": "macro average" if t == "avg" else t,
                              "precision": v["precision"], "recall": v["recall"], "f1": v["f1"],
                              "tp": v.get("tp"), "fp": v.get("fp"), "fn": v.get("fn")})
         return rows
+
+    def questions_for(self, payload: Mapping, decision: Mapping) -> list:
+        """The two span questions of a span-pair decision, left span first then right span first (the order
+        of `detail.pred_gold` / `detail.gold_pred`), rendered with the paper's prompt over the stored abstract."""
+        doc_id, text = payload["paper_id"], payload["text"]
+        t, left, right = decision["type"], decision["left"], decision["right"]
+        return [span_question(doc_id, text, t, left, right), span_question(doc_id, text, t, right, left)]
+
+    def label_from_answers(self, decision: Mapping, answers: Sequence[str]) -> str:  # noqa: ARG002 (hook)
+        """The decision label the answers to `questions_for` (in that order) give: match iff both are yes."""
+        return chimera.label_from_answers(*answers)

@@ -1,12 +1,20 @@
 """CHIMERA's judge question: the paper's span-comparison prompt, verbatim, and the rule that reads its answer.
 
 `CHIMERA_SPAN`: verbatim from the paper's scorer (noy-sternlicht/CHIMERA-KB, `src/eval.py`,
-`SPAN_COMPARISON_PROMPT`); parsed by `parse_span_answer`.
+`SPAN_COMPARISON_PROMPT`); parsed by `parse_span_answer`. The default, for parity with the paper.
+
+`CHIMERA_SPAN_JSON`: our structured-answer form of the same question (`openai-json:MODEL`): the same
+instructions, but the reply is a JSON object `{"justification": ..., "answer": "yes"|"no"}` that the server
+enforces through `response_format` (`CHIMERA_SPAN_SCHEMA`); parsed by `parse_span_json`. It has its own
+version hash, so its answers never mix with the paper prompt's in the cache or in a run's identity.
 """
 
 from __future__ import annotations
 
-from scoring.judges.base import SpanQuery
+import json
+import re
+
+from scoring.judges.base import SpanQuery, Structured
 from scoring.judges.prompts import INVALID, NO, YES, Parsed, PromptTemplate, register_template
 from scoring.judges.prompts import between as _between
 
@@ -94,6 +102,90 @@ def parse_span_answer(raw: str | None, *, truncated: bool = False) -> Parsed:
 
 
 
+CHIMERA_SPAN_JSON_PROMPT = """You are tasked with comparing two spans extracted from a scientific text to determine if \
+they discuss the same {ENTITY_TYPE}.
+
+1. First, read the full text for context:
+<full_text>
+{TEXT}
+</full_text>
+
+2. Now, consider these two spans extracted from the text above:
+<span1>
+{SPAN1}
+</span1>
+
+<span2>
+{SPAN2}
+</span2>
+
+3. Determine if the two spans discuss the same {ENTITY_TYPE}. The idea the spans discuss should be exactly the \
+same, up to minor lexical or semantic variations. Consider the main topic or idea presented in each span, the \
+context in which they appear in the full text, and any potential contradictions between them.
+
+4. Reply with a JSON object only: a short justification of your determination (one or two sentences), then \
+"yes" or "no" to whether the spans discuss the same {ENTITY_TYPE}:
+{{"justification": "...", "answer": "yes"}}"""
+"""Our JSON-answer wording of the paper's question (not the paper's text: the paper asks for tags)."""
+
+CHIMERA_SPAN_JSON = register_template(PromptTemplate("chimera-span-comparison-json", CHIMERA_SPAN_JSON_PROMPT))
+CHIMERA_SPAN_JSON_PROMPT_HASH = CHIMERA_SPAN_JSON.version
+
+JUSTIFICATION_MAX_CHARS = 500
+"""Cap on the justification in the schema: a constrained small model otherwise rambles to the token limit and
+the answer after it is cut off (500 characters are about 120 tokens, well inside the 400-token cap)."""
+
+CHIMERA_SPAN_SCHEMA: dict = {
+    "type": "object",
+    "properties": {
+        "justification": {"type": "string", "maxLength": JUSTIFICATION_MAX_CHARS},
+        "answer": {"type": "string", "enum": [YES, NO]},
+    },
+    "required": ["justification", "answer"],
+    "additionalProperties": False,
+}
+"""JSON schema of a structured CHIMERA answer (key order = generation order: the justification comes first)."""
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def parse_span_json(raw: str | None, *, truncated: bool = False) -> Parsed:
+    """Read a structured CHIMERA reply: a JSON object whose `answer`, stripped and lower-cased, is `yes` or `no`;
+    its `justification` (a string, optional here) is the rationale.
+
+    A reply inside a Markdown code fence is accepted (servers without constrained decoding add one). Anything else
+    is `invalid` with the reason: empty, not JSON (named as cut off when `truncated`), not an object, no `answer`
+    string, or another word.
+    """
+    if not raw or not raw.strip():
+        return Parsed(INVALID, "empty answer")
+    text = raw.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        why = "not a JSON object" + (" (reply cut off at the token limit)" if truncated else "")
+        return Parsed(INVALID, why)
+    if not isinstance(obj, dict):
+        return Parsed(INVALID, f"JSON {type(obj).__name__}, not an object")
+    justification = obj.get("justification")
+    rationale = justification.strip() if isinstance(justification, str) else None
+    answer = obj.get("answer")
+    if not isinstance(answer, str):
+        return Parsed(INVALID, "no 'answer' string in the JSON object", rationale)
+    value = answer.strip().lower()
+    if value not in (YES, NO):
+        return Parsed(INVALID, f"answer is {answer.strip()[:40]!r}, not yes or no", rationale)
+    return Parsed(value, None, rationale)
+
+
+SPAN_JSON = Structured(CHIMERA_SPAN_JSON, CHIMERA_SPAN_SCHEMA, parse_span_json)
+"""The structured form every CHIMERA question offers (`Question.structured()`)."""
+
+
 def span_question(doc: str, text: str, entity_type: str, span1: str, span2: str) -> SpanQuery:
-    """CHIMERA's judge question for one ordered span pair: the paper's prompt, read by `parse_span_answer`."""
-    return SpanQuery(doc, text, entity_type, span1, span2, CHIMERA_SPAN, parse_span_answer)
+    """CHIMERA's judge question for one ordered span pair: the paper's prompt, read by `parse_span_answer`; its
+    `structured()` form is the JSON-answer prompt read by `parse_span_json`."""
+    return SpanQuery(doc, text, entity_type, span1, span2, CHIMERA_SPAN, parse_span_answer, json_form=SPAN_JSON)

@@ -28,6 +28,7 @@ from scoring.families.chimera.model import (  # noqa: F401
     Relation,
     normalise_name,
 )
+from scoring.families.chimera import strict
 from scoring.families.chimera.prompts import span_question
 from scoring.judges.base import (
     INVALID,
@@ -258,30 +259,49 @@ SECTIONS = ("classification", "entities", "relations")
 
 
 def doc_counts(doc: ChimeraDoc, pred: ChimeraPrediction, match: MatchFn) -> DocCounts:
-    """Counts one document contributes to each section; pooled over documents by `metrics_from_counts`."""
+    """Counts one document contributes to each section; pooled over documents by `metrics_from_counts`.
+
+    Besides the paper-code sections, `strict_1to1` holds the strict variant's entity and relation counts under
+    the same match function (`strict.py`), so reviews move both and no judge call is added.
+    """
     return {
         "classification": _classification_counts(bool(pred.relations), bool(doc.gold)),
         "entities": _flat_entity_counts(flat_entities(pred.relations), flat_entities(doc.gold), match),
         "relations": _relation_counts(pred.relations, doc.gold, match),
+        strict.STRICT: strict.doc_counts(doc, pred, match),  # type: ignore[dict-item]
     }
 
 
 def empty_counts() -> DocCounts:
     return {"classification": zero_counts(CLASSES), "entities": zero_counts(ENTITY_TYPES),
-            "relations": zero_counts(RELATION_TYPES)}
+            "relations": zero_counts(RELATION_TYPES), strict.STRICT: strict.empty_counts()}  # type: ignore[dict-item]
 
 
 def sum_counts(parts: Iterable[Mapping[str, Counts]]) -> DocCounts:
     total = empty_counts()
     for part in parts:
         for section, c in part.items():
-            add_counts(total[section], c)
+            if section == strict.STRICT:
+                strict.add_into(total[section], c)  # type: ignore[arg-type]
+            else:
+                add_counts(total[section], c)
     return total
 
 
 def metrics_from_counts(total: Mapping[str, Counts]) -> dict:
-    """The reference scorer's metrics JSON: classification, entities, relations; each per type plus avg."""
-    return {section: criteria(total[section]) for section in SECTIONS}
+    """The reference scorer's metrics JSON: classification, entities, relations; each per type plus avg.
+
+    Plus `strict_1to1` ({"entities", "relations"}, same shape) when the totals carry consistent strict counts;
+    a run stored before the strict variant existed gets `strict_1to1_unavailable` (the reason) instead.
+    """
+    out = {section: criteria(total[section]) for section in SECTIONS}
+    strict_total = total.get(strict.STRICT)
+    if strict_total is not None and strict.consistent(total, strict_total):  # type: ignore[arg-type]
+        out[strict.STRICT] = strict.metrics(strict_total)  # type: ignore[arg-type]
+    else:
+        out[f"{strict.STRICT}_unavailable"] = ("this run's stored counts predate the strict 1-to-1 variant; "
+                                               "score the run again to see it")
+    return out
 
 
 def outcome(doc: ChimeraDoc, pred: ChimeraPrediction, counts: DocCounts) -> str:

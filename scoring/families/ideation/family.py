@@ -265,6 +265,15 @@ class IdeationTask:
                                   "rationale": call.get("rationale"), "raw": call.get("raw")})
         return lines
 
+    def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
+        """Questions with a split comparison (the winner changed with the order) apart from the others."""
+        if any(d["judge"] == "split" for d in decisions):
+            return "split"
+        return "consistent"
+
+    def trivial(self, decision: Mapping) -> bool:
+        return False
+
     def describe_judge_log(self) -> str:
         return LOG_FORMAT
 

@@ -216,6 +216,15 @@ class LitXBenchTask:
                         "label": get("judge") or get("judge_label")})
         return out
 
+    def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
+        """Papers whose solver left pairs unmatched or numbers not found apart from clean ones."""
+        if any(d["judge"] in ("no-match", "not-found") for d in decisions):
+            return "has-misses"
+        return "all-matched"
+
+    def trivial(self, decision: Mapping) -> bool:
+        return False
+
     def describe_judge_log(self) -> str:
         return ('JSON lines: {"doc", "kind", "type", "left", "right", "label"} — the official algorithm\'s '
                 "decisions (material/item/config pairs: match|no-match; numbers: found|not-found)")

@@ -121,5 +121,13 @@ class RetrievalTask:
     def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
         return review.judge_log_records(decisions)
 
+    def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
+        """Queries by how many candidates sit above the gold (the review burden)."""
+        n = len(decisions)
+        return "none above" if n == 0 else "1-9 above" if n < 10 else "10+ above"
+
+    def trivial(self, decision: Mapping) -> bool:
+        return False
+
     def describe_judge_log(self) -> str:
         return LOG_FORMAT

@@ -1,0 +1,151 @@
+"""Gold errata: reviewers flag a gold item that is wrong or missing, with a note and a proposed correction.
+
+Errata are stored like reviews: append-only rows with reviewer and time (table `errata`, migration m006). A new
+flag by the same reviewer on the same document and gold item supersedes their older one; withdrawing appends a
+row marked `withdrawn`. Errata never change a score: they are listed on their own page and exported (JSON, CSV)
+for the benchmark's maintainers, naming the benchmark, the gold file, the document, the gold item and the
+proposed correction.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+
+from sqlite_utils import Database
+
+from audit.errors import AuditError
+from audit.export import rejudge_version, write_csv
+from audit.reviews import MAX_NAME_CHARS, MAX_NOTE_CHARS
+from audit.store import now, run_row
+from scoring.families import get_task
+
+PROBLEMS = {
+    "wrong item": "the gold item is not what the text says (e.g. a wrong span)",
+    "missing item": "the text has an item the gold lacks",
+    "wrong type": "right item, wrong type or role",
+    "wrong value": "a gold value (number, measurement) is wrong",
+    "wrong unit": "a gold unit is wrong",
+    "should not be there": "the gold item should be removed",
+    "other": "anything else (say what in the note)",
+}
+MAX_ITEM_CHARS = 2_000
+_COLS = ("id", "uid", "doc_id", "decision_id", "item", "problem", "correction", "note", "reviewer", "created",
+         "withdrawn")
+
+
+def add_erratum(db: Database, run: str, doc_id: str, item: str, problem: str, reviewer: str, *,
+                correction: str | None = None, note: str | None = None, decision_id: int | None = None,
+                withdrawn: bool = False) -> dict:
+    """Append one erratum row (or, with `withdrawn=True`, the withdrawal of the reviewer's flag on that item).
+
+    `item` is the gold item as shown (a span, a measurement); for a missing item it may be empty and the
+    `correction` says what is missing.
+
+    Raises:
+        UnknownRun; AuditError: unknown document or decision, unknown problem, empty or too long fields.
+    """
+    row = run_row(db, run)
+    if problem not in PROBLEMS:
+        raise AuditError(f"problem {problem!r} is not one of {', '.join(PROBLEMS)}")
+    if db.execute("SELECT 1 FROM documents WHERE run_id = ? AND doc_id = ?", [row["id"], doc_id]).fetchone() is None:
+        raise AuditError(f"document {doc_id!r} is not in run {run!r}")
+    if decision_id is not None and db.execute("SELECT 1 FROM decisions WHERE id = ? AND run_id = ? AND doc_id = ?",
+                                              [decision_id, row["id"], doc_id]).fetchone() is None:
+        raise AuditError(f"decision {decision_id} is not a decision of {doc_id!r} in run {run!r}")
+    reviewer = (reviewer or "").strip()
+    if not reviewer:
+        raise AuditError("an erratum needs a reviewer name")
+    if len(reviewer) > MAX_NAME_CHARS:
+        raise AuditError(f"reviewer name is longer than {MAX_NAME_CHARS} characters")
+    item = (item or "").strip()
+    correction = (correction or "").strip() or None
+    note = (note or "").strip() or None
+    if not item and not correction:
+        raise AuditError("say which gold item is wrong, or (for a missing item) what is missing in the correction")
+    if len(item) > MAX_ITEM_CHARS or len(correction or "") > MAX_ITEM_CHARS:
+        raise AuditError(f"gold item and correction are limited to {MAX_ITEM_CHARS} characters")
+    if note is not None and len(note) > MAX_NOTE_CHARS:
+        raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
+    new = {"uid": uuid.uuid4().hex, "run_id": row["id"], "doc_id": doc_id, "decision_id": decision_id, "item": item,
+           "problem": problem, "correction": correction, "note": note, "reviewer": reviewer, "created": now(),
+           "withdrawn": int(withdrawn)}
+    cur = db.conn.execute(
+        "INSERT INTO errata (uid, run_id, doc_id, decision_id, item, problem, correction, note, reviewer, created, "
+        "withdrawn) VALUES (:uid, :run_id, :doc_id, :decision_id, :item, :problem, :correction, :note, :reviewer, "
+        ":created, :withdrawn)", new)
+    return new | {"id": cur.lastrowid}
+
+
+def withdraw_erratum(db: Database, run: str, erratum_id: int, reviewer: str) -> dict:
+    """Withdraw a current erratum (appends a `withdrawn` row for the same document and item).
+
+    Raises:
+        AuditError: no such erratum in the run, or it is another reviewer's.
+    """
+    row = run_row(db, run)
+    found = db.execute("SELECT doc_id, item, problem, reviewer FROM errata WHERE id = ? AND run_id = ?",
+                       [erratum_id, row["id"]]).fetchone()
+    if found is None:
+        raise AuditError(f"erratum {erratum_id} is not in run {run!r}")
+    if found[3] != (reviewer or "").strip():
+        raise AuditError(f"erratum {erratum_id} was flagged by {found[3]}; only they can withdraw it")
+    return add_erratum(db, run, found[0], found[1], found[2], reviewer, withdrawn=True,
+                       correction=None if found[1] else "(withdrawn)")
+
+
+def history(db: Database, run: str) -> list[dict]:
+    """Every erratum row of the run, oldest first (the append-only log)."""
+    run_id = run_row(db, run)["id"]
+    return [dict(zip(_COLS, r, strict=True)) for r in db.execute(
+        f"SELECT {', '.join(_COLS)} FROM errata WHERE run_id = ? ORDER BY created, id", [run_id])]
+
+
+def current_errata(db: Database, run: str, doc_id: str | None = None) -> list[dict]:
+    """The standing errata: per reviewer, document and gold item the latest row, unless it is a withdrawal."""
+    latest: dict[tuple, dict] = {}
+    for r in history(db, run):
+        latest[(r["reviewer"], r["doc_id"], r["item"])] = r
+    out = [r for r in latest.values() if not r["withdrawn"] and (doc_id is None or r["doc_id"] == doc_id)]
+    return sorted(out, key=lambda r: r["id"])
+
+
+def _gold_input(row: dict) -> dict:
+    task = get_task(row["task"])
+    first = task.inputs[0].name
+    info = row["inputs"].get(first) or {}
+    return {"input": first, "name": info.get("name"), "sha256": info.get("sha256")}
+
+
+def export_errata(db: Database, run: str) -> dict:
+    """The errata file: benchmark (family and title), the gold file (name and SHA-256), and each standing
+    erratum naming document, gold item, problem and proposed correction, with reviewer, note and time."""
+    row = run_row(db, run)
+    task = get_task(row["task"])
+    return {
+        "benchmark": {"family": task.name, "title": task.title}, "run": row["name"], "gold": _gold_input(row),
+        "exported": datetime.now(UTC).isoformat(timespec="seconds"), "rejudge_version": rejudge_version(),
+        "note": "Proposed corrections to the gold data, flagged by reviewers; scores are not changed by them.",
+        "errata": [{"document": r["doc_id"], "gold_item": r["item"], "problem": r["problem"],
+                    "correction": r["correction"], "note": r["note"], "reviewer": r["reviewer"],
+                    "created": r["created"], "decision": r["decision_id"], "uid": r["uid"]}
+                   for r in current_errata(db, run)],
+    }
+
+
+CSV_HEADER = ["benchmark", "gold_file", "document", "gold_item", "problem", "correction", "note", "reviewer",
+              "created", "decision"]
+
+
+def export_errata_csv(db: Database, run: str) -> str:
+    """The errata file as CSV (one row per standing erratum; cells safe in a spreadsheet)."""
+    data = export_errata(db, run)
+    return write_csv(CSV_HEADER, [[data["benchmark"]["family"], data["gold"]["name"], e["document"], e["gold_item"],
+                                   e["problem"], e["correction"] or "", e["note"] or "", e["reviewer"],
+                                   e["created"], "" if e["decision"] is None else e["decision"]]
+                                  for e in data["errata"]])
+
+
+def export_errata_json(db: Database, run: str) -> str:
+    return json.dumps(export_errata(db, run), indent=1, ensure_ascii=False) + "\n"

@@ -1,0 +1,223 @@
+"""Partial audits: a sampling plan per run and decision kind, the "sample" review queue that serves it, and the
+estimate of the score a full human review would give (docs: partial-audit.md; statistics in scoring/stats/).
+
+- Blocks are documents: a reviewer settles a document's decisions together, and the family's per-document counts
+  are the block's count vector. Strata come from the family (`sampling_stratum`, judge-side information only);
+  a document with an unreadable judge answer is a take-all stratum.
+- A block enters the estimator once every decision in it has a human label: as a *sample draw* if any of its
+  reviews came through the sample queue (`reviews.sampled`), else as an exactly known block (hand-picked reviews
+  never pose as sample draws). Documents with no decision are exactly known too.
+- The estimand is the run's metric if every decision were reviewed; a headline metric is g(Σ counts), g = that
+  number of the family's metrics of the totals, with a delta-method interval (`scoring.stats.estimators`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import numpy as np
+from sqlite_utils import Database
+
+from audit.errors import AuditError
+from audit.rescoring import audit_run
+from audit.store import dumps, now, run_row, transaction
+from audit.views import decisions
+from scoring.families import get_task
+from scoring.families.base import MetricCell, TaskFamily
+from scoring.stats.difference import difference_totals
+from scoring.stats.estimators import headline, metric_estimate
+from scoring.stats.sampling import Plan, Unit, build_plan, next_unit, reviews_to_target
+
+ALL_KINDS = "*"
+
+
+# ---------------------------------------------------------------- count vectors
+
+
+def leaf_paths(counts: Mapping, prefix: tuple = ()) -> list[tuple]:
+    out = []
+    for k in sorted(counts):
+        v = counts[k]
+        if isinstance(v, Mapping):
+            out += leaf_paths(v, (*prefix, k))
+        else:
+            out.append((*prefix, k))
+    return out
+
+
+def flatten(counts: Mapping, paths: list[tuple]) -> np.ndarray:
+    vec = np.zeros(len(paths))
+    for i, p in enumerate(paths):
+        v = counts
+        for k in p:
+            v = v.get(k, {}) if isinstance(v, Mapping) else {}
+        vec[i] = v if isinstance(v, int | float) else 0.0
+    return vec
+
+
+def unflatten(vec: np.ndarray, paths: list[tuple]) -> dict:
+    out: dict = {}
+    for value, p in zip(vec, paths, strict=True):
+        node = out
+        for k in p[:-1]:
+            node = node.setdefault(k, {})
+        node[p[-1]] = float(value)
+    return out
+
+
+def metric_of_totals(task: TaskFamily, cell: MetricCell, paths: list[tuple], options: Mapping):
+    def g(vec: np.ndarray) -> float:
+        v = cell.value(task.metrics(unflatten(vec, paths), None, options))
+        return float(v) if v is not None else float("nan")
+    return g
+
+
+# ---------------------------------------------------------------- plans
+
+
+def create_plan(db: Database, run: str, *, kind: str | None = None, seed: int = 0) -> dict:
+    """Build and store the run's sampling plan (one per run and decision kind; `kind=None`: all kinds together).
+
+    Raises:
+        AuditError: a plan exists already (plans are fixed before review), or the family cannot estimate.
+    """
+    row = run_row(db, run)
+    task = get_task(row["task"])
+    if task.needs_doc_counts:
+        raise AuditError(f"sampled estimates are not available for {task.title} yet: its metrics need every "
+                         "document's counts (medians, bootstraps), not a sum; review everything instead")
+    key = kind or ALL_KINDS
+    if kind is not None and kind not in task.label_schemes:
+        raise AuditError(f"unknown decision kind {kind!r}; {task.name} has {', '.join(task.label_schemes)}")
+    if list(db.query("SELECT 1 FROM sampling_plans WHERE run_id = ? AND kind = ?", [row["id"], key])):
+        raise AuditError(f"run {run!r} already has a sampling plan for {key}; a plan is fixed before review")
+    decs = [d for d in decisions(db, run) if kind is None or d["kind"] == kind]
+    by_doc: dict[str, list[dict]] = {}
+    for d in decs:
+        by_doc.setdefault(d["doc"], []).append(d)
+    units = [Unit(str(d["id"]), d["doc"], d["judge"], {"decision": {k: d[k] for k in
+                                                                      ("kind", "type", "left", "right", "judge",
+                                                                       "detail")}}) for d in decs]
+
+    def stratum_of(block_units: list[Unit]) -> str:
+        return task.sampling_stratum([u.info["decision"] for u in block_units])
+
+    plan = build_plan(units, stratum_of, seed, design=f"blocks = documents; strata = {task.name} sampling_stratum "
+                                                       "(judge-side only); unreadable answers take-all")
+    with transaction(db):
+        db.execute("INSERT INTO sampling_plans (run_id, kind, seed, created, plan) VALUES (?, ?, ?, ?, ?)",
+                   [row["id"], key, seed, now(), dumps(plan.to_json())])
+    return plan_summary(plan)
+
+
+def plan_summary(plan: Plan) -> dict:
+    return {"seed": plan.seed, "design": plan.design, "blocks": len(plan.blocks),
+            "strata": {h: len(bs) for h, bs in plan.strata().items()}, "take_all": sorted(plan.take_all)}
+
+
+def load_plan(db: Database, run: str, kind: str | None = None) -> Plan | None:
+    row = run_row(db, run)
+    r = db.execute("SELECT plan FROM sampling_plans WHERE run_id = ? AND kind = ?",
+                   [row["id"], kind or ALL_KINDS]).fetchone()
+    return Plan.from_json(json.loads(r[0])) if r else None
+
+
+def plans(db: Database, run: str) -> dict[str, dict]:
+    row = run_row(db, run)
+    return {k: json.loads(p) | {"created": c} for k, p, c in
+            db.execute("SELECT kind, plan, created FROM sampling_plans WHERE run_id = ?", [row["id"]])}
+
+
+# ---------------------------------------------------------------- the state of a sampled audit
+
+
+def _blocks_state(db: Database, run: str, plan: Plan) -> tuple[dict, dict, dict, set]:
+    """(judge vector per block, human vector per sampled block, human vector per exactly-known block, paths)."""
+    row = run_row(db, run)
+    audit = audit_run(db, run)
+    docs = {r["doc_id"]: json.loads(r["counts"]) for r in
+            db.query("SELECT doc_id, counts FROM documents WHERE run_id = ?", [row["id"]])}
+    paths = leaf_paths(row["original_counts"]) if row["original_counts"] else []
+    judge = {doc: flatten(c, paths) for doc, c in docs.items()}
+    human = {doc: flatten((audit.doc_counts or {}).get(doc) or c, paths) for doc, c in docs.items()}
+    in_plan = {b.id: b for b in plan.blocks}
+    decs = list(decisions(db, run))
+    labelled: dict[str, list[bool]] = {}
+    via_sample: dict[str, bool] = {}
+    sampled_reviews = {r[0] for r in db.execute("SELECT DISTINCT decision_id FROM reviews WHERE run_id = ? AND "
+                                                "sampled = 1", [row["id"]])}
+    unit_ids = {u for b in plan.blocks for u in b.units}
+    for d in decs:
+        if str(d["id"]) not in unit_ids:
+            continue
+        labelled.setdefault(d["doc"], []).append(d["source"] in ("human", "adjudicated"))
+        via_sample[d["doc"]] = via_sample.get(d["doc"], False) or d["id"] in sampled_reviews
+    sampled, certain = {}, {}
+    for doc in docs:
+        if doc not in in_plan:
+            certain[doc] = human[doc]  # no decision of the plan's kind: its counts are fixed
+        elif all(labelled.get(doc, [False])):
+            (sampled if via_sample.get(doc) else certain)[doc] = human[doc]
+    return judge, sampled, certain, paths
+
+
+def estimate(db: Database, run: str, kind: str | None = None) -> dict:
+    """`{metric path: {"estimate", "ci", "n_reviewed", "n_total", "judge_only", "reviewed_so_far", "bias",
+    "bias_ci", "note", "label"}}` for the family's headline metrics, from the run's sampling plan.
+
+    Raises:
+        AuditError: the run has no sampling plan (create one with `python -m audit plan`).
+    """
+    plan = load_plan(db, run, kind)
+    if plan is None:
+        raise AuditError(f"run {run!r} has no sampling plan{'' if kind is None else ' for ' + kind}; create one "
+                         f"with `python -m audit plan --run {run}` before reviewing")
+    row = run_row(db, run)
+    task = get_task(row["task"])
+    judge, sampled, certain, paths = _blocks_state(db, run, plan)
+    strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
+    tot = difference_totals(judge, strata, sampled, certain=certain, prior_weight=2.0)
+    so_far = audit_run(db, run).metrics
+    out = {}
+    options = row["inputs"].get("options") or {}
+    for cell in task.headline:
+        est = metric_estimate(tot, metric_of_totals(task, cell, paths, options), bounds=(0.0, 1.0)
+                              if cell.higher_is_better else None)
+        h = headline(est, cell.value(so_far))
+        h["n_documents_sampled"] = len(sampled)
+        h["n_documents_known"] = len(certain)
+        h["label"] = cell.label
+        out["/".join(cell.path)] = h
+    return out
+
+
+def next_sample(db: Database, run: str, kind: str | None = None, *, half_width: float = 0.03) -> dict | None:
+    """The next block (document) the sample queue serves, why, and how many more reviews reach ±`half_width` on
+    the headline metric. None when every block is reviewed."""
+    plan = load_plan(db, run, kind)
+    if plan is None:
+        raise AuditError(f"run {run!r} has no sampling plan; create one with `python -m audit plan --run {run}`")
+    row = run_row(db, run)
+    task = get_task(row["task"])
+    judge, sampled, certain, paths = _blocks_state(db, run, plan)
+    options = row["inputs"].get("options") or {}
+    g = metric_of_totals(task, task.headline[0], paths, options)
+    base = sum(judge.values())
+    # residual of a block: its first-order effect on the headline metric, grad g . (c_H - c_J)
+    grad = np.zeros(len(paths))
+    for i in range(len(paths)):
+        h = 1e-6 * max(1.0, abs(base[i]))
+        up, down = base.copy(), base.copy()
+        up[i] += h
+        down[i] -= h
+        grad[i] = (g(up) - g(down)) / (2 * h)
+    residuals = {b: float(grad @ (sampled[b] - judge[b])) for b in sampled if b in plan.stratum_of()}
+    known = [b for b in certain if b in plan.stratum_of()]
+    pick = next_unit(plan, residuals, certain=known)
+    target = reviews_to_target(plan, residuals, half_width, certain=known)
+    if pick is None:
+        return None
+    return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
+            "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
+            "target_half_width": half_width}
