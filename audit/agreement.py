@@ -1,4 +1,17 @@
-"""Agreement of a run's reviews: human vs judge on every reviewed decision, and human vs human."""
+"""Agreement of a run's reviews: human vs judge on every reviewed decision, and human vs human.
+
+Units and choices (documented in the README):
+- Human vs judge: ONE unit per decision, the effective human label (adjudicated, else the unanimous human label);
+  conflicted decisions (humans disagree, nobody adjudicated) are left out and counted. Decisions whose judge answer
+  was unreadable are left out and counted.
+- Which reviews: blind reviews only whenever the run has any (sighted reviews are anchored on the judge's answer);
+  `reviews="all"` or `"sighted"` to choose.
+- Trivial decisions (the family's `trivial`, e.g. CHIMERA's identical strings, always a match) are reported apart
+  from the non-trivial ones (groups prefixed `non-trivial`), so they cannot inflate agreement.
+- Intervals resample documents (cluster bootstrap); every group reports n and the number of documents.
+- Human vs human: the headline is Krippendorff's alpha over all reviewers (ordinal for ordinal kinds); Cohen's kappa
+  per reviewer pair beside it, never one kappa pooled over different pairs.
+"""
 
 from __future__ import annotations
 
@@ -6,60 +19,99 @@ from itertools import combinations
 
 from sqlite_utils import Database
 
+from audit.errors import AuditError
 from audit.rescoring import reviews_by_decision
 from audit.reviews import current_labels
 from audit.store import run_row
 from scoring.decisions import INVALID_LABEL
 from scoring.families import get_task
-from scoring.stats.agreement import group_stats, multi_rater_stats
+from scoring.stats.agreement import group_stats, multi_rater_stats, pair_stats
+
+REVIEW_SETS = ("auto", "blind", "sighted", "all")
 
 
-def agreement_rows(db: Database, run: str) -> tuple[list[dict], list[dict], dict, int]:
-    """Rows for human vs judge (one per reviewer and decision), human vs human (one per reviewer pair and
-    decision), the multi-rater table {decision: {reviewer: label}}, and how many labels were left out because
-    the judge's answer was unreadable."""
+def _review_filter(db: Database, run_id: int, reviews: str) -> str:
+    if reviews not in REVIEW_SETS:
+        raise AuditError(f"reviews must be one of {', '.join(REVIEW_SETS)}, got {reviews!r}")
+    if reviews == "auto":
+        n_blind, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ? AND blind = 1", [run_id]).fetchone()
+        return "blind" if n_blind else "all"
+    return reviews
+
+
+def agreement_rows(db: Database, run: str, *, reviews: str = "auto") -> dict:
+    """Rows for human vs judge (one per decision: the effective human label), human vs human (one per reviewer
+    pair and decision), the multi-rater table {decision: {reviewer: label}} and what was left out."""
     row = run_row(db, run)
+    task = get_task(row["task"])
+    used = _review_filter(db, row["id"], reviews)
     by_dec = reviews_by_decision(db, row["id"])
     meta = {d["id"]: d for d in db.query(
-        "SELECT id, doc_id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ? AND id IN "
+        "SELECT id, doc_id, kind, type, left, right, judge_label, detail FROM decisions WHERE run_id = ? AND id IN "
         "(SELECT decision_id FROM reviews WHERE run_id = ?)", [row["id"], row["id"]])}
     hvj, hvh, ratings = [], [], {}
-    skipped_invalid = 0
+    skipped_invalid = skipped_conflicted = 0
     for dec_id, revs in by_dec.items():
-        humans, _ = current_labels(revs)
+        if used != "all":
+            revs = [r for r in revs if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
+        humans, adjudicated = current_labels(revs)
         d = meta[dec_id]
+        trivial = task.trivial({"kind": d["kind"], "type": d["type"], "left": d["left"], "right": d["right"],
+                                "judge": d["judge_label"]})
         base = {"decision": dec_id, "kind": d["kind"], "type": d["type"], "doc": d["doc_id"], "left": d["left"],
-                "right": d["right"]}
+                "right": d["right"], "trivial": trivial}
         if humans:
             ratings[str(dec_id)] = humans
-        for who, label in sorted(humans.items()):
+        effective = adjudicated if adjudicated is not None else (
+            next(iter(set(humans.values()))) if len(set(humans.values())) == 1 else None)
+        if humans or adjudicated is not None:
             if d["judge_label"] == INVALID_LABEL:
                 skipped_invalid += 1
-                continue
-            hvj.append(base | {"reviewer": who, "human": label, "judge": d["judge_label"]})
+            elif effective is None:
+                skipped_conflicted += 1
+            else:
+                hvj.append(base | {"reviewer": ", ".join(sorted(humans)) or "adjudicator", "human": effective,
+                                   "judge": d["judge_label"]})
         for (a, la), (b, lb) in combinations(sorted(humans.items()), 2):
-            hvh.append(base | {"reviewer": f"{a} vs {b}", "human": la, "judge": lb})
-    return hvj, hvh, ratings, skipped_invalid
+            hvh.append(base | {"reviewer": f"{a} vs {b}", "pair": f"{a} vs {b}", "human": la, "judge": lb})
+    return {"hvj": hvj, "hvh": hvh, "ratings": ratings, "excluded_judge_invalid": skipped_invalid,
+            "excluded_conflicted": skipped_conflicted, "reviews_used": used}
 
 
-def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0) -> dict:
-    """`{"human_vs_judge": {group: stats}, "human_vs_human": {group: stats}, "multi_rater": {...}, ...}`.
+def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0, reviews: str = "auto") -> dict:
+    """`{"human_vs_judge": {group: stats}, "human_vs_human": {"alpha": {...}, "pairs": {pair: stats}}, ...}`.
 
-    Human vs judge pairs each reviewer's current label with the judge's label, on every decision that reviewer
-    labelled (decisions where the judge's answer was unreadable are left out and counted). Human vs human pairs
-    the labels of every two reviewers on decisions both labelled (in `confusion`, rows are the reviewer first in
-    alphabetical order); `multi_rater` gives Krippendorff's alpha over all reviewers. Groups are `all`, each
-    decision kind and `kind/type`; kappa intervals resample documents.
+    Groups are `all`, `non-trivial` (when the family has trivial decisions), each decision kind and `kind/type`;
+    every group's stats carry n, n_clusters (documents), kappa with a document-bootstrap interval, raw agreement
+    with a clustered interval, and `degenerate` when one side used a single label.
     """
-    hvj, hvh, ratings, skipped = agreement_rows(db, run)
+    rows = agreement_rows(db, run, reviews=reviews)
     schemes = get_task(run_row(db, run)["task"]).label_schemes
     ordinal = {k: list(s.labels) for k, s in schemes.items() if s.scale == "ordinal"}
     positive = {k: s.positive for k, s in schemes.items() if s.positive is not None}
     opts = {"ordinal_kinds": ordinal, "positive": positive, "n_resamples": n_resamples, "seed": seed}
+    hvj = group_stats(rows["hvj"], **opts) if rows["hvj"] else {}
+    non_trivial = [r for r in rows["hvj"] if not r["trivial"]]
+    if hvj and len(non_trivial) < len(rows["hvj"]):
+        nt = group_stats(non_trivial, **opts)["all"] if non_trivial else pair_stats([], [])
+        hvj = {"all": hvj["all"], "non-trivial": nt,
+               "trivial": group_stats([r for r in rows["hvj"] if r["trivial"]], **opts)["all"],
+               **{k: v for k, v in hvj.items() if k != "all"}}
+    pairs: dict[str, dict] = {}
+    for pair in sorted({r["pair"] for r in rows["hvh"]}):
+        part = [r for r in rows["hvh"] if r["pair"] == pair]
+        pairs[pair] = group_stats(part, **opts)["all"]
+    level = "ordinal" if ordinal and len(schemes) == 1 else "nominal"
+    alpha = multi_rater_stats(rows["ratings"], level=level,
+                              labels=next(iter(ordinal.values())) if level == "ordinal" else None) \
+        if rows["ratings"] else {}
     return {
-        "human_vs_judge": group_stats(hvj, **opts) if hvj else {},
-        "human_vs_human": group_stats(hvh, **opts) if hvh else {},
-        "multi_rater": multi_rater_stats(ratings) if ratings else {},
-        "excluded_judge_invalid": skipped,
-        "reviewers": sorted({r["reviewer"] for r in hvj} | {w for h in ratings.values() for w in h}),
+        "human_vs_judge": hvj,
+        "human_vs_human": {"alpha": alpha, "pairs": pairs},
+        "multi_rater": alpha,
+        "excluded_judge_invalid": rows["excluded_judge_invalid"],
+        "excluded_conflicted": rows["excluded_conflicted"],
+        "reviews_used": rows["reviews_used"],
+        "unit": "one unit per decision: the effective human label vs the judge's label",
+        "reviewers": sorted({w for h in rows["ratings"].values() for w in h}),
     }

@@ -213,7 +213,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
     if args.out:
         _check_out(args.out, "--out")
-    text = export_run(open_db(args.db), args.run, args.format)
+    text = export_run(open_db(args.db), args.run, args.format, policy=args.policy)
     _emit(text, args.out)
 
 
@@ -316,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = add("export", cmd_export)
     s.add_argument("--run", required=True)
     s.add_argument("--format", default="json", choices=["json", "csv", "latex", "judgelog"])
+    s.add_argument("--policy", default="unanimous", choices=["unanimous", "majority"],
+                   help="effective-label policy for the audited score (recorded in the export)")
     s.add_argument("--out", default=None)
     s = add("compare", cmd_compare)
     s.add_argument("--run", required=True, help="run A (rows of the confusion matrix)")

@@ -18,13 +18,12 @@ from sqlite_utils import Database
 from audit.agreement import agreement
 from audit.errors import AuditError
 from audit.rescoring import audit_run
+from audit.reviews import POLICIES
 from audit.store import run_row
 from audit.views import decisions
 from scoring.families import get_task
 
 FORMATS = ("json", "csv", "latex", "judgelog")
-EFFECTIVE_POLICY = ("adjudicated label, else the unanimous human label, else the judge's label (conflicts keep the "
-                    "judge's)")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
@@ -34,15 +33,15 @@ def rejudge_version() -> str:
     return __version__
 
 
-def export_json(db: Database, run: str, *, with_agreement: bool = True) -> dict:
+def export_json(db: Database, run: str, *, with_agreement: bool = True, policy: str = "unanimous") -> dict:
     """Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, inputs
     (names and hashes), the Rejudge version, export time and the effective-label policy."""
     row = run_row(db, run)
-    audit = audit_run(db, run)
+    audit = audit_run(db, run, policy=policy)
     out = {
         "run": row["name"], "task": row["task"], "created": row["created"],
         "exported": datetime.now(UTC).isoformat(timespec="seconds"), "rejudge_version": rejudge_version(),
-        "effective_label_policy": EFFECTIVE_POLICY,
+        "effective_label_policy": {"name": policy, "rule": POLICIES[policy]},
         "original": row["original_metrics"], "audited": audit.metrics,
         "reviews": audit.review_counts,
         "judge": {"spec": _public_spec(row["judge_spec"]), **_public_identity(row["judge_identity"]),
@@ -169,9 +168,9 @@ def export_latex(db: Database, run: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_run(db: Database, run: str, fmt: str) -> str:
+def export_run(db: Database, run: str, fmt: str, *, policy: str = "unanimous") -> str:
     if fmt == "json":
-        return json.dumps(export_json(db, run), indent=1, ensure_ascii=False) + "\n"
+        return json.dumps(export_json(db, run, policy=policy), indent=1, ensure_ascii=False) + "\n"
     if fmt == "csv":
         return export_csv(db, run)
     if fmt == "latex":

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from audit.reviews import effective_label
+from audit.errors import AuditError
+from audit.reviews import POLICIES, effective_label
 from audit.store import dumps, run_row, transaction
 from scoring.families import get_task
 from scoring.families.base import TaskFamily, add_nested
@@ -83,17 +84,20 @@ def _newest_review(db: Database, run_id: int) -> int:
     return db.execute("SELECT COALESCE(MAX(id), 0) FROM reviews WHERE run_id = ?", [run_id]).fetchone()[0]
 
 
-def audit_run(db: Database, run: str, *, rebuild: bool = False) -> Audit:
+def audit_run(db: Database, run: str, *, rebuild: bool = False, policy: str = "unanimous") -> Audit:
     """The run's audited state, read from the store (never written here).
 
-    `rebuild=True` recomputes everything from the reviews in memory (the tests check both agree).
+    `rebuild=True` recomputes everything from the reviews in memory (the tests check both agree); so does any
+    effective-label `policy` other than the stored one (`audit.reviews.POLICIES`).
     """
+    if policy not in POLICIES:
+        raise AuditError(f"unknown effective-label policy {policy!r}; use one of {', '.join(POLICIES)}")
     row = run_row(db, run)
     run_id = row["id"]
     task = get_task(row["task"])
     state = db.execute("SELECT last_review, total FROM audit_state WHERE run_id = ?", [run_id]).fetchone()
-    if rebuild or state is None or state[0] != _newest_review(db, run_id):
-        return _audit_in_memory(db, row, task)
+    if rebuild or policy != "unanimous" or state is None or state[0] != _newest_review(db, run_id):
+        return _audit_in_memory(db, row, task, policy)
     total = json.loads(state[1])
     changed, doc_counts = {}, {}
     for r in db.query("SELECT doc_id, outcome, counts FROM doc_audit WHERE run_id = ?", [run_id]):
@@ -110,20 +114,20 @@ def _per_doc(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[dic
                                              [run_id])]
 
 
-def _effective_all(db: Database, run_id: int) -> dict[int, tuple[str, object]]:
+def _effective_all(db: Database, run_id: int, policy: str = "unanimous") -> dict[int, tuple[str, object]]:
     """decision id -> (doc id, Effective) for every reviewed decision of the run."""
     by_dec = reviews_by_decision(db, run_id)
     out = {}
     ids = list(by_dec)
     for chunk in _chunks(ids):
         for d in db.query(f"SELECT id, doc_id, judge_label FROM decisions WHERE id IN ({_marks(chunk)})", chunk):
-            out[d["id"]] = (d["doc_id"], effective_label(d["judge_label"], by_dec[d["id"]]))
+            out[d["id"]] = (d["doc_id"], effective_label(d["judge_label"], by_dec[d["id"]], policy))
     return out
 
 
-def _audit_in_memory(db: Database, row: dict, task: TaskFamily) -> Audit:
+def _audit_in_memory(db: Database, row: dict, task: TaskFamily, policy: str = "unanimous") -> Audit:
     run_id = row["id"]
-    eff = _effective_all(db, run_id)
+    eff = _effective_all(db, run_id, policy)
     labels_by_id = {i: e.label for i, (_, e) in eff.items()}  # type: ignore[attr-defined]
     total = json.loads(json.dumps(row["original_counts"]))
     changed, doc_counts = {}, {}
@@ -219,7 +223,8 @@ def _review_counts_from(db: Database, run_id: int, eff: Mapping[int, object]) ->
     judge = {i: j for i, j in db.execute("SELECT id, judge_label FROM decisions WHERE run_id = ?", [run_id])}
     c = {"reviewed": sum(bool(e.human_labels) or e.source == "adjudicated" for e in vals),  # type: ignore[attr-defined]
          "overruled": sum(e.label != judge[i] for i, e in eff.items()),  # type: ignore[attr-defined]
-         "confirmed": sum(e.source in ("human", "adjudicated") and e.label == judge[i]  # type: ignore[attr-defined]
+         "confirmed": sum(e.source in ("human", "adjudicated", "majority")  # type: ignore[attr-defined]
+                          and e.label == judge[i]  # type: ignore[attr-defined]
                           for i, e in eff.items()),
          "conflicted": sum(e.source == "conflicted" for e in vals),  # type: ignore[attr-defined]
          "adjudicated": sum(e.source == "adjudicated" for e in vals)}  # type: ignore[attr-defined]

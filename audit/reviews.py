@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -45,8 +46,18 @@ def current_labels(reviews: Iterable[dict]) -> tuple[dict[str, str], str | None]
     return humans, adjudicated
 
 
-def effective_label(judge_label: str, reviews: Sequence[dict]) -> Effective:
-    """Adjudicated label if any, else the unanimous human label, else the judge's.
+POLICIES = {
+    "unanimous": "adjudicated label, else the unanimous human label, else the judge's (humans who disagree leave "
+                 "the judge's label in place: conflicted)",
+    "majority": "adjudicated label, else the label most reviewers gave, else the judge's (a tie between humans "
+                "leaves the judge's label: conflicted)",
+}
+"""Effective-label policies; `unanimous` is the default and the one the stored audited state uses."""
+
+
+def effective_label(judge_label: str, reviews: Sequence[dict], policy: str = "unanimous") -> Effective:
+    """Adjudicated label if any, else the unanimous (or, with `policy="majority"`, the majority) human label,
+    else the judge's.
 
     Reviews are rows with `reviewer`, `label` (None = undo of that reviewer's label), `role`, in id order.
     """
@@ -57,6 +68,10 @@ def effective_label(judge_label: str, reviews: Sequence[dict]) -> Effective:
     if len(distinct) == 1:
         return Effective(distinct.pop(), "human", humans)
     if len(distinct) > 1:
+        if policy == "majority":
+            counts = Counter(humans.values()).most_common()
+            if counts[0][1] > counts[1][1]:
+                return Effective(counts[0][0], "majority", humans)
         return Effective(judge_label, "conflicted", humans)
     return Effective(judge_label, "judge", humans)
 

@@ -33,8 +33,8 @@ from ui.text import md_literal, show_text
 
 IDS, POS, KEY, HISTORY, STRIP = "queue.ids", "queue.pos", "queue.key", "queue.history", "queue.strip"
 TIGHT = """<style>
-.block-container {padding-top: 2.2rem !important;}
-.st-key-queue-head h1 {font-size: 1.6rem; padding: 0 0 0.2rem 0;}
+.block-container {padding-top: 3.2rem !important;}
+.st-key-queue-head h1 {font-size: 1.7rem; padding: 0 0 0.1rem 0;}
 </style>"""
 
 conn = db()
@@ -152,7 +152,7 @@ def review_panel() -> None:
     with nav[3]:
         show_text("Keyboard: " + shortcut_hint(scheme, hide=hide) + " · n: next · p: back · Backspace: undo",
                   "caption")
-    links = st.columns([1.2, 1, 3])
+    links = st.columns([1, 1, 1.5], vertical_alignment="center")
     links[0].page_link("pages/document.py", label=f"Open the whole {noun}", icon=":material/article:",
                        query_params=link_params(doc=d["doc"], decision=str(d["id"])))
     with links[1]:

@@ -303,7 +303,11 @@ def pair_stats(
     With the k x k confusion table C (rows human, columns judge), n = sum(C), row and column
     marginal proportions r_i, c_j, and p_o = trace(C) / n:
 
-    - ``raw_agreement`` = p_o, with a Wilson 95% interval ``raw_agreement_ci``.
+    - ``raw_agreement`` = p_o, with a Wilson 95% interval ``raw_agreement_ci`` (decisions independent) and
+      ``raw_agreement_cluster_ci``, the percentile interval of the same cluster bootstrap as kappa's (decisions of
+      one document are not independent: prefer this one when ``clusters`` is given).
+    - ``degenerate``: set when one rater used a single label (kappa is then 0 or undefined by construction),
+      saying so in words; None otherwise.
     - ``kappa`` (Cohen 1960) = (p_o - p_e) / (1 - p_e), p_e = sum_i r_i c_i; computed by
       ``sklearn.metrics.cohen_kappa_score``. Symmetric in the raters; 1 = perfect, 0 = chance,
       negative = worse than chance; its maximum is below 1 when the marginals differ.
@@ -386,7 +390,7 @@ def pair_stats(
             "n", "n_excluded", "n_clusters", "raw_agreement", "raw_agreement_ci", "kappa", "kappa_ci",
             "kappa_ci_skipped", "pabak", "ac1", "weighted_kappa", "weighted_kappa_ci", "prevalence_index",
             "bias_index", "judge_lenient", "judge_strict", "judge_tpr", "judge_tnr", "judge_higher",
-            "judge_lower", "confusion", "reason",
+            "judge_lower", "confusion", "reason", "degenerate", "raw_agreement_cluster_ci",
         )
     )  # fmt: skip
     if clusters is None:
@@ -414,6 +418,13 @@ def pair_stats(
     out["raw_agreement"] = p_o
     out["raw_agreement_ci"] = wilson_interval(agree, n)
 
+    one_sided = [who for who, marg in (("rows", rows), ("columns", cols)) if int((marg > 0).sum()) == 1]
+    if one_sided:
+        used = {who: labels[int(np.argmax(marg))] for who, marg in (("rows", rows), ("columns", cols))}
+        out["degenerate"] = ("one label only: " + "; ".join(f"the {who} rater used only {used[who]!r}"
+                                                             for who in one_sided)
+                             + " — kappa cannot tell agreement from chance here (it is 0 or undefined by "
+                               "construction); review decisions of the other label(s)")
     kappa_defined = int(rows @ cols) != n * n  # p_e == 1 exactly when sum_i rows_i cols_i == n^2
     if kappa_defined:
         positions = np.arange(k)  # sklearn sees label positions, so its quadratic weights are (i - j)^2
@@ -460,6 +471,10 @@ def pair_stats(
         out["judge_higher"] = int(np.triu(table, 1).sum())
         out["judge_lower"] = int(np.tril(table, -1).sum())
 
+    if n_resamples and out["n_clusters"] >= 2:
+        raw_tables = _cluster_bootstrap_tables(codes_a, codes_b, cluster_codes, k, n_resamples, seed)
+        sums = raw_tables.sum(axis=(1, 2))
+        out["raw_agreement_cluster_ci"] = _percentile_ci(np.trace(raw_tables, axis1=1, axis2=2) / np.maximum(sums, 1))
     if n_resamples == 0:
         pass
     elif not kappa_defined:

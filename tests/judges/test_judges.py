@@ -11,6 +11,7 @@ from scoring.judges.base import (
     SpanQuery,
     ask_with_cache,
     parse_judge_spec,
+    read_span_log_line,
 )
 from tests.conftest import write_jsonl
 
@@ -47,11 +48,17 @@ def test_replay_answers_and_missing_pairs(tmp_path):
         {"paper_id": "d", "entity_type": "analogy-src", "span1": "a", "span2": "b", "answer": "Yes"},
         {"paper_id": "d", "entity_type": "inspiration-src", "span1": "b", "span2": "a", "answer": "maybe"},
     ])
-    j = ReplayJudge(log, normalise_type=lambda t: t.replace("analogy", "inspiration"))
+    def read_line(rec, path, lineno):  # a family's line reader: here old type names are renamed
+        return read_span_log_line(rec, path, lineno, lambda t: t.replace("analogy", "inspiration"))
+
+    j = ReplayJudge(log, read_line)
     got = j.ask_many([q("a", "b", t="inspiration-src"), q("b", "a", t="inspiration-src"), q("a", "c")])
     assert [a.value for a in got] == ["yes", "invalid", "missing"]
     assert got[1].raw == "maybe"
     assert "not in judge log" in got[2].rationale
+    plain = ReplayJudge(log)  # the default reader keeps the type as written
+    assert [a.value for a in plain.ask_many([q("a", "b", t="inspiration-src"), q("a", "b", t="analogy-src")])] == [
+        "missing", "yes"]
 
 
 def test_replay_rejects_bad_and_conflicting_lines(tmp_path):

@@ -17,17 +17,42 @@ def test_one_reviewer_pairs_with_the_judge(db_with_run):
     hvj = a["human_vs_judge"]
     assert hvj["all"]["n"] == 10 and hvj["all"]["raw_agreement"] == 0.7
     assert "entity_pair" in hvj and any(k.startswith("entity_pair/") for k in hvj)
-    assert a["human_vs_human"] == {} and a["reviewers"] == ["ana"]
+    assert a["human_vs_human"]["pairs"] == {} and a["reviewers"] == ["ana"]
+    trivial = sum(d["left"] == d["right"] for d in decs)
+    if 0 < trivial < 10:
+        assert hvj["trivial"]["n"] == trivial and hvj["non-trivial"]["n"] == 10 - trivial
 
 
-def test_two_reviewers_give_human_vs_human_and_cli_prints_it(db_with_run, db_path, capsys):
-    decs = list(decisions(db_with_run, "mixed"))[:8]
+def test_two_reviewers_one_unit_per_decision_and_alpha(db_with_run, db_path, capsys):
+    decs = [d for d in decisions(db_with_run, "mixed") if d["judge"] != "invalid"][:8]
     for i, d in enumerate(decs):
         add_review(db_with_run, "mixed", d["id"], "match", "ana")
         add_review(db_with_run, "mixed", d["id"], "match" if i % 4 else "no-match", "bo")
     assert main(["agreement", "--db", str(db_path), "--run", "mixed"]) == 0
     out = json.loads(capsys.readouterr().out)
-    hvh = out["human_vs_human"]["all"]
-    assert hvh["n"] == 8 and hvh["raw_agreement"] == 0.75
-    assert set(out["human_vs_judge"]["all"]) >= {"n", "raw_agreement", "kappa", "kappa_ci", "pabak", "ac1", "confusion"}
-    assert out["human_vs_judge"]["all"]["n"] == 16
+    pair = out["human_vs_human"]["pairs"]["ana vs bo"]
+    assert pair["n"] == 8 and pair["raw_agreement"] == 0.75
+    assert out["human_vs_human"]["alpha"]["n_pairable_units"] == 8
+    hvj = out["human_vs_judge"]["all"]
+    assert set(hvj) >= {"n", "n_clusters", "raw_agreement", "raw_agreement_cluster_ci", "kappa", "kappa_ci", "pabak",
+                        "ac1", "confusion", "degenerate"}
+    assert hvj["n"] == 6 and out["excluded_conflicted"] == 2  # one unit per decision; the 2 conflicts left out
+
+
+def test_blind_reviews_are_used_when_any_exist(db_with_run):
+    decs = [d for d in decisions(db_with_run, "mixed") if d["judge"] != "invalid"][:6]
+    for d in decs[:4]:
+        add_review(db_with_run, "mixed", d["id"], d["judge"], "ana")  # sighted: anchored on the judge
+    for d in decs[4:]:
+        add_review(db_with_run, "mixed", d["id"], d["judge"], "bo", blind=True)
+    a = agreement(db_with_run, "mixed", n_resamples=0)
+    assert a["reviews_used"] == "blind" and a["human_vs_judge"]["all"]["n"] == 2
+    assert agreement(db_with_run, "mixed", n_resamples=0, reviews="all")["human_vs_judge"]["all"]["n"] == 6
+
+
+def test_a_one_label_table_says_so_instead_of_kappa_zero(db_with_run):
+    decs = [d for d in decisions(db_with_run, "mixed") if d["judge"] == "match"][:6]
+    for i, d in enumerate(decs):
+        add_review(db_with_run, "mixed", d["id"], "no-match" if i < 2 else "match", "ana")
+    hvj = agreement(db_with_run, "mixed", n_resamples=200)["human_vs_judge"]["all"]
+    assert hvj["degenerate"] and "only 'match'" in hvj["degenerate"]

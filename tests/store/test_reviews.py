@@ -99,3 +99,29 @@ def test_incremental_state_matches_a_rebuild_after_every_step(db_with_run):
             full = audit_run(db, "mixed", rebuild=True)
             assert (inc.metrics, inc.counts, inc.changed_docs, inc.review_counts) == \
                 (full.metrics, full.counts, full.changed_docs, full.review_counts)
+
+
+@pytest.mark.parametrize(("reviews", "policy", "label", "source"), [
+    ([R("ana", "no-match"), R("bo", "no-match"), R("cy", "match")], "unanimous", "match", "conflicted"),
+    ([R("ana", "no-match"), R("bo", "no-match"), R("cy", "match")], "majority", "no-match", "majority"),
+    ([R("ana", "no-match"), R("bo", "match")], "majority", "match", "conflicted"),  # a tie keeps the judge's
+    ([R("ana", "no-match"), R("bo", "match"), R("cy", "match", "adjudicator")], "majority", "match", "adjudicated"),
+])
+def test_effective_label_policies(reviews, policy, label, source):
+    e = effective_label("match", reviews, policy)
+    assert (e.label, e.source) == (label, source)
+
+
+def test_majority_policy_scores_in_memory_and_is_exported(db_with_run):
+    import json as _json
+
+    from audit.export import export_json
+
+    d = next(x for x in decisions(db_with_run, "mixed") if x["judge"] == "match" and x["left"] != x["right"])
+    for who, lab in (("ana", "no-match"), ("bo", "no-match"), ("cy", "match")):
+        add_review(db_with_run, "mixed", d["id"], lab, who)
+    unanimous, majority = audit_run(db_with_run, "mixed"), audit_run(db_with_run, "mixed", policy="majority")
+    assert unanimous.metrics == _json.loads(db_with_run.execute(
+        "SELECT original_metrics FROM runs WHERE name = 'mixed'").fetchone()[0])  # conflicted: judge stands
+    assert majority.metrics["entities"] != unanimous.metrics["entities"]
+    assert export_json(db_with_run, "mixed", policy="majority")["effective_label_policy"]["name"] == "majority"

@@ -104,6 +104,7 @@ def render_document(ctx: DocumentContext) -> None:
     doc, pred = doc_from_json(ctx.doc["payload"])
     hide = ctx.extra.get("hide_derived", False)
     if not hide:
+        _doc_counts(ctx)
         st.markdown("**Gold class:** " + md_literal(doc.document_class or "?"))
     c1, c2 = st.columns(2)
     with c1:
@@ -126,7 +127,6 @@ def render_document(ctx: DocumentContext) -> None:
         st.caption("Predicted spans not found verbatim in the text: " + "; ".join(md_literal(v) for v in not_found))
     if hide:
         return
-    _doc_counts(ctx)
     summary = match_summary(doc, pred, {(d["type"], d["left"], d["right"]): d["effective"] for d in ctx.decisions})
     e = html.escape
     c1, c2, c3 = st.columns(3)
@@ -180,7 +180,7 @@ def doc_count_rows(original: dict, audited: dict) -> list[dict]:
 
 def _doc_counts(ctx: DocumentContext) -> None:
     rows = doc_count_rows(ctx.extra.get("original_counts") or ctx.doc.get("counts") or {}, ctx.audited_counts)
-    st.markdown("**This abstract's counts** (original → audited; the cards above are run-level)")
+    st.markdown("**This abstract's counts** (original → audited; the cards above are the whole run's scores)")
     if rows:
         st.dataframe(rows, hide_index=True, key="chimera.doc_counts")
     else:

@@ -277,3 +277,33 @@ class IdeationTask:
     def describe_judge_log(self) -> str:
         return LOG_FORMAT
 
+    def questions_for(self, payload: Mapping, decision: Mapping) -> list:
+        """The judge questions behind one stored decision, rebuilt from the payload as `judge.questions` builds
+        them: a rating is one question; a comparison two, idea a shown first then idea b first (the order of
+        `detail.calls`). Pairwise prompts allow ties (the comparison labels include `tie`).
+
+        Raises:
+            KeyError: the criterion has no definition in `prompts.CRITERIA`.
+        """
+        from functools import partial
+
+        from scoring.families.ideation import prompts
+        from scoring.families.ideation.judge import questions
+        from scoring.families.ideation.model import Idea
+        from scoring.families.ideation.model import Question as IdeaQuestion
+        from scoring.judges.base import PromptQuestion
+
+        qid, kind, c = payload["question_id"], decision["kind"], decision["type"]
+        ideas = tuple(Idea(qid, i["system"], i["idea"], 0) for i in payload["ideas"])
+        if kind == RATING:
+            wanted = [(RATING, qid, decision["left"], c)]
+            parser = prompts.parse_absolute_score
+        else:
+            a, b = decision["left"], decision["right"]
+            wanted = [(COMPARISON, qid, c, a, b), (COMPARISON, qid, c, b, a)]
+            parser = partial(prompts.parse_pairwise_winner, allow_tie=True)
+        built = questions([IdeaQuestion(qid, payload["question"], ideas)], (c,) if kind == RATING else (),
+                          (c,) if kind == COMPARISON else ())
+        by_key = {key: (template, fields) for key, template, fields, _ in built}
+        return [PromptQuestion(k, by_key[k][0], tuple(by_key[k][1].items()), parser) for k in wanted if k in by_key]
+

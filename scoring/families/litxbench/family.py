@@ -229,6 +229,10 @@ class LitXBenchTask:
         return ('JSON lines: {"doc", "kind", "type", "left", "right", "label"} — the official algorithm\'s '
                 "decisions (material/item/config pairs: match|no-match; numbers: found|not-found)")
 
+    def questions_for(self, payload: Mapping, decision: Mapping) -> list:  # noqa: ARG002 (protocol)
+        """[]: this family's decisions are not answered by an LLM judge, so there is nothing to re-ask."""
+        return []
+
 
 def metrics_from_total(total: Mapping) -> dict:
     """The metrics JSON: the reference `expected_*.json` shape (`papers`, `overall`) plus design.md's flat keys."""

@@ -131,3 +131,7 @@ class RetrievalTask:
 
     def describe_judge_log(self) -> str:
         return LOG_FORMAT
+
+    def questions_for(self, payload: Mapping, decision: Mapping) -> list:  # noqa: ARG002 (protocol)
+        """[]: this family's decisions are not answered by an LLM judge, so there is nothing to re-ask."""
+        return []
