@@ -250,6 +250,36 @@ def cmd_compare(args: argparse.Namespace) -> None:
     _print_json(compare_runs(open_db(args.db), args.run, args.other))
 
 
+def cmd_stability(args: argparse.Namespace) -> None:
+    """Judge stability: re-ask a seeded sample of the run's judge questions K times (bypassing the cache; every
+    answer stored with its attempt number), or ask another judge spec; print per-decision answer distributions and
+    the flip rate with a Wilson interval, by type and by judge label. `--report` only reports stored checks.
+
+    Example: python -m audit stability --run my-gpt-run --repeats 5 --temperature 0.7 --sample 100 --seed 1
+    """
+    from tqdm import tqdm
+
+    from audit.stability import run_check, stability_report
+
+    db = open_db(args.db)
+    if args.report:
+        _print_json(stability_report(db, args.run, args.check or None))
+        return
+    bar = tqdm(total=0, desc="re-asking", unit="q", file=sys.stderr, disable=None)
+
+    def progress(done: int, total: int) -> None:
+        bar.total, bar.n = total, done
+        bar.refresh()
+
+    try:
+        check = run_check(db, args.run, repeats=args.repeats, temperature=args.temperature, judge_spec=args.judge,
+                          sample=args.sample, seed=args.seed, name=args.name, progress=progress)
+    finally:
+        bar.close()
+    print(f"check: {check['check']}", file=sys.stderr)
+    _print_json({"check": check, "report": stability_report(db, args.run, [check["check"], *(args.check or [])])})
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
     p.add_argument("--db", default=None, help="database path (default $REJUDGE_DB or ./rejudge.db)")
@@ -328,6 +358,17 @@ def build_parser() -> argparse.ArgumentParser:
     s = add("import-reviews", cmd_import_reviews)
     s.add_argument("--run", required=True)
     s.add_argument("file", help="a file written by export-reviews")
+    s = add("stability", cmd_stability)
+    s.add_argument("--run", required=True)
+    s.add_argument("--repeats", type=int, default=3, help="times each question is asked again (default 3)")
+    s.add_argument("--temperature", type=float, default=None, help="sampling temperature (LLM judges)")
+    s.add_argument("--judge", default=None, help="judge spec to ask (default: the run's judge)")
+    s.add_argument("--sample", type=int, default=100, help="decisions to re-ask (default 100; 0 = all)")
+    s.add_argument("--seed", type=int, default=0, help="sample seed (same size and seed: same decisions)")
+    s.add_argument("--name", default=None, help="name of the check (default from judge, temperature, repeats)")
+    s.add_argument("--check", action="append", default=None, metavar="NAME",
+                   help="also report over this stored check (repeatable; with --report: only these)")
+    s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
     return p
 
 

@@ -121,7 +121,15 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
                              "LLM judges (openai:MODEL)")
         judge.temperature = float(temperature)  # type: ignore[attr-defined]
     chosen = sample_decisions(db, run, sample, seed, task)
-    questions = [q for _, qs in chosen for q in qs]
+    # One ask per distinct question per attempt, as scoring asks them (a CHIMERA pair of two equal spans has
+    # one prompt for both orders); its answer is stored for every place it stands.
+    index: dict[tuple, int] = {}
+    questions = []
+    for _, qs in chosen:
+        for q in qs:
+            if tuple(q.key) not in index:
+                index[tuple(q.key)] = len(questions)
+                questions.append(q)
     temp = getattr(judge, "temperature", None)
     base = name or (f"{_public_spec(spec)}" + (f" T={temp:g}" if temp is not None else "") +
                     f" x{repeats} n={len(chosen)} seed={seed}")
@@ -145,14 +153,14 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
             raise AuditError(f"judge {_public_spec(spec)!r} cannot be asked these questions again ({e}); give "
                              "--judge SPEC with an LLM judge") from None
         done += len(questions)
-        rows, i, created = [], 0, now()
+        rows, created = [], now()
+        for a in answers:
+            counts["answers"] += 1
+            counts["missing"] += a.value == MISSING
+            counts["invalid"] += a.value == "invalid"
         for d, qs in chosen:
             for q in qs:
-                a = answers[i]
-                i += 1
-                counts["answers"] += 1
-                counts["missing"] += a.value == MISSING
-                counts["invalid"] += a.value == "invalid"
+                a = answers[index[tuple(q.key)]]
                 rows.append((row["id"], check, d["id"], dumps(list(q.key)), spec, attempt, a.value, a.raw,
                              a.rationale, params, created))
         with transaction(db):

@@ -100,17 +100,26 @@ def _uri(p: Path, *extra: str) -> str:
 
 
 def _connect_read_only(p: Path) -> Database:
-    """A read-only connection; `immutable` where SQLite cannot create the WAL index beside a read-only file."""
+    """A read-only connection that creates no file.
+
+    Without WAL files beside it nobody has the database open for writing (a writer in WAL mode keeps them), so it
+    is opened `immutable` (no locks, no WAL index: a plain `mode=ro` connection would leave -wal and -shm files
+    behind). Otherwise `mode=ro` reads through the existing WAL index.
+    """
+    if not _sidecars(p):
+        return _connect(_uri(p, "immutable=1"), uri=True, read_only=True)
     try:
         db = _connect(_uri(p), uri=True, read_only=True)
         db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return db
     except sqlite3.OperationalError:
-        wal = Path(f"{p}-wal")
-        if wal.exists() and wal.stat().st_size:
-            raise DatabaseRefused(f"{p}: the database is read-only and {wal.name} holds changes not yet written "
-                                  "into it; open it once with write access") from None
-        return _connect(_uri(p, "immutable=1"), uri=True, read_only=True)
+        raise DatabaseRefused(f"{p}: the database is read-only and its WAL files cannot be read; open it once "
+                              "with write access") from None
+
+
+def _sidecars(p: Path) -> bool:
+    """Whether the database has WAL files beside it (a connection is open, or one was killed)."""
+    return any(Path(f"{p}{s}").exists() for s in ("-wal", "-shm"))
 
 
 def _writable(p: Path) -> bool:
@@ -161,33 +170,33 @@ def _inspect(p: Path, read_only: bool) -> tuple[int, list[str], set[str]]:
     """(user_version, Rejudge migrations applied, table names), read without changing the file.
 
     A read-only connection never rolls back a journal, checkpoints or converts anything, but beside a database
-    in WAL mode it creates WAL index files that a read-only connection then leaves behind. So a WAL database
-    without them (closed cleanly: nothing to checkpoint) is read through an ordinary connection, which removes
-    them again on closing; anything else through a read-only one.
+    in WAL mode it creates WAL files and leaves them behind. So a WAL database without them (closed cleanly:
+    nothing to checkpoint) is read through an ordinary connection, which removes them again on closing, or
+    `immutable` when it is read-only; anything else through a `mode=ro` connection.
     """
-    wal_mode = _header(p)[18:20] == b"\x02\x02"
-    sidecars = any(Path(f"{p}{s}").exists() for s in ("-wal", "-shm"))
-    targets = [(str(p), False)] if wal_mode and not sidecars and not read_only else []
-    targets += [(_uri(p), True), (_uri(p, "immutable=1"), True)]
-    for i, (target, uri) in enumerate(targets):
-        conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000)
-        try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            applied = ([r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? "
-                                                   "ORDER BY rowid", [migrations.name])]
-                       if MIGRATIONS_TABLE in tables else [])
-            return version, applied, tables
-        except sqlite3.OperationalError as e:
-            if i + 1 < len(targets) and "unable to open" in str(e):
-                continue  # a read-only folder: SQLite cannot create the WAL index; try the next way
-            raise DatabaseRefused(f"{p}: cannot read the database (SQLite: {e})") from None
-        except sqlite3.DatabaseError as e:
-            raise DatabaseRefused(f"{p}: the database is damaged or not a database (SQLite: {e}); restore it "
-                                  "from a backup") from None
-        finally:
-            conn.close()
-    raise AssertionError("unreachable: the last way either returns or raises")
+    if _sidecars(p):
+        target, uri = _uri(p), True
+    elif read_only:
+        target, uri = _uri(p, "immutable=1"), True
+    elif _header(p)[18:20] == b"\x02\x02":  # WAL mode
+        target, uri = str(p), False
+    else:
+        target, uri = _uri(p), True
+    conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        applied = ([r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? "
+                                               "ORDER BY rowid", [migrations.name])]
+                   if MIGRATIONS_TABLE in tables else [])
+        return version, applied, tables
+    except sqlite3.OperationalError as e:
+        raise DatabaseRefused(f"{p}: cannot read the database (SQLite: {e})") from None
+    except sqlite3.DatabaseError as e:
+        raise DatabaseRefused(f"{p}: the database is damaged or not a database (SQLite: {e}); restore it from a "
+                              "backup") from None
+    finally:
+        conn.close()
 
 
 def _header(p: Path) -> bytes:

@@ -9,6 +9,7 @@ stored and what it changed.
 from __future__ import annotations
 
 import streamlit as st
+from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.queue import (
@@ -22,16 +23,17 @@ from audit.queue import (
 )
 from audit.rescoring import audit_run
 from audit.reviews import add_review, current_labels
-from audit.store import run_row
+from audit.store import default_db_path, open_db, run_row
 from audit.views import document
 from scoring.families import get_task
-from ui.decisions import review_card, shortcut_hint
+from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.errata import errata_popover
 from ui.families import doc_noun, view
-from ui.state import blind, db, is_blind_reviewer, link_params, require_run, reviewer, role
+from ui.state import db, is_blind_reviewer, link_params, require_run, reviewer, role
 from ui.text import md_literal, show_text
 
-IDS, POS, KEY, HISTORY, STRIP = "queue.ids", "queue.pos", "queue.key", "queue.history", "queue.strip"
+IDS, POS, KEY, HISTORY = "queue.ids", "queue.pos", "queue.key", "queue.history"
+STRIP, ERROR = "queue.strip", "queue.error"
 TIGHT = """<style>
 .block-container {padding-top: 3.2rem !important;}
 .st-key-queue-head h1 {font-size: 1.7rem; padding: 0 0 0.1rem 0;}
@@ -79,6 +81,55 @@ def _previous_label(d: dict, as_role: str) -> str | None:
     return adjudicated if as_role == "adjudicator" else humans.get(who)
 
 
+def _change(c: Database, decision_id: int, title: str | None, before: dict, verb: str) -> str:
+    if hidden:  # what a label changed would tell a blind reviewer what the judge and the others had said
+        return f"{verb} #{decision_id} → {title or 'no label of yours'}"
+    return f"{verb} " + describe_change(task, decision_id, title, before, audit_run(c, run).metrics)
+
+
+# Buttons act in callbacks, which run before the fragment reruns: one rerun per key press, drawing the next card.
+def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
+    c = open_db(default_db_path())
+    try:
+        d = decision_view(c, row["id"], decision_id)
+        prev = _previous_label(d, as_role)
+        before = audit_run(c, run).metrics
+        add_review(c, run, decision_id, label, who, note=st.session_state.get(f"review.note.{decision_id}") or None,
+                   blind=hidden and who not in d["human"], role=as_role)
+        st.session_state[HISTORY].append({"id": decision_id, "kind": d["kind"], "pos": pos, "prev": prev,
+                                          "role": as_role})
+        st.session_state[STRIP] = _change(c, decision_id, task.label_schemes[d["kind"]].title(label), before,
+                                          "Stored")
+        st.session_state[POS] = pos + 1
+    except AuditError as e:
+        st.session_state[ERROR] = str(e)
+    finally:
+        c.conn.close()
+
+
+def _on_undo() -> None:
+    history = st.session_state[HISTORY]
+    if not history:
+        return
+    last = history.pop()
+    c = open_db(default_db_path())
+    try:
+        before = audit_run(c, run).metrics
+        add_review(c, run, last["id"], last["prev"], who, role=last["role"], note="undo of the previous review")
+        title = task.label_schemes[last["kind"]].title(last["prev"]) if last["prev"] is not None else None
+        st.session_state[STRIP] = _change(c, last["id"], title, before, "Undone:")
+        st.session_state[POS] = last["pos"]
+    except AuditError as e:
+        history.append(last)
+        st.session_state[ERROR] = str(e)
+    finally:
+        c.conn.close()
+
+
+def _on_move(to: int) -> None:
+    st.session_state[POS] = max(0, to)
+
+
 @st.fragment
 def review_panel() -> None:
     """The current decision's card, its keys, the progress line and the last-change strip (rerun on its own)."""
@@ -90,65 +141,42 @@ def review_panel() -> None:
     done = labelled_count(fconn, row["id"], who) if who else 0
     st.progress(done / total if total else 1.0,
                 text=f"You have labelled {done} of {total} decisions · {len(ids)} in this queue")
-    strip = st.session_state.get(STRIP)
-    if strip:
-        show_text(strip, "caption")
+    if st.session_state.get(ERROR):
+        show_text(st.session_state.pop(ERROR), "error")
+    if st.session_state.get(STRIP):
+        show_text(st.session_state[STRIP], "caption")
     if pos >= len(ids):
         st.success("Nothing left in this queue. Pick another queue or filter, or look at the Scores page."
                    if not ids else "You reached the end of this queue. Back (p) shows the decisions you labelled.")
-        if ids and st.button("‹ back", key="queue.prev", shortcut="p"):
-            st.session_state[POS] = len(ids) - 1
-            st.rerun(scope="fragment")
+        if ids:
+            st.button("‹ back", key="queue.prev", shortcut="p", on_click=_on_move, args=(len(ids) - 1,))
+        st.button("↶ undo last", key="queue.undo", shortcut="backspace", disabled=not st.session_state[HISTORY],
+                  on_click=_on_undo)
         fconn.conn.close()
         return
     d = decision_view(fconn, row["id"], ids[pos])
     scheme = task.label_schemes[d["kind"]]
+    mine = d["human"].get(who) if as_role == "reviewer" else None
+    hide = hidden and mine is None
     st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{d['id']} · "
                 f"{pos + 1} of {len(ids)}")
-
-    def store(decision_id: int, label: str | None, note: str) -> None:
-        before = audit_run(fconn, run).metrics
-        prev = _previous_label(d, as_role)
-        add_review(fconn, run, decision_id, label, who, note=note or None, blind=hidden and who not in d["human"],
-                   role=as_role)
-        after = audit_run(fconn, run).metrics
-        title = scheme.title(label) if label is not None else None
-        st.session_state[HISTORY].append({"id": decision_id, "kind": d["kind"], "pos": pos, "prev": prev,
-                                          "role": as_role})
-        # Blind: what a label changed would tell the reviewer what the judge and the others had said.
-        st.session_state[STRIP] = (f"Stored #{decision_id} → {title or 'label withdrawn'}" if hidden else
-                                   "Stored " + describe_change(task, decision_id, title, before, after))
-        st.session_state[POS] = pos + 1
-
-    if review_card(fconn, run, task.name, d, scheme, who, blind=blind(), role=as_role, shortcuts=True, store=store):
-        fconn.conn.close()
-        st.rerun(scope="fragment")
+    with st.container(border=True, key=f"review.card.{d['id']}"):
+        st.html(CARD_STYLE + card_html(d, task.name, scheme, blind=hide))
+        buttons = label_buttons(d, scheme, hide=hide, role=as_role, mine=mine)
+        cols = st.columns([*([1.4] * len(buttons)), 2.2])
+        for col, (lab, text, key, short) in zip(cols, buttons, strict=False):
+            col.button(text, key=key, shortcut=short, on_click=_on_label, args=(d["id"], lab, pos, as_role),
+                       disabled=not who)
+        cols[-1].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
+                            placeholder="note (optional)")
     nav = st.columns([1, 1, 1.4, 3])
-    if nav[0].button("‹ back", key="queue.prev", shortcut="p", disabled=pos == 0,
-                     help="The previous decision of this queue (also one you just labelled)."):
-        st.session_state[POS] = pos - 1
-        st.rerun(scope="fragment")
-    if nav[1].button("next ›", key="queue.next", shortcut="n", help="Skip to the next decision without labelling."):
-        st.session_state[POS] = pos + 1
-        st.rerun(scope="fragment")
-    history = st.session_state[HISTORY]
-    if nav[2].button("↶ undo last", key="queue.undo", shortcut="backspace", disabled=not history,
-                     help="Undo your last review in this queue (Backspace): restores the label you had before."):
-        last = history.pop()
-        try:
-            before = audit_run(fconn, run).metrics
-            add_review(fconn, run, last["id"], last["prev"], who, role=last["role"],
-                       note="undo of the previous review")
-            after = audit_run(fconn, run).metrics
-            prev = task.label_schemes[last["kind"]].title(last["prev"]) if last["prev"] is not None else None
-            st.session_state[STRIP] = (f"Undone: #{last['id']} → {prev or 'no label of yours'}" if hidden else
-                                       "Undone: " + describe_change(task, last["id"], prev, before, after))
-            st.session_state[POS] = last["pos"]
-        except AuditError as e:
-            show_text(str(e), "error")
-        fconn.conn.close()
-        st.rerun(scope="fragment")
-    hide = hidden and who not in d["human"]
+    nav[0].button("‹ back", key="queue.prev", shortcut="p", disabled=pos == 0, on_click=_on_move, args=(pos - 1,),
+                  help="The previous decision of this queue (also one you just labelled).")
+    nav[1].button("next ›", key="queue.next", shortcut="n", on_click=_on_move, args=(pos + 1,),
+                  help="Skip to the next decision without labelling.")
+    nav[2].button("↶ undo last", key="queue.undo", shortcut="backspace", disabled=not st.session_state[HISTORY],
+                  on_click=_on_undo, help="Undo your last review in this queue (Backspace): restores the label "
+                                          "you had before (for adjudicators: the adjudication before).")
     with nav[3]:
         show_text("Keyboard: " + shortcut_hint(scheme, hide=hide) + " · n: next · p: back · Backspace: undo",
                   "caption")

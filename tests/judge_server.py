@@ -65,11 +65,14 @@ class JudgeServer:
         usage: include a `usage` block (prompt/completion tokens = whitespace word counts).
         api_key: when set, a request with another bearer token gets `401` whose message repeats the token it
             was given (as OpenAI's does), to check that clients keep keys out of what they store.
+        echo_auth: the `401` message repeats the whole `Authorization` header (`Basic ...` too) instead.
+        status_on: 1-based request number -> HTTP status to answer with (e.g. {1: 400} for a context overflow).
     """
 
     def __init__(self, script: Script | None = None, *, delay: float | Callable[[str], float] = 0.0,
                  rate_limit_first: int = 0, server_error_on: Iterable[int] = (), malformed_on: Iterable[int] = (),
-                 hold_after: int | None = None, usage: bool = True, api_key: str | None = None) -> None:
+                 hold_after: int | None = None, usage: bool = True, api_key: str | None = None,
+                 echo_auth: bool = False, status_on: dict[int, int] | None = None) -> None:
         self.script = script or equal_spans_script
         self.delay = delay
         self.rate_limit_first = rate_limit_first
@@ -78,6 +81,8 @@ class JudgeServer:
         self.hold_after = hold_after
         self.usage = usage
         self.api_key = api_key
+        self.echo_auth = echo_auth
+        self.status_on = dict(status_on or {})
         self.lock = threading.Lock()
         self.requests = 0
         """POSTs received (every attempt, including failures and held ones)."""
@@ -170,7 +175,8 @@ class JudgeServer:
             self.auth_headers.append(auth)
             self.bodies.append(body)
             hold = False
-            faulty = n <= self.rate_limit_first or n in self.server_error_on or n in self.malformed_on
+            faulty = (n <= self.rate_limit_first or n in self.server_error_on or n in self.malformed_on
+                      or n in self.status_on)
             if not faulty and self.hold_after is not None:
                 if self._reserved >= self.hold_after:
                     hold = True
@@ -229,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.judge_server
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        if self.path.partition("?")[0].rstrip("/") != "/v1/chat/completions":
             self._error(404, f"no route {self.path}")
             return
         try:
@@ -242,7 +248,11 @@ class _Handler(BaseHTTPRequestHandler):
         n, hold = srv._admit(body, prompt, auth)
         try:
             if srv.api_key is not None and auth != f"Bearer {srv.api_key}":
-                self._error(401, f"Incorrect API key provided: {auth.removeprefix('Bearer ')}.")
+                shown = f"you sent Authorization: {auth}" if srv.echo_auth else auth.removeprefix("Bearer ")
+                self._error(401, f"Incorrect API key provided: {shown}.")
+                return
+            if n in srv.status_on:
+                self._error(srv.status_on[n], f"scripted HTTP {srv.status_on[n]}")
                 return
             if n <= srv.rate_limit_first:
                 self._error(429, "rate limited (scripted)", {"Retry-After": "0"})

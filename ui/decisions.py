@@ -56,28 +56,33 @@ def history_rows(d: dict) -> list[dict]:
              "blind": bool(r["blind"]), "note": r["note"] or ""} for r in d["reviews"]]
 
 
-def review_buttons(d: dict, scheme: LabelScheme, *, hide: bool, role: str, mine: str | None,
-                   shortcuts: bool, cols: list) -> str | None:
-    """Draw the label buttons; return the label clicked (or None)."""
+def label_buttons(d: dict, scheme: LabelScheme, *, hide: bool, role: str,
+                  mine: str | None) -> list[tuple[str, str, str, str | None]]:
+    """The review buttons of a decision as (label, button text, widget key, shortcut key): confirm / overrule
+    (keys a / o) when the judge's binary label is shown, else one button per label with the scheme's keys (blind
+    review, ordinal and categorical kinds)."""
     mark = " (yours)"
     if scheme.scale == "binary" and not hide and d["judge"] in scheme.labels:
         other = next(lab for lab in scheme.labels if lab != d["judge"])
         verb = "Settle" if role == "adjudicator" else "Confirm"
-        clicked = None
-        if cols[0].button(f"✓ {verb} {scheme.title(d['judge'])}" + (mark if mine == d["judge"] else ""),
-                          key=f"review.confirm.{d['id']}", shortcut="a" if shortcuts else None):
-            clicked = d["judge"]
-        if cols[1].button(f"✗ Overrule → {scheme.title(other)}" + (mark if mine == other else ""),
-                          key=f"review.overrule.{d['id']}", shortcut="o" if shortcuts else None):
-            clicked = other
-        return clicked
-    inner = cols[0].columns(len(scheme.labels)) if len(scheme.labels) > 2 else cols[:2]
-    for col, lab in zip(inner, scheme.labels, strict=False):
-        key = scheme.keys.get(lab) if shortcuts else None
-        if col.button(scheme.title(lab) + (mark if mine == lab else ""), key=f"review.label.{lab}.{d['id']}",
-                      shortcut=key):
-            return lab
-    return None
+        return [(d["judge"], f"✓ {verb} {scheme.title(d['judge'])}" + (mark if mine == d["judge"] else ""),
+                 f"review.confirm.{d['id']}", "a"),
+                (other, f"✗ Overrule → {scheme.title(other)}" + (mark if mine == other else ""),
+                 f"review.overrule.{d['id']}", "o")]
+    return [(lab, scheme.title(lab) + (mark if mine == lab else ""), f"review.label.{lab}.{d['id']}",
+             scheme.keys.get(lab)) for lab in scheme.labels]
+
+
+def review_buttons(d: dict, scheme: LabelScheme, *, hide: bool, role: str, mine: str | None,
+                   shortcuts: bool, cols: list) -> str | None:
+    """Draw the label buttons; return the label clicked (or None)."""
+    buttons = label_buttons(d, scheme, hide=hide, role=role, mine=mine)
+    inner = cols[0].columns(len(buttons)) if len(buttons) > 2 else cols[:2]
+    clicked = None
+    for col, (lab, text, key, short) in zip(inner, buttons, strict=False):
+        if col.button(text, key=key, shortcut=short if shortcuts else None):
+            clicked = lab
+    return clicked
 
 
 def shortcut_hint(scheme: LabelScheme, *, hide: bool) -> str:

@@ -34,7 +34,7 @@ REQUEST_FAILED = "request failed"
 NOT_SENT = REQUEST_FAILED + ": not sent"
 """Rationale prefix of a `missing` answer never sent because an earlier request failed for good (bad key...)."""
 CACHEABLE_VALUES = (YES, NO, INVALID)
-"""Answers worth keeping: what the judge said. `missing` (failed, cancelled) is asked again next time."""
+"""CHIMERA's answers; every answer but `missing` (failed, cancelled: asked again next time) is cached."""
 CACHE_CHUNK = 50
 """Queries per `ask_many` call for a cacheable judge that cannot report answers one by one."""
 Progress = Callable[[int, int], None]
@@ -425,6 +425,15 @@ class ReplayJudge(LocalJudge):
         return ans
 
 
+def bind_questions(judge: Judge, sample: Question) -> Judge:
+    """Tell a transport that names its prompt (`bind`: the LLM judges) which question a run asks, before it asks
+    anything; other transports are returned unchanged. Families call it in `make_judge` with a sample question."""
+    bind = getattr(judge, "bind", None)
+    if callable(bind):
+        bind(sample)
+    return judge
+
+
 def parse_judge_spec(spec: str, *, read_log_line: LogLineReader = read_span_log_line) -> Judge:
     """Build a judge from its spec string.
 
@@ -525,7 +534,7 @@ def ask_with_cache(judge: Judge, queries: Sequence[Question], cache: AnswerCache
         stats.retries += a.retries
         stats.prompt_tokens += a.prompt_tokens
         stats.completion_tokens += a.completion_tokens
-        if use_cache and a.value in CACHEABLE_VALUES:
+        if use_cache and a.value != MISSING:
             cache.put_many({keys[i]: a})  # type: ignore[union-attr]
         if progress and per_answer_progress:
             progress(done, n)

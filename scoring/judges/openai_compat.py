@@ -359,7 +359,11 @@ class OpenAIJudge:
             key = "no-key"  # local servers (vLLM, Ollama, llama.cpp) ignore it; the client insists on one
         self._key = key
         self._secrets = [key, *url_secrets(self.base_url)] if len(key) >= 4 else url_secrets(self.base_url)
-        self._client = openai.OpenAI(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
+        # A query string in the URL (`?api-version=...`, a signed token) is sent with every request, as
+        # `default_query`: the client would otherwise glue the path onto it.
+        root, _, query = self.base_url.partition("?")
+        self._client = openai.OpenAI(api_key=key, base_url=root.rstrip("/"), max_retries=0, timeout=self.timeout,
+                                     default_query=dict(parse_qsl(query)) or None)
         self._cancel = threading.Event()
         self._fatal: str | None = None
         self._answered = 0

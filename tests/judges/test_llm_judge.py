@@ -4,6 +4,7 @@ local server (tests/judge_server.py)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import time
@@ -39,7 +40,9 @@ from scoring.judges.openai_compat import (
     estimate_cost,
     load_prices,
     model_price,
+    redact_secrets,
     redact_url,
+    url_secrets,
 )
 from tests.judge_server import NO_TEXT, TRUNCATED_TEXT, YES_TEXT, JudgeServer, equal_spans_script, spans_of
 
@@ -494,3 +497,53 @@ def test_judge_log_records_one_line_per_answered_ordered_pair() -> None:
         ("p1", "a", "b", "no"), ("p1", "b", "a", "invalid"), ("p1", "c", "c", "yes"), ("p2", "x", "y", "yes")]
     assert recs[1]["raw"] == "<answer>Hm"
 
+
+
+# ---------------------------------------------------------------- credentials are redacted everywhere
+
+
+def test_redact_url_and_url_secrets() -> None:
+    assert redact_url("https://u:p%40ss@host:8443/v1/?api_key=abcd") == "https://host:8443/v1"
+    assert redact_url("http://[::1]:8080/v1") == "http://[::1]:8080/v1"
+    assert redact_url("http://host:notaport/v1") == "<invalid URL>"
+    secrets = url_secrets("https://alice:p%40ss-word@host/v1?api_key=qk-123")
+    basic = base64.b64encode(b"alice:p@ss-word").decode()
+    assert {"alice:p%40ss-word", "p%40ss-word", "p@ss-word", basic, "qk-123"} <= set(secrets)
+    assert url_secrets("http://127.0.0.1:8000/v1") == []
+
+
+@pytest.mark.parametrize("text", [
+    "401: you sent Authorization: Basic YWxpY2U6cHc=",
+    'headers={"authorization": "Bearer sk-live-abcdefgh"}',
+    "Proxy-Authorization=Bearer sk-live-abcdefgh, retry",
+    "token sk-live-abcdefgh rejected",
+])
+def test_any_authorization_value_is_hidden(text: str) -> None:
+    out = redact_secrets(text)
+    assert "YWxpY2U6cHc=" not in out and "sk-live-abcdefgh" not in out and "***" in out
+
+
+def test_credentials_in_the_url_and_echoed_headers_never_reach_answers_or_identity() -> None:
+    with JudgeServer(api_key="the-right-key", echo_auth=True) as srv:
+        url = srv.base_url.replace("http://", "http://alice:pw-SECRET-9@") + "?api_key=qk-SECRET-7"
+        judge = OpenAIJudge("test-model", base_url=url, api_key=KEY, concurrency=1, max_retries=0, timeout=5)
+        answers = judge.ask_many(queries(3))
+        sent = srv.auth_headers[0]
+    assert {a.value for a in answers} == {MISSING} and srv.requests == 1
+    recorded = json.dumps([judge.identity(), judge.fatal, [a.rationale for a in answers]])
+    basic = base64.b64encode(b"alice:pw-SECRET-9").decode()
+    for secret in (KEY, "pw-SECRET-9", "qk-SECRET-7", basic, sent.split()[-1]):
+        assert secret not in recorded, secret
+    assert "HTTP 401" in recorded and "Authorization: ***" in recorded
+
+
+def test_connection_errors_name_no_url_credentials() -> None:
+    with JudgeServer() as srv:
+        port = srv.port  # a port nobody listens on once the server is stopped
+    judge = OpenAIJudge("m", base_url=f"http://bob:pw-SECRET-3@127.0.0.1:{port}/v1?sig=zz-SECRET-4",
+                        api_key=KEY, concurrency=1, max_retries=3, backoff=0.001, timeout=2)
+    with pytest.raises(JudgeFailed) as err:
+        ask_with_cache(judge, queries(4), DictCache(), JudgeStats())
+    text = str(err.value) + json.dumps(judge.identity())
+    assert "connection error" in text
+    assert all(s not in text for s in ("pw-SECRET-3", "zz-SECRET-4", KEY, "bob:"))

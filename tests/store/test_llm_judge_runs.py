@@ -20,7 +20,9 @@ from audit.runs import score_run
 from audit.runs import write_judge_log as _write_log
 from audit.store import open_db
 from audit.views import decisions
+from scoring.errors import JudgeFailed
 from scoring.families import get_task
+from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH, bind_judge
 from tests.judge_server import TRUNCATED_TEXT, JudgeServer, equal_spans_script, spans_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,15 +123,29 @@ def test_requests_sent_are_the_distinct_ordered_pairs(server: JudgeServer, db_pa
     assert stats["prompt_tokens"] > 0 and stats["completion_tokens"] > 0
     assert stats["cost_usd"] is None  # test-model has no price
     assert seen[-1] == (want_distinct, want_distinct)
-    assert row["judge_identity"]["prompt_hash"] == "6e5b6cc66c82"
-    calls = list(open_db(db_path).query("SELECT prompt_hash, params, prompt_tokens FROM judge_cache"))
+    assert row["judge_identity"]["prompt_hash"] == "6e5b6cc66c82"  # the prompt of the questions asked
+    calls = list(open_db(db_path).query("SELECT params, prompt_tokens FROM judge_cache"))
     assert len(calls) == want_distinct
-    assert {c["prompt_hash"] for c in calls} == {"6e5b6cc66c82"}  # every call carries its prompt version
     assert json.loads(calls[0]["params"]) == {"temperature": 0.0, "max_tokens": 400}
     assert sum(c["prompt_tokens"] for c in calls) == stats["prompt_tokens"]
     if pred == PERFECT:
         for section in ("entities", "relations", "classification"):
             assert row["original_metrics"][section]["avg"]["f1"] == 1.0
+
+
+@pytest.mark.parametrize(("spec", "prompt_hash"), [(SPEC, "6e5b6cc66c82"),
+                                                   ("openai-json:test-model", CHIMERA_SPAN_JSON_PROMPT_HASH)])
+def test_a_bound_judge_names_its_prompt_on_every_cached_call(server: JudgeServer, db_path: Path, spec: str,
+                                                            prompt_hash: str) -> None:
+    # The store reads the prompt hash from the judge identity before asking; a judge bound to the family's
+    # question (bind_judge; ChimeraTask.make_judge should do it) names it up front.
+    judge = bind_judge(get_task("chimera").make_judge(spec))
+    assert judge.identity()["prompt_hash"] == prompt_hash
+    row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": MIXED}, spec, run="r", judge=judge)
+    calls = list(open_db(db_path).query("SELECT prompt_hash FROM judge_cache"))
+    assert len(calls) == judge_stats(row)["requests"] > 0
+    assert {c["prompt_hash"] for c in calls} == {prompt_hash}  # every call carries its prompt version
+    assert row["judge_identity"]["prompt_hash"] == prompt_hash and row["judge_spec"] == spec
 
 
 def test_the_default_script_agrees_with_the_exact_judge(server: JudgeServer, db_path: Path) -> None:
@@ -167,8 +183,10 @@ score_run(open_db(sys.argv[1]), "chimera", {"gold": sys.argv[2], "pred": sys.arg
 
 
 def _cached_rows(path: Path) -> int:
-    try:
-        conn = sqlite3.connect(path, timeout=1)
+    if not path.exists():
+        return 0
+    try:  # read-only: never create the file the child is about to open (an empty file is not a database)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
         try:
             return conn.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0]
         finally:
@@ -269,19 +287,21 @@ def test_the_api_key_is_in_no_stored_byte_nor_export(monkeypatch: pytest.MonkeyP
         point_at(monkeypatch, srv)
         db = open_db(db_path)
         ok = score_run(db, "chimera", {"gold": GOLD, "pred": MIXED}, SPEC, run="ok")
+        cached_before = _cached_rows(db_path)
         # the key is not part of the cache key: only pairs MIXED lacks are sent, and refused with a 401 whose
-        # message repeats the key it was given
+        # message repeats the key it was given; 401 is fatal: the run stops, names the reason, stores nothing
         point_at(monkeypatch, srv, key=wrong_key)
-        bad = score_run(db, "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="bad")
+        with pytest.raises(JudgeFailed, match="HTTP 401") as err:
+            score_run(db, "chimera", {"gold": GOLD, "pred": PERFECT}, SPEC, run="bad")
     assert f"Bearer {KEY}" in srv.auth_headers and f"Bearer {wrong_key}" in srv.auth_headers
     assert judge_stats(ok)["failed"] == 0
-    assert judge_stats(bad)["failed"] > judge_stats(bad)["requests"] == srv.status_counts[401]
-    assert srv.status_counts[401] <= 8  # fatal: the run stopped sending after the first refusals
-    failed = [a["rationale"] for d in decisions(db, "bad") for k in ("pred_gold", "gold_pred") if (a := d["detail"][k])["value"] == "missing"]
-    assert failed and all(r.startswith("request failed: ") and "HTTP 401" in r for r in failed)
-    assert judge_stats(bad)["cached"] > 0
+    concurrency = ok["judge_identity"]["concurrency"]
+    assert 1 <= srv.status_counts[401] <= concurrency  # stopped after the first refusals
+    assert wrong_key not in str(err.value) and "nothing was stored" in str(err.value)
+    assert [r["name"] for r in db.query("SELECT name FROM runs")] == ["ok"]
+    assert _cached_rows(db_path) == cached_before  # the cached answers are kept, nothing new cached
     _write_log(get_task("chimera"), list(decisions(db, "ok")), log)
-    texts = [export_run(db, run, fmt) for run in ("ok", "bad") for fmt in ("json", "csv", "latex")]
+    texts = [export_run(db, "ok", fmt) for fmt in ("json", "csv", "latex")] + [str(err.value)]
     blobs = [p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("x.db")] + [log.read_bytes()]
     assert len(blobs) >= 2  # the database and its -wal at least
     for secret in (KEY, wrong_key, KEY[-12:], wrong_key[-12:]):

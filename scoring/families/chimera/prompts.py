@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from scoring.judges.base import SpanQuery, Structured
+from scoring.judges.base import Judge, SpanQuery, Structured, bind_questions
 from scoring.judges.prompts import INVALID, NO, YES, Parsed, PromptTemplate, register_template
 from scoring.judges.prompts import between as _between
 
@@ -189,3 +189,9 @@ def span_question(doc: str, text: str, entity_type: str, span1: str, span2: str)
     """CHIMERA's judge question for one ordered span pair: the paper's prompt, read by `parse_span_answer`; its
     `structured()` form is the JSON-answer prompt read by `parse_span_json`."""
     return SpanQuery(doc, text, entity_type, span1, span2, CHIMERA_SPAN, parse_span_answer, json_form=SPAN_JSON)
+
+
+def bind_judge(judge: Judge) -> Judge:
+    """Tell an LLM judge, before it asks anything, which CHIMERA prompt its questions use (the paper's, or the
+    JSON-answer form for `openai-json:MODEL`), so the run's judge identity and every cached call name it."""
+    return bind_questions(judge, span_question("", "", "", "", ""))

@@ -18,7 +18,7 @@ from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loade
 from scoring.families.ideation import decide as dec
 from scoring.families.ideation import scores
 from scoring.families.ideation.bootstrap import N_RESAMPLES, SEED
-from scoring.families.ideation.judge import FILE, LOG_FORMAT, LogJudge, make_judge
+from scoring.families.ideation.judge import FILE, LOG_FORMAT, LogJudge, ask_live, make_judge
 from scoring.families.ideation.load import load_absolute, load_ideas, load_judge_log, load_pairwise
 from scoring.families.ideation.model import (
     COMPARISON,
@@ -148,9 +148,19 @@ class IdeationTask:
             loaded.warnings.clear()
             self._describe(loaded)
             docs = loaded.docs
+        live = bool(getattr(judge, "cacheable", False)) and not isinstance(judge, LogJudge)
+        if isinstance(judge, LogJudge):
+            pass
+        elif live:  # a live LLM judge: our prompts, both orders, re-ask once
+            questions = [d.question for d in docs]
+            ratings, verdicts = ask_live(questions, judge, cache, stats, progress)
+            loaded.docs[:] = dec.attach(questions, ratings or None, verdicts or None)
+            loaded.warnings.clear()
+            self._describe(loaded)
+            docs = loaded.docs
         elif getattr(judge, "spec", None) != FILE:
             raise InputError(getattr(judge, "spec", "judge"), None,
-                             "the ideation task reads its judge's answers from files; a live judge is not wired yet")
+                             "the ideation task reads its judge's answers from files, a replay log or openai:MODEL")
         out: list[Decision] = []
         for i, d in enumerate(docs, 1):
             out.extend(dec.decisions(d))
@@ -158,6 +168,8 @@ class IdeationTask:
                 progress(i, len(docs))
         ratings_n = sum(d.kind == RATING for d in out)
         calls = [c for d in out if d.kind == COMPARISON for c in d.detail["calls"]]
+        if live:  # ask_with_cache counted the questions, invalid and missing answers as they came
+            return out, stats
         stats.distinct_queries += ratings_n + len(calls)
         stats.paper_calls += ratings_n + len(calls)
         stats.invalid += sum(d.kind == RATING and d.detail["status"] == "invalid" for d in out)

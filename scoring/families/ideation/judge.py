@@ -3,9 +3,9 @@
 - `file` (default): the ratings and verdicts are the run's `absolute` / `pairwise` input files.
 - `replay:PATH`: a judge log (the family's `judge_log` format: rating lines with `score`, pairwise lines with
   `verdict`) replaces those files.
-- A live judge (`openai:MODEL`) is not wired yet: `questions` builds every prompt with its parser, and
-  `records_from_answers` turns parsed answers back into ratings and verdicts, for the generic question interface
-  of `scoring/judges/base.py` to drive.
+- A live judge (`openai:MODEL`, any transport that answers prompts): `questions` builds every prompt with its
+  parser, `ask_live` asks them through the cache (re-asking once, with a format reminder, after an unreadable
+  reply) and `records_from_answers` turns the parsed answers back into ratings and verdicts.
 """
 
 from __future__ import annotations
@@ -18,7 +18,18 @@ from scoring.errors import InputError, JudgeSpecError
 from scoring.families.ideation import prompts
 from scoring.families.ideation.decide import unordered_pairs
 from scoring.families.ideation.model import COMPARISON, INVALID, RATING, Question, Rating, Verdict
-from scoring.judges.base import Answer, Judge, SpanQuery, _LocalJudge
+from scoring.judges.base import (
+    Answer,
+    AnswerCache,
+    Judge,
+    JudgeStats,
+    Progress,
+    PromptQuestion,
+    SpanQuery,
+    _LocalJudge,
+    ask_with_cache,
+    parse_judge_spec,
+)
 from scoring.judges.prompts import Parsed, PromptTemplate
 
 FILE = "file"
@@ -70,8 +81,10 @@ def make_judge(spec: str) -> Judge:
         return FileJudge()
     if name == "replay" and arg:
         return LogJudge(arg)
-    raise JudgeSpecError(f"the ideation task takes judge {FILE!r} (ratings from the input files) or 'replay:PATH', "
-                         f"got {spec!r}; a live judge for ideation is not available yet")
+    if name == "openai":
+        return parse_judge_spec(spec)
+    raise JudgeSpecError(f"the ideation task takes judge {FILE!r} (ratings from the input files), 'replay:PATH' or "
+                         f"'openai:MODEL' (our prompts), got {spec!r}")
 
 
 # ---------------------------------------------------------------------------------------------- live judge (to wire)
@@ -134,3 +147,42 @@ def records_from_answers(answers: Mapping[QuestionKey, tuple[Parsed, str | None]
             _, qid, c, first, second = key
             verdicts.append(Verdict(qid, c, first, second, parsed.value if parsed.ok else INVALID, why, raw))
     return ratings, verdicts
+
+
+def _with_truncated(parse: Parser) -> Callable[..., Parsed]:
+    def parser(raw: str | None, *, truncated: bool = False) -> Parsed:  # noqa: ARG001 (the transport's signature)
+        return parse(raw)
+    return parser
+
+
+def _reask_template(t: PromptTemplate) -> PromptTemplate:
+    reminder = (prompts.ABSOLUTE_FORMAT_REMINDER if t is prompts.IDEATION_ABSOLUTE
+                else prompts.PAIRWISE_FORMAT_REMINDER if t is prompts.IDEATION_PAIRWISE
+                else prompts.PAIRWISE_NO_TIE_FORMAT_REMINDER)
+    return PromptTemplate(f"{t.name}-reask", t.text + "\n\n" + reminder.replace("{", "{{").replace("}", "}}"))
+
+
+def ask_live(docs: Sequence[Question], judge: Judge, cache: AnswerCache | None, stats: JudgeStats,
+             progress: Progress | None = None) -> tuple[list[Rating], list[Verdict]]:
+    """Ask a live judge every rating and both orders of every comparison (ideation.md §2-3), through the cache;
+    an unreadable reply is asked once more with a format reminder (its own template and hash), then `invalid`."""
+    qs = questions(docs)
+    asked = [PromptQuestion(key, t, tuple(fields.items()), _with_truncated(parse)) for key, t, fields, parse in qs]
+    stats.distinct_queries += len(asked)
+    stats.paper_calls += len(asked)
+    answers = ask_with_cache(judge, asked, cache, stats, progress)
+    again = [i for i, a in enumerate(answers) if a.value == INVALID]
+    if again:
+        retry = [PromptQuestion(asked[i].key, _reask_template(asked[i].template), asked[i].fields, asked[i].parser)
+                 for i in again]
+        for i, a in zip(again, ask_with_cache(judge, retry, cache, stats, None), strict=True):
+            if a.value != INVALID:
+                stats.invalid -= 1  # the first reply's invalid is settled by the re-ask
+            answers[i] = a
+    parsed = {}
+    for q, a in zip(asked, answers, strict=True):
+        if a.value in (INVALID, "missing"):
+            parsed[q.key] = (Parsed(INVALID, a.rationale or "unreadable"), a.raw)
+        else:
+            parsed[q.key] = (Parsed(a.value, None, a.rationale), a.raw)
+    return records_from_answers(parsed)

@@ -141,10 +141,46 @@ def test_bad_bounds_option_is_an_input_error(run):
         TASK.metrics({}, [], {"bounds": "loose"})
 
 
-def test_judge_specs():
+def test_judge_specs(monkeypatch):
     assert TASK.make_judge("file").spec == "file"
-    with pytest.raises(JudgeSpecError, match="live judge"):
-        TASK.make_judge("openai:gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert TASK.make_judge("openai:m").spec == "openai:m"
+    with pytest.raises(JudgeSpecError, match="openai:MODEL"):
+        TASK.make_judge("exact")
+
+
+def test_live_judge_asks_every_rating_and_both_orders_and_reasks_unreadable_once(monkeypatch, tmp_path):
+    """Through a scripted OpenAI-compatible server: Q x N x 3 ratings + Q x C(N,2) x 2 x 3 calls; a reply without
+    the SCORE slot is asked again once with the format reminder; a re-run asks nothing (cache)."""
+    from audit.runs import score_run
+    from audit.store import open_db
+    from tests.judge_server import JudgeServer
+
+    def script(prompt: str) -> str:
+        if "Rate the idea" in prompt:
+            if "Reply again" in prompt:
+                return "Sorry.\nSCORE: 4"
+            return "no slot here" if "novelty" in prompt.split("Criterion:")[-1][:40] else "Fine.\nSCORE: 3"
+        return "A is better.\nWINNER: FIRST"
+
+    with JudgeServer(script) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        db = open_db(tmp_path / "i.db")
+        row = score_run(db, "ideation", {"ideas": INPUTS["ideas"]}, "openai:test", run="live")
+        loaded = TASK.load({"ideas": INPUTS["ideas"]})
+        n_ratings = sum(len(d.question.ideas) for d in loaded.docs) * 3
+        n_calls = sum(len(d.question.ideas) * (len(d.question.ideas) - 1) for d in loaded.docs) * 3
+        n_novelty = n_ratings // 3
+        assert srv.answered == n_ratings + n_calls + n_novelty  # one re-ask per unreadable novelty rating
+        assert row["summary"]["judge"]["invalid"] == 0
+        m = row["original_metrics"]
+        system = next(iter(m["absolute"]))
+        assert m["absolute"][system]["novelty"]["mean"] == 4 and m["absolute"][system]["feasibility"]["mean"] == 3
+        # every call says FIRST: each pair's two orders disagree on the winner, so both orders cancel to 3
+        assert all(v["novelty"]["score"] == pytest.approx(3) for v in m["pairwise"].values())
+        before = srv.answered
+        score_run(db, "ideation", {"ideas": INPUTS["ideas"]}, "openai:test", run="again")
+        assert srv.answered == before
 
 
 def test_judge_log_replays_to_the_same_decisions(run, tmp_path):
