@@ -80,6 +80,8 @@ def cmd_score(args: argparse.Namespace) -> None:
         bar.set_postfix(cached=stats.cached, failed=stats.failed, invalid=stats.invalid, refresh=False)
         bar.refresh()
 
+    if args.judge is not None and not args.judge.strip():
+        raise AuditError(f"--judge is empty; give a judge spec ({', '.join(task.judge_specs)}, or replay:PATH)")
     if args.judge_log:
         _check_out(args.judge_log, "--judge-log")
     db = open_db(args.db)
@@ -280,6 +282,23 @@ def cmd_stability(args: argparse.Namespace) -> None:
     _print_json({"check": check, "report": stability_report(db, args.run, [check["check"], *(args.check or [])])})
 
 
+def cmd_judge_batch(args: argparse.Namespace) -> None:
+    """Judge at scale: `export` writes every uncached judge question of a run as OpenAI Batch API request lines
+    (custom_id = cache key; for the OpenAI Batch API or vLLM run-batch); `import` caches a results file's answers
+    (bad lines reported, never cached); `score` with the same judge then sends no requests for them.
+
+    Example: python -m audit judge-batch export --task chimera --gold data/chimera/eval.csv
+    --pred data/chimera/pred_mixed.jsonl --judge openai:gpt-4o-mini --out requests.jsonl
+    """
+    from audit.judge_batch import run_command
+    from scoring.families import TASKS
+
+    report = run_command(open_db(args.db), args, [s.name for f in TASKS.values() for s in f.inputs])
+    for prob in report.get("problem_lines", [])[:20]:
+        print(f"warning: line {prob['line']}: {prob['reason']}", file=sys.stderr)
+    _print_json(report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
     p.add_argument("--db", default=None, help="database path (default $REJUDGE_DB or ./rejudge.db)")
@@ -369,6 +388,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="append", default=None, metavar="NAME",
                    help="also report over this stored check (repeatable; with --report: only these)")
     s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
+    from audit.judge_batch import add_arguments as judge_batch_arguments
+
+    judge_batch_arguments(add("judge-batch", cmd_judge_batch), [i.name for f in TASKS.values() for i in f.inputs],
+                          list(TASKS))
     return p
 
 
@@ -400,7 +423,7 @@ def explain(e: BaseException, db_path: str) -> tuple[str, int]:
     if isinstance(e, InputError | JudgeSpecError | AuditError):
         return str(e), 2
     if isinstance(e, sqlite3.DatabaseError):
-        text = str(e)
+        text = str(e) if len(str(e)) < 200 else str(e)[:160] + "..."
         if isinstance(e, sqlite3.IntegrityError):
             return f"internal error: {db_path}: the database refused a change ({text}); please report it", 1
         if "readonly" in text or "read-only" in text:

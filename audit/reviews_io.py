@@ -103,7 +103,8 @@ def _check_record(rec: object, path: str, line: int) -> dict:
         v = rec[k]
         if k == "blind":
             if type(v) is not bool and not (type(v) is int and v in (0, 1)):
-                raise InputError(path, line, f"field 'blind' must be true or false, got {_json_type(v)} {v!r}")
+                raise InputError(path, line, f"field 'blind' must be true or false, got {_json_type(v)}"
+                                             + (f" {v!r}" if v is not None else ""))
         elif not isinstance(v, str) and not (v is None and k in ("label", "note")):
             raise InputError(path, line, f"field {k!r} must be a string{' or null' if k in ('label', 'note') else ''}"
                                          f", got {_json_type(v)}")

@@ -149,7 +149,7 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
 
         try:
             answers = judge.ask_many(questions, _progress)
-        except (TypeError, NotImplementedError) as e:  # a judge that only reads recorded answers (e.g. files)
+        except (TypeError, AttributeError, NotImplementedError) as e:  # a judge that only reads recorded answers
             raise AuditError(f"judge {_public_spec(spec)!r} cannot be asked these questions again ({e}); give "
                              "--judge SPEC with an LLM judge") from None
         done += len(questions)

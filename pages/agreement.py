@@ -8,7 +8,7 @@ from audit.store import default_db_path, open_db, reviews_version, run_row
 from ui.charts import confusion_heatmap, kappa_with_intervals
 from ui.families import kind_title
 from ui.state import blind_guard, db, link, require_run
-from ui.text import show_text
+from ui.text import md_literal, show_text
 
 HELP = {
     "n": "Labels compared (one per reviewer and decision).",
@@ -86,7 +86,8 @@ if hvh:
     if alpha:
         st.caption(f"Krippendorff's alpha (nominal) over all reviewers: "
                    f"{'—' if alpha['alpha'] is None else format(alpha['alpha'], '.3f')} on "
-                   f"{alpha['n_pairable_units']} decisions with two or more labels. {alpha['reason'] or ''}")
+                   f"{alpha['n_pairable_units']} decisions with two or more labels. "
+                   f"{md_literal(alpha['reason'] or '')}")
 else:
     st.info("No decision has been labelled by two reviewers yet.")
 

@@ -42,10 +42,10 @@ row = run_row(conn, run)
 task = get_task(row["task"])
 noun = doc_noun(task.name)
 audit = audit_run(conn, run)
-files = " · ".join(f"{k} {md_literal(v['name'])}" for k, v in row["inputs"].items() if isinstance(v, dict)
-                   and "name" in v)
 st.caption(f"Task **{md_literal(task.title)}** · judge {md_literal(short_spec(row['judge_spec']))} · "
-           f"{row['n_docs']} {noun}s · {row['n_decisions']} decisions · {files}")
+           f"{row['n_docs']} {noun}s · {row['n_decisions']} decisions · " +
+           " · ".join(f"{md_literal(k)} {md_literal(v['name'])}" for k, v in row["inputs"].items()
+                      if isinstance(v, dict) and "name" in v))
 for w in row["summary"].get("warnings", []):
     show_text(w, "warning")
 
@@ -92,7 +92,7 @@ outcomes = st.multiselect("Outcome (audited)", outcomes_all, default=outcomes_al
                           help=getattr(view(task.name), "OUTCOME_HELP", None))
 shown = docs[docs["audited_outcome"].isin(outcomes)].copy()
 st.caption(f"{len(shown)} of {len(docs)} {noun}s. Counts by outcome: " + ", ".join(
-    f"{md_literal(k)} {v}" for k, v in docs["audited_outcome"].value_counts().items()))
+    f"{md_literal(k)} {int(v)}" for k, v in docs["audited_outcome"].value_counts().items()))
 if shown.empty:
     st.info(f"No {noun} has the selected outcome(s).")
     st.stop()

@@ -27,13 +27,13 @@ from audit.store import default_db_path, open_db, run_row
 from audit.views import document
 from scoring.families import get_task
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
-from ui.errata import errata_popover
+from ui.errata import errata_form
 from ui.families import doc_noun, view
 from ui.state import db, is_blind_reviewer, link_params, require_run, reviewer, role
 from ui.text import md_literal, show_text
 
 IDS, POS, KEY, HISTORY = "queue.ids", "queue.pos", "queue.key", "queue.history"
-STRIP, ERROR = "queue.strip", "queue.error"
+STRIP, ERROR, FLAG, NOTE = "queue.strip", "queue.error", "queue.flag_open", "queue.note"
 TIGHT = """<style>
 .block-container {padding-top: 3.2rem !important;}
 .st-key-queue-head h1 {font-size: 1.7rem; padding: 0 0 0.1rem 0;}
@@ -46,7 +46,7 @@ task = get_task(row["task"])
 noun = doc_noun(task.name)
 who = reviewer()
 hidden = is_blind_reviewer()
-st.html(TIGHT)
+st.html(TIGHT + CARD_STYLE)
 with st.container(key="queue-head"):
     st.title("Review queue")
 if not who:
@@ -94,8 +94,9 @@ def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
         d = decision_view(c, row["id"], decision_id)
         prev = _previous_label(d, as_role)
         before = audit_run(c, run).metrics
-        add_review(c, run, decision_id, label, who, note=st.session_state.get(f"review.note.{decision_id}") or None,
+        add_review(c, run, decision_id, label, who, note=(st.session_state.get(NOTE) or "").strip() or None,
                    blind=hidden and who not in d["human"], role=as_role)
+        st.session_state[NOTE] = ""
         st.session_state[HISTORY].append({"id": decision_id, "kind": d["kind"], "pos": pos, "prev": prev,
                                           "role": as_role})
         st.session_state[STRIP] = _change(c, decision_id, task.label_schemes[d["kind"]].title(label), before,
@@ -124,6 +125,10 @@ def _on_undo() -> None:
         st.session_state[ERROR] = str(e)
     finally:
         c.conn.close()
+
+
+def _on_flag(decision_id: int | None) -> None:
+    st.session_state[FLAG] = decision_id
 
 
 def _on_move(to: int) -> None:
@@ -160,15 +165,15 @@ def review_panel() -> None:
     hide = hidden and mine is None
     st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{d['id']} · "
                 f"{pos + 1} of {len(ids)}")
-    with st.container(border=True, key=f"review.card.{d['id']}"):
-        st.html(CARD_STYLE + card_html(d, task.name, scheme, blind=hide))
+    # Stable keys: the card and its widgets are updated in place from one decision to the next, not re-mounted.
+    with st.container(border=True, key="queue.card"):
+        st.html(card_html(d, task.name, scheme, blind=hide))  # CARD_STYLE is on the page, outside the fragment
         buttons = label_buttons(d, scheme, hide=hide, role=as_role, mine=mine)
         cols = st.columns([*([1.4] * len(buttons)), 2.2])
-        for col, (lab, text, key, short) in zip(cols, buttons, strict=False):
-            col.button(text, key=key, shortcut=short, on_click=_on_label, args=(d["id"], lab, pos, as_role),
-                       disabled=not who)
-        cols[-1].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
-                            placeholder="note (optional)")
+        for i, (col, (lab, text, _, short)) in enumerate(zip(cols, buttons, strict=False)):
+            col.button(text, key=f"queue.label.{i}", shortcut=short, on_click=_on_label,
+                       args=(d["id"], lab, pos, as_role), disabled=not who)
+        cols[-1].text_input("Note", key=NOTE, label_visibility="collapsed", placeholder="note (optional)")
     nav = st.columns([1, 1, 1.4, 3])
     nav[0].button("‹ back", key="queue.prev", shortcut="p", disabled=pos == 0, on_click=_on_move, args=(pos - 1,),
                   help="The previous decision of this queue (also one you just labelled).")
@@ -183,8 +188,15 @@ def review_panel() -> None:
     links = st.columns([1, 1, 1.5], vertical_alignment="center")
     links[0].page_link("pages/document.py", label=f"Open the whole {noun}", icon=":material/article:",
                        query_params=link_params(doc=d["doc"], decision=str(d["id"])))
-    with links[1]:
-        errata_popover(fconn, run, task.name, d["doc"], who, decision=d)
+    # The errata form is drawn only when asked for: a key press redraws the fragment, so keep it light.
+    flag_open = st.session_state.get(FLAG) == d["id"]
+    links[1].button("⚑ Flag a gold error" if not flag_open else "✕ Close the flag form", key="queue.flag",
+                    on_click=_on_flag, args=(None if flag_open else d["id"],),
+                    help="The gold data looks wrong or incomplete here: flag it with a proposed correction. Scores "
+                         "are not changed; flags are listed on the Gold errata page.")
+    if flag_open:
+        with st.container(border=True):
+            errata_form(fconn, run, task.name, d["doc"], who, decision=d, key="queue.errata")
     preview = getattr(view(task.name), "preview", None)
     if preview is not None:
         preview(document(fconn, run, d["doc"])["payload"], d)

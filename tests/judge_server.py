@@ -51,11 +51,20 @@ def equal_spans_script(prompt: str) -> str:
     return YES_TEXT if spans[0].strip().casefold() == spans[1].strip().casefold() else NO_TEXT
 
 
+def equal_spans_json(prompt: str) -> str:
+    """The default script's answer as a structured JSON reply (sent when the request has a `response_format`)."""
+    spans = spans_of(prompt)
+    same = spans is not None and spans[0].strip().casefold() == spans[1].strip().casefold()
+    return json.dumps({"justification": "The spans name the same idea." if same else "They differ.",
+                       "answer": "yes" if same else "no"})
+
+
 class JudgeServer:
     """A scripted `/v1/chat/completions` endpoint; see the module docstring.
 
     Args:
-        script: prompt -> answer text (or (text, finish_reason)); default `equal_spans_script`.
+        script: prompt -> answer text (or (text, finish_reason)); default `equal_spans_script`, or
+            `equal_spans_json` for a request with a `response_format`.
         delay: seconds to wait before each answer, or a function prompt -> seconds.
         rate_limit_first: the first K requests get `429` (with `Retry-After: 0`).
         server_error_on: 1-based request numbers that get `500`.
@@ -73,7 +82,7 @@ class JudgeServer:
                  rate_limit_first: int = 0, server_error_on: Iterable[int] = (), malformed_on: Iterable[int] = (),
                  hold_after: int | None = None, usage: bool = True, api_key: str | None = None,
                  echo_auth: bool = False, status_on: dict[int, int] | None = None) -> None:
-        self.script = script or equal_spans_script
+        self.script = script
         self.delay = delay
         self.rate_limit_first = rate_limit_first
         self.server_error_on = set(server_error_on)
@@ -189,7 +198,8 @@ class JudgeServer:
             self.in_flight -= 1
 
     def _completion(self, body: dict, prompt: str) -> dict:
-        out = self.script(prompt)
+        script = self.script or (equal_spans_json if body.get("response_format") else equal_spans_script)
+        out = script(prompt)
         text, finish = (out, "stop") if isinstance(out, str) else out
         doc: dict = {
             "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),

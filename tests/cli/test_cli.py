@@ -22,7 +22,7 @@ def test_score_review_export_round_trip(tmp_path, capsys):
                  "--judge", f"replay:{JUDGE_LOG}", "--run", "r1"]) == 0
     out = capsys.readouterr()
     metrics = json.loads(out.out)
-    assert set(metrics) == {"classification", "entities", "relations", "judge"}
+    assert {"classification", "entities", "relations", "judge"} <= set(metrics)
     assert "run: r1" in out.err
 
     assert main(["decisions", "--db", str(db), "--run", "r1"]) == 0

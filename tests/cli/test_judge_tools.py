@@ -9,11 +9,15 @@ from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
 
 def test_score_writes_a_judge_log_that_replays_to_the_same_numbers(tmp_path, capsys):
+    """The log is where the user asks (`--judge-log`), never a file named after the run beside the database."""
     db = tmp_path / "j.db"
+    log = tmp_path / "out" / "my.log.jsonl"
+    log.parent.mkdir()
     assert main(["score", "chimera", "--db", str(db), "--gold", str(GOLD), "--pred", str(PRED_MIXED),
-                 "--judge", "fuzzy:80", "--run", "fz"]) == 0
+                 "--judge", "fuzzy:80", "--run", "fz", "--judge-log", str(log)]) == 0
     first = json.loads(capsys.readouterr().out)
-    log = tmp_path / "fz.judge.jsonl"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in tmp_path.iterdir()
+                                                                  if not p.name.endswith(".judge.jsonl"))
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert len(lines) == first["judge"]["distinct_queries"]
     assert main(["score", "chimera", "--db", str(db), "--gold", str(GOLD), "--pred", str(PRED_MIXED),
@@ -30,7 +34,7 @@ def test_compare_two_judges(tmp_path, capsys):
     db = tmp_path / "c.db"
     for name, judge in (("exact", "exact"), ("replay", f"replay:{JUDGE_LOG}")):
         assert main(["score", "chimera", "--db", str(db), "--gold", str(GOLD), "--pred", str(PRED_MIXED),
-                     "--judge", judge, "--run", name, "--judge-log", ""]) == 0
+                     "--judge", judge, "--run", name]) == 0
     capsys.readouterr()
     res = compare_runs(open_db(db), "exact", "replay", n_resamples=100)
     assert res["shared"] == open_db(db).execute("SELECT n_decisions FROM runs WHERE name='exact'").fetchone()[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
@@ -15,7 +16,7 @@ import pytest
 
 from scoring.errors import InputError, JudgeFailed, JudgeSpecError
 from scoring.families.chimera import prompts as chimera_prompts
-from scoring.families.chimera.prompts import span_question
+from scoring.families.chimera.prompts import bind_judge, span_question
 from scoring.families.chimera.scorer import judge_log_records
 from scoring.families.ideation import prompts as ideation_prompts
 from scoring.judges import prompts as core_prompts
@@ -114,7 +115,8 @@ def test_render_fills_every_field_and_leaves_braces_in_values_alone() -> None:
 def test_every_template_has_a_12_hex_version_that_tracks_its_text() -> None:
     versions = {t.name: t.version for t in prompts.TEMPLATES.values()}
     assert len(set(versions.values())) == len(versions) == 5
-    assert prompts.CHIMERA_SPAN_JSON_PROMPT_HASH == prompts.CHIMERA_SPAN_JSON.version != prompts.CHIMERA_SPAN_PROMPT_HASH
+    json_hash = prompts.CHIMERA_SPAN_JSON_PROMPT_HASH
+    assert json_hash == prompts.CHIMERA_SPAN_JSON.version != prompts.CHIMERA_SPAN_PROMPT_HASH
     for name, v in versions.items():
         assert len(v) == 12 and int(v, 16) >= 0
         assert v == prompts.template_hash(prompts.TEMPLATES[name].text)
@@ -345,10 +347,18 @@ def test_unparseable_answers_are_invalid_with_their_raw_text() -> None:
 
 def test_concurrency_limit_is_respected_and_used() -> None:
     # wall time by concurrency is measured in bench/judge_concurrency.py (timings do not belong in tests)
-    with JudgeServer(delay=0.05) as srv:
-        answers = make_judge(srv, concurrency=4).ask_many(queries(24))
-    assert len(answers) == 24 and srv.requests == 24
-    assert srv.max_in_flight == 4
+    with JudgeServer(hold_after=0) as srv:  # every request waits until released: the client fills its slots
+        box: list = []
+        worker = threading.Thread(target=lambda: box.append(make_judge(srv, concurrency=4).ask_many(queries(24))))
+        worker.start()
+        deadline = time.monotonic() + 10
+        while srv.in_flight < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # room for a fifth request, if the client sent one
+        assert srv.in_flight == srv.requests == 4
+        srv.release()
+        worker.join(10)
+    assert len(box[0]) == 24 and srv.requests == 24 and srv.max_in_flight == 4
 
 
 def test_auth_failure_stops_sending_and_never_echoes_the_key() -> None:
@@ -547,3 +557,117 @@ def test_connection_errors_name_no_url_credentials() -> None:
     text = str(err.value) + json.dumps(judge.identity())
     assert "connection error" in text
     assert all(s not in text for s in ("pw-SECRET-3", "zz-SECRET-4", KEY, "bob:"))
+
+
+# ---------------------------------------------------------------- structured answers (openai-json:MODEL)
+
+
+@pytest.mark.parametrize(("raw", "value", "reason"), [
+    ('{"justification": "same method", "answer": "yes"}', YES, None),
+    ('{"justification": "x", "answer": " No "}', NO, None),
+    ('```json\n{"justification": "x", "answer": "no"}\n```', NO, None),  # fenced, from unconstrained servers
+    ('{"answer": "yes"}', YES, None),
+    ('{"justification": "x", "answer": "maybe"}', INVALID, "'maybe', not yes or no"),
+    ('{"justification": "x", "answer": true}', INVALID, "no 'answer' string"),
+    ('{"justification": "x"}', INVALID, "no 'answer' string"),
+    ('["yes"]', INVALID, "not an object"),
+    ('{"justification": "the first span', INVALID, "not a JSON object"),
+    ("<answer>Yes</answer>", INVALID, "not a JSON object"),
+    ("", INVALID, "empty answer"),
+    (None, INVALID, "empty answer"),
+])
+def test_parse_span_json(raw: str | None, value: str, reason: str | None) -> None:
+    parsed = prompts.parse_span_json(raw)
+    assert parsed.value == value
+    assert (parsed.reason is None) if reason is None else (reason in (parsed.reason or ""))
+
+
+def test_parse_span_json_keeps_the_justification_and_names_truncation() -> None:
+    assert prompts.parse_span_json('{"justification": " both GNNs ", "answer": "yes"}').rationale == "both GNNs"
+    cut = prompts.parse_span_json('{"justification": "The first span talks', truncated=True)
+    assert cut.value == INVALID and "token limit" in (cut.reason or "")
+
+
+def test_the_structured_question_has_its_own_template_schema_and_parser() -> None:
+    text_q = q("a", "b")
+    sq = text_q.structured()
+    assert text_q.schema is None and sq is not None and sq.structured() is sq
+    assert sq.key == text_q.key and sq.pair == text_q.pair  # the same question, asked another way
+    assert sq.template is prompts.CHIMERA_SPAN_JSON and sq.schema == prompts.CHIMERA_SPAN_SCHEMA
+    assert prompts.CHIMERA_SPAN_JSON.fields == prompts.CHIMERA_SPAN.fields
+    assert spans_of(sq.prompt() or "") == ("a", "b") and '"answer"' in (sq.prompt() or "")
+    assert sq.parse('{"justification": "", "answer": "no"}').value == NO
+    assert sq.parse("<answer>No</answer>").value == INVALID  # the free-text tag is not a structured answer
+    assert SpanQuery("d", "t", "x", "a", "b").structured() is None  # a family without a structured form
+
+
+def test_json_spec_dialects_and_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("REJUDGE_JUDGE_JSON_DIALECT", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    local = parse_judge_spec("openai-json:smollm2-135m")
+    assert isinstance(local, OpenAIJudge) and local.spec == "openai-json:smollm2-135m"
+    assert (local.answer_mode, local.dialect) == ("json", "json_object")  # llama-cpp-python's server
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.example.org/v1")
+    remote = parse_judge_spec("openai-json:gpt-4o-mini")
+    assert remote.dialect == "json_schema"  # OpenAI, vLLM
+    monkeypatch.setenv("REJUDGE_JUDGE_JSON_DIALECT", "json_object")
+    assert parse_judge_spec("openai-json:gpt-4o-mini").dialect == "json_object"
+    monkeypatch.setenv("REJUDGE_JUDGE_JSON_DIALECT", "grammar")
+    with pytest.raises(JudgeSpecError, match="REJUDGE_JUDGE_JSON_DIALECT must be one of"):
+        parse_judge_spec("openai-json:m")
+    with pytest.raises(JudgeSpecError, match="openai-json needs a model"):
+        parse_judge_spec("openai-json:")
+    monkeypatch.delenv("REJUDGE_JUDGE_JSON_DIALECT")
+    ident = bind_judge(parse_judge_spec("openai-json:gpt-4o-mini")).identity()
+    assert (ident["prompt"], ident["prompt_hash"]) == ("chimera-span-comparison-json",
+                                                      prompts.CHIMERA_SPAN_JSON_PROMPT_HASH)
+    assert ident["answer_mode"] == "json" and ident["dialect"] == "json_schema"
+    assert ident["params"]["response_format"] == "json_schema"
+    text_ident = bind_judge(parse_judge_spec("openai:gpt-4o-mini")).identity()
+    assert text_ident["prompt_hash"] == prompts.CHIMERA_SPAN_PROMPT_HASH and "dialect" not in text_ident
+
+
+def test_structured_request_bodies_in_both_dialects(server: JudgeServer) -> None:
+    question = q("graph neural networks", "Graph Neural Networks")
+    for dialect in ("json_object", "json_schema"):
+        server.reset_counts()
+        judge = make_judge(server, answer_mode="json", dialect=dialect, concurrency=1)
+        [a] = judge.ask_many([question])
+        body = server.bodies[0]
+        assert body == judge.request_body(question)  # what is sent is exactly the documented body
+        assert body["messages"][0]["content"] == question.structured().prompt()
+        rf = body["response_format"]
+        if dialect == "json_object":
+            assert rf == {"type": "json_object", "schema": prompts.CHIMERA_SPAN_SCHEMA}
+        else:
+            assert rf == {"type": "json_schema", "json_schema": {"name": "chimera-span-comparison-json",
+                                                                 "schema": prompts.CHIMERA_SPAN_SCHEMA, "strict": True}}
+        assert a.value == YES and a.rationale == "The spans name the same idea."
+    text = make_judge(server)
+    keys = {text.cache_key(question), make_judge(server, answer_mode="json", dialect="json_object").cache_key(question),
+            make_judge(server, answer_mode="json", dialect="json_schema").cache_key(question)}
+    assert len(keys) == 3  # a structured answer never stands in for a free-text one, nor across dialects
+    assert "response_format" not in text.request_body(question)
+
+
+def test_structured_answers_parsed_and_invalid_ones_kept(server: JudgeServer) -> None:
+    replies = {"c": '{"justification": "cut', "d": '{"justification": "x", "answer": "perhaps"}'}
+
+    def script(prompt: str) -> str:
+        s1, _ = spans_of(prompt) or ("", "")
+        return replies.get(s1, '{"justification": "ok", "answer": "no"}')
+
+    with JudgeServer(script) as srv:
+        got = make_judge(srv, answer_mode="json").ask_many([q(s, s) for s in "abcd"])
+    assert [a.value for a in got] == [NO, NO, INVALID, INVALID]
+    assert got[2].raw == '{"justification": "cut' and "not a JSON object" in (got[2].rationale or "")
+    assert "'perhaps'" in (got[3].rationale or "")
+
+
+def test_json_mode_refuses_questions_without_a_structured_form(server: JudgeServer) -> None:
+    judge = make_judge(server, answer_mode="json")
+    with pytest.raises(JudgeSpecError, match="no structured"):
+        judge.cache_key(SpanQuery("d", TEXT, "comb-element", "a", "b", prompts.CHIMERA_SPAN, prompts.parse_span_answer))
+    with pytest.raises(JudgeSpecError, match="answer_mode"):
+        make_judge(server, answer_mode="xml")

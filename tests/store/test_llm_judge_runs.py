@@ -114,7 +114,8 @@ def test_requests_sent_are_the_distinct_ordered_pairs(server: JudgeServer, db_pa
     if distinct is not None:  # chimera.md 3.4: a perfect prediction has P = 444, the paper makes 8P calls
         assert (want_distinct, want_paper) == (distinct, paper)
     seen: list[tuple[int, int]] = []
-    row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": pred}, SPEC, run="r", progress=lambda d, t: seen.append((d, t)))
+    row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": pred}, SPEC, run="r",
+                    progress=lambda d, t: seen.append((d, t)))
     stats = judge_stats(row)
     assert server.requests == want_distinct == stats["requests"] == stats["distinct_queries"]
     assert max(server.prompts_received.values()) == 1  # no prompt sent twice

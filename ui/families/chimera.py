@@ -185,3 +185,73 @@ def _doc_counts(ctx: DocumentContext) -> None:
         st.dataframe(rows, hide_index=True, key="chimera.doc_counts")
     else:
         st.caption("Nothing to count on this abstract (no gold or predicted entities).")
+
+
+# ---------------------------------------------------------------- strict 1-to-1 vs paper code (issue 16)
+# One self-contained function (imports inside) so the UI helper can call it from any page, e.g.
+# `view("chimera").render_variant_differences(db, run)` on the scores page.
+
+
+def render_variant_differences(db: object, run: str, *, key: str = "chimera.variants") -> None:
+    """Where the strict 1-to-1 variant and the paper-code score differ, under the effective (audited) labels.
+
+    Lists the abstracts whose entity or relation tp / fp / fn change between the variants (with each variant's
+    precision / recall / F1 of that abstract), and for a chosen one the highlighted abstract with only the spans
+    that take part in an over-match (the paper code's greedy first match lets several spans share one), the
+    code's first-match pairs and the strict 1-to-1 pairs.
+    """
+    import json
+
+    from audit.rescoring import audit_run
+    from audit.store import run_row
+    from audit.views import decisions, document
+    from scoring.families.chimera import strict
+    from scoring.families.chimera.scorer import match_fn_from_labels
+
+    row = run_row(db, run)  # type: ignore[arg-type]
+    changed = audit_run(db, run).doc_counts or {}  # type: ignore[arg-type]
+    per_doc = [(doc_id, changed.get(doc_id) or json.loads(counts)) for doc_id, counts in db.execute(  # type: ignore[attr-defined]
+        "SELECT doc_id, counts FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]])]
+    if per_doc and not any(strict.STRICT in c for _, c in per_doc):
+        st.info("This run was scored before the strict 1-to-1 variant existed; score it again to compare.")
+        return
+    diffs = strict.differing_documents(per_doc)
+    st.caption(f"{len(diffs)} of {len(per_doc)} abstracts score differently under strict 1-to-1 matching "
+               "(effective labels; the paper-code score stays the reported one).")
+    if not diffs:
+        return
+    table = []
+    for d in diffs:
+        r = {"paper id": d["doc"]}
+        for section, short in (("entities", "entity"), ("relations", "relation")):
+            for m in ("precision", "recall", "f1"):
+                r[f"{short} {m[0].upper() if m != 'f1' else 'F1'} paper"] = d[section]["paper"][m]
+                r[f"{short} {m[0].upper() if m != 'f1' else 'F1'} strict"] = d[section]["strict"][m]
+        r["over-matches"] = sum(t["pred_om"] + t["gold_om"] for t in d["types"] if t["section"] == "entities")
+        table.append(r)
+    st.dataframe(table, hide_index=True, key=f"{key}.table",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table[0]
+                                if c not in ("paper id", "over-matches")})
+    pick = st.selectbox("Abstract", [d["doc"] for d in diffs], key=f"{key}.doc")
+    if pick is None:
+        return
+    info = document(db, run, pick)  # type: ignore[arg-type]
+    decs = list(decisions(db, run, pick))  # type: ignore[arg-type]
+    doc, pred = doc_from_json(info["payload"])
+    match = match_fn_from_labels({(x["type"], x["left"], x["right"]): x["effective"] for x in decs})
+    ex = strict.explain(doc, pred, match)
+    gold_r = [(s, e, t) for t, v in ex["over_matching_gold"] for s, e in locate(doc.text, v)]
+    pred_r = [(s, e, t) for t, v in ex["over_matching_pred"] for s, e in locate(doc.text, v)]
+    st.markdown("**Spans in an over-match** (gold: background; predicted: dashed outline)")
+    st.html(legend_html({t: COLOURS[t] for t in ENTITY_TYPES}))
+    st.html(highlight_html(doc.text, gold_r, pred_r, COLOURS))
+    diff = next(d for d in diffs if d["doc"] == pick)
+    st.dataframe([{"section": t["section"], "type": t["type"], "paper tp/fp/fn": "/".join(map(str, t["paper"])),
+                   "strict tp/fp/fn": "/".join(map(str, t["strict"])), "pred over-match": t["pred_om"],
+                   "gold over-match": t["gold_om"]} for t in diff["types"]], hide_index=True, key=f"{key}.types")
+    e = html.escape
+    c1, c2 = st.columns(2)
+    c1.markdown("**Paper code: each prediction's first match**")
+    c1.html(_entity_list([f"{e(p)} ⇄ {e(g)} <small>({e(t)})</small>" for t, p, g in ex["first_match"]]))
+    c2.markdown("**Strict: maximum 1-to-1 matching**")
+    c2.html(_entity_list([f"{e(p)} ⇄ {e(g)} <small>({e(t)})</small>" for t, p, g in ex["strict_pairs"]]))

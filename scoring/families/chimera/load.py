@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -24,8 +25,10 @@ from scoring.families.chimera.model import (
 
 def _check_size(path: Path) -> None:
     """Refuse a missing file, or one over the size limit, before reading a byte of it."""
+    if path.is_dir():
+        raise InputError(str(path), None, "is a folder; give the file's path")
     if not path.is_file():
-        raise InputError(str(path), None, "file not found")
+        raise InputError(str(path), None, "file not found" if not path.exists() else "is not a regular file")
     size = path.stat().st_size
     if size > MAX_INPUT_BYTES:
         raise InputError(str(path), None, f"file is {size / 2**20:.0f} MiB; the limit is "
@@ -150,6 +153,8 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
         pid = (row.get("paper_id") or "").strip()
         if not pid:
             raise InputError(str(p), line, "empty paper_id")
+        if any(unicodedata.category(c)[0] == "C" for c in pid):
+            raise InputError(str(p), line, f"paper_id {pid!r} contains control or invisible characters")
         if pid in seen:
             raise InputError(str(p), line, f"duplicate paper_id {pid!r}")
         seen.add(pid)

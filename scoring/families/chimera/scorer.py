@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 
 from scoring.decisions import INVALID_LABEL, MATCH, NO_MATCH, Decision
+from scoring.families.chimera import strict
 from scoring.families.chimera.load import load_gold, load_predictions, parse_relations  # noqa: F401
 from scoring.families.chimera.model import (  # noqa: F401
     ALIASES,
@@ -28,7 +29,6 @@ from scoring.families.chimera.model import (  # noqa: F401
     Relation,
     normalise_name,
 )
-from scoring.families.chimera import strict
 from scoring.families.chimera.prompts import span_question
 from scoring.judges.base import (
     INVALID,

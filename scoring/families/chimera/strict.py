@@ -26,11 +26,12 @@ in tests/families/chimera/test_strict.py):
 - without over-matching on either side (pred_om = gold_om = 0) both variants give the same tp, fp and fn;
 - strict tp >= code tp (the code's distinct greedy hits are a matching), strict fp >= code fp and strict
   fn >= code fn (an entity the matching places has a match, so the code counts it as a hit too);
-- hence strict precision is NOT always lower: when the greedy first match wastes a gold entity, the maximum
-  matching recovers it (pred P1 -> G1, P2 -> {G1, G2}: code tp 1, strict tp 2). Strict precision is lower
-  than the code's whenever over-matching occurs and every prediction matches at most one gold entity (the
-  shape of chimera.md's first worked example); likewise recall with every gold entity matching at most one
-  prediction.
+- hence strict precision and recall are NOT always lower: when the greedy first match wastes a gold entity,
+  the maximum matching recovers it (pred P1 -> G1, P2 -> {G1, G2}: code tp 1, strict tp 2, so strict P is
+  higher; a span predicted twice that matches two gold entities likewise gives strict the higher recall).
+  Strict precision is lower than the code's whenever predictions over-match and every predicted entity
+  matches at most one gold entity (the shape of chimera.md's first worked example); strict recall is lower
+  whenever gold entities over-match and every gold entity matches at most one predicted entity.
 """
 
 from __future__ import annotations
@@ -215,7 +216,9 @@ def explain(doc: ChimeraDoc, pred: ChimeraPrediction, match: MatchFn) -> dict:
         `over_matched_pred`: predicted (type, span) whose first match is a gold entity an earlier prediction
             already took (the code's `pred_om`); `over_matched_gold`: gold (type, span) whose first matching
             prediction was already taken by an earlier gold entity (`gold_om`);
-        `shared_gold`: gold (type, span) hit by more than one prediction's first match.
+        `shared_gold`: gold (type, span) hit by more than one prediction's first match;
+        `over_matching_pred` / `over_matching_gold`: every predicted / gold (type, span) taking part in an
+            over-match on either pass (what a view highlights).
     """
     pred_ents = [e for r in pred.relations for e in r.entities]
     gold_ents = [e for r in doc.gold for e in r.entities]
@@ -242,13 +245,18 @@ def explain(doc: ChimeraDoc, pred: ChimeraPrediction, match: MatchFn) -> dict:
         seen.add(j)
         taken.setdefault(j, []).append(i)
     seen_p: set[int] = set()
-    om_gold = []
+    om_gold, taken_p = [], {}
     for j, i in enumerate(g_first):
         if i is None:
             continue
         if i in seen_p:
             om_gold.append(gold_ents[j])
         seen_p.add(i)
+        taken_p.setdefault(i, []).append(j)
+    shared_g = {j for j, ii in taken.items() if len(ii) > 1}
+    shared_p = {i for i, jj in taken_p.items() if len(jj) > 1}
+    part_pred = [i for j in shared_g for i in taken[j]] + list(shared_p)
+    part_gold = list(shared_g) + [j for i in shared_p for j in taken_p[i]]
     strict_pairs = []
     for t in ENTITY_TYPES:
         p = [e for e in pred_ents if e[0] == t]
@@ -260,5 +268,7 @@ def explain(doc: ChimeraDoc, pred: ChimeraPrediction, match: MatchFn) -> dict:
         "strict_pairs": strict_pairs,
         "over_matched_pred": list(dict.fromkeys(om_pred)),
         "over_matched_gold": list(dict.fromkeys(om_gold)),
-        "shared_gold": list(dict.fromkeys(gold_ents[j] for j, ii in taken.items() if len(ii) > 1)),
+        "shared_gold": list(dict.fromkeys(gold_ents[j] for j in sorted(shared_g))),
+        "over_matching_pred": list(dict.fromkeys(pred_ents[i] for i in sorted(part_pred))),
+        "over_matching_gold": list(dict.fromkeys(gold_ents[j] for j in sorted(part_gold))),
     }

@@ -35,7 +35,7 @@ from scoring.families.retrieval.model import (
     RankedQuery,
     TiePolicy,
 )
-from scoring.judges.base import INVALID, MISSING, AnswerCache, Judge, JudgeStats, Progress, SpanQuery, ask_with_cache
+from scoring.judges.base import MISSING, AnswerCache, Judge, JudgeStats, Progress, SpanQuery, ask_with_cache
 
 OUTCOMES = ("top 1", "top 10", "top 100", "below 100")
 """Where the gold lands (audited, mean tie policy): for filtering the query list."""
@@ -56,10 +56,7 @@ def decide(queries: Sequence[RankedQuery], judge: Judge, cache: AnswerCache | No
     answers = ask_with_cache(judge, questions, cache, stats, progress)
     decisions = []
     for (q, i), a in zip(where, answers, strict=True):
-        if a.value == INVALID:
-            stats.invalid += 1
-        elif a.value == MISSING:
-            stats.missing += 1
+        if a.value == MISSING:  # ask_with_cache counted invalid and missing answers already
             if len(stats.missing_examples) < 10:
                 stats.missing_examples.append({"query_id": q.id, "candidate_id": q.candidates[i], "why": a.rationale})
         detail = {"rank": i + 1, "text": q.candidates_text[i], "tied_with_gold": i + 1 >= q.gold_block[0],

@@ -1,0 +1,216 @@
+"""Judge work at scale on engines built for it: Batch API request files out, result files in, the cache between.
+
+`export_requests` writes every question of a run that the cache cannot answer as one OpenAI Batch API request line
+`{"custom_id": <the question's cache key>, "method": "POST", "url": "/v1/chat/completions", "body": <exactly the
+body the live judge would POST>}`. The same file runs on the OpenAI Batch API and on vLLM's offline
+`python -m vllm.entrypoints.openai.run_batch -i requests.jsonl -o results.jsonl --model ...`.
+
+`import_results` reads a results file in that output format (`{"custom_id", "response": {"status_code", "body":
+<chat completion>}, "error"}`), reads each reply with the question's own parser, and caches the answers under
+their custom_id; `score` with the same judge spec and endpoint then sends 0 requests. A line that is not JSON
+(a truncated file), names an unknown custom_id, carries an error or a non-200 status, or has no reply text is
+reported and never cached.
+
+Both rebuild the run's questions from its inputs with the family's own `decide`, driven by a transport that
+records questions instead of asking them, so the questions (and keys) are exactly those of a live run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from audit.errors import AuditError
+from audit.runs import plan_run
+from audit.store import SqliteAnswerCache
+from scoring.judges.base import CACHEABLE_VALUES, CANCELLED, MISSING, Answer, Judge, JudgeStats, Progress, Question
+
+BATCH_URL = "/v1/chat/completions"
+MAX_PROBLEMS_SHOWN = 50
+
+
+class _Recorder:
+    """A transport that asks nothing: it records the questions it is given (the ones the cache lacks) and answers
+    each `missing` / cancelled, so `decide` finishes without a request and without raising."""
+
+    cacheable = True
+    reports_each_answer = False
+    fatal: str | None = None
+
+    def __init__(self, inner: Judge) -> None:
+        self.inner = inner
+        self.spec = inner.spec
+        self.asked: list[Question] = []
+
+    def identity(self) -> dict:
+        return self.inner.identity()
+
+    def cache_key(self, query: Question) -> str:
+        return self.inner.cache_key(query)
+
+    def ask_many(self, queries: Sequence[Question], progress: Progress | None = None,  # noqa: ARG002
+                 on_answer: object = None) -> list[Answer]:  # noqa: ARG002
+        self.asked.extend(queries)
+        return [Answer(MISSING, rationale=CANCELLED) for _ in queries]
+
+
+def _questions(db: Database, task: str, inputs: Mapping[str, str], judge_spec: str, *,
+               uncached_only: bool) -> tuple[Judge, SqliteAnswerCache, dict[str, Question], JudgeStats]:
+    """The run's questions by cache key (only those the cache lacks, or all), with the live judge and the cache."""
+    plan = plan_run(db, task, inputs, judge_spec)
+    judge = plan.judge
+    if not callable(getattr(judge, "request_body", None)):
+        raise AuditError(f"judge-batch needs an LLM judge (openai:MODEL or openai-json:MODEL), not {judge.spec!r}")
+    cache = SqliteAnswerCache(db, judge.spec, judge.identity())
+    recorder = _Recorder(judge)
+    _, stats = plan.task.decide(plan.loaded, recorder, cache if uncached_only else None, None)  # type: ignore[arg-type]
+    by_key: dict[str, Question] = {}
+    for q in recorder.asked:
+        by_key.setdefault(judge.cache_key(q), q)
+    # a new cache object: the judge's identity names its prompt only once it has seen the questions
+    return judge, SqliteAnswerCache(db, judge.spec, judge.identity()), by_key, stats
+
+
+def export_requests(db: Database, task: str, inputs: Mapping[str, str], judge_spec: str, out: str | Path) -> dict:
+    """Write every uncached question of the run as a Batch API request line to `out`.
+
+    Returns:
+        {"questions" (distinct questions of the run), "cached", "exported", "out", "judge", "prompt_hash"}.
+    Raises:
+        InputError, JudgeSpecError: bad inputs or judge spec. AuditError: not an LLM judge, or `out` unusable.
+    """
+    p = Path(out)
+    if p.is_dir() or not p.parent.is_dir():
+        raise AuditError(f"{p}: give a file name in an existing folder for the requests")
+    judge, _, by_key, stats = _questions(db, task, inputs, judge_spec, uncached_only=True)
+    lines = [json.dumps({"custom_id": k, "method": "POST", "url": BATCH_URL,
+                         "body": judge.request_body(q)}, ensure_ascii=False)  # type: ignore[attr-defined]
+             for k, q in by_key.items()]
+    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    ident = judge.identity()
+    return {"questions": stats.distinct_queries, "cached": stats.cached, "exported": len(lines), "out": str(p),
+            "judge": judge.spec, "prompt_hash": ident.get("prompt_hash")}
+
+
+def _reply(rec: Mapping) -> tuple[str, str | None, int, int] | str:
+    """(content, finish_reason, prompt tokens, completion tokens) of a result line, or why it has none."""
+    err = rec.get("error")
+    if err:
+        if isinstance(err, Mapping):
+            return f"error {err.get('code') or ''} {str(err.get('message') or '')[:200]}".replace("  ", " ").strip()
+        return f"error {str(err)[:200]}"
+    resp = rec.get("response")
+    if not isinstance(resp, Mapping):
+        return "no response object"
+    status = resp.get("status_code", 200)
+    body = resp.get("body") if "body" in resp else resp
+    if status != 200:
+        msg = body.get("error", {}).get("message") if isinstance(body, Mapping) and \
+            isinstance(body.get("error"), Mapping) else None
+        return f"HTTP {status}" + (f": {str(msg)[:200]}" if msg else "")
+    choices = body.get("choices") if isinstance(body, Mapping) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return "malformed response: no choices"
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, str):
+        return "malformed response: no message content"
+    usage = body.get("usage") if isinstance(body.get("usage"), Mapping) else {}
+    finish = choices[0].get("finish_reason")
+    return (content, finish if isinstance(finish, str) else None, int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0))
+
+
+def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spec: str,
+                   results: str | Path) -> dict:
+    """Cache the answers of a Batch API / vLLM run-batch results file for the run's questions.
+
+    Returns:
+        {"lines", "imported", "values" (imported answers by value), "already_cached", "problems" (count),
+         "problem_lines" (the first ones: line, custom_id, reason), "remaining" (questions still uncached)}.
+    Raises:
+        InputError, JudgeSpecError: bad inputs or judge spec. AuditError: results file missing or not UTF-8.
+    """
+    p = Path(results)
+    if not p.is_file():
+        raise AuditError(f"{p}: results file not found")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AuditError(f"{p}: not UTF-8 text; expected JSON lines from the Batch API or vLLM run-batch") from None
+    judge, cache, by_key, _ = _questions(db, task, inputs, judge_spec, uncached_only=False)
+    cached = cache.get_many(list(by_key))
+    answers: dict[str, Answer] = {}
+    problems: list[dict] = []
+    already = lines = 0
+    seen: set[str] = set()
+
+    def problem(lineno: int, cid: object, reason: str) -> None:
+        problems.append({"line": lineno, "custom_id": cid if isinstance(cid, str) else None, "reason": reason})
+
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        lines += 1
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            problem(lineno, None, "not valid JSON (a truncated or damaged file?)")
+            continue
+        cid = rec.get("custom_id") if isinstance(rec, dict) else None
+        if not isinstance(cid, str):
+            problem(lineno, None, "no custom_id")
+            continue
+        if cid not in by_key:
+            problem(lineno, cid, "unknown custom_id: not a question of these inputs with this judge and endpoint")
+            continue
+        if cid in seen:
+            problem(lineno, cid, "custom_id repeated; the first line was used")
+            continue
+        seen.add(cid)
+        reply = _reply(rec)
+        if isinstance(reply, str):
+            problem(lineno, cid, reply)
+            continue
+        if cid in cached:
+            already += 1
+            continue
+        content, finish, pt, ct = reply
+        a = judge.answer_from_reply(by_key[cid], content, finish, pt, ct)  # type: ignore[attr-defined]
+        if a.value in CACHEABLE_VALUES:
+            answers[cid] = a
+    cache.put_many(answers)
+    values: dict[str, int] = {}
+    for a in answers.values():
+        values[a.value] = values.get(a.value, 0) + 1
+    return {"lines": lines, "imported": len(answers), "values": values, "already_cached": already,
+            "problems": len(problems), "problem_lines": problems[:MAX_PROBLEMS_SHOWN],
+            "remaining": len(by_key) - len(cached) - len(answers), "judge": judge.spec}
+
+
+def add_arguments(parser: argparse.ArgumentParser, input_names: Sequence[str], tasks: Sequence[str]) -> None:
+    """The `judge-batch` command's arguments (every family's input flags; the task picks the ones it takes)."""
+    parser.add_argument("action", choices=["export", "import"])
+    parser.add_argument("results", nargs="?", help="import: the results file (OpenAI Batch API or vLLM run-batch)")
+    parser.add_argument("--task", required=True, choices=list(tasks))
+    parser.add_argument("--judge", required=True, help="the live judge's spec: openai:MODEL or openai-json:MODEL "
+                        "(with the same OPENAI_BASE_URL as `score`: the endpoint is part of the cache key)")
+    parser.add_argument("--out", default=None, help="export: the requests file to write")
+    for name in dict.fromkeys(input_names):
+        parser.add_argument(f"--{name}", default=None, metavar="PATH", help=f"the run's {name} input")
+
+
+def run_command(db: Database, args: argparse.Namespace, input_names: Sequence[str]) -> dict:
+    """`judge-batch export|import` with parsed arguments."""
+    inputs = {n: getattr(args, n) for n in input_names if getattr(args, n, None)}
+    if args.action == "export":
+        if not args.out:
+            raise AuditError("judge-batch export needs --out FILE")
+        return export_requests(db, args.task, inputs, args.judge, args.out)
+    if not args.results:
+        raise AuditError("judge-batch import needs the results file: judge-batch import RESULTS.jsonl --task ...")
+    return import_results(db, args.task, inputs, args.judge, args.results)
