@@ -7,6 +7,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import RunExists
+from audit.reviews_io import import_reviews
 from audit.runs import score_run
 from scoring.families import TASKS
 from scoring.families.base import DemoRun
@@ -44,5 +45,7 @@ def ensure_demo(db: Database) -> str:
         try:
             score_run(db, task, d.inputs, d.judge, run=d.name)
         except RunExists:
-            pass  # another session scored it at the same moment
+            continue  # another session scored it at the same moment
+        if d.reviews:
+            import_reviews(db, d.name, d.reviews)
     return first_demo_run()

@@ -76,12 +76,13 @@ class JudgeServer:
             was given (as OpenAI's does), to check that clients keep keys out of what they store.
         echo_auth: the `401` message repeats the whole `Authorization` header (`Basic ...` too) instead.
         status_on: 1-based request number -> HTTP status to answer with (e.g. {1: 400} for a context overflow).
+        slots: when set, `GET /props` answers `{"total_slots": slots}` as llama.cpp's server does.
     """
 
     def __init__(self, script: Script | None = None, *, delay: float | Callable[[str], float] = 0.0,
                  rate_limit_first: int = 0, server_error_on: Iterable[int] = (), malformed_on: Iterable[int] = (),
                  hold_after: int | None = None, usage: bool = True, api_key: str | None = None,
-                 echo_auth: bool = False, status_on: dict[int, int] | None = None) -> None:
+                 echo_auth: bool = False, status_on: dict[int, int] | None = None, slots: int | None = None) -> None:
         self.script = script
         self.delay = delay
         self.rate_limit_first = rate_limit_first
@@ -92,6 +93,7 @@ class JudgeServer:
         self.api_key = api_key
         self.echo_auth = echo_auth
         self.status_on = dict(status_on or {})
+        self.slots = slots
         self.lock = threading.Lock()
         self.requests = 0
         """POSTs received (every attempt, including failures and held ones)."""
@@ -240,6 +242,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps({"error": {"message": message, "type": "test", "code": status}}).encode(),
                    headers)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        if self.path.rstrip("/") == "/props" and self.judge_server.slots is not None:
+            self._send(200, json.dumps({"total_slots": self.judge_server.slots}).encode())
+        else:
+            self._error(404, f"no route {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         srv = self.judge_server

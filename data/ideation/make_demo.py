@@ -11,6 +11,9 @@ NOT an LLM judge: human reviewers stand in for it (no judge output for these ide
   its reviews with an AI idea (the same proposal) takes that idea's title, the others say so.
 - absolute: each idea's first review (lowest row index) on novelty, feasibility, effectiveness, 1-10 mapped to
   1-5 as ceil(s / 2) (= round(1 + 4 (s - 1) / 9)); rationale = that reviewer's rationale.
+- human_reviews: every other review of an idea (reviewers 2-4) as a human review of its rating decisions, 1-10
+  mapped to 1-5 the same way, blind (the study's reviewers saw neither the "judge" nor each other); reviewer names
+  are positions ("si2024 reviewer 2"), not persons: the study's reviewer ids are not in the tidy table.
 - pairwise: for ideas a < b (by system name), the call with a shown first compares reviewer 1's scores of a and
   b, the call with b first compares reviewer 2's scores (higher wins, equal = tie). A "split" therefore means the
   two reviewers ordered the pair differently: the position-bias figures of this demo measure reviewer
@@ -73,7 +76,7 @@ def build() -> dict[str, list[dict]]:
     reviews = json.loads((HERE / "si2024_ideation_reviews.json").read_text(encoding="utf-8"))
     titles = _titles(scores)
     by_idea = {i: g.sort_values("review_idx") for i, g in scores.groupby("idea_id")}
-    ideas, absolute, pairwise = [], [], []
+    ideas, absolute, pairwise, human = [], [], [], []
     for topic, text in TOPICS.items():
         n = int(scores[(scores["topic"] == topic) & (scores["condition"] == "Human")]["idea_id"].nunique())
         for k in range(1, n + 1):
@@ -95,6 +98,15 @@ def build() -> dict[str, list[dict]]:
                     absolute.append({"question_id": qid, "system": system, "criterion": c, "score": to_five(s10),
                                      "rationale": rationale,
                                      "raw": f"reviewer 1 (row {int(r0['review_idx'])}): {s10}/10"})
+                    for pos in range(1, len(rows)):  # the other reviewers' ratings, imported as human reviews
+                        r = rows.iloc[pos]
+                        h10 = int(r[f"{c}_score"])
+                        human.append({"uid": f"si2024-{int(r['review_idx'])}-{c}-{qid}-{system}", "doc": qid,
+                                      "kind": "rating", "type": c, "left": system, "right": "",
+                                      "reviewer": f"si2024 reviewer {pos + 1}", "label": str(to_five(h10)),
+                                      "role": "reviewer", "blind": True, "created": "2024-09-06T00:00:00+00:00",
+                                      "note": f"Si et al. review row {int(r['review_idx'])}: {h10}/10, mapped to "
+                                              "1-5 as ceil(s/2)"})
             for c in CRITERIA:
                 for a, b in _pairs(SYSTEMS):
                     for reviewer, (first, second) in enumerate(((a, b), (b, a))):
@@ -106,7 +118,7 @@ def build() -> dict[str, list[dict]]:
                                          "rationale": f"derived from reviewer {reviewer + 1}'s scores: {first} "
                                                       f"{x}/10, {second} {y}/10",
                                          "raw": None})
-    return {"ideas": ideas, "absolute": absolute, "pairwise": pairwise}
+    return {"ideas": ideas, "absolute": absolute, "pairwise": pairwise, "human_reviews": human}
 
 
 def _pairs(systems: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -92,6 +92,9 @@ class DemoRun:
     inputs: Mapping[str, str]
     judge: str
     note: str = ""
+    reviews: str | None = None
+    """A file of human reviews (the `export-reviews` format) imported into the run after scoring, e.g. a
+    study's human ratings as a worked example."""
 
 
 @dataclass(frozen=True)

@@ -86,11 +86,6 @@ class Structured:
     schema: Mapping = field(hash=False)
     parser: Callable[..., Parsed] = field(hash=False)
 
-    @property
-    def schema_name(self) -> str:
-        """The schema's name for the `json_schema` dialect (`[A-Za-z0-9_-]`, at most 64 characters)."""
-        return "".join(c if c.isalnum() or c in "_-" else "_" for c in self.template.name)[:64]
-
 
 def _no_parser(raw: str | None, *, truncated: bool = False) -> Parsed:  # noqa: ARG001 (a parser's signature)
     return Parsed(INVALID, "this question has no answer parser")

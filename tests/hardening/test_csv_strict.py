@@ -60,13 +60,15 @@ GOLD_CASES = {
     "cut inside the text": (GOOD[:LAST_START + 40], LAST_LINE, "unterminated quote"),
     "cut right after the id": (GOOD[:LAST_START + len(SMALL[-1][0]) + 1], LAST_LINE, "record has 2 field(s)"),
     "cut after the text": (GOOD[:_cut_at('",', 0) + 2], LAST_LINE, "record has 3 field(s) but the header has 7"),
-    "cut inside readable_relations": (GOOD[:_cut_at('"{""', 0) + 12], LAST_LINE, "unterminated quote"),
+    "cut inside readable_relations": (GOOD[:_cut_at('"{""', 0) + 14], LAST_LINE, "unterminated quote"),
+    "cut after a quoted word of readable_relations": (GOOD[:_cut_at('"{""', 0) + 12], LAST_LINE,
+                                                      "record has 6 field(s)"),
     "one field short, newline kept": (_csv([*SMALL[:-1], SMALL[-1][:-1]]), LAST_LINE, "record has 6 field(s)"),
     "an extra field": (_csv([*SMALL[:-1], [*SMALL[-1], "x"]]), LAST_LINE, "record has 8 field(s)"),
     "short record in the middle": (_csv([SMALL[0], SMALL[1][:3], *SMALL[2:]]), 3, "record has 3 field(s)"),
     "quote never closed": (GOOD + 'x1,"an abstract that never ends\n', GOOD.count("\n") + 1, "unterminated quote"),
-    "stray quote in an unquoted field": (GOOD.replace(f"\n{SMALL[1][0]},", f'\n{SMALL[1][0]}x"y,', 1), 3,
-                                         "malformed CSV"),
+    "text after a closing quote": (GOOD.replace(f"\n{SMALL[1][0]},", f'\n"{SMALL[1][0]}"x,', 1), 3,
+                                   "malformed CSV: ',' expected after '\"'"),
 }
 
 
@@ -109,11 +111,11 @@ PRED_ROWS = [[r[0], r[REL]] for r in SMALL]
 PRED_GOOD = _csv(PRED_ROWS, ["paper_id", "readable_relations"])
 PRED_CASES = {
     "cut inside the relations": (PRED_GOOD[:-20], 5, "unterminated quote"),
-    "quote never closed": (PRED_GOOD.replace(f'\n{SMALL[1][0]},"', f'\n{SMALL[1][0]},"""x', 1), 3,
-                           "unterminated quote"),
+    "quote never closed": (PRED_GOOD + f'{SMALL[0][0]},"{{\n', 6, "unterminated quote"),
     "one field short": (_csv([*PRED_ROWS[:-1], PRED_ROWS[-1][:1]], ["paper_id", "readable_relations"]), 5,
                         "record has 1 field(s) but the header has 2"),
-    "an extra field": (PRED_GOOD.replace("\n", ",x\n", 2), 2, "record has 3 field(s)"),
+    "an extra field": (_csv([PRED_ROWS[0], [*PRED_ROWS[1], "x"]], ["paper_id", "readable_relations"]), 3,
+                       "record has 3 field(s) but the header has 2"),
     "missing column": (PRED_GOOD.replace("readable_relations", "relations", 1), 1, "missing column"),
     "relations nested 5000 deep": (_csv([[SMALL[0][0], "[" * 5000 + "]" * 5000]], ["paper_id", "readable_relations"]),
                                    2, "nested too deeply"),

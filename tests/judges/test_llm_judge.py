@@ -38,6 +38,7 @@ from scoring.judges.base import (
 from scoring.judges.openai_compat import (
     DEFAULT_PRICES,
     OpenAIJudge,
+    default_concurrency,
     estimate_cost,
     load_prices,
     model_price,
@@ -671,3 +672,31 @@ def test_json_mode_refuses_questions_without_a_structured_form(server: JudgeServ
         judge.cache_key(SpanQuery("d", TEXT, "comb-element", "a", "b", prompts.CHIMERA_SPAN, prompts.parse_span_answer))
     with pytest.raises(JudgeSpecError, match="answer_mode"):
         make_judge(server, answer_mode="xml")
+
+
+def test_concurrency_defaults_to_what_the_endpoint_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REJUDGE_JUDGE_CONCURRENCY", raising=False)
+    with JudgeServer(slots=3) as srv:
+        assert default_concurrency(srv.base_url) == 3  # llama.cpp's /props total_slots
+        assert OpenAIJudge("m", base_url=srv.base_url).concurrency == 3
+    with JudgeServer() as srv:
+        assert default_concurrency(srv.base_url) == 1  # a local server that does not say: one at a time
+        monkeypatch.setenv("REJUDGE_JUDGE_CONCURRENCY", "5")
+        assert OpenAIJudge("m", base_url=srv.base_url).concurrency == 5
+    assert default_concurrency("https://api.openai.com/v1") == 8
+
+
+def test_a_context_overflow_400_is_missing_at_once(server: JudgeServer) -> None:
+    server.status_on = {1: 400}
+    stats = JudgeStats()
+    first, second = ask_with_cache(make_judge(server, concurrency=1), queries(2), None, stats)
+    assert first.value == MISSING and first.retries == 0 and "HTTP 400" in (first.rationale or "")
+    assert second.value == NO and server.requests == 2 and stats.retries == 0 and stats.missing == 1
+
+
+def test_the_timeout_does_not_run_while_a_query_waits_for_a_slot() -> None:
+    # 5 queries x 0.15 s on one slot take 0.75 s in all: far over the 0.5 s timeout, yet none times out,
+    # because a query is only handed to the HTTP client when a slot is free
+    with JudgeServer(delay=0.15) as srv:
+        answers = make_judge(srv, concurrency=1, timeout=0.5, max_retries=0).ask_many(queries(5))
+    assert [a.value for a in answers] == [YES, NO, YES, NO, YES] and srv.requests == 5 and srv.max_in_flight == 1

@@ -94,7 +94,9 @@ class IdeationTask:
             "NOT an LLM judge: Si et al. (2024) human review scores stand in for it. Ideas are titles only (texts "
             "not released); ratings = each idea's first reviewer, 1-10 mapped to 1-5 as ceil(s/2); pairwise calls "
             "derived from reviewer 1 (a shown first) and reviewer 2 (b shown first), so 'position bias' here "
-            "measures reviewer disagreement. See data/ideation/SOURCE.md.")]
+            "measures reviewer disagreement. The other reviewers' ratings are imported as human reviews (blind), "
+            "so agreement shows the human-human ceiling. See data/ideation/SOURCE.md.",
+            reviews=str(d / "demo_human_reviews.jsonl"))]
 
     def load(self, inputs: Mapping[str, str]) -> Loaded:
         questions = load_ideas(inputs["ideas"])
