@@ -102,6 +102,12 @@ def queue_ids(db: Database, run: str, reviewer: str, mode: str, *, types: Iterab
     return out
 
 
+def decision_types(db: Database, run: str) -> list[str]:
+    """The decision types of a run (for the queue's type filter)."""
+    run_id = run_row(db, run)["id"]
+    return [r[0] for r in db.execute("SELECT DISTINCT type FROM decisions WHERE run_id = ? ORDER BY type", [run_id])]
+
+
 def decision_view(db: Database, run_id: int, decision_id: int) -> dict:
     """One decision as `audit.views.decisions` yields it (judge and effective label, humans, reviews, detail)."""
     d = db.execute("SELECT id, doc_id, kind, type, left, right, judge_label, detail FROM decisions "

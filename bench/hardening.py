@@ -5,9 +5,9 @@ Four sections, each printed as a table (goal in brackets):
 1. **Bad inputs** (>= 150 cases, all clear, 0 tracebacks, 0 partial writes): broken gold and prediction files
    (truncated, unterminated quotes, invalid UTF-8, JSON nested 100,000 deep, lone surrogates, wrong types, huge
    files), hostile run names, review arguments, review imports with wrong field types, bad `--db` / `--out` /
-   `--judge-log` paths. Each case runs on a fresh copy of a scored database; a *clear error* is a non-zero exit
-   with an `error:` line and no traceback; a *partial write* is any change to the runs, documents, decisions or
-   reviews after a command that failed.
+   `--judge-log` paths. Each case runs on a fresh copy of a scored database; a *clear error* is exit status 2
+   (bad input) with an `error:` line, no traceback and no "internal error"; a *partial write* is any change to
+   the runs, documents, decisions or reviews after a command that failed.
 2. **kill -9 during scoring** (0 half-written runs): `score` subprocesses killed at spread-out moments; afterwards
    every run in the database must be complete (documents, decisions and audited state all there) and
    `PRAGMA integrity_check` must pass.
@@ -83,7 +83,7 @@ class Result:
     @property
     def clear(self) -> bool:
         lines = [x for x in self.stderr.strip().splitlines() if x.strip()]
-        return (self.status != 0 and not self.traceback and bool(lines)
+        return (self.status == 2 and not self.traceback and bool(lines) and "internal error" not in self.stderr
                 and any(x.startswith("error:") or ": error:" in x for x in lines))
 
 
@@ -279,21 +279,23 @@ def build_inputs(d: Path) -> dict[str, Path]:
     files["pred_garbage.jsonl"] = random.Random(2).randbytes(3000)
     files["pred_nan.jsonl"] = pred((0, '{"paper_id": NaN, "relations": {}}'))
     pred_header = "paper_id,readable_relations\n"
-    pred_rows = "".join(f'{json.loads(x)["paper_id"]},"{json.dumps(json.loads(x)["relations"]).replace(chr(34), 2 * chr(34))}"\n'
-                        for x in lines)
+    pred_rows = _csv_text(["paper_id", "readable_relations"], [
+        [json.loads(x)["paper_id"], json.dumps(json.loads(x)["relations"])] for x in lines]).split("\n", 1)[1]
     files["pred_ok.csv"] = pred_header + pred_rows
     files["pred_csv_truncated.csv"] = (pred_header + pred_rows)[:-30]
     files["pred_csv_unterminated.csv"] = pred_header + pred_rows.replace(',"', ',"""', 1)
     files["pred_csv_missing_column.csv"] = "paper_id,relations\n" + pred_rows
     files["pred_csv_deep.csv"] = pred_header + f'{pid},"{_nested(DEEP)}"\n'
     files["pred_csv_extra_field.csv"] = pred_header + pred_rows.replace("\n", ",extra\n", 1)
-    files["pred_csv_bad_utf8.csv"] = (pred_header + pred_rows).encode()[:60] + b"\x80" + (pred_header + pred_rows).encode()[60:]
+    pred_bytes = (pred_header + pred_rows).encode()
+    files["pred_csv_bad_utf8.csv"] = pred_bytes[:60] + b"\x80" + pred_bytes[60:]
 
     log_lines = LOG.read_text(encoding="utf-8").splitlines()
     files["log_empty.jsonl"] = ""
     files["log_deep.jsonl"] = _nested(DEEP) + "\n"
     files["log_bad_utf8.jsonl"] = log_lines[0].encode()[:-5] + b"\xff\xff" + b'"}\n'
     files["log_invalid_json.jsonl"] = log_lines[0] + "\n{oops\n"
+    files["log_huge_int.jsonl"] = log_lines[0][:-1] + ', "x": ' + "9" * 5000 + "}\n"
     files["log_wrong_answer.jsonl"] = json.dumps({**json.loads(log_lines[0]), "answer": ["yes"]}) + "\n"
 
     out: dict[str, Path] = {}
@@ -334,7 +336,8 @@ def build_review_files(d: Path, good: dict) -> dict[str, Path]:
         "created_null": {"created": None}, "created_number": {"created": 20260131},
         "created_words": {"created": "yesterday"}, "created_date_only": {"created": "2026-01-31"},
         "created_no_zone": {"created": "2026-01-31T09:30:00"}, "created_bad_month": {"created": "2026-13-01T00:00Z"},
-        "uid_null": {"uid": None}, "uid_number": {"uid": 7}, "uid_empty": {"uid": ""}, "uid_huge": {"uid": "u" * 10_000},
+        "uid_null": {"uid": None}, "uid_number": {"uid": 7}, "uid_empty": {"uid": ""},
+        "uid_huge": {"uid": "u" * 10_000},
         "uid_newline": {"uid": "a\nb"},
         "note_object": {"note": {"text": "x"}}, "note_list": {"note": ["x"]}, "note_huge": {"note": "n" * 6000},
         "note_surrogate": {"note": "bad \ud800 text"}, "reviewer_null": {"reviewer": None},
@@ -502,6 +505,24 @@ def build_cases(work: Path, base_db: Path) -> list[Case]:
     cases.append(Case("lookups", "no subcommand", ["--db", "{db}"]))
     cases.append(Case("lookups", "unknown subcommand", ["frobnicate", "--db", "{db}"]))
 
+    from scoring.families import TASKS
+
+    deep = work / "inputs" / "deep.jsonl"
+    deep.write_text("[" * DEEP + "]" * DEEP + "\n", encoding="utf-8")
+    bad_bytes = work / "inputs" / "bad_bytes.jsonl"
+    bad_bytes.write_bytes(b'{"id": "caf\xe9"}\n')
+    for task in TASKS.values():  # the other families' loaders (owned elsewhere), reported in their own group
+        if task.name == "chimera":
+            continue
+        for label, bad in (("JSON nested 100,000 deep", deep), ("invalid UTF-8", bad_bytes)):
+            for spec in (s for s in task.inputs if not s.folder):
+                argv: list[str | bytes] = ["score", task.name, "--db", "{db}", "--judge", task.judge_specs[0]]
+                for other in task.inputs:
+                    if other.required or other is spec:
+                        argv += [f"--{other.name}", str(bad if other is spec else
+                                                        (work / "inputs" / "a_folder" if other.folder else bad))]
+                cases.append(Case(f"other families: {task.name}", f"--{spec.name} {label}", argv))
+
     for name, setup in DB_ARGS.items():
         cases.append(Case("--db", name, ["runs", "--db", setup(work)], db="none"))
         cases.append(Case("--db", f"{name} (score)", ["score", "chimera", "--db", setup(work), "--gold", gold,
@@ -524,7 +545,7 @@ DB_ARGS: dict[str, Callable[[Path], str]] = {
     "--db is a CSV": lambda work: str(work / "inputs" / "gold_ok.csv"),
     "--db is 0 bytes": _db_file("empty.db", b""),
     "--db is garbage": _db_file("garbage.db", random.Random(4).randbytes(8192)),
-    "--db is /dev/null": lambda work: "/dev/null",
+    "--db is /dev/null": lambda _work: "/dev/null",
     "--db under a file": lambda work: str(work / "inputs" / "gold_ok.csv" / "x.db"),
 }
 
@@ -591,7 +612,8 @@ def section_kill(work: Path, base_db: Path, points: int, seed: int) -> dict:
                 "SELECT r.name FROM runs r WHERE r.n_decisions != (SELECT COUNT(*) FROM decisions d WHERE "
                 "d.run_id = r.id) OR r.n_docs != (SELECT COUNT(*) FROM documents d WHERE d.run_id = r.id) OR NOT "
                 "EXISTS (SELECT 1 FROM audit_state a WHERE a.run_id = r.id)").fetchall()
-            orphans = c.execute("SELECT COUNT(*) FROM decisions WHERE run_id NOT IN (SELECT id FROM runs)").fetchone()[0]
+            orphans = c.execute("SELECT COUNT(*) FROM decisions WHERE run_id NOT IN (SELECT id FROM runs)"
+                                ).fetchone()[0]
             here = c.execute("SELECT COUNT(*) FROM runs WHERE name = ?", [f"k{k}"]).fetchone()[0]
         c.close()
         if ok != "ok" or bad or orphans:
@@ -620,7 +642,8 @@ WRITER = textwrap.dedent("""
     errors = 0
     for i in range(n):
         try:
-            add_review(db, {run!r}, decs[i % len(decs)]["id"], "match" if i % 2 else "no-match", who, note=f"{{who}}:{{i}}")
+            add_review(db, {run!r}, decs[i % len(decs)]["id"], "match" if i % 2 else "no-match", who,
+                       note=f"{{who}}:{{i}}")
         except Exception as e:
             errors += 1
     with open(out, "w") as f:
@@ -650,12 +673,13 @@ def section_concurrent(work: Path, base_db: Path, per: int) -> dict:
         before = c.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
     c.close()
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, str(script), str(db), who, str(per), str(ids), str(work / f"{who}.jsonl")],
-                              stdout=subprocess.PIPE, text=True) for who in ("ana", "bo")]
+    procs = [subprocess.Popen([sys.executable, str(script), str(db), who, str(per), str(ids),
+                               str(work / f"{who}.jsonl")], stdout=subprocess.PIPE, text=True) for who in ("ana", "bo")]
     errors = sum(int((p.communicate()[0] or "0").strip() or 0) for p in procs)
     elapsed = time.perf_counter() - t0
     with sqlite3.connect(db) as c:
-        notes = {r[0] for r in c.execute("SELECT note FROM reviews WHERE reviewer IN ('ana', 'bo') AND note LIKE '%:%'")}
+        notes = {r[0] for r in c.execute("SELECT note FROM reviews WHERE reviewer IN ('ana', 'bo') AND note LIKE "
+                                         "'%:%'")}
         total = c.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] - before
     c.close()
     expected = {f"{who}:{i}" for who in ("ana", "bo") for i in range(3 * per)}
@@ -850,6 +874,12 @@ def main() -> int:
             summary.append(("bad-input cases tried / clear errors / tracebacks / partial writes",
                             f"{tried} / {clear} / {tb} / {partial}",
                             verdict(tried >= 150 and clear == tried and tb == 0 and partial == 0)))
+            own = [r for r in results if not r.case.group.startswith("other families")]
+            own_partial = sum(1 for p in extra["partial"] if not p.startswith("other families"))
+            summary.append(("... of them CHIMERA and the shell (without the other families' loaders)",
+                            f"{len(own)} / {sum(r.clear for r in own)} / {sum(r.traceback for r in own)} / "
+                            f"{own_partial}",
+                            verdict(len(own) >= 150 and all(r.clear for r in own) and own_partial == 0)))
         if "kill" in only:
             k = section_kill(work, base, args.kills, args.seed)
             print_table("kill -9 during `score` (1,000 generated abstracts, replay judge)",

@@ -41,9 +41,11 @@ def count(value: int | None) -> str:
 
 
 def group_title(task: str, group: str) -> str:
-    """`all`, a decision kind, or `kind/type`, named for people."""
+    """`all`, `trivial` / `non-trivial`, a decision kind, or `kind/type`, named for people."""
     if group == "all":
         return "all decisions"
+    if group in ("trivial", "non-trivial"):
+        return f"{group} decisions"
     kind, _, typ = group.partition("/")
     return kind_title(task, kind) + (f" · {typ}" if typ else "")
 
@@ -64,7 +66,9 @@ run = require_run(conn)
 blind_guard("agreement")
 row = run_row(conn, run)
 result = cached_agreement(default_db_path(), run, reviews_version(conn, row["id"]))
-hvj, hvh = result["human_vs_judge"], result["human_vs_human"]
+hvj = result["human_vs_judge"]
+hvh_all = result["human_vs_human"]
+hvh = hvh_all.get("pairs", {}) if "pairs" in hvh_all else hvh_all  # {reviewer pair: stats}
 if not hvj and not hvh:
     st.info("No reviews yet. Agreement appears once someone has confirmed or overruled decisions (confirmations "
             "count: agreement over overrules alone would be meaningless).")
@@ -72,8 +76,14 @@ if not hvj and not hvh:
 
 config = {k: st.column_config.Column(k, help=v) for k, v in HELP.items()}
 st.subheader("Human vs judge")
+if result.get("unit"):
+    show_text(f"Unit: {result['unit']}" + (f" · reviews used: {result['reviews_used']}"
+                                           if result.get("reviews_used") else ""), "caption")
 if result["excluded_judge_invalid"]:
-    st.caption(f"{result['excluded_judge_invalid']} label(s) on decisions with an unreadable judge answer are left "
+    st.caption(f"{result['excluded_judge_invalid']} decision(s) with an unreadable judge answer are left out of "
+               "human vs judge.")
+if result.get("excluded_conflicted"):
+    st.caption(f"{result['excluded_conflicted']} decision(s) whose reviewers disagree (not adjudicated) are left "
                "out of human vs judge.")
 if hvj:
     st.dataframe(stats_table(hvj, row["task"]), hide_index=True, key="agreement.hvj", column_config=config)
@@ -81,13 +91,14 @@ if hvj:
                     key="agreement.kappa_chart")
 st.subheader("Human vs human (the ceiling)")
 if hvh:
-    st.dataframe(stats_table(hvh, row["task"]), hide_index=True, key="agreement.hvh", column_config=config)
+    st.dataframe(stats_table(hvh, row["task"]).rename(columns={"group": "reviewers"}), hide_index=True,
+                 key="agreement.hvh", column_config=config)
     alpha = result["multi_rater"]
     if alpha:
-        st.caption(f"Krippendorff's alpha (nominal) over all reviewers: "
-                   f"{'—' if alpha['alpha'] is None else format(alpha['alpha'], '.3f')} on "
-                   f"{alpha['n_pairable_units']} decisions with two or more labels. "
-                   f"{md_literal(alpha['reason'] or '')}")
+        st.caption(f"Krippendorff's alpha over all reviewers: "
+                   f"{'—' if alpha.get('alpha') is None else format(alpha['alpha'], '.3f')} on "
+                   f"{alpha.get('n_pairable_units', 0)} decisions with two or more labels. "
+                   f"{md_literal(alpha.get('reason') or '')}")
 else:
     st.info("No decision has been labelled by two reviewers yet.")
 
@@ -96,16 +107,22 @@ which = st.radio("Compare", ["human vs judge", "human vs human"], horizontal=Tru
                  disabled=not hvh)
 groups = hvj if which == "human vs judge" else hvh
 if groups:
+    if st.session_state.get("agreement.group") not in groups:
+        st.session_state.pop("agreement.group", None)
     group = st.selectbox("Group", list(groups), key="agreement.group",
-                         format_func=lambda g: group_title(row["task"], g))
+                         format_func=lambda g: g if which == "human vs human" else group_title(row["task"], g))
     chart = confusion_heatmap(groups[group]["confusion"], row_title="human" if which == "human vs judge"
                               else "first reviewer", col_title="judge" if which == "human vs judge"
                               else "second reviewer")
     event = st.altair_chart(chart, on_select="rerun", key="agreement.heatmap")
     picked = (event or {}).get("selection", {}).get("cell") or []
-    rows_hvj, rows_hvh, _, _ = agreement_rows(conn, run)
-    rows = pd.DataFrame(rows_hvj if which == "human vs judge" else rows_hvh)
-    if group != "all":
+    all_rows = agreement_rows(conn, run)
+    rows = pd.DataFrame(all_rows["hvj"] if which == "human vs judge" else all_rows["hvh"])
+    if which == "human vs human":
+        rows = rows[rows["reviewer"] == group]
+    elif group in ("trivial", "non-trivial"):
+        rows = rows[rows["trivial"] == (group == "trivial")]
+    elif group != "all":
         kind, _, typ = group.partition("/")
         rows = rows[(rows["kind"] == kind) & ((rows["type"] == typ) if typ else True)]
     if picked:

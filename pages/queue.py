@@ -15,6 +15,7 @@ from audit.errors import AuditError
 from audit.queue import (
     BLIND_QUEUES,
     QUEUES,
+    decision_types,
     decision_view,
     describe_change,
     labelled_count,
@@ -57,8 +58,7 @@ if st.session_state.get("queue.mode") not in queues:
     st.session_state["queue.mode"] = next(iter(queues))
 c1, c2, c3, c4 = st.columns([1.6, 1.5, 1, 1])
 mode = c1.selectbox("Queue", list(queues), format_func=lambda q: f"{q} — {queues[q]}", key="queue.mode")
-all_types = [r[0] for r in conn.execute("SELECT DISTINCT type FROM decisions WHERE run_id = ? ORDER BY type",
-                                        [row["id"]])]
+all_types = decision_types(conn, run)
 types = c2.multiselect("Type", all_types, key="queue.types")
 labels: list[str] = []
 if not hidden:  # a filter on the judge's label would tell a blind reviewer the judge's answer

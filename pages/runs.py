@@ -7,7 +7,7 @@ from audit.demo import demo_runs, first_demo_run
 from audit.store import list_runs
 from scoring.families import TASKS
 from ui.newrun import new_run_form
-from ui.state import db, is_blind_reviewer, link, link_params, short_spec
+from ui.state import current_run, db, is_blind_reviewer, link, link_params, short_spec
 from ui.text import md_literal, show_text
 
 conn = db()
@@ -61,7 +61,9 @@ else:
     runs["open"] = [link("overview", run=r) for r in runs["run"]]
     st.dataframe(runs, hide_index=True, key="runs.table",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
-    pick = st.selectbox("Open a run", runs["run"].tolist(), key="runs.pick")
+    names = runs["run"].tolist()
+    pick = st.selectbox("Open a run", names, key="runs.pick",
+                        index=names.index(current_run()) if current_run() in names else 0)
     if st.button("Open run", key="runs.open"):
         st.switch_page("pages/overview.py", query_params=link_params(run=pick))
 

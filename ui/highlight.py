@@ -53,6 +53,7 @@ def locate(text: str, span: str) -> list[tuple[int, int]]:
 def trim(text: str, start: int, end: int) -> tuple[int, int]:
     """(start, end) clipped to the text and shrunk past leading / trailing whitespace."""
     start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+    end = max(start, end)
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():

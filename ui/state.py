@@ -79,14 +79,19 @@ def require_run(conn: Database, key: str | None = None) -> str:  # noqa: ARG001 
 def run_picker_value(names: list[str]) -> str | None:
     """Resolve the current run from the URL and the session without drawing anything.
 
-    `?run=` wins when it names a run (a link or a bookmark); else the session's current run; else the newest.
+    `?run=` wins when it names a run (a link or a bookmark); else the session's current run; else the first
+    bundled demo run (what a new user is told to start with); else the newest.
     """
     if not names:
         st.session_state.pop(CURRENT_RUN, None)
         return None
+    from audit.demo import first_demo_run
+
     wanted = st.query_params.get(URL_RUN)
     current = st.session_state.get(CURRENT_RUN)
-    value = wanted if wanted in names else current if current in names else names[0]
+    demo = first_demo_run()
+    value = (wanted if wanted in names else current if current in names else demo if demo in names
+             else names[0])
     st.session_state[CURRENT_RUN] = value
     return value
 

@@ -4,6 +4,25 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import ROOT
 
 
+@pytest.fixture(autouse=True)
+def _navigation_through_app(monkeypatch):
+    """Run app.py (and its st.navigation) on every AppTest run, as a real server does once app.py has run.
+
+    AppTest resets Streamlit's "old-style multipage app" switch before each run; with a `pages/` folder beside
+    app.py it would then run a page's script on its own. (A real server's first deep link is handled by
+    `ui.state._enter_through_app`; the browser test `test_e2e_first_visit` checks it.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
 @pytest.fixture
 def app_db(tmp_path, monkeypatch):
     path = tmp_path / "app.db"
@@ -36,3 +55,10 @@ def table(at: AppTest, *columns: str):
         if all(c in value.columns for c in columns):
             return value
     raise AssertionError(f"no dataframe with columns {columns}")
+
+
+def plain(text: str) -> str:
+    """Markdown shown by `ui.text.show_text` without its backslash escapes (what the reader sees)."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", text)

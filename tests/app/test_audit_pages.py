@@ -1,76 +1,159 @@
-"""AppTest for the audit pages: review queue, scores, agreement (with heatmap cell selection), export."""
+"""AppTest for the audit pages: review queue (label, strip, back, undo, adjudicator undo), blind review, scores,
+agreement, compare judges (with the humans' side), export, gold errata. Expectations come from the database."""
 
 import json
 
 import pytest
 
+from audit.errata import current_errata, export_errata, export_errata_csv
 from audit.reviews import add_review
 from audit.store import open_db
-from tests.app.conftest import open_page, table
+from audit.views import decisions
+from tests.app.conftest import open_page, plain, table
+from tests.conftest import GOLD, PRED_MIXED
 
 DEMO = "demo-chimera-mixed"
 
 
+def ids(db, run=DEMO):
+    return [d["id"] for d in decisions(db, run)]
+
+
 @pytest.fixture
 def reviewed(app, app_db):
+    """ana labels the first 40 decisions (every 5th against the judge), bo the first 20 (every 4th against)."""
     db = open_db(app_db)
-    for i in range(1, 41):
-        add_review(db, DEMO, i, "no-match" if i % 5 == 0 else "match", "ana")
-        if i <= 20:
-            add_review(db, DEMO, i, "no-match" if i % 4 == 0 else "match", "bo")
+    decs = list(decisions(db, DEMO))[:40]
+    other = {"match": "no-match", "no-match": "match", "invalid": "match"}
+    for i, d in enumerate(decs):
+        add_review(db, DEMO, d["id"], other[d["judge"]] if i % 5 == 0 else d["judge"] if d["judge"] != "invalid"
+                   else "match", "ana")
+        if i < 20:
+            add_review(db, DEMO, d["id"], other[d["judge"]] if i % 4 == 0 else d["judge"] if d["judge"] != "invalid"
+                       else "match", "bo")
     return app
 
 
-def test_queue_labels_one_decision_and_moves_on(app, app_db):
-    at = open_page(app, "queue", reviewer="ana", run=DEMO)
-    assert not at.exception
-    first = next(b.key for b in at.button if b.key.startswith("review.overrule."))
-    at.button(key=first).click().run()
-    assert not at.exception
-    at = open_page(at, "queue", reviewer="ana", run=DEMO)
-    assert first not in [b.key for b in at.button]  # the queue moved on to the next unreviewed decision
-    row = open_db(app_db).execute("SELECT reviewer, label FROM reviews").fetchone()
-    assert row[0] == "ana" and row[1] in ("match", "no-match")
-    assert table(at, "reviewer", "labelled")["labelled"].tolist() == [1]
+def queue_head(at) -> int:
+    import re
+
+    text = " ".join(m.value for m in at.markdown)
+    return int(re.search(r"decision #(\d+)", text)[1])
 
 
-def test_queue_conflicted_and_empty_state(reviewed):
+def test_queue_label_strip_back_and_undo(app, app_db):
+    db = open_db(app_db)
+    at = open_page(app, "queue", reviewer="ana")
+    assert not at.exception
+    first = queue_head(at)
+    assert first == ids(db)[0]
+    judge = next(d for d in decisions(db, DEMO) if d["id"] == first)["judge"]
+    at.button(key="queue.label.1").click().run()  # overrule
+    assert not at.exception and not at.error
+    assert queue_head(at) == ids(db)[1]  # moved on to the next unreviewed decision
+    label = db.execute("SELECT label FROM reviews WHERE reviewer = 'ana'").fetchone()[0]
+    assert label != judge
+    strip = plain(" ".join(c.value for c in at.caption))
+    assert f"Stored #{first} → " in strip and ("F1" in strip or "no score changed" in strip)
+    at.button(key="queue.prev").click().run()
+    assert queue_head(at) == first
+    assert any("(yours)" in b.label for b in at.button)
+    at.button(key="queue.undo").click().run()  # Backspace in the browser
+    assert queue_head(at) == first
+    rows = db.execute("SELECT label FROM reviews WHERE reviewer = 'ana' ORDER BY id").fetchall()
+    assert rows == [(label,), (None,)]  # the undo is a new row withdrawing the label
+    assert "Undone: " in plain(" ".join(c.value for c in at.caption))
+    at = open_page(at, "queue", reviewer="ana")
+    assert table(at, "reviewer", "labelled")["labelled"].tolist() == [0]
+
+
+def test_adjudicator_undo_restores_the_adjudication_before(reviewed, app_db):
+    db = open_db(app_db)
+    conflicted = [d for d in decisions(db, DEMO) if d["source"] == "conflicted"]
+    assert conflicted
+    at = reviewed
+    at.session_state["adjudicator_mode"] = True
+    at.session_state["queue.mode"] = "conflicted"
+    at = open_page(at, "queue", reviewer="cy")
+    assert queue_head(at) == conflicted[0]["id"]
+    at.button(key="queue.label.0").click().run()
+    d = next(x for x in decisions(db, DEMO) if x["id"] == conflicted[0]["id"])
+    assert d["source"] == "adjudicated"
+    at.button(key="queue.undo").click().run()
+    d = next(x for x in decisions(db, DEMO) if x["id"] == conflicted[0]["id"])
+    assert d["source"] == "conflicted"
+    assert db.execute("SELECT role FROM reviews WHERE reviewer = 'cy'").fetchall() == [("adjudicator",)] * 2
+
+
+def test_queue_conflicted_and_empty_state(reviewed, app_db):
+    db = open_db(app_db)
+    n_conflicted = sum(d["source"] == "conflicted" for d in decisions(db, DEMO))
     at = reviewed
     at.session_state["queue.mode"] = "conflicted"
-    at = open_page(at, "queue", reviewer="cy", run=DEMO)
-    assert not at.exception
-    conflicted = [b.key for b in at.button if b.key.startswith("review.")]
-    assert conflicted  # ana and bo disagree on some decisions
+    at = open_page(at, "queue", reviewer="cy")
+    assert f"{n_conflicted} in this queue" in " ".join(p.proto.text for p in at.get("progress"))
     at.session_state["queue.mode"] = "invalid"
-    at = open_page(at, "queue", reviewer="cy", run=DEMO)
-    assert any("Nothing left in this queue" in s.value for s in at.success)
+    at = open_page(at, "queue", reviewer="cy")
+    n_invalid = sum(d["judge"] == "invalid" for d in decisions(db, DEMO))
+    if n_invalid == 0:
+        assert any("Nothing left in this queue" in s.value for s in at.success)
 
 
-def test_scores_page_shows_change_and_counts(reviewed):
+def test_blind_review_hides_everything_derived(reviewed):
+    at = reviewed
+    at.session_state["blind_mode"] = True
+    at = open_page(at, "queue", reviewer="cy")
+    assert not at.exception
+    assert set(at.selectbox(key="queue.mode").options) == {"unreviewed — not labelled by you yet",
+                                                           "all — every decision"}
+    assert not [m for m in at.multiselect if m.key == "queue.labels"]
+    assert not [d for d in at.dataframe if "agree with judge" in d.value.columns]
+    assert not any(h.text == "Reviewer progress" for h in at.subheader)
+    cards = " ".join(h.proto.body for h in at.get("html"))
+    assert "hidden until you label" in cards and "judge label" not in cards
+    assert {b.label for b in at.button if b.key.startswith("queue.label.")} == {"match", "no match"}
+    assert "a: match · o: no match" in plain(" ".join(c.value for c in at.caption))
+    for page in ("overview", "scores", "agreement", "compare", "export"):
+        at = open_page(at, page, reviewer="cy")
+        assert any("hidden while you review blind" in i.value for i in at.info), page
+    at = open_page(at, "runs", reviewer="cy")
+    assert "scores (original)" not in at.dataframe[0].value.columns
+
+
+def test_scores_page_shows_change_and_counts(reviewed, app_db):
     at = open_page(reviewed, "scores", run=DEMO)
     assert not at.exception
     by_type = table(at, "reviewed", "conflicted")
-    assert by_type["reviewed"].sum() == 40
-    assert by_type["conflicted"].sum() > 0
+    db = open_db(app_db)
+    assert by_type["reviewed"].sum() == sum(bool(d["human"]) for d in decisions(db, DEMO))
+    assert by_type["conflicted"].sum() == sum(d["source"] == "conflicted" for d in decisions(db, DEMO))
+    assert set(by_type["decision kind"]) == {"span pair (predicted ⇄ gold)"}
     deltas = [df.value["ΔF1"] for df in at.dataframe if "ΔF1" in df.value.columns]
-    assert len(deltas) == 3 and any((d != 0).any() for d in deltas)
-    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    assert deltas and any((d != 0).any() for d in deltas)
+    for df in at.dataframe:
+        assert "None" not in df.value.astype(str).to_numpy().ravel().tolist()
+    specs = [json.loads(c.proto.spec) for c in at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")]
+    assert specs
+    for spec in specs:
+        axis = spec["encoding"]["x"]["axis"]
+        assert axis["labelOverlap"] is False and axis["labelLimit"] == 0  # every type label is drawn
 
 
-def test_agreement_page_tables_and_heatmap_cell(reviewed):
+def test_agreement_page_tables_and_heatmap_cell(reviewed, app_db):
+    from audit.agreement import agreement_rows
+    rows = agreement_rows(open_db(app_db), DEMO)
     at = open_page(reviewed, "agreement", run=DEMO)
     assert not at.exception
-    hvj = at.dataframe[0].value
-    assert hvj.loc[hvj["group"] == "all", "n"].item() == 60
-    hvh = at.dataframe[1].value
-    assert hvh.loc[hvh["group"] == "all", "n"].item() == 20
-    all_rows = table(at, "decision", "reviewer", "human")
-    assert len(all_rows) == 60
+    hvj = table(at, "group", "kappa")
+    assert hvj.loc[hvj["group"] == "all decisions", "n"].item() == len(rows["hvj"])
+    assert not any("entity_pair" in g for g in hvj["group"])
+    listed = table(at, "decision", "reviewer", "human")
+    assert len(listed) == len(rows["hvj"])
     at.session_state["agreement.heatmap"] = {"selection": {"cell": [{"human": "no-match", "judge": "match"}]}}
     at.run()
     picked = table(at, "decision", "reviewer", "human")
-    assert 0 < len(picked) < 60
-    assert set(picked["human"]) == {"no-match"} and set(picked["judge"]) == {"match"}
+    expected = sum(r["human"] == "no-match" and r["judge"] == "match" for r in rows["hvj"])
+    assert len(picked) == expected > 0
 
 
 def test_agreement_empty_state(app):
@@ -78,42 +161,23 @@ def test_agreement_empty_state(app):
     assert any("No reviews yet" in i.value for i in at.info)
 
 
-def test_export_page_json(reviewed):
+def test_export_page_offers_one_click_downloads(reviewed):
     at = open_page(reviewed, "export", run=DEMO)
-    at.button(key="export.prepare").click().run()
     assert not at.exception
-    data = json.loads(at.session_state["export.payload"][2])
-    assert data["reviews"]["reviewed"] == 40 and "human_vs_judge" in data["agreement"]
-    assert data["audited"] != data["original"]
+    labels = {b.label for b in at.get("download_button")}
+    assert {"Audited scores (JSON)", "Decisions with every label (CSV)", "Paper table (LaTeX, booktabs)",
+            "The judge's answers (replay log, JSON lines)"} <= labels
+    assert not [b for b in at.button if b.key == "export.prepare"]  # no "prepare" step
+    words = plain(" ".join(m.value for m in at.markdown))
+    assert f"{DEMO}.judge-answers.jsonl" in words and f"{DEMO}.audited.json" in words
 
 
-def test_blind_mode_hides_judge_and_adjudicator_settles(reviewed, app_db):
-    # decision 4: ana said match, bo said no-match -> conflicted
-    at = reviewed
-    at.session_state["blind_mode"] = True
-    at = open_page(at, "document", reviewer="cy", run=DEMO, doc="2210.01357")
-    cards = " ".join(h.proto.body for h in at.get("html"))
-    assert "hidden until you commit" in cards
-    db = open_db(app_db)
-    doc_of_4 = db.execute("SELECT doc_id FROM decisions WHERE id = 4").fetchone()[0]
-    at.session_state["blind_mode"] = False
-    at.session_state["adjudicator_mode"] = True
-    at = open_page(at, "document", reviewer="cy", run=DEMO, doc=doc_of_4)
-    assert "conflicted" in " ".join(h.proto.body for h in at.get("html"))
-    at.button(key="review.overrule.4").click().run()
-    assert not at.exception and not at.error
-    role, label = db.execute("SELECT role, label FROM reviews WHERE reviewer = 'cy'").fetchone()
-    assert role == "adjudicator"
-    from audit.views import decisions
-    d4 = next(d for d in decisions(db, DEMO) if d["id"] == 4)
-    assert d4["source"] == "adjudicated" and d4["effective"] == label
-
-
-def test_compare_page_lists_differences(app, app_db):
+def test_compare_page_differences_and_the_humans_side(reviewed, app_db):
+    from audit.compare_humans import humans_vs_judges
     from audit.runs import score_run
-    from tests.conftest import GOLD, PRED_MIXED
-    score_run(open_db(app_db), "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed-exact")
-    at = open_page(app, "compare")
+    db = open_db(app_db)
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed-exact")
+    at = open_page(reviewed, "compare")
     at.selectbox(key="compare.a").set_value(DEMO)
     at.selectbox(key="compare.b").set_value("mixed-exact")
     at.run()
@@ -122,8 +186,38 @@ def test_compare_page_lists_differences(app, app_db):
     differ = next(m for m in at.metric if m.label == "Labels differ")
     assert int(shared.value) > int(differ.value) > 0
     assert len(table(at, "doc", "type", "left", "right")) == int(differ.value)
+    kappa = next(m for m in at.metric if m.label.startswith("Cohen's kappa"))
+    assert "[" in kappa.value
+    signed = table(at, "metric", "A − B")
+    assert all(v == "—" or v[0] in "+-" for v in signed["A − B"])
+    humans = table(at, "agree with A", "agree with B")
+    expected = humans_vs_judges(db, DEMO, "mixed-exact")
+    assert len(humans) == len(expected)
+    assert humans.iloc[-1]["agree with A"].startswith(str(expected[-1]["agree_a"]))
 
 
 def test_compare_page_needs_two_runs(app):
     at = open_page(app, "compare")
     assert any("needs two runs" in i.value for i in at.info)
+
+
+def test_flag_gold_error_on_the_document_page_and_list_it(app, app_db):
+    db = open_db(app_db)
+    at = open_page(app, "document", reviewer="ana", run=DEMO, doc="2210.04932")
+    item = at.selectbox(key="document.errata.item").options[0]
+    at.selectbox(key="document.errata.problem").set_value("wrong item — the gold item is not what the text says "
+                                                          "(e.g. a wrong span)")
+    at.text_input(key="document.errata.correction").set_value("=HYPERLINK(\"x\")")
+    at.text_area(key="document.errata.note").set_value("the span is cut")
+    at.button(key="FormSubmitter:document.errata.form.2210.04932.-Flag gold item").click().run()
+    assert not at.exception and not at.error
+    flags = current_errata(db, DEMO)
+    assert [(f["doc_id"], f["item"], f["problem"], f["reviewer"]) for f in flags] == [
+        ("2210.04932", item, "wrong item", "ana")]
+    at = open_page(at, "errata", reviewer="ana")
+    listed = table(at, "gold item", "proposed correction")
+    assert listed["gold item"].tolist() == [item]
+    data = export_errata(db, DEMO)
+    assert data["benchmark"]["family"] == "chimera" and data["gold"]["name"] == "eval.csv"
+    assert data["errata"][0]["document"] == "2210.04932" and data["errata"][0]["correction"] == '=HYPERLINK("x")'
+    assert "'=HYPERLINK" in export_errata_csv(db, DEMO)  # a spreadsheet does not run it

@@ -21,6 +21,7 @@ from tests.e2e.e2e_helpers import (  # noqa: E402
     RERUN_TIMEOUT,
     assert_no_exception,
     cell,
+    heading,
     metric,
     navigate,
     open_url,
@@ -38,6 +39,7 @@ WALK_DOC = "2210.04932"  # partial: the gold entity "a Neural Radiance Field (Ne
 MISSED_GOLD = "a Neural Radiance Field (NeRF)"
 BLIND_DOC = "2105.00944"  # partial, two decisions; used only by the two-reviewer test
 RUNS_TITLE = re.compile(r"^Rejudge")
+ENTITY_F1 = "entity F1 (macro avg)"
 F1 = re.compile(r"(?P<value>\d\.\d{4}).*?(?P<delta>[+-]\d\.\d{4}) vs original (?P<original>\d\.\d{4})", re.S)
 
 
@@ -69,7 +71,7 @@ def test_walk_open_demo_overrule_see_audited_f1_and_export(demo_app, new_page, s
     wait_idle(page)
     assert_no_exception(page)
     assert f"run={DEMO}" in page.url
-    expect(metric(page, "Entity extraction F1")).to_be_visible()
+    expect(metric(page, ENTITY_F1)).to_be_visible()
     shoot(page, shots, "overview")
     outcomes = widget(page, "overview.outcomes")
     outcomes.get_by_role("button", name="Clear all").click()
@@ -98,20 +100,21 @@ def test_walk_open_demo_overrule_see_audited_f1_and_export(demo_app, new_page, s
     expect(page.get_by_text("Enter your reviewer name in the sidebar")).to_have_count(0)
     decision = decision_ids(demo_app.db, WALK_DOC)[MISSED_GOLD]
     card = widget(page, f"review.card.{decision}")
-    expect(card).to_contain_text("effective no-match")
-    entity_before = metric(page, "Entity extraction F1").inner_text()
+    expect(card).to_contain_text("effective no match")
+    entity_before = metric(page, ENTITY_F1).inner_text()
     card.get_by_role("button", name=re.compile(r"^✗ Overrule → ")).click()
     expect(card).to_contain_text("e2e-walker", timeout=RERUN_TIMEOUT)
     wait_idle(page)
     assert_no_exception(page)
     expect(card).to_contain_text("effective match")
-    expect(metric(page, "Entity extraction F1")).not_to_have_text(entity_before)
-    expect(metric(page, "Entity extraction F1")).to_contain_text("vs original")
+    expect(metric(page, ENTITY_F1)).not_to_have_text(entity_before)
+    expect(metric(page, ENTITY_F1)).to_contain_text("vs original")
+    expect(page.get_by_text("This abstract's counts")).to_be_visible()
     shoot(page, shots, "document")
 
     # Scores, reached through the sidebar (a reload would start a new session without the reviewer name).
     navigate(page, "Scores", "Scores: original vs audited")
-    entities = metric(page, "Entity extraction F1")
+    entities = metric(page, ENTITY_F1)
     expect(entities).to_contain_text("vs original")
     m = F1.search(entities.inner_text())
     assert m, entities.inner_text()
@@ -130,14 +133,10 @@ def test_walk_open_demo_overrule_see_audited_f1_and_export(demo_app, new_page, s
     navigate(page, "Compare judges", "Compare judges")  # one run only: its empty state
     shoot(page, shots, "compare")
 
-    # Export: JSON, downloaded through the browser.
+    # Export: JSON, one click, downloaded through the browser.
     navigate(page, "Export", "Export")
-    page.get_by_text("json", exact=True).click()
-    expect(page.get_by_role("radio", name="json")).to_be_checked()
-    page.get_by_role("button", name="Prepare export").click()
-    download_button = page.get_by_role("button", name=re.compile(rf"^Download {re.escape(DEMO)}\.audited\.json$"))
+    download_button = page.get_by_role("button", name=re.compile(r"Audited scores \(JSON\)"))
     expect(download_button).to_be_visible(timeout=RERUN_TIMEOUT)
-    wait_idle(page)
     with page.expect_download() as info:
         download_button.click()
     download = info.value
@@ -164,27 +163,29 @@ def test_two_blind_reviewers_at_once_are_both_kept_and_conflict(demo_app, new_pa
         set_reviewer(page, name)
         set_toggle(page, "Blind review", on=True)
         card = widget(page, f"review.card.{decision}")
-        expect(card).to_contain_text("hidden until you commit")
-        expect(card).not_to_contain_text("judge: pred→gold")
-        expect(card.get_by_role("button", name="Label: match")).to_be_visible()
+        expect(card).to_contain_text("hidden until you label")
+        expect(card).not_to_contain_text("first span first")
+        expect(card.get_by_role("button", name="match", exact=True)).to_be_visible()
         pages[name] = page
     shoot(pages["ana"], shots, "blind-before")
 
     # Both label at the same time, differently: neither waits for the other's rerun.
-    widget(pages["ana"], f"review.card.{decision}").get_by_role("button", name="Label: match").click()
-    widget(pages["bo"], f"review.card.{decision}").get_by_role("button", name="Label: no-match").click()
-    for name, label in (("ana", "match"), ("bo", "no-match")):
+    widget(pages["ana"], f"review.card.{decision}").get_by_role("button", name="match", exact=True).click()
+    widget(pages["bo"], f"review.card.{decision}").get_by_role("button", name="no match", exact=True).click()
+    for name, label in (("ana", "match"), ("bo", "no match")):
         card = widget(pages[name], f"review.card.{decision}")
-        expect(card).to_contain_text(f"{name}: {label}", timeout=RERUN_TIMEOUT)  # revealed once committed
-        expect(card).to_contain_text("judge: pred→gold")
+        expect(card).to_contain_text(f"{name}: {label}", timeout=RERUN_TIMEOUT)  # revealed once labelled
+        expect(card).to_contain_text("first span first")
         assert_no_exception(pages[name])
 
     rows = query(demo_app.db, "SELECT reviewer, label, blind FROM reviews WHERE decision_id = ? ORDER BY reviewer",
                  [decision])
     assert rows == [("ana", "match", 1), ("bo", "no-match", 1)]
 
-    # Each session sees the conflict: on the Scores page, and on the decision's card.
+    # While blind the Scores page is hidden; with blind off it shows the conflict, as does the decision's card.
     navigate(pages["bo"], "Scores", "Scores: original vs audited")
+    expect(pages["bo"].get_by_text("hidden while you review blind")).to_be_visible()
+    set_toggle(pages["bo"], "Blind review", on=False)
     caption = pages["bo"].get_by_text(re.compile(r"\d+ conflicted"))
     expect(caption).to_be_visible()
     assert int(re.search(r"(\d+) conflicted", caption.inner_text())[1]) >= 1
@@ -193,7 +194,7 @@ def test_two_blind_reviewers_at_once_are_both_kept_and_conflict(demo_app, new_pa
     card = widget(page, f"review.card.{decision}")
     expect(card).to_contain_text("conflicted")
     expect(card).to_contain_text("ana: match")
-    expect(card).to_contain_text("bo: no-match")
+    expect(card).to_contain_text("bo: no match")
     shoot(page, shots, "conflicted")
 
 
@@ -202,8 +203,8 @@ def test_malformed_upload_names_file_and_line_and_stores_nothing(demo_app, new_p
     page = new_page()
     open_url(page, demo_app.url, RUNS_TITLE)
     page.locator("summary").filter(has_text="Score a new run").click()
-    select(page, "newrun.pred.choice", "Upload a file…")
-    upload = widget(page, "newrun.pred.upload")
+    select(page, "newrun.chimera.pred.choice", "Upload…")
+    upload = widget(page, "newrun.chimera.pred.upload")
     expect(upload).to_be_visible(timeout=RERUN_TIMEOUT)
     bad = (b'{"paper_id": "2105.13065", "relations": {}}\n'
            b'{"paper_id": "2210.04932", "relations": {"combination": [\n')
@@ -248,8 +249,8 @@ def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_pag
         page = new_page()
         open_url(page, demo_app.url, RUNS_TITLE)
         page.locator("summary").filter(has_text="Score a new run").click()
-        select(page, "newrun.pred.choice", "pred_perfect.jsonl (gold spans as predictions)")
-        select(page, "newrun.judge", "openai:MODEL — any OpenAI-compatible endpoint")
+        select(page, "newrun.chimera.pred.choice", "chimera/pred_perfect.jsonl")
+        select(page, "newrun.chimera.judge", "openai:MODEL — any OpenAI-compatible endpoint")
         widget(page, "newrun.model").get_by_role("textbox").fill("e2e-slow-model")
         widget(page, "newrun.base_url").get_by_role("textbox").fill(srv.base_url)
         widget(page, "newrun.concurrency").get_by_role("spinbutton").fill("1")
@@ -276,26 +277,79 @@ def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_pag
         assert srv.answered == 444 - cached[0][0]
 
 
-def test_review_queue_keyboard_shortcuts(demo_app, new_page, shots):
-    """In the queue, `a` confirms the judge, `o` overrules it and `n` skips, without touching the mouse."""
+HEAD = re.compile(r"decision #(\d+) · (\d+) of")
+
+
+def _head(page) -> tuple[int, int]:
+    m = HEAD.search(page.get_by_text(HEAD).first.inner_text())
+    return int(m[1]), int(m[2])
+
+
+def _press(page, key: str, before: tuple[int, int]) -> tuple[int, int]:
+    page.keyboard.press(key)
+    page.wait_for_function("(old) => { const m = document.body.innerText.match(/decision #(\\d+) · (\\d+) of/);"
+                           " return !!m && (m[1] + '/' + m[2]) !== old; }", arg=f"{before[0]}/{before[1]}",
+                           timeout=RERUN_TIMEOUT)
+    wait_idle(page)
+    return _head(page)
+
+
+def test_review_queue_keyboard_shortcuts_undo_back_and_reload(demo_app, new_page, shots):
+    """In the queue, `a` confirms the judge, `o` overrules it, `n` skips, `p` goes back, Backspace undoes; the card
+    and its buttons are above the fold at 1280x720; a reload keeps the reviewer, the run and blind mode."""
     page = new_page()
-    open_url(page, demo_app.url + f"/queue?run={DEMO}", "Review queue")
-    set_reviewer(page, "e2e-keys")
-    first = page.get_by_text(re.compile(r"decision #\d+ · 1 of")).inner_text()
-    first_id = int(re.search(r"#(\d+)", first).group(1))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, demo_app.url + f"/queue?run={DEMO}&reviewer=e2e-keys", "Review queue")
+    expect(page.get_by_test_id("stSidebar").get_by_role("textbox", name="Reviewer name")).to_have_value("e2e-keys")
+    first = _head(page)
+    bottom = page.evaluate("""() => Math.max(...[...document.querySelectorAll('.st-key-queue-card button')]
+                                        .map(b => b.getBoundingClientRect().bottom))""")
+    assert 0 < bottom <= 720, bottom
+    page.screenshot(path=str(shots / "queue-above-the-fold.png"))
     page.get_by_role("heading", name="Review queue").click()  # focus the page, not a text box
-    page.keyboard.press("a")
-    expect(page.get_by_text(f"decision #{first_id} ·")).to_have_count(0, timeout=RERUN_TIMEOUT)
-    wait_idle(page)
-    second_id = int(re.search(r"#(\d+)", page.get_by_text(re.compile(r"decision #\d+ · 1 of")).inner_text()).group(1))
-    page.keyboard.press("o")
-    expect(page.get_by_text(f"decision #{second_id} ·")).to_have_count(0, timeout=RERUN_TIMEOUT)
-    wait_idle(page)
-    third = page.get_by_text(re.compile(r"decision #\d+ · 1 of")).inner_text()
-    page.keyboard.press("n")
-    expect(page.get_by_text(re.compile(r"decision #\d+ · 2 of"))).to_be_visible(timeout=RERUN_TIMEOUT)
-    shoot(page, shots, "queue-keys")
+    second = _press(page, "a", first)
+    assert second[1] == first[1] + 1
+    expect(page.get_by_text(re.compile(rf"Stored #{first[0]} → "))).to_be_visible()
+    third = _press(page, "o", second)
+    skipped = _press(page, "n", third)
+    assert skipped[1] == third[1] + 1
     rows = dict(query(demo_app.db, "SELECT r.decision_id, r.label = d.judge_label FROM reviews r JOIN decisions d "
                                    "ON d.id = r.decision_id WHERE r.reviewer = 'e2e-keys'", []))
-    assert rows == {first_id: 1, second_id: 0}  # confirmed, then overruled; the skipped one has no review
-    assert int(re.search(r"#(\d+)", third).group(1)) not in (first_id, second_id)
+    assert rows == {first[0]: 1, second[0]: 0}  # confirmed, then overruled; the skipped one has no review
+    assert _press(page, "p", skipped) == third
+    assert _press(page, "Backspace", third) == second  # undo of the overrule: back on that decision
+    expect(page.get_by_text(re.compile(rf"Undone: #{second[0]} → "))).to_be_visible()
+    assert query(demo_app.db, "SELECT label FROM reviews WHERE reviewer = 'e2e-keys' AND decision_id = ? "
+                              "ORDER BY id DESC LIMIT 1", [second[0]]) == [(None,)]
+    shoot(page, shots, "queue-keys")
+
+    set_toggle(page, "Blind review", on=True)
+    expect(page.get_by_text(re.compile(r"a: match · o: no match"))).to_be_visible()
+    assert "blind=1" in page.url and "reviewer=e2e-keys" in page.url and f"run={DEMO}" in page.url
+    page.reload()
+    expect(heading(page, "Review queue")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_role("textbox", name="Reviewer name")).to_have_value("e2e-keys")
+    expect(page.get_by_role("switch", name="Blind review").or_(page.get_by_role("checkbox", name="Blind review"))
+           .first).to_be_checked()
+    expect(page.get_by_text("Reviewer progress")).to_have_count(0)
+    shoot(page, shots, "queue-blind")
+
+
+def test_current_run_is_kept_from_page_to_page(demo_app, new_page):
+    runs = [r[0] for r in query(demo_app.db, "SELECT name FROM runs WHERE task = 'chimera' ORDER BY id", [])]
+    if len(runs) < 2:
+        from audit.runs import score_run
+        from tests.conftest import GOLD, PRED_MIXED
+        score_run(open_db(demo_app.db), "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact",
+                  run="e2e-exact")
+    page = new_page()
+    open_url(page, demo_app.url + f"/overview?run={DEMO}", "Run overview")
+    select(page, "sidebar.run", DEMO)
+    for link, title in (("Review queue", "Review queue"), ("Scores", "Scores: original vs audited"),
+                        ("Agreement", "Agreement"), ("Export", "Export"), ("Abstract review", "Abstract review"),
+                        ("Gold errata", "Gold errata")):
+        navigate(page, link, title)
+        expect(widget(page, "sidebar.run").get_by_role("combobox")).to_have_value(DEMO)
+        assert f"run={DEMO}" in page.url, (link, page.url)

@@ -88,13 +88,13 @@ def review_line(db: Path, **change: object) -> str:
 
 PID = first_pred()["paper_id"]
 PRED_CASES = {
-    "list nested 100,000 deep": ('{"paper_id": "%s", "relations": %s}' % (PID, "[" * DEEP + "]" * DEEP), 1,
+    "list nested 100,000 deep": (f'{{"paper_id": "{PID}", "relations": {"[" * DEEP + "]" * DEEP}}}', 1,
                                  "invalid JSON: nested too deeply"),
     "object nested 100,000 deep": ('{"a":' * DEEP + "1" + "}" * DEEP, 1, "invalid JSON: nested too deeply"),
     "nested 1,000 deep": ("[" * 1000 + "]" * 1000, 1, "nested too deeply"),
     "lone surrogate in a span": (json.dumps({"paper_id": PID, "relations": {"combination": [
         {"comb-element": ["a\ud800", "b"]}]}}), 1, "span in 'comb-element' is not valid Unicode text"),
-    "integer of 10,000 digits": ('{"paper_id": "%s", "relations": %s}' % (PID, "1" * 10_000), 1,
+    "integer of 10,000 digits": (f'{{"paper_id": "{PID}", "relations": {"1" * 10_000}}}', 1,
                                  "Exceeds the limit"),
 }
 
