@@ -366,11 +366,17 @@ def read_span_log_line(rec: Mapping, path: str, lineno: int,
     return (rec["paper_id"], normalise_type(rec["entity_type"]), rec["span1"], rec["span2"]), ans
 
 
+SOURCE_FIELDS = ("judge_spec", "model", "prompt", "prompt_hash", "params", "dialect", "what")
+"""What a replay judge's identity shows from the log's `.meta.json`: which judge, model and prompt answered."""
+
+
 class ReplayJudge(LocalJudge):
     """`replay:PATH`: answers read from a judge log; a question the log lacks is `missing`, never invented.
 
     The log's line format is the family's (`read_line`); the transport only reads JSON lines, strictly: UTF-8,
-    one object a line, no conflicting answers for one key, not empty.
+    one object a line, no conflicting answers for one key, not empty. A sidecar `<log>.meta.json` beside the log
+    (written by the tool that made it, e.g. scripts/real_judge_demo.py) names the judge that answered; its
+    `SOURCE_FIELDS` are shown in `identity()["source"]`, so a replayed run still says which model and prompt.
     """
 
     def __init__(self, path: str | Path, read_line: LogLineReader = read_span_log_line) -> None:
@@ -378,7 +384,22 @@ class ReplayJudge(LocalJudge):
         self.spec = f"replay:{self.path}"
         self.answers: dict[tuple[str, ...], Answer] = {}
         self.file_hash = ""
+        self.source: dict | None = None
         self._load(read_line)
+        self._load_meta()
+
+    def _load_meta(self) -> None:
+        meta = Path(self.path).with_suffix(".meta.json")
+        if not meta.is_file():
+            return
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            raise InputError(str(meta), getattr(e, "lineno", None), "the judge log's metadata is not valid JSON") \
+                from None
+        if not isinstance(data, dict):
+            raise InputError(str(meta), None, "the judge log's metadata must be a JSON object")
+        self.source = {k: data[k] for k in SOURCE_FIELDS if k in data}
 
     def _load(self, read_line: LogLineReader) -> None:
         p = Path(self.path)
@@ -411,7 +432,10 @@ class ReplayJudge(LocalJudge):
             raise InputError(self.path, None, "the judge log has no answers")
 
     def identity(self) -> dict:
-        return {"spec": self.spec, "log_sha256": self.file_hash, "answers": len(self.answers)}
+        out = {"spec": self.spec, "log_sha256": self.file_hash, "answers": len(self.answers)}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
 
     def answer(self, query: Question) -> Answer:
         ans = self.answers.get(tuple(query.key))

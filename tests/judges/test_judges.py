@@ -107,3 +107,17 @@ def test_cache_means_each_request_is_asked_once_ever():
     again = ask_with_cache(judge, queries, cache, s2)
     assert judge.asked == 2 and (s1.requests, s2.requests, s2.cached) == (2, 0, 2)
     assert [a.value for a in again] == ["yes", "no"] and all(a.cached for a in again)
+
+
+def test_replay_identity_names_the_judge_from_the_logs_metadata(tmp_path):
+    row = {"paper_id": "d", "entity_type": "t", "span1": "a", "span2": "b", "answer": "yes"}
+    log = write_jsonl(tmp_path / "judge.jsonl", [row])
+    assert "source" not in ReplayJudge(log).identity()
+    meta = tmp_path / "judge.meta.json"
+    meta.write_text('{"judge_spec": "openai-json:m", "prompt_hash": "13bd4d51dfa0", "model": {"alias": "m"}, '
+                    '"throughput": {"x": 1}}')
+    ident = ReplayJudge(log).identity()
+    assert ident["source"] == {"judge_spec": "openai-json:m", "prompt_hash": "13bd4d51dfa0", "model": {"alias": "m"}}
+    meta.write_text("[1, 2")
+    with pytest.raises(InputError, match="metadata is not valid JSON"):
+        ReplayJudge(log)

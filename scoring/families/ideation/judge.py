@@ -48,7 +48,7 @@ class FileJudge(_LocalJudge):
 
     def answer(self, query: SpanQuery) -> Answer:
         raise TypeError(f"the {FILE!r} judge answers no questions; its answers come from the input files "
-                        f"(asked about {query.doc!r})")
+                        f"(asked about {query.key!r})")
 
 
 class LogJudge(_LocalJudge):
@@ -66,7 +66,7 @@ class LogJudge(_LocalJudge):
         return {"spec": self.spec, "log_sha256": self.file_hash}
 
     def answer(self, query: SpanQuery) -> Answer:
-        raise TypeError(f"a replayed ideation log is read whole, not asked (asked about {query.doc!r})")
+        raise TypeError(f"a replayed ideation log is read whole, not asked (asked about {query.key!r})")
 
 
 def make_judge(spec: str) -> Judge:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from scoring.families.litxbench.model import (
     Composition,
@@ -46,14 +45,37 @@ def variants(value: float | int) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=1 << 16)
-def _pattern(variant: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\d){re.escape(variant)}(?!\d)")
+_DIGIT = re.compile(r"\d")
+
+
+def find(variant: str, text: str) -> int | None:
+    """Where `(?<!\\d)VARIANT(?!\\d)` (the official pattern) first matches in `text`, or None.
+
+    Same leftmost match as the regex search, found with `str.find` over the occurrences (overlapping ones included)
+    and a `\\d` check of the characters either side: the regex engine cannot skip ahead to a literal behind a
+    lookbehind, so on a paper-sized text it is far slower.
+    """
+    n = len(variant)
+    p = text.find(variant)
+    while p != -1:
+        if (p == 0 or not _DIGIT.match(text, p - 1)) and not _DIGIT.match(text, p + n):
+            return p
+        p = text.find(variant, p + 1)
+    return None
+
+
+def first_at(value: float | int, text: str) -> int | None:
+    """Where the first spelling of `value` that occurs in `text` first occurs (spellings in `variants` order)."""
+    for v in variants(value):
+        at = find(v, text)
+        if at is not None:
+            return at
+    return None
 
 
 def in_text(value: float | int, text: str) -> bool:
     """`_number_in_text`."""
-    return any(_pattern(v).search(text) for v in variants(value))
+    return first_at(value, text) is not None
 
 
 def _q(q: Quantity | None, path: str, source: str) -> list[Number]:
@@ -110,10 +132,22 @@ def numbers(paper: Paper) -> list[Number]:
 def check(paper: Paper, text: str | None) -> list[tuple[Number, bool | None]]:
     """Every number with found (True / False), or None for all when the text is missing or blank (the official
     scorer then reports 0 not found)."""
+    return [(n, found) for n, found, _ in locate(paper, text)]
+
+
+def locate(paper: Paper, text: str | None) -> list[tuple[Number, bool | None, int | None]]:
+    """`check` plus where each found number first occurs (`first_at`); each distinct value is searched once."""
     nums = numbers(paper)
     if not text or not text.strip():
-        return [(n, None) for n in nums]
-    return [(n, in_text(n.value, text)) for n in nums]
+        return [(n, None, None) for n in nums]
+    at: dict[tuple[type, float | int], int | None] = {}
+    out = []
+    for n in nums:
+        key = (type(n.value), n.value)  # 450 and 450.0 are spelled alike, but keep them apart all the same
+        if key not in at:
+            at[key] = first_at(n.value, text)
+        out.append((n, at[key] is not None, at[key]))
+    return out
 
 
 def summary(checked: list[tuple[Number, bool | None]]) -> dict:

@@ -56,6 +56,8 @@ class Constraints:
 
     def within(self, prefix_gold: str, prefix_pred: str) -> Constraints:
         """The constraints whose paths lie under two material / configuration paths (for cache keys)."""
+        if not self.forced and not self.forbidden:
+            return self
         def keep(pairs: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str]]:
             return frozenset(p for p in pairs if p[0].startswith(prefix_gold + ".") and
                              p[1].startswith(prefix_pred + "."))
@@ -342,6 +344,8 @@ def assign(cost: np.ndarray, pad: float, keep: Callable[[float], bool], forced: 
 
 
 def _indices(pairs: frozenset[tuple[str, str]], gold: Sequence[Any], pred: Sequence[Any]) -> list[tuple[int, int]]:
+    if not pairs:
+        return []
     gi = {x.path: i for i, x in enumerate(gold)}
     pi = {x.path: j for j, x in enumerate(pred)}
     return [(gi[g], pi[p]) for g, p in pairs if g in gi and p in pi]

@@ -18,7 +18,8 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -83,7 +84,11 @@ def config_of(path: str) -> str | None:
 
 @dataclass
 class Doc:
-    """A payload parsed once: both papers, the text and a solver whose material-pair costs are cached."""
+    """A payload parsed once: both papers, the text and a solver whose material-pair costs are cached.
+
+    What only depends on the payload is computed once per document and kept here, so a review costs the re-solve
+    alone: the number check (`numbers`), the material index and the baseline pairs of each scope.
+    """
 
     paper_id: str
     gold: Paper
@@ -91,6 +96,23 @@ class Doc:
     text: str | None
     solver: Solver
     baseline: PaperResult
+    _scopes: dict[tuple, set[tuple[str, str]] | None] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def numbers(self) -> list[tuple[hallucination.Number, bool | None, int | None]]:
+        """`hallucination.locate` of the prediction in the text: (number, found, first position)."""
+        return hallucination.locate(self.pred, self.text)
+
+    @cached_property
+    def number_keys(self) -> list[tuple[tuple[str, str, str, str], bool | None]]:
+        """Each number's decision key (kind, type, left, right) with the check's found."""
+        return [((KIND_NUMBER, n.source, n.path, number_text(n.value)), found) for n, found, _ in self.numbers]
+
+    @cached_property
+    def index(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Material path -> index, gold and predicted."""
+        return ({m.path: i for i, m in enumerate(self.solver.gold_materials)},
+                {m.path: j for j, m in enumerate(self.solver.pred_materials)})
 
 
 _DOCS: OrderedDict[str, Doc] = OrderedDict()
@@ -118,17 +140,24 @@ def doc_from_payload(payload: Mapping) -> Doc:
 # ---------------------------------------------------------------- constraints from labels
 
 
-def _index(doc: Doc) -> tuple[dict[str, int], dict[str, int]]:
-    return ({m.path: i for i, m in enumerate(doc.solver.gold_materials)},
-            {m.path: j for j, m in enumerate(doc.solver.pred_materials)})
-
-
 def _baseline_pairs(doc: Doc, kind: str, gp: str, pp: str) -> set[tuple[str, str]] | None:
     """The pairs the unconstrained solver chooses in the scope of a decision (None: scope unknown)."""
     if kind == KIND_MATERIAL:
+        scope: tuple = (kind,)
+    elif kind == KIND_CONFIG:
+        scope = (kind, material_of(gp), material_of(pp))
+    else:
+        scope = (kind, material_of(gp), material_of(pp), config_of(gp), config_of(pp))
+    if scope not in doc._scopes:
+        doc._scopes[scope] = _scope_pairs(doc, kind, gp, pp)
+    return doc._scopes[scope]
+
+
+def _scope_pairs(doc: Doc, kind: str, gp: str, pp: str) -> set[tuple[str, str]] | None:
+    if kind == KIND_MATERIAL:
         r = doc.baseline
         return {(r.gold[i].path, r.pred[j].path) for i, j, _ in r.matched}
-    gi, pi = _index(doc)
+    gi, pi = doc.index
     gm, pm = material_of(gp), material_of(pp)
     if gm not in gi or pm not in pi:
         return None
@@ -178,13 +207,13 @@ def solve_under(doc: Doc, cons: Constraints) -> PaperResult:
 
 def number_counts(doc: Doc, labels: Mapping[tuple[str, str, str, str], str]) -> dict:
     """Hallucination counts: each number found or not found under its `number` decision's label."""
-    checked = hallucination.check(doc.pred, doc.text)
+    checked = doc.number_keys
     total = len(checked)
     if total == 0 or any(f is None for _, f in checked):
         return {"total_numbers": total, "numbers_found": 0, "numbers_not_found": 0}
     nf = 0
-    for n, found in checked:
-        lab = labels.get((KIND_NUMBER, n.source, n.path, number_text(n.value)))
+    for key, found in checked:
+        lab = labels.get(key)
         if lab is not None:
             found = lab == FOUND
         nf += not found
@@ -388,16 +417,9 @@ def pair_decisions(paper_id: str, mp: MaterialPair) -> list[Decision]:
 
 def number_decisions(doc: Doc) -> list[Decision]:
     out = []
-    text = doc.text or ""
-    for n, found in hallucination.check(doc.pred, doc.text):
+    for n, found, at in doc.numbers:
         if found is None:
             continue
-        at = None
-        for v in hallucination.variants(n.value):
-            mt = hallucination._pattern(v).search(text)
-            if mt:
-                at = mt.start()
-                break
         out.append(Decision(doc.paper_id, KIND_NUMBER, n.source, n.path, number_text(n.value),
                             FOUND if found else NOT_FOUND,
                             {"value": n.value, "variants": hallucination.variants(n.value), "at": at}))
