@@ -49,15 +49,21 @@ def check_run_name(name: str) -> str:
     return name
 
 
+def _file_digest(p: Path) -> bytes:
+    with p.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").digest()
+
+
 def _hash_input(path: str) -> dict:
+    """SHA-256 of a file (read in chunks), or of a folder's relative names and file digests."""
     p = Path(path)
     if p.is_dir():
         h = hashlib.sha256()
         files = sorted(f for f in p.rglob("*") if f.is_file())
         for f in files:
-            h.update(str(f.relative_to(p)).encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+            h.update(str(f.relative_to(p)).encode() + b"\0" + _file_digest(f))
         return {"sha256": h.hexdigest(), "files": len(files), "bytes": sum(f.stat().st_size for f in files)}
-    return {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
+    return {"sha256": _file_digest(p).hex(), "bytes": p.stat().st_size}
 
 
 def _file_info(path: str, label: str | None = None) -> dict:

@@ -187,7 +187,11 @@ def test_two_blind_reviewers_at_once_are_both_kept_and_conflict(demo_app, new_pa
     expect(pages["bo"].get_by_text("hidden while you review blind")).to_be_visible()
     set_toggle(pages["bo"], "Blind review", on=False)
     caption = pages["bo"].get_by_text(re.compile(r"\d+ conflicted"))
-    expect(caption).to_be_visible(timeout=RERUN_TIMEOUT)
+    try:
+        expect(caption).to_be_visible(timeout=RERUN_TIMEOUT)
+    except AssertionError:
+        print(pages["bo"].url, pages["bo"].inner_text("section[data-testid=stMain]")[:1500])
+        raise
     assert int(re.search(r"(\d+) conflicted", caption.inner_text())[1]) >= 1
     page = pages["ana"]
     open_url(page, url, "Abstract review")  # a fresh session: not blind, shows everyone's labels

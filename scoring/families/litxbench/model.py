@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from scoring.families.litxbench.units import unit_text
+
 KIND_MATERIAL, KIND_ITEM, KIND_CONFIG, KIND_NUMBER = "material_pair", "item_pair", "config_pair", "number"
 MATCH, NO_MATCH, FOUND, NOT_FOUND = "match", "no-match", "found", "not-found"
 OUTCOMES = ("perfect", "partial", "materials missed", "empty prediction")
@@ -222,7 +224,7 @@ class Quantity:
         self.numeric, self.qualifier = parse_qualified(self.raw)
 
     def text(self) -> str:
-        return f"{self.raw} {self.unit}"
+        return f"{self.raw} {unit_text(self.unit)}"
 
 
 @dataclass
@@ -244,11 +246,11 @@ class Measurement:
         self.numeric, self.qualifier = parse_qualified(self.raw)
 
     def what(self) -> str:
-        s = f"{self.kind}={self.raw} {self.unit}"
+        s = f"{self.kind}={self.raw} {unit_text(self.unit)}"
         if self.temperature is not None:
-            s += f" @T={self.temperature.raw} {self.temperature.unit}"
+            s += f" @T={self.temperature.raw} {unit_text(self.temperature.unit)}"
         if self.pressure is not None:
-            s += f" @P={self.pressure.raw} {self.pressure.unit}"
+            s += f" @P={self.pressure.raw} {unit_text(self.pressure.unit)}"
         return s
 
 

@@ -55,7 +55,7 @@ from scoring.families.litxbench.model import (
     Paper,
 )
 from scoring.families.litxbench.score import PaperResult, Solver, paper_counts
-from scoring.families.litxbench.units import compatible, convert
+from scoring.families.litxbench.units import compatible, convert, unit_text
 
 CANDIDATES = 3
 """Alternatives offered per row and per column of each assignment, best first."""
@@ -115,14 +115,18 @@ class Doc:
                 {m.path: j for j, m in enumerate(self.solver.pred_materials)})
 
 
-_DOCS: OrderedDict[str, Doc] = OrderedDict()
+_DOCS: OrderedDict[tuple[str, str | None], Doc] = OrderedDict()
 
 
 def doc_from_payload(payload: Mapping) -> Doc:
     """Parse (or fetch from a small LRU cache) the document a payload describes."""
-    key = hashlib.sha1(json.dumps([payload.get("paper_id"), payload.get("gold"), payload.get("pred"),
-                                   payload.get("kind_mode"), payload.get("text")],
-                                  sort_keys=True).encode()).hexdigest()
+    text = payload.get("text")
+    plain = text is None or isinstance(text, str)
+    # the text (most of a payload's bytes) is part of the key as itself: comparing a string is cheaper than
+    # JSON-escaping and hashing it
+    key = (hashlib.sha1(json.dumps([payload.get("paper_id"), payload.get("gold"), payload.get("pred"),
+                                    payload.get("kind_mode"), None if plain else text],
+                                   sort_keys=True).encode()).hexdigest(), text if plain else None)
     if key in _DOCS:
         _DOCS.move_to_end(key)
         return _DOCS[key]
@@ -308,8 +312,8 @@ def _near_miss(g: Item, p: Item) -> dict:
         pm: Measurement = p.obj
         ks = kind_score(gm.kind, pm.kind, gm.kind_is_enum, pm.kind_is_enum)
         out["kind_score"] = ks
-        out["gold"] = {"kind": gm.kind, "value": gm.raw, "unit": str(gm.unit)}
-        out["pred"] = {"kind": pm.kind, "value": pm.raw, "unit": str(pm.unit)}
+        out["gold"] = {"kind": gm.kind, "value": gm.raw, "unit": unit_text(gm.unit)}
+        out["pred"] = {"kind": pm.kind, "value": pm.raw, "unit": unit_text(pm.unit)}
         reasons = []
         if ks == 0.0:
             reasons.append("kind")

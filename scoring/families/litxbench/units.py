@@ -63,6 +63,12 @@ def parse_unit(text: str) -> Any:
     raise ValueError(f"unknown unit {text!r}")
 
 
+@lru_cache(maxsize=4096)
+def unit_text(unit: Any) -> str:
+    """`str(unit)`, formatted once per unit (pint formats a unit afresh, slowly, on every call)."""
+    return str(unit)
+
+
 @lru_cache(maxsize=65536)
 def compatible(a: Any, b: Any) -> bool:
     """`_units_compatible`: same dimensionality."""
