@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import numpy as np
@@ -209,14 +210,18 @@ def context_score(a: str | None, b: str | None) -> float:
     return len(ta & tb) / len(ta | tb)
 
 
-def _kind_words(kind: str) -> set[str]:
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+
+
+@lru_cache(maxsize=4096)
+def _kind_words(kind: str) -> frozenset[str]:
     words: set[str] = set()
     for part in kind.split("_"):
-        for w in re.sub(r"([a-z])([A-Z])", r"\1_\2", part).split("_"):
+        for w in _CAMEL.sub(r"\1_\2", part).split("_"):
             w = w.lower().strip()
             if w:
                 words.add(w)
-    return words
+    return frozenset(words)
 
 
 def kind_score(a: str, b: str, a_enum: bool, b_enum: bool) -> float:
