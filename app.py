@@ -37,5 +37,4 @@ conn = db()
 ensure_demo(conn)
 with st.sidebar:
     sidebar_controls(conn)  # the current run and the reviewer's settings, on every page (also a first deep link)
-conn.conn.close()
 nav.run()

@@ -42,11 +42,7 @@ show_text(f"Run {run}: each button builds its file when clicked and downloads it
 def builder(make: Callable[[Database, str], str]) -> Callable[[], str]:
     """A zero-argument callable for `st.download_button`: builds the file on click, on its own connection."""
     def build() -> str:
-        c = db()
-        try:
-            return make(c, run)
-        finally:
-            c.conn.close()
+        return make(db(), run)
     return build
 
 

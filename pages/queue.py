@@ -104,8 +104,6 @@ def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
         st.session_state[POS] = pos + 1
     except AuditError as e:
         st.session_state[ERROR] = str(e)
-    finally:
-        c.conn.close()
 
 
 def _on_undo() -> None:
@@ -123,8 +121,6 @@ def _on_undo() -> None:
     except AuditError as e:
         history.append(last)
         st.session_state[ERROR] = str(e)
-    finally:
-        c.conn.close()
 
 
 def _on_flag(decision_id: int | None) -> None:
@@ -157,7 +153,6 @@ def review_panel() -> None:
             st.button("‹ back", key="queue.prev", shortcut="p", on_click=_on_move, args=(len(ids) - 1,))
         st.button("↶ undo last", key="queue.undo", shortcut="backspace", disabled=not st.session_state[HISTORY],
                   on_click=_on_undo)
-        fconn.conn.close()
         return
     d = decision_view(fconn, row["id"], ids[pos])
     scheme = task.label_schemes[d["kind"]]
@@ -200,7 +195,6 @@ def review_panel() -> None:
     preview = getattr(view(task.name), "preview", None)
     if preview is not None:
         preview(document(fconn, run, d["doc"])["payload"], d)
-    fconn.conn.close()
 
 
 review_panel()

@@ -190,7 +190,7 @@ def test_two_blind_reviewers_at_once_are_both_kept_and_conflict(demo_app, new_pa
     try:
         expect(caption).to_be_visible(timeout=RERUN_TIMEOUT)
     except AssertionError:
-        print(pages["bo"].url, pages["bo"].inner_text("section[data-testid=stMain]")[:1500])
+        print(pages["bo"].url, pages["bo"].inner_text("body")[-1500:])
         raise
     assert int(re.search(r"(\d+) conflicted", caption.inner_text())[1]) >= 1
     page = pages["ana"]

@@ -11,7 +11,7 @@ from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loade
 from scoring.families.chimera import sampling as chimera_sampling
 from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera import strict
-from scoring.families.chimera.prompts import span_question
+from scoring.families.chimera.prompts import bind_judge, span_question
 from scoring.judges.base import Answer, AnswerCache, Judge, JudgeStats, Progress, parse_judge_spec, read_span_log_line
 
 GOLD_HELP = ("CHIMERA CSV with `paper_id`, `text`, `readable_relations` (and `entities` offsets for highlighting, "
@@ -39,7 +39,7 @@ class ChimeraTask:
     inputs = (InputSpec("gold", "Gold file", GOLD_HELP, suffixes=("csv",)),
               InputSpec("pred", "Prediction file", PRED_HELP, suffixes=("jsonl", "json", "csv")))
     options: tuple[OptionSpec, ...] = ()
-    judge_specs = ("exact", "fuzzy", "embed", "openai:gpt-4o-mini")
+    judge_specs = ("exact", "fuzzy", "embed", "openai:gpt-4o-mini", "openai-json:gpt-4o-mini")
     headline = (MetricCell(("classification", "avg", "f1"), "classification F1 (macro avg)", "classification"),
                 MetricCell(("entities", "avg", "f1"), "entity F1 (macro avg)", "entities"),
                 MetricCell(("relations", "avg", "f1"), "relation F1 (macro avg)", "relations"))
@@ -49,7 +49,11 @@ class ChimeraTask:
         d = data_dir / "chimera"
         return [DemoRun("demo-chimera-mixed", {"gold": str(d / "eval.csv"), "pred": str(d / "pred_mixed.jsonl")},
                         f"replay:{d / 'judge_mixed.jsonl'}",
-                        "sample predictions judged by a synthetic judge log (its non-trivial answers are random)")]
+                        "sample predictions judged by a SYNTHETIC judge log (its answers to unequal spans are random)"),
+                DemoRun("demo-chimera-smollm2", {"gold": str(d / "eval.csv"), "pred": str(d / "pred_mixed.jsonl")},
+                        f"replay:{d / 'judge_smollm2_structured.jsonl'}",
+                        "sample predictions judged by a real but very weak LLM: SmolLM2-135M-Instruct, structured "
+                        "answers (openai-json:smollm2-135m, prompt chimera-span-comparison-json 13bd4d51dfa0)")]
 
     def load(self, inputs: Mapping[str, str]) -> Loaded:
         gold, pred = inputs["gold"], inputs["pred"]
@@ -64,7 +68,7 @@ class ChimeraTask:
                       {"missing_predictions": lp.missing})
 
     def make_judge(self, spec: str) -> Judge:
-        return parse_judge_spec(spec, read_log_line=read_log_line)
+        return bind_judge(parse_judge_spec(spec, read_log_line=read_log_line))
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
