@@ -23,7 +23,7 @@ from typing import Protocol
 
 from rapidfuzz import fuzz, utils
 
-from scoring.errors import InputError, JudgeFailed, JudgeSpecError
+from scoring.errors import InputError, JudgeFailed, JudgeSpecError, parse_json, text_problem
 from scoring.judges.prompts import Parsed, PromptTemplate
 
 YES, NO, INVALID, MISSING = "yes", "no", "invalid", "missing"
@@ -350,6 +350,8 @@ class FuzzyJudge(_LocalJudge):
                       rationale=f"ratio {score:.1f} vs threshold {self.threshold:g}")
 
 
+MAX_LOG_BYTES = 512 * 1024 * 1024
+
 LogLineReader = Callable[[Mapping, str, int], tuple[tuple[str, ...], Answer]]
 """(record, path, line number) -> (question key, answer); raises InputError naming path and line."""
 
@@ -360,6 +362,9 @@ def read_span_log_line(rec: Mapping, path: str, lineno: int,
     for f in ("paper_id", "entity_type", "span1", "span2", "answer"):
         if not isinstance(rec.get(f), str):
             raise InputError(path, lineno, f"field '{f}' must be a string")
+    for f in ("paper_id", "entity_type", "span1", "span2", "answer", "rationale"):
+        if isinstance(rec.get(f), str) and (problem := text_problem(rec[f])):
+            raise InputError(path, lineno, f"field {f!r} {problem}")
     value = rec["answer"].strip().lower()
     ans = Answer(value if value in (YES, NO) else INVALID, raw=rec["answer"],
                  rationale=rec.get("rationale") if isinstance(rec.get("rationale"), str) else None)
@@ -405,31 +410,35 @@ class ReplayJudge(LocalJudge):
         p = Path(self.path)
         if not p.is_file():
             raise InputError(self.path, None, "judge log not found" if not p.exists() else "not a file")
-        data = p.read_bytes()
-        self.file_hash = hashlib.sha256(data).hexdigest()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(self.path, data[: e.start].count(b"\n") + 1, "not valid UTF-8 text") from None
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(self.path, lineno, f"invalid JSON: {e.msg}") from None
-            except RecursionError:
-                raise InputError(self.path, lineno, "JSON nested too deeply") from None
-            if not isinstance(rec, dict):
-                raise InputError(self.path, lineno, "expected a JSON object")
-            key, ans = read_line(rec, self.path, lineno)
-            old = self.answers.get(key)
-            if old is not None and old.value != ans.value:
-                raise InputError(self.path, lineno, f"conflicting answers for the same question: {old.value!r} "
-                                                    f"and {ans.value!r}")
-            self.answers[key] = ans
+        size = p.stat().st_size
+        if size > MAX_LOG_BYTES:
+            raise InputError(self.path, None, f"judge log is {size / 2**20:.0f} MiB; the limit is "
+                                              f"{MAX_LOG_BYTES // 2**20} MiB")
+        h = hashlib.sha256()
+        with p.open("rb") as f:  # streamed: one line in memory at a time
+            for lineno, raw in enumerate(f, 1):
+                h.update(raw)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise InputError(self.path, lineno, "not valid UTF-8 text") from None
+                if not line.strip():
+                    continue
+                rec = parse_json(line, self.path, lineno)
+                self._add(rec, read_line, lineno)
+        self.file_hash = h.hexdigest()
         if not self.answers:
             raise InputError(self.path, None, "the judge log has no answers")
+
+    def _add(self, rec: object, read_line: LogLineReader, lineno: int) -> None:
+        if not isinstance(rec, dict):
+            raise InputError(self.path, lineno, "expected a JSON object")
+        key, ans = read_line(rec, self.path, lineno)
+        old = self.answers.get(key)
+        if old is not None and old.value != ans.value:
+            raise InputError(self.path, lineno, f"conflicting answers for the same question: {old.value!r} "
+                                                f"and {ans.value!r}")
+        self.answers[key] = ans
 
     def identity(self) -> dict:
         out = {"spec": self.spec, "log_sha256": self.file_hash, "answers": len(self.answers)}
