@@ -112,3 +112,11 @@ class DocumentReview:
 def document_review(db: Database, run: str) -> DocumentReview:
     row = run_row(db, run)
     return DocumentReview(db, row, get_task(row["task"]), audit_run(db, run))
+
+
+def audited_doc_counts(db: Database, run: str) -> list[tuple[str, dict]]:
+    """(doc id, counts under the effective labels) of every document, in input order."""
+    row = run_row(db, run)
+    changed = audit_run(db, run).doc_counts or {}
+    return [(doc_id, changed.get(doc_id) or json.loads(counts)) for doc_id, counts in
+            db.execute("SELECT doc_id, counts FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]])]

@@ -26,9 +26,9 @@ FILES = (
     ("latex", "table.tex", "Paper table (LaTeX, booktabs)", "application/x-tex",
      "Original vs audited P / R / F1 per type with caption, label and the human–judge κ; needs "
      "\\usepackage{booktabs}."),
-    ("judgelog", "judge-answers.jsonl", "The judge's answers (replay log, JSON lines)", "application/jsonl",
+    ("judgelog", "judge-answers.jsonl", "The judge's answers (JSONL)", "application/jsonl",
      "Every answer the judge gave in this run, one line per question and span order: score another run with "
-     "the judge `replay:FILE` to reproduce it without calling the judge."),
+     "the judge replay:FILE to reproduce it without calling the judge."),
 )
 
 conn = db()

@@ -36,7 +36,7 @@ from ui.text import md_literal, show_text
 IDS, POS, KEY, HISTORY = "queue.ids", "queue.pos", "queue.key", "queue.history"
 STRIP, ERROR, FLAG, NOTE = "queue.strip", "queue.error", "queue.flag_open", "queue.note"
 TIGHT = """<style>
-.block-container {padding-top: 3.2rem !important;}
+.block-container {padding-top: 4rem !important;}
 .st-key-queue-head h1 {font-size: 1.7rem; padding: 0 0 0.1rem 0;}
 </style>"""
 

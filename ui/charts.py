@@ -19,7 +19,7 @@ def original_vs_audited(rows: pd.DataFrame, section: str) -> alt.Chart:
                 axis=alt.Axis(labelAngle=-35, labelLimit=0, labelOverlap=False, labelFontSize=11)),
         xOffset=alt.XOffset("score:N", sort=order),
         y=alt.Y("F1:Q", title="F1", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
-        color=alt.Color("score:N", sort=order, title=None, legend=alt.Legend(orient="top")),
+        color=alt.Color("score:N", sort=order, title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
         tooltip=["type", "score", alt.Tooltip("F1:Q", format=".4f"), alt.Tooltip("change:Q", format="+.4f")],
     ).properties(height=240)
 

@@ -166,7 +166,7 @@ def test_export_page_offers_one_click_downloads(reviewed):
     assert not at.exception
     labels = {b.label for b in at.get("download_button")}
     assert {"Audited scores (JSON)", "Decisions with every label (CSV)", "Paper table (LaTeX, booktabs)",
-            "The judge's answers (replay log, JSON lines)"} <= labels
+            "The judge's answers (JSONL)"} <= labels
     assert not [b for b in at.button if b.key == "export.prepare"]  # no "prepare" step
     words = plain(" ".join(m.value for m in at.markdown))
     assert f"{DEMO}.judge-answers.jsonl" in words and f"{DEMO}.audited.json" in words

@@ -200,18 +200,12 @@ def render_variant_differences(db: object, run: str, *, key: str = "chimera.vari
     that take part in an over-match (the paper code's greedy first match lets several spans share one), the
     code's first-match pairs and the strict 1-to-1 pairs.
     """
-    import json
 
-    from audit.rescoring import audit_run
-    from audit.store import run_row
-    from audit.views import decisions, document
+    from audit.views import audited_doc_counts, decisions, document
     from scoring.families.chimera import strict
     from scoring.families.chimera.scorer import match_fn_from_labels
 
-    row = run_row(db, run)  # type: ignore[arg-type]
-    changed = audit_run(db, run).doc_counts or {}  # type: ignore[arg-type]
-    per_doc = [(doc_id, changed.get(doc_id) or json.loads(counts)) for doc_id, counts in db.execute(  # type: ignore[attr-defined]
-        "SELECT doc_id, counts FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]])]
+    per_doc = audited_doc_counts(db, run)  # type: ignore[arg-type]
     if per_doc and not any(strict.STRICT in c for _, c in per_doc):
         st.info("This run was scored before the strict 1-to-1 variant existed; score it again to compare.")
         return
