@@ -120,3 +120,32 @@ def render_document(ctx: DocumentContext) -> None:
                         with st.expander(f"rationale ({call.get('first')} shown first)"):
                             show_text(call["rationale"])
             _buttons(ctx, d, PAIR_LABELS, note, hide)
+
+
+@st.cache_data(show_spinner=False)
+def _human_reference() -> dict:
+    from scoring.families.ideation.human import human_reference
+
+    return human_reference()
+
+
+def render_run(conn: object, run: str) -> None:
+    """Run-level panel: the human-human ceiling of Si et al. (2024), to read a judge-human figure against."""
+    ref = _human_reference()
+    st.subheader("Human-human ceiling (Si et al. 2024)")
+    show_text(f"{ref['n_reviews']} reviews of {ref['n_ideas']} ideas; {ref['n_duplicate_reviews']} duplicated reviews "
+              f"de-duplicated ({ref['n_reviews_dedup']} reviews of {ref['n_units_dedup']} proposals). "
+              f"{ref['scale_note']}", "caption")
+    rows = []
+    for c, v in ref["criteria"].items():
+        means = v["condition_means"]
+        rows.append({"criterion": c, "Krippendorff alpha (ordinal)": v["alpha_ordinal"], "ICC(1)": v["icc1"],
+                     "reviewer pairs": v["n_pairs"], "mean |difference| (1-10)": v["mean_abs_diff"],
+                     "mean range per idea": v["mean_idea_range"],
+                     **{f"{k} mean [95% CI]": f"{m['mean']:.2f} [{m['ci'][0]:.2f}, {m['ci'][1]:.2f}]"
+                        for k, m in means.items()}})
+    st.dataframe(rows, hide_index=True, key="ideation.human_reference",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in rows[0]
+                                if isinstance(rows[0][c], float)})
+    show_text("A judge-human agreement (Agreement page) is read against this ceiling: people agree this little with "
+              "each other, so a judge can hardly be expected to agree more with any one of them.", "caption")

@@ -115,3 +115,33 @@ def render_document(ctx: DocumentContext) -> None:
             current = not hide and d["effective"] == label
             if col.button(title, key=f"rt-{d['id']}-{label}", type="primary" if current else "secondary"):
                 ctx.review(d["id"], label, note)
+
+
+def render_run(conn: object, run: str) -> None:
+    """Run-level panel: how much the tie policy moves each figure, and the CHIMERA-KB human study."""
+    from audit.demo import DATA
+    from audit.rescoring import audit_run
+    from scoring.families.retrieval.user_study import user_study_summary
+
+    metrics = audit_run(conn, run).metrics  # type: ignore[arg-type]
+    policies = metrics.get("tie_policies") or {}
+    if policies:
+        st.subheader("Tie policy: how much it moves each figure (audited)")
+        keys = ["mr", "mrr", "hits@1", "hits@10", "hits@100", "median_rank"]
+        rows = [{"subset": subset, "policy": p, **{k: policies[p][subset].get(k) for k in keys}}
+                for subset in policies.get("mean", {}) for p in ("optimistic", "mean", "pessimistic")
+                if subset in policies.get(p, {})]
+        st.dataframe(rows, hide_index=True, key="retrieval.ties",
+                     column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in keys})
+        show_text("The paper's code broke ties with a non-stable sort; mean (the default) is the expected rank of the "
+                  "gold inside its block of equal scores.", "caption")
+    study = DATA / "retrieval" / "user_study_results.csv"
+    if study.is_file():
+        s = user_study_summary(study)
+        st.subheader("Human study (CHIMERA-KB): mean human rank per system")
+        st.dataframe([{"system": k, **v} for k, v in s["systems"].items()], hide_index=True, key="retrieval.study")
+        a = s["agreement"]
+        alpha = a["krippendorff_alpha_ordinal"]
+        show_text(f"Annotators agree on the order of systems: Kendall's W = {a['kendalls_w']:.3f} (Friedman "
+                  f"p = {a['friedman_p']:.3f}), Krippendorff's alpha (ordinal) = {alpha:.3f}. "
+                  f"{a['item_level_note']}.", "caption")
