@@ -116,7 +116,7 @@ def measure(base: str, run: str, presses: int, label: str) -> tuple[list[list], 
         page.wait_for_timeout(1500)  # the first render's lazy elements settle
         first_ms = (time.perf_counter() - t0) * 1000
         fold = page.evaluate("""() => {
-          const card = document.querySelector('[class*="st-key-review-card-"]');
+          const card = document.querySelector('.st-key-queue-card');
           const bs = card ? [...card.querySelectorAll('button')] : [];
           return bs.length ? Math.max(...bs.map(b => b.getBoundingClientRect().bottom)) : -1; }""")
         page.get_by_role("heading", name="Review queue").click()  # focus the page, not a text box

@@ -83,7 +83,7 @@ if result["excluded_judge_invalid"]:
     st.caption(f"{result['excluded_judge_invalid']} decision(s) with an unreadable judge answer are left out of "
                "human vs judge.")
 if result.get("excluded_conflicted"):
-    st.caption(f"{result['excluded_conflicted']} decision(s) whose reviewers disagree (not adjudicated) are left "
+    st.caption(f"{int(result['excluded_conflicted'])} decision(s) whose reviewers disagree (not adjudicated) are left "
                "out of human vs judge.")
 if hvj:
     st.dataframe(stats_table(hvj, row["task"]), hide_index=True, key="agreement.hvj", column_config=config)
@@ -97,7 +97,7 @@ if hvh:
     if alpha:
         st.caption(f"Krippendorff's alpha over all reviewers: "
                    f"{'—' if alpha.get('alpha') is None else format(alpha['alpha'], '.3f')} on "
-                   f"{alpha.get('n_pairable_units', 0)} decisions with two or more labels. "
+                   f"{int(alpha.get('n_pairable_units') or 0)} decisions with two or more labels. "
                    f"{md_literal(alpha.get('reason') or '')}")
 else:
     st.info("No decision has been labelled by two reviewers yet.")

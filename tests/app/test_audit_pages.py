@@ -196,9 +196,12 @@ def test_compare_page_differences_and_the_humans_side(reviewed, app_db):
     assert humans.iloc[-1]["agree with A"].startswith(str(expected[-1]["agree_a"]))
 
 
-def test_compare_page_needs_two_runs(app):
+def test_compare_page_needs_two_runs(app, app_db):
+    n_runs = open_db(app_db).execute("SELECT COUNT(*) FROM runs").fetchone()[0]
     at = open_page(app, "compare")
-    assert any("needs two runs" in i.value for i in at.info)
+    assert not at.exception
+    assert any("needs two runs" in i.value for i in at.info) == (n_runs < 2)
+    assert bool([m for m in at.metric if m.label == "Shared decisions"]) == (n_runs >= 2) or at.error
 
 
 def test_flag_gold_error_on_the_document_page_and_list_it(app, app_db):
