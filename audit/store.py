@@ -170,15 +170,16 @@ def _inspect(p: Path, read_only: bool) -> tuple[int, list[str], set[str]]:
     """(user_version, Rejudge migrations applied, table names), read without changing the file.
 
     A read-only connection never rolls back a journal, checkpoints or converts anything, but beside a database
-    in WAL mode it creates WAL files and leaves them behind. So a WAL database without them (closed cleanly:
-    nothing to checkpoint) is read through an ordinary connection, which removes them again on closing, or
-    `immutable` when it is read-only; anything else through a `mode=ro` connection.
+    in WAL mode it creates WAL files and leaves them behind. So a WAL database (closed cleanly, or in use by other
+    connections) is read through an ordinary connection, which removes the WAL files again on closing when it is
+    the last, or `immutable` / `mode=ro` when the file is read-only; anything else through a `mode=ro` connection.
     """
-    if _sidecars(p):
-        target, uri = _uri(p), True
-    elif read_only:
-        target, uri = _uri(p, "immutable=1"), True
-    elif _header(p)[18:20] == b"\x02\x02":  # WAL mode
+    if read_only:
+        target, uri = (_uri(p), True) if _sidecars(p) else (_uri(p, "immutable=1"), True)
+    elif _sidecars(p) or _header(p)[18:20] == b"\x02\x02":
+        # WAL mode, maybe in use by other connections: an ordinary connection reads it like any reader (a `mode=ro`
+        # probe beside busy WAL files gave "disk I/O error" to concurrent sessions) and, when it is the last one,
+        # removes the WAL files it created on closing.
         target, uri = str(p), False
     else:
         target, uri = _uri(p), True
