@@ -50,6 +50,11 @@ def open_db(path: str | Path | None = None) -> Database:
             raise DatabaseRefused(f"{p}: cannot create the database's folder ({e.strerror})") from None
         if not os.access(p.parent, os.W_OK):
             raise DatabaseRefused(f"{p}: no database there, and its folder is not writable")
+        db = _connect(path, uri=False, read_only=False)
+        _CHECKED[str(p.resolve())] = False
+        return db
+    key = str(p.resolve())
+    if _CHECKED.get(key) is False and _writable(p):
         return _connect(path, uri=False, read_only=False)
     _check_file(p)
     read_only = not _writable(p)
@@ -69,7 +74,15 @@ def open_db(path: str | Path | None = None) -> Database:
             raise DatabaseRefused(f"{p}: the database is read-only and needs upgrading to schema {SCHEMA_VERSION}; "
                                   "open it once with write access")
         return _connect_read_only(p)
-    return _connect(path, uri=False, read_only=False)
+    db = _connect(path, uri=False, read_only=False)
+    _CHECKED[key] = False
+    return db
+
+
+_CHECKED: dict[str, bool] = {}
+"""Writable databases this process has checked and opened. Their files are never opened by Python again: closing
+any descriptor of a file drops every POSIX lock this process holds on it, including the locks of the SQLite
+connections other sessions (threads) have open, which showed as "disk I/O error" under concurrent sessions."""
 
 
 def _connect(path: str, *, uri: bool, read_only: bool) -> Database:
