@@ -49,12 +49,20 @@ class Source:
         return folder if as_folder else folder / Path(self.files[0][0]).name
 
 
-def _bundled(folder: bool) -> dict[str, Path]:
-    return {k: v for k, v in bundled_files().items() if v.is_dir() == folder}
+def _bundled(spec: InputSpec, near: list[str]) -> dict[str, Path]:
+    """Bundled files (or folders) a field may take: of the right kind and suffix, in the demo's data folders."""
+    out = {}
+    for k, v in bundled_files().items():
+        if v.is_dir() != spec.folder or (near and v.parent.name not in near):
+            continue
+        if not spec.folder and spec.suffixes and not v.name.endswith(tuple("." + x.lstrip(".") for x in spec.suffixes)):
+            continue
+        out[k] = v
+    return out
 
 
-def _file_picker(spec: InputSpec, key: str, default: str | None) -> Source | None:
-    bundled = _bundled(spec.folder)
+def _file_picker(spec: InputSpec, key: str, default: str | None, near: list[str] | None = None) -> Source | None:
+    bundled = _bundled(spec, near or [])
     options = [*bundled, UPLOAD, PATH]
     if not spec.required:
         options = ["(none)", *options]
@@ -93,8 +101,8 @@ def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, dict | N
                                            help="Who answers the scorer's questions; see README › Judges."))]
     if kind == "replay":
         default = {str(v): k for k, v in bundled_files().items()}.get(str(demo_log)) if demo_log else None
-        log = _file_picker(InputSpec("judge_log", "Judge log", task.describe_judge_log()), f"newrun.{task.name}.log",
-                           default)
+        log = _file_picker(InputSpec("judge_log", "Judge log", task.describe_judge_log(), suffixes=("jsonl",)),
+                           f"newrun.{task.name}.log", default, _demo_folders(demo))
         return ("replay:" if log else ""), None, log
     if kind in ("fuzzy", "embed"):
         t = st.text_input("Threshold (optional)", key=f"newrun.{task.name}.threshold", placeholder="default")
@@ -127,6 +135,13 @@ def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, dict | N
     return f"openai:{model.strip()}", opts, None
 
 
+def _demo_folders(demo: DemoRun | None) -> list[str]:
+    """The data folders of the family's demo inputs: where its bundled files live."""
+    if demo is None:
+        return []
+    return sorted({Path(v).parent.name for v in demo.inputs.values()})
+
+
 def new_run_form(conn: Database) -> str | None:
     """Render the form; return the new run's name after a successful score."""
     names = list(TASKS)
@@ -137,7 +152,7 @@ def new_run_form(conn: Database) -> str | None:
     sources: dict[str, Source | None] = {}
     for spec in task.inputs:
         default = by_path.get(str(demo.inputs.get(spec.name))) if demo and demo.inputs.get(spec.name) else None
-        sources[spec.name] = _file_picker(spec, f"newrun.{task.name}.{spec.name}", default)
+        sources[spec.name] = _file_picker(spec, f"newrun.{task.name}.{spec.name}", default, _demo_folders(demo))
     options = {o.name: st.selectbox(o.name, o.choices, key=f"newrun.{task.name}.opt.{o.name}", help=o.help)
                for o in task.options}
     spec, openai_options, log = _judge_picker(task, demo)

@@ -253,6 +253,8 @@ def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_pag
         page = new_page()
         open_url(page, demo_app.url, RUNS_TITLE)
         page.locator("summary").filter(has_text="Score a new run").click()
+        wait_idle(page)
+        expect(widget(page, "newrun.chimera.pred.choice")).to_be_visible()
         select(page, "newrun.chimera.pred.choice", "chimera/pred_perfect.jsonl")
         select(page, "newrun.chimera.judge", "openai:MODEL — any OpenAI-compatible endpoint")
         widget(page, "newrun.model").get_by_role("textbox").fill("e2e-slow-model")
@@ -306,6 +308,7 @@ def test_review_queue_keyboard_shortcuts_undo_back_and_reload(demo_app, new_page
     open_url(page, demo_app.url + f"/queue?run={DEMO}&reviewer=e2e-keys", "Review queue")
     expect(page.get_by_test_id("stSidebar").get_by_role("textbox", name="Reviewer name")).to_have_value("e2e-keys")
     first = _head(page)
+    page.locator(".st-key-queue-card button").first.wait_for(state="visible", timeout=RERUN_TIMEOUT)
     bottom = page.evaluate("""() => Math.max(...[...document.querySelectorAll('.st-key-queue-card button')]
                                         .map(b => b.getBoundingClientRect().bottom))""")
     assert 0 < bottom <= 720, bottom
