@@ -81,6 +81,11 @@ with st.expander("Judge requests: what the judge was asked"):
         st.caption("Examples of questions missing from the judge log:")
         st.dataframe(judge["missing_examples"], hide_index=True, key="overview.missing_examples")
 
+panel = getattr(view(task.name), "render_run", None)  # the family's run-level panel (variants, ceilings, ties)
+if panel is not None:
+    with st.expander(getattr(view(task.name), "RUN_PANEL_TITLE", "More about this run"), expanded=False):
+        panel(conn, run)
+
 st.subheader(f"{noun.capitalize()}s")
 docs = pd.DataFrame(documents(conn, run, audit))
 if docs.empty:

@@ -26,11 +26,13 @@ def demo_db(tmp_path_factory):
 @pytest.mark.parametrize(("task", "run", "needle"), [
     ("ideation", "demo-ideation-si2024-humans", "Human-human ceiling"),
     ("retrieval", "demo-retrieval-wordllama", "Tie policy"),
+    ("chimera", "demo-chimera-mixed", "score differently under strict 1-to-1"),
 ])
 def test_run_panel(demo_db, task, run, needle):
     at = AppTest.from_string(PANEL, default_timeout=60)
     at.session_state["task"], at.session_state["db"], at.session_state["run"] = task, str(demo_db), run
     at.run()
     assert not at.exception
-    assert any(needle in h.value for h in at.subheader)
+    texts = [h.value for h in at.subheader] + [c.value for c in at.caption]
+    assert any(needle in t for t in texts), texts
     assert at.dataframe and all(len(df.value) > 0 for df in at.dataframe)

@@ -249,3 +249,11 @@ def render_variant_differences(db: object, run: str, *, key: str = "chimera.vari
     c1.html(_entity_list([f"{e(p)} ⇄ {e(g)} <small>({e(t)})</small>" for t, p, g in ex["first_match"]]))
     c2.markdown("**Strict: maximum 1-to-1 matching**")
     c2.html(_entity_list([f"{e(p)} ⇄ {e(g)} <small>({e(t)})</small>" for t, p, g in ex["strict_pairs"]]))
+
+
+RUN_PANEL_TITLE = "Paper's code vs strict 1-to-1 matching: where they differ"
+
+
+def render_run(conn: object, run: str) -> None:
+    """Run-level panel: the abstracts whose score changes between the paper-code and the strict 1-to-1 variant."""
+    render_variant_differences(conn, run, key="overview.variants")

@@ -129,6 +129,9 @@ def _human_reference() -> dict:
     return human_reference()
 
 
+RUN_PANEL_TITLE = "Human-human ceiling (Si et al. 2024)"
+
+
 def render_run(conn: object, run: str) -> None:
     """Run-level panel: the human-human ceiling of Si et al. (2024), to read a judge-human figure against."""
     ref = _human_reference()

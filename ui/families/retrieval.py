@@ -117,6 +117,9 @@ def render_document(ctx: DocumentContext) -> None:
                 ctx.review(d["id"], label, note)
 
 
+RUN_PANEL_TITLE = "Tie policies and the human study"
+
+
 def render_run(conn: object, run: str) -> None:
     """Run-level panel: how much the tie policy moves each figure, and the CHIMERA-KB human study."""
     from audit.demo import DATA
