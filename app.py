@@ -13,7 +13,7 @@ st.set_page_config(page_title="Rejudge", page_icon=":material/balance:", layout=
 pages = [
     st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="runs", default=True),
     st.Page("pages/overview.py", title="Run overview", icon=":material/dashboard:", url_path="overview"),
-    st.Page("pages/document.py", title="Abstract review", icon=":material/article:", url_path="document"),
+    st.Page("pages/document.py", title="Document review", icon=":material/article:", url_path="document"),
     st.Page("pages/queue.py", title="Review queue", icon=":material/checklist:", url_path="queue"),
     st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
     st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 from audit.rescoring import reviews_by_decision
 from audit.reviews import current_labels, effective_label
 from audit.store import run_row
+from scoring.families import get_task
 from scoring.families.base import TaskFamily
 
 QUEUES = {
@@ -65,12 +66,21 @@ def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int
 
 
 def queue_ids(db: Database, run: str, reviewer: str, mode: str, *, types: Iterable[str] = (),
-              judge_labels: Iterable[str] = (), doc: str = "") -> list[int]:
+              judge_labels: Iterable[str] = (), doc: str = "", skip_trivial: bool = False) -> list[int]:
     """Ids of the decisions in queue `mode` for `reviewer`, in id order (the same set as `queue` over
-    `audit.views.decisions`, read with a few queries instead of building every decision)."""
+    `audit.views.decisions`, read with a few queries instead of building every decision). `skip_trivial` leaves
+    out decisions whose answer is certain (the family's `trivial`, e.g. two identical strings)."""
     if mode not in QUEUES:
         raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
-    run_id = run_row(db, run)["id"]
+    row = run_row(db, run)
+    run_id = row["id"]
+    if skip_trivial:
+        task = get_task(row["task"])
+        trivial = {i for i, kind, typ, left, right, judge in db.execute(
+            "SELECT id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ?", [run_id])
+            if task.trivial({"kind": kind, "type": typ, "left": left, "right": right, "judge": judge})}
+        return [i for i in queue_ids(db, run, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc)
+                if i not in trivial]
     q = "SELECT id, doc_id, type, judge_label FROM decisions WHERE run_id = ?"
     args: list = [run_id]
     types, judge_labels = sorted(set(types)), sorted(set(judge_labels))

@@ -93,7 +93,8 @@ def scored_db(n: int, dst: Path, seed: int = DEFAULT_SEED) -> Path:
         for suffix in ("", "-wal", "-shm"):
             Path(str(tmp) + suffix).unlink(missing_ok=True)
         db = open_db(tmp)
-        score_run(db, "chimera", {"gold": str(paths["gold"]), "pred": str(paths["pred"])}, f"replay:{paths['log']}", run=RUN_NAME)
+        score_run(db, "chimera", {"gold": str(paths["gold"]), "pred": str(paths["pred"])}, f"replay:{paths['log']}",
+                  run=RUN_NAME)
         db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.conn.close()
         copy_db(tmp, base)

@@ -65,11 +65,14 @@ if not hidden:  # a filter on the judge's label would tell a blind reviewer the 
     judge_labels = list(dict.fromkeys(lab for s in task.label_schemes.values() for lab in s.judge_labels))
     labels = c3.multiselect("Judge label", judge_labels, key="queue.labels")
 doc_filter = c4.text_input(f"{noun.capitalize()} id contains", key="queue.doc").strip()
+skip_trivial = mode == "unreviewed" and st.toggle(
+    "Skip decisions whose answer is certain (e.g. two identical strings)", value=True, key="queue.skip_trivial")
 
-key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden)
+key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial)
 if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the fragment then walks through them
     st.session_state[KEY] = key
-    st.session_state[IDS] = queue_ids(conn, run, who, mode, types=types, judge_labels=labels, doc=doc_filter)
+    st.session_state[IDS] = queue_ids(conn, run, who, mode, types=types, judge_labels=labels, doc=doc_filter,
+                                      skip_trivial=skip_trivial)
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
     st.session_state.pop(STRIP, None)

@@ -355,7 +355,7 @@ def test_current_run_is_kept_from_page_to_page(demo_app, new_page):
     open_url(page, demo_app.url + f"/overview?run={DEMO}", "Run overview")
     select(page, "sidebar.run", DEMO)
     for link, title in (("Review queue", "Review queue"), ("Scores", "Scores: original vs audited"),
-                        ("Agreement", "Agreement"), ("Export", "Export"), ("Abstract review", "Abstract review"),
+                        ("Agreement", "Agreement"), ("Export", "Export"), ("Document review", "Abstract review"),
                         ("Gold errata", "Gold errata")):
         navigate(page, link, title)
         expect(widget(page, "sidebar.run").get_by_role("combobox")).to_have_value(DEMO)
