@@ -202,10 +202,12 @@ def new_run_form(conn: Database) -> str | None:
         except (InputError, JudgeSpecError, AuditError) as e:
             bar.empty()
             cancel.empty()
-            message = str(e)
-            for path, label in shown.items():
-                message = message.replace(path, label)  # the user knows their file's name, not our temp path
-            show_error(f"Nothing was stored. {message}")
+            each = getattr(e, "errors", None) or [e]  # a loader reports every bad record of a file (up to 20)
+            lines = [str(x) for x in each]
+            for path, label in shown.items():  # the user knows their file's name, not our temp path
+                lines = [m.replace(path, label) for m in lines]
+            head = f"{len(lines)} errors; " if len(lines) > 1 else ""
+            show_error(f"Nothing was stored. {head}" + "\n".join(lines))
             return None
     cancel.empty()
     bar.progress(1.0, text="Done")

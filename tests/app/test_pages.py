@@ -41,13 +41,15 @@ def test_score_a_new_run_from_the_form_lists_it_and_makes_it_current(app, app_db
 
 def test_bad_upload_shows_file_line_and_stores_nothing(app, app_db):
     app.selectbox(key="newrun.chimera.pred.choice").set_value("Upload…").run()
-    bad = b'{"paper_id": "2105.13065", "relations": {}}\n{"paper_id": "nope", "relations": {}}\n'
+    bad = (b'{"paper_id": "2105.13065", "relations": {}}\n{"paper_id": "nope", "relations": {}}\n{oops\n'
+           b'{"paper_id": 7, "relations": {}}\n')
     app.get("file_uploader")[0].set_value(("mine.jsonl", bad, "application/json"))
     app.selectbox(key="newrun.chimera.judge").set_value("exact — case/whitespace-insensitive equality")
     before = open_db(app_db).execute("SELECT COUNT(*) FROM runs").fetchone()[0]
     app.button(key="newrun.score").click().run()
-    assert app.error and plain(app.error[0].value).startswith("Nothing was stored. mine.jsonl:2:")  # not a temp path
-    assert "unknown paper id 'nope'" in plain(app.error[0].value)
+    text = plain(app.error[0].value)
+    assert app.error and text.startswith("Nothing was stored. 3 errors; mine.jsonl:2:")  # every error, no temp path
+    assert "unknown paper id 'nope'" in text and "mine.jsonl:3: invalid JSON" in text and "mine.jsonl:4:" in text
     assert open_db(app_db).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == before
 
 

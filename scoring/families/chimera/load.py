@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from scoring.errors import InputError, parse_json, text_problem
@@ -183,6 +183,22 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
     return docs
 
 
+MAX_REPORTED = 20
+"""Bad records reported at once (the first stops nothing: the user fixes them all in one go)."""
+
+
+def collected(path: str, errors: list[InputError]) -> InputError:
+    """One error for several bad records: the first as `FILE:LINE: reason`, the others listed after it."""
+    first = errors[0]
+    if len(errors) == 1:
+        return first
+    more = "; ".join(f"line {e.line}: {e.reason}" for e in errors[1:])
+    cap = " (stopped after 20)" if len(errors) >= MAX_REPORTED else ""
+    err = InputError(path, first.line, f"{first.reason} — and {len(errors) - 1} more error(s){cap}: {more}")
+    err.errors = errors  # type: ignore[attr-defined]
+    return err
+
+
 def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredictions:
     """Read predictions as JSON lines (`paper_id`, `relations`) or CSV (`paper_id`, `readable_relations`).
 
@@ -207,23 +223,41 @@ def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredict
                                            f"(first on line {preds[pid].line})")
         preds[pid] = ChimeraPrediction(pid, parse_relations(rels, str(p), line, notes), line)
 
+    errors: list[InputError] = []
+
+    def record(fn: Callable[[], None]) -> None:
+        """Check one record; a bad one is collected (up to MAX_REPORTED) so the user sees every error at once."""
+        try:
+            fn()
+        except InputError as e:
+            errors.append(e)
+            if len(errors) >= MAX_REPORTED:
+                raise collected(str(p), errors) from None
+
     if p.suffix.lower() == ".csv":
         for line, row in _csv_records(p, ("paper_id", "readable_relations"),
                                       "a prediction CSV needs columns paper_id and readable_relations"):
-            rels = parse_json(row.get("readable_relations") or "{}", str(p), line, "readable_relations")
-            add((row.get("paper_id") or "").strip(), rels, line)
+            def csv_row(line: int = line, row: dict = row) -> None:
+                rels = parse_json(row.get("readable_relations") or "{}", str(p), line, "readable_relations")
+                add((row.get("paper_id") or "").strip(), rels, line)
+            record(csv_row)
     else:
         for line, text in enumerate(_lines(p), 1):
             if not text.strip():
                 continue
-            rec = parse_json(text, str(p), line)
-            if not isinstance(rec, dict):
-                raise InputError(str(p), line, f"expected a JSON object, got {_json_type(rec)}")
-            if "paper_id" not in rec:
-                raise InputError(str(p), line, "missing field 'paper_id'")
-            if "relations" not in rec:
-                raise InputError(str(p), line, "missing field 'relations' (use {} for no recombination)")
-            add(rec["paper_id"], rec["relations"], line)
+
+            def json_line(line: int = line, text: str = text) -> None:
+                rec = parse_json(text, str(p), line)
+                if not isinstance(rec, dict):
+                    raise InputError(str(p), line, f"expected a JSON object, got {_json_type(rec)}")
+                if "paper_id" not in rec:
+                    raise InputError(str(p), line, "missing field 'paper_id'")
+                if "relations" not in rec:
+                    raise InputError(str(p), line, "missing field 'relations' (use {} for no recombination)")
+                add(rec["paper_id"], rec["relations"], line)
+            record(json_line)
+    if errors:
+        raise collected(str(p), errors)
     if not preds:
         raise InputError(str(p), None, "no predictions in the file")
     missing = [pid for pid in gold_ids if pid not in preds]

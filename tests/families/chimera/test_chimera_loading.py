@@ -110,3 +110,18 @@ def test_empty_prediction_file(tmp_path):
     p.write_text("\n\n")
     with pytest.raises(InputError, match="no predictions"):
         chimera.load_predictions(p, GOLD_IDS)
+
+
+def test_every_bad_line_is_reported_at_once_up_to_20(tmp_path):
+    lines = [{"paper_id": "2103.0771", "relations": {}}, "{broken", {"paper_id": "nope", "relations": {}},
+             {"paper_id": 5, "relations": {}}]
+    p = write_jsonl(tmp_path / "bad.jsonl", lines)
+    with pytest.raises(InputError) as e:
+        chimera.load_predictions(p, GOLD_IDS)
+    assert e.value.line == 2 and [x.line for x in e.value.errors] == [2, 3, 4]
+    assert "and 2 more error(s): line 3: unknown paper id 'nope'" in str(e.value)
+    assert "line 4: paper_id must" in str(e.value)
+    many = write_jsonl(tmp_path / "many.jsonl", [{"paper_id": f"x{i}", "relations": {}} for i in range(30)])
+    with pytest.raises(InputError, match=r"and 19 more error\(s\) \(stopped after 20\)") as e:
+        chimera.load_predictions(many, GOLD_IDS)
+    assert len(e.value.errors) == 20
