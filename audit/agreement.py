@@ -1,9 +1,10 @@
 """Agreement of a run's reviews: human vs judge on every reviewed decision, and human vs human.
 
 Units and choices (documented in the README):
-- Human vs judge: ONE unit per decision, the effective human label (adjudicated, else the unanimous human label);
-  conflicted decisions (humans disagree, nobody adjudicated) are left out and counted. Decisions whose judge answer
-  was unreadable are left out and counted.
+- Human vs judge: ONE unit per decision and judge call (the family's `judge_votes`: one for most kinds, both orders
+  for an ideation comparison), the effective human label (adjudicated, else the unanimous human label) against
+  the call's label; conflicted decisions (humans disagree, nobody adjudicated) are left out and counted.
+  Decisions whose judge answer was unreadable are left out and counted.
 - Which reviews: blind reviews only whenever the run has any (sighted reviews are anchored on the judge's answer);
   `reviews="all"` or `"sighted"` to choose.
 - Trivial decisions (the family's `trivial`, e.g. CHIMERA's identical strings, always a match) are reported apart
@@ -15,6 +16,7 @@ Units and choices (documented in the README):
 
 from __future__ import annotations
 
+import json
 from itertools import combinations
 
 from sqlite_utils import Database
@@ -65,13 +67,17 @@ def agreement_rows(db: Database, run: str, *, reviews: str = "auto") -> dict:
         effective = adjudicated if adjudicated is not None else (
             next(iter(set(humans.values()))) if len(set(humans.values())) == 1 else None)
         if humans or adjudicated is not None:
-            if d["judge_label"] == INVALID_LABEL:
+            votes = task.judge_votes({"kind": d["kind"], "type": d["type"], "left": d["left"], "right": d["right"],
+                                      "judge": d["judge_label"], "detail": json.loads(d["detail"])})
+            votes = [v for v in votes if v != INVALID_LABEL]
+            if not votes:
                 skipped_invalid += 1
             elif effective is None:
                 skipped_conflicted += 1
             else:
-                hvj.append(base | {"reviewer": ", ".join(sorted(humans)) or "adjudicator", "human": effective,
-                                   "judge": d["judge_label"]})
+                for vote in votes:  # one vote for most kinds; ideation comparisons: each order asked
+                    hvj.append(base | {"reviewer": ", ".join(sorted(humans)) or "adjudicator", "human": effective,
+                                       "judge": vote})
         for (a, la), (b, lb) in combinations(sorted(humans.items()), 2):
             hvh.append(base | {"reviewer": f"{a} vs {b}", "pair": f"{a} vs {b}", "human": la, "judge": lb})
     return {"hvj": hvj, "hvh": hvh, "ratings": ratings, "excluded_judge_invalid": skipped_invalid,

@@ -210,6 +210,11 @@ class TaskFamily(Protocol):
         information only (kind, type, left, right, judge label, detail; never a human label)."""
         ...
 
+    def judge_votes(self, decision: Mapping) -> list[str]:
+        """The label each judge call of a decision gave, for human-vs-judge agreement: one vote for most kinds (the
+        judge label); ideation comparisons vote once per order asked, so a human verdict meets each call."""
+        ...
+
     def trivial(self, decision: Mapping) -> bool:
         """A decision whose answer is certain (CHIMERA: two identical strings): agreement reports it apart and
         the review queue skips it by default."""

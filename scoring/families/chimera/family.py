@@ -100,6 +100,9 @@ class ChimeraTask:
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         return chimera_sampling.stratum(decisions)
 
+    def judge_votes(self, decision: Mapping) -> list[str]:
+        return [decision["judge"]]
+
     def trivial(self, decision: Mapping) -> bool:
         return chimera_sampling.trivial(decision)
 

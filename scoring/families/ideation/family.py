@@ -285,6 +285,14 @@ class IdeationTask:
             return "split"
         return "consistent"
 
+    def judge_votes(self, decision: Mapping) -> list[str]:
+        """Ratings: the judge's score. Comparisons: the winner of each valid call (a shown first, b shown first)."""
+        if decision["kind"] != COMPARISON:
+            return [decision["judge"]]
+        calls = (decision.get("detail") or {}).get("calls") or []
+        votes = [c["winner"] for c in calls if c.get("winner") in (WIN_A, WIN_B, WIN_TIE)]
+        return votes or [decision["judge"]]
+
     def trivial(self, decision: Mapping) -> bool:
         return False
 

@@ -222,6 +222,9 @@ class LitXBenchTask:
             return "has-misses"
         return "all-matched"
 
+    def judge_votes(self, decision: Mapping) -> list[str]:
+        return [decision["judge"]]
+
     def trivial(self, decision: Mapping) -> bool:
         return False
 

@@ -126,6 +126,9 @@ class RetrievalTask:
         n = len(decisions)
         return "none above" if n == 0 else "1-9 above" if n < 10 else "10+ above"
 
+    def judge_votes(self, decision: Mapping) -> list[str]:
+        return [decision["judge"]]
+
     def trivial(self, decision: Mapping) -> bool:
         return False
 

@@ -309,3 +309,21 @@ def test_reviews_through_the_store_give_the_pure_scores_with_reviewed_answers(tm
     expected = _pure(loaded, reviews, "valid")
     assert audit_run(db, "fix").metrics == expected
     assert audit_run(db, "fix", rebuild=True).metrics == expected
+
+
+def test_human_verdict_meets_each_judge_call(tmp_path):
+    """Agreement for comparisons: a human verdict is compared with each valid call (both orders), not once."""
+    from audit.agreement import agreement
+    from audit.reviews import add_review
+    from audit.runs import score_run
+    from audit.store import open_db
+    from audit.views import decisions
+
+    db = open_db(tmp_path / "a.db")
+    score_run(db, "ideation", INPUTS, "file", run="r")
+    comps = [d for d in decisions(db, "r") if d["kind"] == "comparison"]
+    for d in comps:
+        add_review(db, "r", d["id"], "a", "ana")
+    votes = [TASK.judge_votes(d) for d in comps]
+    a = agreement(db, "r", n_resamples=0)["human_vs_judge"]
+    assert a["comparison"]["n"] == sum(len([v for v in vs if v != "invalid"]) for vs in votes) > len(comps)
