@@ -24,8 +24,9 @@ QUEUES = {
     "invalid": "judge answer unreadable",
     "disagree": "human ≠ judge",
     "all": "every decision",
+    "sample": "the run's sampling plan, in its order (partial audit)",
 }
-BLIND_QUEUES = ("unreviewed", "all")
+BLIND_QUEUES = ("unreviewed", "all", "sample")
 """Queues that reveal nothing of the judge's or other reviewers' labels (offered in blind review)."""
 
 
@@ -94,6 +95,8 @@ def queue_ids(db: Database, run: str, reviewer: str, mode: str, *, types: Iterab
         q += " AND instr(doc_id, ?) > 0"
         args.append(doc)
     rows = db.execute(q + " ORDER BY id", args).fetchall()
+    if mode == "sample":
+        return _sample_ids(db, run, run_id, reviewer, {r[0] for r in rows})
     if mode == "all":
         return [r[0] for r in rows]
     if mode == "invalid":
@@ -202,3 +205,16 @@ def describe_change(task: TaskFamily, decision_id: int, label: str | None, befor
     if len(parts) == 1:
         parts.append("no score changed")
     return " · ".join(parts)
+
+
+def _sample_ids(db: Database, run: str, run_id: int, reviewer: str, allowed: set[int]) -> list[int]:
+    """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
+    block's decisions the reviewer has not labelled yet; [] without a plan."""
+    from audit.sampling import load_plan
+
+    plan = load_plan(db, run)
+    if plan is None:
+        return []
+    mine = {i for i, revs in _reviews(db, run_id, reviewer).items() if reviewer in current_labels(revs)[0]}
+    blocks = sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all, b.rank))
+    return [int(u) for b in blocks for u in b.units if int(u) in allowed and int(u) not in mine]

@@ -24,6 +24,7 @@ from audit.queue import (
 )
 from audit.rescoring import audit_run
 from audit.reviews import add_review, current_labels
+from audit.sampling import create_plan, load_plan, next_sample
 from audit.store import default_db_path, open_db, run_row
 from audit.views import document
 from scoring.families import get_task
@@ -31,7 +32,7 @@ from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.errata import errata_form
 from ui.families import doc_noun, view
 from ui.state import db, is_blind_reviewer, link_params, require_run, reviewer, role
-from ui.text import md_literal, show_text
+from ui.text import md_literal, show_error, show_text
 
 IDS, POS, KEY, HISTORY = "queue.ids", "queue.pos", "queue.key", "queue.history"
 STRIP, ERROR, FLAG, NOTE = "queue.strip", "queue.error", "queue.flag_open", "queue.note"
@@ -54,8 +55,9 @@ if not who:
     st.warning("Enter your reviewer name in the sidebar: the queue is personal (what *you* have not labelled).")
 
 queues = {k: v for k, v in QUEUES.items() if not hidden or k in BLIND_QUEUES}
+plan = load_plan(conn, run)
 if st.session_state.get("queue.mode") not in queues:
-    st.session_state["queue.mode"] = next(iter(queues))
+    st.session_state["queue.mode"] = "sample" if plan is not None else next(iter(queues))  # a plan: sample first
 c1, c2, c3, c4 = st.columns([1.6, 1.5, 1, 1])
 mode = c1.selectbox("Queue", list(queues), format_func=lambda q: f"{q} — {queues[q]}", key="queue.mode")
 all_types = decision_types(conn, run)
@@ -65,6 +67,28 @@ if not hidden:  # a filter on the judge's label would tell a blind reviewer the 
     judge_labels = list(dict.fromkeys(lab for s in task.label_schemes.values() for lab in s.judge_labels))
     labels = c3.multiselect("Judge label", judge_labels, key="queue.labels")
 doc_filter = c4.text_input(f"{noun.capitalize()} id contains", key="queue.doc").strip()
+if mode == "sample":
+    if plan is None:
+        show_text("This run has no sampling plan yet. A plan fixes, before review, which documents to review in "
+                  "which order, so that a partial review gives an honest estimate of the full-review score "
+                  "(Scores page).", "info")
+        if st.button("Create a sampling plan (seed 0)", key="queue.create_plan"):
+            try:
+                create_plan(conn, run, seed=0)
+            except AuditError as e:
+                show_error(str(e))
+            st.rerun()
+    else:
+        try:
+            nxt = next_sample(conn, run)
+        except AuditError as e:
+            nxt = None
+            show_error(str(e))
+        if nxt is not None:
+            show_text(f"Sample queue: documents in the plan's order (reviews here count as sample draws). Suggested "
+                      f"next: {nxt['doc']} (stratum {nxt['stratum']}, {nxt['why']}); about {nxt['more_to_target']} "
+                      f"more documents ({nxt['more_decisions_to_target'] or 0:.0f} decisions) reach ±"
+                      f"{nxt['target_half_width']:.2f} on the headline metric.", "caption")
 skip_trivial = mode == "unreviewed" and st.toggle(
     "Skip decisions whose answer is certain (e.g. two identical strings)", value=True, key="queue.skip_trivial")
 
@@ -98,7 +122,8 @@ def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
         prev = _previous_label(d, as_role)
         before = audit_run(c, run).metrics
         add_review(c, run, decision_id, label, who, note=(st.session_state.get(NOTE) or "").strip() or None,
-                   blind=hidden and who not in d["human"], role=as_role)
+                   blind=hidden and who not in d["human"], role=as_role,
+                   sampled=st.session_state.get("queue.mode") == "sample")
         st.session_state[NOTE] = ""
         st.session_state[HISTORY].append({"id": decision_id, "kind": d["kind"], "pos": pos, "prev": prev,
                                           "role": as_role})

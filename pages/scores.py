@@ -3,6 +3,8 @@
 import streamlit as st
 
 from audit.rescoring import audit_run
+from audit.reviews import POLICIES
+from audit.sampling import estimate, load_plan
 from audit.store import run_row
 from audit.views import review_counts_by_type
 from scoring.families import get_task
@@ -10,6 +12,7 @@ from ui.charts import original_vs_audited
 from ui.families import kind_title
 from ui.metrics import comparison_rows, headline, section_tables
 from ui.state import blind_guard, db, require_run
+from ui.text import show_text
 
 conn = db()
 st.title("Scores: original vs audited")
@@ -17,7 +20,12 @@ run = require_run(conn)
 blind_guard("scores")
 row = run_row(conn, run)
 task = get_task(row["task"])
-audit = audit_run(conn, run)
+policy = st.radio("Effective label", list(POLICIES), horizontal=True, key="scores.policy",
+                  format_func=lambda p: {"unanimous": "adjudicated > unanimous humans > judge",
+                                         "majority": "adjudicated > majority of humans > judge"}[p],
+                  help="How reviewers' labels become the audited label: " + " | ".join(
+                      f"{k}: {v}" for k, v in POLICIES.items()) + ". Exports record the policy (`--policy`).")
+audit = audit_run(conn, run, policy=policy)
 headline(task, row["original_metrics"], audit.metrics)
 rc = audit.review_counts
 st.caption(f"{rc['reviewed']} of {row['n_decisions']} decisions reviewed · {rc['overruled']} overruled · "
@@ -27,6 +35,32 @@ if rc["reviewed"] == 0:
     st.info("No decision has been reviewed yet: audited = original. Review decisions on the Review queue or "
             "the document review page.")
 section_tables(task, row["original_metrics"], audit.metrics, key="scores")
+
+plan = None if task.needs_doc_counts else load_plan(conn, run)
+st.subheader("Estimated full-review score (partial audit)")
+if plan is None:
+    st.info("Reviewed so far ≠ what a full review would give: unreviewed decisions keep the judge's label. Create a "
+            "sampling plan (Review queue › sample, or `python -m audit plan`) and review through the sample queue "
+            "to get an estimate with an honest interval." if not task.needs_doc_counts else
+            "Sampled estimates are not available for this family yet (its metrics need every document's counts).")
+else:
+    est = estimate(conn, run)
+    table = []
+    for e in est.values():
+        ci = f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]" if e["ci"] else "—"
+        bias_ci = f"[{e['bias_ci'][0]:+.4f}, {e['bias_ci'][1]:+.4f}]" if e.get("bias_ci") else "—"
+        table.append({"metric": e["label"], "estimate": e["estimate"], "95% interval": ci,
+                      "judge only": e["judge_only"], "reviewed so far": e["reviewed_so_far"],
+                      "judge bias (judge − estimate)": e["bias"], "bias interval": bias_ci,
+                      "reviewed / documents": f"{e['n_reviewed']} of {e['n_total']}", "note": e["note"] or ""})
+    first = table[0]
+    if first["estimate"] is not None and first["95% interval"] != "—":
+        show_text(f"Estimated audited {first['metric']} = {first['estimate']:.4f} {first['95% interval']} from "
+                  f"{first['reviewed / documents']} documents reviewed (judge only {first['judge only']:.4f}).",
+                  "success")
+    st.dataframe(table, hide_index=True, key="scores.estimate", column_config={
+        c: st.column_config.NumberColumn(c, format="%.4f") for c in
+        ("estimate", "judge only", "reviewed so far", "judge bias (judge − estimate)")})
 
 st.subheader("Reviews per decision type")
 by_type = [{"decision kind": kind_title(task.name, r.pop("kind")), **r}
