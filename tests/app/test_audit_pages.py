@@ -106,7 +106,9 @@ def test_blind_review_hides_everything_derived(reviewed):
     at = open_page(at, "queue", reviewer="cy")
     assert not at.exception
     assert set(at.selectbox(key="queue.mode").options) == {"unreviewed — not labelled by you yet",
-                                                           "all — every decision"}
+                                                           "all — every decision",
+                                                           "sample — the run's sampling plan, in its order "
+                                                           "(partial audit)"}
     assert not [m for m in at.multiselect if m.key == "queue.labels"]
     assert not [d for d in at.dataframe if "agree with judge" in d.value.columns]
     assert not any(h.text == "Reviewer progress" for h in at.subheader)

@@ -34,7 +34,7 @@ def reviewed_run(db_with_run):
     return db
 
 
-@pytest.mark.parametrize("mode", list(QUEUES))
+@pytest.mark.parametrize("mode", [q for q in QUEUES if q != "sample"])  # the sample follows the stored plan
 @pytest.mark.parametrize("who", ["ana", "bo", "cy"])
 def test_queue_ids_equal_the_queue_over_every_decision(reviewed_run, mode, who):
     decs = list(decisions(reviewed_run, RUN))
@@ -42,6 +42,18 @@ def test_queue_ids_equal_the_queue_over_every_decision(reviewed_run, mode, who):
     types = sorted({d["type"] for d in decs})[:1]
     assert queue_ids(reviewed_run, RUN, who, mode, types=types, judge_labels=["match"], doc="21") == [
         d["id"] for d in queue(decs, who, mode, types=types, judge_labels=["match"], doc="21")]
+
+
+def test_sample_queue_serves_the_plan_in_order_and_skips_what_you_labelled(reviewed_run):
+    from audit.sampling import create_plan, load_plan
+
+    assert queue_ids(reviewed_run, RUN, "ana", "sample") == []  # no plan yet
+    create_plan(reviewed_run, RUN, seed=4)
+    plan = load_plan(reviewed_run, RUN)
+    order = [int(u) for b in sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all, b.rank))
+             for u in b.units]
+    mine = {d["id"] for d in decisions(reviewed_run, RUN) if "ana" in d["human"]}
+    assert queue_ids(reviewed_run, RUN, "ana", "sample") == [i for i in order if i not in mine]
 
 
 def test_decision_view_matches_the_run_listing(reviewed_run):
