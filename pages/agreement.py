@@ -51,12 +51,14 @@ def group_title(task: str, group: str) -> str:
 
 
 def stats_table(groups: dict, task: str) -> pd.DataFrame:
+    """One row per group; a table where one side used a single label says so instead of showing kappa = 0."""
     return pd.DataFrame([{
-        "group": group_title(task, g), "n": s["n"],
-        "raw agreement": fmt_ci(s["raw_agreement"], s.get("raw_agreement_ci")),
-        "kappa": fmt_ci(s["kappa"], s.get("kappa_ci")), "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
+        "group": group_title(task, g), "n": s["n"], "documents": s.get("n_clusters"),
+        "raw agreement": fmt_ci(s["raw_agreement"], s.get("raw_agreement_cluster_ci") or s.get("raw_agreement_ci")),
+        "kappa": "— (one label only)" if s.get("degenerate") else fmt_ci(s["kappa"], s.get("kappa_ci")),
+        "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
         "judge lenient": count(s.get("judge_lenient")), "judge strict": count(s.get("judge_strict")),
-        "why undefined": s.get("reason") or "",
+        "why undefined": "; ".join(x for x in (s.get("degenerate"), s.get("reason")) if x),
     } for g, s in groups.items()])
 
 
