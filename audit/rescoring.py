@@ -108,10 +108,16 @@ def audit_run(db: Database, run: str, *, rebuild: bool = False, policy: str = "u
     return Audit(metrics, total, changed, review_counts(db, run_id), doc_counts)
 
 
-def _per_doc(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[dict]:
-    return [changed.get(doc_id) or json.loads(counts)
+def doc_counts_in_order(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[tuple[str, dict]]:
+    """(doc id, audited counts) of every document in input order: the changed ones' audited counts, else the
+    original counts."""
+    return [(doc_id, changed.get(doc_id) or json.loads(counts))
             for doc_id, counts in db.execute("SELECT doc_id, counts FROM documents WHERE run_id = ? ORDER BY idx",
                                              [run_id])]
+
+
+def _per_doc(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[dict]:
+    return [c for _, c in doc_counts_in_order(db, run_id, changed)]
 
 
 def _effective_all(db: Database, run_id: int, policy: str = "unanimous") -> dict[int, tuple[str, object]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.rescoring import Audit, audit_run, reviews_by_decision
+from audit.rescoring import Audit, audit_run, doc_counts_in_order, reviews_by_decision
 from audit.reviews import effective_label
 from audit.store import run_row
 from scoring.families import get_task
@@ -116,7 +116,4 @@ def document_review(db: Database, run: str) -> DocumentReview:
 
 def audited_doc_counts(db: Database, run: str) -> list[tuple[str, dict]]:
     """(doc id, counts under the effective labels) of every document, in input order."""
-    row = run_row(db, run)
-    changed = audit_run(db, run).doc_counts or {}
-    return [(doc_id, changed.get(doc_id) or json.loads(counts)) for doc_id, counts in
-            db.execute("SELECT doc_id, counts FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]])]
+    return doc_counts_in_order(db, run_row(db, run)["id"], audit_run(db, run).doc_counts or {})
