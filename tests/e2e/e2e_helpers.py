@@ -83,8 +83,16 @@ def widget(page: Page, key: str) -> Locator:
 def select(page: Page, key: str, option: str) -> None:
     """Pick `option` in the select box with this key (a combobox with a listbox popup)."""
     box = widget(page, key).get_by_role("combobox")
-    box.click()
-    page.get_by_role("option", name=option, exact=True).click()
+    expect(box).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):  # a rerun that lands while the list is open closes it: open it again
+        box.click()
+        try:
+            choice.click(timeout=10_000)
+            break
+        except Exception:  # noqa: BLE001 - retried, then the expectation below reports it
+            wait_idle(page)
     expect(box).to_have_value(option)
     wait_idle(page)
 
