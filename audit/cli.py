@@ -11,7 +11,7 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from audit.errors import AuditError
@@ -131,6 +131,20 @@ def cmd_runs(args: argparse.Namespace) -> None:
 
     for r in list_runs(open_db(args.db)):
         print(json.dumps({k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}))
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    """Score the bundled demo runs the database lacks (what the dashboard does on its first start).
+
+    Example: python -m audit demo
+    """
+    from audit.demo import load_demo
+
+    def progress(done: int, total: int, name: str) -> None:
+        if name:
+            print(f"[{done + 1}/{total}] {name}", file=sys.stderr)
+
+    _print_json({"scored": load_demo(open_db(args.db), progress)})
 
 
 def cmd_decisions(args: argparse.Namespace) -> None:
@@ -293,13 +307,15 @@ def cmd_judge_batch(args: argparse.Namespace) -> None:
     from audit.judge_batch import run_command
     from scoring.families import TASKS
 
-    report = run_command(open_db(args.db), args, [s.name for f in TASKS.values() for s in f.inputs])
+    report = run_command(open_db(args.db), args, [s.name for s in TASKS[args.task].inputs])
     for prob in report.get("problem_lines", [])[:20]:
         print(f"warning: line {prob['line']}: {prob['reason']}", file=sys.stderr)
     _print_json(report)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser for this command line: only the families it names are imported (see
+    `_requested_families`), so `--help`, `runs` or `review` load no family and `score chimera` loads CHIMERA alone."""
     p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
     p.add_argument("--db", default=None, help="database path (default $REJUDGE_DB or ./rejudge.db)")
     sub = p.add_subparsers(dest="command", required=True)
@@ -314,10 +330,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     from scoring.families import TASKS
 
+    wanted = _requested_families(argv, TASKS)
     s = add("score", cmd_score)
     fams = s.add_subparsers(dest="task", required=True, metavar="TASK",
                             help=f"task family: {', '.join(TASKS)}")
-    for fam in TASKS.values():
+    for name in TASKS:
+        if name not in wanted:  # named only: its module is imported when it is asked for
+            fams.add_parser(name, add_help=False)
+            continue
+        fam = TASKS[name]
         f = fams.add_parser(fam.name, help=fam.title, description=f"Score a {fam.title} run.")
         f.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
         for spec in fam.inputs:
@@ -335,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first")
     s.add_argument("--force", action="store_true", help="delete the run's reviews too")
     add("runs", cmd_runs)
+    add("demo", cmd_demo)
     s = add("decisions", cmd_decisions)
     s.add_argument("--run", required=True)
     s.add_argument("--doc", default=None, help="only this document")
@@ -390,9 +412,34 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
     from audit.judge_batch import add_arguments as judge_batch_arguments
 
-    judge_batch_arguments(add("judge-batch", cmd_judge_batch), [i.name for f in TASKS.values() for i in f.inputs],
-                          list(TASKS))
+    batch = add("judge-batch", cmd_judge_batch)
+    judge_batch_arguments(batch, _input_names(TASKS, wanted), list(TASKS))
+    batch.set_defaults(late_positional="results")
     return p
+
+
+def _requested_families(argv: Sequence[str] | None, tasks: Mapping[str, object]) -> set[str]:
+    """The families a command line needs built into the parser: the one after `score` or `judge-batch --task`;
+    all of them only where a help text lists every family's flags (`score --help`, `judge-batch` without a task)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    while words[:1] == ["--db"] or words[:1] and words[0].startswith("--db="):
+        words = words[2:] if words[0] == "--db" else words[1:]
+    command, words = (words[0], words[1:]) if words else ("", [])
+    if command == "score":
+        named = [w for w in words if w in tasks][:1]
+        return set(named) if named else set(tasks)
+    if command == "judge-batch":
+        for i, w in enumerate(words):
+            if w == "--task" and i + 1 < len(words) and words[i + 1] in tasks:
+                return {words[i + 1]}
+            if w.startswith("--task=") and w[7:] in tasks:
+                return {w[7:]}
+        return set(tasks) if any(w in ("-h", "--help") for w in words) else set()
+    return set()
+
+
+def _input_names(tasks: Mapping[str, object], wanted: set[str]) -> list[str]:
+    return [i.name for name in tasks if name in wanted for i in tasks[name].inputs]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -401,7 +448,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Exit status 0 on success, 2 for a request that cannot be carried out (bad input, arguments, database), 1 for
     an internal error (a bug: the message says so), 130 when interrupted.
     """
-    args = build_parser().parse_args(argv)
+    parser = build_parser(argv)
+    args, extra = parser.parse_known_args(argv)
+    late = getattr(args, "late_positional", None)
+    if late and len(extra) == 1 and not extra[0].startswith("-") and getattr(args, late) is None:
+        # argparse gives an optional positional its value at its first chance, so `judge-batch import --task ...
+        # results.jsonl` (the README's order) would leave it unrecognised; take it here
+        setattr(args, late, extra[0])
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.db is None:
         args.db = default_db_path()
     try:
