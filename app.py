@@ -5,7 +5,7 @@ import threading
 
 import streamlit as st
 
-from audit.demo import ensure_demo
+from ui.first_start import prepare_demo
 from ui.state import db, sidebar_controls
 
 st.set_page_config(page_title="Rejudge", page_icon=":material/balance:", layout="wide")
@@ -34,7 +34,7 @@ def _warm_statistics() -> threading.Thread:
 _warm_statistics()
 nav = st.navigation(pages)  # before any slow work, so a deep link's page is known on a fresh server's first run
 conn = db()
-ensure_demo(conn)
+prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes
 with st.sidebar:
     sidebar_controls(conn)  # the current run and the reviewer's settings, on every page (also a first deep link)
 nav.run()

@@ -1,14 +1,20 @@
-"""The bundled demo runs that the dashboard opens on: every registered family's `demo_runs` over `data/`."""
+"""The bundled demo runs that the dashboard opens on: every registered family's `demo_runs` over `data/`.
+
+They are scored once into a new database (the dashboard's first start, with progress on the page), or on request
+(the Runs page's button, `python -m audit demo`); a page view never writes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlite_utils import Database
 
-from audit.errors import RunExists
+from audit.errors import AuditError, RunExists
 from audit.reviews_io import import_reviews
 from audit.runs import score_run
+from audit.store import now, transaction
 from scoring.families import TASKS
 from scoring.families.base import DemoRun
 
@@ -36,10 +42,48 @@ def bundled_files() -> dict[str, Path]:
     return out
 
 
-def ensure_demo(db: Database) -> str:
-    """Score each demo run once (offline judges only); return the name of the first."""
+SEEDED = "demo_seeded"
+"""`settings` key recording that the demo runs were scored into this database once (so a demo run deleted on
+purpose stays deleted)."""
+
+DemoProgress = Callable[[int, int, str], None]
+"""(demo runs done, demo runs in all, name of the one being prepared)."""
+
+
+def is_seeded(db: Database) -> bool:
+    return bool(db.execute("SELECT 1 FROM settings WHERE key = ?", [SEEDED]).fetchone())
+
+
+def needs_seeding(db: Database) -> bool:
+    """True for a writable database that has never held the demo runs: the dashboard's first start scores them.
+
+    A read (no write): a read-only database, one seeded before, or one that already has a demo run (a database of
+    an earlier release, which scored the demo on every page view) is left as it is.
+    """
+    if getattr(db, "read_only", False) or is_seeded(db):
+        return False
     have = {r["name"] for r in db.query("SELECT name FROM runs")}
-    for task, d in demo_runs():
+    if have & {d.name for _, d in demo_runs()}:
+        _mark_seeded(db)
+        return False
+    return True
+
+
+def load_demo(db: Database, progress: DemoProgress | None = None) -> list[str]:
+    """Score every demo run the database lacks (offline judges only), import its reviews, and record that the
+    database was seeded; return the names scored. The Runs page's "Load the demo runs" and `python -m audit demo`.
+
+    Raises:
+        AuditError: the database is read-only.
+    """
+    if getattr(db, "read_only", False):
+        raise AuditError("the database is read-only: the demo runs cannot be scored into it")
+    runs = demo_runs()
+    have = {r["name"] for r in db.query("SELECT name FROM runs")}
+    scored = []
+    for i, (task, d) in enumerate(runs):
+        if progress:
+            progress(i, len(runs), d.name)
         if d.name in have:
             continue
         try:
@@ -48,4 +92,13 @@ def ensure_demo(db: Database) -> str:
             continue  # another session scored it at the same moment
         if d.reviews:
             import_reviews(db, d.name, d.reviews)
-    return first_demo_run()
+        scored.append(d.name)
+    if progress:
+        progress(len(runs), len(runs), "")
+    _mark_seeded(db)
+    return scored
+
+
+def _mark_seeded(db: Database) -> None:
+    with transaction(db):
+        db.execute("INSERT OR REPLACE INTO settings (key, value, updated) VALUES (?, '1', ?)", [SEEDED, now()])

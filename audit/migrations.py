@@ -7,7 +7,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 @migrations()
@@ -144,3 +144,9 @@ def m007_judge_stability(db: Database) -> None:
         decision_id INTEGER NOT NULL REFERENCES decisions(id), question TEXT NOT NULL, judge TEXT NOT NULL,
         attempt INTEGER NOT NULL, value TEXT NOT NULL, raw TEXT, rationale TEXT, params TEXT, created TEXT NOT NULL)""")
     db.execute("CREATE INDEX stability_run ON stability_answers(run_id, check_name, decision_id)")
+
+
+@migrations()
+def m008_settings(db: Database) -> None:
+    """Facts about the database itself (e.g. `demo_seeded`: the demo runs were scored into it once)."""
+    db.execute("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated TEXT NOT NULL)")

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from audit.demo import demo_runs, first_demo_run
+from audit.demo import demo_runs, first_demo_run, load_demo
 from audit.store import list_runs
 from scoring.families import TASKS
 from ui.newrun import new_run_form
@@ -32,6 +32,18 @@ with st.container(border=True):
                  query_params=link_params(run=first))
     st.caption("Enter your name in the sidebar before reviewing. To audit your own run, use *Score a new run* "
                "below, or the CLI (`python -m audit score …`, see the README).")
+    have = {r["name"] for r in list_runs(conn)}
+    missing = [d.name for _, d in demo_runs() if d.name not in have]
+    if missing and getattr(conn, "read_only", False):
+        st.caption("This database is read-only: it can be browsed and exported; the demo runs cannot be added.")
+    elif missing:
+        st.caption(f"Not in this database: {', '.join(missing)}.")
+        if st.button("Load the demo runs", key="runs.load_demo", help="Score the bundled demo runs this database "
+                     "lacks (offline judges, about 10–20 s); `python -m audit demo` does the same"):
+            bar = st.progress(0.0, text="starting…")
+            load_demo(conn, lambda done, total, name: bar.progress(
+                done / total, text=f"{done} of {total} demo runs ready" + (f" · preparing {name}" if name else "")))
+            st.rerun()
 
 
 

@@ -15,11 +15,11 @@ view(st.session_state["task"]).render_run(open_db(st.session_state["db"]), st.se
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory):
-    from audit.demo import ensure_demo
+    from audit.demo import load_demo
     from audit.store import open_db
 
     path = tmp_path_factory.mktemp("panels") / "d.db"
-    ensure_demo(open_db(path))
+    load_demo(open_db(path))
     return path
 
 
