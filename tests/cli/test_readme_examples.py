@@ -1,36 +1,116 @@
-"""Every CLI example in the README runs, in order, against the bundled data in a temporary directory."""
+"""The README as a contract: every CLI example in it runs as written, in order, against the bundled data.
 
+The examples run in-process through `audit.cli.main` (the same parser and code as `python -m audit`, without
+paying an interpreter start per line); `tests/cli/test_entry_points.py` keeps a real subprocess smoke test. The
+LLM-judge examples run against the scripted OpenAI-compatible server of `tests/judge_server.py`, with the batch
+step between `judge-batch export` and `import` done as a batch engine would.
+"""
+
+from __future__ import annotations
+
+import json
 import os
 import re
 import shlex
-import subprocess
-import sys
+from pathlib import Path
 
+import pytest
+
+from audit.cli import main
 from tests.conftest import ROOT
+from tests.judge_server import JudgeServer
 
 
-def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    block = re.search(r"## CLI\n\n```bash\n(.*?)```", text, re.S).group(1)
-    return [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("python -m audit")]
+def readme_blocks() -> list[list[str]]:
+    """The `python -m audit ...` lines of every bash block of the README, block by block (comments cut)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    out = [[line.split("  #")[0].strip() for line in b.splitlines() if line.startswith("python -m audit")]
+           for b in blocks]
+    return [b for b in out if b]
 
 
-def test_readme_cli_examples_run(tmp_path):
+def run_as_written(cmd: str, capsys: pytest.CaptureFixture[str]) -> str:
+    argv = shlex.split(cmd)
+    assert argv[:3] == ["python", "-m", "audit"], cmd
+    status = main(argv[3:])
+    captured = capsys.readouterr()
+    assert status == 0, f"{cmd}\n{captured.err}"
+    return captured.out
+
+
+def answer_batch(base_url: str, requests: Path, results: Path) -> None:
+    """What a batch engine does with a request file: POST each body, write one result line per request."""
+    import urllib.request
+
+    out = []
+    for i, line in enumerate(requests.read_text(encoding="utf-8").splitlines()):
+        req = json.loads(line)
+        http = urllib.request.Request(base_url + "/chat/completions", data=json.dumps(req["body"]).encode(),
+                                      headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(http, timeout=10) as r:  # noqa: S310 (the local test server)
+            body = json.loads(r.read())
+        out.append({"id": f"batch_req_{i}", "custom_id": req["custom_id"],
+                    "response": {"status_code": 200, "request_id": f"req_{i}", "body": body}, "error": None})
+    results.write_text("".join(json.dumps(r) + "\n" for r in out), encoding="utf-8")
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     os.symlink(ROOT / "data", tmp_path / "data")
-    env = os.environ | {"REJUDGE_DB": str(tmp_path / "readme.db"), "PYTHONPATH": str(ROOT)}
-    commands = readme_commands()
-    assert len(commands) >= 8
-    for cmd in commands:
-        argv = shlex.split(cmd)
-        p = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True)
-        assert p.returncode == 0, f"{cmd}\n{p.stderr}"
-    assert (tmp_path / "audited.json").exists() and (tmp_path / "ana.reviews.jsonl").exists()
-    assert (tmp_path / "demo-fuzzy.judge.jsonl").exists()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REJUDGE_DB", str(tmp_path / "readme.db"))
+    return tmp_path
 
 
-def test_readme_notebook_example_runs(tmp_path):
+def test_readme_cli_examples_run(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = readme_blocks()
+    assert len(blocks) == 2, "the README has two blocks of CLI examples: offline, and with an LLM judge"
+    offline = blocks[0]
+    assert len(offline) >= 8
+    for cmd in offline:
+        run_as_written(cmd, capsys)
+    assert (workdir / "audited.json").exists() and (workdir / "ana.reviews.jsonl").exists()
+    assert (workdir / "demo-fuzzy.judge.jsonl").exists()
+
+
+def test_readme_llm_judge_examples_run(workdir: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    llm = readme_blocks()[1]
+    assert any("judge-batch import" in c for c in llm) and any(c.endswith("results.jsonl") for c in llm)
+    with JudgeServer() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-test")
+        monkeypatch.setenv("REJUDGE_JUDGE_BACKOFF", "0.001")
+        for cmd in llm:
+            if "judge-batch import" in cmd:
+                answer_batch(srv.base_url, workdir / "requests.jsonl", workdir / "results.jsonl")
+                out = json.loads(run_as_written(cmd, capsys))
+                assert out["imported"] > 0
+            else:
+                run_as_written(cmd, capsys)
+        assert srv.requests > 0
+
+
+def test_judge_batch_import_takes_the_results_file_after_the_options(workdir: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's order (`judge-batch import --task ... results.jsonl`) parses; a second stray word does not."""
+    (workdir / "results.jsonl").write_text("", encoding="utf-8")
+    common = ["--task", "chimera", "--gold", "data/chimera/eval.csv", "--pred", "data/chimera/pred_mixed.jsonl",
+              "--judge", "openai:gpt-4o-mini"]
+    with pytest.raises(SystemExit) as e:
+        main(["judge-batch", "import", *common, "results.jsonl", "extra.jsonl"])
+    assert e.value.code == 2 and "unrecognized arguments: results.jsonl extra.jsonl" in capsys.readouterr().err
+    main(["judge-batch", "import", *common, "results.jsonl"])
+    assert "unrecognized" not in capsys.readouterr().err
+
+
+def test_readme_notebook_example_runs(tmp_path: Path) -> None:
     """The README's Python example scores a run without the dashboard or a database and gives DataFrames."""
-    text = (ROOT / "README.md").read_text()
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     code = re.search(r"## Notebook use\n.*?```python\n(.*?)```", text, re.S).group(1)
     os.symlink(ROOT / "data", tmp_path / "data")
     script = tmp_path / "nb.py"
