@@ -1,0 +1,74 @@
+"""Every entry point starts in the test environment, and loads only the families it needs.
+
+`scripts/test.sh` runs these in a virtual environment built from the requirement files alone, so an import of a
+package no requirement line declares fails here (as `pint` once did on a fresh machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from audit.cli import main
+from scoring.families import TASKS
+from tests.conftest import ROOT
+
+ENV = os.environ | {"PYTHONPATH": str(ROOT)}
+
+LOADED = """
+import json, sys
+from audit.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+from scoring.families import TASKS
+print(json.dumps({"families": TASKS.loaded(),
+                  "heavy": sorted(m for m in ("sklearn", "pint", "scipy", "streamlit") if m in sys.modules)}),
+      file=sys.stderr)
+"""
+
+
+def loaded_by(*argv: str, db: str) -> dict:
+    """Families and heavy libraries a fresh interpreter has imported after running `python -m audit ARGV`."""
+    p = subprocess.run([sys.executable, "-c", LOADED, "--db", db, *argv], cwd=ROOT, env=ENV, capture_output=True,
+                       text=True, timeout=120)
+    return json.loads(p.stderr.strip().splitlines()[-1])
+
+
+def test_python_m_audit_help_in_a_real_process() -> None:
+    p = subprocess.run([sys.executable, "-m", "audit", "--help"], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "score" in p.stdout and "judge-batch" in p.stdout and p.stderr == ""
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_score_task_help_lists_the_familys_inputs(task: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["score", task, "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    for spec in TASKS[task].inputs:
+        assert f"--{spec.name}" in out
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["runs"], ["review", "--help"], ["export-reviews", "--help"]])
+def test_commands_that_need_no_family_import_none(argv: list[str], tmp_path) -> None:
+    got = loaded_by(*argv, db=str(tmp_path / "x.db"))
+    assert got == {"families": [], "heavy": []}
+
+
+def test_score_imports_the_named_family_alone(tmp_path) -> None:
+    got = loaded_by("score", "chimera", "--help", db=str(tmp_path / "x.db"))
+    assert got["families"] == ["chimera"] and "sklearn" not in got["heavy"] and "pint" not in got["heavy"]
+
+
+def test_an_unknown_family_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["score", "nope", "--gold", "x"])
+    assert e.value.code == 2 and "invalid choice: 'nope'" in capsys.readouterr().err
