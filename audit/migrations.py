@@ -1,7 +1,12 @@
 """Schema changes, one registered function each; `audit.store.open_db` applies the pending ones.
 
-Never edit a migration that has been applied somewhere; add a new one.
+Never edit a migration that has been applied somewhere; add a new one. A migration works on the schema and data
+it was written for: what it needs is written (frozen) here, never imported from the application or the families
+(their code moves on; a migration must not). One that changes decisions or reviews marks the audited state stale
+(`mark_audit_stale`) and the application rebuilds it with its current code (`audit/stale.py`).
 """
+
+import json
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
@@ -59,61 +64,80 @@ def m003_judge_cache_provenance(db: Database) -> None:
         db.execute(f"ALTER TABLE judge_cache ADD COLUMN {column} {kind}")
 
 
+M004_UNORDERED_KINDS = {"chimera": ("entity_pair",), "ideation": ("comparison",)}
+"""Per task, the decision kinds whose (left, right) was an unordered pair when m004 was written (the families'
+`symmetric` label schemes then). Frozen here, like everything a migration needs: a migration does what it did on
+the schema and data it was written for, whatever the families say today."""
+
+
+def m004_reviewer_labels(reviews: list[tuple[str, str | None, str]]) -> dict[str, str]:
+    """Each reviewer's latest label from (reviewer, label, role) rows, oldest first: an undo (label NULL) removes
+    it, an adjudication is no reviewer's label (the effective-label rule as m004 was written).
+
+    >>> m004_reviewer_labels([("ana", "match", "reviewer"), ("bo", "no-match", "reviewer"), ("ana", "no-match",
+    ...                       "reviewer"), ("bo", None, "reviewer"), ("cy", "match", "adjudicator")])
+    {'ana': 'no-match'}
+    """
+    labels: dict[str, str] = {}
+    for reviewer, label, role in reviews:
+        if role == "adjudicator":
+            continue
+        if label is None:
+            labels.pop(reviewer, None)
+        else:
+            labels[reviewer] = label
+    return labels
+
+
+def mark_audit_stale(db: Database, run_id: int) -> None:
+    """Delete the run's derived audited state: the application rebuilds it with its current code (`audit.stale`).
+
+    Counting a document is family code that changes after a migration is written, so a migration that changes
+    decisions or reviews never re-counts; a run without an `audit_state` row is stale."""
+    for table in ("audit_state", "effective", "doc_audit"):
+        db.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+
+
 @migrations()
 def m004_one_decision_per_question(db: Database) -> None:
-    """Merge twin decisions: for decision kinds whose (left, right) is an unordered pair (the family's label scheme
-    says `symmetric`), (x, y) and (y, x) of one document and type are one judge question. The lowest id is kept;
-    reviews of a dropped twin move to it (so the reviewer's later review wins) and every reviewer whose twins
-    carried different labels is reported in the run's summary (`migration_notes`). The judge labels of twins
-    are equal by construction (the same two prompts), so the original counts stand; the audited state is
-    rebuilt from the reviews."""
-    import json
-
-    runs = db.execute("SELECT id, task, summary FROM runs").fetchall()
-    if not runs:
-        return
-    from audit.rescoring import apply_reviews
-    from audit.reviews import current_labels
-    from scoring.families import TASKS
-
-    for run_id, task_name, summary in runs:
-        task = TASKS.get(task_name)
-        kinds = [k for k, s in (task.label_schemes.items() if task else []) if s.symmetric]
+    """Merge twin decisions: for decision kinds whose (left, right) is an unordered pair (`M004_UNORDERED_KINDS`),
+    (x, y) and (y, x) of one document and type are one judge question. The lowest id is kept; reviews of a dropped
+    twin move to it (so the reviewer's later review wins) and every reviewer whose twins carried different labels
+    is reported in the run's summary (`migration_notes`). The judge labels of twins are equal by construction (the
+    same two prompts), so the original counts stand; the audited state of a merged run is marked stale."""
+    for run_id, task_name, summary in db.execute("SELECT id, task, summary FROM runs").fetchall():
+        kinds = M004_UNORDERED_KINDS.get(task_name, ())
+        if not kinds:
+            continue
         groups: dict[tuple, list[int]] = {}
         for dec_id, doc, kind, typ, left, right in db.execute(
                 f"SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ? AND kind IN "
-                f"({','.join('?' * len(kinds))}) ORDER BY id", [run_id, *kinds]).fetchall() if kinds else []:
+                f"({','.join('?' * len(kinds))}) ORDER BY id", [run_id, *kinds]).fetchall():
             groups.setdefault((doc, kind, typ, frozenset((left, right))), []).append(dec_id)
-        notes = []
-        dropped = []
-        for ids in (g for g in groups.values() if len(g) > 1):
+        twins = [ids for ids in groups.values() if len(ids) > 1]
+        if not twins:
+            continue
+        mark_audit_stale(db, run_id)
+        notes, dropped = [], []
+        for ids in twins:
             keep, rest = ids[0], ids[1:]
-            labels_per_twin = []
-            for i in ids:
-                revs = [dict(zip(("reviewer", "label", "role"), r, strict=True)) for r in db.execute(
-                    "SELECT reviewer, label, role FROM reviews WHERE decision_id = ? ORDER BY created, id", [i])]
-                labels_per_twin.append(current_labels(revs)[0])
-            for who in sorted({w for lab in labels_per_twin for w in lab}):
-                seen = {lab[who] for lab in labels_per_twin if who in lab}
+            labels_per_twin = [m004_reviewer_labels(db.execute(
+                "SELECT reviewer, label, role FROM reviews WHERE decision_id = ? ORDER BY created, id", [i]).fetchall())
+                for i in ids]
+            for who in sorted({w for labels in labels_per_twin for w in labels}):
+                seen = {labels[who] for labels in labels_per_twin if who in labels}
                 if len(seen) > 1:
                     notes.append(f"decisions {', '.join(f'#{i}' for i in ids)} were one question; {who} labelled "
                                  f"them {' and '.join(sorted(seen))}: their later review now stands on #{keep}")
             marks = ",".join("?" * len(rest))
             db.execute(f"UPDATE reviews SET decision_id = ? WHERE decision_id IN ({marks})", [keep, *rest])
-            db.execute(f"DELETE FROM effective WHERE decision_id IN ({marks})", rest)
             db.execute(f"DELETE FROM decisions WHERE id IN ({marks})", rest)
             dropped += rest
-        if not dropped:
-            continue
         data = json.loads(summary)
         data["migration_notes"] = data.get("migration_notes", []) + [
             f"m004: merged {len(dropped)} twin decision(s) into the decision they duplicated"] + notes
         db.execute("UPDATE runs SET summary = ?, n_decisions = (SELECT COUNT(*) FROM decisions WHERE run_id = ?) "
                    "WHERE id = ?", [json.dumps(data, ensure_ascii=False), run_id, run_id])
-        db.execute("DELETE FROM audit_state WHERE run_id = ?", [run_id])
-        db.execute("DELETE FROM effective WHERE run_id = ?", [run_id])
-        db.execute("DELETE FROM doc_audit WHERE run_id = ?", [run_id])
-        apply_reviews(db, run_id)
 
 
 @migrations()

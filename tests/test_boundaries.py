@@ -65,7 +65,9 @@ def test_shell_names_no_family():
     for fam in TASKS.values():
         words |= set(fam.label_schemes)
     pattern = re.compile(r"""["']({})["']""".format("|".join(re.escape(w) for w in sorted(words))))
-    for f in [ROOT / "app.py", *_shell_files()]:
+    # Migrations are history: each names, frozen, the families and kinds it was written for (a new family never
+    # touches them).
+    for f in [ROOT / "app.py", *(f for f in _shell_files() if f != ROOT / "audit" / "migrations.py")]:
         hits = pattern.findall(f.read_text())
         assert not hits, f"{f.relative_to(ROOT)} names family literals {sorted(set(hits))}"
 
