@@ -1,11 +1,8 @@
 """Rejudge dashboard: `streamlit run app.py` opens on the bundled CHIMERA demo run."""
 
-import importlib
-import threading
-
 import streamlit as st
 
-from ui.first_start import prepare_demo
+from ui.first_start import prepare_demo, warm_statistics
 from ui.state import db, sidebar_controls
 
 st.set_page_config(page_title="Rejudge", page_icon=":material/balance:", layout="wide")
@@ -23,15 +20,7 @@ pages = [
 ]
 
 
-@st.cache_resource
-def _warm_statistics() -> threading.Thread:
-    """Import scikit-learn & co. in the background once per server (~1.3 s), so the Agreement page opens fast."""
-    t = threading.Thread(target=importlib.import_module, args=("scoring.stats.agreement",), daemon=True)
-    t.start()
-    return t
-
-
-_warm_statistics()
+warm_statistics()
 nav = st.navigation(pages)  # before any slow work, so a deep link's page is known on a fresh server's first run
 conn = db()
 prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes

@@ -1,13 +1,12 @@
 """Runs: what Rejudge is, the runs in the database, and the form to score a new one."""
 
-import pandas as pd
 import streamlit as st
 
-from audit.demo import demo_runs, first_demo_run, load_demo
-from audit.store import list_runs
-from scoring.families import TASKS
+from audit.demo import first_demo_run, load_demo
+from ui.first_start import demo_progress
 from ui.newrun import new_run_form
-from ui.state import current_run, db, is_blind_reviewer, link, link_params, short_spec
+from ui.runs_table import demo_lines, runs_frame
+from ui.state import current_run, db, is_blind_reviewer, link_params
 from ui.text import md_literal, show_text
 
 conn = db()
@@ -18,11 +17,13 @@ st.markdown(
     "Confirm or overrule decisions; the **audited** score (your labels where given, the judge's elsewhere) is "
     "recomputed at once beside the **original** one.")
 
+hidden = is_blind_reviewer()  # the scores derive from the judge's labels
+runs = runs_frame(conn, hide_scores=hidden)
 with st.container(border=True):
     first = first_demo_run()
     st.markdown("**Start here** — the bundled demo runs, scored on first start:")
-    for task_name, demo in demo_runs():
-        st.markdown(f"- **{md_literal(demo.name)}** ({md_literal(TASKS[task_name].title)}): {md_literal(demo.note)}")
+    for name, title, note in demo_lines():
+        st.markdown(f"- **{md_literal(name)}** ({md_literal(title)}): {md_literal(note)}")
     c1, c2, c3 = st.columns(3)
     c1.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
                  query_params=link_params(run=first))
@@ -32,36 +33,17 @@ with st.container(border=True):
                  query_params=link_params(run=first))
     st.caption("Enter your name in the sidebar before reviewing. To audit your own run, use *Score a new run* "
                "below, or the CLI (`python -m audit score …`, see the README).")
-    have = {r["name"] for r in list_runs(conn)}
-    missing = [d.name for _, d in demo_runs() if d.name not in have]
+    have = set(runs["run"]) if not runs.empty else set()
+    missing = [name for name, _, _ in demo_lines() if name not in have]
     if missing and getattr(conn, "read_only", False):
         st.caption("This database is read-only: it can be browsed and exported; the demo runs cannot be added.")
     elif missing:
         st.caption(f"Not in this database: {', '.join(missing)}.")
         if st.button("Load the demo runs", key="runs.load_demo", help="Score the bundled demo runs this database "
                      "lacks (offline judges, about 10–20 s); `python -m audit demo` does the same"):
-            bar = st.progress(0.0, text="starting…")
-            load_demo(conn, lambda done, total, name: bar.progress(
-                done / total, text=f"{done} of {total} demo runs ready" + (f" · preparing {name}" if name else "")))
+            load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))
             st.rerun()
 
-
-
-def headline_value(r: dict) -> str:
-    """The family's headline numbers of a run (original, i.e. as the judge scored it), 4 decimals."""
-    task = TASKS.get(r["task"])
-    if task is None:
-        return ""
-    vals = [(cell.label, cell.value(r["original_metrics"])) for cell in task.headline]
-    return " · ".join(f"{label} {'—' if v is None else format(v, '.4f')}" for label, v in vals)
-
-
-hidden = is_blind_reviewer()  # the scores derive from the judge's labels
-runs = pd.DataFrame([{"run": r["name"], "benchmark": TASKS[r["task"]].title if r["task"] in TASKS else r["task"],
-                      "judge": short_spec(r["judge_spec"]),
-                      **({} if hidden else {"scores (original)": headline_value(r)}), "documents": r["n_docs"],
-                      "decisions": r["n_decisions"], "created": r["created"][:19].replace("T", " ")}
-                     for r in list_runs(conn)])
 just = st.session_state.pop("runs.just_scored", None)
 if just:
     show_text(f"Scored and stored run {just}.", "success")
@@ -70,7 +52,6 @@ st.subheader("Runs")
 if runs.empty:
     st.info("No runs yet: score one below.")
 else:
-    runs["open"] = [link("overview", run=r) for r in runs["run"]]
     st.dataframe(runs, hide_index=True, key="runs.table",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
     names = runs["run"].tolist()

@@ -1,4 +1,5 @@
-"""The dashboard's first start on a new database: the demo runs are scored once, with progress on the page."""
+"""The dashboard's start: the demo runs scored once into a new database (with progress on the page), and the
+statistics stack imported in the background once per server."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import threading
 
 import streamlit as st
 from sqlite_utils import Database
+from streamlit.delta_generator import DeltaGenerator
 
-from audit.demo import load_demo, needs_seeding
+from audit.demo import DemoProgress, load_demo, needs_seeding
 
 
 @st.cache_resource
@@ -29,11 +31,27 @@ def prepare_demo(conn: Database) -> None:
             st.subheader("Preparing the demo runs (first start only)")
             st.caption("Every benchmark family's bundled demo run is scored once into this new database, with "
                        "offline judges; this takes about 10–20 s. Later starts open at once.")
-            bar = st.progress(0.0, text="starting…")
-
-            def progress(done: int, total: int, name: str) -> None:
-                text = f"{done} of {total} demo runs ready" + (f" · preparing {name}" if name else "")
-                bar.progress(done / total if total else 1.0, text=text)
-
-            load_demo(conn, progress)
+            load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))
     box.empty()
+
+
+def demo_progress(bar: DeltaGenerator) -> DemoProgress:
+    """A `load_demo` progress callback that writes "n of N demo runs ready · preparing NAME" into a progress bar."""
+
+    def progress(done: int, total: int, name: str) -> None:
+        text = f"{done} of {total} demo runs ready" + (f" · preparing {name}" if name else "")
+        bar.progress(done / total if total else 1.0, text=text)
+
+    return progress
+
+
+def _import_statistics() -> None:
+    import scoring.stats.agreement  # noqa: F401
+
+
+@st.cache_resource
+def warm_statistics() -> threading.Thread:
+    """Import scikit-learn & co. in the background once per server (~1.3 s), so the Agreement page opens fast."""
+    t = threading.Thread(target=_import_statistics, daemon=True)
+    t.start()
+    return t

@@ -1,0 +1,40 @@
+"""What the Runs page lists: the runs with their family and headline numbers, and the bundled demo runs."""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlite_utils import Database
+
+from audit.demo import demo_runs
+from audit.store import list_runs
+from scoring.families import TASKS
+from ui.state import link, short_spec
+
+
+def headline_value(r: dict) -> str:
+    """The family's headline numbers of a run (original, i.e. as the judge scored it), 4 decimals."""
+    task = TASKS.get(r["task"])
+    if task is None:
+        return ""
+    vals = [(cell.label, cell.value(r["original_metrics"])) for cell in task.headline]
+    return " · ".join(f"{label} {'—' if v is None else format(v, '.4f')}" for label, v in vals)
+
+
+def family_title(task: str) -> str:
+    return TASKS[task].title if task in TASKS else task
+
+
+def runs_frame(conn: Database, *, hide_scores: bool) -> pd.DataFrame:
+    """One row per run, newest first, with an `open` link; scores left out for a blind reviewer."""
+    df = pd.DataFrame([{"run": r["name"], "benchmark": family_title(r["task"]), "judge": short_spec(r["judge_spec"]),
+                        **({} if hide_scores else {"scores (original)": headline_value(r)}),
+                        "documents": r["n_docs"], "decisions": r["n_decisions"],
+                        "created": r["created"][:19].replace("T", " ")} for r in list_runs(conn)])
+    if not df.empty:
+        df["open"] = [link("overview", run=r) for r in df["run"]]
+    return df
+
+
+def demo_lines() -> list[tuple[str, str, str]]:
+    """(demo run name, family title, note) for every bundled demo run, in registry order."""
+    return [(d.name, family_title(task), d.note) for task, d in demo_runs()]
