@@ -1,6 +1,21 @@
-"""Import direction is the architecture: scoring/ uses neither Streamlit nor SQLite; audit/ not Streamlit; pages and
-ui/ run no SQL and do not reach into family logic; the shell (audit/, ui/ outside ui/families/, pages/) names no
-family."""
+"""Import direction is the architecture, read from the code's structure (its AST), not from substrings.
+
+- Layers and what they may import (first-party allow-lists, relative imports resolved): pages -> audit, ui;
+  app.py -> audit, ui; ui -> audit, ui, scoring but no family's internals (ui/families/<f>.py: its own family's);
+  audit -> audit, scoring but no family's internals, and migrations import no application code; a family ->
+  scoring but no other family; judges -> no family; stats -> neither families nor judges; scoring -> no audit, ui,
+  pages, Streamlit or SQLite; audit -> no Streamlit.
+- Modules are named statically: `importlib` and `__import__` only in the registries that load families and judges
+  by name.
+- SQL only in audit/: outside it no `execute`/`executemany`/`executescript`/`query` call and no string that is an
+  SQL statement (any case).
+- The shell (audit/, ui/ outside ui/families/, pages/, app.py) names no family, kind or label.
+
+Each check is a function of (path, source), so `test_planted_violations_are_caught` can prove that every kind of
+violation fails.
+"""
+
+from __future__ import annotations
 
 import ast
 import re
@@ -10,67 +25,214 @@ import pytest
 
 from tests.conftest import ROOT
 
-FORBIDDEN = {
-    "scoring": {"streamlit", "sqlite3", "sqlite_utils", "audit", "ui", "pages"},
-    "audit": {"streamlit", "ui", "pages"},
-}
-SHELL = ("audit", "ui", "pages")
+PRODUCT = ("app.py", "audit", "scoring", "ui", "pages")
+FIRST_PARTY = ("audit", "scoring", "ui", "pages", "app", "tests", "bench")
+DYNAMIC_IMPORT_ALLOWED = {"scoring/families/__init__.py", "scoring/judges/registry.py", "ui/families/__init__.py"}
+SQL_CALLS = {"execute", "executemany", "executescript", "query"}
+SQL_TEXT = re.compile(r"^\s*(select\s.+\sfrom\s|insert\s+(or\s+\w+\s+)?into\s|update\s+\w+\s+set\s|delete\s+from\s|"
+                      r"create\s+(unique\s+)?(table|index|view|trigger)\s|drop\s+(table|index)\s|alter\s+table\s|"
+                      r"pragma\s)", re.I | re.S)
 
 
-def py_files(folder: str) -> list[Path]:
-    return sorted(p for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+def py_files(*folders: str) -> list[Path]:
+    out = []
+    for folder in folders:
+        p = ROOT / folder
+        out += [p] if p.is_file() else sorted(f for f in p.rglob("*.py") if "__pycache__" not in f.parts)
+    return out
 
 
-def imported_modules(path: Path, *, full: bool = False) -> set[str]:
-    tree = ast.parse(path.read_text())
-    names = set()
-    for node in ast.walk(tree):
+def module_name(rel: str) -> str:
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(rel: str, source: str) -> list[tuple[str, int]]:
+    """Every module a file imports, absolute (relative imports resolved against the file's package), with its line.
+    `from pkg import name` also yields `pkg.name` (it may be a submodule)."""
+    package = module_name(rel).split(".")
+    if not rel.endswith("__init__.py"):
+        package = package[:-1]
+    out = []
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            names |= {a.name if full else a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module if full else node.module.split(".")[0])
-    return names
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            out.append((base, node.lineno))
+            out += [(f"{base}.{a.name}", node.lineno) for a in node.names if _is_module(f"{base}.{a.name}")]
+    return out
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_forbidden_imports(package):
-    files = py_files(package)
-    assert files
-    for f in files:
-        bad = imported_modules(f) & FORBIDDEN[package]
-        assert not bad, f"{f.relative_to(ROOT)} imports {bad}"
+def _is_module(name: str) -> bool:
+    """Whether a dotted name is a first-party module or package (`from pkg import x`: x a submodule, not a name)."""
+    p = ROOT.joinpath(*name.split("."))
+    return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
 
 
-def test_pages_run_no_sql():
-    for f in [ROOT / "app.py", *py_files("pages"), *py_files("ui")]:
-        text = f.read_text()
-        assert "SELECT " not in text and "INSERT " not in text, f"{f.name} runs SQL"
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
 
 
-def test_pages_do_not_import_family_logic():
-    for f in [ROOT / "app.py", *py_files("pages")]:
-        bad = {m for m in imported_modules(f, full=True) if m.startswith("scoring.families.")}
-        assert not bad, f"{f.relative_to(ROOT)} imports family logic {bad}; go through the family's views"
+def _family_of(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[:2] == ["scoring", "families"] and parts[2] not in ("base",):
+        return parts[2]
+    return None
 
 
-def _shell_files() -> list[Path]:
-    return [f for folder in SHELL for f in py_files(folder) if "families" not in f.relative_to(ROOT).parts]
+def layer_violations(rel: str, source: str) -> list[str]:
+    """Imports a layer may not make (see the module docstring)."""
+    out = []
+    first = rel.split("/")[0]
+    for mod, line in imports(rel, source):
+        top = mod.split(".")[0]
+        why = None
+        fam = _family_of(mod)
+        if first == "scoring":
+            if top in ("streamlit", "sqlite3", "sqlite_utils", "audit", "ui", "pages"):
+                why = "scoring/ is pure: no Streamlit, SQLite, audit, ui or pages"
+            elif rel.startswith("scoring/judges/") and _under(mod, "scoring.families"):
+                why = "judges know no family"
+            elif rel.startswith("scoring/stats/") and any(_under(mod, f"scoring.{p}") for p in ("families", "judges")):
+                why = "stats import neither families nor judges"
+            elif rel.startswith("scoring/families/") and fam and fam != rel.split("/")[2]:
+                why = "a family imports no other family"
+        elif first == "audit":
+            if top in ("streamlit", "ui", "pages"):
+                why = "audit/ imports no Streamlit, ui or pages"
+            elif fam:
+                why = "audit/ reaches families through the registry only"
+            elif rel == "audit/migrations.py" and top in FIRST_PARTY:
+                why = "migrations work on the schema and data they were written for: no application code"
+        elif first == "ui":
+            own = rel.split("/")[2].removesuffix(".py") if rel.startswith("ui/families/") else None
+            if fam and fam != own:
+                why = "ui/ reaches a family's internals only from ui/families/<that family>.py"
+        elif first in ("pages", "app.py") and top in FIRST_PARTY and top not in ("audit", "ui"):
+            why = "pages and app.py import audit/ and ui/ only"
+        if why:
+            out.append(f"{rel}:{line}: imports {mod}: {why}")
+    return out
 
 
-def test_shell_names_no_family():
-    """Adding a family touches no file of the shell: no family name, kind or label literal there."""
+def dynamic_imports(rel: str, source: str) -> list[str]:
+    if rel in DYNAMIC_IMPORT_ALLOWED:
+        return []
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id == "__import__":
+            out.append(f"{rel}:{node.lineno}: __import__")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            if any(n and _under(n, "importlib") for n in names):
+                out.append(f"{rel}:{node.lineno}: importlib")
+    return out
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            for stmt in body:
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    ids.add(id(stmt.value))
+    return ids
+
+
+def sql_uses(rel: str, source: str) -> list[str]:
+    if rel.startswith("audit/"):
+        return []
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
+            out.append(f"{rel}:{node.lineno}: .{node.func.attr}(...) call")
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+              and SQL_TEXT.match(node.value)):
+            out.append(f"{rel}:{node.lineno}: SQL text {node.value.strip()[:30]!r}")
+    return out
+
+
+def family_literals(rel: str, source: str, words: set[str]) -> list[str]:
+    """A shell file naming a family, kind or label as a string literal (migrations are history and exempt)."""
+    shell = rel == "app.py" or rel.startswith(("audit/", "pages/")) or (rel.startswith("ui/")
+                                                                       and not rel.startswith("ui/families/"))
+    if not shell or rel == "audit/migrations.py":
+        return []
+    return [f"{rel}:{node.lineno}: names {node.value!r}" for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words]
+
+
+def family_words() -> set[str]:
     from scoring.families import TASKS
 
     words = set(TASKS)
     for fam in TASKS.values():
         words |= set(fam.label_schemes)
-    pattern = re.compile(r"""["']({})["']""".format("|".join(re.escape(w) for w in sorted(words))))
-    # Migrations are history: each names, frozen, the families and kinds it was written for (a new family never
-    # touches them).
-    for f in [ROOT / "app.py", *(f for f in _shell_files() if f != ROOT / "audit" / "migrations.py")]:
-        hits = pattern.findall(f.read_text())
-        assert not hits, f"{f.relative_to(ROOT)} names family literals {sorted(set(hits))}"
+    return words
 
 
-def test_boundary_walk_is_recursive():
-    assert any(len(p.relative_to(ROOT / "scoring").parts) > 2 for p in py_files("scoring"))
+def product_sources() -> list[tuple[str, str]]:
+    return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in py_files(*PRODUCT)]
+
+
+@pytest.mark.parametrize("check", [layer_violations, dynamic_imports, sql_uses], ids=lambda f: f.__name__)
+def test_product_code_keeps_the_boundaries(check) -> None:
+    problems = [p for rel, src in product_sources() for p in check(rel, src)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_shell_names_no_family() -> None:
+    words = family_words()
+    problems = [p for rel, src in product_sources() for p in family_literals(rel, src, words)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_walk_is_recursive_and_reads_every_layer() -> None:
+    rels = [rel for rel, _ in product_sources()]
+    assert any(r.count("/") >= 3 for r in rels)  # e.g. scoring/families/chimera/scorer.py
+    assert {r.split("/")[0] for r in rels} == {"app.py", "audit", "scoring", "ui", "pages"}
+
+
+PLANTED = [
+    ("ui/metrics.py", "def f(db):\n    return db.execute('select * from runs')\n", sql_uses),
+    ("ui/metrics.py", "Q = 'select name from runs where id = ?'\n", sql_uses),
+    ("pages/scores.py", "rows = conn.query(q)\n", sql_uses),
+    ("scoring/run.py", "import importlib\nm = importlib.import_module('x')\n", dynamic_imports),
+    ("audit/export.py", "m = __import__('streamlit')\n", dynamic_imports),
+    ("audit/export.py", "from scoring.families import chimera\n", layer_violations),
+    ("audit/views.py", "from scoring.families.litxbench.model import Paper\n", layer_violations),
+    ("scoring/judges/replay.py", "from ..families.chimera import questions\n", layer_violations),
+    ("scoring/stats/sampling.py", "from scoring.judges.answer import Answer\n", layer_violations),
+    ("scoring/families/ideation/scores.py", "from ..chimera.scorer import score\n", layer_violations),
+    ("scoring/decisions.py", "def f():\n    import streamlit as st\n    return st\n", layer_violations),
+    ("pages/queue.py", "from scoring.families import get_task\n", layer_violations),
+    ("audit/migrations.py", "from audit.rescoring import rebuild\n", layer_violations),
+    ("ui/families/chimera.py", "from scoring.families.litxbench.model import Paper\n", layer_violations),
+]
+
+
+@pytest.mark.parametrize(("rel", "source", "check"), PLANTED, ids=[f"{r}:{c.__name__}" for r, _, c in PLANTED])
+def test_planted_violations_are_caught(rel: str, source: str, check) -> None:
+    assert check(rel, source), f"{check.__name__} missed a violation planted in {rel}"
+
+
+def test_planted_family_literal_is_caught() -> None:
+    assert family_literals("audit/export.py", "if task == 'chimera':\n    pass\n", {"chimera"})
+    assert not family_literals("ui/families/chimera.py", "NAME = 'chimera'\n", {"chimera"})
+
+
+@pytest.mark.parametrize(("rel", "source"), [
+    ("ui/families/chimera.py", "from scoring.families.chimera.scorer import score\n"),
+    ("scoring/families/chimera/family.py", "from .scorer import score\nfrom scoring.stats.prf import prf\n"),
+    ("ui/metrics.py", '"""Select the runs from the table."""\nX = "select a run"\n'),
+    ("audit/views.py", "rows = db.execute('SELECT 1')\n"),
+])
+def test_allowed_code_passes_every_check(rel: str, source: str) -> None:
+    assert not (layer_violations(rel, source) or dynamic_imports(rel, source) or sql_uses(rel, source))
