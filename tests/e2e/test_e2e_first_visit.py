@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("playwright.sync_api")
@@ -42,3 +44,43 @@ def test_first_visit_deep_link_runs_the_whole_app(fresh_server, new_page, shots)
     expect(page.get_by_text("No runs in this database")).to_have_count(0)
     expect(page.locator(".rj-card").first).to_be_visible()
     shoot(page, shots, "first-visit-deep-link")
+
+
+def test_first_start_shows_which_demo_run_it_prepares(tmp_path, new_page, shots):
+    """On a new database the main area says what the first start is doing, n of N, from the first second; then the
+    Runs page opens with every demo run."""
+    server = start_app(tmp_path)
+    try:
+        page = new_page()
+        page.goto(server.url)
+        expect(page.get_by_text("Preparing the demo runs")).to_be_visible(timeout=5_000)
+        expect(page.get_by_text(re.compile(r"\d of \d demo runs ready"))).to_be_visible(timeout=5_000)
+        shoot(page, shots, "first-start-progress")
+        open_url(page, server.url, "Rejudge — audit an LLM-judged evaluation")
+        expect(page.get_by_text("Preparing the demo runs")).to_have_count(0)
+    finally:
+        stop_app(server)
+
+
+def test_a_read_only_database_browses_in_the_browser(tmp_path, new_page, shots):
+    """A read-only database with the demo runs: the overview and scores open, nothing offers to write it."""
+    from audit.demo import load_demo
+    from audit.store import open_db
+
+    db = open_db(tmp_path / "rejudge.db")
+    load_demo(db)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+    for side in tmp_path.glob("rejudge.db-*"):
+        side.unlink()
+    (tmp_path / "rejudge.db").chmod(0o444)
+    server = start_app(tmp_path)
+    try:
+        page = new_page()
+        open_url(page, server.url + f"/overview?run={DEMO}", "Run overview")
+        open_url(page, server.url + f"/scores?run={DEMO}", "Scores")
+        expect(page.get_by_text("readonly")).to_have_count(0)
+        shoot(page, shots, "read-only-scores")
+    finally:
+        stop_app(server)
+        (tmp_path / "rejudge.db").chmod(0o644)
