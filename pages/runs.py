@@ -38,7 +38,7 @@ with st.container(border=True):
     if missing and getattr(conn, "read_only", False):
         st.caption("This database is read-only: it can be browsed and exported; the demo runs cannot be added.")
     elif missing:
-        st.caption(f"Not in this database: {', '.join(missing)}.")
+        st.caption(f"Not in this database: {md_literal(', '.join(missing))}.")
         if st.button("Load the demo runs", key="runs.load_demo", help="Score the bundled demo runs this database "
                      "lacks (offline judges, about 10–20 s); `python -m audit demo` does the same"):
             load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))
