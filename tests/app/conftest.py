@@ -1,3 +1,5 @@
+import shutil
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -23,9 +25,35 @@ def _navigation_through_app(monkeypatch):
     monkeypatch.setattr(PagesManager, "__init__", init)
 
 
+@pytest.fixture(scope="session")
+def seeded_template(tmp_path_factory):
+    """A database with every demo run scored (as the first start leaves it), built once per test process."""
+    from audit.demo import load_demo
+    from audit.store import open_db
+
+    path = tmp_path_factory.mktemp("template") / "seeded.db"
+    db = open_db(path)
+    load_demo(db)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+    return path
+
+
 @pytest.fixture
-def app_db(tmp_path, monkeypatch):
+def app_db(tmp_path, monkeypatch, seeded_template):
+    """The dashboard's database after its first start: a copy of the seeded template (tests of the first start
+    itself use `new_app_db`)."""
     path = tmp_path / "app.db"
+    shutil.copyfile(seeded_template, path)
+    monkeypatch.setenv("REJUDGE_DB", str(path))
+    monkeypatch.chdir(ROOT)
+    return path
+
+
+@pytest.fixture
+def new_app_db(tmp_path, monkeypatch):
+    """A database path that does not exist yet: the app's first run creates it and scores the demo runs."""
+    path = tmp_path / "new.db"
     monkeypatch.setenv("REJUDGE_DB", str(path))
     monkeypatch.chdir(ROOT)
     return path
@@ -33,7 +61,7 @@ def app_db(tmp_path, monkeypatch):
 
 @pytest.fixture
 def app(app_db):
-    """The app after its first run (which scores the demo run into a fresh database)."""
+    """The app after its first run on the seeded database."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
     return at

@@ -36,7 +36,8 @@ def digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-def test_the_first_start_scores_every_demo_run_once_and_records_it(app_db: Path) -> None:
+def test_the_first_start_scores_every_demo_run_once_and_records_it(new_app_db: Path) -> None:
+    app_db = new_app_db
     first_run()
     assert run_names(app_db) == {d.name for _, d in demo_runs()}
     assert open_db(app_db).execute("SELECT value FROM settings WHERE key = ?", [SEEDED]).fetchone() == ("1",)
@@ -90,7 +91,7 @@ def test_a_read_only_database_browses_every_page_and_is_not_modified(read_only_d
         assert any("read-only" in c.value for c in at.caption)
 
 
-def test_copying_a_seeded_template_keeps_the_seeded_flag(app_db: Path, tmp_path: Path) -> None:
+def test_copying_a_seeded_database_keeps_the_seeded_flag(app_db: Path, tmp_path: Path) -> None:
     """The seeded flag travels with the file (a database copied elsewhere is not re-seeded)."""
     first_run()
     db = open_db(app_db)
