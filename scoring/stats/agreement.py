@@ -31,8 +31,10 @@ from typing import Any
 
 import krippendorff
 import numpy as np
-from scipy.stats import norm
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+from scoring.stats.bootstrap import percentile_interval, resampled_sums
+from scoring.stats.intervals import wilson_interval
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 """Levels of measurement accepted by `krippendorff_alpha` and `multi_rater_stats`."""
@@ -129,52 +131,6 @@ def _check_level(level: str, fn: str) -> None:
         raise ValueError(f"{fn}: level must be one of {allowed}; got {level!r}")
 
 
-def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -> list[float] | None:
-    """Wilson score interval for a binomial proportion.
-
-    With p = successes / n and z the (1 + confidence) / 2 normal quantile::
-
-        centre = (p + z^2 / 2n) / (1 + z^2 / n)
-        half   = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / 4n^2)
-
-    Unlike the Wald interval it stays inside [0, 1] and keeps its coverage near p = 0 or 1.
-    Undefined (None) when n == 0.
-
-    Args:
-        successes: Number of successes (for raw agreement: decisions where the raters agree).
-        n: Number of trials.
-        confidence: Two-sided confidence level.
-
-    Returns:
-        ``[low, high]`` as floats, or None when n == 0.
-
-    Raises:
-        ValueError: If the counts are impossible or confidence is not in (0, 1).
-
-    Reference:
-        Wilson (1927); same values as ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``.
-
-    Example:
-        >>> [round(x, 4) for x in wilson_interval(90, 100)]
-        [0.8256, 0.9448]
-    """
-    if not 0 < confidence < 1:
-        raise ValueError(f"wilson_interval: confidence must be in (0, 1), got {confidence!r}")
-    if n < 0 or successes < 0 or successes > n:
-        raise ValueError(f"wilson_interval: need 0 <= successes <= n, got successes={successes}, n={n}")
-    if n == 0:
-        return None
-    z = float(norm.ppf(0.5 + confidence / 2))
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # At p = 0 (p = 1) the lower (upper) bound is exactly 0 (1); set it so rounding cannot leave 0.9999999999999999.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
-    return [low, high]
-
-
 # --------------------------------------------------------------------------------------------------------------------
 # Confusion matrix: the one primitive
 
@@ -210,7 +166,181 @@ def confusion(a: Sequence[str], b: Sequence[str], *, labels: Sequence[str] | Non
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Vectorised kappa for the bootstrap
+# One statistic each, over a confusion table C (k x k counts, rows rater a = the human, columns rater b = the judge;
+# a list of lists or an array). n = sum(C), r_i and c_j the row and column marginal proportions, p_o = trace(C) / n.
+# An undefined statistic is None.
+
+Table = Sequence[Sequence[int]] | np.ndarray
+
+
+def _counts(table: Table) -> np.ndarray:
+    counts = np.asarray(table, dtype=np.int64).reshape(-1)
+    k = math.isqrt(counts.size)
+    if k * k != counts.size:
+        raise ValueError(f"a confusion table is k x k, got {counts.size} cells")
+    return counts.reshape(k, k)
+
+
+def _kappa_is_defined(c: np.ndarray) -> bool:
+    """p_e < 1: false exactly when sum_i rows_i cols_i == n^2 (both raters used one and the same label)."""
+    n = int(c.sum())
+    return int(c.sum(axis=1) @ c.sum(axis=0)) != n * n
+
+
+def _items(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The table's items as label positions (rater a, rater b), for sklearn."""
+    k = len(c)
+    cells = np.repeat(np.arange(k * k), c.ravel())
+    return cells // k, cells % k
+
+
+def raw_agreement(table: Table) -> float | None:
+    """p_o, the share of items both raters gave the same label; None for an empty table.
+
+    >>> raw_agreement([[20, 20], [10, 50]])
+    0.7
+    """
+    c = _counts(table)
+    n = int(c.sum())
+    return int(np.trace(c)) / n if n else None
+
+
+def cohen_kappa(table: Table) -> float | None:
+    """Cohen's kappa (1960) = (p_o - p_e) / (1 - p_e), p_e = sum_i r_i c_i, by ``sklearn.metrics.cohen_kappa_score``.
+
+    Symmetric in the raters; 1 = perfect, 0 = chance, negative = worse than chance; its maximum is below 1 when the
+    marginals differ. None when both raters used one and the same label (p_e = 1) or the table is empty.
+
+    Example: Artstein & Poesio (2008), Table 1 (p_o = 0.70, p_e = 0.54).
+        >>> round(cohen_kappa([[20, 20], [10, 50]]), 4)
+        0.3478
+    """
+    c = _counts(table)
+    if not _kappa_is_defined(c):
+        return None
+    return float(cohen_kappa_score(*_items(c), labels=np.arange(len(c))))
+
+
+def quadratic_weighted_kappa(table: Table) -> float | None:
+    """Weighted kappa (Cohen 1968) = 1 - sum(w O) / sum(w E) with quadratic weights w_ij = (i - j)^2 over label
+    *positions* (as sklearn's ``weights="quadratic"``): for an ordered scale, a near miss counts less than a far one.
+    None when kappa is.
+
+    Example: scikit-learn's weighting example on a 3-point scale (kappa 0.9315).
+        >>> round(quadratic_weighted_kappa([[46, 0, 0], [4, 40, 0], [0, 0, 10]]), 4)
+        0.9541
+    """
+    c = _counts(table)
+    if not _kappa_is_defined(c):
+        return None
+    return float(cohen_kappa_score(*_items(c), labels=np.arange(len(c)), weights="quadratic"))
+
+
+def pabak(table: Table) -> float | None:
+    """Prevalence- and bias-adjusted kappa (Byrt, Bishop & Carlin 1993) = (k p_o - 1) / (k - 1), i.e. 2 p_o - 1 for
+    k = 2: kappa with uniform marginals. None when k < 2 or the table is empty.
+
+    >>> pabak([[90, 5], [5, 0]])
+    0.8
+    """
+    c = _counts(table)
+    k, p_o = len(c), raw_agreement(c)
+    return None if k < 2 or p_o is None else (k * p_o - 1) / (k - 1)
+
+
+def gwet_ac1(table: Table) -> float | None:
+    """Gwet's AC1 (2008) = (p_o - p_e) / (1 - p_e) with p_e = 1/(k-1) sum_i pi_i (1 - pi_i), pi_i = (r_i + c_i) / 2:
+    stays high where kappa collapses under a skewed prevalence. None when k < 2 or the table is empty.
+
+    >>> round(gwet_ac1([[90, 5], [5, 0]]), 4)
+    0.8895
+    """
+    c = _counts(table)
+    k, n = len(c), int(c.sum())
+    if k < 2 or not n:
+        return None
+    pi = (c.sum(axis=1) + c.sum(axis=0)) / (2 * n)
+    p_e = float((pi * (1 - pi)).sum()) / (k - 1)  # <= 1/k < 1
+    return (int(np.trace(c)) / n - p_e) / (1 - p_e)
+
+
+def prevalence_index(table: Table) -> float | None:
+    """|C00 - C11| / n, 2 x 2 tables only (else None). Show it beside kappa: a high prevalence index depresses kappa
+    (Feinstein & Cicchetti 1990).
+
+    >>> prevalence_index([[90, 5], [5, 0]])
+    0.9
+    """
+    c = _counts(table)
+    n = int(c.sum())
+    return abs(int(c[0, 0]) - int(c[1, 1])) / n if len(c) == 2 and n else None
+
+
+def bias_index(table: Table) -> float | None:
+    """|C01 - C10| / n, 2 x 2 tables only (else None): at equal p_o kappa is *higher* when disagreements are
+    lopsided.
+
+    >>> bias_index([[40, 10], [0, 50]])
+    0.1
+    """
+    c = _counts(table)
+    n = int(c.sum())
+    return abs(int(c[0, 1]) - int(c[1, 0])) / n if len(c) == 2 and n else None
+
+
+def judge_errors(table: Table, labels: Sequence, positive: Any) -> dict[str, int | float | None]:
+    """The judge's errors taking the human (rows) as truth, for a ``positive`` label (e.g. ``"match"``).
+
+    ``judge_lenient`` = the judge says ``positive`` and the human does not; ``judge_strict`` = the human says
+    ``positive`` and the judge does not; ``judge_tpr`` / ``judge_tnr`` = the judge's true positive / negative rate,
+    None when the human never / always says ``positive``. A ``positive`` outside ``labels`` was never said.
+
+    >>> judge_errors([[45, 5], [15, 35]], ["match", "no-match"], "match")
+    {'judge_lenient': 15, 'judge_strict': 5, 'judge_tpr': 0.9, 'judge_tnr': 0.7}
+    """
+    c = _counts(table)
+    n = int(c.sum())
+    if positive not in labels:
+        return {"judge_lenient": 0, "judge_strict": 0, "judge_tpr": None, "judge_tnr": 1.0 if n else None}
+    p = list(labels).index(positive)
+    human_pos, judge_pos, both = int(c[p].sum()), int(c[:, p].sum()), int(c[p, p])
+    return {"judge_lenient": judge_pos - both, "judge_strict": human_pos - both,
+            "judge_tpr": both / human_pos if human_pos else None,
+            "judge_tnr": (n - human_pos - judge_pos + both) / (n - human_pos) if n - human_pos else None}
+
+
+def judge_above_below(table: Table) -> tuple[int, int]:
+    """On an ordered scale: (items the judge put above the human, items it put below): the strict upper and lower
+    triangles of the table.
+
+    >>> judge_above_below([[3, 2, 1], [0, 4, 0], [1, 0, 5]])
+    (3, 1)
+    """
+    c = _counts(table)
+    return int(np.triu(c, 1).sum()), int(np.tril(c, -1).sum())
+
+
+def single_label_note(table: Table, labels: Sequence) -> str | None:
+    """The sentence to show instead of kappa when a rater used a single label (kappa is then 0 or undefined by
+    construction); None otherwise.
+
+    >>> single_label_note([[8, 2], [0, 0]], ["match", "no-match"])
+    "one label only: the rows rater used only 'match' — kappa cannot tell agreement from chance here ..."
+    >>> single_label_note([[8, 2], [1, 0]], ["match", "no-match"]) is None
+    True
+    """
+    c = _counts(table)
+    marginals = (("rows", c.sum(axis=1)), ("columns", c.sum(axis=0)))
+    one_sided = [(who, labels[int(np.argmax(m))]) for who, m in marginals if int((m > 0).sum()) == 1]
+    if not one_sided:
+        return None
+    return ("one label only: " + "; ".join(f"the {who} rater used only {label!r}" for who, label in one_sided)
+            + " — kappa cannot tell agreement from chance here (it is 0 or undefined by construction); review "
+              "decisions of the other label(s)")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Cluster-bootstrap intervals (the resampling itself is `scoring.stats.bootstrap`)
 
 
 def _disagreement_weights(k: int, *, quadratic: bool) -> np.ndarray:
@@ -241,50 +371,64 @@ def _kappa_from_tables(tables: np.ndarray, weights: np.ndarray) -> tuple[np.ndar
 def _cluster_bootstrap_tables(
     codes_a: np.ndarray, codes_b: np.ndarray, cluster_codes: np.ndarray, k: int, n_resamples: int, seed: int | None
 ) -> np.ndarray:
-    """Confusion tables of ``n_resamples`` cluster-bootstrap resamples, shape (n_resamples, k, k).
-
-    Each cluster is summarised by its own k x k count table. A resample draws G clusters with
-    replacement (G = number of clusters) and adds up their tables. Clusters with identical tables are
-    interchangeable, so they are pooled into "types" first; the result then depends only on the
-    multiset of cluster tables (not on item order or cluster names). When there are few types
-    (e.g. every item its own cluster), the per-type draw counts come straight from a multinomial;
-    otherwise cluster indices are drawn with ``Generator.integers`` and counted per type.
-    """
+    """Confusion tables of ``n_resamples`` cluster-bootstrap resamples, shape (n_resamples, k, k): each cluster is
+    summarised by its own k x k count table and a resample adds up the tables of the clusters it draws
+    (`scoring.stats.bootstrap.resampled_sums`; it depends only on the multiset of cluster tables)."""
     n_clusters = int(cluster_codes.max()) + 1
     cells = k * k
     per_cluster = np.bincount(cluster_codes * cells + codes_a * k + codes_b, minlength=n_clusters * cells)
-    per_cluster = per_cluster.reshape(n_clusters, cells)
-    # Pool identical tables (a dict on the raw bytes: much faster than np.unique(axis=0)); sort for a canonical order.
-    pooled: dict[bytes, int] = {}
-    for key in map(bytes, per_cluster):
-        pooled[key] = pooled.get(key, 0) + 1
-    keys = sorted(pooled)
-    types = np.frombuffer(b"".join(keys), dtype=per_cluster.dtype).reshape(len(keys), cells)
-    type_counts = np.array([pooled[key] for key in keys], dtype=np.int64)
-    n_types = len(types)
-    rng = np.random.default_rng(seed)
-    if 3 * n_types < n_clusters:
-        draws = rng.multinomial(n_clusters, type_counts / n_clusters, size=n_resamples)
-    else:
-        type_of = np.repeat(np.arange(n_types), type_counts)  # canonical cluster order, sorted by table
-        draws = np.empty((n_resamples, n_types), dtype=np.int64)
-        chunk = max(1, 2_000_000 // n_clusters)  # bound memory to ~2M drawn indices at a time
-        for start in range(0, n_resamples, chunk):
-            r = min(chunk, n_resamples - start)
-            picked = type_of[rng.integers(0, n_clusters, size=(r, n_clusters))]
-            offsets = (np.arange(r)[:, None] * n_types + picked).ravel()
-            draws[start : start + r] = np.bincount(offsets, minlength=r * n_types).reshape(r, n_types)
-    return (draws.astype(np.float64) @ types.astype(np.float64)).reshape(n_resamples, k, k)
+    return resampled_sums(per_cluster.reshape(n_clusters, cells), n_resamples, seed).reshape(n_resamples, k, k)
 
 
-def _percentile_ci(values: np.ndarray) -> list[float]:
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return [float(low), float(high)]
+def _bootstrap_intervals(codes_a: np.ndarray, codes_b: np.ndarray, cluster_codes: np.ndarray, k: int, *,
+                         n_resamples: int, seed: int | None, kappa_defined: bool,
+                         ordinal: bool) -> tuple[dict[str, Any], list[str]]:
+    """``raw_agreement_cluster_ci``, ``kappa_ci``, ``kappa_ci_skipped`` and ``weighted_kappa_ci`` from one set of
+    cluster-bootstrap resamples, and the sentences saying why an interval is missing."""
+    if not n_resamples:
+        return {}, []
+    out: dict[str, Any] = {}
+    tables = None
+    if int(cluster_codes.max()) >= 1:  # two clusters or more
+        tables = _cluster_bootstrap_tables(codes_a, codes_b, cluster_codes, k, n_resamples, seed)
+        agreed = np.trace(tables, axis1=1, axis2=2) / np.maximum(tables.sum(axis=(1, 2)), 1)
+        out["raw_agreement_cluster_ci"] = percentile_interval(agreed, CONFIDENCE)
+    if not kappa_defined:
+        return out, ["kappa_ci is undefined because kappa is"]
+    if tables is None:
+        return out, ["kappa_ci needs at least two clusters to resample"]
+    kappas, defined = _kappa_from_tables(tables, _disagreement_weights(k, quadratic=False))
+    n_valid = int(defined.sum())
+    out["kappa_ci_skipped"] = n_resamples - n_valid
+    if n_valid < MIN_VALID_RESAMPLE_FRACTION * n_resamples:
+        return out, [f"kappa_ci is undefined: only {n_valid} of {n_resamples} bootstrap resamples had a defined kappa"
+                     f" (need {MIN_VALID_RESAMPLE_FRACTION:.0%})"]
+    out["kappa_ci"] = percentile_interval(kappas, CONFIDENCE)
+    if ordinal:
+        weighted, _ = _kappa_from_tables(tables, _disagreement_weights(k, quadratic=True))
+        out["weighted_kappa_ci"] = percentile_interval(weighted, CONFIDENCE)
+    return out, []
 
 
 # --------------------------------------------------------------------------------------------------------------------
 # Two raters
+
+PAIR_KEYS = (
+    "n", "n_excluded", "n_clusters", "raw_agreement", "raw_agreement_ci", "kappa", "kappa_ci", "kappa_ci_skipped",
+    "pabak", "ac1", "weighted_kappa", "weighted_kappa_ci", "prevalence_index", "bias_index", "judge_lenient",
+    "judge_strict", "judge_tpr", "judge_tnr", "judge_higher", "judge_lower", "confusion", "reason", "degenerate",
+    "raw_agreement_cluster_ci",
+)  # fmt: skip
+"""The keys of every `pair_stats` result (None where not asked for or undefined)."""
+
+
+def _cluster_codes(clusters: list | None, kept: np.ndarray, n: int) -> np.ndarray:
+    """Cluster positions (0, 1, ... in order of appearance) of the kept items; every item its own without clusters."""
+    if clusters is None:
+        return np.arange(n)
+    index: dict[Any, int] = {}
+    return np.fromiter((index.setdefault(c, len(index)) for c, keep in zip(clusters, kept, strict=True) if keep),
+                       dtype=np.int64, count=n)
 
 
 def pair_stats(
@@ -298,46 +442,27 @@ def pair_stats(
     seed: int | None = 0,
     positive: str | None = None,
 ) -> dict:
-    """Agreement between a human (``a``) and a judge (``b``) on the same items.
+    """Agreement between a human (``a``) and a judge (``b``) on the same items: every statistic of their confusion
+    table, each computed by its own function above, with cluster-bootstrap intervals.
 
-    With the k x k confusion table C (rows human, columns judge), n = sum(C), row and column
-    marginal proportions r_i, c_j, and p_o = trace(C) / n:
+    - ``raw_agreement`` (`raw_agreement`), with a Wilson 95% interval ``raw_agreement_ci``
+      (`scoring.stats.intervals.wilson_interval`; decisions independent) and ``raw_agreement_cluster_ci``, the
+      percentile interval of the same cluster bootstrap as kappa's (decisions of one document are not
+      independent: prefer this one when ``clusters`` is given).
+    - ``degenerate`` (`single_label_note`): set when one rater used a single label, saying so in words.
+    - ``kappa`` (`cohen_kappa`) and ``kappa_ci``: the 95% percentile interval of kappa over ``n_resamples``
+      cluster-bootstrap resamples (`scoring.stats.bootstrap`; Davison & Hinkley 1997, 3.8): whole clusters
+      (documents) are drawn with replacement and keep all their decisions. ``kappa_ci_skipped`` counts resamples
+      where kappa was undefined (they are left out). Computed in NumPy from summed per-cluster tables, not by
+      calling sklearn per resample.
+    - ``pabak`` (`pabak`), ``ac1`` (`gwet_ac1`), ``prevalence_index`` and ``bias_index`` (2 x 2 tables only).
+    - With ``positive``: ``judge_lenient``, ``judge_strict``, ``judge_tpr``, ``judge_tnr`` (`judge_errors`).
+    - With ``ordinal=True``: ``weighted_kappa`` (`quadratic_weighted_kappa`), its bootstrap interval
+      ``weighted_kappa_ci``, and ``judge_higher`` / ``judge_lower`` (`judge_above_below`).
 
-    - ``raw_agreement`` = p_o, with a Wilson 95% interval ``raw_agreement_ci`` (decisions independent) and
-      ``raw_agreement_cluster_ci``, the percentile interval of the same cluster bootstrap as kappa's (decisions of
-      one document are not independent: prefer this one when ``clusters`` is given).
-    - ``degenerate``: set when one rater used a single label (kappa is then 0 or undefined by construction),
-      saying so in words; None otherwise.
-    - ``kappa`` (Cohen 1960) = (p_o - p_e) / (1 - p_e), p_e = sum_i r_i c_i; computed by
-      ``sklearn.metrics.cohen_kappa_score``. Symmetric in the raters; 1 = perfect, 0 = chance,
-      negative = worse than chance; its maximum is below 1 when the marginals differ.
-    - ``kappa_ci``: 95% percentile interval of kappa over ``n_resamples`` cluster-bootstrap resamples
-      (Davison & Hinkley 1997, 3.8): whole clusters (documents) are drawn with replacement and keep
-      all their decisions. ``kappa_ci_skipped`` counts resamples where kappa was undefined (they are
-      left out). Computed in NumPy from summed per-cluster tables, not by calling sklearn per resample.
-    - ``pabak`` (Byrt, Bishop & Carlin 1993) = (k p_o - 1) / (k - 1), i.e. 2 p_o - 1 for k = 2.
-    - ``ac1`` (Gwet 2008) = (p_o - p_e) / (1 - p_e) with p_e = 1/(k-1) sum_i pi_i (1 - pi_i),
-      pi_i = (r_i + c_i) / 2.
-    - ``prevalence_index`` = |C00 - C11| / n and ``bias_index`` = |C01 - C10| / n (2 x 2 tables only).
-      Show them beside kappa: a high prevalence index depresses kappa (Feinstein & Cicchetti 1990),
-      and at equal p_o kappa is *higher* when disagreements are lopsided.
-    - With ``positive``: ``judge_lenient`` = judge says ``positive`` and the human does not;
-      ``judge_strict`` = the human says ``positive`` and the judge does not; ``judge_tpr`` and
-      ``judge_tnr`` = the judge's true positive / true negative rate taking the human as truth.
-    - With ``ordinal=True``: ``weighted_kappa`` (Cohen 1968) = 1 - sum(w O) / sum(w E) with
-      quadratic weights w_ij = (i - j)^2 over label *positions* (as sklearn's ``weights="quadratic"``),
-      its bootstrap interval ``weighted_kappa_ci``, and ``judge_higher`` / ``judge_lower``: items the
-      judge put above / below the human on the scale.
-
-    Undefined (None, with ``reason``):
-        - every statistic when n == 0 (``"no decisions reviewed"``);
-        - kappa, weighted kappa and their intervals when both raters use one and the same label
-          (expected agreement is 1);
-        - PABAK and AC1 when there is only one category (k = 1);
-        - prevalence and bias indices unless k = 2;
-        - judge_tpr / judge_tnr when the human never / always says ``positive``;
-        - a bootstrap interval when there are fewer than two clusters, or fewer than
-          ``MIN_VALID_RESAMPLE_FRACTION`` of the resamples have a defined kappa.
+    Undefined (None, with ``reason``): every statistic when n == 0 (``"no decisions reviewed"``); the others as
+    their functions say; a bootstrap interval when there are fewer than two clusters, or fewer than
+    ``MIN_VALID_RESAMPLE_FRACTION`` of the resamples have a defined kappa.
 
     Args:
         a: Human labels, one per decision.
@@ -355,12 +480,9 @@ def pair_stats(
         positive: The "positive" label (e.g. ``"match"``) for the lenient/strict counts and TPR/TNR.
 
     Returns:
-        A dict with ``n``, ``n_excluded``, ``n_clusters``, ``raw_agreement``, ``raw_agreement_ci``,
-        ``kappa``, ``kappa_ci``, ``kappa_ci_skipped``, ``pabak``, ``ac1``, ``weighted_kappa``,
-        ``weighted_kappa_ci``, ``prevalence_index``, ``bias_index``, ``judge_lenient``,
-        ``judge_strict``, ``judge_tpr``, ``judge_tnr``, ``judge_higher``, ``judge_lower``,
-        ``confusion`` (as `confusion` returns it) and ``reason`` (None, or the "; "-joined sentences
-        explaining each None that was asked for). Keys for options not asked for are None.
+        A dict with the `PAIR_KEYS`: the statistics above, ``n``, ``n_excluded``, ``n_clusters``, ``confusion``
+        (as `confusion` returns it) and ``reason`` (None, or the "; "-joined sentences explaining each None that
+        was asked for). Keys for options not asked for are None.
 
     Raises:
         ValueError: On mismatched lengths, a None label, repeated ``labels``, non-numeric ordinal
@@ -384,120 +506,33 @@ def pair_stats(
     k = len(labels)
     codes_a, codes_b, kept = _encode(a, b, labels)
     n = len(codes_a)
-
-    out: dict[str, Any] = dict.fromkeys(
-        (
-            "n", "n_excluded", "n_clusters", "raw_agreement", "raw_agreement_ci", "kappa", "kappa_ci",
-            "kappa_ci_skipped", "pabak", "ac1", "weighted_kappa", "weighted_kappa_ci", "prevalence_index",
-            "bias_index", "judge_lenient", "judge_strict", "judge_tpr", "judge_tnr", "judge_higher",
-            "judge_lower", "confusion", "reason", "degenerate", "raw_agreement_cluster_ci",
-        )
-    )  # fmt: skip
-    if clusters is None:
-        cluster_codes = np.arange(n)
-    else:
-        cluster_index: dict[Any, int] = {}
-        cluster_codes = np.fromiter(
-            (cluster_index.setdefault(c, len(cluster_index)) for c, keep in zip(clusters, kept, strict=True) if keep),
-            dtype=np.int64,
-            count=n,
-        )
+    cluster_codes = _cluster_codes(clusters, kept, n)
     table = _table(codes_a, codes_b, k)
-    out["n"] = n
-    out["n_excluded"] = len(a) - n
-    out["n_clusters"] = int(cluster_codes.max()) + 1 if n else 0
-    out["confusion"] = {"labels": labels, "counts": table.tolist()}
+    out: dict[str, Any] = dict.fromkeys(PAIR_KEYS)
+    out |= {"n": n, "n_excluded": len(a) - n, "n_clusters": int(cluster_codes.max()) + 1 if n else 0,
+            "confusion": {"labels": labels, "counts": table.tolist()}}
     if n == 0:
         out["reason"] = NO_DECISIONS
         return out
 
-    reasons: list[str] = []
-    rows, cols = table.sum(axis=1), table.sum(axis=0)
-    agree = int(np.trace(table))
-    p_o = agree / n
-    out["raw_agreement"] = p_o
-    out["raw_agreement_ci"] = wilson_interval(agree, n)
-
-    one_sided = [who for who, marg in (("rows", rows), ("columns", cols)) if int((marg > 0).sum()) == 1]
-    if one_sided:
-        used = {who: labels[int(np.argmax(marg))] for who, marg in (("rows", rows), ("columns", cols))}
-        out["degenerate"] = ("one label only: " + "; ".join(f"the {who} rater used only {used[who]!r}"
-                                                             for who in one_sided)
-                             + " — kappa cannot tell agreement from chance here (it is 0 or undefined by "
-                               "construction); review decisions of the other label(s)")
-    kappa_defined = int(rows @ cols) != n * n  # p_e == 1 exactly when sum_i rows_i cols_i == n^2
-    if kappa_defined:
-        positions = np.arange(k)  # sklearn sees label positions, so its quadratic weights are (i - j)^2
-        out["kappa"] = float(cohen_kappa_score(codes_a, codes_b, labels=positions))
-        if ordinal:
-            out["weighted_kappa"] = float(cohen_kappa_score(codes_a, codes_b, labels=positions, weights="quadratic"))
-    else:
-        reasons.append(KAPPA_SINGLE_LABEL)
-
-    if k >= 2:
-        out["pabak"] = (k * p_o - 1) / (k - 1)
-        pi = (rows + cols) / (2 * n)
-        p_e_gwet = float((pi * (1 - pi)).sum()) / (k - 1)
-        out["ac1"] = (p_o - p_e_gwet) / (1 - p_e_gwet)  # p_e_gwet <= 1/k < 1
-    else:
-        reasons.append(ONE_CATEGORY)
-
-    if k == 2:
-        out["prevalence_index"] = abs(int(table[0, 0]) - int(table[1, 1])) / n
-        out["bias_index"] = abs(int(table[0, 1]) - int(table[1, 0])) / n
-    else:
-        reasons.append(NOT_2X2)
-
+    out |= {"raw_agreement": raw_agreement(table), "raw_agreement_ci": wilson_interval(int(np.trace(table)), n),
+            "degenerate": single_label_note(table, labels), "kappa": cohen_kappa(table), "pabak": pabak(table),
+            "ac1": gwet_ac1(table), "prevalence_index": prevalence_index(table), "bias_index": bias_index(table)}
+    reasons = [why for missing, why in ((out["kappa"] is None, KAPPA_SINGLE_LABEL), (k < 2, ONE_CATEGORY),
+                                        (k != 2, NOT_2X2)) if missing]
     if positive is not None:
-        p = labels.index(positive) if positive in labels else None
-        if p is None:
-            out["judge_lenient"] = out["judge_strict"] = 0
-            human_pos, judge_tp, judge_tn = 0, 0, n
-        else:
-            out["judge_lenient"] = int(cols[p] - table[p, p])
-            out["judge_strict"] = int(rows[p] - table[p, p])
-            human_pos, judge_tp = int(rows[p]), int(table[p, p])
-            judge_tn = n - int(rows[p]) - int(cols[p]) + judge_tp
-        if human_pos:
-            out["judge_tpr"] = judge_tp / human_pos
-        else:
+        out |= judge_errors(table, labels, positive)
+        if out["judge_tpr"] is None:
             reasons.append(f"judge_tpr is undefined: the human never says {positive!r}")
-        if n - human_pos:
-            out["judge_tnr"] = judge_tn / (n - human_pos)
-        else:
+        if out["judge_tnr"] is None:
             reasons.append(f"judge_tnr is undefined: the human always says {positive!r}")
-
     if ordinal:
-        out["judge_higher"] = int(np.triu(table, 1).sum())
-        out["judge_lower"] = int(np.tril(table, -1).sum())
-
-    if n_resamples and out["n_clusters"] >= 2:
-        raw_tables = _cluster_bootstrap_tables(codes_a, codes_b, cluster_codes, k, n_resamples, seed)
-        sums = raw_tables.sum(axis=(1, 2))
-        out["raw_agreement_cluster_ci"] = _percentile_ci(np.trace(raw_tables, axis1=1, axis2=2) / np.maximum(sums, 1))
-    if n_resamples == 0:
-        pass
-    elif not kappa_defined:
-        reasons.append("kappa_ci is undefined because kappa is")
-    elif out["n_clusters"] < 2:
-        reasons.append("kappa_ci needs at least two clusters to resample")
-    else:
-        tables = _cluster_bootstrap_tables(codes_a, codes_b, cluster_codes, k, n_resamples, seed)
-        kappas, defined = _kappa_from_tables(tables, _disagreement_weights(k, quadratic=False))
-        n_valid = int(defined.sum())
-        out["kappa_ci_skipped"] = n_resamples - n_valid
-        if n_valid >= MIN_VALID_RESAMPLE_FRACTION * n_resamples:
-            out["kappa_ci"] = _percentile_ci(kappas)
-            if ordinal:
-                weighted, _ = _kappa_from_tables(tables, _disagreement_weights(k, quadratic=True))
-                out["weighted_kappa_ci"] = _percentile_ci(weighted)
-        else:
-            reasons.append(
-                f"kappa_ci is undefined: only {n_valid} of {n_resamples} bootstrap resamples had a defined kappa"
-                f" (need {MIN_VALID_RESAMPLE_FRACTION:.0%})"
-            )
-
-    out["reason"] = "; ".join(reasons) or None
+        out["weighted_kappa"] = quadratic_weighted_kappa(table)
+        out["judge_higher"], out["judge_lower"] = judge_above_below(table)
+    intervals, missing = _bootstrap_intervals(codes_a, codes_b, cluster_codes, k, n_resamples=n_resamples, seed=seed,
+                                              kappa_defined=out["kappa"] is not None, ordinal=ordinal)
+    out |= intervals
+    out["reason"] = "; ".join(reasons + missing) or None
     return out
 
 

@@ -2,7 +2,7 @@
 
 A decision is asked K times (repeats of one judge, or several judges / prompt versions); it *flips* when its
 labels over those asks are not all equal. The flip rate of a set of decisions is the share that flip, reported
-with a Wilson score interval (scipy `binomtest(...).proportion_ci(method="wilson")`), overall and per group
+with a Wilson score interval (`scoring.stats.intervals.wilson_interval`), overall and per group
 (entity type, the run's judge label, ...). Pure functions: no store, no judge.
 """
 
@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from scipy.stats import binomtest
-
-CONFIDENCE = 0.95
+from scoring.stats.intervals import CONFIDENCE, wilson_interval
 
 
 def distribution(labels: Iterable[str]) -> dict[str, int]:
@@ -27,34 +25,22 @@ def flipped(labels: Sequence[str]) -> bool:
     return len(set(labels)) > 1
 
 
-def wilson_interval(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
-    """Wilson score interval for k successes in n trials, or None when n = 0.
-
-    >>> lo, hi = wilson_interval(0, 10)
-    >>> (round(lo, 4), round(hi, 4))
-    (0.0, 0.2775)
-    """
-    if n <= 0:
-        return None
-    if not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
 def rate(flags: Iterable[bool], confidence: float = CONFIDENCE) -> dict:
     """{"n", "flipped", "rate", "ci"} for a set of yes/no flags (rate and ci None when n = 0)."""
     values = list(flags)
     n, k = len(values), sum(bool(v) for v in values)
-    ci = wilson_interval(k, n, confidence)
-    return {"n": n, "flipped": k, "rate": k / n if n else None, "ci": list(ci) if ci else None}
+    return {"n": n, "flipped": k, "rate": k / n if n else None, "ci": wilson_interval(k, n, confidence)}
 
 
 def rates_by(rows: Sequence[Mapping], flag: str, groups: Sequence[str] = (),
              confidence: float = CONFIDENCE) -> dict:
     """The rate of `row[flag]` over rows where it is not None: `all`, and `by_<group>` {value: rate} per group key.
 
-    Example: `rates_by(decisions, "flipped", ("type", "run_label"))`.
+    >>> rows = [{"type": "task", "flipped": True}, {"type": "task", "flipped": False},
+    ...         {"type": "method", "flipped": False}, {"type": "method", "flipped": None}]
+    >>> by = rates_by(rows, "flipped", ("type",))
+    >>> by["all"]["n"], by["all"]["flipped"], by["by_type"]["task"]["rate"], by["by_type"]["method"]["n"]
+    (3, 1, 0.5, 1)
     """
     usable = [r for r in rows if r.get(flag) is not None]
     out: dict = {"all": rate((r[flag] for r in usable), confidence)}

@@ -21,8 +21,8 @@ from scoring.stats.agreement import (
     krippendorff_alpha_with_reason,
     multi_rater_stats,
     pair_stats,
-    wilson_interval,
 )
+from scoring.stats.intervals import wilson_interval
 
 M, N = "match", "no-match"
 

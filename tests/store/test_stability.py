@@ -17,7 +17,8 @@ from audit.runs import score_run
 from audit.stability import list_checks, run_check, sample_decisions, stability_report, unstable_decisions
 from audit.store import open_db
 from scoring.families.chimera.prompts import render_span_prompt
-from scoring.stats.stability import distribution, flipped, rates_by, wilson_interval
+from scoring.stats.intervals import wilson_interval
+from scoring.stats.stability import distribution, flipped, rates_by
 from tests.conftest import GOLD, PRED_MIXED, ROOT
 from tests.judge_server import NO_TEXT, YES_TEXT, JudgeServer, spans_of
 
@@ -262,12 +263,12 @@ def test_real_llama_cpp_server_at_temperature_above_zero(tmp_path):
         pytest.skip(why)
     db = open_db(tmp_path / "l.db")
     score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="base")
-    from scoring.judges.openai_compat import OpenAIJudge
+    from scoring.judges.registry import JudgeOptions
 
     with LlamaServer() as srv:
-        judge = OpenAIJudge(MODEL_ALIAS, base_url=srv.base_url, api_key="no-key", concurrency=1, max_tokens=200)
-        check = run_check(db, "base", repeats=2, temperature=0.8, judge_spec=f"openai:{MODEL_ALIAS}", judge=judge,
-                          sample=1, seed=0)
+        options = JudgeOptions(base_url=srv.base_url, api_key="no-key", concurrency=1)
+        check = run_check(db, "base", repeats=2, temperature=0.8, judge_spec=f"openai:{MODEL_ALIAS}",
+                          judge_options=options, sample=1, seed=0)
     rep = stability_report(db, "base", [check["check"]])
     assert check["temperature"] == 0.8 and check["missing"] == 0
     assert check["answers"] == 2 * check["questions"] and check["questions"] in (1, 2)

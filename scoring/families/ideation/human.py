@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scoring.families.ideation.bootstrap import N_RESAMPLES, SEED, ratio_ci
 from scoring.stats.agreement import krippendorff_alpha
+from scoring.stats.bootstrap import N_RESAMPLES, SEED, ratio_interval
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "ideation"
 SCORES_CSV = DATA / "si2024_ideation_scores.csv"
@@ -137,7 +137,8 @@ def condition_means(df: pd.DataFrame, criterion: str, *, five: bool = False, n_r
         vals = sub[col].map(to_five) if five else sub[col]
         per = vals.groupby(sub["unit"]).agg(["sum", "size"])
         out[cond] = {"mean": float(vals.mean()) if len(vals) else None,
-                     "ci": ratio_ci(per["sum"].tolist(), per["size"].tolist(), n_resamples=n_resamples, seed=seed),
+                     "ci": ratio_interval(per["sum"].tolist(), per["size"].tolist(), n_resamples=n_resamples,
+                                          seed=seed),
                      "n_reviews": int(len(vals)), "n_ideas": int(len(per))}
     return out
 

@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from scipy.stats import binomtest
 
-from scoring.families.ideation.bootstrap import N_RESAMPLES, SEED, ratio_ci
 from scoring.families.ideation.model import FIRST, INVALID, SECOND, TIE, Rating, Verdict
-from scoring.stats.agreement import wilson_interval
+from scoring.stats.bootstrap import N_RESAMPLES, SEED, ratio_interval
+from scoring.stats.intervals import wilson_interval
 
 Pools = Mapping[str, Sequence[str]]
 BOUNDS = ("fixed", "valid")
@@ -50,7 +50,7 @@ def absolute_cell(sums: Sequence[float], n_valid: Sequence[int], n_invalid: int,
     keep = [(s, n) for s, n in zip(sums, n_valid, strict=True) if n > 0]
     total_n = sum(n for _, n in keep)
     return {"mean": math.fsum(s for s, _ in keep) / total_n if total_n else None,
-            "ci": ratio_ci([s for s, _ in keep], [n for _, n in keep], n_resamples=n_resamples, seed=seed),
+            "ci": ratio_interval([s for s, _ in keep], [n for _, n in keep], n_resamples=n_resamples, seed=seed),
             "n_valid": total_n, "n_invalid": n_invalid}
 
 
@@ -124,7 +124,7 @@ def pairwise_cell(per_question: Sequence[float | None], n_invalid_calls: int, *,
     """One (system, criterion) cell from its per-question normalised scores (None = undefined, skipped)."""
     vals = [x for x in per_question if x is not None]
     return {"score": math.fsum(vals) / len(vals) if vals else None,
-            "ci": ratio_ci(vals, [1.0] * len(vals), n_resamples=n_resamples, seed=seed),
+            "ci": ratio_interval(vals, [1.0] * len(vals), n_resamples=n_resamples, seed=seed),
             "n_questions": len(vals), "n_invalid_calls": n_invalid_calls}
 
 

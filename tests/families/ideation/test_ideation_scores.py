@@ -6,7 +6,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import bootstrap
 
-from scoring.families.ideation.bootstrap import ratio_ci
 from scoring.families.ideation.model import Rating, Verdict
 from scoring.families.ideation.scores import (
     absolute_scores,
@@ -17,6 +16,7 @@ from scoring.families.ideation.scores import (
     position_bias,
     win_rates,
 )
+from scoring.stats.bootstrap import ratio_interval
 
 POOLS = {"q": ("A", "B", "C")}
 # A beats B in both orders; A-C: a tie (A first) then C wins (C first); B-C: B wins (B first), C first unreadable.
@@ -137,16 +137,16 @@ def test_empty_subset_gives_empty_sections_and_undefined_rates():
 def test_ratio_ci_matches_scipy_percentile_bootstrap():
     rng = np.random.default_rng(1)
     x = rng.integers(1, 6, size=40).astype(float)
-    ours = ratio_ci(x, np.ones_like(x), n_resamples=20000)
+    ours = ratio_interval(x, np.ones_like(x), n_resamples=20000)
     ref = bootstrap((x,), np.mean, n_resamples=20000, method="percentile", rng=np.random.default_rng(2))
     assert ours == pytest.approx([ref.confidence_interval.low, ref.confidence_interval.high], abs=0.06)
-    assert ratio_ci(x, np.ones_like(x)) == ratio_ci(x, np.ones_like(x))  # seeded
-    assert ratio_ci([1.0], [1.0]) is None
+    assert ratio_interval(x, np.ones_like(x)) == ratio_interval(x, np.ones_like(x))  # seeded
+    assert ratio_interval([1.0], [1.0]) is None
 
 
 def test_bootstrap_resamples_questions_not_ratings():
     # two questions: one with many ratings of 5, one with a single 1 -> a resample can be all-5 or all-1
-    ci = ratio_ci([50.0, 1.0], [10, 1], n_resamples=4000)
+    ci = ratio_interval([50.0, 1.0], [10, 1], n_resamples=4000)
     assert ci[0] == 1.0 and ci[1] == 5.0
 
 
