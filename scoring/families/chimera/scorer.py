@@ -8,7 +8,7 @@ a match label per (doc, entity type, unordered span pair).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 from scoring.decisions import INVALID_LABEL, MATCH, NO_MATCH, Decision
 from scoring.families.chimera import strict
@@ -75,16 +75,17 @@ def question_pairs(doc: ChimeraDoc, pred: ChimeraPrediction) -> list[tuple[str, 
     gold) order, i.e. predicted first where only one orientation occurs; `sides` says where each span occurs.
     """
     pred_ents, gold_ents = flat_entities(pred.relations), flat_entities(doc.gold)
-    out: dict[tuple[str, frozenset[str]], tuple[str, str, str, dict]] = {}
-    for t, pv, gv in candidate_pairs(doc, pred):
-        key = (t, frozenset((pv, gv)))
-        if key not in out:
-            out[key] = (t, pv, gv, {})
-    for t, left, right, sides in out.values():
-        p = {v for et, v in pred_ents if et == t}
-        g = {v for et, v in gold_ents if et == t}
-        sides["left"] = [s for s, vals in (("predicted", p), ("gold", g)) if left in vals]
-        sides["right"] = [s for s, vals in (("predicted", p), ("gold", g)) if right in vals]
+    out: dict[tuple[str, str, str], tuple[str, str, str, dict]] = {}
+    for t in ENTITY_TYPES:  # the order of `candidate_pairs`
+        ps = _distinct(v for et, v in pred_ents if et == t)
+        gs = _distinct(v for et, v in gold_ents if et == t) if ps else []
+        p, g = set(ps), set(gs)
+        for pv in ps:
+            for gv in gs:
+                key = (t, pv, gv) if pv <= gv else (t, gv, pv)  # the unordered pair {pv, gv}
+                if key not in out:
+                    out[key] = (t, pv, gv, {"left": ["predicted", "gold"] if pv in g else ["predicted"],
+                                            "right": ["predicted", "gold"] if gv in p else ["gold"]})
     return list(out.values())
 
 
@@ -153,9 +154,23 @@ def decide(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction], j
     return decisions, stats
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _answer_dict(a: object) -> dict:
-    d = asdict(a)  # type: ignore[call-overload]
-    return {k: v for k, v in d.items() if v not in (None, 0, False) or k == "value"}
+    """An answer's fields in declaration order, leaving out the empty ones (None, 0, False) but `value`.
+
+    Read field by field: `dataclasses.asdict` deep-copies each value and was the top cost of scoring 10k abstracts.
+    A field holding anything but a scalar (none today) goes through `asdict` so it is copied as before.
+    """
+    names = _FIELD_NAMES.get(type(a))
+    if names is None:
+        names = _FIELD_NAMES[type(a)] = tuple(f.name for f in fields(a))  # type: ignore[arg-type]
+    values = [getattr(a, k) for k in names]
+    if not _SCALARS.issuperset(map(type, values)):
+        return {k: v for k, v in asdict(a).items() if v not in (None, 0, False) or k == "value"}  # type: ignore[call-overload]
+    return {k: v for k, v in zip(names, values, strict=True) if v not in (None, 0, False) or k == "value"}
 
 
 # ---------------------------------------------------------------- aggregate
@@ -360,10 +375,10 @@ def doc_to_json(doc: ChimeraDoc, pred: ChimeraPrediction) -> dict:
 
 def doc_from_json(d: Mapping) -> tuple[ChimeraDoc, ChimeraPrediction]:
     def rels(x: list) -> tuple[Relation, ...]:
-        return tuple(Relation(t, tuple((et, v) for et, v in ents)) for t, ents in x)
+        return tuple([Relation(t, tuple([(et, v) for et, v in ents])) for t, ents in x])
 
     doc = ChimeraDoc(d["paper_id"], d["text"], d["document_class"], rels(d["gold"]),
-                     tuple(GoldSpan(*s) for s in d["gold_spans"]), d["line"])
+                     tuple([GoldSpan(*s) for s in d["gold_spans"]]), d["line"])
     return doc, ChimeraPrediction(d["paper_id"], rels(d["pred"]), d["pred_line"])
 
 

@@ -9,8 +9,9 @@ Definitions (per document; pooled over documents per type, macro-averaged as the
 
 - entities, per entity type: the predicted and gold entity *instances* of that type (as the code's flat pass
   counts them) form a bipartite graph whose edges are the effective `match` decisions; tp = size of a maximum
-  matching (scipy `linear_sum_assignment`), fp = predicted instances left unmatched, fn = gold instances left
-  unmatched. So tp + fp = predicted entities and tp + fn = gold entities, and over-matching is 0 by definition.
+  matching (augmenting paths; `max_matching` names one, with scipy `linear_sum_assignment`), fp = predicted
+  instances left unmatched, fn = gold instances left unmatched. So tp + fp = predicted entities and tp + fn =
+  gold entities, and over-matching is 0 by definition.
 - relations, per relation type: an entity of a relation is its (entity type, span), a span listed twice in one
   relation naming one entity (as in the code, whose matches are keyed by span). For every same-type
   (predicted relation, gold relation) pair, w = the size of the maximum 1-to-1 entity matching between them.
@@ -38,9 +39,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-import numpy as np
-from scipy.optimize import linear_sum_assignment
-
 from scoring.families.chimera.model import ENTITY_TYPES, RELATION_TYPES, ChimeraDoc, ChimeraPrediction, Relation
 from scoring.stats.prf import Counts, add_counts, criteria, zero_counts
 
@@ -59,15 +57,72 @@ def max_matching(pred: Sequence[Entity], gold: Sequence[Entity], match: MatchFn)
     """A maximum 1-to-1 matching (index pairs) between predicted and gold entities: same type and `match`.
 
     `linear_sum_assignment` on the 0/1 match matrix (maximising) gives a maximum-cardinality matching; pairs it
-    assigns across a 0 are dropped. Deterministic for a given input order.
+    assigns across a 0 are dropped. Deterministic for a given input order. Counts need only its size
+    (`matching_size`); these pairs are for display (`explain`).
     """
     if not pred or not gold:
         return []
-    m = np.array([[1 if pt == gt and match(pt, pv, gv) else 0 for gt, gv in gold] for pt, pv in pred], dtype=int)
-    if not m.any():
-        return []
-    rows, cols = linear_sum_assignment(m, maximize=True)
-    return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if m[i, j]]
+    rows_01 = [[1 if pt == gt and match(pt, pv, gv) else 0 for gt, gv in gold] for pt, pv in pred]
+    disjoint = _disjoint_positives(rows_01)
+    if disjoint is not None:
+        return disjoint
+    return [(i, j) for i, j, _ in _max_assignment(rows_01)]
+
+
+def _max_assignment(weights: Sequence[Sequence[int]]) -> list[tuple[int, int, int]]:
+    """(row, column, weight) of a maximum-weight assignment, zero cells dropped (scipy, imported on first use so
+    that scoring, which rarely needs it, does not load SciPy)."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    w = np.array(weights, dtype=int)
+    rows, cols = linear_sum_assignment(w, maximize=True)
+    return [(int(i), int(j), int(w[i, j])) for i, j in zip(rows, cols, strict=True) if w[i, j] > 0]
+
+
+def _disjoint_positives(matrix: Sequence[Sequence[int]]) -> list[tuple[int, int]] | None:
+    """The (row, column) of every positive cell, by row, when no row and no column holds two; else None.
+
+    Then the maximum (weight or cardinality) assignment is unique: it takes every positive cell, which is what
+    `linear_sum_assignment` returns after dropping the zero cells.
+    """
+    out: list[tuple[int, int]] = []
+    used: set[int] = set()
+    for i, row in enumerate(matrix):
+        hit = None
+        for j, w in enumerate(row):
+            if w > 0:
+                if hit is not None or j in used:
+                    return None
+                hit = j
+        if hit is not None:
+            used.add(hit)
+            out.append((i, hit))
+    return out
+
+
+def matching_size(pred: Sequence[Entity], gold: Sequence[Entity], match: MatchFn) -> int:
+    """The size of a maximum 1-to-1 matching (`len(max_matching(...))`), by augmenting paths in plain Python.
+
+    Every maximum matching has this size, so the strict counts do not depend on which one scipy would pick.
+    """
+    if not pred or not gold:
+        return 0
+    adjacent = [[j for j, (gt, gv) in enumerate(gold) if pt == gt and match(pt, pv, gv)] for pt, pv in pred]
+    if len(adjacent) > 200:  # deep augmenting paths: recursion; no real document comes near
+        return len(max_matching(pred, gold, match))
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in adjacent[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    return sum(1 for i, js in enumerate(adjacent) if js and augment(i, set()))
 
 
 def entity_counts(pred_ents: Sequence[Entity], gold_ents: Sequence[Entity], match: MatchFn) -> Counts:
@@ -76,7 +131,9 @@ def entity_counts(pred_ents: Sequence[Entity], gold_ents: Sequence[Entity], matc
     for t in ENTITY_TYPES:
         p = [e for e in pred_ents if e[0] == t]
         g = [e for e in gold_ents if e[0] == t]
-        tp = len(max_matching(p, g, match))
+        if not p and not g:
+            continue
+        tp = matching_size(p, g, match)
         c = counts[t]
         c["tp"] += tp
         c["fp"] += len(p) - tp
@@ -99,11 +156,12 @@ def relation_alignment(pred: Sequence[Relation], gold: Sequence[Relation],
         gi = [j for j, r in enumerate(gold) if r.type == rtype]
         if not pi or not gi:
             continue
-        w = np.array([[len(max_matching(_distinct(pred[i]), _distinct(gold[j]), match)) for j in gi] for i in pi])
-        if not w.any():
-            continue
-        rows, cols = linear_sum_assignment(w, maximize=True)
-        out += [(pi[r], gi[c], int(w[r, c])) for r, c in zip(rows, cols, strict=True) if w[r, c] > 0]
+        weights = [[matching_size(_distinct(pred[i]), _distinct(gold[j]), match) for j in gi] for i in pi]
+        disjoint = _disjoint_positives(weights)
+        if disjoint is not None:
+            out += [(pi[r], gi[c], weights[r][c]) for r, c in disjoint]
+        else:
+            out += [(pi[r], gi[c], w) for r, c, w in _max_assignment(weights)]
     return out
 
 
