@@ -68,7 +68,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     from audit.runs import execute_run, plan_run, write_judge_log
     from audit.views import decisions
     from scoring.families import get_task
-    from scoring.judges.base import JudgeStats
+    from scoring.judges.answer import JudgeStats
 
     task = get_task(args.task)
     bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)

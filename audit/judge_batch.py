@@ -7,9 +7,14 @@ body the live judge would POST>}`. The same file runs on the OpenAI Batch API an
 
 `import_results` reads a results file in that output format (`{"custom_id", "response": {"status_code", "body":
 <chat completion>}, "error"}`), reads each reply with the question's own parser, and caches the answers under
-their custom_id; `score` with the same judge spec and endpoint then sends 0 requests. A line that is not JSON
-(a truncated file), names an unknown custom_id, carries an error or a non-200 status, or has no reply text is
-reported and never cached.
+their custom_id by the one rule the live cache uses (`is_kept`: every answer but `missing`, so an unreadable
+reply is cached `invalid`, as a live one is); `score` with the same judge spec and endpoint then sends 0
+requests. A line that is not JSON (a truncated file), names an unknown custom_id, carries an error or a non-200
+status, has no reply text, or gives an answer outside its question's vocabulary (`Question.answers`) is reported
+and never cached.
+
+Only a family whose judge is an LLM (a `batchable` judge: `openai:` / `openai-json:`) has requests to export;
+for the others the command says so instead of writing an empty file.
 
 Both rebuild the run's questions from its inputs with the family's own `decide`, driven by a transport that
 records questions instead of asking them, so the questions (and keys) are exactly those of a live run.
@@ -27,19 +32,24 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.runs import plan_run
 from audit.store import SqliteAnswerCache
-from scoring.judges.base import CACHEABLE_VALUES, CANCELLED, MISSING, Answer, Judge, JudgeStats, Progress, Question
+from scoring.errors import InputError, JudgeSpecError, parse_json
+from scoring.jsonl import read_lines
+from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept
+from scoring.judges.question import Question, answer_problem
+from scoring.judges.registry import kinds
+from scoring.judges.transport import AnswerCallback, Judge, Progress
 
 BATCH_URL = "/v1/chat/completions"
 MAX_PROBLEMS_SHOWN = 50
+LLM_FORMS = " or ".join(k.form for k in kinds() if k.llm)
+"""The LLM judge kinds, from the judge-kind table: `openai:MODEL or openai-json:MODEL`."""
 
 
-class _Recorder:
+class _Recorder(Judge):
     """A transport that asks nothing: it records the questions it is given (the ones the cache lacks) and answers
     each `missing` / cancelled, so `decide` finishes without a request and without raising."""
 
     cacheable = True
-    reports_each_answer = False
-    fatal: str | None = None
 
     def __init__(self, inner: Judge) -> None:
         self.inner = inner
@@ -53,18 +63,25 @@ class _Recorder:
         return self.inner.cache_key(query)
 
     def ask_many(self, queries: Sequence[Question], progress: Progress | None = None,  # noqa: ARG002
-                 on_answer: object = None) -> list[Answer]:  # noqa: ARG002
+                 on_answer: AnswerCallback | None = None) -> list[Answer]:  # noqa: ARG002
         self.asked.extend(queries)
         return [Answer(MISSING, rationale=CANCELLED) for _ in queries]
 
 
 def _questions(db: Database, task: str, inputs: Mapping[str, str], judge_spec: str, *,
                uncached_only: bool) -> tuple[Judge, SqliteAnswerCache, dict[str, Question], JudgeStats]:
-    """The run's questions by cache key (only those the cache lacks, or all), with the live judge and the cache."""
-    plan = plan_run(db, task, inputs, judge_spec)
+    """The run's questions by cache key (only those the cache lacks, or all), with the live judge and the cache.
+
+    Raises:
+        AuditError: the family asks no LLM, or the spec names no LLM judge.
+    """
+    try:
+        plan = plan_run(db, task, inputs, judge_spec)
+    except JudgeSpecError as e:  # e.g. a family that asks no model: its message says so
+        raise AuditError(f"judge-batch cannot ask judge {judge_spec!r} for {task}: {e}") from None
     judge = plan.judge
-    if not callable(getattr(judge, "request_body", None)):
-        raise AuditError(f"judge-batch needs an LLM judge (openai:MODEL or openai-json:MODEL), not {judge.spec!r}")
+    if not judge.batchable:
+        raise AuditError(f"judge-batch needs an LLM judge ({LLM_FORMS}), not {judge.spec!r}")
     cache = SqliteAnswerCache(db, judge.spec, judge.identity())
     recorder = _Recorder(judge)
     _, stats = plan.task.decide(plan.loaded, recorder, cache if uncached_only else None, None)  # type: ignore[arg-type]
@@ -133,15 +150,12 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
         {"lines", "imported", "values" (imported answers by value), "already_cached", "problems" (count),
          "problem_lines" (the first ones: line, custom_id, reason), "remaining" (questions still uncached)}.
     Raises:
-        InputError, JudgeSpecError: bad inputs or judge spec. AuditError: results file missing or not UTF-8.
+        InputError: bad inputs, or a results line that is not UTF-8 (`FILE:LINE`). JudgeSpecError: bad judge spec.
+        AuditError: results file missing, or a judge that is not an LLM.
     """
     p = Path(results)
     if not p.is_file():
         raise AuditError(f"{p}: results file not found")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AuditError(f"{p}: not UTF-8 text; expected JSON lines from the Batch API or vLLM run-batch") from None
     judge, cache, by_key, _ = _questions(db, task, inputs, judge_spec, uncached_only=False)
     cached = cache.get_many(list(by_key))
     answers: dict[str, Answer] = {}
@@ -152,13 +166,13 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
     def problem(lineno: int, cid: object, reason: str) -> None:
         problems.append({"line": lineno, "custom_id": cid if isinstance(cid, str) else None, "reason": reason})
 
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in read_lines(p, what="results file"):
         if not line.strip():
             continue
         lines += 1
         try:
-            rec = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+            rec = parse_json(line, str(p), lineno)
+        except InputError:
             problem(lineno, None, "not valid JSON (a truncated or damaged file?)")
             continue
         cid = rec.get("custom_id") if isinstance(rec, dict) else None
@@ -172,7 +186,7 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
             problem(lineno, cid, "custom_id repeated; the first line was used")
             continue
         seen.add(cid)
-        reply = _reply(rec)
+        reply = _reply(rec)  # type: ignore[arg-type] (a dict: it has a custom_id)
         if isinstance(reply, str):
             problem(lineno, cid, reply)
             continue
@@ -181,7 +195,9 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
             continue
         content, finish, pt, ct = reply
         a = judge.answer_from_reply(by_key[cid], content, finish, pt, ct)  # type: ignore[attr-defined]
-        if a.value in CACHEABLE_VALUES:
+        if (why := answer_problem(by_key[cid], a)) is not None:
+            problem(lineno, cid, why)
+        elif is_kept(a):
             answers[cid] = a
     cache.put_many(answers)
     values: dict[str, int] = {}
@@ -197,8 +213,8 @@ def add_arguments(parser: argparse.ArgumentParser, input_names: Sequence[str], t
     parser.add_argument("action", choices=["export", "import"])
     parser.add_argument("results", nargs="?", help="import: the results file (OpenAI Batch API or vLLM run-batch)")
     parser.add_argument("--task", required=True, choices=list(tasks))
-    parser.add_argument("--judge", required=True, help="the live judge's spec: openai:MODEL or openai-json:MODEL "
-                        "(with the same OPENAI_BASE_URL as `score`: the endpoint is part of the cache key)")
+    parser.add_argument("--judge", required=True, help=f"the live judge's spec: {LLM_FORMS} (with the same "
+                        "OPENAI_BASE_URL as `score`: the endpoint is part of the cache key)")
     parser.add_argument("--out", default=None, help="export: the requests file to write")
     for name in dict.fromkeys(input_names):
         parser.add_argument(f"--{name}", default=None, metavar="PATH", help=f"the run's {name} input")

@@ -14,8 +14,9 @@ from audit.errors import AuditError
 from audit.rescoring import apply_reviews
 from audit.reviews import ROLES, allowed_labels, check_note, check_reviewer
 from audit.store import run_row, transaction
-from scoring.errors import InputError, parse_json, text_problem
+from scoring.errors import InputError, text_problem
 from scoring.families import get_task
+from scoring.jsonl import read_records
 
 MAX_IMPORT_BYTES = 512 * 2**20
 MAX_UID_CHARS = 100
@@ -46,46 +47,34 @@ def import_reviews(db: Database, run: str, path: str | Path) -> dict:
     row = run_row(db, run)
     task = get_task(row["task"])
     p = Path(path)
-    if not p.is_file():
-        raise InputError(str(p), None, "file not found")
-    size = p.stat().st_size
-    if size > MAX_IMPORT_BYTES:
-        raise InputError(str(p), None, f"file is {size / 2**20:.0f} MiB; the limit is {MAX_IMPORT_BYTES // 2**20} MiB")
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
     have = {r["uid"] for r in db.query("SELECT uid FROM reviews WHERE run_id = ?", [row["id"]])}
     new, skipped = [], 0
-    with p.open("rb") as f:
-        for n, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
-            except UnicodeDecodeError:
-                raise InputError(str(p), n, "not valid UTF-8 text") from None
-            if not line.strip():
-                continue
-            rec = _check_record(parse_json(line, str(p), n), str(p), n)
-            key = (rec["doc"], rec["kind"], rec["type"], rec["left"], rec["right"])
-            scheme = task.label_schemes.get(rec["kind"])
-            if key not in ids and scheme is not None and scheme.symmetric:
-                key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # either orientation
-            if key not in ids:
-                raise InputError(str(p), n, f"no such decision in run {run!r}: doc {rec['doc']!r}, {rec['type']} "
-                                            f"{rec['left']!r} / {rec['right']!r}")
-            allowed = allowed_labels(task.name, rec["kind"])
-            if rec["label"] is not None and rec["label"] not in allowed:
-                raise InputError(str(p), n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
-            if rec["uid"] in have:
-                skipped += 1
-                continue
-            other = db.execute("SELECT r.name FROM reviews v JOIN runs r ON r.id = v.run_id WHERE v.uid = ?",
-                               [rec["uid"]]).fetchone()
-            if other is not None:
-                raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
-                                            "reviews exported from one run cannot be imported into another run of "
-                                            "the same database")
-            have.add(rec["uid"])
-            new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
-                        int(rec["blind"]), rec["created"]))
+    for n, value in read_records(p, limit=MAX_IMPORT_BYTES, objects=False):
+        rec = _check_record(value, str(p), n)
+        key = (rec["doc"], rec["kind"], rec["type"], rec["left"], rec["right"])
+        scheme = task.label_schemes.get(rec["kind"])
+        if key not in ids and scheme is not None and scheme.symmetric:
+            key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # either orientation
+        if key not in ids:
+            raise InputError(str(p), n, f"no such decision in run {run!r}: doc {rec['doc']!r}, {rec['type']} "
+                                        f"{rec['left']!r} / {rec['right']!r}")
+        allowed = allowed_labels(task.name, rec["kind"])
+        if rec["label"] is not None and rec["label"] not in allowed:
+            raise InputError(str(p), n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
+        if rec["uid"] in have:
+            skipped += 1
+            continue
+        other = db.execute("SELECT r.name FROM reviews v JOIN runs r ON r.id = v.run_id WHERE v.uid = ?",
+                           [rec["uid"]]).fetchone()
+        if other is not None:
+            raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
+                                        "reviews exported from one run cannot be imported into another run of "
+                                        "the same database")
+        have.add(rec["uid"])
+        new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
+                    int(rec["blind"]), rec["created"]))
     if not new and skipped == 0:
         raise AuditError(f"{p}: no reviews in the file")
     with transaction(db):

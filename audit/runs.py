@@ -23,7 +23,9 @@ from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
 from scoring.families import get_task
 from scoring.families.base import Loaded, TaskFamily, sum_nested
-from scoring.judges.base import Judge, JudgeStats
+from scoring.judges.answer import JudgeStats
+from scoring.judges.registry import JudgeOptions
+from scoring.judges.transport import Judge
 
 Progress = Callable[[int, int], None]
 MAX_RUN_NAME = 120
@@ -104,9 +106,10 @@ def _main_input(task: TaskFamily, inputs: Mapping[str, str]) -> str:
 
 
 def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec: str, *, run: str | None = None,
-             input_names: Mapping[str, str] | None = None, judge: Judge | None = None,
+             input_names: Mapping[str, str] | None = None, judge_options: JudgeOptions | None = None,
              options: Mapping[str, str] | None = None) -> RunPlan:
-    """Check the name, load and validate every input, build the judge. Stores nothing.
+    """Check the name, load and validate every input, build the judge through its family (`make_judge`, with the
+    user's `judge_options`: endpoint, key, concurrency, prices). Stores nothing.
 
     Raises:
         InputError, JudgeSpecError: bad input (file and line named). AuditError: bad run name; RunExists.
@@ -127,7 +130,7 @@ def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec
         if list(db.query("SELECT 1 FROM runs WHERE name = ?", [run])):
             raise RunExists(f"run {run!r} already exists in this database; pick another name with --run")
     loaded = task.load(inputs)
-    judge = judge or task.make_judge(judge_spec)
+    judge = task.make_judge(judge_spec, judge_options)
     name = run or default_run_name(db, task.name, names.get(_main_input_name(task, inputs), task.name), judge.spec)
     return RunPlan(task, name, inputs, names, loaded, judge, dict(options or {}))
 
@@ -168,10 +171,10 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
 
 def score_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec: str, *, run: str | None = None,
               progress: Progress | None = None, input_names: Mapping[str, str] | None = None,
-              stats: JudgeStats | None = None, judge: Judge | None = None,
+              stats: JudgeStats | None = None, judge_options: JudgeOptions | None = None,
               options: Mapping[str, str] | None = None) -> dict:
     """`plan_run` then `execute_run`: score inputs (paths by the family's input names) and store the run."""
-    plan = plan_run(db, task_name, inputs, judge_spec, run=run, input_names=input_names, judge=judge,
+    plan = plan_run(db, task_name, inputs, judge_spec, run=run, input_names=input_names, judge_options=judge_options,
                     options=options)
     return execute_run(db, plan, progress=progress, stats=stats)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -29,7 +30,8 @@ from audit.store import dumps, now, run_row, transaction
 from scoring.errors import JudgeFailed
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
-from scoring.judges.base import MISSING, Judge
+from scoring.judges.answer import INVALID, MISSING
+from scoring.judges.registry import JudgeOptions
 from scoring.stats.stability import distribution, flipped, rates_by
 
 DEFAULT_SAMPLE = 100
@@ -92,7 +94,8 @@ def _check_name(db: Database, run_id: int, base: str) -> str:
 
 def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | None = None,
               judge_spec: str | None = None, sample: int | None = DEFAULT_SAMPLE, seed: int = 0,
-              name: str | None = None, judge: Judge | None = None, progress: Progress | None = None) -> dict:
+              name: str | None = None, judge_options: JudgeOptions | None = None,
+              progress: Progress | None = None) -> dict:
     """Re-ask the sample's questions `repeats` times and store every answer; returns the check's summary.
 
     Args:
@@ -100,7 +103,8 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
         temperature: sampling temperature for judges that have one (`openai:`); None keeps the judge's.
         sample, seed: which decisions (`sample_decisions`).
         name: the check's name (default from judge, temperature, repeats and sample; made unique).
-        judge: an already built judge (tests); `judge_spec` then only names it.
+        judge_options: how to reach the judge (endpoint, key, concurrency); the judge is built by the run's
+            family (`make_judge`), as for scoring.
         progress: (answers received, answers to get) over all attempts.
 
     Raises:
@@ -114,12 +118,13 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
     row = run_row(db, run)
     task = get_task(row["task"])
     spec = judge_spec or row["judge_spec"]
-    judge = judge or task.make_judge(spec)
+    options = judge_options or JudgeOptions()
     if temperature is not None:
-        if not hasattr(judge, "temperature"):
-            raise AuditError(f"judge {_public_spec(spec)!r} has no sampling temperature; --temperature applies to "
-                             "LLM judges (openai:MODEL)")
-        judge.temperature = float(temperature)  # type: ignore[attr-defined]
+        options = replace(options, temperature=float(temperature))
+    judge = task.make_judge(spec, options)
+    if temperature is not None and judge.temperature is None:
+        raise AuditError(f"judge {_public_spec(spec)!r} has no sampling temperature; --temperature applies to "
+                         "LLM judges (openai:MODEL)")
     chosen = sample_decisions(db, run, sample, seed, task)
     # One ask per distinct question per attempt, as scoring asks them (a CHIMERA pair of two equal spans has
     # one prompt for both orders); its answer is stored for every place it stands.
@@ -130,7 +135,7 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
             if tuple(q.key) not in index:
                 index[tuple(q.key)] = len(questions)
                 questions.append(q)
-    temp = getattr(judge, "temperature", None)
+    temp = judge.temperature
     base = name or (f"{_public_spec(spec)}" + (f" T={temp:g}" if temp is not None else "") +
                     f" x{repeats} n={len(chosen)} seed={seed}")
     if name is not None and list(db.query("SELECT 1 FROM stability_answers WHERE run_id = ? AND check_name = ? "
@@ -139,7 +144,7 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
     check = name or _check_name(db, row["id"], base)
     identity = {k: v for k, v in judge.identity().items() if k != "spec"}
     params = dumps({"identity": identity, "temperature": temp, "repeats": repeats, "sample": sample, "seed": seed,
-                    "deterministic": not getattr(judge, "cacheable", False)})
+                    "deterministic": not judge.cacheable})
     total, done = len(questions) * repeats, 0
     counts = {"answers": 0, "missing": 0, "invalid": 0}
     for attempt in range(1, repeats + 1):
@@ -157,7 +162,7 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
         for a in answers:
             counts["answers"] += 1
             counts["missing"] += a.value == MISSING
-            counts["invalid"] += a.value == "invalid"
+            counts["invalid"] += a.value == INVALID
         for d, qs in chosen:
             for q in qs:
                 a = answers[index[tuple(q.key)]]
@@ -167,7 +172,7 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
             db.conn.executemany(
                 "INSERT INTO stability_answers (run_id, check_name, decision_id, question, judge, attempt, value, raw, "
                 "rationale, params, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        fatal = getattr(judge, "fatal", None)
+        fatal = judge.fatal
         if fatal:
             raise JudgeFailed(f"judge {_public_spec(spec)!r} failed in attempt {attempt}: {fatal}; the answers "
                               "received so far are stored")

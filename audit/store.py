@@ -15,7 +15,7 @@ from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
 from audit.migrations import SCHEMA_VERSION, migrations
-from scoring.judges.base import Answer
+from scoring.judges.answer import Answer
 
 BUSY_TIMEOUT_MS = 15_000  # two reviewers writing at once wait for each other instead of failing
 
@@ -293,7 +293,7 @@ def list_runs(db: Database) -> list[dict]:
 
 
 class SqliteAnswerCache:
-    """`scoring.judges.base.AnswerCache` over the `judge_cache` table (keys already include judge and prompt)."""
+    """`scoring.judges.transport.AnswerCache` over the `judge_cache` table (keys already include judge and prompt)."""
 
     def __init__(self, db: Database, judge: str, identity: dict | None = None) -> None:
         self.db = db

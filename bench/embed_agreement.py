@@ -23,9 +23,12 @@ if str(ROOT) not in sys.path:
 
 from sklearn.metrics import cohen_kappa_score, roc_auc_score  # noqa: E402
 
-from scoring.families.chimera.scorer import load_gold, normalise_name  # noqa: E402
-from scoring.judges.base import NO, YES, ExactJudge, FuzzyJudge, ReplayJudge, SpanQuery, normalise_words  # noqa: E402
+from scoring.families.chimera.questions import SpanQuery, read_log_line  # noqa: E402
+from scoring.families.chimera.scorer import load_gold  # noqa: E402
+from scoring.judges.answer import NO, YES  # noqa: E402
 from scoring.judges.embed import DEFAULT_EMBED_THRESHOLD, EmbedJudge  # noqa: E402
+from scoring.judges.local import ExactJudge, FuzzyJudge, normalise_words  # noqa: E402
+from scoring.judges.replay import ReplayJudge  # noqa: E402
 
 THRESHOLDS = [round(0.5 + 0.05 * i, 2) for i in range(10)]
 
@@ -40,7 +43,7 @@ def agreement(a: list[str], b: list[str]) -> tuple[float, float]:
 
 def load_queries(log: Path, gold: Path, non_identical: bool) -> tuple[list[SpanQuery], list[str]]:
     texts = {d.paper_id: d.text for d in load_gold(gold)}
-    replay = ReplayJudge(log, normalise_name)
+    replay = ReplayJudge(log, read_log_line)
     queries, answers = [], []
     for (doc, etype, s1, s2), ans in replay.answers.items():
         if ans.value not in (YES, NO) or (non_identical and s1 == s2):

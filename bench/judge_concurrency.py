@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scoring.families.chimera.prompts import span_question  # noqa: E402
+from scoring.families.chimera.questions import span_question  # noqa: E402
 from scoring.judges.openai_compat import OpenAIJudge  # noqa: E402
 from tests.judge_server import JudgeServer  # noqa: E402
 

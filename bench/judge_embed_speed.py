@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scoring.judges.base import SpanQuery  # noqa: E402
+from scoring.families.chimera.questions import SpanQuery  # noqa: E402
 from scoring.judges.embed import EmbedJudge  # noqa: E402
 
 

@@ -74,7 +74,7 @@ def child_ours(gold: str, pred: str, log: str, db_path: str) -> dict:
     import audit.runs as runs
     from audit.store import open_db
     from scoring.families import get_task
-    from scoring.judges.base import ReplayJudge
+    from scoring.judges.replay import ReplayJudge
 
     import_s = time.perf_counter() - t_start
     rss_imports = peak_rss_mb()

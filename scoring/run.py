@@ -19,7 +19,7 @@ from typing import Any
 from scoring.decisions import Decision
 from scoring.families import get_task
 from scoring.families.base import Loaded, TaskFamily, sum_nested
-from scoring.judges.base import JudgeStats
+from scoring.judges.answer import JudgeStats
 
 
 @dataclass

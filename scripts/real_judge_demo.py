@@ -41,9 +41,10 @@ from audit.runs import score_run, write_judge_log  # noqa: E402
 from audit.store import open_db  # noqa: E402
 from audit.views import decisions  # noqa: E402
 from scoring.families import get_task  # noqa: E402
-from scoring.families.chimera.prompts import bind_judge, span_question  # noqa: E402
+from scoring.families.chimera.questions import span_question  # noqa: E402
 from scoring.families.chimera.scorer import load_gold, load_predictions, question_pairs  # noqa: E402
-from scoring.judges.openai_compat import JSON, OpenAIJudge  # noqa: E402
+from scoring.judges.registry import JudgeOptions  # noqa: E402
+from scoring.judges.transport import Judge  # noqa: E402
 from tests.llm.llama_server import GGUF_NAME, MODEL_ALIAS, LlamaServer, file_sha256, gguf_path  # noqa: E402
 
 DATA = ROOT / "data" / "chimera"
@@ -51,9 +52,13 @@ GOLD, PRED = DATA / "eval.csv", DATA / "pred_mixed.jsonl"
 SPEC = f"openai-json:{MODEL_ALIAS}"
 
 
-def make_judge(base_url: str, concurrency: int) -> OpenAIJudge:
-    return bind_judge(OpenAIJudge(MODEL_ALIAS, base_url=base_url, api_key="no-key", answer_mode=JSON,
-                                  concurrency=concurrency))  # type: ignore[return-value]
+def judge_options(base_url: str, concurrency: int) -> JudgeOptions:
+    return JudgeOptions(base_url=base_url, api_key="no-key", concurrency=concurrency)
+
+
+def make_judge(base_url: str, concurrency: int) -> Judge:
+    """The run's judge, built (and bound to CHIMERA's question) by the family, as `score` builds it."""
+    return get_task("chimera").make_judge(SPEC, judge_options(base_url, concurrency))
 
 
 def kappa(a: list[str], b: list[str]) -> float | None:
@@ -111,9 +116,9 @@ def main() -> None:
             db = open_db(args.db or Path(tmp) / "demo.db")
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
             run, exact_run = f"smollm2-{stamp}", f"exact-{stamp}"
-            judge = make_judge(base_url, 1)
             t0 = time.perf_counter()
-            row = score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED)}, SPEC, run=run, judge=judge)
+            row = score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED)}, SPEC, run=run,
+                            judge_options=judge_options(base_url, 1))
             wall = time.perf_counter() - t0
             score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED)}, "exact", run=exact_run)
             stats = row["summary"]["judge"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,18 +18,12 @@ from audit.runs import execute_run, plan_run
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
 from scoring.families.base import DemoRun, InputSpec, TaskFamily
-from scoring.judges.base import JudgeStats
+from scoring.judges.answer import JudgeStats
+from scoring.judges.registry import JudgeOptions, describe, kind_of
 from ui.text import show_error, show_text
 
 UPLOAD = "Upload…"
 PATH = "A path on this machine…"
-JUDGE_KINDS = {
-    "replay": "replay:PATH — answers from a judge log",
-    "exact": "exact — case/whitespace-insensitive equality",
-    "fuzzy": "fuzzy[:T] — RapidFuzz ratio ≥ T (default 85)",
-    "embed": "embed[:T] — offline embedding cosine ≥ T",
-    "openai": "openai:MODEL — any OpenAI-compatible endpoint",
-}
 
 
 @dataclass(frozen=True)
@@ -91,12 +86,20 @@ def _file_picker(spec: InputSpec, key: str, default: str | None, near: list[str]
     return Source(name, files=tuple((u.name, u.getvalue()) for u in ups))
 
 
-def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, dict | None, Source | None]:
-    """(spec, openai options or None, judge log source or None)."""
-    demo_log = demo.judge.split(":", 1)[1] if demo and demo.judge.startswith("replay:") else None
-    kinds = list(dict.fromkeys(([] if demo_log is None else ["replay"]) +
+def judge_choices(task: TaskFamily, demo: DemoRun | None) -> dict[str, str]:
+    """The judge kinds the form offers for a family, kind name -> label: the family's specs and `replay` (first
+    when its demo replays a log), labelled from the judge-kind table (a family's own spec by itself)."""
+    replay_first = demo is not None and demo.judge.startswith("replay:")
+    names = list(dict.fromkeys((["replay"] if replay_first else []) +
                                [s.split(":", 1)[0] for s in task.judge_specs] + ["replay"]))
-    labels = [JUDGE_KINDS.get(k, k) for k in kinds]
+    return {n: describe(k) if (k := kind_of(n)) is not None else n for n in names}
+
+
+def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, JudgeOptions | None, Source | None]:
+    """(spec, the endpoint's options or None, judge log source or None)."""
+    demo_log = demo.judge.split(":", 1)[1] if demo and demo.judge.startswith("replay:") else None
+    choices = judge_choices(task, demo)
+    kinds, labels = list(choices), list(choices.values())
     kind = kinds[labels.index(st.selectbox("Judge", labels, index=0, key=f"newrun.{task.name}.judge",
                                            help="Who answers the scorer's questions; see README › Judges."))]
     if kind == "replay":
@@ -104,10 +107,11 @@ def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, dict | N
         log = _file_picker(InputSpec("judge_log", "Judge log", task.describe_judge_log(), suffixes=("jsonl",)),
                            f"newrun.{task.name}.log", default, _demo_folders(demo))
         return ("replay:" if log else ""), None, log
-    if kind in ("fuzzy", "embed"):
+    k = kind_of(kind)
+    if k is not None and k.form.endswith("[:T]"):
         t = st.text_input("Threshold (optional)", key=f"newrun.{task.name}.threshold", placeholder="default")
         return (f"{kind}:{t.strip()}" if t.strip() else kind), None, None
-    if kind != "openai":
+    if k is None or not k.llm:
         return next(s for s in task.judge_specs if s.split(":", 1)[0] == kind), None, None
     model = st.text_input("Model", value="gpt-4o-mini", key="newrun.model")
     c1, c2, c3 = st.columns([2, 2, 1])
@@ -130,9 +134,19 @@ def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, dict | N
             table = []
         edited = st.data_editor(table, num_rows="dynamic", key="newrun.prices", hide_index=True)
     prices = {r["model"]: (float(r["prompt"] or 0), float(r["completion"] or 0)) for r in edited if r.get("model")}
-    opts = {"base_url": base_url.strip() or None, "api_key": api_key.strip() or None,
-            "concurrency": int(concurrency) or None, "prices": prices}
-    return f"openai:{model.strip()}", opts, None
+    opts = JudgeOptions(base_url=base_url.strip() or None, api_key=api_key.strip() or None,
+                        concurrency=int(concurrency) or None, prices=prices)
+    return f"{kind}:{model.strip()}", opts, None
+
+
+def score_from_form(conn: Database, task: TaskFamily, paths: dict[str, str], spec: str, *, run: str | None,
+                    judge_options: JudgeOptions | None, input_names: dict[str, str], options: dict[str, str],
+                    progress: Callable[[int, int], None] | None = None, stats: JudgeStats | None = None) -> dict:
+    """What the Score button does once the inputs are on disk: plan the run (the judge built by the family, with
+    the form's endpoint options) and score it. Returns the stored run's row."""
+    plan = plan_run(conn, task.name, paths, spec, run=run, judge_options=judge_options, input_names=input_names,
+                    options=options)
+    return execute_run(conn, plan, progress=progress, stats=stats)
 
 
 def _demo_folders(demo: DemoRun | None) -> list[str]:
@@ -155,7 +169,7 @@ def new_run_form(conn: Database) -> str | None:
         sources[spec.name] = _file_picker(spec, f"newrun.{task.name}.{spec.name}", default, _demo_folders(demo))
     options = {o.name: st.selectbox(o.name, o.choices, key=f"newrun.{task.name}.opt.{o.name}", help=o.help)
                for o in task.options}
-    spec, openai_options, log = _judge_picker(task, demo)
+    spec, judge_options, log = _judge_picker(task, demo)
     name = st.text_input("Run name (optional)", key="newrun.name", placeholder="derived from the file names")
     if st.session_state.get("newrun.cancel"):
         st.info("Scoring was cancelled. Judge answers received so far are cached: score again to resume where it "
@@ -191,14 +205,9 @@ def new_run_form(conn: Database) -> str | None:
             shown[str(log_path)] = log.name
             spec = f"replay:{log_path}"
         try:
-            judge = None
-            if openai_options is not None:
-                from scoring.judges.openai_compat import OpenAIJudge
-
-                judge = OpenAIJudge(spec.split(":", 1)[1], **openai_options)
-            plan = plan_run(conn, task.name, paths, spec, run=name.strip() or None, judge=judge,
-                            input_names={k: sources[k].name for k in paths}, options=options)  # type: ignore[union-attr]
-            row = execute_run(conn, plan, progress=progress, stats=stats)
+            row = score_from_form(conn, task, paths, spec, run=name.strip() or None, judge_options=judge_options,
+                                  input_names={k: sources[k].name for k in paths},  # type: ignore[union-attr]
+                                  options=options, progress=progress, stats=stats)
         except (InputError, JudgeSpecError, AuditError) as e:
             bar.empty()
             cancel.empty()

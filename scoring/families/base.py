@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from scoring.decisions import Decision
-from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress
+from scoring.judges.answer import JudgeStats
+from scoring.judges.registry import JudgeOptions
+from scoring.judges.transport import AnswerCache, Judge, Progress
 
 Labels = Mapping[tuple[str, str, str, str], str]
 """Effective label per (kind, type, left, right) within one document."""
@@ -157,8 +159,10 @@ class TaskFamily(Protocol):
         """
         ...
 
-    def make_judge(self, spec: str) -> Judge:
-        """The judge transport for a spec, able to answer this family's questions."""
+    def make_judge(self, spec: str, options: JudgeOptions | None = None) -> Judge:
+        """The judge transport for a spec, able to answer this family's questions (bound to them, so an LLM
+        judge's identity names its prompt before it asks), reached and run with the user's `options`. Every
+        judge is built here: the CLI, the new-run form, stability checks and judge-batch alike."""
         ...
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
@@ -221,7 +225,7 @@ class TaskFamily(Protocol):
         ...
 
     def questions_for(self, payload: Mapping, decision: Mapping) -> list:
-        """The judge questions (`scoring.judges.base.Question`, every order asked) behind one stored decision, so
+        """The judge questions (`scoring.judges.question.Question`, every order asked) behind one stored decision, so
         a stability check can re-ask them; [] for families whose judge is not an LLM."""
         ...
 

@@ -1,9 +1,9 @@
 """`embed[:T]`: an offline semantic judge, cosine similarity of span embeddings.
 
-Imported lazily by `scoring.judges.parse_judge_spec` for specs starting with `embed` (see `_LAZY_MODULES`);
-importing it registers the spec. The model is WordLlama's `l2_supercat` 256-d static token embeddings, whose
-weights and tokenizer ship inside the `wordllama` wheel (install `wordllama==0.4.0.post1`; it needs no torch).
-It is loaded from the package folder with downloads disabled, so it never touches the network or a model hub.
+Imported by `scoring.judges.registry` on the first `embed` spec (`embed_from_spec`). The model is WordLlama's
+`l2_supercat` 256-d static token embeddings, whose weights and tokenizer ship inside the `wordllama` wheel
+(install `wordllama==0.4.0.post1`; it needs no torch). It is loaded from the package folder with downloads
+disabled, so it never touches the network or a model hub.
 """
 
 from __future__ import annotations
@@ -20,18 +20,10 @@ from typing import Any
 import numpy as np
 
 from scoring.errors import JudgeSpecError
-from scoring.judges.base import (
-    NO,
-    YES,
-    Answer,
-    AnswerCallback,
-    LocalJudge,
-    Progress,
-    Question,
-    comparable_pair,
-    normalise_words,
-    register_judge,
-)
+from scoring.judges.answer import NO, YES, Answer
+from scoring.judges.local import comparable_pair, normalise_words
+from scoring.judges.question import Question
+from scoring.judges.transport import AnswerCallback, LocalJudge, Progress
 
 DEFAULT_EMBED_THRESHOLD = 0.9
 """Chosen by `bench/embed_agreement.py` (best Cohen's kappa against data/chimera/judge_mixed.jsonl); see EmbedJudge."""
@@ -187,7 +179,7 @@ class EmbedJudge(LocalJudge):
         return out
 
 
-def judge_from_spec_arg(arg: str) -> EmbedJudge:
+def embed_from_spec(arg: str, *_context: object) -> EmbedJudge:
     """The `embed[:T]` factory: no argument means `DEFAULT_EMBED_THRESHOLD`."""
     arg = arg.strip()
     if not arg:
@@ -198,5 +190,3 @@ def judge_from_spec_arg(arg: str) -> EmbedJudge:
         raise JudgeSpecError(f"embed threshold must be a number, got {arg!r}") from None
     return EmbedJudge(threshold)
 
-
-register_judge("embed", judge_from_spec_arg)

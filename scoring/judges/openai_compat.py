@@ -7,7 +7,8 @@ question's structured form instead (`Question.structured()`: its own template an
 `response_format`, a JSON parser), in the endpoint's dialect: `json_schema` (OpenAI, vLLM) or `json_object` with
 a `schema` (llama-cpp-python's server; the default for a local URL).
 
-Importing this module registers the spec (`scoring.judges` imports it lazily for `openai:...`).
+`scoring.judges.registry` imports it on the first `openai:` / `openai-json:` spec (`text_judge_from_spec`,
+`json_judge_from_spec`, with the user's `JudgeOptions`).
 See docs/judges.md for the user-facing description.
 
 - Configuration: `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `REJUDGE_JUDGE_JSON_DIALECT` (or constructor arguments);
@@ -45,20 +46,11 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 import openai
 
 from scoring.errors import InputError, JudgeSpecError
-from scoring.judges.base import (
-    CANCELLED,
-    INVALID,
-    MISSING,
-    NOT_SENT,
-    REQUEST_FAILED,
-    Answer,
-    AnswerCallback,
-    Progress,
-    Question,
-    _hash,
-    register_judge,
-)
+from scoring.judges.answer import CANCELLED, INVALID, MISSING, NOT_SENT, REQUEST_FAILED, Answer
 from scoring.judges.prompts import PromptTemplate
+from scoring.judges.question import Question
+from scoring.judges.registry import JudgeOptions
+from scoring.judges.transport import AnswerCallback, Judge, Progress, request_hash
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 8
@@ -291,7 +283,7 @@ def default_concurrency(base_url: str) -> int:
     return server_slots(base_url) or LOCAL_CONCURRENCY
 
 
-class OpenAIJudge:
+class OpenAIJudge(Judge):
     """`openai:MODEL` / `openai-json:MODEL`: asks an OpenAI-compatible chat endpoint each question's own prompt.
 
     Args:
@@ -318,6 +310,7 @@ class OpenAIJudge:
 
     cacheable = True
     reports_each_answer = True
+    batchable = True
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int | None = None, timeout: float | None = None, max_retries: int | None = None,
@@ -400,13 +393,13 @@ class OpenAIJudge:
                 out["prompts"] = prompts
         return out
 
-    def bind(self, what: object) -> OpenAIJudge:
+    def bind(self, sample: Question | PromptTemplate) -> OpenAIJudge:
         """Record the prompt template a run's questions use, before asking (for `identity`): a `PromptTemplate`,
         or a sample `Question` (its structured form's template in `json` mode)."""
-        if isinstance(what, PromptTemplate):
-            self._note(what)
+        if isinstance(sample, PromptTemplate):
+            self._note(sample)
         else:
-            self._note(self.form(what).template)  # type: ignore[arg-type]
+            self._note(self.form(sample).template)
         return self
 
     def _note(self, template: PromptTemplate | None) -> None:
@@ -414,7 +407,7 @@ class OpenAIJudge:
             self._prompts[template.name] = template.version
 
     @property
-    def fatal(self) -> str | None:
+    def fatal(self) -> str | None:  # type: ignore[override] (read-only here)
         return self._fatal
 
     def form(self, query: Question) -> Question:
@@ -470,7 +463,7 @@ class OpenAIJudge:
         rf = self.response_format(query)
         if rf is not None:
             parts.append(rf)
-        return _hash(parts)
+        return request_hash(parts)
 
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         return estimate_cost(self.model, prompt_tokens, completion_tokens, self.prices)
@@ -627,13 +620,19 @@ def _short(e: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _make_judge(arg: str) -> OpenAIJudge:
-    return OpenAIJudge(arg)
+def _from_spec(arg: str, options: JudgeOptions, answer_mode: str) -> OpenAIJudge:
+    kw: dict = {"base_url": options.base_url, "api_key": options.api_key, "concurrency": options.concurrency,
+                "prices": options.prices}
+    if options.temperature is not None:
+        kw["temperature"] = options.temperature
+    return OpenAIJudge(arg, answer_mode=answer_mode, **kw)
 
 
-def _make_json_judge(arg: str) -> OpenAIJudge:
-    return OpenAIJudge(arg, answer_mode=JSON)
+def text_judge_from_spec(arg: str, options: JudgeOptions, _read_log_line: object = None) -> OpenAIJudge:
+    """The `openai:MODEL` factory (`scoring.judges.registry`), with the user's `JudgeOptions`."""
+    return _from_spec(arg, options, TEXT)
 
 
-register_judge("openai", _make_judge)
-register_judge("openai-json", _make_json_judge)
+def json_judge_from_spec(arg: str, options: JudgeOptions, _read_log_line: object = None) -> OpenAIJudge:
+    """The `openai-json:MODEL` factory, with the user's `JudgeOptions`."""
+    return _from_spec(arg, options, JSON)

@@ -14,7 +14,7 @@ import hashlib
 import string
 from dataclasses import dataclass
 
-YES, NO, INVALID = "yes", "no", "invalid"
+from scoring.judges.answer import INVALID
 
 
 def template_hash(text: str) -> str:
@@ -24,12 +24,14 @@ def template_hash(text: str) -> str:
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """A named prompt template with `{FIELD}` placeholders."""
+    """A named prompt template with `{FIELD}` placeholders, and the answers a reply to it may give."""
 
     name: str
     """Stable name stored with runs, e.g. `chimera-span-comparison`."""
     text: str
     """The template text, exactly as sent (before the fields are filled in)."""
+    answers: tuple[str, ...] = ()
+    """The answer vocabulary: every value its parser may read besides `invalid` (e.g. `yes`, `no`)."""
 
     @property
     def version(self) -> str:
@@ -55,7 +57,6 @@ class PromptTemplate:
         return self.text.format(**values)
 
 
-
 @dataclass(frozen=True)
 class Parsed:
     """What a parser read from a judge's reply."""
@@ -72,18 +73,18 @@ class Parsed:
         return self.value != INVALID
 
 
-def _between(raw: str, open_tag: str, close_tag: str) -> str | None:
+def between(raw: str, open_tag: str, close_tag: str) -> str | None:
+    """The text between the first `open_tag` and the next `close_tag`, or None.
+
+    >>> between("<answer> Yes </answer><answer>No</answer>", "<answer>", "</answer>")
+    ' Yes '
+    """
     start = raw.find(open_tag)
     if start < 0:
         return None
     start += len(open_tag)
     end = raw.find(close_tag, start)
     return raw[start:end] if end >= 0 else None
-
-
-def between(raw: str, open_tag: str, close_tag: str) -> str | None:
-    """The text between the first `open_tag` and the next `close_tag`, or None."""
-    return _between(raw, open_tag, close_tag)
 
 
 TEMPLATES: dict[str, PromptTemplate] = {}

@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from scoring.errors import JudgeSpecError
+from scoring.families.chimera.questions import SpanQuery
 from scoring.judges import embed as embed_judge
-from scoring.judges.base import NO, YES, SpanQuery, parse_judge_spec
+from scoring.judges.answer import NO, YES
 from scoring.judges.embed import DEFAULT_EMBED_THRESHOLD, EmbedJudge
+from scoring.judges.registry import parse_judge_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -168,7 +170,8 @@ OFFLINE_SCRIPT = textwrap.dedent("""
     socket.getaddrinfo = no_network
 
     from pathlib import Path
-    from scoring.judges.base import SpanQuery, parse_judge_spec
+    from scoring.families.chimera.questions import SpanQuery
+    from scoring.judges.registry import parse_judge_spec
     from scoring.judges import embed as embed_judge
 
     judge = parse_judge_spec("embed:0.6")

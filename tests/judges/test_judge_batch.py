@@ -4,7 +4,6 @@ scripted local server (tests/judge_server.py) standing in for the batch engine."
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,17 @@ from audit.judge_batch import export_requests, import_results
 from audit.runs import score_run
 from audit.store import open_db
 from audit.views import decisions
+from scoring.errors import InputError
+from scoring.families import TASKS
+from scoring.families.chimera.questions import SpanQuery
 from tests.judge_server import JudgeServer
+from tests.support.batch_round_trip import (
+    batch_round_trip,
+    read_jsonl,
+    round_trip_inputs,
+    run_batch,
+    scripted_endpoint,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = str(ROOT / "data/chimera/eval.csv")
@@ -33,24 +42,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeServer]:
         monkeypatch.delenv("REJUDGE_JUDGE_CONCURRENCY", raising=False)
         monkeypatch.delenv("REJUDGE_JUDGE_JSON_DIALECT", raising=False)
         yield srv
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def run_batch(srv: JudgeServer, requests: Path, results: Path) -> None:
-    """What a batch engine does with a request file: POST each body, write one result line per request."""
-    out = []
-    for i, req in enumerate(read_jsonl(requests)):
-        assert req["method"] == "POST" and req["url"] == "/v1/chat/completions"
-        http = urllib.request.Request(srv.base_url + "/chat/completions", data=json.dumps(req["body"]).encode(),
-                                      headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(http, timeout=10) as r:  # noqa: S310 (the local test server)
-            body = json.loads(r.read())
-        out.append({"id": f"batch_req_{i}", "custom_id": req["custom_id"],
-                    "response": {"status_code": 200, "request_id": f"req_{i}", "body": body}, "error": None})
-    results.write_text("".join(json.dumps(r) + "\n" for r in out), encoding="utf-8")
 
 
 def labels(db: object, run: str) -> dict:
@@ -149,3 +140,88 @@ def test_the_cli_round_trip_and_its_errors(server: JudgeServer, tmp_path: Path,
     assert "needs the results file" in capsys.readouterr().err
     assert main(["--db", db, "judge-batch", "import", str(tmp_path / "none.jsonl"), *common]) == 2
     assert "results file not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family", sorted(TASKS))
+def test_every_family_round_trips_through_a_batch_or_is_refused(family: str, tmp_path: Path) -> None:
+    """export -> results answering every request -> import -> score sends 0 requests, for each family whose judge
+    is an LLM; the others are refused with a message saying they ask no model (tests/support/batch_round_trip.py)."""
+    got = batch_round_trip(family, tmp_path)
+    llm_families = {"chimera", "ideation"}
+    assert (got is not None) == (family in llm_families)
+    if got is not None:
+        assert got["imported"] == got["exported"] > 0 and got["cached"] >= got["exported"]
+        assert len(got["values"]) > 1  # more than one answer of the vocabulary came through
+
+
+@pytest.mark.parametrize("family", ["chimera", "ideation"])
+def test_batch_import_caches_exactly_what_a_live_run_caches(family: str, tmp_path: Path) -> None:
+    """One cacheability rule: the cache rows (key, value) after a batch import equal those of a live run asked
+    the same replies."""
+    inputs = round_trip_inputs(family)
+    with scripted_endpoint() as srv:
+        live = open_db(tmp_path / "live.db")
+        score_run(live, family, inputs, SPEC, run="live")
+        batch = open_db(tmp_path / "batch.db")
+        req, res = tmp_path / "req.jsonl", tmp_path / "res.jsonl"
+        export_requests(batch, family, inputs, SPEC, req)
+        run_batch(srv, req, res)
+        import_results(batch, family, inputs, SPEC, res)
+
+    def rows(db: object) -> dict:
+        query = "SELECT key, value, prompt_hash FROM judge_cache"
+        return {r["key"]: (r["value"], r["prompt_hash"]) for r in db.query(query)}  # type: ignore[attr-defined]
+
+    assert rows(batch) == rows(live) and len(rows(live)) > 0
+    assert None not in {h for _, h in rows(live).values()}
+
+
+def test_unreadable_replies_are_cached_invalid_as_live_ones_are(tmp_path: Path) -> None:
+    def mostly_unreadable(prompt: str) -> str:
+        return "<answer>Yes</answer>" if "<span1>\nx" in prompt else "I am not sure."
+
+    with scripted_endpoint(mostly_unreadable) as srv:
+        db = open_db(tmp_path / "b.db")
+        req, res = tmp_path / "req.jsonl", tmp_path / "res.jsonl"
+        n = export_requests(db, "chimera", INPUTS, SPEC, req)["exported"]
+        run_batch(srv, req, res)
+        report = import_results(db, "chimera", INPUTS, SPEC, res)
+        assert report["problems"] == 0 and report["imported"] == n and report["values"].get("invalid", 0) > n / 2
+        srv.reset_counts()
+        row = score_run(db, "chimera", INPUTS, SPEC, run="r")
+        assert srv.requests == 0 and row["summary"]["judge"]["invalid"] == report["values"]["invalid"]
+
+
+def test_an_answer_outside_the_questions_vocabulary_is_a_problem_line(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never silently dropped: a reply read as a value the question does not declare is reported, line by line."""
+    with scripted_endpoint() as srv:
+        db = open_db(tmp_path / "v.db")
+        req, res = tmp_path / "req.jsonl", tmp_path / "res.jsonl"
+        n = export_requests(db, "chimera", INPUTS, SPEC, req)["exported"]
+        run_batch(srv, req, res)
+        monkeypatch.setattr(SpanQuery, "answers", ("yes",))  # as if the question allowed only yes
+        report = import_results(db, "chimera", INPUTS, SPEC, res)
+    noes = n - report["values"].get("yes", 0)
+    assert noes > 0 and report["problems"] == noes and report["imported"] == n - noes
+    assert all("'no' is not one this question allows (yes)" in p["reason"] for p in report["problem_lines"])
+
+
+def test_results_are_read_by_the_one_json_lines_reader(server: JudgeServer, tmp_path: Path) -> None:
+    """A raw U+2028 inside a reply stays in its line (str.splitlines would cut it); a Latin-1 byte is an error at
+    its line, not a silently replaced character."""
+    db = open_db(tmp_path / "u.db")
+    req, res = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    n = export_requests(db, "chimera", INPUTS, SPEC, req)["exported"]
+    run_batch(server, req, res)
+    good = read_jsonl(res)
+    for r in good:
+        msg = r["response"]["body"]["choices"][0]["message"]
+        msg["content"] = "<justification>one\u2028two</justification>\n" + msg["content"]
+    res.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in good).encode())
+    report = import_results(db, "chimera", INPUTS, SPEC, res)
+    assert report["problems"] == 0 and report["imported"] == report["lines"] == n
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(res.read_bytes().replace(b"two", b"tw\xf6", 1))
+    with pytest.raises(InputError, match=r"bad\.jsonl:1: not valid UTF-8"):
+        import_results(db, "chimera", INPUTS, SPEC, bad)

@@ -1,5 +1,5 @@
 """The openai judge, its prompts and parsers, prices, and progressive caching (scoring/judges/openai_compat.py,
-scoring/judges/prompts.py, scoring/families/*/prompts.py, scoring/judges/base.ask_with_cache), against a scripted
+scoring/judges/prompts.py, scoring/families/*/prompts.py, scoring/judges/asking.ask_with_cache), against a scripted
 local server (tests/judge_server.py)."""
 
 from __future__ import annotations
@@ -16,25 +16,13 @@ import pytest
 
 from scoring.errors import InputError, JudgeFailed, JudgeSpecError
 from scoring.families.chimera import prompts as chimera_prompts
-from scoring.families.chimera.prompts import bind_judge, span_question
+from scoring.families.chimera.questions import SpanQuery, bind_judge, span_question
 from scoring.families.chimera.scorer import judge_log_records
 from scoring.families.ideation import prompts as ideation_prompts
 from scoring.judges import prompts as core_prompts
-from scoring.judges.base import (
-    CANCELLED,
-    INVALID,
-    MISSING,
-    NO,
-    NOT_SENT,
-    REQUEST_FAILED,
-    YES,
-    Answer,
-    ExactJudge,
-    JudgeStats,
-    SpanQuery,
-    ask_with_cache,
-    parse_judge_spec,
-)
+from scoring.judges.answer import CANCELLED, INVALID, MISSING, NO, NOT_SENT, REQUEST_FAILED, YES, Answer, JudgeStats
+from scoring.judges.asking import ask_with_cache
+from scoring.judges.local import ExactJudge
 from scoring.judges.openai_compat import (
     DEFAULT_PRICES,
     OpenAIJudge,
@@ -46,6 +34,8 @@ from scoring.judges.openai_compat import (
     redact_url,
     url_secrets,
 )
+from scoring.judges.registry import parse_judge_spec
+from scoring.judges.transport import Judge
 from tests.judge_server import NO_TEXT, TRUNCATED_TEXT, YES_TEXT, JudgeServer, equal_spans_script, spans_of
 
 KEY = "sk-unit-test-key-0123456789"
@@ -455,8 +445,8 @@ def test_cost_is_estimated_from_the_price_table(server: JudgeServer) -> None:
     assert stats.as_dict()["cost_usd"] == stats.cost_usd and judge.identity()["price_usd_per_1m"] == [1.0, 2.0]
 
 
-class _BatchOnlyJudge:
-    """A cacheable judge whose ask_many has no on_answer: asked in chunks."""
+class _BatchOnlyJudge(Judge):
+    """A cacheable judge that does not report each answer: asked in chunks."""
 
     spec = "batch"
     cacheable = True

@@ -26,8 +26,10 @@ if _WHY:
 from audit.cli import main  # noqa: E402
 from audit.store import open_db  # noqa: E402
 from audit.views import decisions  # noqa: E402
-from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH, span_question  # noqa: E402
-from scoring.judges.base import MISSING, NO, YES, JudgeStats, ask_with_cache  # noqa: E402
+from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH  # noqa: E402
+from scoring.families.chimera.questions import span_question  # noqa: E402
+from scoring.judges.answer import MISSING, NO, YES, JudgeStats  # noqa: E402
+from scoring.judges.asking import ask_with_cache  # noqa: E402
 from scoring.judges.openai_compat import JSON, OpenAIJudge  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

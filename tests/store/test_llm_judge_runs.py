@@ -22,7 +22,8 @@ from audit.store import open_db
 from audit.views import decisions
 from scoring.errors import JudgeFailed
 from scoring.families import get_task
-from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH, bind_judge
+from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH
+from scoring.judges.registry import JudgeOptions
 from tests.judge_server import TRUNCATED_TEXT, JudgeServer, equal_spans_script, spans_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,17 +137,45 @@ def test_requests_sent_are_the_distinct_ordered_pairs(server: JudgeServer, db_pa
 
 @pytest.mark.parametrize(("spec", "prompt_hash"), [(SPEC, "6e5b6cc66c82"),
                                                    ("openai-json:test-model", CHIMERA_SPAN_JSON_PROMPT_HASH)])
-def test_a_bound_judge_names_its_prompt_on_every_cached_call(server: JudgeServer, db_path: Path, spec: str,
-                                                            prompt_hash: str) -> None:
-    # The store reads the prompt hash from the judge identity before asking; a judge bound to the family's
-    # question (bind_judge; ChimeraTask.make_judge should do it) names it up front.
-    judge = bind_judge(get_task("chimera").make_judge(spec))
-    assert judge.identity()["prompt_hash"] == prompt_hash
-    row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": MIXED}, spec, run="r", judge=judge)
+def test_a_judge_built_by_its_family_names_its_prompt_on_every_cached_call(server: JudgeServer, db_path: Path,
+                                                                           spec: str, prompt_hash: str) -> None:
+    # The store reads the prompt hash from the judge identity before asking: the family's make_judge binds the
+    # judge to its question, so the identity names the prompt up front.
+    assert get_task("chimera").make_judge(spec).identity()["prompt_hash"] == prompt_hash
+    row = score_run(open_db(db_path), "chimera", {"gold": GOLD, "pred": MIXED}, spec, run="r")
     calls = list(open_db(db_path).query("SELECT prompt_hash FROM judge_cache"))
     assert len(calls) == judge_stats(row)["requests"] > 0
     assert {c["prompt_hash"] for c in calls} == {prompt_hash}  # every call carries its prompt version
     assert row["judge_identity"]["prompt_hash"] == prompt_hash and row["judge_spec"] == spec
+
+
+def cache_rows(path: Path) -> dict[str, str | None]:
+    return {r["key"]: r["prompt_hash"] for r in open_db(path).query("SELECT key, prompt_hash FROM judge_cache")}
+
+
+@pytest.mark.parametrize("spec", [SPEC, "openai-json:test-model"])
+def test_the_new_run_form_stores_the_same_prompt_hash_as_the_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                 spec: str) -> None:
+    """The form's code path (ui/newrun.py `score_from_form`, with the endpoint and key typed into the form, not in
+    the environment) builds its judge through the family as `score` does: same cache keys, same non-NULL
+    prompt hash on every row (the form once built its own judge and stored NULL)."""
+    from audit.cli import main
+    from ui.newrun import score_from_form
+
+    with JudgeServer() as srv:
+        point_at(monkeypatch, srv)
+        assert main(["--db", str(tmp_path / "cli.db"), "score", "chimera", "--gold", GOLD, "--pred", MIXED,
+                     "--judge", spec, "--run", "cli"]) == 0
+        monkeypatch.delenv("OPENAI_BASE_URL")
+        monkeypatch.delenv("OPENAI_API_KEY")
+        options = JudgeOptions(base_url=srv.base_url, api_key=KEY, concurrency=2)
+        row = score_from_form(open_db(tmp_path / "form.db"), get_task("chimera"), {"gold": GOLD, "pred": MIXED},
+                              spec, run="form", judge_options=options, input_names={}, options={})
+        assert srv.auth_headers and set(srv.auth_headers) == {f"Bearer {KEY}"}
+    cli, form = cache_rows(tmp_path / "cli.db"), cache_rows(tmp_path / "form.db")
+    assert cli and form == cli  # the same requests, keyed alike, each row with the prompt hash
+    assert None not in set(form.values()) and set(form.values()) == {row["judge_identity"]["prompt_hash"]}
+    assert KEY not in json.dumps(row["judge_identity"])  # the key typed into the form is kept nowhere
 
 
 def test_the_default_script_agrees_with_the_exact_judge(server: JudgeServer, db_path: Path) -> None:

@@ -11,7 +11,8 @@ from audit.migrations import SCHEMA_VERSION
 from audit.runs import score_run
 from audit.store import open_db
 from scoring.errors import InputError
-from scoring.judges.base import ExactJudge, register_judge
+from scoring.judges.local import ExactJudge
+from scoring.judges.registry import JudgeKind, register_judge
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, ROOT, write_jsonl
 
 
@@ -50,8 +51,13 @@ class ExpensiveExact(ExactJudge):
         return super().ask_many(queries, progress)
 
 
+def expensive_from_spec(*_args: object) -> ExpensiveExact:
+    return ExpensiveExact()
+
+
 def test_rescoring_same_inputs_asks_nothing_new(fresh_db):
-    register_judge("expensive", lambda _arg: ExpensiveExact())
+    register_judge(JudgeKind("expensive", "expensive", "an exact judge that counts what it is asked", __name__,
+                             "expensive_from_spec"))
     r1 = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "expensive", run="a")
     first = ExpensiveExact.asked
     r2 = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "expensive", run="b")

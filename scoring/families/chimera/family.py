@@ -11,8 +11,10 @@ from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loade
 from scoring.families.chimera import sampling as chimera_sampling
 from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera import strict
-from scoring.families.chimera.prompts import bind_judge, span_question
-from scoring.judges.base import Answer, AnswerCache, Judge, JudgeStats, Progress, parse_judge_spec, read_span_log_line
+from scoring.families.chimera.questions import bind_judge, read_log_line, span_question
+from scoring.judges.answer import JudgeStats
+from scoring.judges.registry import JudgeOptions, parse_judge_spec
+from scoring.judges.transport import AnswerCache, Judge, Progress
 
 GOLD_HELP = ("CHIMERA CSV with `paper_id`, `text`, `readable_relations` (and `entities` offsets for highlighting, "
              "`document_class`).")
@@ -20,11 +22,6 @@ PRED_HELP = ('JSON lines, one per abstract: `{"paper_id": "2105.13065", "relatio
              '[{"comb-element": ["span A", "span B"]}]}}`; `{}` = no recombination. Or a CSV with '
              '`paper_id`, `readable_relations`.')
 SECTION_TITLES = {"classification": "classification", "entities": "entities", "relations": "relations"}
-
-
-def read_log_line(rec: Mapping, path: str, lineno: int) -> tuple[tuple[str, ...], Answer]:
-    """A CHIMERA judge-log line; old entity-type spellings (analogy-src, ...) are read as the scorer's names."""
-    return read_span_log_line(rec, path, lineno, chimera.normalise_name)
 
 
 class ChimeraTask:
@@ -67,8 +64,10 @@ class ChimeraTask:
         return Loaded([(d, lp.predictions[d.paper_id]) for d in docs], warnings, lp.notes,
                       {"missing_predictions": lp.missing})
 
-    def make_judge(self, spec: str) -> Judge:
-        return bind_judge(parse_judge_spec(spec, read_log_line=read_log_line))
+    def make_judge(self, spec: str, options: JudgeOptions | None = None) -> Judge:
+        """Any transport kind (`scoring.judges.registry.KINDS`), bound to CHIMERA's span question; a replay log
+        is read in CHIMERA's span-line format."""
+        return bind_judge(parse_judge_spec(spec, read_log_line=read_log_line, options=options))
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:

@@ -21,33 +21,7 @@ from scoring.families.chimera.model import (
     Relation,
     normalise_name,
 )
-
-
-def _check_size(path: Path) -> None:
-    """Refuse a missing file, or one over the size limit, before reading a byte of it."""
-    if path.is_dir():
-        raise InputError(str(path), None, "is a folder; give the file's path")
-    if not path.is_file():
-        raise InputError(str(path), None, "file not found" if not path.exists() else "is not a regular file")
-    size = path.stat().st_size
-    if size > MAX_INPUT_BYTES:
-        raise InputError(str(path), None, f"file is {size / 2**20:.0f} MiB; the limit is "
-                                          f"{MAX_INPUT_BYTES // 2**20} MiB")
-
-
-def _lines(path: Path) -> Iterator[str]:
-    """The file's lines (line ends kept), decoded one at a time, so the file is never held in memory whole.
-
-    Raises:
-        InputError: at the first line that is not UTF-8 (a BOM at the start is dropped).
-    """
-    _check_size(path)
-    with path.open("rb") as f:
-        for n, raw in enumerate(f, 1):
-            try:
-                yield raw.decode("utf-8-sig" if n == 1 else "utf-8")
-            except UnicodeDecodeError:
-                raise InputError(str(path), n, "not valid UTF-8 text") from None
+from scoring.jsonl import json_type, read_lines
 
 
 def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tuple[int, dict[str, str]]]:
@@ -60,7 +34,7 @@ def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tup
         InputError: missing `required` column (`hint` says what the file needs), malformed or short record.
     """
     csv.field_size_limit(MAX_INPUT_BYTES)
-    reader = csv.reader(_lines(path), strict=True)
+    reader = csv.reader((text for _, text in read_lines(path, limit=MAX_INPUT_BYTES, keep_ends=True)), strict=True)
     start = 1
     try:
         header = next(reader, [])
@@ -89,7 +63,7 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
     A single relation given as a mapping instead of a one-item list is accepted (the LLM output shape).
     """
     if not isinstance(value, dict):
-        raise InputError(path, line, f"relations must be a JSON object, got {_json_type(value)}")
+        raise InputError(path, line, f"relations must be a JSON object, got {json_type(value)}")
     out: list[Relation] = []
     for raw_type, rels in value.items():
         rtype = normalise_name(raw_type)
@@ -101,13 +75,13 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
         if isinstance(rels, dict):
             rels = [rels]
         if not isinstance(rels, list):
-            raise InputError(path, line, f"relation {raw_type!r} must be a list of relations, got {_json_type(rels)}")
+            raise InputError(path, line, f"relation {raw_type!r} must be a list of relations, got {json_type(rels)}")
         if not rels:
             raise InputError(path, line, f"relation {raw_type!r} has an empty list; use {{}} for no recombination")
         for rel in rels:
             if not isinstance(rel, dict):
                 raise InputError(path, line, f"a {raw_type!r} relation must be an object of entity lists, "
-                                             f"got {_json_type(rel)}")
+                                             f"got {json_type(rel)}")
             entities: list[tuple[str, str]] = []
             for raw_etype, spans in rel.items():
                 etype = normalise_name(raw_etype)
@@ -119,10 +93,10 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
                                                  f"{rtype!r} (expected {', '.join(ENTITIES_OF[rtype])})")
                 if not isinstance(spans, list):
                     raise InputError(path, line, f"entity list {raw_etype!r} must be a list of strings, "
-                                                 f"got {_json_type(spans)}")
+                                                 f"got {json_type(spans)}")
                 for s in spans:
                     if not isinstance(s, str):
-                        raise InputError(path, line, f"span in {raw_etype!r} must be a string, got {_json_type(s)}")
+                        raise InputError(path, line, f"span in {raw_etype!r} must be a string, got {json_type(s)}")
                     if not s.strip():
                         raise InputError(path, line, f"empty span in {raw_etype!r}")
                     problem = text_problem(s)
@@ -133,11 +107,6 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
                 raise InputError(path, line, f"a {raw_type!r} relation has no entities")
             out.append(Relation(rtype, tuple(entities)))
     return tuple(out)
-
-
-def _json_type(v: object) -> str:
-    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
-            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
 
 
 def load_gold(path: str | Path) -> list[ChimeraDoc]:
@@ -214,7 +183,7 @@ def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredict
 
     def add(pid: object, rels: object, line: int) -> None:
         if not isinstance(pid, str):
-            raise InputError(str(p), line, f"paper_id must be a string, got {_json_type(pid)} "
+            raise InputError(str(p), line, f"paper_id must be a string, got {json_type(pid)} "
                                            f"({pid!r}); quote it so ids like 2103.0771 keep their digits")
         if pid not in known:
             raise InputError(str(p), line, f"unknown paper id {pid!r}: not in the gold file")
@@ -242,14 +211,14 @@ def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredict
                 add((row.get("paper_id") or "").strip(), rels, line)
             record(csv_row)
     else:
-        for line, text in enumerate(_lines(p), 1):
+        for line, text in read_lines(p, limit=MAX_INPUT_BYTES):
             if not text.strip():
                 continue
 
             def json_line(line: int = line, text: str = text) -> None:
                 rec = parse_json(text, str(p), line)
                 if not isinstance(rec, dict):
-                    raise InputError(str(p), line, f"expected a JSON object, got {_json_type(rec)}")
+                    raise InputError(str(p), line, f"expected a JSON object, got {json_type(rec)}")
                 if "paper_id" not in rec:
                     raise InputError(str(p), line, "missing field 'paper_id'")
                 if "relations" not in rec:

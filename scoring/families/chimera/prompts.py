@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 
-from scoring.judges.base import Judge, SpanQuery, Structured, bind_questions
-from scoring.judges.prompts import INVALID, NO, YES, Parsed, PromptTemplate, register_template
-from scoring.judges.prompts import between as _between
+from scoring.judges.answer import INVALID, NO, YES
+from scoring.judges.prompts import Parsed, PromptTemplate, between, register_template
+from scoring.judges.question import Structured
 
 CHIMERA_SPAN_PROMPT = """You are tasked with comparing two spans extracted from a scientific text to determine if \
 they discuss the same {ENTITY_TYPE}. Follow these instructions carefully:
@@ -59,7 +59,7 @@ same {ENTITY_TYPE}.
    </answer>"""
 """The paper's `SPAN_COMPARISON_PROMPT` (CHIMERA-KB `src/eval.py`), character for character."""
 
-CHIMERA_SPAN = register_template(PromptTemplate("chimera-span-comparison", CHIMERA_SPAN_PROMPT))
+CHIMERA_SPAN = register_template(PromptTemplate("chimera-span-comparison", CHIMERA_SPAN_PROMPT, (YES, NO)))
 CHIMERA_SPAN_PROMPT_HASH = CHIMERA_SPAN.version
 
 
@@ -81,11 +81,11 @@ def parse_span_answer(raw: str | None, *, truncated: bool = False) -> Parsed:
         raw: the reply text (None or empty: invalid).
         truncated: the reply stopped at the token limit (`finish_reason == "length"`), named in the reason.
     """
-    justification = _between(raw or "", "<justification>", "</justification>")
+    justification = between(raw or "", "<justification>", "</justification>")
     rationale = justification.strip() if justification is not None else None
     if not raw or not raw.strip():
         return Parsed(INVALID, "empty answer")
-    inner = _between(raw, "<answer>", "</answer>")
+    inner = between(raw, "<answer>", "</answer>")
     if inner is None:
         if "<answer>" in raw:
             why = "no closing </answer> tag"
@@ -128,7 +128,8 @@ context in which they appear in the full text, and any potential contradictions 
 {{"justification": "...", "answer": "yes"}}"""
 """Our JSON-answer wording of the paper's question (not the paper's text: the paper asks for tags)."""
 
-CHIMERA_SPAN_JSON = register_template(PromptTemplate("chimera-span-comparison-json", CHIMERA_SPAN_JSON_PROMPT))
+CHIMERA_SPAN_JSON = register_template(PromptTemplate("chimera-span-comparison-json", CHIMERA_SPAN_JSON_PROMPT,
+                                                     (YES, NO)))
 CHIMERA_SPAN_JSON_PROMPT_HASH = CHIMERA_SPAN_JSON.version
 
 JUSTIFICATION_MAX_CHARS = 500
@@ -184,14 +185,3 @@ def parse_span_json(raw: str | None, *, truncated: bool = False) -> Parsed:
 SPAN_JSON = Structured(CHIMERA_SPAN_JSON, CHIMERA_SPAN_SCHEMA, parse_span_json)
 """The structured form every CHIMERA question offers (`Question.structured()`)."""
 
-
-def span_question(doc: str, text: str, entity_type: str, span1: str, span2: str) -> SpanQuery:
-    """CHIMERA's judge question for one ordered span pair: the paper's prompt, read by `parse_span_answer`; its
-    `structured()` form is the JSON-answer prompt read by `parse_span_json`."""
-    return SpanQuery(doc, text, entity_type, span1, span2, CHIMERA_SPAN, parse_span_answer, json_form=SPAN_JSON)
-
-
-def bind_judge(judge: Judge) -> Judge:
-    """Tell an LLM judge, before it asks anything, which CHIMERA prompt its questions use (the paper's, or the
-    JSON-answer form for `openai-json:MODEL`), so the run's judge identity and every cached call name it."""
-    return bind_questions(judge, span_question("", "", "", "", ""))

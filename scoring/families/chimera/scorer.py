@@ -29,19 +29,10 @@ from scoring.families.chimera.model import (  # noqa: F401
     Relation,
     normalise_name,
 )
-from scoring.families.chimera.prompts import span_question
-from scoring.judges.base import (
-    INVALID,
-    MISSING,
-    NO,
-    YES,
-    AnswerCache,
-    Judge,
-    JudgeStats,
-    Progress,
-    SpanQuery,
-    ask_with_cache,
-)
+from scoring.families.chimera.questions import SpanQuery, span_question
+from scoring.judges.answer import INVALID, MISSING, NO, YES, JudgeStats
+from scoring.judges.asking import ask_with_cache
+from scoring.judges.transport import AnswerCache, Judge, Progress
 from scoring.stats.prf import Counts, add_counts, criteria, zero_counts
 
 # ---------------------------------------------------------------- decide

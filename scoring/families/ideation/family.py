@@ -30,7 +30,9 @@ from scoring.families.ideation.model import (
     WIN_TIE,
     pools_of,
 )
-from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress
+from scoring.judges.answer import JudgeStats
+from scoring.judges.registry import JudgeOptions
+from scoring.judges.transport import AnswerCache, Judge, Progress
 
 IDEAS_HELP = ('JSON lines, one idea per system and question: {"question_id", "question", "system", "idea"} '
               "(other fields are kept and shown).")
@@ -132,8 +134,8 @@ class IdeationTask:
         loaded.extra.update({"questions": n_q, "absolute_criteria": list(abs_c), "pairwise_criteria": list(pair_c),
                              "missing_ratings": missing_r, "missing_calls": missing_c})
 
-    def make_judge(self, spec: str) -> Judge:
-        return make_judge(spec)
+    def make_judge(self, spec: str, options: JudgeOptions | None = None) -> Judge:
+        return make_judge(spec, options)
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
@@ -313,7 +315,7 @@ class IdeationTask:
         from scoring.families.ideation.judge import questions
         from scoring.families.ideation.model import Idea
         from scoring.families.ideation.model import Question as IdeaQuestion
-        from scoring.judges.base import PromptQuestion
+        from scoring.judges.question import PromptQuestion
 
         qid, kind, c = payload["question_id"], decision["kind"], decision["type"]
         ideas = tuple(Idea(qid, i["system"], i["idea"], 0) for i in payload["ideas"])

@@ -18,19 +18,13 @@ from scoring.errors import InputError, JudgeSpecError
 from scoring.families.ideation import prompts
 from scoring.families.ideation.decide import unordered_pairs
 from scoring.families.ideation.model import COMPARISON, INVALID, RATING, Question, Rating, Verdict
-from scoring.judges.base import (
-    Answer,
-    AnswerCache,
-    Judge,
-    JudgeStats,
-    Progress,
-    PromptQuestion,
-    SpanQuery,
-    _LocalJudge,
-    ask_with_cache,
-    parse_judge_spec,
-)
+from scoring.judges.answer import MISSING, Answer, JudgeStats
+from scoring.judges.asking import ask_with_cache
 from scoring.judges.prompts import Parsed, PromptTemplate
+from scoring.judges.question import PromptQuestion
+from scoring.judges.question import Question as JudgeQuestion
+from scoring.judges.registry import JudgeOptions, parse_judge_spec
+from scoring.judges.transport import AnswerCache, Judge, LocalJudge, Progress
 
 FILE = "file"
 LOG_FORMAT = ('JSON lines: ratings {"question_id", "system", "criterion", "score": 1-5 | null, "rationale", "raw"} '
@@ -38,7 +32,7 @@ LOG_FORMAT = ('JSON lines: ratings {"question_id", "system", "criterion", "score
               'first|second|tie|invalid, "rationale", "raw"} (first/second = systems in the order shown)')
 
 
-class FileJudge(_LocalJudge):
+class FileJudge(LocalJudge):
     """`file`: the judge already answered; its answers are the run's absolute / pairwise input files."""
 
     spec = FILE
@@ -46,12 +40,12 @@ class FileJudge(_LocalJudge):
     def identity(self) -> dict:
         return {"spec": self.spec, "source": "ratings and verdicts read from the run's input files"}
 
-    def answer(self, query: SpanQuery) -> Answer:
+    def answer(self, query: JudgeQuestion) -> Answer:
         raise TypeError(f"the {FILE!r} judge answers no questions; its answers come from the input files "
                         f"(asked about {query.key!r})")
 
 
-class LogJudge(_LocalJudge):
+class LogJudge(LocalJudge):
     """`replay:PATH`: ratings and verdicts read from a judge log in `LOG_FORMAT` (replaces the input files)."""
 
     def __init__(self, path: str) -> None:
@@ -65,15 +59,16 @@ class LogJudge(_LocalJudge):
     def identity(self) -> dict:
         return {"spec": self.spec, "log_sha256": self.file_hash}
 
-    def answer(self, query: SpanQuery) -> Answer:
+    def answer(self, query: JudgeQuestion) -> Answer:
         raise TypeError(f"a replayed ideation log is read whole, not asked (asked about {query.key!r})")
 
 
-def make_judge(spec: str) -> Judge:
-    """`file` or `replay:PATH`.
+def make_judge(spec: str, options: JudgeOptions | None = None) -> Judge:
+    """`file`, `replay:PATH` or `openai:MODEL` (asked our prompts; bound to them before it asks, so its identity
+    and every cached answer name the prompt).
 
     Raises:
-        JudgeSpecError: any other spec (a live ideation judge is not wired yet; see `questions`).
+        JudgeSpecError: any other spec.
         InputError: the replay log does not exist.
     """
     name, _, arg = spec.strip().partition(":")
@@ -82,7 +77,10 @@ def make_judge(spec: str) -> Judge:
     if name == "replay" and arg:
         return LogJudge(arg)
     if name == "openai":
-        return parse_judge_spec(spec)
+        judge = parse_judge_spec(spec, options=options)
+        for template in (prompts.IDEATION_ABSOLUTE, prompts.IDEATION_PAIRWISE):
+            judge.bind(PromptQuestion(("sample",), template, (), prompts.parse_absolute_score))
+        return judge
     raise JudgeSpecError(f"the ideation task takes judge {FILE!r} (ratings from the input files), 'replay:PATH' or "
                          f"'openai:MODEL' (our prompts), got {spec!r}")
 
@@ -159,7 +157,8 @@ def _reask_template(t: PromptTemplate) -> PromptTemplate:
     reminder = (prompts.ABSOLUTE_FORMAT_REMINDER if t is prompts.IDEATION_ABSOLUTE
                 else prompts.PAIRWISE_FORMAT_REMINDER if t is prompts.IDEATION_PAIRWISE
                 else prompts.PAIRWISE_NO_TIE_FORMAT_REMINDER)
-    return PromptTemplate(f"{t.name}-reask", t.text + "\n\n" + reminder.replace("{", "{{").replace("}", "}}"))
+    return PromptTemplate(f"{t.name}-reask", t.text + "\n\n" + reminder.replace("{", "{{").replace("}", "}}"),
+                          t.answers)
 
 
 def ask_live(docs: Sequence[Question], judge: Judge, cache: AnswerCache | None, stats: JudgeStats,
@@ -181,7 +180,7 @@ def ask_live(docs: Sequence[Question], judge: Judge, cache: AnswerCache | None, 
             answers[i] = a
     parsed = {}
     for q, a in zip(asked, answers, strict=True):
-        if a.value in (INVALID, "missing"):
+        if a.value in (INVALID, MISSING):
             parsed[q.key] = (Parsed(INVALID, a.rationale or "unreadable"), a.raw)
         else:
             parsed[q.key] = (Parsed(a.value, None, a.rationale), a.raw)

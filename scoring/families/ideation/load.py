@@ -11,46 +11,20 @@ A judge log (`judge_log`, `replay:PATH`) mixes both rating kinds: a line with `s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError
 from scoring.families.ideation.model import MAX_INPUT_BYTES, VERDICTS, Idea, Question, Rating, Verdict
+from scoring.jsonl import json_type, read_records
 
 Pools = Mapping[str, Sequence[str]]
 
 
-def _json_type(v: object) -> str:
-    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
-            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
-
-
 def _lines(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, JSON object) for every non-blank line; InputError on anything else."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(str(p), None, "file not found")
-    size = p.stat().st_size
-    if size > MAX_INPUT_BYTES:
-        raise InputError(str(p), None, f"file is {size / 2**20:.0f} MiB; the limit is {MAX_INPUT_BYTES // 2**20} MiB")
-    data = p.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputError(str(p), data[: e.start].count(b"\n") + 1, "not valid UTF-8 text") from None
-    # split on "\n" only: str.splitlines also breaks at U+2028 and friends, which JSON strings may hold raw
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(str(p), lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
-        if not isinstance(rec, dict):
-            raise InputError(str(p), lineno, f"expected a JSON object, got {_json_type(rec)}")
-        yield lineno, rec
+    """(line number, JSON object) for every non-blank line (`scoring.jsonl`); InputError on anything else."""
+    yield from read_records(path, limit=MAX_INPUT_BYTES)  # type: ignore[misc] (read_records: objects)
 
 
 def _text(rec: Mapping, key: str, path: str, line: int, *, optional: bool = False) -> str | None:
@@ -60,7 +34,7 @@ def _text(rec: Mapping, key: str, path: str, line: int, *, optional: bool = Fals
         raise InputError(path, line, f"missing field '{key}'")
     v = rec[key]
     if not isinstance(v, str):
-        raise InputError(path, line, f"field '{key}' must be a string, got {_json_type(v)}")
+        raise InputError(path, line, f"field '{key}' must be a string, got {json_type(v)}")
     if not optional and not v.strip():
         raise InputError(path, line, f"field '{key}' is empty")
     return v
@@ -129,7 +103,7 @@ def _rating(rec: Mapping, pools: Pools, path: str, line: int) -> Rating:
     score: Any = rec["score"]
     if score is not None:
         if isinstance(score, bool) or not isinstance(score, int):
-            raise InputError(path, line, f"score must be an integer 1-5 or null, got {_json_type(score)} {score!r}")
+            raise InputError(path, line, f"score must be an integer 1-5 or null, got {json_type(score)} {score!r}")
         if not 1 <= score <= 5:
             raise InputError(path, line, f"score {score} is outside 1-5")
     return Rating(qid, system, criterion, score, _text(rec, "rationale", path, line, optional=True),

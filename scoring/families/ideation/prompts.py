@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
-from scoring.judges.prompts import INVALID, Parsed, PromptTemplate, register_template
+from scoring.families.ideation.model import SCORE_LABELS
+from scoring.judges.answer import INVALID
+from scoring.judges.prompts import Parsed, PromptTemplate, register_template
 
 FIRST, SECOND, TIE = "first", "second", "tie"
 
@@ -45,7 +47,7 @@ Judge only this criterion. Write a short rationale (at most five sentences), the
 line of exactly this form, with an integer from 1 (worst) to 5 (best):
 SCORE: <n>"""
 
-IDEATION_ABSOLUTE = register_template(PromptTemplate("ideation-absolute", IDEATION_ABSOLUTE_PROMPT))
+IDEATION_ABSOLUTE = register_template(PromptTemplate("ideation-absolute", IDEATION_ABSOLUTE_PROMPT, SCORE_LABELS))
 IDEATION_ABSOLUTE_PROMPT_HASH = IDEATION_ABSOLUTE.version
 
 ABSOLUTE_FORMAT_REMINDER = ("Your previous reply could not be read. Reply again, ending with a final line of "
@@ -134,9 +136,10 @@ Answer TIE only if neither idea is better on this criterion."""
 IDEATION_PAIRWISE_NO_TIE_PROMPT = _PAIRWISE_HEAD + """WINNER: <FIRST or SECOND>
 You must pick one idea; a tie is not allowed."""
 
-IDEATION_PAIRWISE = register_template(PromptTemplate("ideation-pairwise", IDEATION_PAIRWISE_PROMPT))
+IDEATION_PAIRWISE = register_template(PromptTemplate("ideation-pairwise", IDEATION_PAIRWISE_PROMPT,
+                                                    (FIRST, SECOND, TIE)))
 IDEATION_PAIRWISE_NO_TIE = register_template(
-    PromptTemplate("ideation-pairwise-no-tie", IDEATION_PAIRWISE_NO_TIE_PROMPT))
+    PromptTemplate("ideation-pairwise-no-tie", IDEATION_PAIRWISE_NO_TIE_PROMPT, (FIRST, SECOND)))
 IDEATION_PAIRWISE_PROMPT_HASH = IDEATION_PAIRWISE.version
 IDEATION_PAIRWISE_NO_TIE_PROMPT_HASH = IDEATION_PAIRWISE_NO_TIE.version
 

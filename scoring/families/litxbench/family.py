@@ -38,7 +38,10 @@ from scoring.families.litxbench.score import (
     paper_report,
     sum_levels,
 )
-from scoring.judges.base import Answer, AnswerCache, Judge, JudgeStats, Progress, SpanQuery
+from scoring.judges.answer import INVALID, Answer, JudgeStats
+from scoring.judges.question import Question
+from scoring.judges.registry import JudgeOptions
+from scoring.judges.transport import AnswerCache, AnswerCallback, Judge, Progress
 
 GOLD_HELP = "Folder of litx-json v1 files, one `<paper_id>.json` per paper (see data/litxbench/README.md)."
 PRED_HELP = ("Folder of predicted litx-json v1 files with the gold file names; a gold paper without a file counts "
@@ -50,20 +53,18 @@ _PAIR = LabelScheme("binary", (MATCH, NO_MATCH), positive=MATCH, titles={MATCH: 
                     keys={MATCH: "a", NO_MATCH: "o"})
 
 
-class OfficialJudge:
-    """The `official` judge: the LitXBench algorithm itself. It is asked nothing; `decide` runs the solver."""
+class OfficialJudge(Judge):
+    """The `official` judge: the LitXBench algorithm itself. It is asked nothing (no model: no judge-batch path);
+    `decide` runs the solver."""
 
     spec = "official"
-    cacheable = False
 
     def identity(self) -> dict:
         return {"spec": self.spec, "scorer": SCORER, "litxbench_version": LITXBENCH_VERSION}
 
-    def cache_key(self, query: SpanQuery) -> str:
-        return f"official:{query.doc}:{query.span1}:{query.span2}"
-
-    def ask_many(self, queries: Sequence[SpanQuery], progress: Progress | None = None) -> list[Answer]:
-        return [Answer("invalid", rationale="the official LitXBench judge answers no span queries") for _ in queries]
+    def ask_many(self, queries: Sequence[Question], progress: Progress | None = None,  # noqa: ARG002
+                 on_answer: AnswerCallback | None = None) -> list[Answer]:  # noqa: ARG002
+        return [Answer(INVALID, rationale="the official LitXBench judge answers no questions") for _ in queries]
 
 
 class LitXBenchTask:
@@ -138,10 +139,10 @@ class LitXBenchTask:
                             + ", ".join(no_text[:5]))
         return Loaded(docs, warnings, [], {"missing_predictions": missing, "unknown_predictions": extra_preds})
 
-    def make_judge(self, spec: str) -> Judge:
+    def make_judge(self, spec: str, options: JudgeOptions | None = None) -> Judge:  # noqa: ARG002 (none applies)
         if spec.strip() != "official":
-            raise JudgeSpecError(f"litxbench is scored by its official algorithm; the only judge spec is 'official' "
-                                 f"(got {spec!r})")
+            raise JudgeSpecError(f"litxbench is scored by its official algorithm (it asks no model); the only judge "
+                                 f"spec is 'official' (got {spec!r})")
         return OfficialJudge()
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,

@@ -26,7 +26,9 @@ from scoring.families.retrieval.model import (
     TIE_POLICIES,
     TiePolicy,
 )
-from scoring.judges.base import AnswerCache, Judge, JudgeStats, Progress
+from scoring.judges.answer import JudgeStats
+from scoring.judges.registry import JudgeOptions
+from scoring.judges.transport import AnswerCache, Judge, Progress
 
 DEMO_FILE = Path("retrieval") / "demo_rankings.jsonl"
 """The bundled demo run, relative to the data folder (built by scripts/build_retrieval_demo.py)."""
@@ -82,8 +84,8 @@ class RetrievalTask:
         lr = load_rankings(inputs["pred"])
         return Loaded(list(lr.queries), lr.warnings, lr.notes)
 
-    def make_judge(self, spec: str) -> Judge:
-        return make_judge(spec)
+    def make_judge(self, spec: str, options: JudgeOptions | None = None) -> Judge:
+        return make_judge(spec, options)
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:

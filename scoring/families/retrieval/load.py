@@ -10,7 +10,6 @@ ranks of the gold's block of equal scores in the full pool, needed when that blo
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.families.retrieval.model import RELATION_ALIASES, RELATIONS, RankedQuery
+from scoring.jsonl import read_records
 
 UNSEEN_TIES = ("gold below the cut with unlisted neighbours and no 'gold_block': ties with them cannot be seen, "
                "counted as none")
@@ -215,29 +215,19 @@ def load_rankings(path: str | Path) -> LoadedRankings:
         InputError: file missing or empty, malformed JSON, duplicate query ids, or any `parse_line` failure.
     """
     path = str(path)
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(path, None, "rankings file not found")
     queries: list[RankedQuery] = []
     first_line: dict[str, int] = {}
     notes: dict[str, int] = {}
     no_scores = 0
-    with p.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(path, lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
-            q, line_notes = parse_line(path, lineno, rec)
-            if q.id in first_line:
-                raise InputError(path, lineno, f"duplicate query id {q.id!r} (first on line {first_line[q.id]})")
-            first_line[q.id] = lineno
-            queries.append(q)
-            no_scores += q.scores is None
-            for n in line_notes:
-                notes[n] = notes.get(n, 0) + 1
+    for lineno, rec in read_records(path, what="rankings file", objects=False):
+        q, line_notes = parse_line(path, lineno, rec)
+        if q.id in first_line:
+            raise InputError(path, lineno, f"duplicate query id {q.id!r} (first on line {first_line[q.id]})")
+        first_line[q.id] = lineno
+        queries.append(q)
+        no_scores += q.scores is None
+        for n in line_notes:
+            notes[n] = notes.get(n, 0) + 1
     if not queries:
         raise InputError(path, None, "no queries in the rankings file")
     unseen = notes.pop(UNSEEN_TIES, 0)

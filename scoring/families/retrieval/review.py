@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
 
 from scoring.decisions import Decision
-from scoring.families.retrieval.judge import label_of
+from scoring.families.retrieval.judge import CandidateQuestion, label_of
 from scoring.families.retrieval.metrics import (
     assemble_report,
     block_counts,
@@ -35,15 +35,17 @@ from scoring.families.retrieval.model import (
     RankedQuery,
     TiePolicy,
 )
-from scoring.judges.base import MISSING, AnswerCache, Judge, JudgeStats, Progress, SpanQuery, ask_with_cache
+from scoring.judges.answer import MISSING, JudgeStats
+from scoring.judges.asking import ask_with_cache
+from scoring.judges.transport import AnswerCache, Judge, Progress
 
 OUTCOMES = ("top 1", "top 10", "top 100", "below 100")
 """Where the gold lands (audited, mean tie policy): for filtering the query list."""
 
 
-def candidate_question(q: RankedQuery, i: int) -> SpanQuery:
+def candidate_question(q: RankedQuery, i: int) -> CandidateQuestion:
     """The judge question about the candidate listed at index i of query q."""
-    return SpanQuery(q.id, q.query, q.relation, q.candidates[i], q.positive_id)
+    return CandidateQuestion(q.id, q.query, q.relation, q.candidates[i], q.positive_id)
 
 
 def decide(queries: Sequence[RankedQuery], judge: Judge, cache: AnswerCache | None = None,

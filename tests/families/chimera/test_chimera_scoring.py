@@ -4,7 +4,7 @@ import pytest
 
 from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera.scorer import ChimeraDoc, ChimeraPrediction, Relation
-from scoring.judges.base import ExactJudge
+from scoring.judges.local import ExactJudge
 
 CE = "comb-element"
 

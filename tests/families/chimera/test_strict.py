@@ -12,7 +12,7 @@ from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera import strict
 from scoring.families.chimera.family import ChimeraTask
 from scoring.families.chimera.scorer import ChimeraDoc, ChimeraPrediction, Relation
-from scoring.judges.base import ExactJudge
+from scoring.judges.local import ExactJudge
 from tests.conftest import GOLD, PRED_PERFECT
 
 CE = "comb-element"

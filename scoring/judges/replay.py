@@ -1,0 +1,98 @@
+"""`replay:PATH`: a judge whose answers are read from a judge log.
+
+The log's line format is the family's (a `LogLineReader` every family supplies: CHIMERA's span lines,
+`scoring/families/chimera/questions.py`); this transport reads the JSON lines (`scoring.jsonl`), refuses
+conflicting answers for one key and an empty log, and answers a question the log lacks `missing`, never an
+invented answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from scoring.errors import InputError, JudgeSpecError
+from scoring.jsonl import read_records
+from scoring.judges.answer import MISSING, Answer
+from scoring.judges.question import Question
+from scoring.judges.transport import LocalJudge
+
+MAX_LOG_BYTES = 512 * 1024 * 1024
+
+LogLineReader = Callable[[Mapping, str, int], tuple[tuple[str, ...], Answer]]
+"""(record, path, line number) -> (question key, answer); raises InputError naming path and line."""
+
+SOURCE_FIELDS = ("judge_spec", "model", "prompt", "prompt_hash", "params", "dialect", "what")
+"""What a replay judge's identity shows from the log's `.meta.json`: which judge, model and prompt answered."""
+
+
+class ReplayJudge(LocalJudge):
+    """`replay:PATH`: answers read from a judge log in the family's format (`read_line`).
+
+    A sidecar `<log>.meta.json` beside the log (written by the tool that made it, e.g. scripts/real_judge_demo.py)
+    names the judge that answered; its `SOURCE_FIELDS` are shown in `identity()["source"]`, so a replayed run
+    still says which model and prompt.
+    """
+
+    def __init__(self, path: str | Path, read_line: LogLineReader) -> None:
+        self.path = str(path)
+        self.spec = f"replay:{self.path}"
+        self.answers: dict[tuple[str, ...], Answer] = {}
+        self.file_hash = ""
+        self.source: dict | None = None
+        self._load(read_line)
+        self._load_meta()
+
+    def _load_meta(self) -> None:
+        meta = Path(self.path).with_suffix(".meta.json")
+        if not meta.is_file():
+            return
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            raise InputError(str(meta), getattr(e, "lineno", None), "the judge log's metadata is not valid JSON") \
+                from None
+        if not isinstance(data, dict):
+            raise InputError(str(meta), None, "the judge log's metadata must be a JSON object")
+        self.source = {k: data[k] for k in SOURCE_FIELDS if k in data}
+
+    def _load(self, read_line: LogLineReader) -> None:
+        h = hashlib.sha256()
+        for lineno, rec in read_records(self.path, limit=MAX_LOG_BYTES, what="judge log", digest=h):
+            key, ans = read_line(rec, self.path, lineno)  # type: ignore[arg-type] (read_records: objects)
+            old = self.answers.get(key)
+            if old is not None and old.value != ans.value:
+                raise InputError(self.path, lineno, f"conflicting answers for the same question: {old.value!r} "
+                                                    f"and {ans.value!r}")
+            self.answers[key] = ans
+        self.file_hash = h.hexdigest()
+        if not self.answers:
+            raise InputError(self.path, None, "the judge log has no answers")
+
+    def identity(self) -> dict:
+        out = {"spec": self.spec, "log_sha256": self.file_hash, "answers": len(self.answers)}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
+
+    def answer(self, query: Question) -> Answer:
+        ans = self.answers.get(tuple(query.key))
+        if ans is None:
+            return Answer(MISSING, rationale=f"not in judge log {Path(self.path).name}")
+        return ans
+
+
+def replay_from_spec(arg: str, _options: object, read_log_line: LogLineReader | None) -> ReplayJudge:
+    """The `replay:PATH` factory; the family names its log format.
+
+    Raises:
+        JudgeSpecError: no path, or the family reads no judge log of this kind.
+        InputError: the log cannot be read.
+    """
+    if not arg:
+        raise JudgeSpecError("replay needs a path: replay:PATH")
+    if read_log_line is None:
+        raise JudgeSpecError("this family reads no span judge log; it replays its own log format")
+    return ReplayJudge(arg, read_log_line)
