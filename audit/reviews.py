@@ -1,15 +1,13 @@
-"""Reviews: append-only human labels on decisions, and the effective-label rule."""
+"""Reviews: append-only human labels on decisions (the effective-label rule is `audit.effective`)."""
 
 from __future__ import annotations
 
 import unicodedata
 import uuid
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from audit.effective import POLICIES, Effective, current_labels, effective_label  # noqa: F401 - the rule's home
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
 from audit.store import now, run_row
 from scoring.errors import text_problem
@@ -18,62 +16,6 @@ from scoring.families import get_task
 ROLES = ("reviewer", "adjudicator")
 MAX_NOTE_CHARS = 5_000
 MAX_NAME_CHARS = 100
-
-
-@dataclass(frozen=True)
-class Effective:
-    """A decision's label after reviews, and where it came from."""
-
-    label: str
-    source: str
-    """`judge`, `human` (all current human labels agree), `adjudicated`, or `conflicted` (humans disagree and
-    nobody adjudicated: the judge's label stands and the decision is counted as conflicted)."""
-    human_labels: dict[str, str]
-    """Current label of each reviewer (their latest review; an undo removes it)."""
-
-
-def current_labels(reviews: Iterable[dict]) -> tuple[dict[str, str], str | None]:
-    """Each reviewer's latest label and the latest adjudication, from review rows in id order."""
-    humans: dict[str, str] = {}
-    adjudicated: str | None = None
-    for r in reviews:
-        if r["role"] == "adjudicator":
-            adjudicated = r["label"]
-        elif r["label"] is None:
-            humans.pop(r["reviewer"], None)
-        else:
-            humans[r["reviewer"]] = r["label"]
-    return humans, adjudicated
-
-
-POLICIES = {
-    "unanimous": "adjudicated label, else the unanimous human label, else the judge's (humans who disagree leave "
-                 "the judge's label in place: conflicted)",
-    "majority": "adjudicated label, else the label most reviewers gave, else the judge's (a tie between humans "
-                "leaves the judge's label: conflicted)",
-}
-"""Effective-label policies; `unanimous` is the default and the one the stored audited state uses."""
-
-
-def effective_label(judge_label: str, reviews: Sequence[dict], policy: str = "unanimous") -> Effective:
-    """Adjudicated label if any, else the unanimous (or, with `policy="majority"`, the majority) human label,
-    else the judge's.
-
-    Reviews are rows with `reviewer`, `label` (None = undo of that reviewer's label), `role`, in id order.
-    """
-    humans, adjudicated = current_labels(reviews)
-    if adjudicated is not None:
-        return Effective(adjudicated, "adjudicated", humans)
-    distinct = set(humans.values())
-    if len(distinct) == 1:
-        return Effective(distinct.pop(), "human", humans)
-    if len(distinct) > 1:
-        if policy == "majority":
-            counts = Counter(humans.values()).most_common()
-            if counts[0][1] > counts[1][1]:
-                return Effective(counts[0][0], "majority", humans)
-        return Effective(judge_label, "conflicted", humans)
-    return Effective(judge_label, "judge", humans)
 
 
 MAX_DECISION_ID = 2**63 - 1  # SQLite's largest integer

@@ -1,0 +1,127 @@
+"""The effective-label rule, in one place: what a decision's label is once humans have reviewed it.
+
+Pure functions over a decision's judge label and its review rows (dicts with `reviewer`, `label` — None is the
+undo of that reviewer's label — and `role`, oldest first); no SQL. Every reader of a run (`audit.views.RunView`,
+and through it the pages, the queue, agreement and every export) and the writer of the stored audited state
+(`audit.rescoring.apply_reviews`) get effective labels from `effective_labels` here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from audit.errors import AuditError
+
+DEFAULT_POLICY = "unanimous"
+POLICIES = {
+    "unanimous": "adjudicated label, else the unanimous human label, else the judge's (humans who disagree leave "
+                 "the judge's label in place: conflicted)",
+    "majority": "adjudicated label, else the label most reviewers gave, else the judge's (a tie between humans "
+                "leaves the judge's label: conflicted)",
+}
+"""Effective-label policies; `unanimous` is the default and the one the stored audited state uses."""
+
+HUMAN_SOURCES = ("human", "majority", "adjudicated")
+"""Sources of an effective label that humans settled (the judge's label is no longer what counts)."""
+
+
+@dataclass(frozen=True)
+class Effective:
+    """A decision's label after reviews, and where it came from."""
+
+    label: str
+    source: str
+    """`judge` (no current human label), `human` (all current human labels agree), `majority` (most reviewers
+    agree; `majority` policy only), `adjudicated`, or `conflicted` (humans disagree and nobody adjudicated: the
+    judge's label stands and the decision is counted as conflicted)."""
+    human_labels: dict[str, str]
+    """Current label of each reviewer (their latest review; an undo removes it)."""
+
+    @property
+    def settled_by_humans(self) -> bool:
+        """Whether humans decided the label (unanimously, by majority or by adjudication)."""
+        return self.source in HUMAN_SOURCES
+
+    @property
+    def reviewed(self) -> bool:
+        """Whether the decision carries a current human label or an adjudication."""
+        return bool(self.human_labels) or self.source == "adjudicated"
+
+
+def check_policy(policy: str) -> str:
+    """The policy name, or AuditError naming the policies there are.
+
+    >>> check_policy("majority")
+    'majority'
+    """
+    if policy not in POLICIES:
+        raise AuditError(f"unknown effective-label policy {policy!r}; use one of {', '.join(POLICIES)}")
+    return policy
+
+
+def current_labels(reviews: Iterable[Mapping]) -> tuple[dict[str, str], str | None]:
+    """Each reviewer's latest label and the latest adjudication, from review rows oldest first.
+
+    >>> current_labels([{"reviewer": "ana", "label": "no", "role": "reviewer"},
+    ...                 {"reviewer": "bo", "label": "yes", "role": "reviewer"},
+    ...                 {"reviewer": "ana", "label": None, "role": "reviewer"}])
+    ({'bo': 'yes'}, None)
+    """
+    humans: dict[str, str] = {}
+    adjudicated: str | None = None
+    for r in reviews:
+        if r["role"] == "adjudicator":
+            adjudicated = r["label"]
+        elif r["label"] is None:
+            humans.pop(r["reviewer"], None)
+        else:
+            humans[r["reviewer"]] = r["label"]
+    return humans, adjudicated
+
+
+def effective_label(judge_label: str, reviews: Sequence[Mapping], policy: str = DEFAULT_POLICY) -> Effective:
+    """Adjudicated label if any, else the unanimous (or, with `policy="majority"`, the majority) human label,
+    else the judge's.
+
+    >>> two_one = [{"reviewer": r, "label": lab, "role": "reviewer"}
+    ...            for r, lab in (("ana", "no"), ("bo", "no"), ("cy", "yes"))]
+    >>> effective_label("yes", two_one).source, effective_label("yes", two_one, "majority").label
+    ('conflicted', 'no')
+    """
+    humans, adjudicated = current_labels(reviews)
+    if adjudicated is not None:
+        return Effective(adjudicated, "adjudicated", humans)
+    distinct = set(humans.values())
+    if len(distinct) == 1:
+        return Effective(distinct.pop(), "human", humans)
+    if len(distinct) > 1:
+        if policy == "majority":
+            counts = Counter(humans.values()).most_common()
+            if counts[0][1] > counts[1][1]:
+                return Effective(counts[0][0], "majority", humans)
+        return Effective(judge_label, "conflicted", humans)
+    return Effective(judge_label, "judge", humans)
+
+
+def effective_labels(judge_labels: Mapping[int, str], reviews: Mapping[int, Sequence[Mapping]],
+                     policy: str = DEFAULT_POLICY) -> dict[int, Effective]:
+    """decision id -> Effective for every decision in `reviews` (judge label from `judge_labels`)."""
+    check_policy(policy)
+    return {i: effective_label(judge_labels[i], revs, policy) for i, revs in reviews.items()}
+
+
+def review_summary(effective: Mapping[int, Effective], judge_labels: Mapping[int, str]) -> dict[str, int]:
+    """Reviewed / overruled / confirmed / conflicted / adjudicated decisions among `effective`.
+
+    >>> e = {1: Effective("no", "human", {"ana": "no"}), 2: Effective("yes", "conflicted", {"a": "no", "b": "yes"})}
+    >>> review_summary(e, {1: "yes", 2: "yes"})
+    {'reviewed': 2, 'overruled': 1, 'confirmed': 0, 'conflicted': 1, 'adjudicated': 0}
+    """
+    vals = effective.items()
+    return {"reviewed": sum(e.reviewed for _, e in vals),
+            "overruled": sum(e.label != judge_labels[i] for i, e in vals),
+            "confirmed": sum(e.settled_by_humans and e.label == judge_labels[i] for i, e in vals),
+            "conflicted": sum(e.source == "conflicted" for _, e in vals),
+            "adjudicated": sum(e.source == "adjudicated" for _, e in vals)}
