@@ -2,8 +2,9 @@
 
 Units and choices (documented in the README):
 - Human vs judge: ONE unit per decision and judge call (the family's `judge_votes`: one for most kinds, both orders
-  for an ideation comparison), the effective human label (adjudicated, else the unanimous human label) against
-  the call's label; conflicted decisions (humans disagree, nobody adjudicated) are left out and counted.
+  for an ideation comparison), the effective human label under the run view's policy (`audit.effective`:
+  adjudicated, else the unanimous — or majority — human label) against the call's label; conflicted decisions
+  (humans disagree, nobody adjudicated) are left out and counted.
   Decisions whose judge answer was unreadable are left out and counted.
 - Which reviews: blind reviews only whenever the run has any (sighted reviews are anchored on the judge's answer);
   `reviews="all"` or `"sighted"` to choose.
@@ -22,61 +23,50 @@ from itertools import combinations
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.rescoring import reviews_by_decision
-from audit.reviews import current_labels
-from audit.store import run_row
+from audit.views import RunRef, RunView, as_view
 from scoring.decisions import INVALID_LABEL
-from scoring.families import get_task
 from scoring.stats.agreement import group_stats, multi_rater_stats, pair_stats
 
 REVIEW_SETS = ("auto", "blind", "sighted", "all")
 
 
-def _review_filter(db: Database, run_id: int, reviews: str) -> str:
+def _review_filter(view: RunView, reviews: str) -> str:
     if reviews not in REVIEW_SETS:
         raise AuditError(f"reviews must be one of {', '.join(REVIEW_SETS)}, got {reviews!r}")
     if reviews == "auto":
-        n_blind, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ? AND blind = 1", [run_id]).fetchone()
-        return "blind" if n_blind else "all"
+        return "blind" if view.blind_reviews() else "all"
     return reviews
 
 
-def agreement_rows(db: Database, run: str, *, reviews: str = "auto") -> dict:
+def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: str | None = None) -> dict:
     """Rows for human vs judge (one per decision: the effective human label), human vs human (one per reviewer
     pair and decision), the multi-rater table {decision: {reviewer: label}} and what was left out."""
-    row = run_row(db, run)
-    task = get_task(row["task"])
-    used = _review_filter(db, row["id"], reviews)
-    by_dec = reviews_by_decision(db, row["id"])
-    meta = {d["id"]: d for d in db.query(
-        "SELECT id, doc_id, kind, type, left, right, judge_label, detail FROM decisions WHERE run_id = ? AND id IN "
-        "(SELECT decision_id FROM reviews WHERE run_id = ?)", [row["id"], row["id"]])}
+    view = as_view(db, run, policy)
+    task = view.task
+    used = _review_filter(view, reviews)
     hvj, hvh, ratings = [], [], {}
     skipped_invalid = skipped_conflicted = 0
-    for dec_id, revs in by_dec.items():
+    for dec_id, revs in view.reviews.items():
         if used != "all":
             revs = [r for r in revs if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
-        humans, adjudicated = current_labels(revs)
-        d = meta[dec_id]
-        trivial = task.trivial({"kind": d["kind"], "type": d["type"], "left": d["left"], "right": d["right"],
-                                "judge": d["judge_label"]})
+        d = view.reviewed.rows[dec_id]
+        e = view.effective_of(d["judge_label"], revs)
+        humans = e.human_labels
+        decision = {"kind": d["kind"], "type": d["type"], "left": d["left"], "right": d["right"],
+                    "judge": d["judge_label"]}
         base = {"decision": dec_id, "kind": d["kind"], "type": d["type"], "doc": d["doc_id"], "left": d["left"],
-                "right": d["right"], "trivial": trivial}
+                "right": d["right"], "trivial": task.trivial(decision)}
         if humans:
             ratings[str(dec_id)] = humans
-        effective = adjudicated if adjudicated is not None else (
-            next(iter(set(humans.values()))) if len(set(humans.values())) == 1 else None)
-        if humans or adjudicated is not None:
-            votes = task.judge_votes({"kind": d["kind"], "type": d["type"], "left": d["left"], "right": d["right"],
-                                      "judge": d["judge_label"], "detail": json.loads(d["detail"])})
-            votes = [v for v in votes if v != INVALID_LABEL]
+        if e.reviewed:
+            votes = [v for v in task.judge_votes(decision | {"detail": json.loads(d["detail"])}) if v != INVALID_LABEL]
             if not votes:
                 skipped_invalid += 1
-            elif effective is None:
+            elif not e.settled_by_humans:
                 skipped_conflicted += 1
             else:
                 for vote in votes:  # one vote for most kinds; ideation comparisons: each order asked
-                    hvj.append(base | {"reviewer": ", ".join(sorted(humans)) or "adjudicator", "human": effective,
+                    hvj.append(base | {"reviewer": ", ".join(sorted(humans)) or "adjudicator", "human": e.label,
                                        "judge": vote})
         for (a, la), (b, lb) in combinations(sorted(humans.items()), 2):
             hvh.append(base | {"reviewer": f"{a} vs {b}", "pair": f"{a} vs {b}", "human": la, "judge": lb})
@@ -84,15 +74,17 @@ def agreement_rows(db: Database, run: str, *, reviews: str = "auto") -> dict:
             "excluded_conflicted": skipped_conflicted, "reviews_used": used}
 
 
-def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0, reviews: str = "auto") -> dict:
+def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int = 0, reviews: str = "auto",
+              policy: str | None = None) -> dict:
     """`{"human_vs_judge": {group: stats}, "human_vs_human": {"alpha": {...}, "pairs": {pair: stats}}, ...}`.
 
     Groups are `all`, `non-trivial` (when the family has trivial decisions), each decision kind and `kind/type`;
     every group's stats carry n, n_clusters (documents), kappa with a document-bootstrap interval, raw agreement
     with a clustered interval, and `degenerate` when one side used a single label.
     """
-    rows = agreement_rows(db, run, reviews=reviews)
-    schemes = get_task(run_row(db, run)["task"]).label_schemes
+    view = as_view(db, run, policy)
+    rows = agreement_rows(db, view, reviews=reviews)
+    schemes = view.task.label_schemes
     ordinal = {k: list(s.labels) for k, s in schemes.items() if s.scale == "ordinal"}
     positive = {k: s.positive for k, s in schemes.items() if s.positive is not None}
     opts = {"ordinal_kinds": ordinal, "positive": positive, "n_resamples": n_resamples, "seed": seed}
@@ -119,5 +111,6 @@ def agreement(db: Database, run: str, *, n_resamples: int = 2000, seed: int = 0,
         "excluded_conflicted": rows["excluded_conflicted"],
         "reviews_used": rows["reviews_used"],
         "unit": "one unit per decision: the effective human label vs the judge's label",
+        "effective_label_policy": view.policy,
         "reviewers": sorted({w for h in rows["ratings"].values() for w in h}),
     }

@@ -5,13 +5,11 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.store import run_row
-from audit.views import decisions
-from scoring.families import get_task
+from audit.views import RunRef, as_view
 from scoring.stats.agreement import pair_stats
 
 
-def compare_runs(db: Database, run_a: str, run_b: str, *, n_resamples: int = 2000) -> dict:
+def compare_runs(db: Database, run_a: RunRef, run_b: RunRef, *, n_resamples: int = 2000) -> dict:
     """Agreement between the judges of two runs on the decisions both made (matched by doc, kind, type, spans).
 
     Returns `{"a", "b", "shared", "only_a", "only_b", "stats", "differ": [rows where the labels differ]}`;
@@ -20,28 +18,30 @@ def compare_runs(db: Database, run_a: str, run_b: str, *, n_resamples: int = 200
     Raises:
         AuditError: the runs are of different tasks or were scored on different gold files.
     """
-    ra, rb = run_row(db, run_a), run_row(db, run_b)
+    va, vb = as_view(db, run_a), as_view(db, run_b)
+    ra, rb = va.row, vb.row
+    name_a, name_b = va.name, vb.name
     if ra["task"] != rb["task"]:
-        raise AuditError(f"runs {run_a!r} and {run_b!r} are of different tasks ({ra['task']}, {rb['task']})")
-    task = get_task(ra["task"])
+        raise AuditError(f"runs {name_a!r} and {name_b!r} are of different tasks ({ra['task']}, {rb['task']})")
+    task = va.task
     first = task.inputs[0].name
     if (ra["inputs"].get(first) or {}).get("sha256") != (rb["inputs"].get(first) or {}).get("sha256"):
-        raise AuditError(f"runs {run_a!r} and {run_b!r} were scored on different {task.inputs[0].title.lower()}s")
+        raise AuditError(f"runs {name_a!r} and {name_b!r} were scored on different {task.inputs[0].title.lower()}s")
     positives = {s.positive for s in task.label_schemes.values()}
     positive = positives.pop() if len(positives) == 1 else None
 
     def key(d: dict) -> tuple:
         return (d["doc"], d["kind"], d["type"], d["left"], d["right"])
 
-    da = {key(d): d for d in decisions(db, run_a)}
-    db_ = {key(d): d for d in decisions(db, run_b)}
+    da = {key(d): d for d in va.decisions()}
+    db_ = {key(d): d for d in vb.decisions()}
     shared = [k for k in da if k in db_]
     differ = [{"doc": k[0], "kind": k[1], "type": k[2], "left": k[3], "right": k[4], "a_id": da[k]["id"],
                "b_id": db_[k]["id"], "a": da[k]["judge"], "b": db_[k]["judge"]}
               for k in shared if da[k]["judge"] != db_[k]["judge"]]
     stats = pair_stats([da[k]["judge"] for k in shared], [db_[k]["judge"] for k in shared],
                        clusters=[k[0] for k in shared], n_resamples=n_resamples, positive=positive) if shared else {}
-    return {"a": {"run": run_a, "judge": ra["judge_spec"], "metrics": ra["original_metrics"]},
-            "b": {"run": run_b, "judge": rb["judge_spec"], "metrics": rb["original_metrics"]},
+    return {"a": {"run": name_a, "judge": ra["judge_spec"], "metrics": ra["original_metrics"]},
+            "b": {"run": name_b, "judge": rb["judge_spec"], "metrics": rb["original_metrics"]},
             "shared": len(shared), "only_a": len(da) - len(shared), "only_b": len(db_) - len(shared),
             "stats": stats, "differ": differ}

@@ -11,20 +11,20 @@ from collections import defaultdict
 
 from sqlite_utils import Database
 
-from audit.views import decisions
+from audit.views import RunRef, as_view
 
 
 def _key(d: dict) -> tuple:
     return (d["doc"], d["kind"], d["type"], d["left"], d["right"])
 
 
-def humans_vs_judges(db: Database, run_a: str, run_b: str) -> list[dict]:
+def humans_vs_judges(db: Database, run_a: RunRef, run_b: RunRef) -> list[dict]:
     """Rows per (kind, type) and one `all` row, only where humans labelled shared decisions:
     `kind`, `type`, `decisions` (shared decisions with a human label), `labels` (reviewer × decision pairs),
     `agree_a` / `agree_b` (labels equal to judge A's / B's), `rate_a` / `rate_b` (shares), `diff` (rate A − rate B)
     and `closer` (`A`, `B` or `tie`)."""
-    da = {_key(d): d for d in decisions(db, run_a)}
-    db_ = {_key(d): d for d in decisions(db, run_b)}
+    da = {_key(d): d for d in as_view(db, run_a).decisions()}
+    db_ = {_key(d): d for d in as_view(db, run_b).decisions()}
     groups: dict[tuple[str, str], dict] = defaultdict(lambda: {"decisions": 0, "labels": 0, "agree_a": 0,
                                                                "agree_b": 0})
     for k, a in da.items():

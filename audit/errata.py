@@ -18,8 +18,9 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.export import rejudge_version, write_csv
 from audit.reviews import MAX_NAME_CHARS, MAX_NOTE_CHARS
-from audit.store import now, run_row
-from scoring.families import get_task
+from audit.store import now
+from audit.views import RunRef, as_view
+from scoring.families.base import TaskFamily
 
 PROBLEMS = {
     "wrong item": "the gold item is not what the text says (e.g. a wrong span)",
@@ -35,7 +36,7 @@ _COLS = ("id", "uid", "doc_id", "decision_id", "item", "problem", "correction", 
          "withdrawn")
 
 
-def add_erratum(db: Database, run: str, doc_id: str, item: str, problem: str, reviewer: str, *,
+def add_erratum(db: Database, run: RunRef, doc_id: str, item: str, problem: str, reviewer: str, *,
                 correction: str | None = None, note: str | None = None, decision_id: int | None = None,
                 withdrawn: bool = False) -> dict:
     """Append one erratum row (or, with `withdrawn=True`, the withdrawal of the reviewer's flag on that item).
@@ -46,14 +47,15 @@ def add_erratum(db: Database, run: str, doc_id: str, item: str, problem: str, re
     Raises:
         UnknownRun; AuditError: unknown document or decision, unknown problem, empty or too long fields.
     """
-    row = run_row(db, run)
+    view = as_view(db, run)
+    db, row = view.db, view.row
     if problem not in PROBLEMS:
         raise AuditError(f"problem {problem!r} is not one of {', '.join(PROBLEMS)}")
     if db.execute("SELECT 1 FROM documents WHERE run_id = ? AND doc_id = ?", [row["id"], doc_id]).fetchone() is None:
-        raise AuditError(f"document {doc_id!r} is not in run {run!r}")
+        raise AuditError(f"document {doc_id!r} is not in run {view.name!r}")
     if decision_id is not None and db.execute("SELECT 1 FROM decisions WHERE id = ? AND run_id = ? AND doc_id = ?",
                                               [decision_id, row["id"], doc_id]).fetchone() is None:
-        raise AuditError(f"decision {decision_id} is not a decision of {doc_id!r} in run {run!r}")
+        raise AuditError(f"decision {decision_id} is not a decision of {doc_id!r} in run {view.name!r}")
     reviewer = (reviewer or "").strip()
     if not reviewer:
         raise AuditError("an erratum needs a reviewer name")
@@ -78,31 +80,31 @@ def add_erratum(db: Database, run: str, doc_id: str, item: str, problem: str, re
     return new | {"id": cur.lastrowid}
 
 
-def withdraw_erratum(db: Database, run: str, erratum_id: int, reviewer: str) -> dict:
+def withdraw_erratum(db: Database, run: RunRef, erratum_id: int, reviewer: str) -> dict:
     """Withdraw a current erratum (appends a `withdrawn` row for the same document and item).
 
     Raises:
         AuditError: no such erratum in the run, or it is another reviewer's.
     """
-    row = run_row(db, run)
-    found = db.execute("SELECT doc_id, item, problem, reviewer FROM errata WHERE id = ? AND run_id = ?",
-                       [erratum_id, row["id"]]).fetchone()
+    view = as_view(db, run)
+    found = view.db.execute("SELECT doc_id, item, problem, reviewer FROM errata WHERE id = ? AND run_id = ?",
+                       [erratum_id, view.id]).fetchone()
     if found is None:
-        raise AuditError(f"erratum {erratum_id} is not in run {run!r}")
+        raise AuditError(f"erratum {erratum_id} is not in run {view.name!r}")
     if found[3] != (reviewer or "").strip():
         raise AuditError(f"erratum {erratum_id} was flagged by {found[3]}; only they can withdraw it")
-    return add_erratum(db, run, found[0], found[1], found[2], reviewer, withdrawn=True,
+    return add_erratum(view.db, view, found[0], found[1], found[2], reviewer, withdrawn=True,
                        correction=None if found[1] else "(withdrawn)")
 
 
-def history(db: Database, run: str) -> list[dict]:
+def history(db: Database, run: RunRef) -> list[dict]:
     """Every erratum row of the run, oldest first (the append-only log)."""
-    run_id = run_row(db, run)["id"]
-    return [dict(zip(_COLS, r, strict=True)) for r in db.execute(
-        f"SELECT {', '.join(_COLS)} FROM errata WHERE run_id = ? ORDER BY created, id", [run_id])]
+    view = as_view(db, run)
+    return [dict(zip(_COLS, r, strict=True)) for r in view.db.execute(
+        f"SELECT {', '.join(_COLS)} FROM errata WHERE run_id = ? ORDER BY created, id", [view.id])]
 
 
-def current_errata(db: Database, run: str, doc_id: str | None = None) -> list[dict]:
+def current_errata(db: Database, run: RunRef, doc_id: str | None = None) -> list[dict]:
     """The standing errata: per reviewer, document and gold item the latest row, unless it is a withdrawal."""
     latest: dict[tuple, dict] = {}
     for r in history(db, run):
@@ -111,26 +113,25 @@ def current_errata(db: Database, run: str, doc_id: str | None = None) -> list[di
     return sorted(out, key=lambda r: r["id"])
 
 
-def _gold_input(row: dict) -> dict:
-    task = get_task(row["task"])
+def _gold_input(row: dict, task: TaskFamily) -> dict:
     first = task.inputs[0].name
     info = row["inputs"].get(first) or {}
     return {"input": first, "name": info.get("name"), "sha256": info.get("sha256")}
 
 
-def export_errata(db: Database, run: str) -> dict:
+def export_errata(db: Database, run: RunRef) -> dict:
     """The errata file: benchmark (family and title), the gold file (name and SHA-256), and each standing
     erratum naming document, gold item, problem and proposed correction, with reviewer, note and time."""
-    row = run_row(db, run)
-    task = get_task(row["task"])
+    view = as_view(db, run)
+    row, task = view.row, view.task
     return {
-        "benchmark": {"family": task.name, "title": task.title}, "run": row["name"], "gold": _gold_input(row),
+        "benchmark": {"family": task.name, "title": task.title}, "run": row["name"], "gold": _gold_input(row, task),
         "exported": datetime.now(UTC).isoformat(timespec="seconds"), "rejudge_version": rejudge_version(),
         "note": "Proposed corrections to the gold data, flagged by reviewers; scores are not changed by them.",
         "errata": [{"document": r["doc_id"], "gold_item": r["item"], "problem": r["problem"],
                     "correction": r["correction"], "note": r["note"], "reviewer": r["reviewer"],
                     "created": r["created"], "decision": r["decision_id"], "uid": r["uid"]}
-                   for r in current_errata(db, run)],
+                   for r in current_errata(view.db, view)],
     }
 
 
@@ -138,7 +139,7 @@ CSV_HEADER = ["benchmark", "gold_file", "document", "gold_item", "problem", "cor
               "created", "decision"]
 
 
-def export_errata_csv(db: Database, run: str) -> str:
+def export_errata_csv(db: Database, run: RunRef) -> str:
     """The errata file as CSV (one row per standing erratum; cells safe in a spreadsheet)."""
     data = export_errata(db, run)
     return write_csv(CSV_HEADER, [[data["benchmark"]["family"], data["gold"]["name"], e["document"], e["gold_item"],
@@ -147,5 +148,5 @@ def export_errata_csv(db: Database, run: str) -> str:
                                   for e in data["errata"]])
 
 
-def export_errata_json(db: Database, run: str) -> str:
+def export_errata_json(db: Database, run: RunRef) -> str:
     return json.dumps(export_errata(db, run), indent=1, ensure_ascii=False) + "\n"

@@ -1,5 +1,6 @@
 """Exports of a run: JSON (original and audited metrics, review counts, agreement, judge, inputs), CSV of decisions,
-a paper-ready LaTeX table, and the judge log.
+a paper-ready LaTeX table, and the judge log. Every format reads one `audit.views.RunView`, so all of them apply
+the same effective-label policy (`--policy`) and record it.
 
 Everything the product writes is safe to open: CSV cells that a spreadsheet would run as a formula are
 neutralised with a leading quote (`csv_cell`), and every string that reaches a .tex file is escaped (`tex`), so
@@ -16,12 +17,9 @@ from datetime import UTC, datetime
 from sqlite_utils import Database
 
 from audit.agreement import agreement
+from audit.effective import POLICIES
 from audit.errors import AuditError
-from audit.rescoring import audit_run
-from audit.reviews import POLICIES
-from audit.store import run_row
-from audit.views import decisions
-from scoring.families import get_task
+from audit.views import RunRef, RunView, as_view
 
 FORMATS = ("json", "csv", "latex", "judgelog")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
@@ -33,11 +31,12 @@ def rejudge_version() -> str:
     return __version__
 
 
-def export_json(db: Database, run: str, *, with_agreement: bool = True, policy: str = "unanimous") -> dict:
+def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, policy: str | None = None) -> dict:
     """Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, inputs
-    (names and hashes), the Rejudge version, export time and the effective-label policy."""
-    row = run_row(db, run)
-    audit = audit_run(db, run, policy=policy)
+    (names and hashes), the Rejudge version, export time and the effective-label policy (`policy`, else the
+    view's, else the default)."""
+    view = as_view(db, run, policy)
+    row, audit, policy = view.row, view.audit, view.policy
     out = {
         "run": row["name"], "task": row["task"], "created": row["created"],
         "exported": datetime.now(UTC).isoformat(timespec="seconds"), "rejudge_version": rejudge_version(),
@@ -51,18 +50,18 @@ def export_json(db: Database, run: str, *, with_agreement: bool = True, policy: 
         "warnings": row["summary"].get("warnings", []),
     }
     if with_agreement:
-        out["agreement"] = agreement(db, run)
-    out["sampling"] = _sampling(db, run)
+        out["agreement"] = agreement(view.db, view)
+    out["sampling"] = _sampling(view)
     return out
 
 
-def _sampling(db: Database, run: str) -> dict:
+def _sampling(view: RunView) -> dict:
     """Every sampling plan of the run (strata, seed, random ranks) with the estimates it gives now."""
     from audit.sampling import ALL_KINDS, estimate, plans
 
     out = {}
-    for kind, plan in plans(db, run).items():
-        out[kind] = {"plan": plan, "estimate": estimate(db, run, None if kind == ALL_KINDS else kind)}
+    for kind, plan in plans(view.db, view).items():
+        out[kind] = {"plan": plan, "estimate": estimate(view.db, view, None if kind == ALL_KINDS else kind)}
     return out
 
 
@@ -100,17 +99,19 @@ def write_csv(header: list[str], rows: list[list[object]]) -> str:
     return buf.getvalue()
 
 
-def export_csv(db: Database, run: str) -> str:
-    """One row per decision: judge label, each reviewer's label, effective label and where it came from."""
-    rows = list(decisions(db, run))
+def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
+    """One row per decision: judge label, each reviewer's label, effective label, where it came from and the
+    effective-label policy that gave it."""
+    view = as_view(db, run, policy)
+    rows = view.decisions()
     reviewers = sorted({r["reviewer"] for d in rows for r in d["reviews"]})
     out = []
     for d in rows:
         notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"] if r["note"])
         out.append([d["id"], d["doc"], d["kind"], d["type"], d["left"], d["right"], d["judge"],
-                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes])
+                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes, view.policy])
     return write_csv(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
-                      "effective", "source", "notes"], out)
+                      "effective", "source", "notes", "policy"], out)
 
 
 _TEX = str.maketrans({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
@@ -133,17 +134,20 @@ def _kappa_note(agr: dict) -> str:
     return f"human--judge Cohen's $\\kappa$ = {hvj['kappa']:.2f}{interval} (n = {hvj['n']})"
 
 
-def export_latex(db: Database, run: str) -> str:
+def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     """A booktabs table (caption, label) of original vs audited P / R / F1 per section and type, macro averages
-    labelled, and the human-judge agreement in the caption. Needs \\usepackage{booktabs}."""
-    data = export_json(db, run)
-    task = get_task(data["task"])
+    labelled, the effective-label policy and the human-judge agreement in the caption. Needs
+    \\usepackage{booktabs}."""
+    view = as_view(db, run, policy)
+    data = export_json(view.db, view)
+    task = view.task
     orig, aud = task.metric_rows(data["original"]), task.metric_rows(data["audited"])
     has_prf = all(k in r for r in orig for k in ("precision", "recall", "f1"))
     rc = data["reviews"]
     label = "tab:rejudge-" + "".join(c if c.isalnum() else "-" for c in data["run"])[:60]
     caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}; "
-               f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled; {_kappa_note(data['agreement'])}.")
+               f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled (effective labels: "
+               f"{tex(view.policy)} policy); {_kappa_note(data['agreement'])}.")
     lines = [r"% Rejudge export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering",
              r"\small"]
     if has_prf:
@@ -168,14 +172,16 @@ def export_latex(db: Database, run: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_run(db: Database, run: str, fmt: str, *, policy: str = "unanimous") -> str:
+def export_run(db: Database, run: RunRef, fmt: str, *, policy: str | None = None) -> str:
+    """The run in format `fmt` (`FORMATS`) under the effective-label `policy` (else the view's, else the
+    default)."""
+    if fmt not in FORMATS:
+        raise AuditError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+    view = as_view(db, run, policy)
     if fmt == "json":
-        return json.dumps(export_json(db, run, policy=policy), indent=1, ensure_ascii=False) + "\n"
+        return json.dumps(export_json(view.db, view), indent=1, ensure_ascii=False) + "\n"
     if fmt == "csv":
-        return export_csv(db, run)
+        return export_csv(view.db, view)
     if fmt == "latex":
-        return export_latex(db, run)
-    if fmt == "judgelog":
-        task = get_task(run_row(db, run)["task"])
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in task.judge_log(list(decisions(db, run))))
-    raise AuditError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+        return export_latex(view.db, view)
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in view.task.judge_log(view.decisions()))

@@ -1,21 +1,19 @@
 """Review queues: which decision to look at next, how far each reviewer has got, and what one review changed.
 
 The queue page asks for decision ids once (`queue_ids`, a few SQL queries even at 10,000 documents) and then
-reads one decision at a time (`decision_view`), so a key press re-reads one decision, not the run.
+reads one decision at a time (`decision_view`), so a key press re-reads one decision, not the run. Which
+decisions are conflicted follows the run view's effective-label policy (`audit.views.RunView`).
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
 from sqlite_utils import Database
 
-from audit.rescoring import reviews_by_decision
-from audit.reviews import current_labels, effective_label
-from audit.store import run_row
-from scoring.families import get_task
+from audit.effective import current_labels
+from audit.views import RunRef, RunView, as_view
 from scoring.families.base import TaskFamily
 
 QUEUES = {
@@ -66,21 +64,20 @@ def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int
     return out
 
 
-def queue_ids(db: Database, run: str, reviewer: str, mode: str, *, types: Iterable[str] = (),
+def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Iterable[str] = (),
               judge_labels: Iterable[str] = (), doc: str = "", skip_trivial: bool = False) -> list[int]:
     """Ids of the decisions in queue `mode` for `reviewer`, in id order (the same set as `queue` over
     `audit.views.decisions`, read with a few queries instead of building every decision). `skip_trivial` leaves
     out decisions whose answer is certain (the family's `trivial`, e.g. two identical strings)."""
     if mode not in QUEUES:
         raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
-    row = run_row(db, run)
-    run_id = row["id"]
+    view = as_view(db, run)
+    db, run_id = view.db, view.id
     if skip_trivial:
-        task = get_task(row["task"])
         trivial = {i for i, kind, typ, left, right, judge in db.execute(
             "SELECT id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ?", [run_id])
-            if task.trivial({"kind": kind, "type": typ, "left": left, "right": right, "judge": judge})}
-        return [i for i in queue_ids(db, run, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc)
+            if view.task.trivial({"kind": kind, "type": typ, "left": left, "right": right, "judge": judge})}
+        return [i for i in queue_ids(db, view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc)
                 if i not in trivial]
     q = "SELECT id, doc_id, type, judge_label FROM decisions WHERE run_id = ?"
     args: list = [run_id]
@@ -96,42 +93,37 @@ def queue_ids(db: Database, run: str, reviewer: str, mode: str, *, types: Iterab
         args.append(doc)
     rows = db.execute(q + " ORDER BY id", args).fetchall()
     if mode == "sample":
-        return _sample_ids(db, run, run_id, reviewer, {r[0] for r in rows})
+        return _sample_ids(view, reviewer, {r[0] for r in rows})
     if mode == "all":
         return [r[0] for r in rows]
     if mode == "invalid":
         return [r[0] for r in rows if r[3] == "invalid"]
+    effective = view.effective
     if mode == "unreviewed":
-        mine = {i for i, revs in _reviews(db, run_id, reviewer).items() if reviewer in current_labels(revs)[0]}
-        return [r[0] for r in rows if r[0] not in mine]
-    revs = _reviews(db, run_id)
+        return [r[0] for r in rows if r[0] not in effective or reviewer not in effective[r[0]].human_labels]
     out = []
     for dec_id, _, _, judge in rows:
-        humans, _ = current_labels(revs.get(dec_id, []))
-        if mode == "disagree" and any(lab != judge for lab in humans.values()):
+        e = effective.get(dec_id)
+        if e is None:
+            continue
+        if mode == "disagree" and any(lab != judge for lab in e.human_labels.values()):
             out.append(dec_id)
-        elif mode == "conflicted" and effective_label(judge, revs.get(dec_id, [])).source == "conflicted":
+        elif mode == "conflicted" and e.source == "conflicted":
             out.append(dec_id)
     return out
 
 
-def decision_types(db: Database, run: str) -> list[str]:
+def decision_types(db: Database, run: RunRef) -> list[str]:
     """The decision types of a run (for the queue's type filter)."""
-    run_id = run_row(db, run)["id"]
-    return [r[0] for r in db.execute("SELECT DISTINCT type FROM decisions WHERE run_id = ? ORDER BY type", [run_id])]
+    view = as_view(db, run)
+    return [r[0] for r in view.db.execute("SELECT DISTINCT type FROM decisions WHERE run_id = ? ORDER BY type",
+                                          [view.id])]
 
 
-def decision_view(db: Database, run_id: int, decision_id: int) -> dict:
-    """One decision as `audit.views.decisions` yields it (judge and effective label, humans, reviews, detail)."""
-    d = db.execute("SELECT id, doc_id, kind, type, left, right, judge_label, detail FROM decisions "
-                   "WHERE id = ? AND run_id = ?", [decision_id, run_id]).fetchone()
-    if d is None:
-        raise KeyError(decision_id)
-    revs = reviews_by_decision(db, run_id, [decision_id]).get(decision_id, [])
-    e = effective_label(d[6], revs)
-    return {"id": d[0], "doc": d[1], "kind": d[2], "type": d[3], "left": d[4], "right": d[5], "judge": d[6],
-            "effective": e.label, "source": e.source, "human": e.human_labels, "detail": json.loads(d[7]),
-            "reviews": revs}
+def decision_view(db: Database, run: RunRef, decision_id: int) -> dict:
+    """One decision as `audit.views.decisions` yields it (judge and effective label, humans, reviews, detail), read
+    now through `db` (a key press re-reads one decision)."""
+    return as_view(db, run).decision(decision_id)
 
 
 def labelled_count(db: Database, run_id: int, reviewer: str) -> int:
@@ -158,14 +150,13 @@ def reviewer_progress(decs: Iterable[dict], *, with_judge: bool = True) -> list[
             for who in sorted(rows)]
 
 
-def reviewer_progress_db(db: Database, run: str, *, with_judge: bool = True) -> list[dict]:
-    """`reviewer_progress` read from the store with two queries (the review queue's table at any run size)."""
-    row = run_row(db, run)
-    total = row["n_decisions"]
-    revs = _reviews(db, row["id"])
-    judge = dict(db.execute("SELECT id, judge_label FROM decisions WHERE id IN "
-                            "(SELECT decision_id FROM reviews WHERE run_id = ?)", [row["id"]]).fetchall())
-    decs = [{"human": current_labels(r)[0], "judge": judge.get(i), "reviews": r} for i, r in revs.items()]
+def reviewer_progress_db(db: Database, run: RunRef, *, with_judge: bool = True) -> list[dict]:
+    """`reviewer_progress` over the run view's reviewed decisions (the review queue's table at any run size)."""
+    view = as_view(db, run)
+    total = view.row["n_decisions"]
+    judge = view.reviewed.judge_labels
+    decs = [{"human": view.effective[i].human_labels, "judge": judge[i], "reviews": r}
+            for i, r in view.reviews.items()]
     out = reviewer_progress(decs, with_judge=with_judge)
     for r in out:
         r["of"] = total
@@ -207,14 +198,14 @@ def describe_change(task: TaskFamily, decision_id: int, label: str | None, befor
     return " · ".join(parts)
 
 
-def _sample_ids(db: Database, run: str, run_id: int, reviewer: str, allowed: set[int]) -> list[int]:
+def _sample_ids(view: RunView, reviewer: str, allowed: set[int]) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
     block's decisions the reviewer has not labelled yet; [] without a plan."""
     from audit.sampling import load_plan
 
-    plan = load_plan(db, run)
+    plan = load_plan(view.db, view)
     if plan is None:
         return []
-    mine = {i for i, revs in _reviews(db, run_id, reviewer).items() if reviewer in current_labels(revs)[0]}
+    mine = {i for i, e in view.effective.items() if reviewer in e.human_labels}
     blocks = sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all, b.rank))
     return [int(u) for b in blocks for u in b.units if int(u) in allowed and int(u) not in mine]

@@ -2,10 +2,13 @@
 
 Each run keeps its audited state in the store: the effective label of every reviewed decision (`effective`), the
 audited counts of every document whose labels changed (`doc_audit`), the audited total and the id of the last
-review applied (`audit_state`). Every write of reviews (`audit.reviews.add_review`, `audit.reviews_io`) calls
-`apply_reviews` inside its own transaction, which re-counts only the documents of the new reviews. Reading
-(`audit_run`, every page render) never writes: a state that is behind its reviews (a database written by an
-older version, or opened read-only) is brought up to date in memory only.
+review applied (`audit_state`), all under the default effective-label policy. Every write of reviews
+(`audit.reviews.add_review`, `audit.reviews_io`) calls `apply_reviews` inside its own transaction, which re-counts
+only the documents of the new reviews. Reading (`audit_of`, once per page render through `audit.views.RunView`)
+never writes: another policy, or a state that is behind its reviews (a database written by an older version, or
+opened read-only), is computed in memory from the reviews.
+
+Effective labels come from one place: `load_reviewed` reads the reviews and applies `audit.effective`'s rule.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from audit.errors import AuditError
-from audit.reviews import POLICIES, effective_label
+from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_labels, review_summary
 from audit.store import dumps, run_row, transaction
 from scoring.families import get_task
 from scoring.families.base import TaskFamily, add_nested
@@ -84,20 +86,63 @@ def _newest_review(db: Database, run_id: int) -> int:
     return db.execute("SELECT COALESCE(MAX(id), 0) FROM reviews WHERE run_id = ?", [run_id]).fetchone()[0]
 
 
-def audit_run(db: Database, run: str, *, rebuild: bool = False, policy: str = "unanimous") -> Audit:
-    """The run's audited state, read from the store (never written here).
+@dataclass
+class Reviewed:
+    """A run's reviewed decisions under one effective-label policy."""
+
+    policy: str
+    reviews: dict[int, list[dict]]
+    """decision id -> its review rows, oldest first."""
+    rows: dict[int, dict]
+    """decision id -> its decision row (id, doc_id, kind, type, left, right, judge_label, detail as stored)."""
+    effective: dict[int, Effective]
+    """decision id -> its effective label under `policy`."""
+
+    @property
+    def judge_labels(self) -> dict[int, str]:
+        return {i: r["judge_label"] for i, r in self.rows.items()}
+
+
+_DECISION_COLS = "id, doc_id, kind, type, left, right, judge_label, detail"
+
+
+def load_reviewed(db: Database, run_id: int, policy: str = DEFAULT_POLICY,
+                  decision_ids: list[int] | None = None) -> Reviewed:
+    """The reviews of the run (or of `decision_ids`), their decisions and their effective labels under `policy`."""
+    check_policy(policy)
+    reviews = reviews_by_decision(db, run_id, decision_ids)
+    if decision_ids is None:
+        rows = {r["id"]: r for r in db.query(
+            f"SELECT {_DECISION_COLS} FROM decisions WHERE run_id = ? AND id IN "
+            "(SELECT decision_id FROM reviews WHERE run_id = ?)", [run_id, run_id])}
+    else:
+        rows = {r["id"]: r for ids in _chunks(list(reviews)) for r in db.query(
+            f"SELECT {_DECISION_COLS} FROM decisions WHERE id IN ({_marks(ids)})", ids)}
+    reviews = {i: revs for i, revs in reviews.items() if i in rows}
+    return Reviewed(policy, reviews, rows, effective_labels({i: r["judge_label"] for i, r in rows.items()}, reviews,
+                                                            policy))
+
+
+def audit_run(db: Database, run: str, *, rebuild: bool = False, policy: str = DEFAULT_POLICY) -> Audit:
+    """The run's audited state under an effective-label `policy` (`audit.effective.POLICIES`), read from the store
+    (never written here). Pages read it through `audit.views.RunView.audit` instead (one run lookup per render).
 
     `rebuild=True` recomputes everything from the reviews in memory (the tests check both agree); so does any
-    effective-label `policy` other than the stored one (`audit.reviews.POLICIES`).
+    policy other than the stored one.
     """
-    if policy not in POLICIES:
-        raise AuditError(f"unknown effective-label policy {policy!r}; use one of {', '.join(POLICIES)}")
     row = run_row(db, run)
+    return audit_of(db, row, load_reviewed(db, row["id"], policy), rebuild=rebuild)
+
+
+def audit_of(db: Database, row: Mapping, reviewed: Reviewed, *, rebuild: bool = False) -> Audit:
+    """The audited state of the run `row` with its reviewed decisions `reviewed` (from `load_reviewed`)."""
     run_id = row["id"]
     task = get_task(row["task"])
+    counts = _review_counts(reviewed)
     state = db.execute("SELECT last_review, total FROM audit_state WHERE run_id = ?", [run_id]).fetchone()
-    if rebuild or policy != "unanimous" or state is None or state[0] != _newest_review(db, run_id):
-        return _audit_in_memory(db, row, task, policy)
+    if (rebuild or reviewed.policy != DEFAULT_POLICY or state is None
+            or state[0] != _newest_review(db, run_id)):
+        return _audit_in_memory(db, row, task, reviewed, counts)
     total = json.loads(state[1])
     changed, doc_counts = {}, {}
     for r in db.query("SELECT doc_id, outcome, counts FROM doc_audit WHERE run_id = ?", [run_id]):
@@ -105,7 +150,7 @@ def audit_run(db: Database, run: str, *, rebuild: bool = False, policy: str = "u
         doc_counts[r["doc_id"]] = json.loads(r["counts"])
     metrics = task.metrics(total, _per_doc(db, run_id, doc_counts) if task.needs_doc_counts else None,
                            run_options(row))
-    return Audit(metrics, total, changed, review_counts(db, run_id), doc_counts)
+    return Audit(metrics, total, changed, counts, doc_counts)
 
 
 def doc_counts_in_order(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[tuple[str, dict]]:
@@ -120,24 +165,12 @@ def _per_doc(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[dic
     return [c for _, c in doc_counts_in_order(db, run_id, changed)]
 
 
-def _effective_all(db: Database, run_id: int, policy: str = "unanimous") -> dict[int, tuple[str, object]]:
-    """decision id -> (doc id, Effective) for every reviewed decision of the run."""
-    by_dec = reviews_by_decision(db, run_id)
-    out = {}
-    ids = list(by_dec)
-    for chunk in _chunks(ids):
-        for d in db.query(f"SELECT id, doc_id, judge_label FROM decisions WHERE id IN ({_marks(chunk)})", chunk):
-            out[d["id"]] = (d["doc_id"], effective_label(d["judge_label"], by_dec[d["id"]], policy))
-    return out
-
-
-def _audit_in_memory(db: Database, row: dict, task: TaskFamily, policy: str = "unanimous") -> Audit:
+def _audit_in_memory(db: Database, row: Mapping, task: TaskFamily, reviewed: Reviewed, review_counts: dict) -> Audit:
     run_id = row["id"]
-    eff = _effective_all(db, run_id, policy)
-    labels_by_id = {i: e.label for i, (_, e) in eff.items()}  # type: ignore[attr-defined]
+    labels_by_id = {i: e.label for i, e in reviewed.effective.items()}
     total = json.loads(json.dumps(row["original_counts"]))
     changed, doc_counts = {}, {}
-    for doc_id in sorted({doc for doc, _ in eff.values()}):
+    for doc_id in sorted({reviewed.rows[i]["doc_id"] for i in reviewed.effective}):
         payload, original = db.execute("SELECT payload, counts FROM documents WHERE run_id = ? AND doc_id = ?",
                                        [run_id, doc_id]).fetchone()
         payload, original = json.loads(payload), json.loads(original)
@@ -146,10 +179,9 @@ def _audit_in_memory(db: Database, row: dict, task: TaskFamily, policy: str = "u
         if counts != original:
             changed[doc_id] = task.outcome(payload, counts)
             doc_counts[doc_id] = counts
-    n_humans = {i: e for i, (_, e) in eff.items()}
     metrics = task.metrics(total, _per_doc(db, run_id, doc_counts) if task.needs_doc_counts else None,
                            run_options(row))
-    return Audit(metrics, total, changed, _review_counts_from(db, run_id, n_humans), doc_counts)
+    return Audit(metrics, total, changed, review_counts, doc_counts)
 
 
 def apply_reviews(db: Database, run_id: int) -> None:
@@ -168,15 +200,14 @@ def apply_reviews(db: Database, run_id: int) -> None:
     new = [r[0] for r in db.execute("SELECT DISTINCT decision_id FROM reviews WHERE run_id = ? AND id > ?",
                                     [run_id, last])]
     newest = _newest_review(db, run_id)
-    by_dec = reviews_by_decision(db, run_id, new)
+    reviewed = load_reviewed(db, run_id, DEFAULT_POLICY, new)
     docs: set[str] = set()
-    for ids in _chunks(new):
-        for d in db.query(f"SELECT id, doc_id, judge_label FROM decisions WHERE id IN ({_marks(ids)})", ids):
-            e = effective_label(d["judge_label"], by_dec.get(d["id"], []))
-            db.execute("INSERT OR REPLACE INTO effective (decision_id, run_id, doc_id, judge_label, label, source, "
-                       "n_humans) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       [d["id"], run_id, d["doc_id"], d["judge_label"], e.label, e.source, len(e.human_labels)])
-            docs.add(d["doc_id"])
+    for dec_id, e in reviewed.effective.items():
+        d = reviewed.rows[dec_id]
+        db.execute("INSERT OR REPLACE INTO effective (decision_id, run_id, doc_id, judge_label, label, source, "
+                   "n_humans) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   [dec_id, run_id, d["doc_id"], d["judge_label"], e.label, e.source, len(e.human_labels)])
+        docs.add(d["doc_id"])
     for doc_id in sorted(docs):
         key = [run_id, doc_id]
         payload, original = db.execute("SELECT payload, counts FROM documents WHERE run_id = ? AND doc_id = ?",
@@ -213,32 +244,8 @@ def rebuild_audit_state(db: Database, run: str) -> None:
         apply_reviews(db, run_id)
 
 
-def review_counts(db: Database, run_id: int) -> dict:
+def _review_counts(reviewed: Reviewed) -> dict:
     """Reviewed / overruled / confirmed / conflicted / adjudicated decisions, review rows and reviewers."""
-    r = db.execute(
-        "SELECT COALESCE(SUM(n_humans > 0 OR source = 'adjudicated'), 0), COALESCE(SUM(label != judge_label), 0), "
-        "COALESCE(SUM(source IN ('human', 'adjudicated') AND label = judge_label), 0), "
-        "COALESCE(SUM(source = 'conflicted'), 0), COALESCE(SUM(source = 'adjudicated'), 0) "
-        "FROM effective WHERE run_id = ?", [run_id]).fetchone()
-    return _with_rows(db, run_id, {"reviewed": r[0], "overruled": r[1], "confirmed": r[2], "conflicted": r[3],
-                                   "adjudicated": r[4]})
-
-
-def _review_counts_from(db: Database, run_id: int, eff: Mapping[int, object]) -> dict:
-    vals = list(eff.values())
-    judge = {i: j for i, j in db.execute("SELECT id, judge_label FROM decisions WHERE run_id = ?", [run_id])}
-    c = {"reviewed": sum(bool(e.human_labels) or e.source == "adjudicated" for e in vals),  # type: ignore[attr-defined]
-         "overruled": sum(e.label != judge[i] for i, e in eff.items()),  # type: ignore[attr-defined]
-         "confirmed": sum(e.source in ("human", "adjudicated", "majority")  # type: ignore[attr-defined]
-                          and e.label == judge[i]  # type: ignore[attr-defined]
-                          for i, e in eff.items()),
-         "conflicted": sum(e.source == "conflicted" for e in vals),  # type: ignore[attr-defined]
-         "adjudicated": sum(e.source == "adjudicated" for e in vals)}  # type: ignore[attr-defined]
-    return _with_rows(db, run_id, c)
-
-
-def _with_rows(db: Database, run_id: int, c: dict) -> dict:
-    n_rows, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [run_id]).fetchone()
-    reviewers = [x[0] for x in db.execute("SELECT DISTINCT reviewer FROM reviews WHERE run_id = ? ORDER BY reviewer",
-                                          [run_id])]
-    return c | {"reviews": n_rows, "reviewers": reviewers}
+    return review_summary(reviewed.effective, reviewed.judge_labels) | {
+        "reviews": sum(len(revs) for revs in reviewed.reviews.values()),
+        "reviewers": sorted({r["reviewer"] for revs in reviewed.reviews.values() for r in revs})}

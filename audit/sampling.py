@@ -19,11 +19,10 @@ from collections.abc import Mapping
 import numpy as np
 from sqlite_utils import Database
 
+from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
-from audit.rescoring import audit_run
-from audit.store import dumps, now, run_row, transaction
-from audit.views import decisions
-from scoring.families import get_task
+from audit.store import dumps, now, transaction
+from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.difference import difference_totals
 from scoring.stats.estimators import headline, metric_estimate
@@ -76,14 +75,14 @@ def metric_of_totals(task: TaskFamily, cell: MetricCell, paths: list[tuple], opt
 # ---------------------------------------------------------------- plans
 
 
-def create_plan(db: Database, run: str, *, kind: str | None = None, seed: int = 0) -> dict:
+def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int = 0) -> dict:
     """Build and store the run's sampling plan (one per run and decision kind; `kind=None`: all kinds together).
 
     Raises:
         AuditError: a plan exists already (plans are fixed before review), or the family cannot estimate.
     """
-    row = run_row(db, run)
-    task = get_task(row["task"])
+    view = as_view(db, run)
+    row, task = view.row, view.task
     if task.needs_doc_counts:
         raise AuditError(f"sampled estimates are not available for {task.title} yet: its metrics need every "
                          "document's counts (medians, bootstraps), not a sum; review everything instead")
@@ -91,8 +90,8 @@ def create_plan(db: Database, run: str, *, kind: str | None = None, seed: int = 
     if kind is not None and kind not in task.label_schemes:
         raise AuditError(f"unknown decision kind {kind!r}; {task.name} has {', '.join(task.label_schemes)}")
     if list(db.query("SELECT 1 FROM sampling_plans WHERE run_id = ? AND kind = ?", [row["id"], key])):
-        raise AuditError(f"run {run!r} already has a sampling plan for {key}; a plan is fixed before review")
-    decs = [d for d in decisions(db, run) if kind is None or d["kind"] == kind]
+        raise AuditError(f"run {view.name!r} already has a sampling plan for {key}; a plan is fixed before review")
+    decs = [d for d in view.decisions() if kind is None or d["kind"] == kind]
     by_doc: dict[str, list[dict]] = {}
     for d in decs:
         by_doc.setdefault(d["doc"], []).append(d)
@@ -116,33 +115,32 @@ def plan_summary(plan: Plan) -> dict:
             "strata": {h: len(bs) for h, bs in plan.strata().items()}, "take_all": sorted(plan.take_all)}
 
 
-def load_plan(db: Database, run: str, kind: str | None = None) -> Plan | None:
-    row = run_row(db, run)
-    r = db.execute("SELECT plan FROM sampling_plans WHERE run_id = ? AND kind = ?",
-                   [row["id"], kind or ALL_KINDS]).fetchone()
+def load_plan(db: Database, run: RunRef, kind: str | None = None) -> Plan | None:
+    view = as_view(db, run)
+    r = view.db.execute("SELECT plan FROM sampling_plans WHERE run_id = ? AND kind = ?",
+                        [view.id, kind or ALL_KINDS]).fetchone()
     return Plan.from_json(json.loads(r[0])) if r else None
 
 
-def plans(db: Database, run: str) -> dict[str, dict]:
-    row = run_row(db, run)
+def plans(db: Database, run: RunRef) -> dict[str, dict]:
+    view = as_view(db, run)
     return {k: json.loads(p) | {"created": c} for k, p, c in
-            db.execute("SELECT kind, plan, created FROM sampling_plans WHERE run_id = ?", [row["id"]])}
+            view.db.execute("SELECT kind, plan, created FROM sampling_plans WHERE run_id = ?", [view.id])}
 
 
 # ---------------------------------------------------------------- the state of a sampled audit
 
 
-def _blocks_state(db: Database, run: str, plan: Plan) -> tuple[dict, dict, dict, set]:
+def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     """(judge vector per block, human vector per sampled block, human vector per exactly-known block, paths)."""
-    row = run_row(db, run)
-    audit = audit_run(db, run)
+    db, row, audit = view.db, view.row, view.audit
     docs = {r["doc_id"]: json.loads(r["counts"]) for r in
             db.query("SELECT doc_id, counts FROM documents WHERE run_id = ?", [row["id"]])}
     paths = leaf_paths(row["original_counts"]) if row["original_counts"] else []
     judge = {doc: flatten(c, paths) for doc, c in docs.items()}
     human = {doc: flatten((audit.doc_counts or {}).get(doc) or c, paths) for doc, c in docs.items()}
     in_plan = {b.id: b for b in plan.blocks}
-    decs = list(decisions(db, run))
+    decs = view.decisions()
     labelled: dict[str, list[bool]] = {}
     via_sample: dict[str, bool] = {}
     sampled_reviews = {r[0] for r in db.execute("SELECT DISTINCT decision_id FROM reviews WHERE run_id = ? AND "
@@ -151,7 +149,7 @@ def _blocks_state(db: Database, run: str, plan: Plan) -> tuple[dict, dict, dict,
     for d in decs:
         if str(d["id"]) not in unit_ids:
             continue
-        labelled.setdefault(d["doc"], []).append(d["source"] in ("human", "adjudicated"))
+        labelled.setdefault(d["doc"], []).append(d["source"] in HUMAN_SOURCES)
         via_sample[d["doc"]] = via_sample.get(d["doc"], False) or d["id"] in sampled_reviews
     sampled, certain = {}, {}
     for doc in docs:
@@ -162,23 +160,23 @@ def _blocks_state(db: Database, run: str, plan: Plan) -> tuple[dict, dict, dict,
     return judge, sampled, certain, paths
 
 
-def estimate(db: Database, run: str, kind: str | None = None) -> dict:
+def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     """`{metric path: {"estimate", "ci", "n_reviewed", "n_total", "judge_only", "reviewed_so_far", "bias",
     "bias_ci", "note", "label"}}` for the family's headline metrics, from the run's sampling plan.
 
     Raises:
         AuditError: the run has no sampling plan (create one with `python -m audit plan`).
     """
-    plan = load_plan(db, run, kind)
+    view = as_view(db, run)
+    plan = load_plan(db, view, kind)
     if plan is None:
-        raise AuditError(f"run {run!r} has no sampling plan{'' if kind is None else ' for ' + kind}; create one "
-                         f"with `python -m audit plan --run {run}` before reviewing")
-    row = run_row(db, run)
-    task = get_task(row["task"])
-    judge, sampled, certain, paths = _blocks_state(db, run, plan)
+        raise AuditError(f"run {view.name!r} has no sampling plan{'' if kind is None else ' for ' + kind}; create "
+                         f"one with `python -m audit plan --run {view.name}` before reviewing")
+    row, task = view.row, view.task
+    judge, sampled, certain, paths = _blocks_state(view, plan)
     strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
     tot = difference_totals(judge, strata, sampled, certain=certain, prior_weight=2.0)
-    so_far = audit_run(db, run).metrics
+    so_far = view.audit.metrics
     out = {}
     options = row["inputs"].get("options") or {}
     for cell in task.headline:
@@ -192,15 +190,16 @@ def estimate(db: Database, run: str, kind: str | None = None) -> dict:
     return out
 
 
-def next_sample(db: Database, run: str, kind: str | None = None, *, half_width: float = 0.03) -> dict | None:
+def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_width: float = 0.03) -> dict | None:
     """The next block (document) the sample queue serves, why, and how many more reviews reach ±`half_width` on
     the headline metric. None when every block is reviewed."""
-    plan = load_plan(db, run, kind)
+    view = as_view(db, run)
+    plan = load_plan(db, view, kind)
     if plan is None:
-        raise AuditError(f"run {run!r} has no sampling plan; create one with `python -m audit plan --run {run}`")
-    row = run_row(db, run)
-    task = get_task(row["task"])
-    judge, sampled, certain, paths = _blocks_state(db, run, plan)
+        raise AuditError(f"run {view.name!r} has no sampling plan; create one with `python -m audit plan --run "
+                         f"{view.name}`")
+    row, task = view.row, view.task
+    judge, sampled, certain, paths = _blocks_state(view, plan)
     options = row["inputs"].get("options") or {}
     g = metric_of_totals(task, task.headline[0], paths, options)
     base = sum(judge.values())

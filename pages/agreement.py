@@ -4,10 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from audit.agreement import agreement, agreement_rows
-from audit.store import default_db_path, open_db, reviews_version, run_row
+from audit.store import default_db_path, reviews_version
+from audit.views import RunView
 from ui.charts import confusion_heatmap, kappa_with_intervals
 from ui.families import kind_title
-from ui.state import blind_guard, db, link, require_run
+from ui.state import blind_guard, current_view, db, link
 from ui.text import md_literal, show_text
 
 HELP = {
@@ -22,8 +23,8 @@ HELP = {
 
 
 @st.cache_data(show_spinner="Computing agreement and bootstrap intervals…", max_entries=32)
-def cached_agreement(db_path: str, run: str, version: tuple[int, int]) -> dict:  # noqa: ARG001 - cache key
-    return agreement(open_db(db_path), run)
+def cached_agreement(_view: RunView, key: tuple) -> dict:  # noqa: ARG001 - (db, run, policy, reviews version)
+    return agreement(_view.db, _view)
 
 
 def fmt_ci(value: float | None, ci: list | None) -> str:
@@ -64,10 +65,11 @@ def stats_table(groups: dict, task: str) -> pd.DataFrame:
 
 conn = db()
 st.title("Agreement")
-run = require_run(conn)
+run_view = current_view(conn)
+run = run_view.name
 blind_guard("agreement")
-row = run_row(conn, run)
-result = cached_agreement(default_db_path(), run, reviews_version(conn, row["id"]))
+row = run_view.row
+result = cached_agreement(run_view, (default_db_path(), run, run_view.policy, reviews_version(conn, row["id"])))
 hvj = result["human_vs_judge"]
 hvh_all = result["human_vs_human"]
 hvh = hvh_all.get("pairs", {}) if "pairs" in hvh_all else hvh_all  # {reviewer pair: stats}
@@ -118,7 +120,7 @@ if groups:
                               else "second reviewer")
     event = st.altair_chart(chart, on_select="rerun", key="agreement.heatmap")
     picked = (event or {}).get("selection", {}).get("cell") or []
-    all_rows = agreement_rows(conn, run)
+    all_rows = agreement_rows(conn, run_view)
     rows = pd.DataFrame(all_rows["hvj"] if which == "human vs judge" else all_rows["hvh"])
     if which == "human vs human":
         rows = rows[rows["reviewer"] == group]

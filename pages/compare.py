@@ -7,10 +7,8 @@ import streamlit as st
 from audit.compare import compare_runs
 from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
-from audit.store import run_row
-from scoring.families import get_task
 from ui.families import kind_title
-from ui.state import blind_guard, current_run, db, link, run_names, short_spec
+from ui.state import blind_guard, current_run, db, link, run_names, short_spec, view_of
 from ui.text import md_literal, show_error
 
 
@@ -47,7 +45,8 @@ if a == b:
     st.info("Pick two different runs.")
     st.stop()
 try:
-    res = compare_runs(conn, a, b)
+    view_a, view_b = view_of(conn, a), view_of(conn, b)
+    res = compare_runs(conn, view_a, view_b)
 except AuditError as e:
     show_error(str(e))
     st.stop()
@@ -65,7 +64,7 @@ if s and s.get("raw_agreement_ci"):
     ci = s["raw_agreement_ci"]
     m3.caption(f"95% Wilson interval [{ci[0]:.3f}, {ci[1]:.3f}]")
 
-task = get_task(run_row(conn, a)["task"])
+task = view_a.task
 st.subheader("Scores: A, B and the signed difference A − B")
 rows = []
 for cell in task.headline:
@@ -83,7 +82,7 @@ if s:
     st.dataframe(table, key="compare.confusion")
 
 st.subheader("Which judge did the reviewers agree with?")
-humans = humans_vs_judges(conn, a, b)
+humans = humans_vs_judges(conn, view_a, view_b)
 if humans:
     st.dataframe(pd.DataFrame([{
         "decisions": "all decisions" if h["kind"] == "all" else f"{kind_title(task.name, h['kind'])} · {h['type']}",

@@ -4,21 +4,19 @@ import streamlit as st
 
 from audit.errata import current_errata
 from audit.reviews import add_review
-from audit.views import document_ids, document_review
 from ui.decisions import review_card
 from ui.errata import errata_form
 from ui.families import DocumentContext, doc_id_title, doc_noun, view
 from ui.metrics import headline
-from ui.state import blind, db, require_run, reviewer, role, synced_select
+from ui.state import blind, current_view, db, reviewer, role, synced_select
 from ui.text import md_literal, show_text
 
 conn = db()
-run = require_run(conn)
-page = document_review(conn, run)
-task = page.task
+page = current_view(conn)
+run, task = page.name, page.task
 noun = doc_noun(task.name)
 st.title(f"{noun.capitalize()} review")
-doc_ids = document_ids(conn, run)
+doc_ids = page.document_ids()
 wanted = st.query_params.get("doc")
 if wanted and wanted not in doc_ids:
     show_text(f"{noun.capitalize()} {wanted!r} is not in run {run!r}.", "error")
@@ -37,7 +35,7 @@ if nav[1].button("next ›", key="document.next", disabled=pos == len(doc_ids) -
     st.session_state["document.doc"] = doc_ids[pos + 1]
     st.rerun()
 
-info = page.document(doc_id)
+info = page.document_review(doc_id)
 decs = info["decisions"]
 who = reviewer()
 # Blind: anything derived from the judge's or others' labels stays hidden until this reviewer has labelled
@@ -59,18 +57,18 @@ def store(decision_id: int, label: str, note: str = "") -> None:
     add_review(conn, run, decision_id, label, who, note=note or None, blind=hide_derived, role=role())
 
 
-ctx = DocumentContext(page.run, info, info["audited_counts"], decs, store, who, blind(), role() == "adjudicator",
+ctx = DocumentContext(page.row, info, info["audited_counts"], decs, store, who, blind(), role() == "adjudicator",
                       extra={"hide_derived": hide_derived, "original_counts": info["counts"]})
 view(task.name).render_document(ctx)
 
-flags = current_errata(conn, run, doc_id)
+flags = current_errata(conn, page, doc_id)
 with st.expander(f"Flag a gold error on this {noun}" + (f" ({len(flags)} flagged)" if flags else ""),
                  expanded=False):
     if flags:
         st.dataframe([{"gold item": f["item"], "problem": f["problem"], "correction": f["correction"] or "",
                        "reviewer": f["reviewer"], "note": f["note"] or ""} for f in flags],
                      hide_index=True, key="document.errata")
-    errata_form(conn, run, task.name, doc_id, who, key="document.errata")
+    errata_form(conn, page, task.name, doc_id, who, key="document.errata")  # type: ignore[arg-type]
 
 st.subheader(f"Decisions ({len(decs)})", help=getattr(view(task.name), "DECISIONS_HELP", None))
 if not decs:

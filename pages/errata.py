@@ -6,21 +6,18 @@ import streamlit as st
 
 from audit.errata import current_errata, export_errata_csv, export_errata_json, history, withdraw_erratum
 from audit.errors import AuditError
-from audit.store import run_row
-from scoring.families import get_task
 from ui.families import doc_id_title
-from ui.state import db, link, require_run, reviewer
+from ui.state import current_view, db, link, reviewer
 from ui.text import show_text
 
 conn = db()
 st.title("Gold errata")
-run = require_run(conn)
-row = run_row(conn, run)
-task = get_task(row["task"])
+run_view = current_view(conn)
+run, task = run_view.name, run_view.task
 st.markdown("Reviewers flag gold items that look wrong or missing (on the abstract page, or with *Flag a gold "
             "error* in the review queue). Flags never change a score: they are collected here and exported for "
             "the benchmark's maintainers.")
-flags = current_errata(conn, run)
+flags = current_errata(conn, run_view)
 if not flags:
     st.info("No gold item has been flagged in this run yet.")
     st.stop()
@@ -31,10 +28,10 @@ table = pd.DataFrame([{"id": f["id"], doc_id_title(task.name): f["doc_id"], "gol
 st.dataframe(table, hide_index=True, key="errata.table",
              column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})
 c1, c2 = st.columns(2)
-c1.download_button(f"Download the errata (JSON, {len(flags)})", export_errata_json(conn, run),
+c1.download_button(f"Download the errata (JSON, {len(flags)})", export_errata_json(conn, run_view),
                    file_name=f"{run}.errata.json", mime="application/json", key="errata.json",
                    icon=":material/download:", on_click="ignore", width="stretch")
-c2.download_button(f"Download the errata (CSV, {len(flags)})", export_errata_csv(conn, run),
+c2.download_button(f"Download the errata (CSV, {len(flags)})", export_errata_csv(conn, run_view),
                    file_name=f"{run}.errata.csv", mime="text/csv", key="errata.csv",
                    icon=":material/download:", on_click="ignore", width="stretch")
 
@@ -47,7 +44,7 @@ if mine:
                                                        for f in mine if f["id"] == i))
         if st.button("Withdraw", key="errata.withdraw"):
             try:
-                withdraw_erratum(conn, run, pick, who)
+                withdraw_erratum(conn, run_view, pick, who)
                 st.rerun()
             except AuditError as e:
                 show_text(str(e), "error")
@@ -55,4 +52,4 @@ with st.expander("History (every flag and withdrawal, append-only)"):
     st.dataframe([{"id": h["id"], "document": h["doc_id"], "gold item": h["item"], "problem": h["problem"],
                    "correction": h["correction"] or "", "reviewer": h["reviewer"],
                    "when (UTC)": h["created"][:19].replace("T", " "), "withdrawal": bool(h["withdrawn"])}
-                  for h in history(conn, run)], hide_index=True, key="errata.history")
+                  for h in history(conn, run_view)], hide_index=True, key="errata.history")

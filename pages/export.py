@@ -13,8 +13,9 @@ from audit.errata import current_errata, export_errata_csv, export_errata_json
 from audit.errors import AuditError
 from audit.export import export_run
 from audit.reviews_io import export_reviews, import_reviews
+from audit.views import RunRef
 from scoring.errors import InputError
-from ui.state import blind_guard, db, require_run
+from ui.state import blind_guard, current_view, db
 from ui.text import md_literal, show_text
 
 FILES = (
@@ -33,16 +34,18 @@ FILES = (
 
 conn = db()
 st.title("Export")
-run = require_run(conn)
+run_view = current_view(conn)
+run = run_view.name
 blind_guard("export")  # every export carries the judge's and the other reviewers' labels
-show_text(f"Run {run}: each button builds its file when clicked and downloads it. Secrets are never exported.",
-          "caption")
+show_text(f"Run {run}: each button builds its file when clicked and downloads it. Secrets are never exported. "
+          f"Audited scores use the {run_view.policy} effective-label policy (chosen on the Scores page).", "caption")
 
 
-def builder(make: Callable[[Database, str], str]) -> Callable[[], str]:
-    """A zero-argument callable for `st.download_button`: builds the file on click, on its own connection."""
+def builder(make: Callable[[Database, RunRef], str], target: RunRef = run_view) -> Callable[[], str]:
+    """A zero-argument callable for `st.download_button`: builds the file on click, on its own connection (the
+    run view's row and policy carried over, not looked up again)."""
     def build() -> str:
-        return make(db(), run)
+        return make(db(), target)
     return build
 
 
@@ -54,10 +57,10 @@ for fmt, suffix, title, mime, what in FILES:
     c2.markdown(f"**{md_literal(file_name)}** — {md_literal(what)}")
 
 with st.expander("Preview the paper table (LaTeX)"):
-    st.code(export_run(conn, run, "latex"), language="latex")
+    st.code(export_run(conn, run_view, "latex"), language="latex")
 
 st.subheader("Gold errata")
-flags = current_errata(conn, run)
+flags = current_errata(conn, run_view)
 if flags:
     c1, c2 = st.columns(2)
     c1.download_button(f"Gold errata (JSON, {len(flags)})", builder(export_errata_json),
@@ -70,7 +73,7 @@ else:
     st.caption("No gold item has been flagged in this run (flag one on the abstract page or in the queue).")
 
 st.subheader("Reviews")
-st.download_button("This run's reviews (JSON lines)", builder(export_reviews),
+st.download_button("This run's reviews (JSON lines)", builder(export_reviews, run),
                    file_name=f"{run}.reviews.jsonl", key="export.reviews", icon=":material/download:",
                    on_click="ignore")
 up = st.file_uploader("Merge reviews exported from another database", type=["jsonl", "json"],

@@ -4,13 +4,9 @@
 import pandas as pd
 import streamlit as st
 
-from audit.rescoring import audit_run
-from audit.store import run_row
-from audit.views import documents
-from scoring.families import get_task
 from ui.families import doc_id_title, doc_noun, view
 from ui.metrics import headline, section_tables
-from ui.state import blind_guard, db, link, link_params, require_run, short_spec
+from ui.state import blind_guard, current_view, db, link, link_params, short_spec
 from ui.text import md_literal, show_text
 
 
@@ -35,13 +31,11 @@ def judge_requests_text(judge: dict) -> str:
 
 conn = db()
 st.title("Run overview")
-run = require_run(conn)
-
+run_view = current_view(conn)
+run = run_view.name
 blind_guard("overview")
-row = run_row(conn, run)
-task = get_task(row["task"])
+row, task, audit = run_view.row, run_view.task, run_view.audit
 noun = doc_noun(task.name)
-audit = audit_run(conn, run)
 st.caption(f"Task **{md_literal(task.title)}** · judge {md_literal(short_spec(row['judge_spec']))} · "
            f"{row['n_docs']} {noun}s · {row['n_decisions']} decisions · " +
            " · ".join(f"{md_literal(k)} {md_literal(v['name'])}" for k, v in row["inputs"].items()
@@ -84,10 +78,10 @@ with st.expander("Judge requests: what the judge was asked"):
 panel = getattr(view(task.name), "render_run", None)  # the family's run-level panel (variants, ceilings, ties)
 if panel is not None:
     with st.expander(getattr(view(task.name), "RUN_PANEL_TITLE", "More about this run"), expanded=False):
-        panel(conn, run)
+        panel(conn, run_view)
 
 st.subheader(f"{noun.capitalize()}s")
-docs = pd.DataFrame(documents(conn, run, audit))
+docs = pd.DataFrame(run_view.documents())
 if docs.empty:
     st.info(f"This run has no {noun}s.")
     st.stop()

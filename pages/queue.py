@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
+from audit.effective import current_labels
 from audit.errors import AuditError
 from audit.queue import (
     BLIND_QUEUES,
@@ -22,16 +23,14 @@ from audit.queue import (
     queue_ids,
     reviewer_progress_db,
 )
-from audit.rescoring import audit_run
-from audit.reviews import add_review, current_labels
+from audit.reviews import add_review
 from audit.sampling import create_plan, load_plan, next_sample
-from audit.store import default_db_path, open_db, run_row
+from audit.store import default_db_path, open_db
 from audit.views import document
-from scoring.families import get_task
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.errata import errata_form
 from ui.families import doc_noun, view
-from ui.state import db, is_blind_reviewer, link_params, require_run, reviewer, role
+from ui.state import current_view, db, is_blind_reviewer, link_params, reviewer, role
 from ui.text import md_literal, show_error, show_text
 
 IDS, POS, KEY, HISTORY = "queue.ids", "queue.pos", "queue.key", "queue.history"
@@ -42,9 +41,8 @@ TIGHT = """<style>
 </style>"""
 
 conn = db()
-run = require_run(conn)
-row = run_row(conn, run)
-task = get_task(row["task"])
+run_view = current_view(conn)
+run, row, task = run_view.name, run_view.row, run_view.task
 noun = doc_noun(task.name)
 who = reviewer()
 hidden = is_blind_reviewer()
@@ -55,12 +53,12 @@ if not who:
     st.warning("Enter your reviewer name in the sidebar: the queue is personal (what *you* have not labelled).")
 
 queues = {k: v for k, v in QUEUES.items() if not hidden or k in BLIND_QUEUES}
-plan = load_plan(conn, run)
+plan = load_plan(conn, run_view)
 if st.session_state.get("queue.mode") not in queues:
     st.session_state["queue.mode"] = "sample" if plan is not None else next(iter(queues))  # a plan: sample first
 c1, c2, c3, c4 = st.columns([1.6, 1.5, 1, 1])
 mode = c1.selectbox("Queue", list(queues), format_func=lambda q: f"{q} — {queues[q]}", key="queue.mode")
-all_types = decision_types(conn, run)
+all_types = decision_types(conn, run_view)
 types = c2.multiselect("Type", all_types, key="queue.types")
 labels: list[str] = []
 if not hidden:  # a filter on the judge's label would tell a blind reviewer the judge's answer
@@ -74,13 +72,13 @@ if mode == "sample":
                   "(Scores page).", "info")
         if st.button("Create a sampling plan (seed 0)", key="queue.create_plan"):
             try:
-                create_plan(conn, run, seed=0)
+                create_plan(conn, run_view, seed=0)
             except AuditError as e:
                 show_error(str(e))
             st.rerun()
     else:
         try:
-            nxt = next_sample(conn, run)
+            nxt = next_sample(conn, run_view)
         except AuditError as e:
             nxt = None
             show_error(str(e))
@@ -92,10 +90,10 @@ if mode == "sample":
 skip_trivial = mode == "unreviewed" and st.toggle(
     "Skip decisions whose answer is certain (e.g. two identical strings)", value=True, key="queue.skip_trivial")
 
-key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial)
+key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial, run_view.policy)
 if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the fragment then walks through them
     st.session_state[KEY] = key
-    st.session_state[IDS] = queue_ids(conn, run, who, mode, types=types, judge_labels=labels, doc=doc_filter,
+    st.session_state[IDS] = queue_ids(conn, run_view, who, mode, types=types, judge_labels=labels, doc=doc_filter,
                                       skip_trivial=skip_trivial)
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
@@ -111,16 +109,16 @@ def _previous_label(d: dict, as_role: str) -> str | None:
 def _change(c: Database, decision_id: int, title: str | None, before: dict, verb: str) -> str:
     if hidden:  # what a label changed would tell a blind reviewer what the judge and the others had said
         return f"{verb} #{decision_id} → {title or 'no label of yours'}"
-    return f"{verb} " + describe_change(task, decision_id, title, before, audit_run(c, run).metrics)
+    return f"{verb} " + describe_change(task, decision_id, title, before, run_view.on(c).audit.metrics)
 
 
 # Buttons act in callbacks, which run before the fragment reruns: one rerun per key press, drawing the next card.
 def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
     c = open_db(default_db_path())
     try:
-        d = decision_view(c, row["id"], decision_id)
+        d = decision_view(c, run_view, decision_id)
         prev = _previous_label(d, as_role)
-        before = audit_run(c, run).metrics
+        before = run_view.on(c).audit.metrics
         add_review(c, run, decision_id, label, who, note=(st.session_state.get(NOTE) or "").strip() or None,
                    blind=hidden and who not in d["human"], role=as_role,
                    sampled=st.session_state.get("queue.mode") == "sample")
@@ -141,7 +139,7 @@ def _on_undo() -> None:
     last = history.pop()
     c = open_db(default_db_path())
     try:
-        before = audit_run(c, run).metrics
+        before = run_view.on(c).audit.metrics
         add_review(c, run, last["id"], last["prev"], who, role=last["role"], note="undo of the previous review")
         title = task.label_schemes[last["kind"]].title(last["prev"]) if last["prev"] is not None else None
         st.session_state[STRIP] = _change(c, last["id"], title, before, "Undone:")
@@ -182,7 +180,7 @@ def review_panel() -> None:
         st.button("↶ undo last", key="queue.undo", shortcut="backspace", disabled=not st.session_state[HISTORY],
                   on_click=_on_undo)
         return
-    d = decision_view(fconn, row["id"], ids[pos])
+    d = decision_view(fconn, run_view, ids[pos])
     scheme = task.label_schemes[d["kind"]]
     mine = d["human"].get(who) if as_role == "reviewer" else None
     hide = hidden and mine is None
@@ -219,17 +217,17 @@ def review_panel() -> None:
                          "are not changed; flags are listed on the Gold errata page.")
     if flag_open:
         with st.container(border=True):
-            errata_form(fconn, run, task.name, d["doc"], who, decision=d, key="queue.errata")
+            errata_form(fconn, run_view, task.name, d["doc"], who, decision=d, key="queue.errata")  # type: ignore[arg-type]
     preview = getattr(view(task.name), "preview", None)
     if preview is not None:
-        preview(document(fconn, run, d["doc"])["payload"], d)
+        preview(document(fconn, run_view, d["doc"])["payload"], d)
 
 
 review_panel()
 
 if not hidden:  # labels per reviewer and their agreement with the judge would unblind a reviewer
     st.subheader("Reviewer progress")
-    prog = reviewer_progress_db(conn, run)
+    prog = reviewer_progress_db(conn, run_view)
     if prog:
         st.dataframe(prog, hide_index=True, key="queue.progress")
     else:

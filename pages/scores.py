@@ -2,30 +2,20 @@
 
 import streamlit as st
 
-from audit.rescoring import audit_run
-from audit.reviews import POLICIES
 from audit.sampling import estimate, load_plan
-from audit.store import run_row
-from audit.views import review_counts_by_type
-from scoring.families import get_task
 from ui.charts import original_vs_audited
 from ui.families import kind_title
 from ui.metrics import comparison_rows, headline, section_tables
-from ui.state import blind_guard, db, require_run
+from ui.state import blind_guard, current_view, db, policy_radio
 from ui.text import show_text
 
 conn = db()
 st.title("Scores: original vs audited")
-run = require_run(conn)
+view = current_view(conn)  # under the session's policy: the radio below changes it before this rerun starts
 blind_guard("scores")
-row = run_row(conn, run)
-task = get_task(row["task"])
-policy = st.radio("Effective label", list(POLICIES), horizontal=True, key="scores.policy",
-                  format_func=lambda p: {"unanimous": "adjudicated > unanimous humans > judge",
-                                         "majority": "adjudicated > majority of humans > judge"}[p],
-                  help="How reviewers' labels become the audited label: " + " | ".join(
-                      f"{k}: {v}" for k, v in POLICIES.items()) + ". Exports record the policy (`--policy`).")
-audit = audit_run(conn, run, policy=policy)
+row, task = view.row, view.task
+policy_radio("scores.policy")
+audit = view.audit
 headline(task, row["original_metrics"], audit.metrics)
 rc = audit.review_counts
 st.caption(f"{rc['reviewed']} of {row['n_decisions']} decisions reviewed · {rc['overruled']} overruled · "
@@ -36,7 +26,7 @@ if rc["reviewed"] == 0:
             "the document review page.")
 section_tables(task, row["original_metrics"], audit.metrics, key="scores")
 
-plan = None if task.needs_doc_counts else load_plan(conn, run)
+plan = None if task.needs_doc_counts else load_plan(conn, view)
 st.subheader("Estimated full-review score (partial audit)")
 if plan is None:
     st.info("Reviewed so far ≠ what a full review would give: unreviewed decisions keep the judge's label. Create a "
@@ -44,7 +34,7 @@ if plan is None:
             "to get an estimate with an honest interval." if not task.needs_doc_counts else
             "Sampled estimates are not available for this family yet (its metrics need every document's counts).")
 else:
-    est = estimate(conn, run)
+    est = estimate(conn, view)
     table = []
     for e in est.values():
         ci = f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]" if e["ci"] else "—"
@@ -64,7 +54,7 @@ else:
 
 st.subheader("Reviews per decision type")
 by_type = [{"decision kind": kind_title(task.name, r.pop("kind")), **r}
-           for r in review_counts_by_type(conn, run, audit)]
+           for r in view.review_counts_by_type()]
 if by_type:
     st.dataframe(by_type, hide_index=True, key="scores.by_type")
 else:

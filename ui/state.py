@@ -4,10 +4,14 @@ Two things follow a reviewer from page to page and across a reload, and both liv
 
 - the **current run** (`?run=`): picked in the sidebar (or by any "open" link), shown there on every page, and
   read by every page through `require_run`; switching pages never switches runs.
-- the **reviewer settings**: `?reviewer=NAME`, `?blind=1`, `?adj=1`. The sidebar writes them into the URL on
-  every rerun, so a reload (a new Streamlit session) or a bookmarked link starts with the same name, blind mode
-  and adjudicator mode. The URL was chosen over a browser-side store because it needs no component, works in
+- the **reviewer settings**: `?reviewer=NAME`, `?blind=1`, `?adj=1`, and the effective-label policy
+  (`?policy=majority`, chosen on the Scores page). The sidebar writes them into the URL on every rerun, so a
+  reload (a new Streamlit session) or a bookmarked link starts with the same name, blind mode, adjudicator mode
+  and policy. The URL was chosen over a browser-side store because it needs no component, works in
   every tab opened from a link, and is visible: a reviewer can see (and share) exactly the mode they are in.
+
+A page reads its run through `current_view(conn)`: the run's `audit.views.RunView` under the session's policy,
+loaded once per render (kept on the render's connection), which every part of the page reads from.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from urllib.parse import urlencode
 import streamlit as st
 from sqlite_utils import Database
 
+from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.store import default_db_path, list_runs, open_db
+from audit.views import RunView, load_view
 from ui.text import show_text
 
 REVIEWER_KEY = "reviewer"
@@ -27,7 +33,9 @@ BLIND_KEY = "blind_mode"
 ADJUDICATOR_KEY = "adjudicator_mode"
 CURRENT_RUN = "current_run"
 RUN_WIDGET = "sidebar.run"
-URL_REVIEWER, URL_BLIND, URL_ADJ, URL_RUN = "reviewer", "blind", "adj", "run"
+POLICY_KEY = "effective_policy"
+URL_REVIEWER, URL_BLIND, URL_ADJ, URL_RUN, URL_POLICY = "reviewer", "blind", "adj", "run", "policy"
+_VIEWS = "_rejudge_views"
 
 
 def db() -> Database:
@@ -74,6 +82,50 @@ def require_run(conn: Database, key: str | None = None) -> str:  # noqa: ARG001 
         st.info("No runs in this database yet. Score one on the Runs page.")
         st.stop()
     return run
+
+
+def current_view(conn: Database) -> RunView:
+    """The current run's view under the session's effective-label policy, loaded once per render.
+
+    The view is kept on `conn`, the render's connection (`db()` opens a new one per rerun), so every call during
+    one render returns the same view and a rerun loads a fresh one. On an empty database, says where to start and
+    stops the page (as `require_run`).
+    """
+    run = current_run()
+    if run is None or (run, policy()) not in _views(conn):
+        run = require_run(conn)
+    return view_of(conn, run)
+
+
+def view_of(conn: Database, run: str) -> RunView:
+    """The view of any run (e.g. the two runs of a comparison) under the session's policy, loaded once per render.
+    Raises UnknownRun."""
+    views, key = _views(conn), (run, policy())
+    if key not in views:
+        views[key] = load_view(conn, run, key[1])
+    return views[key]
+
+
+def _views(conn: Database) -> dict[tuple[str, str], RunView]:
+    return conn.__dict__.setdefault(_VIEWS, {})
+
+
+def policy() -> str:
+    """The session's effective-label policy (`audit.effective.POLICIES`; chosen on the Scores page)."""
+    value = st.session_state.get(POLICY_KEY)
+    return value if value in POLICIES else DEFAULT_POLICY
+
+
+def policy_radio(key: str) -> str:
+    """The effective-label policy choice; it applies to every page and export of the session (kept in ?policy=)."""
+    _persisted(key, POLICY_KEY, DEFAULT_POLICY)
+    return st.radio("Effective label", list(POLICIES), horizontal=True, key=key, on_change=_copy,
+                    args=(key, POLICY_KEY),
+                    format_func=lambda p: {"unanimous": "adjudicated > unanimous humans > judge",
+                                           "majority": "adjudicated > majority of humans > judge"}.get(p, p),
+                    help="How reviewers' labels become the audited label on every page and in every export: " +
+                         " | ".join(f"{k}: {v}" for k, v in POLICIES.items()) + ". Exports record the policy "
+                         "(CLI: `--policy`). Kept in the URL (?policy=).")
 
 
 def run_picker_value(names: list[str]) -> str | None:
@@ -206,27 +258,30 @@ def write_url_settings() -> None:
     _set_param(URL_REVIEWER, reviewer())
     _set_param(URL_BLIND, "1" if blind() else "")
     _set_param(URL_ADJ, "1" if role() == "adjudicator" else "")
+    _set_param(URL_POLICY, "" if policy() == DEFAULT_POLICY else policy())
 
 
 def link(page: str, **params: object) -> str:
     """A relative URL to `page` with `params`, carrying the current run, the reviewer name and the modes: links in
     tables open a new tab, which is a new session."""
-    extra = {URL_RUN: current_run(), URL_REVIEWER: reviewer(), URL_BLIND: "1" if blind() else "",
-             URL_ADJ: "1" if role() == "adjudicator" else ""}
-    query = {k: str(v) for k, v in {**extra, **params}.items() if v not in (None, "")}
+    query = {k: str(v) for k, v in {**_carried(), **params}.items() if v not in (None, "")}
     return f"{page}?{urlencode(query)}"
 
 
 def link_params(**params: object) -> dict[str, str]:
     """Query parameters for `st.page_link` / `st.switch_page`: the current run and settings plus `params`."""
-    extra = {URL_RUN: current_run(), URL_REVIEWER: reviewer(), URL_BLIND: "1" if blind() else "",
-             URL_ADJ: "1" if role() == "adjudicator" else ""}
-    return {k: str(v) for k, v in {**extra, **params}.items() if v not in (None, "")}
+    return {k: str(v) for k, v in {**_carried(), **params}.items() if v not in (None, "")}
+
+
+def _carried() -> dict[str, object]:
+    return {URL_RUN: current_run(), URL_REVIEWER: reviewer(), URL_BLIND: "1" if blind() else "",
+            URL_ADJ: "1" if role() == "adjudicator" else "",
+            URL_POLICY: "" if policy() == DEFAULT_POLICY else policy()}
 
 
 def adopt_url_settings() -> None:
-    """A new session (a reload, a link, a bookmark) takes the reviewer name, blind and adjudicator mode from the
-    URL (once)."""
+    """A new session (a reload, a link, a bookmark) takes the reviewer name, blind and adjudicator mode and the
+    effective-label policy from the URL (once)."""
     if "_url_settings_adopted" in st.session_state:
         return
     st.session_state["_url_settings_adopted"] = True
@@ -237,6 +292,8 @@ def adopt_url_settings() -> None:
         st.session_state[BLIND_KEY] = True
     if st.query_params.get(URL_ADJ) == "1" and ADJUDICATOR_KEY not in st.session_state:
         st.session_state[ADJUDICATOR_KEY] = True
+    if st.query_params.get(URL_POLICY) in POLICIES and POLICY_KEY not in st.session_state:
+        st.session_state[POLICY_KEY] = st.query_params.get(URL_POLICY)
 
 
 def short_spec(spec: str) -> str:

@@ -8,12 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.compare_humans import humans_vs_judges
+from audit.effective import POLICIES
 from audit.errata import add_erratum, current_errata, export_errata_csv, history, withdraw_erratum
 from audit.errors import AuditError
 from audit.queue import QUEUES, decision_view, describe_change, labelled_count, queue, queue_ids
 from audit.reviews import add_review
 from audit.store import run_row
-from audit.views import decisions
+from audit.views import decisions, load_view
 from scoring.families import get_task
 from tests.conftest import GOLD, PRED_MIXED
 from ui.families.chimera import doc_count_rows, over_matching
@@ -30,18 +31,30 @@ def reviewed_run(db_with_run):
         add_review(db, RUN, d["id"], "match", "ana")
     for d in decs[10:20]:
         add_review(db, RUN, d["id"], "no-match", "bo")
+    for d in decs[10:14]:
+        add_review(db, RUN, d["id"], "no-match", "dee")  # 2-1 splits: settled by the majority, not unanimously
     add_review(db, RUN, decs[0]["id"], None, "ana")  # ana withdraws her first label
     return db
 
 
+@pytest.mark.parametrize("policy", list(POLICIES))
 @pytest.mark.parametrize("mode", [q for q in QUEUES if q != "sample"])  # the sample follows the stored plan
 @pytest.mark.parametrize("who", ["ana", "bo", "cy"])
-def test_queue_ids_equal_the_queue_over_every_decision(reviewed_run, mode, who):
-    decs = list(decisions(reviewed_run, RUN))
-    assert queue_ids(reviewed_run, RUN, who, mode) == [d["id"] for d in queue(decs, who, mode)]
+def test_queue_ids_equal_the_queue_over_every_decision(reviewed_run, mode, who, policy):
+    view = load_view(reviewed_run, RUN, policy)
+    decs = view.decisions()
+    assert queue_ids(reviewed_run, view, who, mode) == [d["id"] for d in queue(decs, who, mode)]
     types = sorted({d["type"] for d in decs})[:1]
-    assert queue_ids(reviewed_run, RUN, who, mode, types=types, judge_labels=["match"], doc="21") == [
+    assert queue_ids(reviewed_run, view, who, mode, types=types, judge_labels=["match"], doc="21") == [
         d["id"] for d in queue(decs, who, mode, types=types, judge_labels=["match"], doc="21")]
+    if policy == "unanimous":  # a name reads the default policy
+        assert queue_ids(reviewed_run, RUN, who, mode) == queue_ids(reviewed_run, view, who, mode)
+
+
+def test_the_conflicted_queue_follows_the_policy(reviewed_run):
+    unanimous, majority = (set(queue_ids(reviewed_run, load_view(reviewed_run, RUN, p), "ana", "conflicted"))
+                           for p in ("unanimous", "majority"))
+    assert len(unanimous) == 10 and len(majority) == 6 and majority < unanimous
 
 
 def test_sample_queue_serves_the_plan_in_order_and_skips_what_you_labelled(reviewed_run):
@@ -56,10 +69,12 @@ def test_sample_queue_serves_the_plan_in_order_and_skips_what_you_labelled(revie
     assert queue_ids(reviewed_run, RUN, "ana", "sample") == [i for i in order if i not in mine]
 
 
-def test_decision_view_matches_the_run_listing(reviewed_run):
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_decision_view_matches_the_run_listing(reviewed_run, policy):
     run_id = run_row(reviewed_run, RUN)["id"]
-    for d in list(decisions(reviewed_run, RUN))[:25]:
-        assert decision_view(reviewed_run, run_id, d["id"]) == d
+    view = load_view(reviewed_run, RUN, policy)
+    for d in view.decisions()[:25]:
+        assert decision_view(reviewed_run, view, d["id"]) == d
     assert labelled_count(reviewed_run, run_id, "ana") == 29 and labelled_count(reviewed_run, run_id, "bo") == 10
 
 
@@ -81,7 +96,7 @@ def test_describe_change_names_counts_and_scores():
 
 def test_errata_are_append_only_superseded_and_withdrawn(db_with_run):
     db = db_with_run
-    doc = decisions(db, RUN).__next__()["doc"]
+    doc = decisions(db, RUN)[0]["doc"]
     add_erratum(db, RUN, doc, "comb-element: x", "wrong item", "ana", correction="y", note="n1")
     add_erratum(db, RUN, doc, "comb-element: x", "wrong type", "ana", correction="z")  # supersedes ana's flag
     add_erratum(db, RUN, doc, "comb-element: x", "wrong item", "bo")

@@ -56,3 +56,16 @@ def test_a_one_label_table_says_so_instead_of_kappa_zero(db_with_run):
         add_review(db_with_run, "mixed", d["id"], "no-match" if i < 2 else "match", "ana")
     hvj = agreement(db_with_run, "mixed", n_resamples=200)["human_vs_judge"]["all"]
     assert hvj["degenerate"] and "only 'match'" in hvj["degenerate"]
+
+
+def test_a_two_one_split_is_a_unit_under_majority_and_left_out_under_unanimous(db_with_run):
+    decs = [d for d in decisions(db_with_run, "mixed") if d["judge"] != "invalid"][:5]
+    for d in decs:
+        for who, lab in (("ana", "no-match"), ("bo", "no-match"), ("cy", "match")):
+            add_review(db_with_run, "mixed", d["id"], lab, who)
+    unanimous = agreement(db_with_run, "mixed", n_resamples=0)
+    majority = agreement(db_with_run, "mixed", n_resamples=0, policy="majority")
+    assert unanimous["excluded_conflicted"] == 5 and not unanimous["human_vs_judge"]
+    assert majority["excluded_conflicted"] == 0 and majority["human_vs_judge"]["all"]["n"] == 5
+    assert majority["human_vs_judge"]["all"]["confusion"] and majority["effective_label_policy"] == "majority"
+    assert majority["human_vs_human"] == unanimous["human_vs_human"]  # reviewer pairs know no policy

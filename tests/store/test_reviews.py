@@ -5,10 +5,11 @@ import random
 
 import pytest
 
+from audit.effective import POLICIES, effective_label
 from audit.errors import BadLabel, StaleReview, UnknownDecision, UnknownRun
 from audit.rescoring import audit_run
-from audit.reviews import add_review, effective_label
-from audit.views import decisions, document
+from audit.reviews import add_review
+from audit.views import decisions, document, load_view
 from scoring.families.chimera import scorer as chimera
 
 
@@ -125,3 +126,34 @@ def test_majority_policy_scores_in_memory_and_is_exported(db_with_run):
         "SELECT original_metrics FROM runs WHERE name = 'mixed'").fetchone()[0])  # conflicted: judge stands
     assert majority.metrics["entities"] != unanimous.metrics["entities"]
     assert export_json(db_with_run, "mixed", policy="majority")["effective_label_policy"]["name"] == "majority"
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_every_read_of_a_view_agrees_with_its_decisions(db_with_run, policy):
+    """Counts per document and per type, review counts and the audited totals all follow the view's decisions."""
+    rng = random.Random(3)
+    decs = decisions(db_with_run, "mixed")
+    for d in rng.sample(decs, 40):
+        for who in rng.sample(["ana", "bo", "cy"], rng.randint(1, 3)):
+            add_review(db_with_run, "mixed", d["id"], rng.choice(["match", "no-match"]), who)
+    view = load_view(db_with_run, "mixed", policy)
+    decs = view.decisions()
+    reviewed = [d for d in decs if d["human"]]
+    rc = view.audit.review_counts
+    assert rc["reviewed"] == len(reviewed) and rc["reviewers"] == ["ana", "bo", "cy"]
+    assert rc["overruled"] == sum(d["effective"] != d["judge"] for d in decs)
+    assert rc["conflicted"] == sum(d["source"] == "conflicted" for d in decs)
+    assert {d["source"] for d in reviewed} <= ({"human", "conflicted", "majority"} if policy == "majority"
+                                               else {"human", "conflicted"})
+    by_type = {(r["kind"], r["type"]): r for r in view.review_counts_by_type()}
+    assert sum(r["conflicted"] for r in by_type.values()) == rc["conflicted"]
+    assert sum(r["decisions"] for r in by_type.values()) == len(decs)
+    per_doc = {r["doc"]: r["reviewed"] for r in view.documents()}
+    assert sum(per_doc.values()) == len(reviewed)
+    labels = {(d["doc"], d["type"], d["left"], d["right"]): d["effective"] for d in decs}
+    docs, preds = [], {}
+    for doc_id in view.document_ids():
+        dd, pp = chimera.doc_from_json(view.document(doc_id)["payload"])
+        docs.append(dd)
+        preds[dd.paper_id] = pp
+    assert view.audit.metrics == chimera.aggregate(docs, preds, labels)

@@ -189,23 +189,24 @@ def _doc_counts(ctx: DocumentContext) -> None:
 
 # ---------------------------------------------------------------- strict 1-to-1 vs paper code (issue 16)
 # One self-contained function (imports inside) so the UI helper can call it from any page, e.g.
-# `view("chimera").render_variant_differences(db, run)` on the scores page.
+# `view("chimera").render_variant_differences(db, run_view)` on the scores page.
 
 
-def render_variant_differences(db: object, run: str, *, key: str = "chimera.variants") -> None:
+def render_variant_differences(db: object, run: object, *, key: str = "chimera.variants") -> None:
     """Where the strict 1-to-1 variant and the paper-code score differ, under the effective (audited) labels.
 
     Lists the abstracts whose entity or relation tp / fp / fn change between the variants (with each variant's
     precision / recall / F1 of that abstract), and for a chosen one the highlighted abstract with only the spans
     that take part in an over-match (the paper code's greedy first match lets several spans share one), the
-    code's first-match pairs and the strict 1-to-1 pairs.
+    code's first-match pairs and the strict 1-to-1 pairs. `run`: the page's `audit.views.RunView` (or a run name).
     """
 
-    from audit.views import audited_doc_counts, decisions, document
+    from audit.views import as_view
     from scoring.families.chimera import strict
     from scoring.families.chimera.scorer import match_fn_from_labels
 
-    per_doc = audited_doc_counts(db, run)  # type: ignore[arg-type]
+    run_view = as_view(db, run)  # type: ignore[arg-type]
+    per_doc = run_view.audited_doc_counts()
     if per_doc and not any(strict.STRICT in c for _, c in per_doc):
         st.info("This run was scored before the strict 1-to-1 variant existed; score it again to compare.")
         return
@@ -229,8 +230,8 @@ def render_variant_differences(db: object, run: str, *, key: str = "chimera.vari
     pick = st.selectbox("Abstract", [d["doc"] for d in diffs], key=f"{key}.doc")
     if pick is None:
         return
-    info = document(db, run, pick)  # type: ignore[arg-type]
-    decs = list(decisions(db, run, pick))  # type: ignore[arg-type]
+    info = run_view.document(pick)
+    decs = run_view.decisions(pick)
     doc, pred = doc_from_json(info["payload"])
     match = match_fn_from_labels({(x["type"], x["left"], x["right"]): x["effective"] for x in decs})
     ex = strict.explain(doc, pred, match)
@@ -254,6 +255,6 @@ def render_variant_differences(db: object, run: str, *, key: str = "chimera.vari
 RUN_PANEL_TITLE = "Paper's code vs strict 1-to-1 matching: where they differ"
 
 
-def render_run(conn: object, run: str) -> None:
+def render_run(conn: object, run: object) -> None:
     """Run-level panel: the abstracts whose score changes between the paper-code and the strict 1-to-1 variant."""
     render_variant_differences(conn, run, key="overview.variants")

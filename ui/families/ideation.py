@@ -132,7 +132,7 @@ def _human_reference() -> dict:
 RUN_PANEL_TITLE = "Human-human ceiling (Si et al. 2024)"
 
 
-def render_run(conn: object, run: str) -> None:
+def render_run(conn: object, run: object) -> None:
     """Run-level panel: the human-human ceiling of Si et al. (2024), to read a judge-human figure against."""
     ref = _human_reference()
     st.subheader("Human-human ceiling (Si et al. 2024)")

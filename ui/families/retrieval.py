@@ -120,13 +120,14 @@ def render_document(ctx: DocumentContext) -> None:
 RUN_PANEL_TITLE = "Tie policies and the human study"
 
 
-def render_run(conn: object, run: str) -> None:
-    """Run-level panel: how much the tie policy moves each figure, and the CHIMERA-KB human study."""
+def render_run(conn: object, run: object) -> None:
+    """Run-level panel: how much the tie policy moves each figure, and the CHIMERA-KB human study. `run`: the
+    page's `audit.views.RunView` (or a run name)."""
     from audit.demo import DATA
-    from audit.rescoring import audit_run
+    from audit.views import as_view
     from scoring.families.retrieval.user_study import user_study_summary
 
-    metrics = audit_run(conn, run).metrics  # type: ignore[arg-type]
+    metrics = as_view(conn, run).audit.metrics  # type: ignore[arg-type]
     policies = metrics.get("tie_policies") or {}
     if policies:
         st.subheader("Tie policy: how much it moves each figure (audited)")
