@@ -9,7 +9,7 @@ import streamlit as st
 from sqlite_utils import Database
 from streamlit.delta_generator import DeltaGenerator
 
-from audit.demo import DemoProgress, load_demo, needs_seeding
+from audit.demo import DemoProgress, is_seeded, load_demo, needs_seeding
 
 
 @st.cache_resource
@@ -20,18 +20,21 @@ def _seeding_lock() -> threading.Lock:
 
 def prepare_demo(conn: Database) -> None:
     """On a writable database that never had the demo runs, score them now, saying which one and n of N in the
-    main area; otherwise (every later page view, a read-only database) only read one flag."""
-    if not needs_seeding(conn):
+    main area; otherwise (every later page view, a read-only database) only read one flag.
+
+    The box is drawn before the families are imported (which alone takes seconds on a busy machine), so the page
+    says what it does from the first second."""
+    if getattr(conn, "read_only", False) or is_seeded(conn):
         return
     box = st.empty()
+    with box.container():
+        st.subheader("Preparing the demo runs (first start only)")
+        st.caption("Every benchmark family's bundled demo run is scored once into this new database, with "
+                   "offline judges; this takes about 10–20 s. Later starts open at once.")
+        bar = st.progress(0.0, text="loading the benchmark families…")
     with _seeding_lock():
-        if not needs_seeding(conn):
-            return
-        with box.container():
-            st.subheader("Preparing the demo runs (first start only)")
-            st.caption("Every benchmark family's bundled demo run is scored once into this new database, with "
-                       "offline judges; this takes about 10–20 s. Later starts open at once.")
-            load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))
+        if needs_seeding(conn):
+            load_demo(conn, demo_progress(bar))
     box.empty()
 
 

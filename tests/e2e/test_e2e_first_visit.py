@@ -53,8 +53,8 @@ def test_first_start_shows_which_demo_run_it_prepares(tmp_path, new_page, shots)
     try:
         page = new_page()
         page.goto(server.url)
-        expect(page.get_by_text("Preparing the demo runs")).to_be_visible(timeout=5_000)
-        expect(page.get_by_text(re.compile(r"\d of \d demo runs ready"))).to_be_visible(timeout=5_000)
+        expect(page.get_by_text("Preparing the demo runs")).to_be_visible(timeout=15_000)
+        expect(page.get_by_text(re.compile(r"\d of \d demo runs ready"))).to_be_visible(timeout=30_000)
         shoot(page, shots, "first-start-progress")
         open_url(page, server.url, "Rejudge — audit an LLM-judged evaluation")
         expect(page.get_by_text("Preparing the demo runs")).to_have_count(0)
@@ -78,7 +78,7 @@ def test_a_read_only_database_browses_in_the_browser(tmp_path, new_page, shots):
     try:
         page = new_page()
         open_url(page, server.url + f"/overview?run={DEMO}", "Run overview")
-        open_url(page, server.url + f"/scores?run={DEMO}", "Scores")
+        open_url(page, server.url + f"/scores?run={DEMO}", re.compile("^Scores"))
         expect(page.get_by_text("readonly")).to_have_count(0)
         shoot(page, shots, "read-only-scores")
     finally:
