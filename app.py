@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from audit.stale import rebuild_stale_runs
 from ui.first_start import prepare_demo, warm_statistics
 from ui.state import db, sidebar_controls
 
@@ -23,6 +24,7 @@ pages = [
 warm_statistics()
 nav = st.navigation(pages)  # before any slow work, so a deep link's page is known on a fresh server's first run
 conn = db()
+rebuild_stale_runs(conn)  # once after a migration marked a run's audited state stale; a query otherwise
 prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes
 with st.sidebar:
     sidebar_controls(conn)  # the current run and the reviewer's settings, on every page (also a first deep link)

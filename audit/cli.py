@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from sqlite_utils import Database
+
 from audit.errors import AuditError
 from audit.reviews import MAX_DECISION_ID
 from audit.store import BUSY_TIMEOUT_MS, default_db_path, open_db
@@ -44,6 +46,15 @@ def _check_out(out: str, option: str) -> None:
         raise AuditError(f"{p}: {option}: the folder {p.parent} does not exist")
     if p.exists() and not os.access(p, os.W_OK) or not p.exists() and not os.access(p.parent, os.W_OK):
         raise AuditError(f"{p}: {option}: no permission to write there")
+
+
+def _open(path: str) -> Database:
+    """The database, with any audited state a migration left stale rebuilt (`audit.stale`)."""
+    from audit.stale import rebuild_stale_runs
+
+    db = open_db(path)
+    rebuild_stale_runs(db)
+    return db
 
 
 def _decision_id(text: str) -> int:
@@ -84,7 +95,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         raise AuditError(f"--judge is empty; give a judge spec ({', '.join(task.judge_specs)}, or replay:PATH)")
     if args.judge_log:
         _check_out(args.judge_log, "--judge-log")
-    db = open_db(args.db)
+    db = _open(args.db)
     inputs = {s.name: getattr(args, s.name) for s in task.inputs if getattr(args, s.name, None)}
     options = {o.name: getattr(args, o.name) for o in task.options}
     judge = args.judge or task.judge_specs[0]
@@ -114,7 +125,7 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
 
     if args.exported:
         _check_out(args.exported, "--exported")
-    db = open_db(args.db)
+    db = _open(args.db)
     exported = False
     if args.exported:
         _emit(export_reviews(db, args.run), args.exported)
@@ -129,7 +140,7 @@ def cmd_runs(args: argparse.Namespace) -> None:
     """
     from audit.store import list_runs
 
-    for r in list_runs(open_db(args.db)):
+    for r in list_runs(_open(args.db)):
         print(json.dumps({k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}))
 
 
@@ -144,7 +155,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         if name:
             print(f"[{done + 1}/{total}] {name}", file=sys.stderr)
 
-    _print_json({"scored": load_demo(open_db(args.db), progress)})
+    _print_json({"scored": load_demo(_open(args.db), progress)})
 
 
 def cmd_decisions(args: argparse.Namespace) -> None:
@@ -154,7 +165,7 @@ def cmd_decisions(args: argparse.Namespace) -> None:
     """
     from audit.views import decisions
 
-    for d in decisions(open_db(args.db), args.run, args.doc):
+    for d in decisions(_open(args.db), args.run, args.doc):
         out = {k: d[k] for k in ("id", "doc", "kind", "type", "left", "right", "judge", "effective", "source")}
         if args.verbose:
             out |= {"human": d["human"], "detail": d["detail"]}
@@ -169,7 +180,7 @@ def cmd_review(args: argparse.Namespace) -> None:
     from audit.rescoring import audit_run
     from audit.reviews import add_review
 
-    db = open_db(args.db)
+    db = _open(args.db)
     label = None if args.label == "undo" else args.label
     row = add_review(db, args.run, args.decision, label, args.reviewer, note=args.note, blind=args.blind,
                      role=args.role, sampled=args.sampled)
@@ -184,7 +195,7 @@ def cmd_plan(args: argparse.Namespace) -> None:
     """
     from audit.sampling import create_plan
 
-    _print_json(create_plan(open_db(args.db), args.run, kind=args.kind, seed=args.seed))
+    _print_json(create_plan(_open(args.db), args.run, kind=args.kind, seed=args.seed))
 
 
 def cmd_queue(args: argparse.Namespace) -> None:
@@ -195,7 +206,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
     """
     from audit.sampling import next_sample
 
-    _print_json(next_sample(open_db(args.db), args.run, args.kind, half_width=args.half_width))
+    _print_json(next_sample(_open(args.db), args.run, args.kind, half_width=args.half_width))
 
 
 def cmd_estimate(args: argparse.Namespace) -> None:
@@ -206,7 +217,7 @@ def cmd_estimate(args: argparse.Namespace) -> None:
     """
     from audit.sampling import estimate
 
-    _print_json(estimate(open_db(args.db), args.run, args.kind))
+    _print_json(estimate(_open(args.db), args.run, args.kind))
 
 
 def cmd_agreement(args: argparse.Namespace) -> None:
@@ -216,7 +227,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     """
     from audit.agreement import agreement
 
-    _print_json(agreement(open_db(args.db), args.run))
+    _print_json(agreement(_open(args.db), args.run))
 
 
 def cmd_export(args: argparse.Namespace) -> None:
@@ -229,7 +240,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
     if args.out:
         _check_out(args.out, "--out")
-    text = export_run(open_db(args.db), args.run, args.format, policy=args.policy)
+    text = export_run(_open(args.db), args.run, args.format, policy=args.policy)
     _emit(text, args.out)
 
 
@@ -242,7 +253,7 @@ def cmd_export_reviews(args: argparse.Namespace) -> None:
 
     if args.out:
         _check_out(args.out, "--out")
-    text = export_reviews(open_db(args.db), args.run)
+    text = export_reviews(_open(args.db), args.run)
     _emit(text, args.out)
 
 
@@ -253,7 +264,7 @@ def cmd_import_reviews(args: argparse.Namespace) -> None:
     """
     from audit.reviews_io import import_reviews
 
-    _print_json(import_reviews(open_db(args.db), args.run, args.file))
+    _print_json(import_reviews(_open(args.db), args.run, args.file))
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
@@ -263,7 +274,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
     """
     from audit.compare import compare_runs
 
-    _print_json(compare_runs(open_db(args.db), args.run, args.other))
+    _print_json(compare_runs(_open(args.db), args.run, args.other))
 
 
 def cmd_stability(args: argparse.Namespace) -> None:
@@ -277,7 +288,7 @@ def cmd_stability(args: argparse.Namespace) -> None:
 
     from audit.stability import run_check, stability_report
 
-    db = open_db(args.db)
+    db = _open(args.db)
     if args.report:
         _print_json(stability_report(db, args.run, args.check or None))
         return
@@ -307,7 +318,7 @@ def cmd_judge_batch(args: argparse.Namespace) -> None:
     from audit.judge_batch import run_command
     from scoring.families import TASKS
 
-    report = run_command(open_db(args.db), args, [s.name for s in TASKS[args.task].inputs])
+    report = run_command(_open(args.db), args, [s.name for s in TASKS[args.task].inputs])
     for prob in report.get("problem_lines", [])[:20]:
         print(f"warning: line {prob['line']}: {prob['reason']}", file=sys.stderr)
     _print_json(report)

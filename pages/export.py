@@ -2,19 +2,16 @@
 reviews (export / merge-import) and the gold errata. Files are built when the button is clicked (deferred
 download data), so opening the page costs nothing."""
 
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import streamlit as st
 from sqlite_utils import Database
 
 from audit.errata import current_errata, export_errata_csv, export_errata_json
-from audit.errors import AuditError
 from audit.export import export_run
-from audit.reviews_io import export_reviews, import_reviews
+from audit.reviews_io import export_reviews
 from audit.views import RunRef
-from scoring.errors import InputError
+from ui.review_upload import import_uploaded_reviews
 from ui.state import blind_guard, current_view, db
 from ui.text import md_literal, show_text
 
@@ -79,13 +76,8 @@ st.download_button("This run's reviews (JSON lines)", builder(export_reviews, ru
 up = st.file_uploader("Merge reviews exported from another database", type=["jsonl", "json"],
                       key="export.import", help="Rows already present (same id) are skipped; nothing is lost.")
 if up is not None and st.button("Import reviews", key="export.import_go"):
-    path = Path(tempfile.mkdtemp(prefix="rejudge-reviews-")) / Path(up.name).name
-    path.write_bytes(up.getvalue())
-    try:
-        res = import_reviews(conn, run, path)
-        st.success(f"Imported {res['imported']} review rows; skipped {res['skipped_duplicates']} already present.")
-    except (InputError, AuditError) as e:
-        show_text(f"Nothing was imported. {str(e).replace(str(path), up.name)}", "error")
-    finally:
-        path.unlink(missing_ok=True)
-        path.parent.rmdir()
+    ok, message = import_uploaded_reviews(conn, run, up.name, up.getvalue())
+    if ok:
+        st.success(message)
+    else:
+        show_text(message, "error")
