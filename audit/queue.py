@@ -28,30 +28,6 @@ BLIND_QUEUES = ("unreviewed", "all", "sample")
 """Queues that reveal nothing of the judge's or other reviewers' labels (offered in blind review)."""
 
 
-def in_queue(d: dict, queue: str, reviewer: str) -> bool:
-    if queue == "unreviewed":
-        return reviewer not in d["human"]
-    if queue == "conflicted":
-        return d["source"] == "conflicted"
-    if queue == "invalid":
-        return d["judge"] == "invalid"
-    if queue == "disagree":
-        return any(lab != d["judge"] for lab in d["human"].values())
-    if queue == "all":
-        return True
-    raise ValueError(f"unknown queue {queue!r}; use one of {', '.join(QUEUES)}")
-
-
-def queue(decs: Iterable[dict], reviewer: str, mode: str, *, types: Iterable[str] = (),
-          judge_labels: Iterable[str] = (), doc: str = "") -> list[dict]:
-    """Decisions (from `audit.views.decisions`) in the queue `mode`, filtered by type, judge label and document
-    id substring."""
-    types, judge_labels = set(types), set(judge_labels)
-    return [d for d in decs
-            if in_queue(d, mode, reviewer) and (not types or d["type"] in types)
-            and (not judge_labels or d["judge"] in judge_labels) and (not doc or doc in d["doc"])]
-
-
 def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int, list[dict]]:
     q = "SELECT id, decision_id, reviewer, label, role FROM reviews WHERE run_id = ?"
     args: list = [run_id]

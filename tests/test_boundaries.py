@@ -92,7 +92,9 @@ def layer_violations(rel: str, source: str) -> list[str]:
         top = mod.split(".")[0]
         why = None
         fam = _family_of(mod)
-        if first == "scoring":
+        if top in ("tests", "bench"):
+            why = "the product imports no test or bench code (oracles and generators live in tests/support/)"
+        elif first == "scoring":
             if top in ("streamlit", "sqlite3", "sqlite_utils", "audit", "ui", "pages"):
                 why = "scoring/ is pure: no Streamlit, SQLite, audit, ui or pages"
             elif rel.startswith("scoring/judges/") and _under(mod, "scoring.families"):
@@ -215,6 +217,7 @@ PLANTED = [
     ("pages/queue.py", "from scoring.families import get_task\n", layer_violations),
     ("audit/migrations.py", "from audit.rescoring import rebuild\n", layer_violations),
     ("ui/families/chimera.py", "from scoring.families.litxbench.model import Paper\n", layer_violations),
+    ("audit/queue.py", "from tests.support.queue_oracle import queue\n", layer_violations),
 ]
 
 

@@ -11,12 +11,13 @@ from audit.compare_humans import humans_vs_judges
 from audit.effective import POLICIES
 from audit.errata import add_erratum, current_errata, export_errata_csv, history, withdraw_erratum
 from audit.errors import AuditError
-from audit.queue import QUEUES, decision_view, describe_change, labelled_count, queue, queue_ids
+from audit.queue import QUEUES, decision_view, describe_change, labelled_count, queue_ids
 from audit.reviews import add_review
 from audit.store import run_row
 from audit.views import decisions, load_view
 from scoring.families import get_task
 from tests.conftest import GOLD, PRED_MIXED
+from tests.support.queue_oracle import queue
 from ui.families.chimera import doc_count_rows, over_matching
 from ui.highlight import highlight_html, trim
 

@@ -23,7 +23,7 @@ from scoring.stats.estimators import (
     total_estimate,
 )
 from scoring.stats.prf import criteria
-from scoring.stats.synthetic import TYPES, clustered_population
+from tests.support.synthetic import TYPES, clustered_population
 
 HEADLINE_KEYS = {"estimate", "ci", "n_reviewed", "n_total", "judge_only", "reviewed_so_far", "bias", "bias_ci",
                  "note"}

@@ -18,8 +18,8 @@ from audit.reviews import add_review
 from audit.runs import score_run
 from audit.store import open_db
 from audit.views import decisions, load_view
-from bench import naive_chimera
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
+from tests.support import naive_chimera
 
 RUN = "oracle"
 
