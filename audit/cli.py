@@ -165,7 +165,7 @@ def cmd_decisions(args: argparse.Namespace) -> None:
     """
     from audit.views import decisions
 
-    for d in decisions(_open(args.db), args.run, args.doc):
+    for d in decisions(_open(args.db), args.run, args.doc, policy=args.policy):
         out = {k: d[k] for k in ("id", "doc", "kind", "type", "left", "right", "judge", "effective", "source")}
         if args.verbose:
             out |= {"human": d["human"], "detail": d["detail"]}
@@ -227,7 +227,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     """
     from audit.agreement import agreement
 
-    _print_json(agreement(_open(args.db), args.run))
+    _print_json(agreement(_open(args.db), args.run, policy=args.policy))
 
 
 def cmd_export(args: argparse.Namespace) -> None:
@@ -372,6 +372,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument("--doc", default=None, help="only this document")
     s.add_argument("--verbose", action="store_true", help="add human labels and the judge's answers")
+    _policy_argument(s)
     s = add("review", cmd_review)
     s.add_argument("--run", required=True)
     s.add_argument("--decision", required=True, type=_decision_id)
@@ -395,11 +396,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--kind", default=None)
     s = add("agreement", cmd_agreement)
     s.add_argument("--run", required=True)
+    _policy_argument(s)
     s = add("export", cmd_export)
     s.add_argument("--run", required=True)
     s.add_argument("--format", default="json", choices=["json", "csv", "latex", "judgelog"])
-    s.add_argument("--policy", default="unanimous", choices=["unanimous", "majority"],
-                   help="effective-label policy for the audited score (recorded in the export)")
+    _policy_argument(s)
     s.add_argument("--out", default=None)
     s = add("compare", cmd_compare)
     s.add_argument("--run", required=True, help="run A (rows of the confusion matrix)")
@@ -427,6 +428,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     judge_batch_arguments(batch, _input_names(TASKS, wanted), list(TASKS))
     batch.set_defaults(late_positional="results")
     return p
+
+
+def _policy_argument(parser: argparse.ArgumentParser) -> None:
+    from audit.effective import DEFAULT_POLICY, POLICIES
+
+    parser.add_argument("--policy", default=DEFAULT_POLICY, choices=list(POLICIES),
+                        help="effective-label policy: who settles a decision humans disagree on (recorded in exports)")
 
 
 def _requested_families(argv: Sequence[str] | None, tasks: Mapping[str, object]) -> set[str]:
