@@ -77,7 +77,4 @@ up = st.file_uploader("Merge reviews exported from another database", type=["jso
                       key="export.import", help="Rows already present (same id) are skipped; nothing is lost.")
 if up is not None and st.button("Import reviews", key="export.import_go"):
     ok, message = import_uploaded_reviews(conn, run, up.name, up.getvalue())
-    if ok:
-        st.success(message)
-    else:
-        show_text(message, "error")
+    show_text(message, "success" if ok else "error")

@@ -21,7 +21,8 @@ MIN_MODULES_WITH_EXAMPLES = 10
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
+def test_docstring_examples(name, monkeypatch):
+    monkeypatch.chdir(ROOT)  # examples name the bundled data by its path in the repository
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0, f"{name}: its examples were not collected by doctest"
