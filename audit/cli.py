@@ -244,6 +244,25 @@ def cmd_export(args: argparse.Namespace) -> None:
     _emit(text, args.out)
 
 
+def cmd_report(args: argparse.Namespace) -> None:
+    """Write the run's audit report: one self-contained HTML file (figures, tables, provenance; opens offline).
+
+    With --figures DIR, every figure is also written as SVG and PDF, with the LaTeX table beside them.
+
+    Example: python -m audit report --run demo-chimera-mixed --out demo-chimera-mixed.report.html --figures figs
+    """
+    from audit.report import write_report
+    from audit.views import load_view
+
+    _check_out(args.out, "--out")
+    if args.figures is not None and Path(args.figures).exists() and not Path(args.figures).is_dir():
+        raise AuditError(f"{args.figures}: --figures must be a folder")
+    view = load_view(_open(args.db), args.run, args.policy)
+    result = write_report(view, args.out, args.figures)
+    print(f"wrote {args.out}", file=sys.stderr)
+    _print_json(result)
+
+
 def cmd_export_reviews(args: argparse.Namespace) -> None:
     """Write the run's review rows as JSON lines (keyed by decision content, so another database can merge them).
 
@@ -402,6 +421,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--format", default="json", choices=["json", "csv", "latex", "judgelog"])
     _policy_argument(s)
     s.add_argument("--out", default=None)
+    s = add("report", cmd_report)
+    s.add_argument("--run", required=True)
+    s.add_argument("--out", required=True, help="the HTML file to write")
+    s.add_argument("--figures", default=None, metavar="DIR", help="also write every figure as SVG and PDF, and the "
+                   "LaTeX table, into DIR (created if missing)")
+    _policy_argument(s)
     s = add("compare", cmd_compare)
     s.add_argument("--run", required=True, help="run A (rows of the confusion matrix)")
     s.add_argument("--other", required=True, help="run B, same gold file")

@@ -4,9 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from audit.agreement import agreement, agreement_rows
+from audit.figures import confusion_heatmap, kappa_with_intervals
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
-from ui.charts import confusion_heatmap, kappa_with_intervals
 from ui.families import kind_title
 from ui.state import blind_guard, current_view, db, link
 from ui.text import md_literal, show_text

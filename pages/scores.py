@@ -2,8 +2,8 @@
 
 import streamlit as st
 
+from audit.figures import original_vs_audited
 from audit.sampling import estimate, load_plan
-from ui.charts import original_vs_audited
 from ui.families import kind_title
 from ui.metrics import comparison_rows, headline, section_tables
 from ui.state import blind_guard, current_view, db, policy_radio

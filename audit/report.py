@@ -1,0 +1,632 @@
+"""The audit report: one self-contained HTML file (and, for a paper, every figure as SVG and PDF beside the LaTeX
+table) built from ONE run view and its JSON export, so the report's numbers are the export's.
+
+Sections: 1 headline (judge only vs audited or estimated, with the judge's bias), 2 where the judge erred, 3
+coverage, 4 agreement with the human-human ceiling, 5 the family's own panel (chosen by the metrics it reports,
+never by its name), 6 provenance. Figures come from `audit.figures`, the builders the dashboard pages use.
+
+Safety: the file loads nothing (Vega, Vega-Lite and vega-embed are inlined; a Content-Security-Policy refuses every
+request), every text from the data goes through `html.escape`, and the data embedded for the charts (and for a
+reader or test to parse back: `<script type="application/json" id="rejudge-data">`) has `<`, `>` and `&` written as
+JSON escapes, so no text from the data can close the script element.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from audit import figures
+from audit.export import export_json, export_latex
+from audit.views import RunView
+
+DATA_ELEMENT_ID = "rejudge-data"
+EXAMPLES = 8
+"""Overruled decisions shown as examples."""
+
+
+@dataclass
+class Figure:
+    name: str
+    """A slug: the chart's element id (`fig-NAME`) and its file name under --figures."""
+    title: str
+    spec: dict
+    """The Vega-Lite spec (`chart.to_dict()`), data inline."""
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    body: list[str] = field(default_factory=list)
+    """HTML fragments, every data text already escaped; a figure is placed with `Figure` objects in `figures`."""
+    figures: list[Figure] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    run: str
+    task_title: str
+    data: dict
+    """The run's JSON export (`audit.export.export_json`): every number the report shows comes from it."""
+    sections: list[Section]
+
+    @property
+    def figures(self) -> list[Figure]:
+        return [f for s in self.sections for f in s.figures]
+
+
+# ---------------------------------------------------------------- small HTML helpers (everything escaped)
+
+
+def esc(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def num(value: object, digits: int = 4) -> str:
+    if value is None or isinstance(value, float) and not math.isfinite(value):
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return esc(value)
+    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+
+
+def interval(ci: Sequence | None, digits: int = 4) -> str:
+    return f"[{num(ci[0], digits)}, {num(ci[1], digits)}]" if ci else "—"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]], *, numeric: bool = True) -> str:
+    """An HTML table; numbers formatted by `num`, every other cell escaped."""
+    def cell(v: object) -> str:
+        return num(v) if numeric and isinstance(v, int | float) and not isinstance(v, bool) else esc(v)
+
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def para(text: str) -> str:
+    return f"<p>{esc(text)}</p>"
+
+
+def _figure(name: str, title: str, chart: object, caption: str = "") -> Figure:
+    return Figure(name, title, chart.to_dict(), caption)  # type: ignore[attr-defined]
+
+
+def _kind_title(kind: str) -> str:
+    return kind.replace("_", " ")
+
+
+# ---------------------------------------------------------------- building
+
+
+def build_report(view: RunView) -> Report:
+    """The report of the run as `view` sees it (its policy): its JSON export read once, sections built from it and
+    from the view's reviews (no second scoring, no second agreement computation)."""
+    data = export_json(view.db, view)
+    sections = [_headline(view, data), _errors(view, data), _coverage(view, data), _agreement(view, data)]
+    panel = _family_panel(view, data)
+    if panel is not None:
+        sections.append(panel)
+    sections.append(_provenance(view, data))
+    return Report(view.name, view.task.title, data, sections)
+
+
+def _headline_estimates(data: Mapping) -> dict:
+    """The sample estimates of the plan over all decision kinds (if any): {metric path: estimate}."""
+    from audit.sampling import ALL_KINDS
+
+    for kind, s in data.get("sampling", {}).items():
+        if kind == ALL_KINDS:
+            return s.get("estimate") or {}
+    return next((s.get("estimate") or {} for s in data.get("sampling", {}).values()), {})
+
+
+def headline_points(view: RunView, data: Mapping) -> tuple[list[dict], list[dict]]:
+    """(headline points, bias rows): per headline metric the judge-only and audited values, and the sample
+    estimate with its interval when the run has a sampling plan; the bias is judge only − estimate (with its
+    interval) or judge only − audited."""
+    points, bias = [], []
+    estimates = _headline_estimates(data)
+    for cell in view.task.headline:
+        o, a = cell.value(data["original"]), cell.value(data["audited"])
+        if o is None and a is None:
+            continue
+        points.append({"label": cell.label, "series": "judge only", "value": o, "low": None, "high": None, "n": None})
+        points.append({"label": cell.label, "series": "audited", "value": a, "low": None, "high": None,
+                       "n": data["reviews"]["reviewed"]})
+        est = estimates.get("/".join(cell.path))
+        if est and est.get("estimate") is not None:
+            ci = est.get("ci") or (None, None)
+            points.append({"label": cell.label, "series": "estimated", "value": est["estimate"], "low": ci[0],
+                           "high": ci[1], "n": est.get("n_reviewed")})
+            if est.get("bias") is not None:
+                bci = est.get("bias_ci") or (None, None)
+                bias.append({"label": cell.label, "value": est["bias"], "low": bci[0], "high": bci[1],
+                             "n": est.get("n_reviewed"), "against": "estimate"})
+        elif o is not None and a is not None and data["reviews"]["reviewed"]:
+            bias.append({"label": cell.label, "value": o - a, "low": None, "high": None,
+                         "n": data["reviews"]["reviewed"], "against": "audited (reviewed so far)"})
+    return points, bias
+
+
+def per_type_rows(view: RunView, data: Mapping) -> pd.DataFrame:
+    """section, type, f1, f1 audited of the family's metric rows that have an F1 (empty otherwise)."""
+    orig, aud = view.task.metric_rows(data["original"]), view.task.metric_rows(data["audited"])
+    rows = [{"section": o.get("section", ""), "type": o.get("type", ""), "f1": o["f1"], "f1 audited": a.get("f1")}
+            for o, a in zip(orig, aud, strict=True) if isinstance(o.get("f1"), int | float)
+            and isinstance(a.get("f1"), int | float)]
+    return pd.DataFrame(rows, columns=["section", "type", "f1", "f1 audited"])
+
+
+def _headline(view: RunView, data: Mapping) -> Section:
+    s = Section("1. Headline: judge only vs audited")
+    points, bias = headline_points(view, data)
+    rc = data["reviews"]
+    estimated = any(p["series"] == "estimated" for p in points)
+    s.body.append(para(f"{rc['reviewed']} of {view.row['n_decisions']} decisions reviewed, {rc['overruled']} "
+                       f"overruled. 'Audited' applies the reviewers' labels to the reviewed decisions and keeps the "
+                       f"judge's label elsewhere" + ("; 'estimated' is what a full human review would give, "
+                                                     "estimated from the sampled reviews with a 95% interval."
+                                                     if estimated else ".")))
+    by_label = {}
+    for p in points:
+        by_label.setdefault(p["label"], {})[p["series"]] = p
+    rows = []
+    for label, d in by_label.items():
+        est = d.get("estimated")
+        b = next((x for x in bias if x["label"] == label), None)
+        rows.append([label, d["judge only"]["value"], d["audited"]["value"],
+                     "—" if est is None else f"{num(est['value'])} {interval((est['low'], est['high']))}",
+                     "—" if b is None else num(b["value"]) + (f" {interval((b['low'], b['high']))}"
+                                                              if b["low"] is not None else "")])
+    s.body.append(table(["metric", "judge only", "audited", "estimated [95% interval]", "judge bias"], rows))
+    if points:
+        s.figures.append(_figure("headline", "Headline metrics", figures.headline_intervals(points),
+                                 "Judge only vs audited" + (" vs estimated (95% interval)" if estimated else "")))
+    if bias:
+        s.figures.append(_figure("bias", "The judge's bias", figures.bias_intervals(bias),
+                                 "Judge only minus " + bias[0]["against"] + "; 0 = no bias."))
+    rows_df = per_type_rows(view, data)
+    for i, section in enumerate(dict.fromkeys(rows_df["section"])):
+        s.figures.append(_figure(f"per-type-{i}", f"F1 per type: {section}",
+                                 figures.original_vs_audited(rows_df, section), f"{section}: original vs audited F1"))
+    return s
+
+
+def _settled(view: RunView) -> list[tuple[dict, object]]:
+    """(decision row, effective label) of every reviewed decision, in id order."""
+    return [(view.reviewed.rows[i], e) for i, e in sorted(view.effective.items()) if e.reviewed]
+
+
+def _errors(view: RunView, data: Mapping) -> Section:
+    s = Section("2. Where the judge erred")
+    hvj = data["agreement"].get("human_vs_judge", {})
+    kinds = [k for k in view.task.label_schemes if k in hvj]
+    for i, kind in enumerate(kinds):
+        conf = hvj[kind].get("confusion")
+        if conf and conf.get("labels"):
+            s.figures.append(_figure(f"confusion-{i}", f"Confusion: {_kind_title(kind)}", figures.confusion_heatmap(
+                conf, row_title="human", col_title="judge", title=_kind_title(kind)),
+                f"{_kind_title(kind)}: effective human label (rows) vs the judge's (columns), n = {hvj[kind]['n']}"))
+    settled = _settled(view)
+    overruled = [(d, e) for d, e in settled if e.label != d["judge_label"]]
+    if not settled:
+        s.body.append(para("No decision has been reviewed yet: nothing shows where the judge erred."))
+        return s
+    moves = Counter((d["kind"], d["judge_label"], e.label) for d, e in overruled)
+    if moves:
+        s.body.append("<h3>Overrules by direction</h3>")
+        s.body.append(table(["decision kind", "judge said", "reviewers said", "decisions"],
+                            [[_kind_title(k), j, h, n] for (k, j, h), n in sorted(moves.items())]))
+    strata = _unit_strata(data)
+    if strata:
+        per = Counter((strata.get(str(d["id"]), "not in the plan"), e.label == d["judge_label"]) for d, e in settled)
+        names = sorted({h for h, _ in per})
+        s.body.append("<h3>Per stratum of the sampling plan</h3>")
+        s.body.append(table(["stratum", "reviewed", "confirmed", "overruled"],
+                            [[h, per[(h, True)] + per[(h, False)], per[(h, True)], per[(h, False)]] for h in names]))
+    s.body.append(f"<h3>First overruled decisions ({min(EXAMPLES, len(overruled))} of {len(overruled)})</h3>")
+    if overruled:
+        notes = view.reviews
+        rows = [[d["id"], d["doc_id"], _kind_title(d["kind"]), d["type"], d["left"], d["right"], d["judge_label"],
+                 e.label, " | ".join(f"{r['reviewer']}: {r['note']}" for r in notes.get(d["id"], []) if r.get("note"))]
+                for d, e in overruled[:EXAMPLES]]
+        s.body.append(table(["id", "document", "kind", "type", "left", "right", "judge", "audited", "notes"], rows,
+                            numeric=False))
+    else:
+        s.body.append(para("Every reviewed decision confirmed the judge."))
+    return s
+
+
+def _unit_strata(data: Mapping) -> dict[str, str]:
+    """Decision id -> stratum, from the run's sampling plans (empty without a plan)."""
+    out = {}
+    for s in data.get("sampling", {}).values():
+        for b in s["plan"].get("blocks", []):
+            for u in b["units"]:
+                out[str(u)] = b["stratum"]
+    return out
+
+
+def _coverage(view: RunView, data: Mapping) -> Section:
+    s = Section("3. Coverage: what humans looked at")
+    counts = view.review_counts_by_type()
+    rows = [{"group": f"{_kind_title(c['kind'])} · {c['type']}" if c["type"] else _kind_title(c["kind"]),
+             "reviewed": c["reviewed"], "total": c["decisions"]} for c in counts]
+    total = sum(c["decisions"] for c in counts)
+    reviewed = sum(c["reviewed"] for c in counts)
+    s.body.append(para(f"{reviewed} of {total} decisions reviewed ({100 * reviewed / total:.1f}%)." if total else
+                       "This run has no decisions."))
+    if rows:
+        s.figures.append(_figure("coverage", "Decisions reviewed per kind and type", figures.coverage_bars(rows),
+                                 "Decisions reviewed of N, per decision kind and type"))
+    strata = _unit_strata(data)
+    if strata:
+        settled = {str(d["id"]) for d, _ in _settled(view)}
+        by = Counter(strata.values())
+        done = Counter(h for u, h in strata.items() if u in settled)
+        srows = [{"group": h, "reviewed": done[h], "total": n} for h, n in sorted(by.items())]
+        s.figures.append(_figure("coverage-strata", "Decisions reviewed per stratum", figures.coverage_bars(srows),
+                                 "Decisions of the sampling plan reviewed of N, per stratum"))
+    modes: Counter = Counter()
+    for revs in view.reviews.values():
+        for r in revs:
+            mode = "adjudicator" if r.get("role") == "adjudicator" else "blind" if r.get("blind") else "sighted"
+            modes[(r["reviewer"], mode)] += 1
+    if modes:
+        rrows = [{"reviewer": w, "mode": m, "reviews": n} for (w, m), n in sorted(modes.items())]
+        s.body.append(table(["reviewer", "mode", "review rows"], [[r["reviewer"], r["mode"], r["reviews"]]
+                                                                   for r in rrows]))
+        s.figures.append(_figure("reviewers", "Reviews per reviewer", figures.reviewer_bars(rrows),
+                                 "Review rows per reviewer, blind vs sighted"))
+    else:
+        s.body.append(para("No reviewer has labelled a decision yet."))
+    return s
+
+
+def agreement_points(view: RunView, data: Mapping) -> list[dict]:
+    """Interval rows: human vs judge kappa (weighted kappa for ordinal kinds) per group, the human-human pairs'
+    kappa and Krippendorff's alpha over all reviewers (the ceiling)."""
+    agr = data["agreement"]
+    hvj = agr.get("human_vs_judge", {})
+    pairs = agr.get("human_vs_human", {}).get("pairs", {})
+    ordinal = any(sc.scale == "ordinal" for sc in view.task.label_schemes.values())
+    rows = figures.kappa_rows(hvj, "human vs judge")
+    rows += figures.kappa_rows(pairs, "human vs human")
+    if ordinal:
+        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(hvj, "human vs judge",
+                                                                                        "weighted_kappa")]
+        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(pairs, "human vs human",
+                                                                                        "weighted_kappa")]
+    alpha = agr.get("human_vs_human", {}).get("alpha") or {}
+    if alpha.get("alpha") is not None:
+        rows.append({"label": "Krippendorff's α, all reviewers", "series": "human vs human", "value": alpha["alpha"],
+                     "low": None, "high": None, "n": alpha.get("n_pairable_units")})
+    return rows
+
+
+def _agreement(view: RunView, data: Mapping) -> Section:
+    s = Section("4. Agreement: humans vs the judge, and humans with each other")
+    agr = data["agreement"]
+    hvj = agr.get("human_vs_judge", {})
+    pairs = agr.get("human_vs_human", {}).get("pairs", {})
+    if not hvj and not pairs:
+        s.body.append(para("No reviews yet: no agreement to report."))
+        return s
+    s.body.append(para(f"Unit: {agr.get('unit', '')}; reviews used: {agr.get('reviews_used', '')}; "
+                       f"{agr.get('excluded_conflicted', 0)} conflicted and {agr.get('excluded_judge_invalid', 0)} "
+                       "judge-invalid decisions left out. Intervals: 95% bootstrap resampling documents."))
+    rows = []
+    for which, groups in (("human vs judge", hvj), ("human vs human", pairs)):
+        for g, st in groups.items():
+            rows.append([which, g, st.get("n"), st.get("n_clusters"),
+                         "— (one label only)" if st.get("degenerate") else
+                         f"{num(st.get('kappa'), 3)} {interval(st.get('kappa_ci'), 3)}",
+                         f"{num(st.get('weighted_kappa'), 3)} {interval(st.get('weighted_kappa_ci'), 3)}"
+                         if st.get("weighted_kappa") is not None else "—",
+                         f"{num(st.get('raw_agreement'), 3)} {interval(st.get('raw_agreement_ci'), 3)}"])
+    s.body.append(table(["comparison", "group", "n", "documents", "Cohen's κ [95%]", "weighted κ [95%]",
+                         "raw agreement [95%]"], rows))
+    alpha = agr.get("human_vs_human", {}).get("alpha") or {}
+    if alpha:
+        s.body.append(para(f"Krippendorff's α over all reviewers: {num(alpha.get('alpha'), 3)} on "
+                           f"{alpha.get('n_pairable_units') or 0} decisions with two or more labels. "
+                           f"{alpha.get('reason') or ''}"))
+    points = agreement_points(view, data)
+    if points:
+        s.figures.append(_figure("agreement", "Agreement with intervals", figures.agreement_intervals(points),
+                                 "Human vs judge beside the human-human ceiling (95% intervals)"))
+    return s
+
+
+# ---------------------------------------------------------------- family panels, chosen by the metrics reported
+
+
+def _panel_strict(data: Mapping, s: Section) -> None:
+    o = data["original"]
+    strict = o["strict_1to1"]
+    rows, table_rows = [], []
+    for section, types in strict.items():
+        for typ, m in types.items():
+            paper = o.get(section, {}).get(typ, {})
+            if not isinstance(m, Mapping) or "f1" not in m or "f1" not in paper:
+                continue
+            rows += [{"group": f"{section} · {typ}", "variant": "paper's code", "value": paper["f1"]},
+                     {"group": f"{section} · {typ}", "variant": "strict 1-to-1", "value": m["f1"]}]
+            table_rows.append([section, typ, paper["f1"], m["f1"], m["f1"] - paper["f1"]])
+    s.body.append(para("The paper's scorer lets one span match several (over-matching); the strict variant "
+                       "(Rejudge's, labelled, not the paper's number) allows each span one partner. "
+                       "Judge-only labels."))
+    s.body.append(table(["section", "type", "F1 paper's code", "F1 strict 1-to-1", "difference"], table_rows))
+    if rows:
+        s.figures.append(_figure("family-strict", "Paper's code vs strict 1-to-1", figures.variant_bars(rows),
+                                 "F1 per type: the paper's scorer vs the strict 1-to-1 variant"))
+
+
+def _panel_corrected(data: Mapping, s: Section) -> None:
+    o, a = data["original"], data["audited"]
+    official = o.get("overall", {}).get("multi_level", {})
+    corrected = o["corrected"]
+    rows, table_rows = [], []
+    for level, m in corrected.items():
+        if not isinstance(m, Mapping) or "f1" not in m or "f1" not in official.get(level, {}):
+            continue
+        rows += [{"group": level, "variant": "official", "value": official[level]["f1"]},
+                 {"group": level, "variant": "corrected (not official)", "value": m["f1"]}]
+        table_rows.append([level, official[level]["f1"], m["f1"]])
+    s.body.append(para(str(corrected.get("note", "corrected variant (not official)"))))
+    s.body.append(table(["level", "F1 official", "F1 corrected"], table_rows))
+    if "hallucination_rate" in o:
+        s.body.append(para(f"Hallucinated numbers (values not found in the paper text): rate "
+                           f"{num(o.get('hallucination_rate'))} judge only, {num(a.get('hallucination_rate'))} "
+                           "audited. Forced and forbidden pairings are the overrules of section 2."))
+    if rows:
+        s.figures.append(_figure("family-corrected", "Official vs corrected levels", figures.variant_bars(rows),
+                                 "F1 per level: the official scorer vs the corrected variant (not official)"))
+
+
+def _panel_position_bias(data: Mapping, s: Section) -> None:
+    pb = data["original"]["position_bias"]
+    rows = [{"label": c, "value": m["first_slot_win_share"], "low": (m.get("first_slot_ci") or [None, None])[0],
+             "high": (m.get("first_slot_ci") or [None, None])[1], "n": m.get("decisive_calls")}
+            for c, m in pb.items() if isinstance(m, Mapping) and m.get("first_slot_win_share") is not None]
+    s.body.append(para("Each pair was judged in both orders: a judge without position bias wins half of its "
+                       "decisive calls for the idea shown first."))
+    s.body.append(table(["criterion", "first-slot win share", "95% interval", "p", "consistent (both orders)",
+                         "flip rate", "tie rate"],
+                        [[c, m.get("first_slot_win_share"), interval(m.get("first_slot_ci")), m.get("first_slot_p"),
+                          m.get("consistency_rate"), m.get("flip_rate"), m.get("tie_rate")]
+                         for c, m in pb.items() if isinstance(m, Mapping)]))
+    alpha = data["agreement"].get("human_vs_human", {}).get("alpha") or {}
+    if alpha.get("alpha") is not None:
+        s.body.append(para(f"Human-human ceiling: Krippendorff's α = {num(alpha['alpha'], 3)} over "
+                           f"{alpha.get('n_pairable_units')} decisions with two or more human labels (section 4)."))
+    if rows:
+        s.figures.append(_figure("family-position", "Position bias", figures.position_bias(rows),
+                                 "First-slot win share per criterion (95% interval); 0.5 = no position bias"))
+
+
+def _panel_ties(data: Mapping, s: Section) -> None:
+    o = data["original"]
+    pols = o["tie_policies"]
+    rows, table_rows = [], []
+    for pol, groups in pols.items():
+        m = groups.get("all", {})
+        table_rows.append([pol] + [m.get(k) for k in ("mr", "mrr", "hits@1", "hits@10", "median_rank")])
+        rows += [{"group": k, "variant": pol, "value": v} for k, v in m.items()
+                 if k != "n" and isinstance(v, int | float) and 0 <= v <= 1]
+    sens = o.get("tie_sensitivity", {}).get("all", {})
+    s.body.append(para(f"Tied candidate scores are ranked under a policy (used: {o.get('tie_policy', '')}); "
+                       f"{sens.get('queries_with_ties', 0)} queries have the gold inside a tie block."))
+    s.body.append(table(["tie policy", "MR", "MRR", "Hits@1", "Hits@10", "median rank"], table_rows))
+    if rows:
+        chart = figures.variant_bars(rows, value_title="score")
+        s.figures.append(_figure("family-ties", "Tie-policy sensitivity", chart,
+                                 "MRR and Hits@K (all queries) under each tie policy"))
+
+
+PANELS: dict[str, tuple[str, Callable[[Mapping, Section], None]]] = {
+    "strict_1to1": ("strict 1-to-1 vs the paper's code", _panel_strict),
+    "corrected": ("official vs corrected scorer, hallucinated numbers", _panel_corrected),
+    "position_bias": ("position bias and the human-human ceiling", _panel_position_bias),
+    "tie_policies": ("tie-policy sensitivity", _panel_ties),
+}
+"""Metric key a family reports -> its panel (the report names no family)."""
+
+
+def _family_panel(view: RunView, data: Mapping) -> Section | None:
+    found = [(key, title, fn) for key, (title, fn) in PANELS.items() if key in data["original"]]
+    if not found:
+        return None
+    s = Section(f"5. {view.task.title}: " + "; ".join(t for _, t, _ in found))
+    for _, _, fn in found:
+        fn(data, s)
+    return s
+
+
+def _provenance(view: RunView, data: Mapping) -> Section:
+    s = Section("6. Provenance")
+    inputs = [[k, v.get("name"), v.get("sha256"), v.get("bytes"), v.get("files", "")] if isinstance(v, Mapping)
+              else [k, json.dumps(v, ensure_ascii=False), "", "", ""] for k, v in data["inputs"].items()]
+    s.body.append(table(["input", "name", "SHA-256", "bytes", "files"], inputs, numeric=False))
+    judge = {k: v for k, v in data["judge"].items() if k != "stats"}
+    s.body.append(table(["judge field", "value"], [[k, v if isinstance(v, str | int | float) else
+                                                    json.dumps(v, ensure_ascii=False)] for k, v in judge.items()],
+                        numeric=False))
+    pol = data["effective_label_policy"]
+    facts = [["run", data["run"]], ["task", view.task.title], ["scored", data["created"]],
+             ["report made", data["exported"]], ["Rejudge version", data["rejudge_version"]],
+             ["effective-label policy", f"{pol['name']}: {pol['rule']}"]]
+    from audit.sampling import ALL_KINDS
+
+    for kind, smp in data.get("sampling", {}).items():
+        plan = smp["plan"]
+        strata = Counter(b["stratum"] for b in plan.get("blocks", []))
+        facts.append([f"sampling plan ({'all kinds' if kind == ALL_KINDS else kind})",
+                      f"seed {plan.get('seed')}, {len(plan.get('blocks', []))} blocks, strata "
+                      + ", ".join(f"{h}: {n}" for h, n in sorted(strata.items()))
+                      + (f"; {plan.get('design')}" if plan.get("design") else "")])
+    if not data.get("sampling"):
+        facts.append(["sampling plan", "none (no estimate of a full review)"])
+    s.body.append(table(["", ""], facts, numeric=False))
+    s.body.append("<h3>What is not the paper's number</h3>")
+    notes = ["'Judge only' is the benchmark's scorer with the judge's answers: the number a paper would print. "
+             "'Audited' replaces the reviewed decisions' labels by the reviewers' (under the policy above): it is "
+             "not the paper's number."]
+    if data.get("sampling"):
+        notes.append("'Estimated' numbers are estimates of a full human review from a random sample, with 95% "
+                     "intervals: neither the paper's nor a measured number.")
+    for key, (title, _) in PANELS.items():
+        if key in data["original"]:
+            notes.append(f"The family panel ({title}) shows variants beside the official scorer; only the "
+                         "official one is the paper's.")
+    notes += [f"warning: {w}" for w in data.get("warnings", [])]
+    extra = data["original"].get("notes")
+    if isinstance(extra, list):
+        notes += [str(n) for n in extra]
+    s.body.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return s
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _vl_version() -> str | None:
+    """The Vega-Lite version Altair writes specs for, as vl-convert names it (e.g. '6.4'), if it has it."""
+    import altair as alt
+    import vl_convert
+
+    want = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    return want if want in vl_convert.get_vegalite_versions() else None
+
+
+def javascript_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script (window.vegaEmbed), cached on disk per vl-convert version: it
+    takes vl-convert several seconds to build."""
+    import vl_convert
+
+    version = _vl_version()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rejudge"
+    path = cache / f"vega-bundle-{getattr(vl_convert, '__version__', 'x')}-{version}.js"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    text = vl_convert.javascript_bundle(vl_version=version)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # an unwritable cache only costs time
+    return text
+
+
+def script_json(obj: object) -> str:
+    """JSON safe inside a <script> element: `<`, `>`, `&` (and the JS line separators) as \\u escapes."""
+    text = json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False)
+    for c in "<>&\u2028\u2029":
+        text = text.replace(c, f"\\u{ord(c):04x}")
+    return text
+
+
+def _finite(obj: object) -> object:
+    """NaN and infinities (which JSON cannot hold) as null."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {str(k): _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f8fafc;color:#0f172a}
+main{max-width:1180px;margin:0 auto;padding:24px 32px 48px;background:#fff}
+h1{font-size:1.6rem;margin:0 0 4px}h2{font-size:1.25rem;margin:32px 0 8px;border-bottom:1px solid #e2e8f0;
+padding-bottom:4px}h3{font-size:1rem;margin:18px 0 6px}
+p.sub{color:#475569;margin:0 0 16px}
+table{border-collapse:collapse;margin:8px 0 12px;font-size:.85rem;max-width:100%}
+th,td{border:1px solid #e2e8f0;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f1f5f9}
+figure{margin:12px 0 20px}figcaption{color:#475569;font-size:.85rem;margin-top:4px}
+.figs{display:flex;flex-wrap:wrap;gap:24px 40px}
+"""
+
+CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+       "img-src data: blob:; font-src data:")
+"""Nothing is fetched: the page works offline, and injected markup (had any escaped the escaping) could load nothing."""
+
+RENDER = """
+const payload = JSON.parse(document.getElementById("DATA_ID").textContent);
+for (const [name, spec] of Object.entries(payload.figures)) {
+  vegaEmbed("#fig-" + name, spec, {renderer: "svg", actions: false}).catch(e => {
+    document.getElementById("fig-" + name).textContent = "chart failed: " + e;
+  });
+}
+""".replace("DATA_ID", DATA_ELEMENT_ID)
+
+
+def report_html(report: Report) -> str:
+    """The report as one HTML document that opens offline."""
+    parts = [f"<h1>Audit report: {esc(report.run)}</h1>",
+             f'<p class="sub">{esc(report.task_title)} · judge {esc(report.data["judge"].get("spec"))} · policy '
+             f'{esc(report.data["effective_label_policy"]["name"])} · Rejudge {esc(report.data["rejudge_version"])}'
+             f' · {esc(report.data["exported"])}</p>']
+    for s in report.sections:
+        parts.append(f"<section><h2>{esc(s.title)}</h2>")
+        parts += s.body
+        if s.figures:
+            parts.append('<div class="figs">')
+            for f in s.figures:
+                parts.append(f'<figure><div class="chart" id="fig-{esc(f.name)}"></div>'
+                             f"<figcaption>{esc(f.caption or f.title)}</figcaption></figure>")
+            parts.append("</div>")
+        parts.append("</section>")
+    payload = {"run": report.run, "export": report.data, "figures": {f.name: f.spec for f in report.figures}}
+    bundle = javascript_bundle().replace("</script", "<\\/script")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f"<title>Audit report: {esc(report.run)}</title><style>{CSS}</style></head><body><main>"
+            + "\n".join(parts)
+            + f'</main><script type="application/json" id="{DATA_ELEMENT_ID}">{script_json(payload)}</script>'
+            + f"<script>{bundle}</script><script>{RENDER}</script></body></html>\n")
+
+
+def write_figures(report: Report, view: RunView, folder: str | Path) -> list[Path]:
+    """Every figure as NAME.svg and NAME.pdf, and the LaTeX table (`table.tex`), into `folder`."""
+    import vl_convert
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    version = _vl_version()
+    written = []
+    for f in report.figures:
+        svg, pdf = out / f"{f.name}.svg", out / f"{f.name}.pdf"
+        svg.write_text(vl_convert.vegalite_to_svg(f.spec, vl_version=version), encoding="utf-8")
+        pdf.write_bytes(vl_convert.vegalite_to_pdf(f.spec, vl_version=version))
+        written += [svg, pdf]
+    tex = out / "table.tex"
+    tex.write_text(export_latex(view.db, view), encoding="utf-8")
+    return [*written, tex]
+
+
+def write_report(view: RunView, out: str | Path, figures_dir: str | Path | None = None) -> dict:
+    """Build the run's report, write it to `out` (and its figures and LaTeX table to `figures_dir`); say what was
+    written."""
+    report = build_report(view)
+    Path(out).write_text(report_html(report), encoding="utf-8")
+    written = write_figures(report, view, figures_dir) if figures_dir is not None else []
+    return {"report": str(out), "figures": [f.name for f in report.figures], "files": [str(p) for p in written],
+            "policy": view.policy}
