@@ -78,8 +78,28 @@ class Structured:
     parser: Callable[..., Parsed] = field(hash=False)
 
 
+class JsonFormMixin:
+    """`schema` and `structured()` for a frozen dataclass question with `answer_schema` and `json_form` fields: the
+    free-text question turns into its JSON-answer form (own template, parser and schema) by `structured()`."""
+
+    answer_schema: Mapping | None
+    json_form: Structured | None
+
+    @property
+    def schema(self) -> Mapping | None:
+        return self.answer_schema
+
+    def structured(self):  # noqa: ANN201 - the question's own type
+        if self.answer_schema is not None:
+            return self
+        if self.json_form is None:
+            return None
+        f = self.json_form
+        return replace(self, template=f.template, parser=f.parser, answer_schema=f.schema, json_form=None)
+
+
 @dataclass(frozen=True)
-class PromptQuestion:
+class PromptQuestion(JsonFormMixin):
     """A question only an LLM can answer (e.g. rate this idea 1-5): a key, a template and its fields, a parser.
     Its answer vocabulary is its template's."""
 
@@ -98,17 +118,6 @@ class PromptQuestion:
     def pair(self) -> None:
         return None
 
-    @property
-    def schema(self) -> Mapping | None:
-        return self.answer_schema
-
-    def structured(self) -> PromptQuestion | None:
-        if self.answer_schema is not None:
-            return self
-        if self.json_form is None:
-            return None
-        f = self.json_form
-        return replace(self, template=f.template, parser=f.parser, answer_schema=f.schema, json_form=None)
 
     def prompt(self) -> str:
         return self.template.render(**dict(self.fields))

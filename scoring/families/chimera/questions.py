@@ -6,7 +6,7 @@ our JSON-answer form for `openai-json:`), `bind_judge`, and `read_log_line` (a s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from scoring.errors import InputError, text_problem
@@ -14,7 +14,7 @@ from scoring.families.chimera.model import normalise_name
 from scoring.families.chimera.prompts import CHIMERA_SPAN, SPAN_JSON, parse_span_answer
 from scoring.judges.answer import INVALID, NO, YES, Answer
 from scoring.judges.prompts import Parsed, PromptTemplate
-from scoring.judges.question import Structured
+from scoring.judges.question import JsonFormMixin, Structured
 from scoring.judges.transport import Judge
 
 
@@ -23,7 +23,7 @@ def _no_parser(raw: str | None, *, truncated: bool = False) -> Parsed:  # noqa: 
 
 
 @dataclass(frozen=True)
-class SpanQuery:
+class SpanQuery(JsonFormMixin):
     """A question about an ordered pair of spans of one document: do span1 and span2 discuss the same
     `entity_type`? Answered yes or no; comparators compare the two spans, an LLM reads the template."""
 
@@ -55,17 +55,6 @@ class SpanQuery:
     def pair(self) -> tuple[str, str]:
         return (self.span1, self.span2)
 
-    @property
-    def schema(self) -> Mapping | None:
-        return self.answer_schema
-
-    def structured(self) -> SpanQuery | None:
-        if self.answer_schema is not None:
-            return self
-        if self.json_form is None:
-            return None
-        f = self.json_form
-        return replace(self, template=f.template, parser=f.parser, answer_schema=f.schema, json_form=None)
 
     def prompt(self) -> str | None:
         if self.template is None:
