@@ -101,7 +101,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     judge = args.judge or task.judge_specs[0]
     try:
         plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options)
-        row = execute_run(db, plan, progress=progress, stats=stats)
+        row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial)
     finally:
         bar.close()
     print(f"run: {row['name']}", file=sys.stderr)
@@ -352,7 +352,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     def add(name: str, fn: Callable[[argparse.Namespace], None]) -> argparse.ArgumentParser:
         doc = (fn.__doc__ or "").strip()
-        sp = sub.add_parser(name, help=doc.splitlines()[0], description=doc,
+        summary = " ".join(doc.split("\n\n")[0].split())  # the whole first paragraph, never half a sentence
+        sp = sub.add_parser(name, help=summary, description=doc,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         sp.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
         sp.set_defaults(fn=fn)
@@ -381,6 +382,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         f.add_argument("--run", default=None, help="run name (default derived from the predictions and judge)")
         f.add_argument("--judge-log", default=None, help="also write the run's judge log (replay format) to this "
                        "file (it is always available later with `export --format judgelog`)")
+        f.add_argument("--allow-partial", action="store_true", help="store the run even when most judge answers "
+                       "are missing (they count as not matched); without it such a run fails and stores nothing")
     s = add("delete-run", cmd_delete_run)
     s.add_argument("--run", required=True)
     s.add_argument("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first")
