@@ -148,8 +148,7 @@ def audit_of(db: Database, row: Mapping, reviewed: Reviewed, *, rebuild: bool = 
     for r in db.query("SELECT doc_id, outcome, counts FROM doc_audit WHERE run_id = ?", [run_id]):
         changed[r["doc_id"]] = r["outcome"]
         doc_counts[r["doc_id"]] = json.loads(r["counts"])
-    metrics = task.metrics(total, _per_doc(db, run_id, doc_counts) if task.needs_doc_counts else None,
-                           run_options(row))
+    metrics = task.aggregate(lambda: _per_doc(db, run_id, doc_counts), run_options(row), total=total)
     return Audit(metrics, total, changed, counts, doc_counts)
 
 
@@ -179,8 +178,7 @@ def _audit_in_memory(db: Database, row: Mapping, task: TaskFamily, reviewed: Rev
         if counts != original:
             changed[doc_id] = task.outcome(payload, counts)
             doc_counts[doc_id] = counts
-    metrics = task.metrics(total, _per_doc(db, run_id, doc_counts) if task.needs_doc_counts else None,
-                           run_options(row))
+    metrics = task.aggregate(lambda: _per_doc(db, run_id, doc_counts), run_options(row), total=total)
     return Audit(metrics, total, changed, review_counts, doc_counts)
 
 

@@ -205,7 +205,7 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Load
         all_counts.append(counts)
         doc_rows.append((doc_id, idx, dumps(payload), dumps(counts), task.outcome(payload, counts)))
     total = sum_nested(all_counts)
-    metrics = task.metrics(total, all_counts if task.needs_doc_counts else None, options)
+    metrics = task.aggregate(all_counts, options, total=total)
     with transaction(db):
         if list(db.query("SELECT 1 FROM runs WHERE name = ?", [name])):
             raise RunExists(f"run {name!r} already exists in this database; pick another name with --run")

@@ -7,8 +7,8 @@ cached answer is reused and nothing is written to the cache. Every answer is sto
 with its check name and attempt number (1..K).
 
 The report (`stability_report`) gives per decision the label of every attempt (the family's
-`label_from_answers(decision, answers)` when it has one, else the single question's answer, else the answers
-joined with `|`) and its distribution, and per run the flip rate (share of decisions whose label is not the
+`label_from_answers(decision, answers)`, by default the single question's answer; the answers joined with `|`
+when it has no rule for them) and its distribution, and per run the flip rate (share of decisions whose label is not the
 same in every attempt of the selected checks) and the share whose re-asked label differs from the run's judge
 label, with Wilson intervals, by decision kind, type and run judge label (`scoring/stats/stability.py`).
 A `missing` answer (request failed) leaves that attempt out. `unstable_decisions` lists the decision ids a
@@ -197,11 +197,9 @@ def _attempt_label(task: TaskFamily, decision: dict, values: list[str]) -> tuple
     """(label of one attempt, whether it is comparable with the run's judge label); None if an answer is missing."""
     if any(v == MISSING for v in values):
         return None, False
-    hook = getattr(task, "label_from_answers", None)
-    if hook is not None:
-        return hook(decision, values), True
-    if len(values) == 1:
-        return values[0], True
+    label = task.label_from_answers(decision, values)
+    if label is not None:
+        return label, True
     return "|".join(values), False
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.families import get_task
-from scoring.families.base import Loaded, TaskFamily, sum_nested
+from scoring.families.base import Loaded, TaskFamily
 from scoring.judges.answer import JudgeStats
 
 
@@ -60,7 +60,7 @@ def _metrics(task: TaskFamily, loaded: Loaded, decisions: list[Decision],
     per_doc = []
     for doc in loaded.docs:
         per_doc.append(task.counts(task.payload(doc), by_doc.get(task.doc_id(doc), {})))
-    return task.metrics(sum_nested(per_doc), per_doc if task.needs_doc_counts else None, options)
+    return task.aggregate(per_doc, options)
 
 
 def score(task_name: str, inputs: Mapping[str, str], judge_spec: str | None = None,

@@ -6,7 +6,7 @@ metrics. Counts are nested dicts of numbers so the shell can sum them without kn
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -52,6 +52,13 @@ class LabelScheme:
     """Keyboard shortcut per label for the review queue."""
     symmetric: bool = False
     """`left`/`right` are an unordered pair: (x, y) and (y, x) name the same decision (CHIMERA span pairs)."""
+    mirror: Mapping[str, str] = field(default_factory=dict)
+    """Symmetric kinds whose labels name a side: the same verdict's label with left and right swapped (ideation:
+    `a` <-> `b`); a label not in it means the same either way (CHIMERA's `match`)."""
+
+    def swapped(self, label: str) -> str:
+        """The label of the same verdict on the decision keyed (right, left)."""
+        return self.mirror.get(label, label)
 
     @property
     def judge_labels(self) -> tuple[str, ...]:
@@ -125,7 +132,8 @@ class TaskFamily(Protocol):
 
     A family turns its input files into documents, asks its judge for decisions (`decide`), and turns
     per-document counts under effective labels into metrics (`counts`, `metrics`). Every member below is used by
-    the shell; `tests/test_family_contract.py` checks that every registered family provides them.
+    the shell; `tests/families/test_contract.py` checks that every registered family provides them and
+    behaves as the shell assumes. `FamilyBase` holds the members most families share.
     """
 
     name: str
@@ -228,6 +236,83 @@ class TaskFamily(Protocol):
         """The judge questions (`scoring.judges.question.Question`, every order asked) behind one stored decision, so
         a stability check can re-ask them; [] for families whose judge is not an LLM."""
         ...
+
+    def label_from_answers(self, decision: Mapping, answers: Sequence[str]) -> str | None:
+        """The decision label that answers to `questions_for` (in that order) give, comparable with the judge
+        label; None when the family has no rule for them (a stability check then shows the answers, joined)."""
+        ...
+
+    view_module: str
+    """Import path of the family's dashboard view (`ui/families/__init__.py` lists what it provides)."""
+
+    def aggregate(self, per_doc: Iterable[Mapping] | Callable[[], Iterable[Mapping]],
+                  options: Mapping[str, str] | None = None, *, total: Mapping | None = None) -> dict:
+        """The metrics of a run from its documents' counts in input order (`FamilyBase.aggregate`)."""
+        ...
+
+
+class FamilyBase:
+    """The defaults of `TaskFamily` that most families share: a family inherits them and overrides what differs.
+
+    Every member the shell reads exists here or in the family, so the shell never probes a family with `getattr`.
+    """
+
+    name: str
+    options: tuple[OptionSpec, ...] = ()
+    needs_doc_counts = False
+
+    @property
+    def view_module(self) -> str:
+        """`ui.families.<name>` (a family kept elsewhere, e.g. a test's toy, names its own)."""
+        return f"ui.families.{self.name}"
+
+    def metrics(self, total: Mapping, per_doc: Sequence[Mapping] | None = None,
+                options: Mapping[str, str] | None = None) -> dict:
+        raise NotImplementedError
+
+    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:  # noqa: ARG002 (default)
+        """[]: the decision set is fixed when the run is scored."""
+        return []
+
+    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:  # noqa: ARG002 (default)
+        """No decision stops counting under other labels."""
+        return set()
+
+    def judge_votes(self, decision: Mapping) -> list[str]:
+        """One vote: the judge label."""
+        return [decision["judge"]]
+
+    def trivial(self, decision: Mapping) -> bool:  # noqa: ARG002 (default)
+        """No decision is certain before it is asked."""
+        return False
+
+    def questions_for(self, payload: Mapping, decision: Mapping) -> list:  # noqa: ARG002 (default)
+        """[]: no LLM answers this family's decisions, so there is nothing to re-ask."""
+        return []
+
+    def label_from_answers(self, decision: Mapping, answers: Sequence[str]) -> str | None:  # noqa: ARG002
+        """A decision asked once is labelled by its answer; for more questions the family needs its own rule.
+
+        >>> FamilyBase().label_from_answers({}, ["3"]), FamilyBase().label_from_answers({}, ["yes", "no"])
+        ('3', None)
+        """
+        return answers[0] if len(answers) == 1 else None
+
+    def aggregate(self, per_doc: Iterable[Mapping] | Callable[[], Iterable[Mapping]],
+                  options: Mapping[str, str] | None = None, *, total: Mapping | None = None) -> dict:
+        """The run's metrics from its documents' counts in input order: `metrics` of their sum, given each
+        document's counts too when the family `needs_doc_counts`. The one fold from counts to metrics: scoring,
+        storing and the audit all call it.
+
+        `total`: the sum, when the caller keeps it up to date (the audit adds and removes reviewed documents'
+        counts); `per_doc` may then be a function returning the counts, called only when the family needs them.
+        """
+        if total is not None and not self.needs_doc_counts:
+            return self.metrics(total, None, options)
+        docs = list(per_doc() if callable(per_doc) else per_doc)
+        if total is None:
+            total = sum_nested(docs)
+        return self.metrics(total, docs if self.needs_doc_counts else None, options)
 
 
 def add_nested(total: dict, part: Mapping, sign: int = 1) -> dict:

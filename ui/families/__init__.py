@@ -1,5 +1,5 @@
 """Family-specific views. Each family `F` has a module `ui/families/F.py` (found by name, so adding a family touches
-no shell file) exposing:
+no shell file; a family kept elsewhere names its module in `view_module`) exposing:
 
 - `render_document(ctx: DocumentContext) -> None`: the family-specific part of one document's review page
   (abstract, paper, question or query), drawn with Streamlit above the page's decision cards. While
@@ -21,6 +21,8 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
+
+from scoring.families import get_task
 
 
 @dataclass
@@ -46,8 +48,9 @@ class DocumentContext:
 
 
 def view(task: str) -> ModuleType:
-    """The view module of a family (`ui/families/<task>.py`)."""
-    return importlib.import_module(f"ui.families.{task}")
+    """The view module of a family: the one its registry entry names (`view_module`, `ui.families.<task>` unless
+    the family says otherwise, e.g. a test's toy family)."""
+    return importlib.import_module(get_task(task).view_module)
 
 
 def doc_noun(task: str) -> str:

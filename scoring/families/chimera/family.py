@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.decisions import Decision
-from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell
 from scoring.families.chimera import sampling as chimera_sampling
 from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera import strict
@@ -24,7 +24,7 @@ PRED_HELP = ('JSON lines, one per abstract: `{"paper_id": "2105.13065", "relatio
 SECTION_TITLES = {"classification": "classification", "entities": "entities", "relations": "relations"}
 
 
-class ChimeraTask:
+class ChimeraTask(FamilyBase):
     """CHIMERA recombination extraction (see scoring/families/chimera/scorer.py)."""
 
     name = "chimera"
@@ -35,12 +35,10 @@ class ChimeraTask:
     outcomes = chimera.OUTCOMES
     inputs = (InputSpec("gold", "Gold file", GOLD_HELP, suffixes=("csv",)),
               InputSpec("pred", "Prediction file", PRED_HELP, suffixes=("jsonl", "json", "csv")))
-    options: tuple[OptionSpec, ...] = ()
     judge_specs = ("exact", "fuzzy", "embed", "openai:gpt-4o-mini", "openai-json:gpt-4o-mini")
     headline = (MetricCell(("classification", "avg", "f1"), "classification F1 (macro avg)", "classification"),
                 MetricCell(("entities", "avg", "f1"), "entity F1 (macro avg)", "entities"),
                 MetricCell(("relations", "avg", "f1"), "relation F1 (macro avg)", "relations"))
-    needs_doc_counts = False
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
         d = data_dir / "chimera"
@@ -93,20 +91,11 @@ class ChimeraTask:
         by_pair = {(t, left, right): lab for (_, t, left, right), lab in labels.items()}
         return chimera.doc_counts(d, p, chimera.match_fn_from_labels(by_pair))
 
-    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:
-        return []
-
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         return chimera_sampling.stratum(decisions)
 
-    def judge_votes(self, decision: Mapping) -> list[str]:
-        return [decision["judge"]]
-
     def trivial(self, decision: Mapping) -> bool:
         return chimera_sampling.trivial(decision)
-
-    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:
-        return set()
 
     def outcome(self, payload: Mapping, counts: Mapping) -> str:
         d, p = chimera.doc_from_json(payload)
@@ -137,6 +126,6 @@ class ChimeraTask:
         t, left, right = decision["type"], decision["left"], decision["right"]
         return [span_question(doc_id, text, t, left, right), span_question(doc_id, text, t, right, left)]
 
-    def label_from_answers(self, decision: Mapping, answers: Sequence[str]) -> str:  # noqa: ARG002 (hook)
+    def label_from_answers(self, decision: Mapping, answers: Sequence[str]) -> str:  # noqa: ARG002 (protocol)
         """The decision label the answers to `questions_for` (in that order) give: match iff both are yes."""
         return chimera.label_from_answers(*answers)

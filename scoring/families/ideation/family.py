@@ -14,7 +14,7 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError
-from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
 from scoring.families.ideation import decide as dec
 from scoring.families.ideation import scores
 from scoring.families.ideation.bootstrap import N_RESAMPLES, SEED
@@ -56,7 +56,7 @@ def _first(row: Mapping, key: str) -> Any:
     return row[key] if isinstance(row, Mapping) else getattr(row, key)
 
 
-class IdeationTask:
+class IdeationTask(FamilyBase):
     """Research ideas rated 1-5 per criterion and compared pairwise in both orders (see decide.py, scores.py)."""
 
     name = "ideation"
@@ -65,6 +65,7 @@ class IdeationTask:
         RATING: LabelScheme("ordinal", SCORE_LABELS, titles={"1": "1 (worst)", "5": "5 (best)"},
                             keys={s: s for s in SCORE_LABELS}),
         COMPARISON: LabelScheme("categorical", (WIN_A, WIN_B, WIN_TIE), judge_only=(SPLIT,), symmetric=True,
+                                mirror={WIN_A: WIN_B, WIN_B: WIN_A},
                                 titles={WIN_A: "idea a better", WIN_B: "idea b better", WIN_TIE: "tie",
                                         SPLIT: "split (the order changed the verdict)"},
                                 keys={WIN_A: "a", WIN_B: "b", WIN_TIE: "t"}),
@@ -191,13 +192,18 @@ class IdeationTask:
     # ------------------------------------------------------------------ scoring
 
     def counts(self, payload: Mapping, labels: Labels) -> dict:
-        return dec.doc_counts(payload, labels)
+        return dec.doc_counts(payload, self._stored_orientation(payload, labels))
 
-    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:  # noqa: ARG002 (protocol)
-        return []
-
-    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:  # noqa: ARG002 (protocol)
-        return set()
+    def _stored_orientation(self, payload: Mapping, labels: Labels) -> Labels:
+        """Comparison labels keyed (b, a) moved to the pair's stored key (a, b), their side swapped (a <-> b)."""
+        pairs = set(dec.unordered_pairs([i["system"] for i in payload["ideas"]]))
+        scheme = self.label_schemes[COMPARISON]
+        out = dict(labels)
+        for (kind, c, left, right), label in labels.items():
+            if kind == COMPARISON and (left, right) not in pairs and (right, left) in pairs:
+                del out[(kind, c, left, right)]
+                out.setdefault((kind, c, right, left), scheme.swapped(label))
+        return out
 
     def outcome(self, payload: Mapping, counts: Mapping) -> str:  # noqa: ARG002 (protocol)
         return dec.doc_outcome(counts)
@@ -294,9 +300,6 @@ class IdeationTask:
         calls = (decision.get("detail") or {}).get("calls") or []
         votes = [c["winner"] for c in calls if c.get("winner") in (WIN_A, WIN_B, WIN_TIE)]
         return votes or [decision["judge"]]
-
-    def trivial(self, decision: Mapping) -> bool:
-        return False
 
     def describe_judge_log(self) -> str:
         return LOG_FORMAT

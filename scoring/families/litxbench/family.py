@@ -15,7 +15,7 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeSpecError
-from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell
 from scoring.families.litxbench import review
 from scoring.families.litxbench.load import json_files, load_texts, parse_paper, read_json
 from scoring.families.litxbench.model import (
@@ -67,7 +67,7 @@ class OfficialJudge(Judge):
         return [Answer(INVALID, rationale="the official LitXBench judge answers no questions") for _ in queries]
 
 
-class LitXBenchTask:
+class LitXBenchTask(FamilyBase):
     """LitXBench / LitXAlloy: materials, process chains, measurements and configurations of alloy papers."""
 
     name = "litxbench"
@@ -82,7 +82,6 @@ class LitXBenchTask:
     inputs = (InputSpec("gold", "Gold folder", GOLD_HELP, folder=True, suffixes=("json",)),
               InputSpec("pred", "Prediction folder", PRED_HELP, folder=True, suffixes=("json",)),
               InputSpec("text", "Paper texts", TEXT_HELP, required=False, folder=True, suffixes=("md", "txt")))
-    options: tuple[OptionSpec, ...] = ()
     judge_specs = ("official",)
     headline = (
         MetricCell(("multi_level", "overall_f1"), "overall F1 (weighted)", "multi-level"),
@@ -93,7 +92,6 @@ class LitXBenchTask:
         MetricCell(("multi_level", "material_f1"), "material F1", "multi-level"),
         MetricCell(("hallucination_rate",), "hallucination rate", "hallucination", higher_is_better=False),
     )
-    needs_doc_counts = False
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
         d = data_dir / "litxbench"
@@ -223,19 +221,9 @@ class LitXBenchTask:
             return "has-misses"
         return "all-matched"
 
-    def judge_votes(self, decision: Mapping) -> list[str]:
-        return [decision["judge"]]
-
-    def trivial(self, decision: Mapping) -> bool:
-        return False
-
     def describe_judge_log(self) -> str:
         return ('JSON lines: {"doc", "kind", "type", "left", "right", "label"} — the official algorithm\'s '
                 "decisions (material/item/config pairs: match|no-match; numbers: found|not-found)")
-
-    def questions_for(self, payload: Mapping, decision: Mapping) -> list:  # noqa: ARG002 (protocol)
-        """[]: this family's decisions are not answered by an LLM judge, so there is nothing to re-ask."""
-        return []
 
 
 def metrics_from_total(total: Mapping) -> dict:

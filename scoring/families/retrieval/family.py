@@ -14,7 +14,7 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError
-from scoring.families.base import DemoRun, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
 from scoring.families.retrieval import review
 from scoring.families.retrieval.judge import GOLD_ONLY, LOG_FORMAT, make_judge
 from scoring.families.retrieval.load import load_rankings
@@ -40,7 +40,7 @@ def metrics_with_policy(per_doc: Sequence[Mapping], policy: TiePolicy = DEFAULT_
     return review.metrics_with_policy(per_doc, policy)
 
 
-class RetrievalTask:
+class RetrievalTask(FamilyBase):
     """CHIMERA recombination prediction: ranking metrics of a bi-encoder run, with candidate review."""
 
     name = "retrieval"
@@ -100,12 +100,6 @@ class RetrievalTask:
     def counts(self, payload: Mapping, labels: Labels) -> dict:
         return review.query_counts(review.query_from_json(payload), review.accepted_from_labels(labels))
 
-    def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:  # noqa: ARG002 (protocol)
-        return []  # the decision set is fixed at scoring time
-
-    def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:  # noqa: ARG002 (protocol)
-        return set()
-
     def outcome(self, payload: Mapping, counts: Mapping) -> str:  # noqa: ARG002 (protocol)
         return review.outcome(counts)
 
@@ -128,15 +122,5 @@ class RetrievalTask:
         n = len(decisions)
         return "none above" if n == 0 else "1-9 above" if n < 10 else "10+ above"
 
-    def judge_votes(self, decision: Mapping) -> list[str]:
-        return [decision["judge"]]
-
-    def trivial(self, decision: Mapping) -> bool:
-        return False
-
     def describe_judge_log(self) -> str:
         return LOG_FORMAT
-
-    def questions_for(self, payload: Mapping, decision: Mapping) -> list:  # noqa: ARG002 (protocol)
-        """[]: this family's decisions are not answered by an LLM judge, so there is nothing to re-ask."""
-        return []
