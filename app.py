@@ -1,12 +1,15 @@
 """Rejudge dashboard: `streamlit run app.py` opens on the bundled CHIMERA demo run."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from audit.stale import rebuild_stale_runs
 from ui.first_start import prepare_demo, warm_statistics
 from ui.state import db, sidebar_controls
 
-st.set_page_config(page_title="Rejudge", page_icon=":material/balance:", layout="wide")
+# A bundled icon: the Material icon font would be fetched from the internet (console errors offline)
+st.set_page_config(page_title="Rejudge", page_icon=str(Path(__file__).parent / "ui" / "favicon.png"), layout="wide")
 
 pages = [
     st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="runs", default=True),
@@ -18,6 +21,7 @@ pages = [
     st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
     st.Page("pages/errata.py", title="Gold errata", icon=":material/flag:", url_path="errata"),
     st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
+    st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
 

@@ -1,0 +1,30 @@
+"""Report: the run's audit report — the file `python -m audit report` writes — shown here and downloadable in one
+click (one self-contained HTML file that opens offline)."""
+
+import streamlit as st
+
+from audit.report import build_report, report_html
+from audit.store import default_db_path, reviews_version
+from audit.views import RunView
+from ui.state import blind_guard, current_view, db
+
+REPORT_HEIGHT = 1800
+
+
+@st.cache_data(show_spinner="Building the report (figures, agreement intervals)…", max_entries=8)
+def cached_report(_view: RunView, key: tuple) -> tuple[str, list[str]]:  # noqa: ARG001 - (db, run, policy, reviews)
+    report = build_report(_view)
+    return report_html(report), [f.title for f in report.figures]
+
+
+conn = db()
+st.title("Audit report")
+view = current_view(conn)
+blind_guard("report")
+html, titles = cached_report(view, (default_db_path(), view.name, view.policy, reviews_version(conn, view.id)))
+st.caption(f"{len(titles)} figures · effective labels: {view.policy} policy · the same file as "
+           f"`python -m audit report --run {view.name} --out {view.name}.report.html` (figures as SVG and PDF with "
+           "`--figures DIR`).")
+st.download_button("Download the report (HTML)", data=html, file_name=f"{view.name}.report.html", mime="text/html",
+                   key="report.download", icon=":material/download:", type="primary")
+st.iframe(html, height=REPORT_HEIGHT)  # our own file: every text from the data is escaped in it

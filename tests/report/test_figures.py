@@ -1,0 +1,117 @@
+"""The chart builders of `audit.figures`, tested on the Vega-Lite spec each one produces: its marks, its fields and
+the numbers in its inline data (the builders are pure: rows in, spec out)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from audit import figures
+
+
+def rows_of(spec: dict) -> list[dict]:
+    """Every inline data row of a spec (Altair puts them under `datasets`)."""
+    return [r for values in spec.get("datasets", {}).values() for r in values]
+
+
+def marks_of(spec: dict) -> list[str]:
+    out = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            m = node.get("mark")
+            if m is not None:
+                out.append(m if isinstance(m, str) else m["type"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(spec)
+    return out
+
+
+INTERVALS = [{"label": "F1", "series": "judge only", "value": 0.6, "low": None, "high": None, "n": None},
+             {"label": "F1", "series": "audited", "value": 0.55, "low": None, "high": None, "n": 10},
+             {"label": "F1", "series": "estimated", "value": 0.5, "low": 0.4, "high": 0.62, "n": 30},
+             {"label": "median rank", "series": "judge only", "value": 140.0, "low": None, "high": None, "n": None}]
+
+
+def test_headline_has_one_row_per_metric_on_its_own_scale_and_keeps_every_number():
+    spec = figures.headline_intervals(INTERVALS).to_dict()
+    assert spec["facet"]["row"]["field"] == "label"
+    assert spec["resolve"]["scale"]["x"] == "independent"
+    assert {"rule", "point", "text"} <= set(marks_of(spec))
+    data = {(r["label"], r["series"]): r for r in rows_of(spec)}
+    for p in INTERVALS:
+        r = data[(p["label"], p["series"])]
+        assert r["value"] == p["value"]
+        # a point without an interval is drawn as a zero-width one at its value
+        assert (r["low"], r["high"]) == ((p["low"], p["high"]) if p["low"] is not None else (p["value"], p["value"]))
+        assert r["pad_low"] < r["low"] <= r["high"] < r["pad_high"]  # equal values still get an axis
+
+
+@pytest.mark.parametrize("builder,reference", [(figures.bias_intervals, 0.0), (figures.position_bias, 0.5)])
+def test_interval_charts_draw_the_reference_line(builder, reference):
+    spec = builder([{"label": "novelty", "value": 0.52, "low": 0.45, "high": 0.58, "n": 200}]).to_dict()
+    assert reference in [r.get("ref") for r in rows_of(spec)]
+    assert [r["value"] for r in rows_of(spec) if "value" in r] == [0.52]
+
+
+def test_agreement_intervals_span_minus_one_to_one_and_carry_both_series():
+    rows = [{"label": "all", "series": "human vs judge", "value": 0.4, "low": 0.3, "high": 0.5, "n": 100},
+            {"label": "a vs b", "series": "human vs human", "value": 0.7, "low": 0.6, "high": 0.8, "n": 50}]
+    spec = figures.agreement_intervals(rows).to_dict()
+    xs = [layer["encoding"]["x"] for layer in spec["layer"] if "x" in layer.get("encoding", {})]
+    assert any(x.get("scale", {}).get("domain") == [-1.0, 1.0] for x in xs)
+    assert {r["series"] for r in rows_of(spec) if "series" in r} == {"human vs judge", "human vs human"}
+
+
+def test_kappa_rows_skip_degenerate_and_missing_groups():
+    groups = {"all": {"kappa": 0.5, "kappa_ci": [0.4, 0.6], "n": 9},
+              "one label": {"kappa": 0.0, "degenerate": "judge used one label", "n": 3},
+              "none": {"kappa": None, "n": 0},
+              "no ci": {"kappa": 0.2, "n": 4}}
+    rows = figures.kappa_rows(groups, "human vs judge")
+    assert [(r["label"], r["low"], r["high"]) for r in rows] == [("all", 0.4, 0.6), ("no ci", 0.2, 0.2)]
+    spec = figures.kappa_with_intervals(groups).to_dict()
+    assert sorted(r["value"] for r in rows_of(spec) if "value" in r) == [0.2, 0.5]
+
+
+def test_confusion_heatmap_cells_equal_the_table():
+    conf = {"labels": ["match", "no-match"], "counts": [[5, 2], [1, 7]]}
+    spec = figures.confusion_heatmap(conf, row_title="human", col_title="judge", title="t").to_dict()
+    cells = {(r["human"], r["judge"]): r["count"] for r in rows_of(spec)}
+    assert cells == {("match", "match"): 5, ("match", "no-match"): 2, ("no-match", "match"): 1,
+                     ("no-match", "no-match"): 7}
+    assert spec["title"] == "t" and spec["params"][0]["name"] == "cell"  # the Agreement page reads this selection
+
+
+def test_original_vs_audited_keeps_one_section_and_its_changes():
+    df = pd.DataFrame([{"section": "entities", "type": "a", "f1": 0.5, "f1 audited": 0.6},
+                       {"section": "relations", "type": "b", "f1": 0.3, "f1 audited": 0.3}])
+    spec = figures.original_vs_audited(df, "entities").to_dict()
+    assert marks_of(spec) == ["bar"]
+    got = {(r["type"], r["score"]): (r["F1"], r["change"]) for r in rows_of(spec)}
+    assert got == {("a", "original"): (0.5, pytest.approx(0.1)), ("a", "audited"): (0.6, pytest.approx(0.1))}
+
+
+def test_coverage_reviewer_and_variant_bars_keep_their_numbers():
+    cov = figures.coverage_bars([{"group": "k · t", "reviewed": 3, "total": 10}]).to_dict()
+    assert [(r["reviewed"], r["total"], r["text"]) for r in rows_of(cov)] == [(3, 10, "3 of 10")]
+    rev = figures.reviewer_bars([{"reviewer": "ana", "mode": "blind", "reviews": 4},
+                                 {"reviewer": "ana", "mode": "sighted", "reviews": 1}]).to_dict()
+    assert rev["encoding"]["x"]["stack"] == "zero" and sum(r["reviews"] for r in rows_of(rev)) == 5
+    var = figures.variant_bars([{"group": "g", "variant": "paper", "value": 0.5},
+                                {"group": "g", "variant": "strict", "value": 0.6}]).to_dict()
+    assert var["encoding"]["xOffset"]["field"] == "variant"
+    assert var["encoding"]["y"]["scale"]["domain"] == [0, 1]
+    assert [r["value"] for r in rows_of(var)] == [0.5, 0.6]
+
+
+def test_the_dashboard_imports_the_same_builders():
+    from ui import charts
+
+    for name in charts.__all__:
+        assert getattr(charts, name) is getattr(figures, name)
