@@ -8,11 +8,13 @@ overwrite each other's log. `--judge-log PATH` (CLI) writes a copy where the use
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,9 +176,27 @@ def score_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spe
               stats: JudgeStats | None = None, judge_options: JudgeOptions | None = None,
               options: Mapping[str, str] | None = None) -> dict:
     """`plan_run` then `execute_run`: score inputs (paths by the family's input names) and store the run."""
-    plan = plan_run(db, task_name, inputs, judge_spec, run=run, input_names=input_names, judge_options=judge_options,
-                    options=options)
-    return execute_run(db, plan, progress=progress, stats=stats)
+    with _cycle_collector_paused():
+        plan = plan_run(db, task_name, inputs, judge_spec, run=run, input_names=input_names,
+                        judge_options=judge_options, options=options)
+        return execute_run(db, plan, progress=progress, stats=stats)
+
+
+@contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a run is scored, back on afterwards (if it was on).
+
+    Scoring allocates hundreds of thousands of containers that live until the run is stored, so the collector's
+    full passes kept walking them for nothing (0.7–0.9 s of 10,000 CHIMERA abstracts' scoring; scoring makes
+    almost no cycles). Reference counting still frees everything else as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def write_judge_log(task: TaskFamily, decisions: list, path: str | Path) -> int:

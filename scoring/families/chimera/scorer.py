@@ -83,7 +83,12 @@ def question_pairs(doc: ChimeraDoc, pred: ChimeraPrediction) -> list[tuple[str, 
 def paper_call_count(doc: ChimeraDoc, pred: ChimeraPrediction) -> int:
     """Judge calls the paper's scorer makes for this document (no cache; chimera.md §3.4)."""
     def same_type_pairs(a: Sequence[tuple[str, str]], b: Sequence[tuple[str, str]]) -> int:
-        return sum(1 for ta, _ in a for tb, _ in b if ta == tb)
+        if not a or not b:
+            return 0
+        per_type: dict[str, int] = {}
+        for tb, _ in b:
+            per_type[tb] = per_type.get(tb, 0) + 1
+        return sum(per_type.get(ta, 0) for ta, _ in a)
 
     calls = 4 * same_type_pairs(flat_entities(pred.relations), flat_entities(doc.gold))
     for pr in pred.relations:
@@ -137,9 +142,11 @@ def decide(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction], j
     decisions: list[Decision] = []
     for doc, pairs in pairs_by_doc:
         for t, left, right, sides in pairs:
-            fwd = answers[query_index[(doc.paper_id, t, left, right)]]
-            bwd = answers[query_index[(doc.paper_id, t, right, left)]]
-            detail = {"pred_gold": _answer_dict(fwd), "gold_pred": _answer_dict(bwd), "sides": sides}
+            i_fwd, i_bwd = query_index[(doc.paper_id, t, left, right)], query_index[(doc.paper_id, t, right, left)]
+            fwd, bwd = answers[i_fwd], answers[i_bwd]
+            as_dict = _answer_dict(fwd)
+            detail = {"pred_gold": as_dict, "gold_pred": as_dict.copy() if i_bwd == i_fwd else _answer_dict(bwd),
+                      "sides": sides}
             decisions.append(Decision(doc.paper_id, KIND, t, left, right, label_from_answers(fwd.value, bwd.value),
                                       detail))
     return decisions, stats
