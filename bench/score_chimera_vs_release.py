@@ -4,9 +4,10 @@ Both sides run `audit.runs.score_run` with the replay judge into a fresh SQLite 
 the same generated files, each in a fresh interpreter whose `sys.path` starts at its own source tree: this
 working tree, and a git worktree of REV (default 316438c = 0.1.0) created on demand outside the repository
 (`$TMPDIR/rejudge-<label>`, detached, never committed; `--worktree DIR` picks another). The runs alternate
-(current, release, current, ...) so machine noise falls on both; the table shows the median wall time, the range
-and the largest peak RSS (`ru_maxrss`) of `--repeat` runs each, the ratio current / release, the median of
-each phase, and checks that both give the same paper-code metrics (the release has no strict 1-to-1 variant).
+(current, release, current, ...) so machine noise falls on both; the table shows the median wall time, the range,
+the median CPU time (user + system of the child: less sensitive to other jobs on a shared machine) and the largest
+peak RSS (`ru_maxrss`) of `--repeat` runs each, the ratios current / release, the median of each phase, and
+checks that both give the same paper-code metrics (the release has no strict 1-to-1 variant).
 
 The child adapts to either API: `scoring.families.get_task` and `score_run(db, task, inputs, judge)` now,
 `scoring.tasks.get_task` and `score_run(db, task, gold, pred, judge)` at 0.1.0.
@@ -85,14 +86,14 @@ def child(root: str, gold: str, pred: str, log: str, db_path: str) -> dict:
     runs.transaction = TimedTx
     for suffix in ("", "-wal", "-shm"):
         Path(db_path + suffix).unlink(missing_ok=True)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     db = open_db(db_path)
     phases["open database"] += time.perf_counter() - t0
     if "inputs" in inspect.signature(runs.score_run).parameters:
         row = runs.score_run(db, "chimera", {"gold": gold, "pred": pred}, f"replay:{log}", run="bench")
     else:  # 0.1.0: gold and pred positional
         row = runs.score_run(db, "chimera", gold, pred, f"replay:{log}", run="bench")
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     n_dec = db.conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
     n_docs = db.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -100,7 +101,7 @@ def child(root: str, gold: str, pred: str, log: str, db_path: str) -> dict:
     size = Path(db_path).stat().st_size / 2**20
     for suffix in ("", "-wal", "-shm"):
         Path(db_path + suffix).unlink(missing_ok=True)
-    return {"wall_s": wall, "import_s": import_s, "phases": dict(phases), "decisions_stored": n_dec,
+    return {"wall_s": wall, "cpu_s": cpu, "import_s": import_s, "phases": dict(phases), "decisions_stored": n_dec,
             "documents_stored": n_docs, "source": str(Path(runs.__file__).resolve().parent.parent),
             "metrics": row["original_metrics"], "db_mib": size,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
@@ -183,20 +184,23 @@ def main(argv: list[str] | None = None) -> dict:
         if any(r["source"] != str(root.resolve()) for r in runs[side]):
             raise SystemExit(f"the {side} child imported audit from {runs[side][0]['source']}, not {root}")
     walls = {s: [r["wall_s"] for r in rs] for s, rs in runs.items()}
+    cpus = {s: [r["cpu_s"] for r in rs] for s, rs in runs.items()}
     t_cur, t_rel = median(walls["current"]), median(walls[label])
     rows = []
     for side, root in sides.items():
         rs = runs[side]
         rows.append([f"{side} ({describe(root)})", median(walls[side]),
-                     f"{min(walls[side]):.2f}–{max(walls[side]):.2f}", max(r["peak_rss_mb"] for r in rs),
+                     f"{min(walls[side]):.2f}–{max(walls[side]):.2f}", median(cpus[side]),
+                     max(r["peak_rss_mb"] for r in rs),
                      median([r["import_s"] for r in rs]),
                      f"{rs[0]['decisions_stored']:,} decisions, {rs[0]['documents_stored']:,} docs, "
                      f"{rs[0]['db_mib']:.1f} MiB"])
-    rows.append([f"ratio current / {label}", t_cur / t_rel, "", max(r["peak_rss_mb"] for r in runs["current"])
+    rows.append([f"ratio current / {label}", t_cur / t_rel, f"min {min(walls['current']) / min(walls[label]):.3f}",
+                 median(cpus["current"]) / median(cpus[label]), max(r["peak_rss_mb"] for r in runs["current"])
                  / max(r["peak_rss_mb"] for r in runs[label]), "", ""])
     print_table(f"Full CHIMERA scoring, N = {args.n:,}, current vs {label} (median of {args.repeat} fresh "
                 "processes each, alternating)",
-                ["side", "wall s", "range s", "peak RSS MiB", "imports s (not in wall)", "stores"], rows)
+                ["side", "wall s", "range s", "CPU s", "peak RSS MiB", "imports s (not in wall)", "stores"], rows)
     order = ["open database", "load inputs", "read judge log", "decide (judge lookups)", "store (counts + SQL)",
              "  of which SQL transaction"]
     print_table("Phases (median over the repeats, seconds)", ["phase", "current", label],
@@ -208,11 +212,13 @@ def main(argv: list[str] | None = None) -> dict:
         [f"paper-code metrics identical (current vs {label})",
          f"{'OK' if not bad else 'DIFF'} ({n_cmp} numbers)" + ("" if not bad else "; " + "; ".join(bad[:5]))],
         ["current computes the strict 1-to-1 variant", verdict(has_strict)],
-        [f"current <= {label} (median wall)", verdict(t_cur <= t_rel)]])
+        [f"current <= {label} (median wall)", verdict(t_cur <= t_rel)],
+        [f"current <= {label} (median CPU)", verdict(median(cpus["current"]) <= median(cpus[label]))]])
     for rs in runs.values():
         for r in rs:
             r.pop("metrics", None)
     out = {"n": args.n, "against": args.against, "runs": runs, "current_s": t_cur, "release_s": t_rel,
+           "current_cpu_s": median(cpus["current"]), "release_cpu_s": median(cpus[label]),
            "ratio": t_cur / t_rel, "metrics_identical": not bad}
     if args.json:
         print(json.dumps(out, indent=1))
