@@ -23,6 +23,7 @@ from sqlite_utils import Database
 from audit.errors import AuditError, RunExists
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
+from scoring.errors import JudgeFailed
 from scoring.families import get_task
 from scoring.families.base import Loaded, TaskFamily, sum_nested
 from scoring.judges.answer import JudgeStats
@@ -142,11 +143,31 @@ def _main_input_name(task: TaskFamily, inputs: Mapping[str, str]) -> str:
     return next((k for k, v in inputs.items() if v == main), "")
 
 
+def check_answers(stats: JudgeStats, judge: Judge, *, allow_partial: bool = False) -> None:
+    """A run whose judge answers are mostly missing (more than half of its questions) is a failed job, not a run
+    scored on missing answers: unless the user asks for a partial run (`allow_partial`).
+
+    Raises:
+        JudgeFailed: saying how many are missing, that the answers received are cached, and how to go on.
+    """
+    asked = stats.distinct_queries
+    if allow_partial or not asked or stats.missing * 2 <= asked:
+        return
+    where = ("not in the judge log" if not judge.cacheable else
+             "without an answer from the server (requests that failed)")
+    resume = ("the answers received are cached: run the same command again to resume" if judge.cacheable else
+              "check that the judge log belongs to these inputs")
+    raise JudgeFailed(f"judge {judge.spec.partition(':')[0]!r}: {stats.missing} of {asked} judge answers are "
+                      f"{where}; nothing was stored (no run). {resume[0].upper() + resume[1:]}, or pass "
+                      "--allow-partial to store a run scored without them (they count as not matched)")
+
+
 def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None,
-                stats: JudgeStats | None = None) -> dict:
+                stats: JudgeStats | None = None, allow_partial: bool = False) -> dict:
     """Ask the judge (through the cache) and store the run with every decision, all or nothing.
 
-    Judge answers received stay in the cache even when the run is not stored (cancelled, failed, name taken).
+    Judge answers received stay in the cache even when the run is not stored (cancelled, failed, name taken, or
+    mostly missing answers without `allow_partial`: `check_answers`).
 
     Returns:
         The run's row (name, original metrics, summary with judge counts and warnings).
@@ -154,11 +175,12 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
     task, judge = plan.task, plan.judge
     cache = SqliteAnswerCache(db, judge.spec, judge.identity())
     decisions, stats = task.decide(plan.loaded, judge, cache, progress, stats)
+    check_answers(stats, judge, allow_partial=allow_partial)
     warnings = list(plan.loaded.warnings)
     if stats.missing:
-        warnings.append(f"{stats.missing} judge answer(s) were not available (questions missing from the judge log, "
-                        "or requests that failed); those decisions are labelled 'invalid', count as not matched, "
-                        "and are in the review queue 'invalid'")
+        where = "the server gave no answer" if judge.cacheable else "the questions are missing from the judge log"
+        warnings.append(f"{stats.missing} judge answer(s) were not available ({where}); those decisions are "
+                        "labelled 'invalid', count as not matched, and are in the review queue 'invalid'")
     if stats.invalid:
         warnings.append(f"{stats.invalid} judge answer(s) could not be read; those decisions are labelled 'invalid' "
                         "unless another answer settles them")

@@ -3,9 +3,11 @@
 `JudgeServer` serves `POST /v1/chat/completions` from a `ThreadingHTTPServer` in a daemon thread. Answers come
 from a script (prompt -> text, by default the CHIMERA rule "Yes iff the two spans are equal ignoring case"),
 and failures can be injected: 429s for the first K requests, 500s on chosen request numbers, a fixed or
-per-prompt delay, malformed JSON bodies, truncated answers, and a "hold" that stops answering after N answers
-(so a test can kill a client mid-run without it receiving anything more). The server counts what it received
-and answered, the most requests it had in flight at once, and the Authorization headers it saw.
+per-prompt delay, malformed JSON bodies, truncated answers, a "hold" that stops answering after N answers
+(so a test can kill a client mid-run without it receiving anything more), a server that dies after N answers
+(`die_after`: it closes its listening socket and every open connection, as a killed llama.cpp does, so later
+requests are refused), 5xx for every request (`always_status`), and a non-numeric `usage` block. The server
+counts what it received and answered, the most requests it had in flight at once, and the Authorization headers it saw.
 
 Use it as a context manager:
 
@@ -76,13 +78,23 @@ class JudgeServer:
             was given (as OpenAI's does), to check that clients keep keys out of what they store.
         echo_auth: the `401` message repeats the whole `Authorization` header (`Basic ...` too) instead.
         status_on: 1-based request number -> HTTP status to answer with (e.g. {1: 400} for a context overflow).
-        slots: when set, `GET /props` answers `{"total_slots": slots}` as llama.cpp's server does.
+        slots: when set, `GET /props` answers `{"total_slots": slots}` as llama.cpp's server does (with
+            `api_key` set, only to a request that carries it; `props_auth` records what each probe carried).
+        die_after: after this many answers the server dies: requests in flight get their connection closed
+            unanswered and the port refuses new connections.
+        always_status: every chat request gets this HTTP status (e.g. 503).
+        usage_value: when set, the `usage` token counts are this value (e.g. "n/a") instead of numbers.
+        model_name: the `model` a reply names (default: the request's), as a real server names what it serves.
+        models: when set, `GET /v1/models` lists these model ids (a llama.cpp server lists the one it serves).
+        port: the port to listen on (default: a free one); a test restarts a dead server at its old address.
     """
 
     def __init__(self, script: Script | None = None, *, delay: float | Callable[[str], float] = 0.0,
                  rate_limit_first: int = 0, server_error_on: Iterable[int] = (), malformed_on: Iterable[int] = (),
                  hold_after: int | None = None, usage: bool = True, api_key: str | None = None,
-                 echo_auth: bool = False, status_on: dict[int, int] | None = None, slots: int | None = None) -> None:
+                 echo_auth: bool = False, status_on: dict[int, int] | None = None, slots: int | None = None,
+                 die_after: int | None = None, always_status: int | None = None, usage_value: object = None,
+                 model_name: str | None = None, models: list[str] | None = None, port: int = 0) -> None:
         self.script = script
         self.delay = delay
         self.rate_limit_first = rate_limit_first
@@ -94,6 +106,14 @@ class JudgeServer:
         self.echo_auth = echo_auth
         self.status_on = dict(status_on or {})
         self.slots = slots
+        self.die_after = die_after
+        self.always_status = always_status
+        self.usage_value = usage_value
+        self.model_name = model_name
+        self.models = models
+        self._port = port
+        self.props_auth: list[str] = []
+        self.dead = threading.Event()
         self.lock = threading.Lock()
         self.requests = 0
         """POSTs received (every attempt, including failures and held ones)."""
@@ -127,7 +147,7 @@ class JudgeServer:
 
     def start(self) -> JudgeServer:
         handler = type("Handler", (_Handler,), {"judge_server": self})
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+        httpd = ThreadingHTTPServer(("127.0.0.1", self._port), handler, bind_and_activate=False)
         httpd.daemon_threads = True
         httpd.request_queue_size = 256  # the default backlog of 5 stalls 32 clients connecting at once
         httpd.server_bind()
@@ -138,8 +158,22 @@ class JudgeServer:
         self._thread.start()
         return self
 
+    def die(self) -> None:
+        """Die as a killed server does: stop listening (new connections are refused) and close every open
+        connection without an answer. Idempotent; `stop` still cleans up."""
+        with self.lock:
+            if self.dead.is_set():
+                return
+            self.dead.set()
+        self._gate.set()
+        httpd = self._httpd
+        if httpd is not None:
+            httpd.shutdown()  # called from a handler thread, never the serving one
+            httpd.socket.close()  # the port refuses connections from now on
+
     def stop(self) -> None:
         self.drop_held()
+        self.dead.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -205,13 +239,15 @@ class JudgeServer:
         text, finish = (out, "stop") if isinstance(out, str) else out
         doc: dict = {
             "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", ""),
+            "model": self.model_name if self.model_name is not None else body.get("model", ""),
             "choices": [{"index": 0, "finish_reason": finish,
                          "message": {"role": "assistant", "content": text}}],
         }
         if self.usage:
             pt, ct = len(prompt.split()), len(text.split())
             doc["usage"] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
+            if self.usage_value is not None:
+                doc["usage"] = {k: self.usage_value for k in doc["usage"]}
         return doc
 
 
@@ -228,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002, ARG002 - silence the access log
         return
 
-    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, *, count: bool = True) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -236,18 +272,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(payload)
-        with self.judge_server.lock:
-            self.judge_server.status_counts[status] += 1
+        if count:  # chat requests only: `GET /props` probes are in `props_auth`
+            with self.judge_server.lock:
+                self.judge_server.status_counts[status] += 1
 
-    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None, *, count: bool = True) -> None:
         self._send(status, json.dumps({"error": {"message": message, "type": "test", "code": status}}).encode(),
-                   headers)
+                   headers, count=count)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        if self.path.rstrip("/") == "/props" and self.judge_server.slots is not None:
-            self._send(200, json.dumps({"total_slots": self.judge_server.slots}).encode())
+        srv = self.judge_server
+        auth = self.headers.get("Authorization", "")
+        with srv.lock:
+            srv.props_auth.append(auth)
+        if srv.api_key is not None and auth != f"Bearer {srv.api_key}":
+            self._error(401, "Incorrect API key provided.", count=False)
+        elif self.path.partition("?")[0].rstrip("/") == "/v1/models" and srv.models is not None:
+            data = [{"id": m, "object": "model", "owned_by": "test"} for m in srv.models]
+            self._send(200, json.dumps({"object": "list", "data": data}).encode(), count=False)
+        elif self.path.partition("?")[0].rstrip("/") == "/props" and srv.slots is not None:
+            self._send(200, json.dumps({"total_slots": self.judge_server.slots}).encode(), count=False)
         else:
-            self._error(404, f"no route {self.path}")
+            self._error(404, f"no route {self.path}", count=False)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         srv = self.judge_server
@@ -263,6 +309,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "request body is not JSON")
             return
         auth = self.headers.get("Authorization", "")
+        if srv.dead.is_set():
+            self.close_connection = True
+            return
         n, hold = srv._admit(body, prompt, auth)
         try:
             if srv.api_key is not None and auth != f"Bearer {srv.api_key}":
@@ -272,6 +321,9 @@ class _Handler(BaseHTTPRequestHandler):
             if n in srv.status_on:
                 self._error(srv.status_on[n], f"scripted HTTP {srv.status_on[n]}")
                 return
+            if srv.always_status is not None:
+                self._error(srv.always_status, f"scripted HTTP {srv.always_status}")
+                return
             if n <= srv.rate_limit_first:
                 self._error(429, "rate limited (scripted)", {"Retry-After": "0"})
                 return
@@ -280,9 +332,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if hold:
                 srv._gate.wait()
-                if srv._drop:
+                if srv._drop or srv.dead.is_set():
                     self.close_connection = True
                     return
+            if srv.dead.is_set():
+                self.close_connection = True
+                return
             delay = srv.delay(prompt) if callable(srv.delay) else srv.delay
             if delay:
                 time.sleep(delay)
@@ -291,9 +346,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             payload = json.dumps(srv._completion(body, prompt)).encode()
             with srv.lock:
+                if srv.dead.is_set():
+                    self.close_connection = True
+                    return
                 srv.answered += 1
                 srv.prompts_answered[prompt] += 1
+                dies = srv.die_after is not None and srv.answered >= srv.die_after
             self._send(200, payload)
+            if dies:
+                self.close_connection = True
+                srv.die()
         finally:
             srv._leave()
 

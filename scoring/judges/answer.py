@@ -8,6 +8,7 @@ or `missing` (never answered: not in a replay log, a failed or cancelled request
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 YES, NO, INVALID, MISSING = "yes", "no", "invalid", "missing"
@@ -48,6 +49,20 @@ def is_kept(answer: Answer) -> bool:
     return answer.value != MISSING
 
 
+def token_count(value: object) -> int:
+    """A reply's token count, or 0 when the server sent none or something else (usage is optional information:
+    a non-numeric field is ignored, not an error).
+
+    >>> token_count(12), token_count("12"), token_count("many"), token_count(None), token_count(-3), token_count(2.0)
+    (12, 0, 0, 0, 0, 2)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return 0
+    return int(value) if value >= 0 else 0
+
+
 @dataclass
 class JudgeStats:
     """What asking the judge cost in one run."""
@@ -58,6 +73,12 @@ class JudgeStats:
     invalid: int = 0
     missing: int = 0
     retries: int = 0
+    """Retries in all (a request retried three times counts three)."""
+    retried: int = 0
+    """Requests that needed at least one retry."""
+    invalid_before_reask: int = 0
+    """First replies that could not be read and were asked once more (a family that re-asks: ideation); `invalid`
+    counts those still unreadable after the re-ask."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     paper_calls: int = 0
@@ -78,6 +99,8 @@ class JudgeStats:
             "invalid": self.invalid,
             "missing": self.missing,
             "retries": self.retries,
+            "retried": self.retried,
+            "invalid_before_reask": self.invalid_before_reask,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "paper_calls": self.paper_calls,

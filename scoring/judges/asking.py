@@ -43,6 +43,10 @@ class _Asking:
                 todo.append(i)
         return todo
 
+    def received(self) -> int:
+        """Answers kept so far (cached before, or received now and cached)."""
+        return sum(a is not None and is_kept(a) for a in self.answers)
+
     def record(self, j: int, a: Answer) -> None:
         """Answer `a` for the j-th asked query: account for it and cache it right away (once)."""
         i = self.todo[j]
@@ -60,6 +64,7 @@ class _Asking:
         s.invalid += a.value == INVALID
         s.missing += a.value == MISSING
         s.retries += a.retries
+        s.retried += a.retries > 0
         s.prompt_tokens += a.prompt_tokens
         s.completion_tokens += a.completion_tokens
         if self.cache is not None and is_kept(a):
@@ -85,6 +90,13 @@ class _Asking:
             for start in range(0, len(todo), CACHE_CHUNK):
                 for j, a in enumerate(judge.ask_many(todo[start:start + CACHE_CHUNK]), start):
                     self.record(j, a)
+
+
+def failure_message(spec: str, why: str, kept: int) -> str:
+    """The one line a failed judge job ends with: what failed, that no run was stored, and how to resume."""
+    return (f"judge {spec!r} failed: {why}; nothing was stored (no run). {kept} answers are cached: to resume, "
+            "run the same command again (or press Score again) once the server answers; only the questions still "
+            "unanswered are asked")
 
 
 def ask_with_cache(judge: Judge, queries: Sequence[Question], cache: AnswerCache | None,
@@ -118,8 +130,7 @@ def ask_with_cache(judge: Judge, queries: Sequence[Question], cache: AnswerCache
         progress(asking.n, asking.n)
     fatal = judge.fatal
     if fatal or (stats.requests and stats.failed == stats.requests and todo):
-        raise JudgeFailed(f"judge {judge.spec!r} failed: {fatal or 'every request failed'}; nothing was stored "
-                          f"({stats.cached} cached answers kept, {stats.requests} requests sent)")
+        raise JudgeFailed(failure_message(judge.spec, fatal or "every request failed", asking.received()))
     unanswered = sum(a is None for a in asking.answers)
     if unanswered:
         raise RuntimeError(f"judge {judge.spec!r} returned no answer for {unanswered} of {len(todo)} queries")

@@ -21,10 +21,13 @@ See docs/judges.md for the user-facing description.
   of its own (`max_retries=0`): ours back off exponentially with jitter on 429 / 408 / 409 / 5xx, timeouts,
   connection errors and malformed bodies, and count them in `Answer.retries`.
 - Answers: what the question's parser reads (`yes` / `no`, a rating, a verdict), or `invalid` with the raw text and
-  the reason (no tag, truncated, empty, other word). 401 / 403 / 404, and a connection error before any answer
-  (after 2 retries), are fatal: the remaining questions are not sent and `fatal` says why.
+  the reason (no tag, truncated, empty, other word). 401 / 403 / 404 are fatal, and so is a server that is
+  gone (`CONNECTION_GONE_AFTER` failed connections in a row, at the start or mid-run) or failing every request
+  (`CIRCUIT_FAILURES` failed attempts in a row: the circuit breaker): the remaining questions are not sent, retries
+  waiting are abandoned, and `fatal` says why.
   A request that still fails after the retries is not a judge answer: it comes back `missing` with rationale
-  `request failed: <reason>`, so the cache does not keep it and a re-run asks again. After `cancel()`,
+  `request failed: <reason>`, so the cache does not keep it and a re-run asks again; a request whose connection
+  was refused at every attempt never reached the server and is `request failed: not sent (...)`. After `cancel()`,
   queries not yet sent come back `missing` / `cancelled`.
 - Costs: `estimate_cost` from a per-model price table (USD per 1M tokens), editable through a JSON file named
   by `REJUDGE_PRICES`.
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import random
 import re
@@ -46,7 +50,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 import openai
 
 from scoring.errors import InputError, JudgeSpecError
-from scoring.judges.answer import CANCELLED, INVALID, MISSING, NOT_SENT, REQUEST_FAILED, Answer
+from scoring.judges.answer import CANCELLED, INVALID, MISSING, NOT_SENT, REQUEST_FAILED, Answer, token_count
 from scoring.judges.prompts import PromptTemplate
 from scoring.judges.question import Question
 from scoring.judges.registry import JudgeOptions
@@ -56,8 +60,14 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CONCURRENCY = 8
 """For remote endpoints; a local server (loopback address) gets its reported parallel slots, else 1."""
 LOCAL_CONCURRENCY = 1
-CONNECTION_FATAL_AFTER = 2
-"""Retries after which a connection error with no answer received yet stops the job (refused: seconds, not minutes)."""
+CONNECTION_GONE_AFTER = 3
+"""Failed connections in a row (no answer in between, over every request in flight) after which the server is taken
+for gone and the job stops: a refused or reset connection at the start or after the server died mid-run (seconds,
+not six retries of every remaining question)."""
+CIRCUIT_FAILURES = 5
+"""Failed attempts in a row (5xx, timeouts, malformed bodies, connection errors; not 429) after which the job stops:
+a server that answers every request with an error (the circuit breaker). With more requests in flight than that,
+`concurrency + 2`, so that one burst of simultaneous errors is not enough."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds per request (connect + read); a long abstract with a 400-token answer takes a few seconds."""
 DEFAULT_MAX_RETRIES = 6
@@ -222,13 +232,16 @@ def _env_number(name: str, default: float, cast: Callable[[str], float], minimum
 
 class _Failure(Exception):
     def __init__(self, reason: str, *, retryable: bool, fatal: bool = False, retry_after: float | None = None,
-                 connection: bool = False):
+                 connection: bool = False, refused: bool = False, counts_for_circuit: bool = True):
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
         self.fatal = fatal
         self.retry_after = retry_after
         self.connection = connection
+        self.refused = refused
+        """The connection was refused: the request never reached the server."""
+        self.counts_for_circuit = counts_for_circuit
 
 
 def _retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -252,15 +265,40 @@ def _is_local(url: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
-def server_slots(base_url: str, timeout: float = 1.0) -> int | None:
-    """Parallel slots a llama.cpp-style server reports (`GET /props` -> `total_slots`), or None."""
+def probe_headers(base_url: str, api_key: str | None) -> dict[str, str]:
+    """The credentials a request to `base_url` carries, as headers: Basic auth from the URL's user info (the HTTP
+    client sends that instead of the key, as for every chat request), else the key as a bearer token.
+
+    >>> probe_headers("http://u:p@h/v1", "k"), probe_headers("http://h/v1", "k"), probe_headers("http://h/v1", None)
+    ({'Authorization': 'Basic dTpw'}, {'Authorization': 'Bearer k'}, {})
+    """
+    try:
+        parts = urlsplit(base_url.strip())
+        user, password = parts.username, parts.password
+    except ValueError:
+        return {}
+    if user is not None or password is not None:
+        pair = f"{unquote(user or '')}:{unquote(password or '')}"
+        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def server_slots(base_url: str, timeout: float = 1.0, api_key: str | None = None) -> int | None:
+    """Parallel slots a llama.cpp-style server reports (`GET /props` -> `total_slots`), or None. Asked with the
+    credentials and query the chat requests carry (`probe_headers`), so a server behind a key answers it too."""
     import urllib.request
 
-    root = base_url.rstrip("/")
+    headers = probe_headers(base_url, api_key)
+    root = redact_url(base_url)
     root = root[:-3] if root.endswith("/v1") else root
+    try:
+        query = urlsplit(base_url.strip()).query
+    except ValueError:
+        return None
     for path in ("/props", "/v1/props"):
+        request = urllib.request.Request(root + path + (f"?{query}" if query else ""), headers=headers)
         try:
-            with urllib.request.urlopen(root + path, timeout=timeout) as r:  # noqa: S310 (the user's endpoint)
+            with urllib.request.urlopen(request, timeout=timeout) as r:  # noqa: S310 (the user's endpoint)
                 data = json.loads(r.read(65536))
         except Exception:  # noqa: BLE001 - an endpoint without the route: no information
             continue
@@ -270,17 +308,41 @@ def server_slots(base_url: str, timeout: float = 1.0) -> int | None:
     return None
 
 
+def served_models(base_url: str | None = None, api_key: str | None = None, timeout: float = 2.0) -> list[str]:
+    """The model names an endpoint serves (`GET {base_url}/models`, with the credentials requests carry), [] when
+    it does not say. A llama.cpp or vLLM server lists the one model it serves: the name a run should carry."""
+    import urllib.request
+
+    url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip()
+    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        return []
+    request = urllib.request.Request(redact_url(url) + "/models" + (f"?{query}" if query else ""),
+                                     headers=probe_headers(url, key))
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:  # noqa: S310 (the user's endpoint)
+            data = json.loads(r.read(1 << 20))
+    except Exception:  # noqa: BLE001 - an endpoint without the route, or down: no information
+        return []
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [m["id"].strip() for m in items if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"].strip()]
+
+
 def default_dialect(base_url: str) -> str:
     """`json_object` (llama-cpp-python's server) for a local URL, else `json_schema` (OpenAI, vLLM)."""
     return JSON_OBJECT if _is_local(base_url) else JSON_SCHEMA
 
 
-def default_concurrency(base_url: str) -> int:
+def default_concurrency(base_url: str, api_key: str | None = None) -> int:
     """What the endpoint can serve: remote APIs 8; a local server its reported slots, else 1 (llama.cpp and
     Ollama serve one request at a time: 8 at once made each request 2x slower and caused timeouts)."""
     if not _is_local(base_url):
         return DEFAULT_CONCURRENCY
-    return server_slots(base_url) or LOCAL_CONCURRENCY
+    return server_slots(base_url, api_key=api_key) or LOCAL_CONCURRENCY
 
 
 class OpenAIJudge(Judge):
@@ -331,9 +393,18 @@ class OpenAIJudge(Judge):
         if dialect not in DIALECTS:
             raise JudgeSpecError(f"{ENV_DIALECT} must be one of {', '.join(DIALECTS)}, got {dialect!r}")
         self.dialect = dialect
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if redact_url(self.base_url) == DEFAULT_BASE_URL:
+                raise JudgeSpecError("OPENAI_API_KEY is not set; the openai judge needs it for api.openai.com "
+                                     "(or set OPENAI_BASE_URL to a local OpenAI-compatible server)")
+            key = "no-key"  # local servers (vLLM, Ollama, llama.cpp) ignore it; the client insists on one
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not math.isfinite(temperature) \
+                or temperature < 0:
+            raise JudgeSpecError(f"{prefix}: the temperature must be a finite number >= 0, got {temperature!r}")
         if concurrency is None and os.environ.get(ENV_CONCURRENCY):
             concurrency = int(_env_number(ENV_CONCURRENCY, DEFAULT_CONCURRENCY, int, 1))
-        self.concurrency = int(concurrency if concurrency is not None else default_concurrency(self.base_url))
+        self.concurrency = int(concurrency if concurrency is not None else default_concurrency(self.base_url, key))
         self.timeout = float(timeout if timeout is not None
                              else _env_number(ENV_TIMEOUT, DEFAULT_TIMEOUT, float, 0.001))
         self.max_retries = int(max_retries if max_retries is not None
@@ -344,12 +415,6 @@ class OpenAIJudge(Judge):
         self.temperature = float(temperature)
         self.max_tokens = int(max_tokens)
         self.prices = dict(prices) if prices is not None else load_prices()
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if redact_url(self.base_url) == DEFAULT_BASE_URL:
-                raise JudgeSpecError("OPENAI_API_KEY is not set; the openai judge needs it for api.openai.com "
-                                     "(or set OPENAI_BASE_URL to a local OpenAI-compatible server)")
-            key = "no-key"  # local servers (vLLM, Ollama, llama.cpp) ignore it; the client insists on one
         self._key = key
         self._secrets = [key, *url_secrets(self.base_url)] if len(key) >= 4 else url_secrets(self.base_url)
         # A query string in the URL (`?api-version=...`, a signed token) is sent with every request, as
@@ -358,8 +423,14 @@ class OpenAIJudge(Judge):
         self._client = openai.OpenAI(api_key=key, base_url=root.rstrip("/"), max_retries=0, timeout=self.timeout,
                                      default_query=dict(parse_qsl(query)) or None)
         self._cancel = threading.Event()
+        self._halt = threading.Event()
+        """Set on cancel() or a fatal error: wakes every worker waiting to retry."""
         self._fatal: str | None = None
+        self._lock = threading.Lock()
         self._answered = 0
+        self._failed_in_row = 0
+        self._connection_failed_in_row = 0
+        self._circuit_limit = max(CIRCUIT_FAILURES, self.concurrency + 2)
         self._prompts: dict[str, str] = {}
 
     # ------------------------------------------------------------ identity and cache
@@ -474,6 +545,7 @@ class OpenAIJudge(Judge):
         """Stop issuing requests (thread-safe). Requests in flight finish and are kept; the rest come back
         `missing` / `cancelled`. Sticky: build a new judge for a new job."""
         self._cancel.set()
+        self._halt.set()
 
     @property
     def cancelled(self) -> bool:
@@ -527,7 +599,7 @@ class OpenAIJudge(Judge):
                     deliver(pending.pop(f), f.result())
                 fill()
         except BaseException:
-            self._cancel.set()  # KeyboardInterrupt or a failing callback: stop the workers' retries too
+            self.cancel()  # KeyboardInterrupt or a failing callback: stop the workers' retries too
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
@@ -540,26 +612,56 @@ class OpenAIJudge(Judge):
         """One query with retries; never raises for transport problems (they become `missing` answers)."""
         body = self.request_body(query)
         retries = 0
+        delivered = False  # whether an attempt reached the server (a refused connection did not)
         while True:
             if self._cancel.is_set():
                 return Answer(MISSING, rationale=CANCELLED, retries=retries)
             if self._fatal is not None:
-                why = f"{NOT_SENT} ({self._fatal})" if retries == 0 else f"{REQUEST_FAILED}: {self._fatal}"
+                why = f"{NOT_SENT} ({self._fatal})" if not delivered else f"{REQUEST_FAILED}: {self._fatal}"
                 return Answer(MISSING, rationale=why, retries=retries)
             try:
                 a = self._request(query, body, retries)
-                self._answered += 1
+                self._succeeded()
                 return a
             except _Failure as f:
-                if f.fatal or (f.connection and self._answered == 0 and retries >= CONNECTION_FATAL_AFTER):
-                    self._fatal = f.reason
-                if not f.retryable or retries >= self.max_retries:
+                delivered = delivered or not f.refused
+                self._failed(f)
+                if not f.retryable or retries >= self.max_retries or self._fatal is not None:
                     suffix = f" (after {retries} retries)" if retries else ""
-                    return Answer(MISSING, rationale=f"{REQUEST_FAILED}: {f.reason}{suffix}", retries=retries)
+                    prefix = REQUEST_FAILED if delivered else NOT_SENT
+                    reason = self._fatal if self._fatal is not None and not f.fatal else f.reason
+                    return Answer(MISSING, rationale=f"{prefix}: {reason}{suffix}" if delivered
+                                  else f"{prefix} ({reason}){suffix}", retries=retries)
                 delay = self._delay(retries, f.retry_after)
                 retries += 1
-                if self._cancel.wait(delay):
+                if self._halt.wait(delay) and self._cancel.is_set():
                     return Answer(MISSING, rationale=CANCELLED, retries=retries)
+
+    def _succeeded(self) -> None:
+        with self._lock:
+            self._answered += 1
+            self._failed_in_row = self._connection_failed_in_row = 0
+
+    def _failed(self, f: _Failure) -> None:
+        """Count a failed attempt; stop the job when it says every further request would fail alike."""
+        with self._lock:
+            if f.counts_for_circuit:
+                self._failed_in_row += 1
+            if f.connection:
+                self._connection_failed_in_row += 1
+            why = None
+            if f.fatal:
+                why = f.reason
+            elif f.connection and self._connection_failed_in_row >= CONNECTION_GONE_AFTER:
+                state = (f"the server stopped answering after {self._answered} answers" if self._answered
+                         else "the server cannot be reached")
+                why = f"{state} ({self._connection_failed_in_row} failed connections in a row; last: {f.reason})"
+            elif self._failed_in_row >= self._circuit_limit:
+                why = (f"the server is failing: {self._failed_in_row} attempts in a row failed, retries included, "
+                       f"after {self._answered} answers (last: {f.reason})")
+            if why is not None and self._fatal is None:
+                self._fatal = why
+                self._halt.set()
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
         ceiling = min(MAX_BACKOFF, self.backoff * 2 ** retry)
@@ -579,12 +681,13 @@ class OpenAIJudge(Judge):
         except openai.APIConnectionError as e:
             cause = e.__cause__ or e.__context__
             raise _Failure(self._redact(f"connection error: {e}" + (f" ({_short(cause, 120)})" if cause else "")),
-                           retryable=True, connection=True) from None
+                           retryable=True, connection=True, refused=_refused(cause)) from None
         except openai.APIStatusError as e:
             code = e.status_code
             msg = self._redact(f"HTTP {code} {type(e).__name__}: {_short(e)}")
             raise _Failure(msg, retryable=code in RETRY_STATUS or code >= 500, fatal=code in FATAL_STATUS,
-                           retry_after=_retry_after(e.response.headers)) from None
+                           retry_after=_retry_after(e.response.headers),
+                           counts_for_circuit=code != 429 and (code >= 500 or code in RETRY_STATUS)) from None
         except (openai.APIResponseValidationError, ValueError) as e:
             raise _Failure(self._redact(f"malformed response: {type(e).__name__}: {_short(e)}"),
                            retryable=True) from None
@@ -599,8 +702,8 @@ class OpenAIJudge(Judge):
         if not raw and message is not None and getattr(message, "refusal", None):
             raw = message.refusal or ""
         usage = getattr(completion, "usage", None)
-        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        pt = token_count(getattr(usage, "prompt_tokens", None))
+        ct = token_count(getattr(usage, "completion_tokens", None))
         return self.answer_from_reply(query, raw, choice.finish_reason, pt, ct, retries)
 
     def answer_from_reply(self, query: Question, raw: str, finish_reason: str | None, prompt_tokens: int = 0,
@@ -613,6 +716,17 @@ class OpenAIJudge(Judge):
                           completion_tokens=completion_tokens, retries=retries)
         return Answer(INVALID, raw=raw, rationale=f"unparseable: {parsed.reason}", prompt_tokens=prompt_tokens,
                       completion_tokens=completion_tokens, retries=retries)
+
+
+def _refused(cause: BaseException | None) -> bool:
+    """Whether a connection error's cause is a connection never established (refused, no route, unknown host): the
+    HTTP client's `ConnectError` (named, not imported: the client library is the openai package's choice)."""
+    seen = 0
+    while cause is not None and seen < 5:
+        if isinstance(cause, ConnectionRefusedError) or type(cause).__name__ in ("ConnectError", "ConnectTimeout"):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
 
 
 def _short(e: BaseException, limit: int = 200) -> str:

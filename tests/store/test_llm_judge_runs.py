@@ -364,3 +364,74 @@ def test_the_judge_log_replays_to_identical_metrics(monkeypatch: pytest.MonkeyPa
     assert {"match", "no-match", "invalid"} <= set(labels(db, "llm").values())
     assert judge_stats(replayed)["missing"] == 0
     assert judge_stats(replayed)["invalid"] == judge_stats(original)["invalid"] > 0
+
+
+# ---------------------------------------------------------------- failed jobs store nothing (issue 28)
+
+
+def _runs(db_path: Path) -> list[str]:
+    return [r[0] for r in sqlite3.connect(db_path).execute("SELECT name FROM runs")]
+
+
+def test_a_server_dying_mid_run_fails_the_job_fast_keeps_the_cache_and_resumes(monkeypatch: pytest.MonkeyPatch,
+                                                                               db_path: Path, capsys) -> None:
+    from audit.cli import main
+
+    args = ["--db", str(db_path), "score", "chimera", "--gold", GOLD, "--pred", MIXED, "--judge", SPEC, "--run", "r"]
+    with JudgeServer(die_after=3) as srv:
+        point_at(monkeypatch, srv)
+        monkeypatch.delenv("REJUDGE_JUDGE_BACKOFF")  # the product's retry policy: 6 retries, 1 s base
+        start = time.monotonic()
+        code = main(args)
+        took = time.monotonic() - start
+        port = srv.port
+    err = capsys.readouterr().err
+    assert code == 2 and took < 30, took
+    assert err.startswith("error:") and err.count("\n") == 1 and "stopped answering" in err
+    assert "run the same command again" in err and "3 answers are cached" in err
+    assert _runs(db_path) == [] and _cached_rows(db_path) == 3
+    with JudgeServer(port=port) as back:  # the server is back at its address: the same command resumes
+        assert main(args) == 0
+        assert back.answered == expected_counts(MIXED)[0] - 3
+    assert _runs(db_path) == ["r"]
+
+
+def test_a_run_whose_answers_are_mostly_missing_is_a_failed_job_unless_partial(tmp_path: Path, capsys) -> None:
+    from audit.cli import main
+
+    db = tmp_path / "m.db"
+    assert main(["--db", str(db), "score", "chimera", "--gold", GOLD, "--pred", MIXED, "--judge", "exact",
+                 "--run", "full", "--judge-log", str(tmp_path / "full.jsonl")]) == 0
+    lines = (tmp_path / "full.jsonl").read_text().splitlines()
+    (tmp_path / "few.jsonl").write_text("\n".join(lines[: len(lines) // 5]) + "\n")
+    capsys.readouterr()
+    base = ["--db", str(db), "score", "chimera", "--gold", GOLD, "--pred", MIXED,
+            "--judge", f"replay:{tmp_path / 'few.jsonl'}"]
+    assert main([*base, "--run", "few"]) == 2
+    err = capsys.readouterr().err
+    assert "judge answers are not in the judge log" in err and "--allow-partial" in err and err.count("\n") == 1
+    assert _runs(db) == ["full"]
+    assert main([*base, "--run", "few", "--allow-partial"]) == 0
+    assert sorted(_runs(db)) == ["few", "full"]
+
+
+def test_judge_batch_import_of_a_file_that_imports_nothing_exits_2(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path, capsys) -> None:
+    from audit.cli import main
+
+    with JudgeServer() as srv:
+        point_at(monkeypatch, srv)
+        db = str(tmp_path / "b.db")
+        base = ["--db", db, "judge-batch", "import", "--task", "chimera", "--judge", SPEC, "--gold", GOLD,
+                "--pred", MIXED]
+        empty = tmp_path / "empty.jsonl"
+        empty.write_text("")
+        assert main([*base, str(empty)]) == 2
+        assert "no result line" in capsys.readouterr().err
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"custom_id": "nope", "response": {"status_code": 200, "body": {}}}\n{oops\n'
+                       '{"custom_id": "x", "error": {"object": "error", "message": "prompt too long", "code": 400}}\n')
+        assert main([*base, str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert "none of its 3 result lines could be imported" in err and err.count("\n") == 1
+        assert srv.requests == 0 and _cached_rows(Path(db)) == 0
