@@ -33,8 +33,8 @@ def rejudge_version() -> str:
 
 def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, policy: str | None = None) -> dict:
     """Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, inputs
-    (names and hashes), the Rejudge version, export time and the effective-label policy (`policy`, else the
-    view's, else the default)."""
+    (names and hashes), the sampling plans, the judge-stability checks (`stability`, None without any), the
+    Rejudge version, export time and the effective-label policy (`policy`, else the view's, else the default)."""
     view = as_view(db, run, policy)
     row, audit, policy = view.row, view.audit, view.policy
     out = {
@@ -52,7 +52,25 @@ def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, polic
     if with_agreement:
         out["agreement"] = agreement(view.db, view)
     out["sampling"] = _sampling(view)
+    out["stability"] = _stability(view)
     return out
+
+
+def _stability(view: RunView) -> dict | None:
+    """The run's judge-stability checks (`audit.stability`): each check, the flip rates and the share changed vs
+    the run's label with Wilson intervals (overall and by kind, type, run label), and the unstable decisions with
+    their labels per attempt. None when the run has no check."""
+    from audit.stability import list_checks, stability_report
+
+    if not list_checks(view.db, view.name):
+        return None
+    rep = stability_report(view.db, view.name)
+    unstable = [{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right", "run_label", "labels",
+                                   "distribution", "flipped", "changed_vs_run")}
+                for d in rep["decisions"] if d["flipped"] or d["changed_vs_run"]]
+    return {"checks": rep["checks"], "decisions": len(rep["decisions"]), "flip_rate": rep["flip_rate"],
+            "changed_vs_run": rep["changed_vs_run"], "question_flip_rate": rep["question_flip_rate"],
+            "unstable_decisions": unstable}
 
 
 def _sampling(view: RunView) -> dict:

@@ -34,7 +34,7 @@ from audit.runs import plan_run
 from audit.store import SqliteAnswerCache
 from scoring.errors import InputError, JudgeSpecError, parse_json
 from scoring.jsonl import read_lines
-from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept
+from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept, token_count
 from scoring.judges.question import Question, answer_problem
 from scoring.judges.registry import kinds
 from scoring.judges.transport import AnswerCallback, Judge, Progress
@@ -117,9 +117,7 @@ def _reply(rec: Mapping) -> tuple[str, str | None, int, int] | str:
     """(content, finish_reason, prompt tokens, completion tokens) of a result line, or why it has none."""
     err = rec.get("error")
     if err:
-        if isinstance(err, Mapping):
-            return f"error {err.get('code') or ''} {str(err.get('message') or '')[:200]}".replace("  ", " ").strip()
-        return f"error {str(err)[:200]}"
+        return "error " + _error_text(err)
     resp = rec.get("response")
     if not isinstance(resp, Mapping):
         return "no response object"
@@ -138,8 +136,30 @@ def _reply(rec: Mapping) -> tuple[str, str | None, int, int] | str:
         return "malformed response: no message content"
     usage = body.get("usage") if isinstance(body.get("usage"), Mapping) else {}
     finish = choices[0].get("finish_reason")
-    return (content, finish if isinstance(finish, str) else None, int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0))
+    return (content, finish if isinstance(finish, str) else None, token_count(usage.get("prompt_tokens")),
+            token_count(usage.get("completion_tokens")))
+
+
+def _error_text(err: object) -> str:
+    """A result line's `error`, with its message: OpenAI's `{"code", "message"}`, vLLM's `ErrorResponse`
+    (`{"object": "error", "message", "type", "code"}`, or the message nested in `{"error": {...}}`), or text.
+
+    >>> _error_text({"object": "error", "message": "prompt too long", "type": "BadRequestError", "code": 400})
+    '400 prompt too long'
+    >>> _error_text({"error": {"message": "no such model", "code": 404}}), _error_text("boom")
+    ('404 no such model', 'boom')
+    """
+    if isinstance(err, Mapping) and isinstance(err.get("error"), Mapping) and not err.get("message"):
+        err = err["error"]
+    if isinstance(err, Mapping):
+        code, message = err.get("code"), err.get("message")
+        if message is None:
+            message = json.dumps({k: v for k, v in err.items() if k != "code"}, ensure_ascii=False, default=str)
+        text = " ".join(str(x) for x in (code, message) if x not in (None, ""))
+    else:
+        text = str(err)
+    text = " ".join(text.split())
+    return text[:200] + ("…" if len(text) > 200 else "")
 
 
 def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spec: str,
@@ -199,6 +219,12 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
             problem(lineno, cid, why)
         elif is_kept(a):
             answers[cid] = a
+    if not lines:
+        raise AuditError(f"{p}: the results file has no result line: nothing was imported")
+    if not answers and not already:
+        shown = "; ".join(f"line {x['line']}: {x['reason']}" for x in problems[:3])
+        raise AuditError(f"{p}: none of its {lines} result lines could be imported, nothing was cached ({shown}"
+                         f"{'; …' if len(problems) > 3 else ''})")
     cache.put_many(answers)
     values: dict[str, int] = {}
     for a in answers.values():

@@ -18,6 +18,7 @@ review-queue filter shows. Works for every family whose `questions_for` is not e
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -107,12 +108,20 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
             family (`make_judge`), as for scoring.
         progress: (answers received, answers to get) over all attempts.
 
+    A check is stored whole or not at all: a judge that fails for good (bad key, server gone, every attempt an
+    error), or whose answers are mostly missing (more than half: every request failed, or none was sent), is a
+    failed job that stores nothing.
+
     Raises:
-        AuditError: bad arguments, a named check that exists, or a judge that cannot answer these questions.
-        JudgeFailed: the judge reports a fatal error (answers of the attempts before it stay stored).
+        AuditError: bad arguments (a temperature that is not a finite number >= 0 among them), a named check that
+            exists, or a judge that cannot answer these questions.
+        JudgeFailed: the judge failed for good, or most answers are missing; nothing is stored.
     """
     if repeats < 1:
         raise AuditError(f"--repeats must be at least 1, got {repeats}")
+    if temperature is not None and not (isinstance(temperature, int | float) and math.isfinite(temperature)
+                                        and temperature >= 0):
+        raise AuditError(f"--temperature must be a finite number >= 0, got {temperature!r}")
     if sample is not None and sample < 0:
         raise AuditError(f"--sample must be 0 (all) or more, got {sample}")
     row = run_row(db, run)
@@ -147,6 +156,7 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
                     "deterministic": not judge.cacheable})
     total, done = len(questions) * repeats, 0
     counts = {"answers": 0, "missing": 0, "invalid": 0}
+    rows: list[tuple] = []
     for attempt in range(1, repeats + 1):
         def _progress(k: int, _n: int, base_done: int = done) -> None:
             if progress:
@@ -158,7 +168,7 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
             raise AuditError(f"judge {_public_spec(spec)!r} cannot be asked these questions again ({e}); give "
                              "--judge SPEC with an LLM judge") from None
         done += len(questions)
-        rows, created = [], now()
+        created = now()
         for a in answers:
             counts["answers"] += 1
             counts["missing"] += a.value == MISSING
@@ -168,14 +178,20 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
                 a = answers[index[tuple(q.key)]]
                 rows.append((row["id"], check, d["id"], dumps(list(q.key)), spec, attempt, a.value, a.raw,
                              a.rationale, params, created))
-        with transaction(db):
-            db.conn.executemany(
-                "INSERT INTO stability_answers (run_id, check_name, decision_id, question, judge, attempt, value, raw, "
-                "rationale, params, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         fatal = judge.fatal
         if fatal:
-            raise JudgeFailed(f"judge {_public_spec(spec)!r} failed in attempt {attempt}: {fatal}; the answers "
-                              "received so far are stored")
+            raise JudgeFailed(f"judge {_public_spec(spec)!r} failed in attempt {attempt} of {repeats}: {fatal}; "
+                              "nothing was stored (no check): run the same command again once the judge answers")
+    if counts["missing"] * 2 > counts["answers"]:
+        why = (first.rationale or "no answer") if (first := next((a for a in answers if a.value == MISSING), None)) \
+            else "no answer"
+        raise JudgeFailed(f"judge {_public_spec(spec)!r}: {counts['missing']} of {counts['answers']} answers are "
+                          f"missing ({why}); nothing was stored (no check): run the same command again once the "
+                          "judge answers")
+    with transaction(db):
+        db.conn.executemany(
+            "INSERT INTO stability_answers (run_id, check_name, decision_id, question, judge, attempt, value, raw, "
+            "rationale, params, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     return {"check": check, "run": run, "judge": _public_spec(spec), "temperature": temp, "repeats": repeats,
             "decisions": len(chosen), "questions": len(questions), **counts}
 

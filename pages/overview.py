@@ -5,29 +5,11 @@ import pandas as pd
 import streamlit as st
 
 from ui.families import doc_id_title, doc_noun, view
+from ui.judge_summary import judge_requests_text
 from ui.metrics import headline, section_tables
+from ui.stability import render_stability
 from ui.state import blind_guard, current_view, db, link, link_params, short_spec
 from ui.text import md_literal, show_text
-
-
-def judge_requests_text(judge: dict) -> str:
-    """The run's judge statistics in words."""
-    asked, sent, cached = judge.get("distinct_queries", 0), judge.get("requests", 0), judge.get("cached", 0)
-    parts = [f"The scorer needed {asked:,} distinct judge questions (each span order counts as one question). "
-             f"{cached:,} answers came from the cache (an earlier run with the same judge and prompt) and "
-             f"{sent:,} requests were sent to the judge."]
-    if judge.get("paper_calls"):
-        parts.append(f"The paper's scorer, which asks again for every repeated pair, would have made "
-                     f"{judge['paper_calls']:,} calls.")
-    for key, what in (("retries", "retried after a transient error"), ("failed", "failed after every retry"),
-                      ("invalid", "gave an answer that could not be read (labelled 'invalid')"),
-                      ("missing", "were not in the judge log (labelled 'invalid')")):
-        if judge.get(key):
-            parts.append(f"{judge[key]:,} {'requests were' if key in ('retries', 'failed') else 'questions'} {what}.")
-    if judge.get("cancelled"):
-        parts.append("Scoring was cancelled before every question was answered.")
-    return " ".join(parts)
-
 
 conn = db()
 st.title("Run overview")
@@ -66,7 +48,7 @@ if judge.get("prompt_tokens") or judge.get("cost_usd"):
     t3.metric("Estimated cost", "—" if cost is None else f"${cost:,.4f}",
               help="Tokens × the model's price per 1M tokens (editable in the new-run form or $REJUDGE_PRICES).")
 with st.expander("Judge requests: what the judge was asked"):
-    show_text(judge_requests_text(judge))
+    show_text(judge_requests_text(judge, row["judge_spec"]))
     ident = {k: v for k, v in row["judge_identity"].items() if k not in ("spec",)}
     if ident:
         st.dataframe([{"field": k, "value": str(v)} for k, v in ident.items()], hide_index=True,
@@ -74,6 +56,8 @@ with st.expander("Judge requests: what the judge was asked"):
     if judge.get("missing_examples"):
         st.caption("Examples of questions missing from the judge log:")
         st.dataframe(judge["missing_examples"], hide_index=True, key="overview.missing_examples")
+
+render_stability(conn, run_view)
 
 panel = getattr(view(task.name), "render_run", None)  # the family's run-level panel (variants, ceilings, ties)
 if panel is not None:

@@ -113,7 +113,9 @@ def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, JudgeOpt
         return (f"{kind}:{t.strip()}" if t.strip() else kind), None, None
     if k is None or not k.llm:
         return next(s for s in task.judge_specs if s.split(":", 1)[0] == kind), None, None
-    model = st.text_input("Model", value="gpt-4o-mini", key="newrun.model")
+    model = st.text_input("Model", key="newrun.model", placeholder="the model the endpoint serves",
+                          help="Sent with every request and recorded with the run (e.g. gpt-4o-mini, "
+                               "smollm2-135m). Empty: the one model the endpoint lists, if it lists one.")
     c1, c2, c3 = st.columns([2, 2, 1])
     from scoring.judges.openai_compat import load_prices, redact_url
 
@@ -139,11 +141,34 @@ def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, JudgeOpt
     return f"{kind}:{model.strip()}", opts, None
 
 
+def resolve_model(spec: str, options: JudgeOptions | None) -> str:
+    """An LLM judge spec with its model: as typed, else the one model the endpoint lists (`served_models`).
+
+    Raises:
+        JudgeSpecError: no model typed and the endpoint lists none, or several.
+    """
+    kind, _, model = spec.partition(":")
+    k = kind_of(kind)
+    if k is None or not k.llm or model.strip():
+        return spec
+    from scoring.judges.openai_compat import served_models
+
+    options = options or JudgeOptions()
+    listed = served_models(options.base_url, options.api_key)
+    if len(listed) == 1:
+        return f"{kind}:{listed[0]}"
+    found = f"it lists {', '.join(listed[:5])}" if listed else "it lists none"
+    raise JudgeSpecError(f"type the model name the endpoint serves ({found}); it is sent with every request and "
+                         "recorded with the run")
+
+
 def score_from_form(conn: Database, task: TaskFamily, paths: dict[str, str], spec: str, *, run: str | None,
                     judge_options: JudgeOptions | None, input_names: dict[str, str], options: dict[str, str],
                     progress: Callable[[int, int], None] | None = None, stats: JudgeStats | None = None) -> dict:
     """What the Score button does once the inputs are on disk: plan the run (the judge built by the family, with
-    the form's endpoint options) and score it. Returns the stored run's row."""
+    the form's endpoint options; an empty model is the one the endpoint lists) and score it. Returns the stored
+    run's row."""
+    spec = resolve_model(spec, judge_options)
     plan = plan_run(conn, task.name, paths, spec, run=run, judge_options=judge_options, input_names=input_names,
                     options=options)
     return execute_run(conn, plan, progress=progress, stats=stats)

@@ -277,3 +277,91 @@ def test_real_llama_cpp_server_at_temperature_above_zero(tmp_path):
     assert stored == (4, 2)  # two questions (span orders) per attempt, stored even when they are one prompt
     assert sum(sum(d.values()) for d in rep["decisions"][0]["answers"].values()) == 4
     db.conn.close()
+
+
+# ---------------------------------------------------------------- failed checks store nothing (issue 28)
+
+
+def _stored_answers(db) -> int:
+    return db.execute("SELECT COUNT(*) FROM stability_answers").fetchone()[0]
+
+
+def test_a_check_whose_every_request_fails_exits_2_and_stores_nothing(scored, tmp_path, capsys, monkeypatch):
+    from audit.cli import main
+
+    with JudgeServer(always_status=500) as dead:
+        monkeypatch.setenv("OPENAI_BASE_URL", dead.base_url)
+        code = main(["--db", str(tmp_path / "s.db"), "stability", "--run", RUN, "--repeats", "2", "--sample", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error:") and err.count("\n") == 1 and "nothing was stored" in err
+    assert _stored_answers(scored) == 0 and list_checks(scored, RUN) == []
+
+
+@pytest.mark.parametrize("temperature", ["nan", "inf", "-1"])
+def test_a_temperature_that_is_not_a_finite_number_is_refused_up_front(scored, env, tmp_path, capsys, temperature):
+    from audit.cli import main
+
+    before = env.requests
+    code = main(["--db", str(tmp_path / "s.db"), "stability", "--run", RUN, "--temperature", temperature])
+    err = capsys.readouterr().err
+    assert code == 2 and "temperature" in err and env.requests == before and _stored_answers(scored) == 0
+
+
+def test_a_server_dying_during_a_check_stores_no_check(scored, monkeypatch):
+    with JudgeServer(die_after=4) as dying:
+        monkeypatch.setenv("OPENAI_BASE_URL", dying.base_url)
+        monkeypatch.delenv("REJUDGE_JUDGE_BACKOFF")
+        with pytest.raises(Exception, match="stopped answering") as err:
+            run_check(scored, RUN, repeats=3, sample=10)
+    assert "nothing was stored" in str(err.value) and _stored_answers(scored) == 0
+
+
+# ---------------------------------------------------------------- in the dashboard and the export
+
+
+def test_stability_results_are_in_the_json_export(scored):
+    from audit.export import export_json
+
+    assert export_json(scored, RUN, with_agreement=False)["stability"] is None
+    run_check(scored, RUN, repeats=3, temperature=0.7, sample=20, seed=2)
+    block = export_json(scored, RUN, with_agreement=False)["stability"]
+    report = stability_report(scored, RUN)
+    assert block["flip_rate"] == json.loads(json.dumps(report["flip_rate"]))
+    assert block["decisions"] == 20 and len(block["checks"]) == 1
+    ids = [d["id"] for d in block["unstable_decisions"]]
+    assert ids == unstable_decisions(scored, RUN)
+    rate = block["flip_rate"]["all"]
+    assert rate["flipped"] == sum(bool(d["flipped"]) for d in report["decisions"])
+    assert rate["ci"] == pytest.approx(list(wilson_interval(rate["flipped"], rate["n"])))
+
+
+def test_the_overview_shows_flip_rates_with_intervals_and_links_the_unstable_decisions(scored, tmp_path,
+                                                                                        monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import open_page
+
+    run_check(scored, RUN, repeats=3, temperature=0.7, sample=20, seed=2)
+    report = stability_report(scored, RUN)
+    monkeypatch.setenv("REJUDGE_DB", str(tmp_path / "s.db"))
+    monkeypatch.chdir(ROOT)
+    from audit.demo import SEEDED
+
+    scored.execute("INSERT INTO settings (key, value, updated) VALUES (?, '1', '')", [SEEDED])  # no demo runs
+    scored.conn.commit()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = open_page(at, "overview", run=RUN)
+    assert not at.exception
+    expanders = [e.label for e in at.expander if e.label.startswith("Judge stability")]
+    flips = report["flip_rate"]["all"]
+    assert expanders and f"flip rate {100 * flips['rate']:.1f}% of {flips['n']} decisions" in expanders[0]
+    rates = next(d.value for d in at.dataframe if "95% interval" in d.value.columns)
+    overall = rates[rates["group"] == "all"].iloc[0]
+    lo, hi = flips["ci"]
+    assert overall["decisions"] == flips["n"] and overall["95% interval"] == f"{100 * lo:.1f}% – {100 * hi:.1f}%"
+    assert set(rates["group"]) >= {"all", "type", "run's judge label"}
+    unstable = unstable_decisions(scored, RUN)
+    if unstable:
+        table = next(d.value for d in at.dataframe if "open" in d.value.columns and "flipped" in d.value.columns)
+        assert table["decision"].tolist() == unstable
+        assert all(f"decision={i}" in link for i, link in zip(unstable, table["open"], strict=True))

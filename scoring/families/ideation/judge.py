@@ -175,9 +175,11 @@ def ask_live(docs: Sequence[Question], judge: Judge, cache: AnswerCache | None, 
         retry = [PromptQuestion(asked[i].key, _reask_template(asked[i].template), asked[i].fields, asked[i].parser)
                  for i in again]
         for i, a in zip(again, ask_with_cache(judge, retry, cache, stats, None), strict=True):
-            if a.value != INVALID:
-                stats.invalid -= 1  # the first reply's invalid is settled by the re-ask
             answers[i] = a
+        # the re-ask counted what is still unreadable: `invalid` holds each question once, and the first replies
+        # that were unreadable are reported apart
+        stats.invalid -= len(again)
+        stats.invalid_before_reask += len(again)
     parsed = {}
     for q, a in zip(asked, answers, strict=True):
         if a.value in (INVALID, MISSING):
