@@ -57,7 +57,8 @@ def headline_intervals(points: Sequence[Mapping]) -> alt.FacetChart:
     base = alt.Chart().encode(
         y=alt.Y("series:N", sort=series, title=None, axis=None),
         color=alt.Color("series:N", sort=series, title=None, legend=alt.Legend(orient="bottom", labelLimit=0)))
-    span = base.mark_rule(opacity=0).encode(x=alt.X("pad_low:Q", title=None, scale=alt.Scale(zero=False)),
+    span = base.mark_rule(opacity=0).encode(x=alt.X("pad_low:Q", title=None, scale=alt.Scale(zero=False),
+                                                    axis=alt.Axis(tickCount=5)),
                                             x2="pad_high:Q")
     rule = base.mark_rule(strokeWidth=2).encode(x="low:Q", x2="high:Q")
     dot = base.mark_point(filled=True, size=80).encode(

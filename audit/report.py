@@ -334,7 +334,7 @@ def _agreement(view: RunView, data: Mapping) -> Section:
                          f"{num(st.get('weighted_kappa'), 3)} {interval(st.get('weighted_kappa_ci'), 3)}"
                          if st.get("weighted_kappa") is not None else "—",
                          f"{num(st.get('raw_agreement'), 3)} {interval(st.get('raw_agreement_ci'), 3)}"])
-    s.body.append(table(["comparison", "group", "n", "documents", "Cohen's κ [95%]", "weighted κ [95%]",
+    s.body.append(table(["compared", "group", "n", "documents", "Cohen's κ [95%]", "weighted κ [95%]",
                          "raw agreement [95%]"], rows))
     alpha = agr.get("human_vs_human", {}).get("alpha") or {}
     if alpha:
@@ -477,7 +477,7 @@ def _provenance(view: RunView, data: Mapping) -> Section:
                       + (f"; {plan.get('design')}" if plan.get("design") else "")])
     if not data.get("sampling"):
         facts.append(["sampling plan", "none (no estimate of a full review)"])
-    s.body.append(table(["", ""], facts, numeric=False))
+    s.body.append(table(["fact", "value"], facts, numeric=False))
     s.body.append("<h3>What is not the paper's number</h3>")
     notes = ["'Judge only' is the benchmark's scorer with the judge's answers: the number a paper would print. "
              "'Audited' replaces the reviewed decisions' labels by the reviewers' (under the policy above): it is "
