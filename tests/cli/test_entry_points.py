@@ -57,15 +57,35 @@ def test_score_task_help_lists_the_familys_inputs(task: str, capsys: pytest.Capt
         assert f"--{spec.name}" in out
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["runs"], ["review", "--help"], ["export-reviews", "--help"]])
-def test_commands_that_need_no_family_import_none(argv: list[str], tmp_path) -> None:
-    got = loaded_by(*argv, db=str(tmp_path / "x.db"))
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> str:
+    """A database holding every family's demo run."""
+    from audit.demo import load_demo
+    from audit.store import open_db
+
+    path = tmp_path_factory.mktemp("entry") / "demo.db"
+    load_demo(open_db(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["runs"], ["export-reviews", "--run", "demo-chimera-mixed"],
+                                  ["export-reviews", "--run", "demo-ideation-si2024-humans"], ["review", "--help"]])
+def test_commands_that_need_no_family_import_none(argv: list[str], demo_db: str) -> None:
+    got = loaded_by(*argv, db=demo_db)
     assert got == {"families": [], "heavy": []}
 
 
-def test_score_imports_the_named_family_alone(tmp_path) -> None:
-    got = loaded_by("score", "chimera", "--help", db=str(tmp_path / "x.db"))
-    assert got["families"] == ["chimera"] and "sklearn" not in got["heavy"] and "pint" not in got["heavy"]
+@pytest.mark.parametrize(("argv", "family"), [
+    (["score", "chimera", "--help"], "chimera"),
+    (["review", "--run", "demo-chimera-mixed", "--decision", "1", "--label", "match", "--reviewer", "entry"],
+     "chimera"),
+    (["decisions", "--run", "demo-litxbench-drop-meas30"], "litxbench"),
+])
+def test_a_command_imports_the_family_it_works_on_alone(argv: list[str], family: str, demo_db: str) -> None:
+    """`score TASK` imports that family; `review` and `decisions` the run's family (its labels and counts)."""
+    got = loaded_by(*argv, db=demo_db)
+    assert got["families"] == [family]
+    assert family == "ideation" or "sklearn" not in got["heavy"]
 
 
 def test_an_unknown_family_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
