@@ -153,7 +153,7 @@ class IdeationTask(FamilyBase):
             loaded.warnings.clear()
             self._describe(loaded)
             docs = loaded.docs
-        live = bool(getattr(judge, "cacheable", False)) and not isinstance(judge, LogJudge)
+        live = judge.cacheable and not isinstance(judge, LogJudge)
         if isinstance(judge, LogJudge):
             pass
         elif live:  # a live LLM judge: our prompts, both orders, re-ask once
@@ -163,8 +163,8 @@ class IdeationTask(FamilyBase):
             loaded.warnings.clear()
             self._describe(loaded)
             docs = loaded.docs
-        elif getattr(judge, "spec", None) != FILE:
-            raise InputError(getattr(judge, "spec", "judge"), None,
+        elif judge.spec != FILE:
+            raise InputError(judge.spec, None,
                              "the ideation task reads its judge's answers from files, a replay log or openai:MODEL")
         out: list[Decision] = []
         for i, d in enumerate(docs, 1):
