@@ -121,28 +121,47 @@ def build_report(view: RunView) -> Report:
 
 
 def _headline_estimates(data: Mapping) -> dict:
-    """The sample estimates of the plan over all decision kinds (if any): {metric path: estimate}."""
+    """The sample estimates in an export: its plan over all decision kinds, else its first plan ({} without)."""
     from audit.sampling import ALL_KINDS
 
-    for kind, s in data.get("sampling", {}).items():
-        if kind == ALL_KINDS:
-            return s.get("estimate") or {}
-    return next((s.get("estimate") or {} for s in data.get("sampling", {}).values()), {})
+    sampling = data.get("sampling", {})
+    chosen = sampling.get(ALL_KINDS) or next(iter(sampling.values()), {})
+    return chosen.get("estimate") or {}
 
 
-def headline_points(view: RunView, data: Mapping) -> tuple[list[dict], list[dict]]:
-    """(headline points, bias rows): per headline metric the judge-only and audited values, and the sample
-    estimate with its interval when the run has a sampling plan; the bias is judge only − estimate (with its
-    interval) or judge only − audited."""
+def sample_estimates(view: RunView) -> dict:
+    """The headline estimates the run's sampling plan gives now, chosen as `_headline_estimates` chooses them from
+    the export (the plan over all decision kinds, else the first): {} without a plan."""
+    from audit.sampling import ALL_KINDS, estimate, plans
+
+    found = plans(view.db, view)
+    if not found:
+        return {}
+    kind = ALL_KINDS if ALL_KINDS in found else next(iter(found))
+    return estimate(view.db, view, None if kind == ALL_KINDS else kind)
+
+
+# ---------------------------------------------------------------- chart data, shared with the dashboard pages
+
+
+def headline_points(view: RunView, estimates: Mapping | None = None) -> tuple[list[dict], list[dict]]:
+    """(headline points, bias rows) of `figures.headline_intervals` and `figures.bias_intervals`: per headline
+    metric the judge-only and audited values, and the sample estimate with its interval when the run has a sampling
+    plan; the bias is judge only − estimate (with its interval) or judge only − audited.
+
+    `estimates`: the plan's estimates when the caller has them already (the report: from the export; the Scores
+    page: the ones it tabulates), else computed here (`sample_estimates`)."""
+    estimates = sample_estimates(view) if estimates is None else estimates
+    original, audited = view.row["original_metrics"], view.audit.metrics
+    reviewed = view.audit.review_counts["reviewed"]
     points, bias = [], []
-    estimates = _headline_estimates(data)
     for cell in view.task.headline:
-        o, a = cell.value(data["original"]), cell.value(data["audited"])
+        o, a = cell.value(original), cell.value(audited)
         if o is None and a is None:
             continue
         points.append({"label": cell.label, "series": "judge only", "value": o, "low": None, "high": None, "n": None})
         points.append({"label": cell.label, "series": "audited", "value": a, "low": None, "high": None,
-                       "n": data["reviews"]["reviewed"]})
+                       "n": reviewed})
         est = estimates.get("/".join(cell.path))
         if est and est.get("estimate") is not None:
             ci = est.get("ci") or (None, None)
@@ -152,24 +171,52 @@ def headline_points(view: RunView, data: Mapping) -> tuple[list[dict], list[dict
                 bci = est.get("bias_ci") or (None, None)
                 bias.append({"label": cell.label, "value": est["bias"], "low": bci[0], "high": bci[1],
                              "n": est.get("n_reviewed"), "against": "estimate"})
-        elif o is not None and a is not None and data["reviews"]["reviewed"]:
+        elif o is not None and a is not None and reviewed:
             bias.append({"label": cell.label, "value": o - a, "low": None, "high": None,
-                         "n": data["reviews"]["reviewed"], "against": "audited (reviewed so far)"})
+                         "n": reviewed, "against": "audited (reviewed so far)"})
     return points, bias
 
 
-def per_type_rows(view: RunView, data: Mapping) -> pd.DataFrame:
-    """section, type, f1, f1 audited of the family's metric rows that have an F1 (empty otherwise)."""
-    orig, aud = view.task.metric_rows(data["original"]), view.task.metric_rows(data["audited"])
+def per_type_rows(view: RunView) -> pd.DataFrame:
+    """section, type, f1, f1 audited of the family's metric rows that have an F1 (empty otherwise): the rows of
+    `figures.original_vs_audited`."""
+    orig, aud = view.task.metric_rows(view.row["original_metrics"]), view.task.metric_rows(view.audit.metrics)
     rows = [{"section": o.get("section", ""), "type": o.get("type", ""), "f1": o["f1"], "f1 audited": a.get("f1")}
             for o, a in zip(orig, aud, strict=True) if isinstance(o.get("f1"), int | float)
             and isinstance(a.get("f1"), int | float)]
     return pd.DataFrame(rows, columns=["section", "type", "f1", "f1 audited"])
 
 
+def agreement_points(view: RunView, agreement: Mapping | None = None) -> list[dict]:
+    """The rows of `figures.agreement_intervals`: human vs judge kappa (weighted kappa for ordinal kinds) per group,
+    the human-human pairs' kappa and Krippendorff's alpha over all reviewers (the ceiling).
+
+    `agreement`: `audit.agreement.agreement` of the view when the caller has it (the report: from the export; the
+    Agreement page: its cached one), else computed here."""
+    if agreement is None:
+        from audit.agreement import agreement as compute_agreement
+
+        agreement = compute_agreement(view.db, view)
+    hvj = agreement.get("human_vs_judge", {})
+    pairs = agreement.get("human_vs_human", {}).get("pairs", {})
+    ordinal = any(sc.scale == "ordinal" for sc in view.task.label_schemes.values())
+    rows = figures.kappa_rows(hvj, "human vs judge")
+    rows += figures.kappa_rows(pairs, "human vs human")
+    if ordinal:
+        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(hvj, "human vs judge",
+                                                                                        "weighted_kappa")]
+        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(pairs, "human vs human",
+                                                                                        "weighted_kappa")]
+    alpha = agreement.get("human_vs_human", {}).get("alpha") or {}
+    if alpha.get("alpha") is not None:
+        rows.append({"label": "Krippendorff's α, all reviewers", "series": "human vs human", "value": alpha["alpha"],
+                     "low": None, "high": None, "n": alpha.get("n_pairable_units")})
+    return rows
+
+
 def _headline(view: RunView, data: Mapping) -> Section:
     s = Section("1. Headline: judge only vs audited")
-    points, bias = headline_points(view, data)
+    points, bias = headline_points(view, _headline_estimates(data))
     rc = data["reviews"]
     estimated = any(p["series"] == "estimated" for p in points)
     s.body.append(para(f"{rc['reviewed']} of {view.row['n_decisions']} decisions reviewed, {rc['overruled']} "
@@ -195,7 +242,7 @@ def _headline(view: RunView, data: Mapping) -> Section:
     if bias:
         s.figures.append(_figure("bias", "The judge's bias", figures.bias_intervals(bias),
                                  "Judge only minus " + bias[0]["against"] + "; 0 = no bias."))
-    rows_df = per_type_rows(view, data)
+    rows_df = per_type_rows(view)
     for i, section in enumerate(dict.fromkeys(rows_df["section"])):
         s.figures.append(_figure(f"per-type-{i}", f"F1 per type: {section}",
                                  figures.original_vs_audited(rows_df, section), f"{section}: original vs audited F1"))
@@ -234,6 +281,13 @@ def _errors(view: RunView, data: Mapping) -> Section:
         s.body.append("<h3>Per stratum of the sampling plan</h3>")
         s.body.append(table(["stratum", "reviewed", "confirmed", "overruled"],
                             [[h, per[(h, True)] + per[(h, False)], per[(h, True)], per[(h, False)]] for h in names]))
+        for i, (name, conf) in enumerate(stratum_confusions(view, strata).items()):
+            s.body.append(f'<h3 class="stratum-confusion">Stratum {esc(name)}: audited (rows) vs judge (columns)</h3>')
+            s.body.append(table(["audited \\ judge", *conf["labels"]],
+                                [[h, *counts] for h, counts in zip(conf["labels"], conf["counts"], strict=True)]))
+            s.figures.append(_figure(f"confusion-stratum-{i}", f"Confusion: stratum {name}", figures.confusion_heatmap(
+                conf, row_title="audited", col_title="judge", title=f"stratum {name}"),
+                f"Stratum {name}: effective label (rows) vs the judge's (columns) of its reviewed decisions"))
     s.body.append(f"<h3>First overruled decisions ({min(EXAMPLES, len(overruled))} of {len(overruled)})</h3>")
     if overruled:
         notes = view.reviews
@@ -245,6 +299,23 @@ def _errors(view: RunView, data: Mapping) -> Section:
     else:
         s.body.append(para("Every reviewed decision confirmed the judge."))
     return s
+
+
+def stratum_confusions(view: RunView, strata: Mapping[str, str]) -> dict[str, dict]:
+    """Per stratum of the sampling plan (`_unit_strata`), the confusion of its reviewed decisions: effective label
+    (rows) vs the judge's (columns), labels in the decision kinds' scheme order; {stratum: {labels, counts}}."""
+    order = [lab for sc in view.task.label_schemes.values() for lab in (*sc.labels, *sc.judge_only, sc.invalid)]
+    cells: dict[str, Counter] = {}
+    for d, e in _settled(view):
+        stratum = strata.get(str(d["id"]))
+        if stratum is not None:
+            cells.setdefault(stratum, Counter())[(e.label, d["judge_label"])] += 1
+    out = {}
+    for stratum in sorted(cells):
+        used = {x for pair in cells[stratum] for x in pair}
+        labels = [lab for lab in dict.fromkeys(order) if lab in used] + sorted(used - set(order), key=str)
+        out[stratum] = {"labels": labels, "counts": [[cells[stratum][(h, j)] for j in labels] for h in labels]}
+    return out
 
 
 def _unit_strata(data: Mapping) -> dict[str, str]:
@@ -293,27 +364,6 @@ def _coverage(view: RunView, data: Mapping) -> Section:
     return s
 
 
-def agreement_points(view: RunView, data: Mapping) -> list[dict]:
-    """Interval rows: human vs judge kappa (weighted kappa for ordinal kinds) per group, the human-human pairs'
-    kappa and Krippendorff's alpha over all reviewers (the ceiling)."""
-    agr = data["agreement"]
-    hvj = agr.get("human_vs_judge", {})
-    pairs = agr.get("human_vs_human", {}).get("pairs", {})
-    ordinal = any(sc.scale == "ordinal" for sc in view.task.label_schemes.values())
-    rows = figures.kappa_rows(hvj, "human vs judge")
-    rows += figures.kappa_rows(pairs, "human vs human")
-    if ordinal:
-        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(hvj, "human vs judge",
-                                                                                        "weighted_kappa")]
-        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(pairs, "human vs human",
-                                                                                        "weighted_kappa")]
-    alpha = agr.get("human_vs_human", {}).get("alpha") or {}
-    if alpha.get("alpha") is not None:
-        rows.append({"label": "Krippendorff's α, all reviewers", "series": "human vs human", "value": alpha["alpha"],
-                     "low": None, "high": None, "n": alpha.get("n_pairable_units")})
-    return rows
-
-
 def _agreement(view: RunView, data: Mapping) -> Section:
     s = Section("4. Agreement: humans vs the judge, and humans with each other")
     agr = data["agreement"]
@@ -341,7 +391,7 @@ def _agreement(view: RunView, data: Mapping) -> Section:
         s.body.append(para(f"Krippendorff's α over all reviewers: {num(alpha.get('alpha'), 3)} on "
                            f"{alpha.get('n_pairable_units') or 0} decisions with two or more labels. "
                            f"{alpha.get('reason') or ''}"))
-    points = agreement_points(view, data)
+    points = agreement_points(view, agr)
     if points:
         s.figures.append(_figure("agreement", "Agreement with intervals", figures.agreement_intervals(points),
                                  "Human vs judge beside the human-human ceiling (95% intervals)"))
@@ -351,7 +401,7 @@ def _agreement(view: RunView, data: Mapping) -> Section:
 # ---------------------------------------------------------------- family panels, chosen by the metrics reported
 
 
-def _panel_strict(data: Mapping, s: Section) -> None:
+def _panel_strict(_view: RunView, data: Mapping, s: Section) -> None:
     o = data["original"]
     strict = o["strict_1to1"]
     rows, table_rows = [], []
@@ -372,7 +422,7 @@ def _panel_strict(data: Mapping, s: Section) -> None:
                                  "F1 per type: the paper's scorer vs the strict 1-to-1 variant"))
 
 
-def _panel_corrected(data: Mapping, s: Section) -> None:
+def _panel_corrected(view: RunView, data: Mapping, s: Section) -> None:
     o, a = data["original"], data["audited"]
     official = o.get("overall", {}).get("multi_level", {})
     corrected = o["corrected"]
@@ -388,13 +438,28 @@ def _panel_corrected(data: Mapping, s: Section) -> None:
     if "hallucination_rate" in o:
         s.body.append(para(f"Hallucinated numbers (values not found in the paper text): rate "
                            f"{num(o.get('hallucination_rate'))} judge only, {num(a.get('hallucination_rate'))} "
-                           "audited. Forced and forbidden pairings are the overrules of section 2."))
+                           "audited."))
+    forced, forbidden = pairings_overruled(view)
+    s.body.append(para(f"Pairings forced by reviews (judge: no pair, reviewers: a pair): {forced}; pairings "
+                       f"forbidden by reviews (judge: a pair, reviewers: none): {forbidden}."))
     if rows:
         s.figures.append(_figure("family-corrected", "Official vs corrected levels", figures.variant_bars(rows),
                                  "F1 per level: the official scorer vs the corrected variant (not official)"))
 
 
-def _panel_position_bias(data: Mapping, s: Section) -> None:
+def pairings_overruled(view: RunView) -> tuple[int, int]:
+    """(forced, forbidden): reviewed pairing decisions (the binary kinds whose positive label is `match`) whose
+    effective label is a pair where the judge's is not, and the other way round."""
+    pairing = {k for k, sc in view.task.label_schemes.items() if sc.scale == "binary" and sc.positive == "match"}
+    forced = forbidden = 0
+    for d, e in _settled(view):
+        if d["kind"] in pairing and e.label != d["judge_label"]:
+            forced += e.label == "match"
+            forbidden += d["judge_label"] == "match"
+    return forced, forbidden
+
+
+def _panel_position_bias(_view: RunView, data: Mapping, s: Section) -> None:
     pb = data["original"]["position_bias"]
     rows = [{"label": c, "value": m["first_slot_win_share"], "low": (m.get("first_slot_ci") or [None, None])[0],
              "high": (m.get("first_slot_ci") or [None, None])[1], "n": m.get("decisive_calls")}
@@ -415,7 +480,7 @@ def _panel_position_bias(data: Mapping, s: Section) -> None:
                                  "First-slot win share per criterion (95% interval); 0.5 = no position bias"))
 
 
-def _panel_ties(data: Mapping, s: Section) -> None:
+def _panel_ties(_view: RunView, data: Mapping, s: Section) -> None:
     o = data["original"]
     pols = o["tie_policies"]
     rows, table_rows = [], []
@@ -434,7 +499,7 @@ def _panel_ties(data: Mapping, s: Section) -> None:
                                  "MRR and Hits@K (all queries) under each tie policy"))
 
 
-PANELS: dict[str, tuple[str, Callable[[Mapping, Section], None]]] = {
+PANELS: dict[str, tuple[str, Callable[[RunView, Mapping, Section], None]]] = {
     "strict_1to1": ("strict 1-to-1 vs the paper's code", _panel_strict),
     "corrected": ("official vs corrected scorer, hallucinated numbers", _panel_corrected),
     "position_bias": ("position bias and the human-human ceiling", _panel_position_bias),
@@ -449,7 +514,7 @@ def _family_panel(view: RunView, data: Mapping) -> Section | None:
         return None
     s = Section(f"5. {view.task.title}: " + "; ".join(t for _, t, _ in found))
     for _, _, fn in found:
-        fn(data, s)
+        fn(view, data, s)
     return s
 
 

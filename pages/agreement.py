@@ -4,7 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from audit.agreement import agreement, agreement_rows
-from audit.figures import confusion_heatmap, kappa_with_intervals
+from audit.figures import agreement_intervals, confusion_heatmap
+from audit.report import agreement_points
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
 from ui.families import kind_title
@@ -91,8 +92,10 @@ if result.get("excluded_conflicted"):
                "out of human vs judge.")
 if hvj:
     st.dataframe(stats_table(hvj, row["task"]), hide_index=True, key="agreement.hvj", column_config=config)
-    st.altair_chart(kappa_with_intervals({group_title(row["task"], g): v for g, v in hvj.items()}),
-                    key="agreement.kappa_chart")
+points = agreement_points(run_view, result)  # the report's agreement chart, from the same rows
+if points:
+    st.caption("Human vs judge beside the human-human ceiling (95% document-bootstrap intervals).")
+    st.altair_chart(agreement_intervals(points), key="agreement.kappa_chart")
 st.subheader("Human vs human (the ceiling)")
 if hvh:
     st.dataframe(stats_table(hvh, row["task"]).rename(columns={"group": "reviewers"}), hide_index=True,

@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from audit.figures import original_vs_audited
+from audit.figures import bias_intervals, headline_intervals, original_vs_audited
+from audit.report import headline_points, per_type_rows
 from audit.sampling import estimate, load_plan
 from ui.families import kind_title
-from ui.metrics import comparison_rows, headline, section_tables
+from ui.metrics import headline, section_tables
 from ui.state import blind_guard, current_view, db, policy_radio
 from ui.text import show_text
 
@@ -27,6 +28,16 @@ if rc["reviewed"] == 0:
 section_tables(task, row["original_metrics"], audit.metrics, key="scores")
 
 plan = None if task.needs_doc_counts else load_plan(conn, view)
+est = estimate(conn, view) if plan is not None else None
+points, bias = headline_points(view, est)  # the report's headline and bias charts, from the same rows
+if points:
+    st.subheader("Headline: judge only vs audited" + (" vs estimated" if any(p["series"] == "estimated"
+                                                                          for p in points) else ""))
+    st.altair_chart(headline_intervals(points), key="scores.headline_chart")
+if bias:
+    st.caption("The judge's bias: judge only minus " + bias[0]["against"] + "; 0 = no bias.")
+    st.altair_chart(bias_intervals(bias), key="scores.bias_chart")
+
 st.subheader("Estimated full-review score (partial audit)")
 if plan is None:
     st.info("Reviewed so far ≠ what a full review would give: unreviewed decisions keep the judge's label. Create a "
@@ -34,7 +45,6 @@ if plan is None:
             "to get an estimate with an honest interval." if not task.needs_doc_counts else
             "Sampled estimates are not available for this family yet (its metrics need every document's counts).")
 else:
-    est = estimate(conn, view)
     table = []
     for e in est.values():
         ci = f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]" if e["ci"] else "—"
@@ -59,8 +69,8 @@ if by_type:
     st.dataframe(by_type, hide_index=True, key="scores.by_type")
 else:
     st.info("This run has no decisions.")
-rows = comparison_rows(task, row["original_metrics"], audit.metrics)
-if "f1" in rows and "f1 audited" in rows:
+rows = per_type_rows(view)
+if len(rows):
     st.subheader("F1 per type, original vs audited")
     sections = list(dict.fromkeys(rows["section"]))
     for col, section in zip(st.columns(len(sections)), sections, strict=True):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tests.app.conftest import open_page
 
 DEMO_IDEATION = "demo-ideation-si2024-humans"
@@ -30,3 +32,69 @@ def test_report_page_is_hidden_while_reviewing_blind(app):
     assert not at.exception
     assert not at.get("download_button")
     assert any("hidden while you review blind" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------- the pages draw the report's charts
+
+
+def chart_rows(element) -> list[tuple]:
+    """Every inline data row of a chart on the page (Streamlit moves the spec's datasets into the proto, as Arrow),
+    normalised for comparison: NaN as None, floats to 12 digits, one sorted tuple per row."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    spec = json.loads(element.proto.spec)
+    rows = [r for values in spec.get("datasets", {}).values() for r in values]
+    for d in element.proto.datasets:
+        rows += convert_arrow_bytes_to_pandas_df(d.data.data).to_dict("records")
+    return normalised(rows)
+
+
+def normalised(rows: list[dict]) -> list[tuple]:
+    import math
+
+    def value(v: object) -> object:
+        if isinstance(v, float):
+            return None if math.isnan(v) else round(v, 12)
+        return v.item() if hasattr(v, "item") else v
+
+    return sorted((tuple(sorted((k, value(v)) for k, v in r.items())) for r in rows), key=repr)
+
+
+def report_rows(spec: dict) -> list[tuple]:
+    return normalised([r for values in spec.get("datasets", {}).values() for r in values])
+
+
+def sample_some_blocks(app_db, run: str) -> None:
+    from audit.sampling import create_plan
+    from audit.store import open_db
+    from tests.report.test_sampled_report import review_sampled_blocks
+
+    db = open_db(app_db)
+    create_plan(db, run, seed=3)
+    review_sampled_blocks(db, run, 8)
+    db.conn.close()
+
+
+@pytest.mark.parametrize("run,sampled", [(DEMO_IDEATION, False), ("demo-chimera-mixed", True)])
+def test_scores_and_agreement_pages_draw_the_reports_charts_from_the_same_data(app, app_db, run, sampled):
+    from audit.report import build_report
+    from audit.store import open_db
+    from audit.views import load_view
+
+    if sampled:
+        sample_some_blocks(app_db, run)
+    db = open_db(app_db)
+    figs = {f.name: f.spec for f in build_report(load_view(db, run)).figures}
+    db.conn.close()
+    assert {"headline", "bias", "agreement"} <= set(figs)
+    if sampled:
+        assert ("series", "estimated") in {cell for r in report_rows(figs["headline"]) for cell in r}
+
+    scores = open_page(app, "scores", run=run).get("vega_lite_chart")
+    per_type = [n for n in figs if n.startswith("per-type-")]
+    want = [report_rows(figs[n]) for n in ("headline", "bias", *per_type)]
+    assert [chart_rows(c) for c in scores] == want
+
+    agreement = open_page(app, "agreement", run=run)
+    assert not agreement.exception
+    assert chart_rows(agreement.get("vega_lite_chart")[0]) == report_rows(figs["agreement"])

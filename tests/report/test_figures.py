@@ -109,9 +109,3 @@ def test_coverage_reviewer_and_variant_bars_keep_their_numbers():
     assert var["encoding"]["y"]["scale"]["domain"] == [0, 1]
     assert [r["value"] for r in rows_of(var)] == [0.5, 0.6]
 
-
-def test_the_dashboard_imports_the_same_builders():
-    from ui import charts
-
-    for name in charts.__all__:
-        assert getattr(charts, name) is getattr(figures, name)
