@@ -62,9 +62,9 @@ def _stability(view: RunView) -> dict | None:
     their labels per attempt. None when the run has no check."""
     from audit.stability import list_checks, stability_report
 
-    if not list_checks(view.db, view.name):
+    if not list_checks(view.db, view):
         return None
-    rep = stability_report(view.db, view.name)
+    rep = stability_report(view.db, view)
     unstable = [{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right", "run_label", "labels",
                                    "distribution", "flipped", "changed_vs_run")}
                 for d in rep["decisions"] if d["flipped"] or d["changed_vs_run"]]

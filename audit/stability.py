@@ -28,6 +28,7 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.store import dumps, now, run_row, transaction
+from audit.views import RunRef, RunView
 from scoring.errors import JudgeFailed
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
@@ -196,9 +197,13 @@ def run_check(db: Database, run: str, *, repeats: int = 3, temperature: float | 
             "decisions": len(chosen), "questions": len(questions), **counts}
 
 
-def list_checks(db: Database, run: str) -> list[dict]:
+def _run_row(db: Database, run: RunRef) -> dict:
+    return run.row if isinstance(run, RunView) else run_row(db, run)
+
+
+def list_checks(db: Database, run: RunRef) -> list[dict]:
     """The run's stability checks, oldest first: name, judge, attempts, decisions, answers, parameters."""
-    row = run_row(db, run)
+    row = _run_row(db, run)
     out = []
     for r in db.query("SELECT check_name, judge, MAX(attempt) AS attempts, COUNT(DISTINCT decision_id) AS decisions, "
                       "COUNT(*) AS answers, MIN(params) AS params, MIN(created) AS created, MIN(id) AS first "
@@ -219,7 +224,7 @@ def _attempt_label(task: TaskFamily, decision: dict, values: list[str]) -> tuple
     return "|".join(values), False
 
 
-def stability_report(db: Database, run: str, checks: Sequence[str] | None = None) -> dict:
+def stability_report(db: Database, run: RunRef, checks: Sequence[str] | None = None) -> dict:
     """Per-decision answer distributions and the run's flip rates over the selected checks (default: all).
 
     Returns:
@@ -230,14 +235,14 @@ def stability_report(db: Database, run: str, checks: Sequence[str] | None = None
         run's judge label; None when not comparable)), `flip_rate`, `changed_vs_run` and `question_flip_rate`
         (share of questions whose answer changed), each `rates_by` overall and by kind, type and run label.
     """
-    row = run_row(db, run)
-    task = get_task(row["task"])
+    row = _run_row(db, run)
+    task = run.task if isinstance(run, RunView) else get_task(row["task"])
     known = list_checks(db, run)
     names = [c["name"] for c in known]
     selected = list(checks) if checks else names
     unknown = [c for c in selected if c not in names]
     if unknown:
-        raise AuditError(f"run {run!r} has no stability check {unknown[0]!r}; its checks: "
+        raise AuditError(f"run {row['name']!r} has no stability check {unknown[0]!r}; its checks: "
                          f"{', '.join(names) or 'none (run `python -m audit stability` first)'}")
     decs = {d["id"]: d for d in _decision_rows(db, row["id"])}
     # (decision, check, attempt) -> [answer value per question, in the order asked]

@@ -7,6 +7,7 @@ from audit.report import build_report, report_html
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
 from ui.state import blind_guard, current_view, db
+from ui.text import show_text
 
 REPORT_HEIGHT = 1800
 
@@ -22,9 +23,9 @@ st.title("Audit report")
 view = current_view(conn)
 blind_guard("report")
 html, titles = cached_report(view, (default_db_path(), view.name, view.policy, reviews_version(conn, view.id)))
-st.caption(f"{len(titles)} figures · effective labels: {view.policy} policy · the same file as "
-           f"`python -m audit report --run {view.name} --out {view.name}.report.html` (figures as SVG and PDF with "
-           "`--figures DIR`).")
+show_text(f"{len(titles)} figures · effective labels: {view.policy} policy · the same file as python -m audit "
+          f"report --run '{view.name}' --out '{view.name}.report.html' (figures as SVG and PDF with --figures DIR).",
+          "caption")
 st.download_button("Download the report (HTML)", data=html, file_name=f"{view.name}.report.html", mime="text/html",
                    key="report.download", icon=":material/download:", type="primary")
 st.iframe(html, height=REPORT_HEIGHT)  # our own file: every text from the data is escaped in it

@@ -48,11 +48,10 @@ def unstable_rows(report: dict, run: str) -> list[dict]:
 
 def render_stability(conn: Database, run_view: RunView) -> None:
     """The section, when the run has stability checks (nothing otherwise)."""
-    run = run_view.name
-    checks = list_checks(conn, run)
+    checks = list_checks(conn, run_view)
     if not checks:
         return
-    report = stability_report(conn, run)
+    report = stability_report(conn, run_view)
     flips = report["flip_rate"]["all"]
     title = f"Judge stability: {len(checks)} check(s), flip rate {_percent(flips['rate'])} of {flips['n']} decisions"
     with st.expander(title, expanded=False):
@@ -63,7 +62,7 @@ def render_stability(conn: Database, run_view: RunView) -> None:
         st.caption("Flip rate: share of re-asked decisions whose label is not the same in every attempt, with a "
                    "95% Wilson interval.")
         st.dataframe(rate_rows(report["flip_rate"]), hide_index=True, key="overview.stability.rates")
-        unstable = unstable_rows(report, run)
+        unstable = unstable_rows(report, run_view.name)
         if not unstable:
             show_text("Every re-asked decision kept its label, the run's label.")
             return
