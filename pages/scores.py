@@ -35,7 +35,7 @@ if points:
                                                                           for p in points) else ""))
     st.altair_chart(headline_intervals(points), key="scores.headline_chart")
 if bias:
-    st.caption("The judge's bias: judge only minus " + bias[0]["against"] + "; 0 = no bias.")
+    show_text(f"The judge's bias: judge only minus {bias[0]['against']}; 0 = no bias.", "caption")
     st.altair_chart(bias_intervals(bias), key="scores.bias_chart")
 
 st.subheader("Estimated full-review score (partial audit)")
