@@ -7,9 +7,13 @@ figure, with a note.
 
 Ties: the paper sorted with a non-stable `torch.argsort`, so a gold tied with other candidates got an arbitrary
 place inside its block of equal scores. Here the block (a candidates strictly above the gold, t others tied with it)
-is ranked by policy: `optimistic` a + 1, `pessimistic` a + t + 1, `mean` (default) a + 1 + t/2, the mean rank of
-the block. Every figure then uses that one rank (so `mean` gives 1/(mean rank), not the expected reciprocal rank
-over random tie breaks).
+is ranked by policy: `optimistic` a + 1, `pessimistic` a + t + 1, and `mean` (default) the *expected figure under a
+uniformly random order within every tie block*: the gold's rank is then uniform on a + 1 .. a + t + 1,
+independently per query, and every figure is its exact expectation (not the figure of the mean rank): MR the mean
+of a + 1 + t/2, MRR the mean of (1/(a+1) + ... + 1/(a+t+1)) / (t+1), Hits@K the mean chance that the rank is <= K,
+and the median rank the expected value of `statistics.median` over all tie orders (`expected_median`, computed
+exactly from the ranks' distributions). A query's rank is therefore a `RankRange` (lowest, highest), one rank
+under the optimistic and pessimistic policies.
 
 Review: candidates a reviewer accepts as correct answers too (within the top 100, above or tied with the gold) are
 removed from the ranking, as the filtered setting removes other known answers: each accepted candidate strictly
@@ -20,6 +24,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Collection, Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy.special import digamma
 
 from scoring.families.retrieval.model import (
     DEFAULT_POLICY,
@@ -33,19 +40,93 @@ from scoring.families.retrieval.model import (
 )
 
 EMPTY_NOTE = "no queries in this subset: every figure is 0"
+RankRange = tuple[int, int]
+"""(lowest, highest) rank of a gold: uniform over the integers between them under a random order within its ties."""
 Accepted = Mapping[str, Collection[str]]
 """Accepted candidate ids per query id."""
 
 
-def rank_in_block(above: int, tied: int, policy: TiePolicy = DEFAULT_POLICY) -> float:
-    """The gold's rank when `above` candidates score higher and `tied` others score the same."""
+def rank_range(above: int, tied: int, policy: TiePolicy = DEFAULT_POLICY) -> RankRange:
+    """The gold's possible ranks when `above` candidates score higher and `tied` others score the same."""
     if policy == "optimistic":
-        return above + 1
+        return above + 1, above + 1
     if policy == "pessimistic":
-        return above + tied + 1
+        return above + tied + 1, above + tied + 1
     if policy == "mean":
-        return above + 1 + tied / 2
+        return above + 1, above + tied + 1
     raise ValueError(f"unknown tie policy {policy!r}; expected one of {', '.join(TIE_POLICIES)}")
+
+
+def rank_in_block(above: int, tied: int, policy: TiePolicy = DEFAULT_POLICY) -> float:
+    """The gold's (expected) rank when `above` candidates score higher and `tied` others score the same."""
+    lo, hi = rank_range(above, tied, policy)
+    return (lo + hi) / 2 if lo != hi else lo
+
+
+def expected_reciprocal(r: RankRange) -> float:
+    """E[1/rank] for a rank uniform on r: 1/lo exactly for one rank, else (H(hi) - H(lo - 1)) / (hi - lo + 1)."""
+    lo, hi = r
+    if lo == hi:
+        return 1 / lo
+    if hi - lo < 256:
+        return sum(1 / k for k in range(lo, hi + 1)) / (hi - lo + 1)
+    return float(digamma(hi + 1) - digamma(lo)) / (hi - lo + 1)
+
+
+def expected_hit(r: RankRange, k: int) -> float:
+    """P(rank <= k) for a rank uniform on r."""
+    lo, hi = r
+    return min(max(k - lo + 1, 0), hi - lo + 1) / (hi - lo + 1)
+
+
+def _expected_order_statistic(ranges: Sequence[RankRange], j: int) -> float:
+    """E[j-th smallest rank] (1-based j) of independent ranks, each uniform on its range.
+
+    E[X_(j)] = sum over x >= 0 of P(X_(j) > x) = sum_x P(fewer than j ranks are <= x). Ranks with one value add a
+    fixed count; for the others the count is Poisson-binomial, whose distribution only changes at the x inside their
+    ranges, so between those it is summed over whole stretches at once.
+    """
+    fixed = sorted(lo for lo, hi in ranges if lo == hi)
+    spread = [(lo, hi) for lo, hi in ranges if lo != hi]
+    if not spread:
+        return float(sorted(fixed)[j - 1])
+    los = np.array([lo for lo, _ in spread], dtype=float)
+    widths = np.array([hi - lo + 1 for lo, hi in spread], dtype=float)
+
+    def p_below(x: int) -> float:  # P(fewer than j of the ranks are <= x)
+        need = j - int(np.searchsorted(fixed, x, side="right"))
+        if need <= 0:
+            return 0.0
+        p = np.clip((x - los + 1) / widths, 0.0, 1.0)
+        pmf = np.zeros(len(p) + 1)
+        pmf[0] = 1.0
+        for i, pi in enumerate(p):  # add one rank at a time
+            pmf[1:i + 2] = pmf[1:i + 2] * (1 - pi) + pmf[:i + 1] * pi
+            pmf[0] *= 1 - pi
+        return float(pmf[:need].sum())
+
+    # x where the summand can change: each fixed rank, and every x of a spread range
+    points = sorted({*fixed, *(x for lo, hi in spread for x in range(lo, hi + 1))} | {0})
+    total = 0.0
+    for a, b in zip(points, [*points[1:], None], strict=True):
+        term = p_below(a)
+        if b is None:
+            if term > 1e-15:
+                raise AssertionError("order statistic unbounded")  # every rank is finite: cannot happen
+            break
+        total += term * (b - a)
+    return total
+
+
+def expected_median(ranges: Sequence[RankRange]) -> float:
+    """E[statistics.median(ranks)] over every order within the ties (the midpoint of the two middle values for an
+    even count), exactly."""
+    n = len(ranges)
+    if all(lo == hi for lo, hi in ranges):
+        return statistics.median(lo for lo, _ in ranges)
+    if n % 2:
+        return _expected_order_statistic(ranges, (n + 1) // 2)
+    return (_expected_order_statistic(ranges, n // 2) + _expected_order_statistic(ranges, n // 2 + 1)) / 2
 
 
 def reviewable_positions(q: RankedQuery) -> list[int]:
@@ -73,8 +154,13 @@ def block_counts(q: RankedQuery, accepted: Collection[str] = ()) -> tuple[int, i
 
 
 def query_rank(q: RankedQuery, policy: TiePolicy = DEFAULT_POLICY, accepted: Collection[str] = ()) -> float:
-    """The gold's rank for one query under a tie policy, with accepted candidates removed."""
+    """The gold's (expected) rank for one query under a tie policy, with accepted candidates removed."""
     return rank_in_block(*block_counts(q, accepted), policy)
+
+
+def query_range(q: RankedQuery, policy: TiePolicy = DEFAULT_POLICY, accepted: Collection[str] = ()) -> RankRange:
+    """The gold's possible ranks for one query under a tie policy, with accepted candidates removed."""
+    return rank_range(*block_counts(q, accepted), policy)
 
 
 def subsets_of(q: RankedQuery) -> list[str]:
@@ -88,29 +174,36 @@ def reported_subsets(queries: Iterable[RankedQuery]) -> list[str]:
     return [s for s in SUBSETS if s != "cross_domain" or flagged]
 
 
-def summarise(ranks: Sequence[float]) -> dict:
-    """`n`, `mr`, `mrr`, `hits@K`, `median_rank` of the gold ranks of one subset (all 0 and a `note` if empty)."""
-    n = len(ranks)
+def _as_range(r: int | float | RankRange) -> RankRange:
+    return (r, r) if isinstance(r, int | float) else (int(r[0]), int(r[1]))  # type: ignore[return-value]
+
+
+def summarise(ranks: Sequence[int | RankRange]) -> dict:
+    """`n`, `mr`, `mrr`, `hits@K`, `median_rank` of one subset's gold ranks, each a rank or a `RankRange` (uniform
+    over its ranks): every figure is its expectation (all 0 and a `note` if empty)."""
+    ranges = [_as_range(r) for r in ranks]
+    n = len(ranges)
     if n == 0:
         return {**{m: 0 for m in METRIC_NAMES}, "note": EMPTY_NOTE}
-    out: dict = {"n": n, "mr": statistics.fmean(ranks), "mrr": statistics.fmean(1 / r for r in ranks)}
+    out: dict = {"n": n, "mr": statistics.fmean((lo + hi) / 2 for lo, hi in ranges),
+                 "mrr": statistics.fmean(expected_reciprocal(r) for r in ranges)}
     for k in HITS_AT:
-        out[f"hits@{k}"] = sum(r <= k for r in ranks) / n
-    out["median_rank"] = statistics.median(ranks)
+        out[f"hits@{k}"] = statistics.fmean(expected_hit(r, k) for r in ranges)
+    out["median_rank"] = expected_median(ranges)
     return out
 
 
-def metrics_from_ranks(ranks: Mapping[str, Sequence[float]], subsets: Sequence[str]) -> dict:
-    """{subset: summary} from the gold ranks of each subset."""
+def metrics_from_ranks(ranks: Mapping[str, Sequence[int | RankRange]], subsets: Sequence[str]) -> dict:
+    """{subset: summary} from the gold ranks (or rank ranges) of each subset."""
     return {s: summarise(ranks.get(s, ())) for s in subsets}
 
 
 def subset_ranks(queries: Sequence[RankedQuery], policy: TiePolicy = DEFAULT_POLICY,
-                 accepted: Accepted | None = None) -> dict[str, list[float]]:
-    """Gold ranks per subset, queries in input order."""
-    out: dict[str, list[float]] = {s: [] for s in SUBSETS}
+                 accepted: Accepted | None = None) -> dict[str, list[RankRange]]:
+    """Gold rank ranges per subset, queries in input order."""
+    out: dict[str, list[RankRange]] = {s: [] for s in SUBSETS}
     for q in queries:
-        r = query_rank(q, policy, (accepted or {}).get(q.id, ()))
+        r = query_range(q, policy, (accepted or {}).get(q.id, ()))
         for s in subsets_of(q):
             out[s].append(r)
     return out

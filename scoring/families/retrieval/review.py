@@ -17,8 +17,11 @@ from scoring.families.retrieval.judge import CandidateQuestion, label_of
 from scoring.families.retrieval.metrics import (
     assemble_report,
     block_counts,
+    expected_hit,
+    expected_reciprocal,
     metrics_from_ranks,
     rank_in_block,
+    rank_range,
     reviewable_positions,
     subsets_of,
     summarise,
@@ -81,12 +84,27 @@ def query_counts(q: RankedQuery, accepted: Collection[str] = ()) -> dict:
     above, tied = block_counts(q, accepted)
     per_policy = {}
     for p in TIE_POLICIES:
-        r = rank_in_block(above, tied, p)
-        per_policy[p] = {"n": 1, "rank": r, "rr": 1 / r, **{f"hits@{k}": int(r <= k) for k in HITS_AT}}
+        span = rank_range(above, tied, p)
+        per_policy[p] = {"n": 1, "rank": rank_in_block(above, tied, p), "rr": expected_reciprocal(span),
+                         **{f"hits@{k}": _count(expected_hit(span, k)) for k in HITS_AT}}
     out: dict = {"domain_flagged": int(q.is_cross_domain is not None)}
     for s in subsets_of(q):
         out[s] = {"with_ties": int(tied > 0), **{p: dict(v) for p, v in per_policy.items()}}
     return out
+
+
+def _count(x: float) -> int | float:
+    """A hit count as an int when it is one (no tie at the cut-off), else the expected count."""
+    return int(x) if x in (0.0, 1.0) else x
+
+
+def _range_of(counts: Mapping, policy: TiePolicy) -> tuple[int, int]:
+    """A query's rank range under `policy` from its counts: the optimistic and pessimistic ranks bound the mean
+    policy's (so counts stored before the mean policy took expectations read the same)."""
+    if policy == "mean":
+        return int(counts["optimistic"]["rank"]), int(counts["pessimistic"]["rank"])
+    r = int(counts[policy]["rank"])
+    return r, r
 
 
 def _subsets(total: Mapping, per_doc: Sequence[Mapping] | None) -> list[str]:
@@ -108,7 +126,7 @@ def _summary_from_sums(sums: Mapping | None) -> dict:
 def metrics_with_policy(per_doc: Sequence[Mapping], policy: TiePolicy = DEFAULT_POLICY) -> dict:
     """`{subset: summary}` under one tie policy, from every query's counts (`query_counts`)."""
     subsets = _subsets({}, per_doc)
-    ranks = {s: [d[s][policy]["rank"] for d in per_doc if s in d] for s in subsets}
+    ranks = {s: [_range_of(d[s], policy) for d in per_doc if s in d] for s in subsets}
     return metrics_from_ranks(ranks, subsets)
 
 

@@ -36,13 +36,15 @@ def test_unknown_policy_is_refused():
 
 
 def test_all_subset_under_each_policy():
-    # mean ranks 3, 2, 3.5
+    # mean: ranks uniform on 2-4, 1-3 and 3-4; every figure its expectation over the tie orders
     m = ranking_metrics(THREE, "mean")["all"]
     assert m["n"] == 3
     assert m["mr"] == pytest.approx(8.5 / 3)
-    assert m["mrr"] == pytest.approx((1 / 3 + 1 / 2 + 1 / 3.5) / 3)
-    assert (m["hits@1"], m["hits@3"], m["hits@5"], m["hits@100"]) == (0, pytest.approx(2 / 3), 1, 1)
-    assert m["median_rank"] == 3
+    assert m["mrr"] == pytest.approx(((1 / 2 + 1 / 3 + 1 / 4) / 3 + (1 + 1 / 2 + 1 / 3) / 3 + (1 / 3 + 1 / 4) / 2) / 3)
+    assert m["hits@1"] == pytest.approx(1 / 9)  # only TOP can be first, in one order of three
+    assert m["hits@3"] == pytest.approx((2 / 3 + 1 + 1 / 2) / 3)
+    assert (m["hits@5"], m["hits@100"]) == (1, 1)
+    assert m["median_rank"] == pytest.approx(53 / 18)  # the median over the 18 equally likely rank triples
     # optimistic 2, 1, 3
     o = ranking_metrics(THREE, "optimistic")["all"]
     assert o["mr"] == 2 and o["mrr"] == pytest.approx((0.5 + 1 + 1 / 3) / 3)
@@ -57,7 +59,7 @@ def test_subsets_and_even_count_median():
     m = ranking_metrics(THREE, "mean")
     assert list(m) == ["all", "combination", "inspiration", "cross_domain"]
     assert m["combination"]["n"] == 2 and m["combination"]["median_rank"] == 3.25  # midpoint of 3 and 3.5
-    assert m["inspiration"]["mr"] == 2 and m["inspiration"]["mrr"] == 0.5
+    assert m["inspiration"]["mr"] == 2 and m["inspiration"]["mrr"] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
     assert m["cross_domain"]["n"] == 1 and m["cross_domain"]["mr"] == 3.5
 
 
