@@ -11,8 +11,12 @@ Units and choices (documented in the README):
 - Trivial decisions (the family's `trivial`, e.g. CHIMERA's identical strings, always a match) are reported apart
   from the non-trivial ones (groups prefixed `non-trivial`), so they cannot inflate agreement.
 - Intervals resample documents (cluster bootstrap); every group reports n and the number of documents.
-- Human vs human: the headline is Krippendorff's alpha over all reviewers (ordinal for ordinal kinds); Cohen's kappa
-  per reviewer pair beside it, never one kappa pooled over different pairs.
+- Human vs human: Krippendorff's alpha over all reviewers, one per decision kind, and for an ordinal kind one per
+  criterion (type) at the ordinal level (ideation: novelty, feasibility, effectiveness apart); each says its
+  `level`. The pooled `alpha` is the only group's when there is one, else undefined with a reason (labels on
+  different scales do not pool). Cohen's kappa per reviewer pair beside it, never one kappa pooled over pairs.
+- Every kappa goes through `audit.agreement_rule`: the family's label scheme picks the headline statistic
+  (quadratic-weighted for ordinal groups), a kappa that says nothing (one label only) is null with a reason.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from itertools import combinations
 
 from sqlite_utils import Database
 
+from audit.agreement_rule import apply_kappa_rule, minimums
 from audit.errors import AuditError
 from audit.views import RunRef, RunView, as_view
 from scoring.decisions import INVALID_LABEL
@@ -45,6 +50,7 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
     task = view.task
     used = _review_filter(view, reviews)
     hvj, hvh, ratings = [], [], {}
+    groups: dict[str, tuple[str, str]] = {}
     skipped_invalid = skipped_conflicted = 0
     for dec_id, revs in view.reviews.items():
         if used != "all":
@@ -58,6 +64,7 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
                 "right": d["right"], "trivial": task.trivial(decision)}
         if humans:
             ratings[str(dec_id)] = humans
+            groups[str(dec_id)] = (d["kind"], d["type"])
         if e.reviewed:
             votes = [v for v in task.judge_votes(decision | {"detail": json.loads(d["detail"])}) if v != INVALID_LABEL]
             if not votes:
@@ -70,7 +77,8 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
                                        "judge": vote})
         for (a, la), (b, lb) in combinations(sorted(humans.items()), 2):
             hvh.append(base | {"reviewer": f"{a} vs {b}", "pair": f"{a} vs {b}", "human": la, "judge": lb})
-    return {"hvj": hvj, "hvh": hvh, "ratings": ratings, "excluded_judge_invalid": skipped_invalid,
+    return {"hvj": hvj, "hvh": hvh, "ratings": ratings, "rating_groups": groups,
+            "excluded_judge_invalid": skipped_invalid,
             "excluded_conflicted": skipped_conflicted, "reviews_used": used}
 
 
@@ -99,18 +107,65 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
     for pair in sorted({r["pair"] for r in rows["hvh"]}):
         part = [r for r in rows["hvh"] if r["pair"] == pair]
         pairs[pair] = group_stats(part, **opts)["all"]
-    level = "ordinal" if ordinal and len(schemes) == 1 else "nominal"
-    alpha = multi_rater_stats(rows["ratings"], level=level,
-                              labels=next(iter(ordinal.values())) if level == "ordinal" else None) \
-        if rows["ratings"] else {}
+    for name, stats in hvj.items():
+        apply_kappa_rule(stats, ordinal=_group_is_ordinal(name, rows["hvj"], ordinal))
+    for pair, stats in pairs.items():
+        first, _, second = pair.partition(" vs ")
+        apply_kappa_rule(stats, ordinal=_group_is_ordinal("all", [r for r in rows["hvh"] if r["pair"] == pair],
+                                                          ordinal), row_name=first, col_name=second)
+    by_group = alpha_groups(rows["ratings"], rows["rating_groups"], ordinal)
+    alpha = _pooled_alpha(rows["ratings"], by_group)
     return {
         "human_vs_judge": hvj,
-        "human_vs_human": {"alpha": alpha, "pairs": pairs},
+        "human_vs_human": {"alpha": alpha, "alpha_by_group": by_group, "pairs": pairs},
         "multi_rater": alpha,
         "excluded_judge_invalid": rows["excluded_judge_invalid"],
         "excluded_conflicted": rows["excluded_conflicted"],
         "reviews_used": rows["reviews_used"],
         "unit": "one unit per decision: the effective human label vs the judge's label",
         "effective_label_policy": view.policy,
+        "minimums": minimums(),
         "reviewers": sorted({w for h in rows["ratings"].values() for w in h}),
     }
+
+
+def _group_is_ordinal(group: str, rows: list[dict], ordinal: dict[str, list]) -> bool:
+    """A kind's group is ordinal when its scheme is; `all` / `trivial` / `non-trivial` when every kind in it is."""
+    kind = group.partition("/")[0]
+    if group not in ("all", "trivial", "non-trivial"):
+        return kind in ordinal
+    kinds = {r["kind"] for r in rows}
+    return bool(kinds) and kinds <= set(ordinal)
+
+
+def alpha_groups(ratings: dict[str, dict[str, str]], groups: dict[str, tuple[str, str]],
+                 ordinal: dict[str, list]) -> dict[str, dict]:
+    """Krippendorff's alpha per decision kind, and per kind/type (criterion) for an ordinal kind at the ordinal
+    level with the scheme's order; each result says its `level`. Only groups with a decision two reviewers
+    labelled are listed."""
+    members: dict[str, dict[str, dict[str, str]]] = {}
+    for unit, labels in ratings.items():
+        kind, typ = groups[unit]
+        name = f"{kind}/{typ}" if kind in ordinal and typ else kind
+        members.setdefault(name, {})[unit] = labels
+    out = {}
+    for name in sorted(members):
+        kind = name.partition("/")[0]
+        level = "ordinal" if kind in ordinal else "nominal"
+        stats = multi_rater_stats(members[name], level=level, labels=ordinal.get(kind))
+        if stats["n_pairable_units"]:
+            out[name] = stats | {"level": level}
+    return out
+
+
+def _pooled_alpha(ratings: dict[str, dict[str, str]], by_group: dict[str, dict]) -> dict:
+    """The headline alpha: the only group's when there is one; several groups (different scales or criteria) are
+    not pooled into one nominal number."""
+    if not ratings:
+        return {}
+    if len(by_group) <= 1:
+        return next(iter(by_group.values()), None) or multi_rater_stats(ratings) | {"level": "nominal"}
+    return {"n_units": len(ratings), "n_raters": len({w for h in ratings.values() for w in h}),
+            "n_pairable_units": sum(g["n_pairable_units"] for g in by_group.values()), "alpha": None,
+            "level": None, "reason": "one α per criterion and kind (different criteria and scales are not pooled): "
+                                     + ", ".join(by_group)}

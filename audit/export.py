@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from sqlite_utils import Database
 
 from audit.agreement import agreement
+from audit.agreement_rule import Statistic, statistic_of
 from audit.effective import POLICIES
 from audit.errors import AuditError
 from audit.views import RunRef, RunView, as_view
@@ -144,12 +145,25 @@ def tex(s: object) -> str:
 
 
 def _kappa_note(agr: dict) -> str:
-    hvj = agr.get("human_vs_judge", {}).get("all")
-    if not hvj or hvj.get("kappa") is None:
+    """The caption's agreement clause under `audit.agreement_rule`: the family's statistic (weighted for ordinal
+    kinds), an undefined one in words, never as 0."""
+    hvj = agr.get("human_vs_judge", {})
+    if not hvj.get("all"):
         return "no human-vs-judge agreement yet"
-    ci = hvj.get("kappa_ci")
-    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-    return f"human--judge Cohen's $\\kappa$ = {hvj['kappa']:.2f}{interval} (n = {hvj['n']})"
+    groups = ["all"]
+    if statistic_of(hvj["all"]).key != "weighted_kappa":  # ordinal kinds get their own weighted clause
+        groups += [g for g, st in hvj.items() if "/" not in g and statistic_of(st).key == "weighted_kappa"]
+    return "; ".join(_kappa_clause(g, statistic_of(hvj[g])) for g in groups)
+
+
+def _kappa_clause(group: str, stat: Statistic) -> str:
+    name = tex(stat.name).replace("κ", r"$\kappa$")
+    where = "" if group == "all" else f" ({tex(group)})"
+    if not stat.defined:
+        return f"human--judge {name}{where} undefined: {tex(stat.undefined)} (n = {stat.n})"
+    interval = f" [{stat.ci[0]:.2f}, {stat.ci[1]:.2f}]" if stat.ci else ""
+    few = f", {tex(stat.warning)}" if stat.warning else ""
+    return f"human--judge {name}{where} = {stat.value:.2f}{interval} (n = {stat.n}, {stat.n_documents} documents{few})"
 
 
 def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str:

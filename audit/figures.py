@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import pandas as pd
 
+from audit.agreement_rule import statistic_of
+
 INTERVAL_COLUMNS = ["label", "series", "value", "low", "high", "n"]
 SERIES_ORDER = ["judge only", "audited", "estimated", "human vs judge", "human vs human"]
 
@@ -104,20 +106,22 @@ def agreement_intervals(rows: Sequence[Mapping], *, x_title: str = "agreement (9
 
 
 def kappa_with_intervals(groups: Mapping[str, Mapping]) -> alt.LayerChart:
-    """Cohen's kappa per group with its interval (the Agreement page): `agreement_intervals` of one series."""
-    return agreement_intervals(kappa_rows(groups, "human vs judge"),
-                               x_title="Cohen's kappa (95% cluster-bootstrap interval)")
+    """Each group's headline κ (`audit.agreement_rule`: weighted for ordinal groups) with its interval: one series
+    of `agreement_intervals`."""
+    return agreement_intervals(kappa_rows(groups, "human vs judge"), x_title="κ (95% cluster-bootstrap interval)")
 
 
-def kappa_rows(groups: Mapping[str, Mapping], series: str, statistic: str = "kappa") -> list[dict]:
-    """Interval rows of `statistic` ("kappa" or "weighted_kappa") for agreement groups that have it."""
+def kappa_rows(groups: Mapping[str, Mapping], series: str) -> list[dict]:
+    """Interval rows of each group's headline statistic (`audit.agreement_rule.statistic_of`), labelled with its
+    name; an undefined one is left out, never drawn at 0."""
     out = []
     for g, s in groups.items():
-        if s.get(statistic) is None or s.get("degenerate"):
+        stat = statistic_of(s)
+        if not stat.defined:
             continue
-        ci = s.get(f"{statistic}_ci") or (s[statistic], s[statistic])
-        out.append({"label": g, "series": series, "value": s[statistic], "low": ci[0], "high": ci[1],
-                    "n": s.get("n")})
+        low, high = stat.ci or (stat.value, stat.value)
+        out.append({"label": f"{g} ({stat.name})", "series": series, "value": stat.value, "low": low, "high": high,
+                    "n": stat.n})
     return out
 
 

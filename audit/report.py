@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from audit import figures
+from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
 from audit.export import export_json, export_latex
 from audit.views import RunView
 
@@ -198,20 +199,24 @@ def agreement_points(view: RunView, agreement: Mapping | None = None) -> list[di
 
         agreement = compute_agreement(view.db, view)
     hvj = agreement.get("human_vs_judge", {})
-    pairs = agreement.get("human_vs_human", {}).get("pairs", {})
-    ordinal = any(sc.scale == "ordinal" for sc in view.task.label_schemes.values())
-    rows = figures.kappa_rows(hvj, "human vs judge")
-    rows += figures.kappa_rows(pairs, "human vs human")
-    if ordinal:
-        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(hvj, "human vs judge",
-                                                                                        "weighted_kappa")]
-        rows += [r | {"label": f"{r['label']} (weighted κ)"} for r in figures.kappa_rows(pairs, "human vs human",
-                                                                                        "weighted_kappa")]
-    alpha = agreement.get("human_vs_human", {}).get("alpha") or {}
-    if alpha.get("alpha") is not None:
-        rows.append({"label": "Krippendorff's α, all reviewers", "series": "human vs human", "value": alpha["alpha"],
-                     "low": None, "high": None, "n": alpha.get("n_pairable_units")})
+    hvh = agreement.get("human_vs_human", {})
+    rows = figures.kappa_rows(hvj, "human vs judge") + figures.kappa_rows(hvh.get("pairs", {}), "human vs human")
+    for group, a in alpha_groups_of(agreement).items():
+        stat = alpha_statistic(a)
+        if stat.defined:
+            rows.append({"label": f"{group} ({stat.name}, all reviewers)", "series": "human vs human",
+                         "value": stat.value, "low": None, "high": None, "n": stat.n})
     return rows
+
+
+def alpha_groups_of(agreement: Mapping) -> dict[str, Mapping]:
+    """Krippendorff's α per group (`alpha_by_group`), or the one pooled α of an older export."""
+    hvh = agreement.get("human_vs_human", {})
+    by_group = hvh.get("alpha_by_group")
+    if by_group:
+        return dict(by_group)
+    alpha = hvh.get("alpha") or {}
+    return {"all": alpha} if alpha else {}
 
 
 def _headline(view: RunView, data: Mapping) -> Section:
@@ -378,19 +383,19 @@ def _agreement(view: RunView, data: Mapping) -> Section:
     rows = []
     for which, groups in (("human vs judge", hvj), ("human vs human", pairs)):
         for g, st in groups.items():
-            rows.append([which, g, st.get("n"), st.get("n_clusters"),
-                         "— (one label only)" if st.get("degenerate") else
-                         f"{num(st.get('kappa'), 3)} {interval(st.get('kappa_ci'), 3)}",
-                         f"{num(st.get('weighted_kappa'), 3)} {interval(st.get('weighted_kappa_ci'), 3)}"
-                         if st.get("weighted_kappa") is not None else "—",
-                         f"{num(st.get('raw_agreement'), 3)} {interval(st.get('raw_agreement_ci'), 3)}"])
-    s.body.append(table(["compared", "group", "n", "documents", "Cohen's κ [95%]", "weighted κ [95%]",
-                         "raw agreement [95%]"], rows))
-    alpha = agr.get("human_vs_human", {}).get("alpha") or {}
-    if alpha:
-        s.body.append(para(f"Krippendorff's α over all reviewers: {num(alpha.get('alpha'), 3)} on "
-                           f"{alpha.get('n_pairable_units') or 0} decisions with two or more labels. "
-                           f"{alpha.get('reason') or ''}"))
+            stat = statistic_of(st)
+            rows.append([which, g, st.get("n"), st.get("n_clusters"), stat.name, stat.text(3),
+                         f"{num(st.get('raw_agreement'), 3)} {interval(st.get('raw_agreement_ci'), 3)}",
+                         stat.warning or stat.ci_undefined or ""])
+    s.body.append(table(["compared", "group", "n", "documents", "statistic", "value [95%]", "raw agreement [95%]",
+                         "note"], rows))
+    if any(r[-1].startswith("few reviews") for r in rows):
+        s.body.append(para(f"Few reviews: below {MIN_DECISIONS} decisions or {MIN_DOCUMENTS} documents; "
+                           f"{MINIMUM_SOURCE}."))
+    for group, a in alpha_groups_of(agr).items():
+        stat = alpha_statistic(a)
+        s.body.append(para(f"{stat.name} over all reviewers, {group}: {stat.text(3)} on {stat.n} decisions with two "
+                           f"or more labels." + (f" {stat.warning}" if stat.warning else "")))
     points = agreement_points(view, agr)
     if points:
         s.figures.append(_figure("agreement", "Agreement with intervals", figures.agreement_intervals(points),
@@ -471,10 +476,11 @@ def _panel_position_bias(_view: RunView, data: Mapping, s: Section) -> None:
                         [[c, m.get("first_slot_win_share"), interval(m.get("first_slot_ci")), m.get("first_slot_p"),
                           m.get("consistency_rate"), m.get("flip_rate"), m.get("tie_rate")]
                          for c, m in pb.items() if isinstance(m, Mapping)]))
-    alpha = data["agreement"].get("human_vs_human", {}).get("alpha") or {}
-    if alpha.get("alpha") is not None:
-        s.body.append(para(f"Human-human ceiling: Krippendorff's α = {num(alpha['alpha'], 3)} over "
-                           f"{alpha.get('n_pairable_units')} decisions with two or more human labels (section 4)."))
+    for group, a in alpha_groups_of(data["agreement"]).items():
+        stat = alpha_statistic(a)
+        if stat.defined:
+            s.body.append(para(f"Human-human ceiling, {group}: {stat.name} = {stat.text(3)} over {stat.n} decisions "
+                               "with two or more human labels (section 4)."))
     if rows:
         s.figures.append(_figure("family-position", "Position bias", figures.position_bias(rows),
                                  "First-slot win share per criterion (95% interval); 0.5 = no position bias"))

@@ -91,8 +91,11 @@ def test_figures_plot_the_exported_numbers(demo_db, reports, run):
     if "agreement" in data["figures"]:
         points = {(r["label"], r["series"]): r["value"] for r in rows_of(data["figures"]["agreement"]) if "label" in r}
         for g, st in hvj.items():
-            if st.get("kappa") is not None and not st.get("degenerate"):
-                assert points[(g, "human vs judge")] == st["kappa"]
+            head = st["headline"]  # the family's statistic (weighted κ for ordinal groups); undefined: not drawn
+            if head["value"] is not None:
+                assert points[(f"{g} ({head['name']})", "human vs judge")] == st[head["key"]]
+            else:
+                assert not any(label.startswith(f"{g} (") and series == "human vs judge" for label, series in points)
     else:
         assert not hvj
 

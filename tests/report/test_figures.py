@@ -74,7 +74,8 @@ def test_kappa_rows_skip_degenerate_and_missing_groups():
               "none": {"kappa": None, "n": 0},
               "no ci": {"kappa": 0.2, "n": 4}}
     rows = figures.kappa_rows(groups, "human vs judge")
-    assert [(r["label"], r["low"], r["high"]) for r in rows] == [("all", 0.4, 0.6), ("no ci", 0.2, 0.2)]
+    assert [(r["label"], r["low"], r["high"]) for r in rows] == [("all (Cohen's κ)", 0.4, 0.6),
+                                                                 ("no ci (Cohen's κ)", 0.2, 0.2)]
     spec = figures.kappa_with_intervals(groups).to_dict()
     assert sorted(r["value"] for r in rows_of(spec) if "value" in r) == [0.2, 0.5]
 
