@@ -4,23 +4,30 @@ import pandas as pd
 import streamlit as st
 
 from audit.agreement import agreement, agreement_rows
+from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
 from audit.figures import agreement_intervals, confusion_heatmap
-from audit.report import agreement_points
+from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
 from ui.families import kind_title
 from ui.state import blind_guard, current_view, db, link
-from ui.text import md_literal, show_text
+from ui.text import show_text
 
 HELP = {
-    "n": "Labels compared (one per reviewer and decision).",
-    "raw agreement": "Share of decisions where the two labels are equal; 95% Wilson interval.",
-    "kappa": "Cohen's kappa = (po − pe)/(1 − pe); interval: 95% percentile bootstrap resampling documents.",
+    "n": "Labels compared (one per decision; both orders of an ideation comparison count apart).",
+    "documents": "Documents the decisions come from: the intervals resample documents.",
+    "statistic": "The family's label scheme decides: quadratic-weighted κ for ordered ratings, Cohen's κ otherwise.",
+    "value [95%]": "The statistic with its 95% percentile bootstrap interval resampling documents; 'undefined' "
+                   "when it cannot say anything (the note under the table says why).",
+    "raw agreement": "Share of decisions where the two labels are equal; 95% interval resampling documents.",
     "PABAK": "Prevalence-adjusted bias-adjusted kappa = (k·po − 1)/(k − 1).",
     "AC1": "Gwet's AC1: chance agreement from the mean label prevalence; stable when one label dominates.",
-    "judge lenient": "Judge said match where the human said no-match.",
-    "judge strict": "Judge said no-match where the human said match.",
+    "lenient": "The judge said match where the human said no-match.",
+    "strict": "The judge said no-match where the human said match.",
 }
+WIDTHS = {"group": "medium", "n": 50, "documents": 80, "statistic": 150, "value [95%]": 170, "raw agreement": 170,
+          "PABAK": 60, "AC1": 60, "lenient": 65, "strict": 60}
+"""Pixel widths that keep the table inside a 1280 px window beside the sidebar."""
 
 
 @st.cache_data(show_spinner="Computing agreement and bootstrap intervals…", max_entries=32)
@@ -53,15 +60,44 @@ def group_title(task: str, group: str) -> str:
 
 
 def stats_table(groups: dict, task: str) -> pd.DataFrame:
-    """One row per group; a table where one side used a single label says so instead of showing kappa = 0."""
-    return pd.DataFrame([{
-        "group": group_title(task, g), "n": s["n"], "documents": s.get("n_clusters"),
-        "raw agreement": fmt_ci(s["raw_agreement"], s.get("raw_agreement_cluster_ci") or s.get("raw_agreement_ci")),
-        "kappa": "— (one label only)" if s.get("degenerate") else fmt_ci(s["kappa"], s.get("kappa_ci")),
-        "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
-        "judge lenient": count(s.get("judge_lenient")), "judge strict": count(s.get("judge_strict")),
-        "why undefined": "; ".join(x for x in (s.get("degenerate"), s.get("reason")) if x),
-    } for g, s in groups.items()])
+    """One row per group under `audit.agreement_rule`: the family's statistic, 'undefined' (never 0) when it says
+    nothing; why is said under the table (`notes`)."""
+    rows = []
+    for g, s in groups.items():
+        stat = statistic_of(s)
+        rows.append({
+            "group": group_title(task, g), "n": s["n"], "documents": s.get("n_clusters"), "statistic": stat.name,
+            "value [95%]": stat.text(3) if stat.defined else "undefined (see note)",
+            "raw agreement": fmt_ci(s["raw_agreement"],
+                                    s.get("raw_agreement_cluster_ci") or s.get("raw_agreement_ci")),
+            "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
+            "lenient": count(s.get("judge_lenient")), "strict": count(s.get("judge_strict")),
+        })
+    return pd.DataFrame(rows)
+
+
+def notes(groups: dict, task: str) -> list[str]:
+    """Plain-words notes: why a statistic is undefined, why an interval is missing, and few-review warnings."""
+    out = []
+    for g, s in groups.items():
+        stat = statistic_of(s)
+        said = [x for x in (stat.undefined and f"{stat.name} undefined: {stat.undefined}", stat.ci_undefined,
+                            stat.warning) if x]
+        if said:
+            out.append(f"{group_title(task, g)}: " + "; ".join(said) + ".")
+    return out
+
+
+def show_table(groups: dict, task: str, key: str, first: str = "group") -> None:
+    config = {k: st.column_config.Column(k, help=v, width=WIDTHS.get(k)) for k, v in HELP.items()}
+    config["group"] = st.column_config.Column(first, width=WIDTHS["group"])
+    st.dataframe(stats_table(groups, task), hide_index=True, key=key, column_config=config)
+    said = notes(groups, task)
+    for line in said:
+        show_text(line, "caption")
+    if any("few reviews" in line for line in said):
+        show_text(f"Few reviews means fewer than {MIN_DECISIONS} decisions or {MIN_DOCUMENTS} documents: "
+                  f"{MINIMUM_SOURCE}.", "caption")
 
 
 conn = db()
@@ -79,7 +115,6 @@ if not hvj and not hvh:
             "count: agreement over overrules alone would be meaningless).")
     st.stop()
 
-config = {k: st.column_config.Column(k, help=v) for k, v in HELP.items()}
 st.subheader("Human vs judge")
 if result.get("unit"):
     show_text(f"Unit: {result['unit']}" + (f" · reviews used: {result['reviews_used']}"
@@ -91,21 +126,29 @@ if result.get("excluded_conflicted"):
     st.caption(f"{int(result['excluded_conflicted'])} decision(s) whose reviewers disagree (not adjudicated) are left "
                "out of human vs judge.")
 if hvj:
-    st.dataframe(stats_table(hvj, row["task"]), hide_index=True, key="agreement.hvj", column_config=config)
+    show_table(hvj, row["task"], "agreement.hvj")
 points = agreement_points(run_view, result)  # the report's agreement chart, from the same rows
 if points:
-    st.caption("Human vs judge beside the human-human ceiling (95% document-bootstrap intervals).")
+    st.caption("Human vs judge beside the human-human ceiling (95% document-bootstrap intervals); a statistic that "
+               "is undefined is not drawn.")
     st.altair_chart(agreement_intervals(points), key="agreement.kappa_chart")
 st.subheader("Human vs human (the ceiling)")
 if hvh:
-    st.dataframe(stats_table(hvh, row["task"]).rename(columns={"group": "reviewers"}), hide_index=True,
-                 key="agreement.hvh", column_config=config)
-    alpha = result["multi_rater"]
-    if alpha:
-        st.caption(f"Krippendorff's alpha over all reviewers: "
-                   f"{'—' if alpha.get('alpha') is None else format(alpha['alpha'], '.3f')} on "
-                   f"{int(alpha.get('n_pairable_units') or 0)} decisions with two or more labels. "
-                   f"{md_literal(alpha.get('reason') or '')}")
+    show_table(hvh, row["task"], "agreement.hvh", first="reviewers")
+    alphas = alpha_groups_of(result)
+    if alphas:
+        st.dataframe(pd.DataFrame([{
+            "group": group_title(row["task"], g), "level": a.get("level") or "—",
+            "Krippendorff's α": alpha_statistic(a).text(3), "decisions with two labels": a.get("n_pairable_units"),
+        } for g, a in alphas.items()]), hide_index=True, key="agreement.alpha",
+            column_config={"group": st.column_config.Column("group", width="medium"),
+                           "Krippendorff's α": st.column_config.Column(
+                               "Krippendorff's α", help="Over all reviewers; ordinal level for ordered ratings "
+                                                         "(one per criterion), nominal otherwise.")})
+        pooled = result["human_vs_human"].get("alpha") or {}
+        if len(alphas) > 1 and pooled.get("reason"):
+            st.caption("Krippendorff's α is given per kind and criterion: ratings of different criteria and labels "
+                       "on different scales are not pooled into one number.")
 else:
     st.info("No decision has been labelled by two reviewers yet.")
 

@@ -148,7 +148,7 @@ def test_agreement_page_tables_and_heatmap_cell(reviewed, app_db):
     rows = agreement_rows(open_db(app_db), DEMO)
     at = open_page(reviewed, "agreement", run=DEMO)
     assert not at.exception
-    hvj = table(at, "group", "kappa")
+    hvj = table(at, "group", "statistic", "value [95%]")
     assert hvj.loc[hvj["group"] == "all decisions", "n"].item() == len(rows["hvj"])
     assert not any("entity_pair" in g for g in hvj["group"])
     listed = table(at, "decision", "reviewer", "human")

@@ -1,0 +1,58 @@
+"""The Agreement page under `audit.agreement_rule`: an undefined κ is said in words and not drawn, ordinal ratings
+show quadratic-weighted κ, α says its level, and the "why" notes use plain words."""
+
+import pyarrow as pa
+
+from audit.agreement import agreement
+from audit.reviews import add_review
+from audit.store import open_db
+from audit.views import decisions
+from tests.app.conftest import open_page, table
+
+LITX = "demo-litxbench-drop-meas30"
+IDEATION = "demo-ideation-si2024-humans"
+INTERNAL_NAMES = ("judge_tpr", "judge_tnr", "kappa_ci", "rows rater", "columns rater", "weighted_kappa")
+
+
+def chart_values(at) -> list[float]:
+    out = []
+    for chart in at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart"):
+        for ds in chart.proto.datasets:
+            frame = pa.ipc.open_stream(ds.data.data).read_all().to_pandas()
+            if "value" in frame.columns:
+                out += [v for v in frame["value"].tolist() if v == v]
+    return out
+
+
+def captions(at) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_one_label_judge_is_undefined_in_words_and_not_drawn(app, app_db):
+    db = open_db(app_db)
+    picked = [d for d in decisions(db, LITX) if d["kind"] == "material_pair" and d["judge"] == "match"][:3]
+    for d, lab in zip(picked, ("match", "match", "no-match"), strict=True):
+        add_review(db, LITX, d["id"], lab, "ana")
+    at = open_page(app, "agreement", run=LITX)
+    assert not at.exception
+    hvj = table(at, "group", "statistic", "value [95%]")
+    assert set(hvj["value [95%]"]) == {"undefined (see note)"}
+    assert not any(v.startswith("0.000") for v in hvj["value [95%]"])
+    text = captions(at)
+    assert "the judge said only “match”" in text and "few reviews" not in text  # undefined: no warning needed
+    assert not any(name in text for name in INTERNAL_NAMES)
+    assert 0.0 not in chart_values(at)
+
+
+def test_ideation_shows_weighted_kappa_and_ordinal_alpha(app, app_db):
+    at = open_page(app, "agreement", run=IDEATION)
+    assert not at.exception
+    expected = agreement(open_db(app_db), IDEATION)["human_vs_judge"]
+    hvj = table(at, "group", "statistic", "value [95%]")
+    ratings = hvj[hvj["group"].str.contains("rating", case=False)]
+    assert len(ratings) and set(ratings["statistic"]) == {"quadratic-weighted κ"}
+    shown = hvj.loc[hvj["group"] == "all decisions", "value [95%]"].item()
+    assert shown.startswith(f"{expected['all']['weighted_kappa']:.3f}")
+    alpha = table(at, "level", "Krippendorff's α")
+    assert set(alpha["level"]) == {"ordinal"} and len(alpha) == 3
+    assert expected["rating"]["weighted_kappa"] in chart_values(at)  # the chart plots the weighted κ
