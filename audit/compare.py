@@ -4,9 +4,32 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
+from audit.agreement_rule import apply_kappa_rule
 from audit.errors import AuditError
+from audit.store import list_runs
 from audit.views import RunRef, as_view
 from scoring.stats.agreement import pair_stats
+
+
+def _first_input_sha(row: dict) -> str | None:
+    from scoring.families import TASKS
+
+    task = TASKS.get(row["task"])
+    if task is None or not task.inputs:
+        return None
+    return (row["inputs"].get(task.inputs[0].name) or {}).get("sha256")
+
+
+def comparable_runs(db: Database, run: str) -> list[str]:
+    """The other runs `compare_runs` accepts beside `run` (same task, same gold / first input), most recent
+    first: the choices for run B."""
+    rows = list_runs(db)
+    mine = next((r for r in rows if r["name"] == run), None)
+    if mine is None:
+        return []
+    sha = _first_input_sha(mine)
+    return [r["name"] for r in rows if r["name"] != run and r["task"] == mine["task"]
+            and _first_input_sha(r) == sha]
 
 
 def compare_runs(db: Database, run_a: RunRef, run_b: RunRef, *, n_resamples: int = 2000) -> dict:
@@ -39,8 +62,14 @@ def compare_runs(db: Database, run_a: RunRef, run_b: RunRef, *, n_resamples: int
     differ = [{"doc": k[0], "kind": k[1], "type": k[2], "left": k[3], "right": k[4], "a_id": da[k]["id"],
                "b_id": db_[k]["id"], "a": da[k]["judge"], "b": db_[k]["judge"]}
               for k in shared if da[k]["judge"] != db_[k]["judge"]]
+    kinds = {k[1] for k in shared}
+    ordinal = bool(kinds) and all(task.label_schemes[k].scale == "ordinal" for k in kinds)
+    scales = {task.label_schemes[k].labels for k in kinds}
     stats = pair_stats([da[k]["judge"] for k in shared], [db_[k]["judge"] for k in shared],
-                       clusters=[k[0] for k in shared], n_resamples=n_resamples, positive=positive) if shared else {}
+                       clusters=[k[0] for k in shared], n_resamples=n_resamples, positive=None if ordinal else positive,
+                       ordinal=ordinal, labels=list(scales.pop()) if ordinal and len(scales) == 1 else None,
+                       ) if shared else {}
+    apply_kappa_rule(stats, ordinal=ordinal, row_name=f"judge A ({name_a})", col_name=f"judge B ({name_b})")
     return {"a": {"run": name_a, "judge": ra["judge_spec"], "metrics": ra["original_metrics"]},
             "b": {"run": name_b, "judge": rb["judge_spec"], "metrics": rb["original_metrics"]},
             "shared": len(shared), "only_a": len(da) - len(shared), "only_b": len(db_) - len(shared),

@@ -4,18 +4,13 @@ reviewers agreed with more."""
 import pandas as pd
 import streamlit as st
 
-from audit.compare import compare_runs
+from audit.agreement_rule import statistic_of
+from audit.compare import comparable_runs, compare_runs
 from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
 from ui.families import kind_title
 from ui.state import blind_guard, current_run, db, link, run_names, short_spec, view_of
-from ui.text import md_literal, show_error
-
-
-def fmt_ci(value: float | None, ci: list | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+from ui.text import md_literal, show_error, show_text
 
 
 def signed(v: float | None) -> str:
@@ -40,10 +35,15 @@ if len(names) < 2:
 current = current_run()
 c1, c2 = st.columns(2)
 a = c1.selectbox("Run A", names, index=names.index(current) if current in names else 0, key="compare.a")
-b = c2.selectbox("Run B", names, index=1 if names[0] == a else 0, key="compare.b")
-if a == b:
-    st.info("Pick two different runs.")
+others = comparable_runs(conn, a)  # same task and gold, most recent first
+if not others:
+    show_text(f"No other run of the same task scored on the same gold as {a}: score one on the Runs page (the same "
+              "inputs, another judge), then compare them here.", "info")
     st.stop()
+if st.session_state.get("compare.b") not in others:
+    st.session_state.pop("compare.b", None)  # run A changed: default to its most recent comparable run
+b = c2.selectbox("Run B", others, index=0, key="compare.b",
+                 help="Only runs of the same task scored on the same gold are offered; the most recent first.")
 try:
     view_a, view_b = view_of(conn, a), view_of(conn, b)
     res = compare_runs(conn, view_a, view_b)
@@ -58,8 +58,13 @@ m1.metric("Shared decisions", res["shared"], help="Decisions (the same judge que
 m2.metric("Labels differ", len(res["differ"]))
 m3.metric("Raw agreement", "—" if not s else f"{s['raw_agreement']:.3f}",
           help="Share of shared decisions with the same label.")
-m4.metric("Cohen's kappa [95% interval]", "—" if not s else fmt_ci(s["kappa"], s.get("kappa_ci")),
-          help="(po − pe)/(1 − pe); the interval is a percentile bootstrap that resamples documents.")
+kappa = statistic_of(s) if s else None
+m4.metric(f"{kappa.name} [95% interval]" if kappa else "κ", "—" if kappa is None else
+          kappa.text(3) if kappa.defined else "undefined",
+          help="Cohen's κ (quadratic-weighted for ordered ratings); the interval is a percentile bootstrap that "
+               "resamples documents.")
+if kappa is not None and not kappa.defined:
+    show_text(f"{kappa.name} is undefined: {kappa.undefined}.", "caption")
 if s and s.get("raw_agreement_ci"):
     ci = s["raw_agreement_ci"]
     m3.caption(f"95% Wilson interval [{ci[0]:.3f}, {ci[1]:.3f}]")

@@ -190,7 +190,7 @@ def test_compare_page_differences_and_the_humans_side(reviewed, app_db):
     differ = next(m for m in at.metric if m.label == "Labels differ")
     assert int(shared.value) > int(differ.value) > 0
     assert len(table(at, "doc", "type", "left", "right")) == int(differ.value)
-    kappa = next(m for m in at.metric if m.label.startswith("Cohen's kappa"))
+    kappa = next(m for m in at.metric if m.label.startswith("Cohen's κ"))
     assert "[" in kappa.value
     signed = table(at, "metric", "A − B")
     assert all(v == "—" or v[0] in "+-" for v in signed["A − B"])
