@@ -71,8 +71,13 @@ def _vec(v: Vector) -> np.ndarray:
 
 
 def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector], *,
-                      certain: Mapping[str, Vector] | None = None, prior_weight: float = 0.0) -> Totals:
+                      certain: Mapping[str, Vector] | None = None, prior_weight: float = 0.0,
+                      lam: float = 1.0) -> Totals:
     """Stratified difference estimate of Σ_all c^H.
+
+    With `lam` = λ the judge is trusted in part (power tuning, PPI++: Angelopoulos, Duchi & Zrnic 2023):
+    T̂_λ = λ Σ_all c^J + Σ_h (M_h/m_h) Σ_{b∈s_h} (c^H_b − λ c^J_b), unbiased for every fixed λ; λ = 1 is the
+    difference estimator, λ = 0 the stratified expansion of the reviewed blocks alone (the judge unused).
 
     Args:
         judge: judge-only vector c^J of EVERY block of the run.
@@ -103,6 +108,7 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
     cov = np.zeros((k, k))
     size: dict[str, int] = {}
     diffs: dict[str, list[np.ndarray]] = {}
+    differing: dict[str, int] = {}
     for b, cj in judge.items():
         cj = _vec(cj)
         if cj.shape != (k,):
@@ -111,11 +117,13 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
         if b in certain:
             total += _vec(certain[b])
             continue
-        total += cj
+        total += lam * cj
         h = strata[b]
         size[h] = size.get(h, 0) + 1
         if b in sampled:
-            diffs.setdefault(h, []).append(_vec(sampled[b]) - cj)
+            ch = _vec(sampled[b])
+            diffs.setdefault(h, []).append(ch - lam * cj)
+            differing[h] = differing.get(h, 0) + int(np.any(ch != cj))
     summaries, reasons, df = {}, [], 0
     pooled = np.zeros((k, k))
     all_d = [x for ds in diffs.values() for x in ds]
@@ -124,7 +132,7 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
     for h in sorted(size):
         d = np.array(diffs.get(h, []), dtype=float).reshape(-1, k)
         m, big_m = len(d), size[h]
-        summaries[h] = StratumSummary(big_m, m, int(np.any(d != 0, axis=1).sum()))
+        summaries[h] = StratumSummary(big_m, m, differing.get(h, 0))
         if m == 0:
             reasons.append(f"{INSUFFICIENT}: stratum {h!r} has no reviewed block (0 of {big_m})")
             continue
@@ -142,6 +150,38 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
     no_cov = no_total or (prior_weight <= 0 and any(s.sampled == 1 < s.size for s in summaries.values()))
     return Totals(None if no_total else total, None if no_cov else cov, judge_total, df, len(sampled),
                   len(certain), len(judge), summaries, "; ".join(reasons) or None)
+
+
+def tuned_lambda(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector],
+                 grad: np.ndarray, *, certain: Mapping[str, Vector] | None = None) -> float | None:
+    """λ in [0, 1] minimising the estimated variance of ∇g · T̂_λ (PPI++'s power tuning, stratified and with the
+    finite-population correction): with u = ∇g·c^H, v = ∇g·c^J on each stratum's sample and weights
+    w_h = M_h²(1 − m_h/M_h)/m_h, λ* = Σ_h w_h Cov_h(u, v) / Σ_h w_h Var_h(v), clipped to [0, 1].
+    None when no stratum has two reviewed blocks (or v never varies): nothing to tune on."""
+    certain = certain or {}
+    grad = np.asarray(grad, dtype=float)
+    size: dict[str, int] = {}
+    uv: dict[str, list[tuple[float, float]]] = {}
+    for b in judge:
+        if b in certain:
+            continue
+        h = strata[b]
+        size[h] = size.get(h, 0) + 1
+        if b in sampled:
+            uv.setdefault(h, []).append((float(grad @ _vec(sampled[b])), float(grad @ _vec(judge[b]))))
+    num = den = 0.0
+    for h, pairs in uv.items():
+        m, big_m = len(pairs), size[h]
+        if m < 2 or m >= big_m:
+            continue
+        w = big_m * big_m * (1 - m / big_m) / m
+        a = np.array(pairs)
+        c = np.cov(a[:, 0], a[:, 1], ddof=1)
+        num += w * c[0, 1]
+        den += w * c[1, 1]
+    if den <= 0:
+        return None
+    return float(min(1.0, max(0.0, num / den)))
 
 
 def jeffreys_total_interval(strata: Mapping[str, str], sampled: Mapping[str, float], *,

@@ -27,7 +27,14 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as st
 
-from scoring.stats.difference import INSUFFICIENT, Totals, difference_totals, jeffreys_total_interval
+from scoring.stats.difference import (
+    INSUFFICIENT,
+    Totals,
+    Vector,
+    difference_totals,
+    jeffreys_total_interval,
+    tuned_lambda,
+)
 
 MIN_REVIEWS = 30
 PRIOR_WEIGHT = 2.0
@@ -145,6 +152,31 @@ def metric_estimate(tot: Totals, g: Callable[[np.ndarray], float], *, bounds: tu
     the shell uses it for a family's headline metric, g = that number of the family's metrics of the totals."""
     return _from_totals(tot, g, level=level, dist=dist, bounds=bounds, min_reviews=min_reviews,
                         min_differing=min_differing, linear=False)
+
+
+def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector],
+                   g: Callable[[np.ndarray], float], *, certain: Mapping[str, Vector] | None = None,
+                   bounds: tuple[float, float] | None = (0.0, 1.0), level: float = 0.95,
+                   dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
+                   min_differing: int = MIN_DIFFERING, prior_weight: float = 0.0) -> tuple[Estimate, float | None]:
+    """The power-tuned (PPI++) estimate of g(Σ c^H) and its λ: the gradient of g at the difference estimate picks
+    λ (`difference.tuned_lambda`), then the λ-estimator's totals give the value and a delta-method interval. A
+    weak judge gets λ near 0 (the reviewed sample alone), a good one λ near 1 (the difference estimator); the
+    interval is never much wider than the better of the two. λ is None (and the difference estimator is used)
+    when there is nothing to tune on."""
+    full = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight)
+    if full.total is None or full.complete:
+        return metric_estimate(full, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
+                               min_differing=min_differing), None
+    _, _, grad = delta_method(g, full.total, full.cov if full.cov is not None else np.zeros((full.total.size,) * 2))
+    lam = tuned_lambda(judge, strata, sampled, grad, certain=certain)
+    if lam is None:
+        return metric_estimate(full, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
+                               min_differing=min_differing), None
+    tuned = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, lam=lam)
+    est = metric_estimate(tuned, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
+                          min_differing=min_differing)
+    return est, lam
 
 
 # ---------------------------------------------------------------- totals, means, rates
