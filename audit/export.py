@@ -95,9 +95,17 @@ def _public_spec(spec: str) -> str:
 
 
 def _public_identity(identity: dict) -> dict:
+    """The judge identity as exported: no local folders, and the endpoint and the replay log's metadata redacted
+    again (`scoring.judges.redact`), so a run stored before they were redacted exports none of their secrets."""
+    from scoring.judges.redact import public_field, redact_url
+
     out = dict(identity)
     if "spec" in out:
         out["spec"] = _public_spec(str(out["spec"]))
+    if isinstance(out.get("base_url"), str):
+        out["base_url"] = redact_url(out["base_url"])
+    if isinstance(out.get("source"), dict):
+        out["source"] = {str(k): public_field(v) for k, v in out["source"].items()}
     return out
 
 

@@ -6,8 +6,10 @@ and failures can be injected: 429s for the first K requests, 500s on chosen requ
 per-prompt delay, malformed JSON bodies, truncated answers, a "hold" that stops answering after N answers
 (so a test can kill a client mid-run without it receiving anything more), a server that dies after N answers
 (`die_after`: it closes its listening socket and every open connection, as a killed llama.cpp does, so later
-requests are refused), 5xx for every request (`always_status`), and a non-numeric `usage` block. The server
-counts what it received and answered, the most requests it had in flight at once, and the Authorization headers it saw.
+requests are refused), 5xx for every request (`always_status`), a non-numeric `usage` block, a reply that echoes
+the request's Authorization header (`echo_auth_in_reply`), Basic auth (`basic_auth`) and an endpoint under another
+path (`root`, e.g. a key in the path). The server counts what it received and answered, the most requests it had in
+flight at once, and the Authorization headers it saw.
 
 Use it as a context manager:
 
@@ -87,6 +89,10 @@ class JudgeServer:
         model_name: the `model` a reply names (default: the request's), as a real server names what it serves.
         models: when set, `GET /v1/models` lists these model ids (a llama.cpp server lists the one it serves).
         port: the port to listen on (default: a free one); a test restarts a dead server at its old address.
+        echo_auth_in_reply: every successful reply ends with the request's `Authorization` header (a server that
+            echoes it back), to check that clients keep keys out of the answers they store.
+        basic_auth: (user, password) every request (chat, `/props`, `/models`) must carry as Basic auth, else 401.
+        root: the path the OpenAI-compatible routes live under (default `/v1`; e.g. `/v1/key-3f9a…`).
     """
 
     def __init__(self, script: Script | None = None, *, delay: float | Callable[[str], float] = 0.0,
@@ -94,7 +100,9 @@ class JudgeServer:
                  hold_after: int | None = None, usage: bool = True, api_key: str | None = None,
                  echo_auth: bool = False, status_on: dict[int, int] | None = None, slots: int | None = None,
                  die_after: int | None = None, always_status: int | None = None, usage_value: object = None,
-                 model_name: str | None = None, models: list[str] | None = None, port: int = 0) -> None:
+                 model_name: str | None = None, models: list[str] | None = None, port: int = 0,
+                 echo_auth_in_reply: bool = False, basic_auth: tuple[str, str] | None = None,
+                 root: str = "/v1") -> None:
         self.script = script
         self.delay = delay
         self.rate_limit_first = rate_limit_first
@@ -112,6 +120,9 @@ class JudgeServer:
         self.model_name = model_name
         self.models = models
         self._port = port
+        self.echo_auth_in_reply = echo_auth_in_reply
+        self.basic_auth = basic_auth
+        self.root = "/" + root.strip("/")
         self.props_auth: list[str] = []
         self.dead = threading.Event()
         self.lock = threading.Lock()
@@ -143,7 +154,7 @@ class JudgeServer:
     @property
     def base_url(self) -> str:
         """What to pass as `OPENAI_BASE_URL`."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://127.0.0.1:{self.port}{self.root}"
 
     def start(self) -> JudgeServer:
         handler = type("Handler", (_Handler,), {"judge_server": self})
@@ -233,10 +244,12 @@ class JudgeServer:
         with self.lock:
             self.in_flight -= 1
 
-    def _completion(self, body: dict, prompt: str) -> dict:
+    def _completion(self, body: dict, prompt: str, auth: str = "") -> dict:
         script = self.script or (equal_spans_json if body.get("response_format") else equal_spans_script)
         out = script(prompt)
         text, finish = (out, "stop") if isinstance(out, str) else out
+        if self.echo_auth_in_reply:
+            text += f"\n(request headers: Authorization: {auth}; token {auth.split(' ')[-1]})"
         doc: dict = {
             "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
             "model": self.model_name if self.model_name is not None else body.get("model", ""),
@@ -280,14 +293,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps({"error": {"message": message, "type": "test", "code": status}}).encode(),
                    headers, count=count)
 
+    def _unauthorized(self, auth: str) -> bool:
+        srv = self.judge_server
+        if srv.basic_auth is not None:
+            import base64
+
+            return auth != "Basic " + base64.b64encode(":".join(srv.basic_auth).encode()).decode()
+        return srv.api_key is not None and auth != f"Bearer {srv.api_key}"
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         srv = self.judge_server
         auth = self.headers.get("Authorization", "")
         with srv.lock:
             srv.props_auth.append(auth)
-        if srv.api_key is not None and auth != f"Bearer {srv.api_key}":
+        if self._unauthorized(auth):
             self._error(401, "Incorrect API key provided.", count=False)
-        elif self.path.partition("?")[0].rstrip("/") == "/v1/models" and srv.models is not None:
+        elif self.path.partition("?")[0].rstrip("/") == f"{srv.root}/models" and srv.models is not None:
             data = [{"id": m, "object": "model", "owned_by": "test"} for m in srv.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode(), count=False)
         elif self.path.partition("?")[0].rstrip("/") == "/props" and srv.slots is not None:
@@ -299,7 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.judge_server
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.partition("?")[0].rstrip("/") != "/v1/chat/completions":
+        if self.path.partition("?")[0].rstrip("/") != f"{srv.root}/chat/completions":
             self._error(404, f"no route {self.path}")
             return
         try:
@@ -314,7 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         n, hold = srv._admit(body, prompt, auth)
         try:
-            if srv.api_key is not None and auth != f"Bearer {srv.api_key}":
+            if self._unauthorized(auth):
                 shown = f"you sent Authorization: {auth}" if srv.echo_auth else auth.removeprefix("Bearer ")
                 self._error(401, f"Incorrect API key provided: {shown}.")
                 return
@@ -344,7 +365,7 @@ class _Handler(BaseHTTPRequestHandler):
             if n in srv.malformed_on:
                 self._send(200, b'{"id": "chatcmpl-broken", "choices": [')
                 return
-            payload = json.dumps(srv._completion(body, prompt)).encode()
+            payload = json.dumps(srv._completion(body, prompt, auth)).encode()
             with srv.lock:
                 if srv.dead.is_set():
                     self.close_connection = True

@@ -14,8 +14,9 @@ See docs/judges.md for the user-facing description.
 - Configuration: `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `REJUDGE_JUDGE_JSON_DIALECT` (or constructor arguments);
   run-time knobs that do not change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT`,
   `REJUDGE_JUDGE_MAX_RETRIES` and `REJUDGE_JUDGE_BACKOFF`. The key is sent as a bearer token and kept nowhere
-  else: not in `identity()`, not in cache keys, not in failure messages; credentials in the URL (user info,
-  query) and any `Authorization` value a server echoes are redacted from everything recorded.
+  else: not in `identity()`, not in cache keys, not in failure messages, not in stored replies; credentials in
+  the URL (user info, query, a key in the path) and any `Authorization` value a server echoes are redacted from
+  everything recorded (`scoring.judges.redact`).
 - Requests: the question's prompt, temperature 0, max_tokens 400, one user message. `ask_many` runs them on a
   thread pool of `concurrency` workers (default: what the endpoint can serve); the openai client does no retries
   of its own (`max_retries=0`): ours back off exponentially with jitter on 429 / 408 / 409 / 5xx, timeouts,
@@ -53,10 +54,13 @@ from scoring.errors import InputError, JudgeSpecError
 from scoring.judges.answer import CANCELLED, INVALID, MISSING, NOT_SENT, REQUEST_FAILED, Answer, token_count
 from scoring.judges.prompts import PromptTemplate
 from scoring.judges.question import Question
+from scoring.judges.redact import redact_secrets, redact_url, url_secrets
 from scoring.judges.registry import JudgeOptions
 from scoring.judges.transport import AnswerCallback, Judge, Progress, request_hash
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+NO_KEY = "no-key"
+"""The key sent when none is set (a local server ignores it): no secret, so not scrubbed from replies."""
 DEFAULT_CONCURRENCY = 8
 """For remote endpoints; a local server (loopback address) gets its reported parallel slots, else 1."""
 LOCAL_CONCURRENCY = 1
@@ -163,58 +167,20 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int,
 # ---------------------------------------------------------------- configuration helpers
 
 
-def redact_url(url: str) -> str:
-    """The URL without user info or query (where credentials sometimes hide) and without a trailing slash."""
+def _endpoint_root(url: str) -> str:
+    """The URL a probe asks (`/props`, `/models`): scheme, host and path as the chat requests use them, without user
+    info or query (urllib sends neither; `probe_headers` carries the credentials instead). Not for recording: that
+    is `redact_url`."""
     try:
         parts = urlsplit(url.strip())
         host = parts.hostname or ""
         if ":" in host:
-            host = f"[{host}]"  # IPv6
+            host = f"[{host}]"
         if parts.port:
             host = f"{host}:{parts.port}"
-    except ValueError:  # a malformed port or bracket: show nothing that could hold a secret
-        return "<invalid URL>"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-
-
-def url_secrets(url: str) -> list[str]:
-    """Strings of `url` that may be credentials: its user info (raw and decoded), password, query values, and the
-    Basic-auth token a client would build from them. Longest first, so replacing them in order leaves no piece."""
-    try:
-        parts = urlsplit(url.strip())
-        user, password = parts.username, parts.password
     except ValueError:
-        return [url.strip()] if url.strip() else []
-    found: set[str] = set()
-    netloc_user = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
-    if netloc_user:
-        found |= {netloc_user, unquote(netloc_user)}
-    for v in (user, password):
-        if v:
-            found |= {v, unquote(v)}
-    if user is not None or password is not None:
-        pair = f"{unquote(user or '')}:{unquote(password or '')}"
-        found.add(base64.b64encode(pair.encode()).decode())
-    for _, v in parse_qsl(parts.query, keep_blank_values=False):
-        found.add(v)
-    if parts.query:
-        found.add(parts.query)
-    if netloc_user or parts.query:
-        found.add(url.strip())
-    return sorted((x for x in found if len(x) >= 3), key=len, reverse=True)
-
-
-_AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=:-]{4,}")
-_AUTH_FIELD = re.compile(r"""(?i)(["']?(?:proxy-)?authorization["']?\s*[:=]\s*["']?)([^"'\r\n,}]+)""")
-
-
-def redact_secrets(text: str, secrets: Sequence[str] = ()) -> str:
-    """`text` with every secret replaced by `***`, and any `Authorization` value (a header a server echoes,
-    `Bearer ...`, `Basic ...`) hidden even when it is not one of ours."""
-    for secret in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    text = _AUTH_FIELD.sub(lambda m: m.group(1) + "***", text)
-    return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + "***", text)
+        return ""
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
 def _env_number(name: str, default: float, cast: Callable[[str], float], minimum: float) -> float:
@@ -289,7 +255,7 @@ def server_slots(base_url: str, timeout: float = 1.0, api_key: str | None = None
     import urllib.request
 
     headers = probe_headers(base_url, api_key)
-    root = redact_url(base_url)
+    root = _endpoint_root(base_url)
     root = root[:-3] if root.endswith("/v1") else root
     try:
         query = urlsplit(base_url.strip()).query
@@ -319,7 +285,7 @@ def served_models(base_url: str | None = None, api_key: str | None = None, timeo
         query = urlsplit(url).query
     except ValueError:
         return []
-    request = urllib.request.Request(redact_url(url) + "/models" + (f"?{query}" if query else ""),
+    request = urllib.request.Request(_endpoint_root(url) + "/models" + (f"?{query}" if query else ""),
                                      headers=probe_headers(url, key))
     try:
         with urllib.request.urlopen(request, timeout=timeout) as r:  # noqa: S310 (the user's endpoint)
@@ -398,7 +364,7 @@ class OpenAIJudge(Judge):
             if redact_url(self.base_url) == DEFAULT_BASE_URL:
                 raise JudgeSpecError("OPENAI_API_KEY is not set; the openai judge needs it for api.openai.com "
                                      "(or set OPENAI_BASE_URL to a local OpenAI-compatible server)")
-            key = "no-key"  # local servers (vLLM, Ollama, llama.cpp) ignore it; the client insists on one
+            key = NO_KEY  # local servers (vLLM, Ollama, llama.cpp) ignore it; the client insists on one
         if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not math.isfinite(temperature) \
                 or temperature < 0:
             raise JudgeSpecError(f"{prefix}: the temperature must be a finite number >= 0, got {temperature!r}")
@@ -416,7 +382,7 @@ class OpenAIJudge(Judge):
         self.max_tokens = int(max_tokens)
         self.prices = dict(prices) if prices is not None else load_prices()
         self._key = key
-        self._secrets = [key, *url_secrets(self.base_url)] if len(key) >= 4 else url_secrets(self.base_url)
+        self._secrets = [*([key] if key != NO_KEY and len(key) >= 4 else []), *url_secrets(self.base_url)]
         # A query string in the URL (`?api-version=...`, a signed token) is sent with every request, as
         # `default_query`: the client would otherwise glue the path onto it.
         root, _, query = self.base_url.partition("?")
@@ -709,13 +675,16 @@ class OpenAIJudge(Judge):
     def answer_from_reply(self, query: Question, raw: str, finish_reason: str | None, prompt_tokens: int = 0,
                           completion_tokens: int = 0, retries: int = 0) -> Answer:
         """The answer a reply gives to `query`, read by the parser of the form this judge asked (live replies and
-        Batch API results alike)."""
+        Batch API results alike). The reply text and rationale are stored (cache, decisions, judge logs): the key
+        and any `Authorization` value a server echoed are redacted from both, after parsing."""
         parsed = self.form(query).parse(raw, truncated=finish_reason == "length")
+        raw = self._redact(raw) if raw else raw
         if parsed.value != INVALID:
-            return Answer(parsed.value, raw=raw, rationale=parsed.rationale, prompt_tokens=prompt_tokens,
+            rationale = self._redact(parsed.rationale) if parsed.rationale else parsed.rationale
+            return Answer(parsed.value, raw=raw, rationale=rationale, prompt_tokens=prompt_tokens,
                           completion_tokens=completion_tokens, retries=retries)
-        return Answer(INVALID, raw=raw, rationale=f"unparseable: {parsed.reason}", prompt_tokens=prompt_tokens,
-                      completion_tokens=completion_tokens, retries=retries)
+        return Answer(INVALID, raw=raw, rationale=self._redact(f"unparseable: {parsed.reason}"),
+                      prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, retries=retries)
 
 
 def _refused(cause: BaseException | None) -> bool:

@@ -17,9 +17,12 @@ from scoring.errors import InputError, JudgeSpecError
 from scoring.jsonl import read_records
 from scoring.judges.answer import MISSING, Answer
 from scoring.judges.question import Question
+from scoring.judges.redact import public_field
 from scoring.judges.transport import LocalJudge
 
 MAX_LOG_BYTES = 512 * 1024 * 1024
+MAX_META_BYTES = 64 * 1024
+"""A `.meta.json` sidecar over this size is refused (the demo's is 2 KB): its fields reach the run and exports."""
 
 LogLineReader = Callable[[Mapping, str, int], tuple[tuple[str, ...], Answer]]
 """(record, path, line number) -> (question key, answer); raises InputError naming path and line."""
@@ -33,7 +36,8 @@ class ReplayJudge(LocalJudge):
 
     A sidecar `<log>.meta.json` beside the log (written by the tool that made it, e.g. scripts/real_judge_demo.py)
     names the judge that answered; its `SOURCE_FIELDS` are shown in `identity()["source"]`, so a replayed run
-    still says which model and prompt.
+    still says which model and prompt. The sidecar is read only up to `MAX_META_BYTES`, and what is copied goes
+    through `redact.public_field` (endpoints redacted, local paths reduced to file names, bounded).
     """
 
     def __init__(self, path: str | Path, read_line: LogLineReader) -> None:
@@ -49,14 +53,21 @@ class ReplayJudge(LocalJudge):
         meta = Path(self.path).with_suffix(".meta.json")
         if not meta.is_file():
             return
+        size = meta.stat().st_size
+        if size > MAX_META_BYTES:
+            raise InputError(str(meta), None, f"the judge log's metadata is {size:,} bytes; at most "
+                                              f"{MAX_META_BYTES // 1024} KiB are read (it names the judge, "
+                                              "model and prompt: remove the rest, or the file)")
         try:
-            data = json.loads(meta.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            with meta.open("rb") as f:
+                data = json.loads(f.read(MAX_META_BYTES + 1).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:  # ValueError: JSON, or a 5,000-digit int
             raise InputError(str(meta), getattr(e, "lineno", None), "the judge log's metadata is not valid JSON") \
                 from None
         if not isinstance(data, dict):
             raise InputError(str(meta), None, "the judge log's metadata must be a JSON object")
-        self.source = {k: data[k] for k in SOURCE_FIELDS if k in data}
+        # Copied into the run's identity and every export: endpoints, paths and keys redacted, each field bounded.
+        self.source = {k: public_field(data[k]) for k in SOURCE_FIELDS if k in data}
 
     def _load(self, read_line: LogLineReader) -> None:
         h = hashlib.sha256()
