@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit.stale import rebuild_stale_runs
+from ui import auth
 from ui.first_start import prepare_demo, warm_statistics
 from ui.state import db, sidebar_controls
 
@@ -26,7 +27,10 @@ pages = [
 
 
 warm_statistics()
-nav = st.navigation(pages)  # before any slow work, so a deep link's page is known on a fresh server's first run
+admitted = auth.admitted()  # team mode: signed in and named in the roles file; local mode: always
+# before any slow work, so a deep link's page is known on a fresh server's first run
+nav = st.navigation(pages, position="sidebar" if admitted else "hidden")
+auth.gate()  # team mode, not admitted: a page that says why (sign in, provider unreachable, no role), then stop
 conn = db()
 rebuild_stale_runs(conn)  # once after a migration marked a run's audited state stale; a query otherwise
 prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes

@@ -38,7 +38,7 @@ _COLS = ("id", "uid", "doc_id", "decision_id", "item", "problem", "correction", 
 
 def add_erratum(db: Database, run: RunRef, doc_id: str, item: str, problem: str, reviewer: str, *,
                 correction: str | None = None, note: str | None = None, decision_id: int | None = None,
-                withdrawn: bool = False) -> dict:
+                withdrawn: bool = False, auth_subject: str | None = None, auth_email: str | None = None) -> dict:
     """Append one erratum row (or, with `withdrawn=True`, the withdrawal of the reviewer's flag on that item).
 
     `item` is the gold item as shown (a span, a measurement); for a missing item it may be empty and the
@@ -72,15 +72,17 @@ def add_erratum(db: Database, run: RunRef, doc_id: str, item: str, problem: str,
         raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
     new = {"uid": uuid.uuid4().hex, "run_id": row["id"], "doc_id": doc_id, "decision_id": decision_id, "item": item,
            "problem": problem, "correction": correction, "note": note, "reviewer": reviewer, "created": now(),
-           "withdrawn": int(withdrawn)}
+           "withdrawn": int(withdrawn), "auth_subject": auth_subject, "auth_email": auth_email,
+           "auth_mode": "oidc" if auth_subject else "local"}
     cur = db.conn.execute(
         "INSERT INTO errata (uid, run_id, doc_id, decision_id, item, problem, correction, note, reviewer, created, "
-        "withdrawn) VALUES (:uid, :run_id, :doc_id, :decision_id, :item, :problem, :correction, :note, :reviewer, "
-        ":created, :withdrawn)", new)
+        "withdrawn, auth_subject, auth_email, auth_mode) VALUES (:uid, :run_id, :doc_id, :decision_id, :item, "
+        ":problem, :correction, :note, :reviewer, :created, :withdrawn, :auth_subject, :auth_email, :auth_mode)", new)
     return new | {"id": cur.lastrowid}
 
 
-def withdraw_erratum(db: Database, run: RunRef, erratum_id: int, reviewer: str) -> dict:
+def withdraw_erratum(db: Database, run: RunRef, erratum_id: int, reviewer: str, *, auth_subject: str | None = None,
+                     auth_email: str | None = None) -> dict:
     """Withdraw a current erratum (appends a `withdrawn` row for the same document and item).
 
     Raises:
@@ -94,7 +96,8 @@ def withdraw_erratum(db: Database, run: RunRef, erratum_id: int, reviewer: str) 
     if found[3] != (reviewer or "").strip():
         raise AuditError(f"erratum {erratum_id} was flagged by {found[3]}; only they can withdraw it")
     return add_erratum(view.db, view, found[0], found[1], found[2], reviewer, withdrawn=True,
-                       correction=None if found[1] else "(withdrawn)")
+                       correction=None if found[1] else "(withdrawn)", auth_subject=auth_subject,
+                       auth_email=auth_email)
 
 
 def history(db: Database, run: RunRef) -> list[dict]:

@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 10  # m010 is the newest (m009 may be added by another change)
 
 
 @migrations()
@@ -174,3 +174,18 @@ def m007_judge_stability(db: Database) -> None:
 def m008_settings(db: Database) -> None:
     """Facts about the database itself (e.g. `demo_seeded`: the demo runs were scored into it once)."""
     db.execute("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated TEXT NOT NULL)")
+
+
+@migrations()
+def m010_verified_identity(db: Database) -> None:
+    """Who made each review, erratum and stability answer: in team mode the sign-in provider's subject and e-mail
+    (`auth_mode` 'oidc'); rows written before (or in local mode, or by the CLI) keep `auth_mode` 'local': their
+    reviewer name is an unverified label. Blind assignments: the owner makes a run (`reviewer` '*') or one reviewer
+    on a run blind (upserted, one row per run and reviewer)."""
+    for table in ("reviews", "errata", "stability_answers"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN auth_subject TEXT")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN auth_email TEXT")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN auth_mode TEXT NOT NULL DEFAULT 'local'")
+    db.execute("""CREATE TABLE blind_assignments (
+        run_id INTEGER NOT NULL REFERENCES runs(id), reviewer TEXT NOT NULL, blind INTEGER NOT NULL,
+        set_by TEXT NOT NULL, updated TEXT NOT NULL, PRIMARY KEY (run_id, reviewer))""")

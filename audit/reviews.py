@@ -78,8 +78,11 @@ def decision(db: Database, run: str, decision_id: int) -> dict:
 
 def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,
                blind: bool = False, role: str = "reviewer", expect_last_review: int | None = None,
-               sampled: bool = False) -> dict:
+               sampled: bool = False, auth_subject: str | None = None, auth_email: str | None = None) -> dict:
     """Append one review row; `label=None` undoes the reviewer's current label (also a new row).
+
+    `auth_subject` / `auth_email`: the signed-in identity (team mode); without them the row is marked
+    `auth_mode` 'local' (the reviewer name is an unverified label).
 
     `sampled`: the decision was served by the run's sampling plan (the "sample" queue), so its document may
     enter the partial-audit estimator as a sample draw (`audit/sampling.py`); hand-picked reviews never do.
@@ -111,7 +114,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
 
     row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,
            "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now(),
-           "sampled": int(bool(sampled))}
+           "sampled": int(bool(sampled)), "auth_subject": auth_subject, "auth_email": auth_email,
+           "auth_mode": "oidc" if auth_subject else "local"}
     conn = db.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -122,8 +126,9 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
                 raise StaleReview(f"decision {decision_id} was reviewed by someone else since you opened it; "
                                   "reload to see the new review")
         cur = conn.execute(
-            "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled) "
-            "VALUES (:uid, :run_id, :decision_id, :reviewer, :label, :role, :note, :blind, :created, :sampled)", row)
+            "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled, "
+            "auth_subject, auth_email, auth_mode) VALUES (:uid, :run_id, :decision_id, :reviewer, :label, :role, "
+            ":note, :blind, :created, :sampled, :auth_subject, :auth_email, :auth_mode)", row)
         apply_reviews(db, run_id)
         conn.execute("COMMIT")
     except BaseException:

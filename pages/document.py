@@ -4,6 +4,7 @@ import streamlit as st
 
 from audit.errata import current_errata
 from audit.reviews import add_review
+from ui import auth
 from ui.decisions import review_card
 from ui.errata import errata_form
 from ui.families import DocumentContext, doc_id_title, doc_noun, view
@@ -54,7 +55,9 @@ else:
 
 
 def store(decision_id: int, label: str, note: str = "") -> None:
-    add_review(conn, run, decision_id, label, who, note=note or None, blind=hide_derived, role=role())
+    auth.check(auth.review_action(role()))
+    add_review(conn, run, decision_id, label, who, note=note or None, blind=hide_derived, role=role(),
+               **auth.identity_columns())
 
 
 ctx = DocumentContext(page.row, info, info["audited_counts"], decs, store, who, blind(), role() == "adjudicator",

@@ -6,6 +6,7 @@ import streamlit as st
 
 from audit.errata import current_errata, export_errata_csv, export_errata_json, history, withdraw_erratum
 from audit.errors import AuditError
+from ui import auth
 from ui.families import doc_id_title
 from ui.state import current_view, db, link, reviewer
 from ui.text import show_text
@@ -43,8 +44,9 @@ if mine:
                             format_func=lambda i: next(f"#{f['id']} · {f['doc_id']} · {f['item'] or '(missing)'}"
                                                        for f in mine if f["id"] == i))
         if st.button("Withdraw", key="errata.withdraw"):
+            auth.guard("flag_erratum")
             try:
-                withdraw_erratum(conn, run_view, pick, who)
+                withdraw_erratum(conn, run_view, pick, who, **auth.identity_columns())
                 st.rerun()
             except AuditError as e:
                 show_text(str(e), "error")

@@ -11,6 +11,7 @@ from audit.errata import current_errata, export_errata_csv, export_errata_json
 from audit.export import export_run
 from audit.reviews_io import export_reviews
 from audit.views import RunRef
+from ui import auth
 from ui.review_upload import import_uploaded_reviews
 from ui.state import blind_guard, current_view, db
 from ui.text import md_literal, show_text
@@ -70,11 +71,15 @@ else:
     st.caption("No gold item has been flagged in this run (flag one on the abstract page or in the queue).")
 
 st.subheader("Reviews")
-st.download_button("This run's reviews (JSON lines)", builder(export_reviews, run),
-                   file_name=f"{run}.reviews.jsonl", key="export.reviews", icon=":material/download:",
-                   on_click="ignore")
+if auth.may("export_reviews"):  # reviews name who labelled what: the owner's to move between databases
+    st.download_button("This run's reviews (JSON lines)", builder(export_reviews, run),
+                       file_name=f"{run}.reviews.jsonl", key="export.reviews", icon=":material/download:",
+                       on_click="ignore")
+else:  # the file is never built for anyone else (the button's data exists only where it is drawn)
+    show_text(auth.refused("export_reviews"), "caption")
 up = st.file_uploader("Merge reviews exported from another database", type=["jsonl", "json"],
                       key="export.import", help="Rows already present (same id) are skipped; nothing is lost.")
 if up is not None and st.button("Import reviews", key="export.import_go"):
+    auth.guard("import_reviews")
     ok, message = import_uploaded_reviews(conn, run, up.name, up.getvalue())
     show_text(message, "success" if ok else "error")

@@ -27,6 +27,7 @@ from audit.reviews import add_review
 from audit.sampling import create_plan, load_plan, next_sample
 from audit.store import default_db_path, open_db
 from audit.views import document
+from ui import auth
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.errata import errata_form
 from ui.families import doc_noun, view
@@ -71,6 +72,7 @@ if mode == "sample":
                   "which order, so that a partial review gives an honest estimate of the full-review score "
                   "(Scores page).", "info")
         if st.button("Create a sampling plan (seed 0)", key="queue.create_plan"):
+            auth.guard("edit_assignments")
             try:
                 create_plan(conn, run_view, seed=0)
             except AuditError as e:
@@ -116,12 +118,13 @@ def _change(c: Database, decision_id: int, title: str | None, before: dict, verb
 def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
     c = open_db(default_db_path())
     try:
+        auth.check(auth.review_action(as_role))
         d = decision_view(c, run_view, decision_id)
         prev = _previous_label(d, as_role)
         before = run_view.on(c).audit.metrics
         add_review(c, run, decision_id, label, who, note=(st.session_state.get(NOTE) or "").strip() or None,
                    blind=hidden and who not in d["human"], role=as_role,
-                   sampled=st.session_state.get("queue.mode") == "sample")
+                   sampled=st.session_state.get("queue.mode") == "sample", **auth.identity_columns())
         st.session_state[NOTE] = ""
         st.session_state[HISTORY].append({"id": decision_id, "kind": d["kind"], "pos": pos, "prev": prev,
                                           "role": as_role})
@@ -139,8 +142,10 @@ def _on_undo() -> None:
     last = history.pop()
     c = open_db(default_db_path())
     try:
+        auth.check(auth.review_action(last["role"]))
         before = run_view.on(c).audit.metrics
-        add_review(c, run, last["id"], last["prev"], who, role=last["role"], note="undo of the previous review")
+        add_review(c, run, last["id"], last["prev"], who, role=last["role"], note="undo of the previous review",
+                   **auth.identity_columns())
         title = task.label_schemes[last["kind"]].title(last["prev"]) if last["prev"] is not None else None
         st.session_state[STRIP] = _change(c, last["id"], title, before, "Undone:")
         st.session_state[POS] = last["pos"]

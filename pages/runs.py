@@ -3,6 +3,8 @@
 import streamlit as st
 
 from audit.demo import first_demo_run, load_demo
+from ui import auth
+from ui.assignments import blind_assignment_editor
 from ui.first_start import demo_progress
 from ui.newrun import new_run_form
 from ui.runs_table import demo_lines, runs_frame
@@ -41,6 +43,7 @@ with st.container(border=True):
         st.caption(f"Not in this database: {md_literal(', '.join(missing))}.")
         if st.button("Load the demo runs", key="runs.load_demo", help="Score the bundled demo runs this database "
                      "lacks (offline judges, about 10–20 s); `python -m audit demo` does the same"):
+            auth.guard("load_runs")
             load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))
             st.rerun()
 
@@ -59,6 +62,10 @@ else:
                         index=names.index(current_run()) if current_run() in names else 0)
     if st.button("Open run", key="runs.open"):
         st.switch_page("pages/overview.py", query_params=link_params(run=pick))
+
+if current_run() in set(runs["run"] if not runs.empty else ()):
+    with st.expander("Blind review assignments"):
+        blind_assignment_editor(conn, current_run())
 
 with st.expander("Score a new run", expanded=runs.empty):
     new = new_run_form(conn)

@@ -12,6 +12,7 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.reviews import add_review
 from scoring.families.base import LabelScheme
+from ui import auth
 from ui.families import kind_title, view
 from ui.text import show_error, visible
 
@@ -129,7 +130,9 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
             if store is not None:
                 store(d["id"], label, note)
             else:
-                add_review(conn, run, d["id"], label, reviewer, note=note or None, blind=hide, role=role)
+                auth.check(auth.review_action(role))
+                add_review(conn, run, d["id"], label, reviewer, note=note or None, blind=hide, role=role,
+                           **auth.identity_columns())
         except AuditError as e:
             show_error(str(e))
             return False

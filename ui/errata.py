@@ -8,6 +8,7 @@ from sqlite_utils import Database
 from audit.errata import PROBLEMS, add_erratum
 from audit.errors import AuditError
 from audit.views import document
+from ui import auth
 from ui.families import gold_item_of, gold_items
 from ui.text import show_text
 
@@ -42,8 +43,9 @@ def errata_form(conn: Database, run: str, task: str, doc_id: str, who: str, *, d
         return
     chosen = typed.strip() if item == OTHER_ITEM else item
     try:
+        auth.check("flag_erratum")
         add_erratum(conn, run, doc_id, chosen, problem, who, correction=correction, note=note,
-                    decision_id=decision["id"] if decision else None)
+                    decision_id=decision["id"] if decision else None, **auth.identity_columns())
     except AuditError as e:
         show_text(str(e), "error")
         return

@@ -20,6 +20,7 @@ from scoring.families import TASKS
 from scoring.families.base import DemoRun, InputSpec, TaskFamily
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions, describe, kind_of
+from ui import auth
 from ui.text import show_error, show_text
 
 UPLOAD = "Upload…"
@@ -201,6 +202,7 @@ def new_run_form(conn: Database) -> str | None:
                 "stopped; nothing was stored as a run.")
     if not st.button("Score", key="newrun.score", type="primary"):
         return None
+    auth.guard("score_run")
     missing = [s.title for s in task.inputs if s.required and sources[s.name] is None]
     if missing or not spec:
         show_error("Pick or upload " + ", ".join(missing or ["a judge log"]) + " first.")

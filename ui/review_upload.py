@@ -10,11 +10,14 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.reviews_io import import_reviews
 from scoring.errors import InputError
+from ui import auth
 
 
 def import_uploaded_reviews(conn: Database, run: object, name: str, data: bytes) -> tuple[bool, str]:
     """(imported, message): the upload is written to a private temp file under its own name (so errors name the
     user's file, never the temp path), merged, and removed."""
+    if why := auth.refused("import_reviews"):
+        return False, f"Nothing was imported. {why}"
     path = Path(tempfile.mkdtemp(prefix="rejudge-reviews-")) / Path(name).name
     path.write_bytes(data)
     try:

@@ -22,9 +22,12 @@ from urllib.parse import urlencode
 import streamlit as st
 from sqlite_utils import Database
 
+from audit.assignments import blind_assignments
 from audit.effective import DEFAULT_POLICY, POLICIES
+from audit.roles import blind_forced
 from audit.store import default_db_path, list_runs, open_db
 from audit.views import RunView, load_view
+from ui import auth
 from ui.text import show_text
 
 REVIEWER_KEY = "reviewer"
@@ -36,6 +39,7 @@ RUN_WIDGET = "sidebar.run"
 POLICY_KEY = "effective_policy"
 URL_REVIEWER, URL_BLIND, URL_ADJ, URL_RUN, URL_POLICY = "reviewer", "blind", "adj", "run", "policy"
 _VIEWS = "_rejudge_views"
+FORCED_BLIND = "_forced_blind"  # (run, reviewer, blind): the owner's assignment, read once per rerun
 
 
 def db() -> Database:
@@ -228,21 +232,42 @@ def sidebar_controls(conn: Database | None = None) -> None:
     (through the URL)."""
     adopt_url_settings()
     if conn is not None:
-        run_picker(conn)
-    _persisted(REVIEWER_KEY, NAME_KEY, "")
-    st.text_input("Reviewer name", key=REVIEWER_KEY, placeholder="your name", on_change=_copy,
-                  args=(REVIEWER_KEY, NAME_KEY),
-                  help="Reviews are stored under this name (append-only, with time and note). Kept in the URL "
-                       "(?reviewer=), so a reload keeps it.")
+        run = run_picker(conn)
+        note_forced_blind(conn, run)
+    auth.sidebar_identity()
+    if not auth.team_mode():  # team mode: the signed-in identity is the reviewer, no name to type
+        _persisted(REVIEWER_KEY, NAME_KEY, "")
+        st.text_input("Reviewer name", key=REVIEWER_KEY, placeholder="your name", on_change=_copy,
+                      args=(REVIEWER_KEY, NAME_KEY),
+                      help="Reviews are stored under this name (append-only, with time and note). Kept in the URL "
+                           "(?reviewer=), so a reload keeps it.")
     _persisted("blind", BLIND_KEY, False)
-    st.toggle("Blind review", key="blind", on_change=_copy, args=("blind", BLIND_KEY),
+    if forced_blind():
+        st.session_state["blind"] = True
+    st.toggle("Blind review", key="blind", on_change=_copy, args=("blind", BLIND_KEY), disabled=forced_blind(),
               help="Hide the judge's answer, other reviewers' labels and every score derived from them until you "
-                   "have labelled. Each review records whether it was made blind. Kept in the URL (?blind=1).")
-    _persisted("adjudicator", ADJUDICATOR_KEY, False)
-    st.toggle("Adjudicator", key="adjudicator", on_change=_copy, args=("adjudicator", ADJUDICATOR_KEY),
-              help="Your labels settle conflicts: an adjudicated label overrides reviewers and judge. Kept in the "
-                   "URL (?adj=1).")
+                   "have labelled. Each review records whether it was made blind. Kept in the URL (?blind=1)." +
+                   (" The run's owner made this run blind for you: it cannot be switched off." if forced_blind()
+                    else ""))
+    if auth.may("adjudicate") and not forced_blind():
+        _persisted("adjudicator", ADJUDICATOR_KEY, False)
+        st.toggle("Adjudicator", key="adjudicator", on_change=_copy, args=("adjudicator", ADJUDICATOR_KEY),
+                  help="Your labels settle conflicts: an adjudicated label overrides reviewers and judge. Kept in "
+                       "the URL (?adj=1).")
     write_url_settings()
+
+
+def note_forced_blind(conn: Database, run: str | None) -> None:
+    """Read the owner's blind assignment of `run` for the current reviewer (once per rerun, in the sidebar)."""
+    who = reviewer()
+    forced = blind_forced(blind_assignments(conn, run), who) if run else False
+    st.session_state[FORCED_BLIND] = (run, who, forced)
+
+
+def forced_blind() -> bool:
+    """Whether the owner made the current run blind for the current reviewer (they cannot switch it off)."""
+    run, who, forced = st.session_state.get(FORCED_BLIND, (None, None, False))
+    return bool(forced) and run == current_run() and who == reviewer()
 
 
 def _set_param(name: str, value: str) -> None:
@@ -255,7 +280,7 @@ def _set_param(name: str, value: str) -> None:
 
 def write_url_settings() -> None:
     """Mirror the reviewer name, blind and adjudicator mode into the URL (so a reload keeps them)."""
-    _set_param(URL_REVIEWER, reviewer())
+    _set_param(URL_REVIEWER, "" if auth.team_mode() else reviewer())
     _set_param(URL_BLIND, "1" if blind() else "")
     _set_param(URL_ADJ, "1" if role() == "adjudicator" else "")
     _set_param(URL_POLICY, "" if policy() == DEFAULT_POLICY else policy())
@@ -274,7 +299,8 @@ def link_params(**params: object) -> dict[str, str]:
 
 
 def _carried() -> dict[str, object]:
-    return {URL_RUN: current_run(), URL_REVIEWER: reviewer(), URL_BLIND: "1" if blind() else "",
+    return {URL_RUN: current_run(), URL_REVIEWER: "" if auth.team_mode() else reviewer(),
+            URL_BLIND: "1" if blind() else "",
             URL_ADJ: "1" if role() == "adjudicator" else "",
             URL_POLICY: "" if policy() == DEFAULT_POLICY else policy()}
 
@@ -286,7 +312,7 @@ def adopt_url_settings() -> None:
         return
     st.session_state["_url_settings_adopted"] = True
     name = st.query_params.get(URL_REVIEWER)
-    if name and not st.session_state.get(NAME_KEY):
+    if name and not st.session_state.get(NAME_KEY) and not auth.team_mode():  # team mode: the sign-in names you
         st.session_state[NAME_KEY] = name
     if st.query_params.get(URL_BLIND) == "1" and BLIND_KEY not in st.session_state:
         st.session_state[BLIND_KEY] = True
@@ -306,13 +332,18 @@ def short_spec(spec: str) -> str:
 
 
 def reviewer() -> str:
+    """The reviewer: in team mode the signed-in e-mail address (never a typed or URL name), else the typed name."""
+    if auth.team_mode():
+        who = auth.identity()
+        return who.email if who and who.role else ""
     return (st.session_state.get(NAME_KEY) or st.session_state.get(REVIEWER_KEY) or "").strip()
 
 
 def blind() -> bool:
-    return bool(st.session_state.get(BLIND_KEY, st.session_state.get("blind", False)))
+    return forced_blind() or bool(st.session_state.get(BLIND_KEY, st.session_state.get("blind", False)))
 
 
 def role() -> str:
+    """"adjudicator" only when chosen, allowed by the person's role (team mode) and the run is not assigned blind."""
     adj = st.session_state.get(ADJUDICATOR_KEY, st.session_state.get("adjudicator", False))
-    return "adjudicator" if adj else "reviewer"
+    return "adjudicator" if adj and auth.may("adjudicate") and not forced_blind() else "reviewer"

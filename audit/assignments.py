@@ -1,0 +1,40 @@
+"""Blind by assignment: the owner makes a run, or one reviewer on a run, blind (table `blind_assignments`, m010).
+
+Who may set them is `audit.roles`' decision (action `edit_assignments`); what they mean for a reviewer is
+`audit.roles.blind_forced`.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+
+from audit.errors import AuditError
+from audit.store import now, run_row
+
+EVERYONE = "*"
+
+
+def blind_assignments(db: Database, run: str) -> dict[str, bool]:
+    """The run's assignments: reviewer e-mail (or `EVERYONE`) -> blind."""
+    run_id = run_row(db, run)["id"]
+    return {who: bool(blind) for who, blind in db.execute(
+        "SELECT reviewer, blind FROM blind_assignments WHERE run_id = ?", [run_id]).fetchall()}
+
+
+def set_blind_assignment(db: Database, run: str, reviewer: str, blind: bool | None, set_by: str) -> None:
+    """Make `reviewer` (an e-mail address, or `EVERYONE`) blind on `run` (`blind=True`), explicitly not blind
+    (`False`, which overrides a run-wide assignment), or remove the assignment (`None`).
+
+    Raises:
+        UnknownRun; AuditError: `reviewer` is neither an address nor `EVERYONE`.
+    """
+    reviewer = reviewer.strip().casefold()
+    if reviewer != EVERYONE and reviewer.count("@") != 1:
+        raise AuditError(f"{reviewer!r} is not an e-mail address (or {EVERYONE!r} for every reviewer of the run)")
+    run_id = run_row(db, run)["id"]
+    if blind is None:
+        db.execute("DELETE FROM blind_assignments WHERE run_id = ? AND reviewer = ?", [run_id, reviewer])
+        return
+    db.execute("INSERT INTO blind_assignments (run_id, reviewer, blind, set_by, updated) VALUES (?, ?, ?, ?, ?) "
+               "ON CONFLICT (run_id, reviewer) DO UPDATE SET blind = excluded.blind, set_by = excluded.set_by, "
+               "updated = excluded.updated", [run_id, reviewer, int(blind), set_by, now()])

@@ -1,0 +1,59 @@
+"""The one decision of who may do what (`audit.roles`), and the roles file's parsing."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from audit.roles import ACTIONS, LOCAL, RANKS, RolesFileError, blind_forced, parse_roles, permits
+
+ROLES = sorted(RANKS, key=RANKS.__getitem__)
+
+
+@pytest.mark.parametrize("action", sorted(ACTIONS))
+def test_each_action_needs_its_role_and_every_higher_one_may(action):
+    need = ACTIONS[action][0]
+    assert [permits(r, action) for r in ROLES] == [RANKS[r] >= RANKS[need] for r in ROLES]
+    assert permits(LOCAL, action) and not permits(None, action) and not permits("admin", action)
+
+
+def test_the_issue_s_role_table():
+    assert {a for a in ACTIONS if permits("reviewer", a)} == {"label", "flag_erratum"}
+    assert {a for a in ACTIONS if permits("adjudicator", a)} == {"label", "flag_erratum", "adjudicate"}
+    assert {a for a in ACTIONS if not permits("adjudicator", a)} == {
+        "score_run", "load_runs", "delete_run", "edit_assignments", "export_reviews", "import_reviews"}
+
+
+def test_unknown_action_is_an_error_not_a_refusal():
+    with pytest.raises(KeyError):
+        permits("owner", "launch")
+
+
+def test_addresses_and_domains_with_the_highest_role_winning():
+    roles = parse_roles('[roles]\nowners = ["Olga@Lab.org"]\nadjudicators = ["@lab.org"]\n'
+                        'reviewers = ["@lab.org", "cy@uni.edu", "olga@lab.org"]\n')
+    assert roles.role_of("olga@lab.org") == "owner"  # listed as reviewer too: the highest wins
+    assert roles.role_of("anyone@LAB.ORG") == "adjudicator"
+    assert roles.role_of("cy@uni.edu") == "reviewer"
+    assert roles.role_of("dee@uni.edu") is None
+    for forged in ("olga@lab.org@evil.org", "x@sub.lab.org", "lab.org", "", None, "@lab.org"):
+        assert roles.role_of(forged) is None, forged
+
+
+@pytest.mark.parametrize("text, says", [
+    ("owners = [", "not valid TOML"), ("[other]\nx = 1\n", r"needs a \[roles\] table"),
+    ("[roles]\nadmins = ['a@b.c']\n", "unknown key"), ("[roles]\nowners = 'a@b.c'\n", "must be a list"),
+    ("[roles]\nowners = ['ana']\n", "neither an address"), ("[roles]\nowners = ['a b@c.d']\n", "neither"),
+    ("[roles]\nowners = []\n", "names nobody"),
+])
+def test_a_bad_roles_file_says_what_is_wrong(text, says):
+    with pytest.raises(RolesFileError, match=says):
+        parse_roles(text, "team.toml")
+
+
+@given(st.dictionaries(st.sampled_from(["*", "ana@lab.org", "bo@lab.org"]), st.booleans()),
+       st.sampled_from(["ana@lab.org", "BO@lab.org", "cy@lab.org", ""]))
+def test_a_reviewer_s_own_assignment_wins_over_the_run_s(assignments, email):
+    own = assignments.get(email.casefold()) if email else None
+    assert blind_forced(assignments, email) == (own if own is not None else assignments.get("*", False))
