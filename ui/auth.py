@@ -190,12 +190,23 @@ def gate() -> None:
     st.stop()
 
 
+def _authlib_missing() -> str | None:
+    """Streamlit signs in through Authlib (a declared requirement); say so plainly when it is not installed."""
+    try:
+        import authlib  # noqa: F401 - only its presence matters here
+    except ImportError:
+        return "Authlib is not installed: pip install -r requirements.txt"
+    return None
+
+
 def _sign_in_page() -> None:
     st.title("Rejudge — sign in")
     provider, url = _provider()
-    problem = provider_problem(url)
+    missing = _authlib_missing()
+    problem = missing or provider_problem(url)
     if problem:
-        st.error("The sign-in provider cannot be reached, so nobody can sign in right now.")
+        st.error("Sign-in is not set up on this server, so nobody can sign in." if missing else
+                 "The sign-in provider cannot be reached, so nobody can sign in right now.")
         st.text(f"Details: {problem}")
         st.caption("Try again in a moment; if it persists, the owner should check the [auth] section of "
                    ".streamlit/secrets.toml and the provider.")
