@@ -7,6 +7,7 @@ decisions are conflicted follows the run view's effective-label policy (`audit.v
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -24,6 +25,8 @@ QUEUES = {
     "all": "every decision",
     "sample": "the run's sampling plan, in its order (partial audit)",
 }
+REL_TOL, ABS_TOL = 1e-9, 1e-12
+"""Tolerance of the change strip: a metric cell counts as changed beyond it."""
 BLIND_QUEUES = ("unreviewed", "all", "sample")
 """Queues that reveal nothing of the judge's or other reviewers' labels (offered in blind review)."""
 
@@ -139,8 +142,45 @@ def reviewer_progress_db(db: Database, run: RunRef, *, with_judge: bool = True) 
     return out
 
 
-def _fmt(v: object) -> str:
-    return f"{v:.4f}" if isinstance(v, float) else str(v)
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def changed(before: float, after: float, *, rel_tol: float = REL_TOL, abs_tol: float = ABS_TOL) -> bool:
+    """True when a metric cell moved by more than the tolerance (floating-point noise of a re-score is not a
+    change; a mean 3.0204 → 3.0000 is)."""
+    return not math.isclose(before, after, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def _pair(before: float, after: float) -> str:
+    """`70→71` for whole numbers (LitXBench stores counts as floats), else as many decimals as tell them apart."""
+    if float(before).is_integer() and float(after).is_integer():
+        return f"{int(before)}→{int(after)}"
+    for digits in range(4, 10):
+        a, b = f"{before:.{digits}f}", f"{after:.{digits}f}"
+        if a != b:
+            return f"{a}→{b}"
+    return f"{before!r}→{after!r}"
+
+
+def metric_changes(task: TaskFamily, before: Mapping, after: Mapping) -> list[str]:
+    """Every numeric cell of the family's metric rows that changed beyond the tolerance, as `where column a→b`:
+    counts first (columns whose values are all whole numbers), then scores, then interval bounds; macro-average
+    rows are left to the headline cells."""
+    rows = [(o, a) for o, a in zip(task.metric_rows(before), task.metric_rows(after), strict=False)
+            if o.get("type") not in ("macro average", "avg")]
+    fractional = {k for o, _ in rows for k, v in o.items() if _is_number(v) and not float(v).is_integer()}
+    counts, scores, bounds = [], [], []
+    for o, a in rows:
+        where = " ".join(str(x) for x in (o.get("section"), o.get("type")) if x)
+        for k, v in o.items():
+            w = a.get(k)
+            if not (_is_number(v) and _is_number(w) and changed(v, w)):
+                continue
+            group = (bounds if "ci_" in k or k.endswith(("_low", "_high")) else
+                     scores if k in fractional or not float(w).is_integer() else counts)
+            group.append(f"{where} {k} {_pair(v, w)}")
+    return counts + scores + bounds
 
 
 def describe_change(task: TaskFamily, decision_id: int, label: str | None, before: Mapping, after: Mapping,
@@ -149,26 +189,19 @@ def describe_change(task: TaskFamily, decision_id: int, label: str | None, befor
     `#7 → no match · entities comb-element tp 70→71 · entity F1 (macro avg) +0.0011`.
 
     `label` is the label title stored (None: the reviewer's label was withdrawn); `before`/`after` are the audited
-    metrics around the write. Count changes come from the family's metric rows (integer columns), score changes
-    from its headline cells.
+    metrics around the write. Every numeric cell of the family's metric rows is compared (`metric_changes`, at most
+    `max_parts` listed, then how many more), then its headline cells' differences; "no score changed" only when
+    no cell moved beyond the tolerance.
     """
     parts = [f"#{decision_id} → {label if label is not None else 'label withdrawn'}"]
-    counts = []
-    for o, a in zip(task.metric_rows(before), task.metric_rows(after), strict=False):
-        if o.get("type") in ("macro average", "avg"):
-            continue
-        where = " ".join(str(x) for x in (o.get("section"), o.get("type")) if x)
-        for k, v in o.items():
-            w = a.get(k)
-            if isinstance(v, int) and not isinstance(v, bool) and isinstance(w, int) and v != w:
-                counts.append(f"{where} {k} {v}→{w}")
+    cells = metric_changes(task, before, after)
     scores = []
     for cell in task.headline:
         o, a = cell.value(before), cell.value(after)
-        if o is not None and a is not None and abs(a - o) > 1e-12:
-            scores.append(f"{cell.label} {a - o:+.4f}")
-    changed = counts[:max_parts] + ([f"… {len(counts) - max_parts} more"] if len(counts) > max_parts else [])
-    parts += changed + scores
+        if o is not None and a is not None and _is_number(o) and _is_number(a) and changed(o, a):
+            scores.append(f"{cell.label} {a - o:+.4f}" if abs(a - o) >= 5e-5 else f"{cell.label} {a - o:+.2e}")
+    listed = cells[:max_parts] + ([f"… {len(cells) - max_parts} more"] if len(cells) > max_parts else [])
+    parts += listed + scores
     if len(parts) == 1:
         parts.append("no score changed")
     return " · ".join(parts)
