@@ -100,7 +100,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     options = {o.name: getattr(args, o.name) for o in task.options}
     judge = args.judge or task.judge_specs[0]
     try:
-        plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options)
+        plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options, allow_empty=args.allow_empty)
         row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial)
     finally:
         bar.close()
@@ -384,6 +384,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                        "file (it is always available later with `export --format judgelog`)")
         f.add_argument("--allow-partial", action="store_true", help="store the run even when most judge answers "
                        "are missing (they count as not matched); without it such a run fails and stores nothing")
+        f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
+                       "prediction (all count as empty); without it such inputs are refused")
     s = add("delete-run", cmd_delete_run)
     s.add_argument("--run", required=True)
     s.add_argument("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
@@ -23,9 +24,10 @@ from sqlite_utils import Database
 from audit.errors import AuditError, RunExists
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
-from scoring.errors import JudgeFailed
+from scoring.errors import InputError, JudgeFailed
 from scoring.families import get_task
 from scoring.families.base import Loaded, TaskFamily, sum_nested
+from scoring.jsonl import check_folder
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions
 from scoring.judges.transport import Judge
@@ -60,11 +62,17 @@ def _file_digest(p: Path) -> bytes:
 
 
 def _hash_input(path: str) -> dict:
-    """SHA-256 of a file (read in chunks), or of a folder's relative names and file digests."""
+    """SHA-256 of a file (read in chunks), or of a folder's relative names and file digests.
+
+    A folder is walked without following links (`scoring.jsonl.check_folder` refuses links that leave it first):
+    a link to a file inside it is hashed by its content, a linked sub-folder is hashed where it really is.
+    """
     p = Path(path)
     if p.is_dir():
+        check_folder(p)
         h = hashlib.sha256()
-        files = sorted(f for f in p.rglob("*") if f.is_file())
+        files = sorted(Path(here, name) for here, _, names in os.walk(p, followlinks=False) for name in names)
+        files = [f for f in files if f.is_file()]
         for f in files:
             h.update(str(f.relative_to(p)).encode() + b"\0" + _file_digest(f))
         return {"sha256": h.hexdigest(), "files": len(files), "bytes": sum(f.stat().st_size for f in files)}
@@ -110,9 +118,10 @@ def _main_input(task: TaskFamily, inputs: Mapping[str, str]) -> str:
 
 def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec: str, *, run: str | None = None,
              input_names: Mapping[str, str] | None = None, judge_options: JudgeOptions | None = None,
-             options: Mapping[str, str] | None = None) -> RunPlan:
+             options: Mapping[str, str] | None = None, allow_empty: bool = False) -> RunPlan:
     """Check the name, load and validate every input, build the judge through its family (`make_judge`, with the
-    user's `judge_options`: endpoint, key, concurrency, prices). Stores nothing.
+    user's `judge_options`: endpoint, key, concurrency, prices). Stores nothing. Inputs where no gold item has a
+    prediction are refused unless `allow_empty` (`check_matched`).
 
     Raises:
         InputError, JudgeSpecError: bad input (file and line named). AuditError: bad run name; RunExists.
@@ -133,9 +142,33 @@ def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec
         if list(db.query("SELECT 1 FROM runs WHERE name = ?", [run])):
             raise RunExists(f"run {run!r} already exists in this database; pick another name with --run")
     loaded = task.load(inputs)
+    check_matched(loaded, inputs.get("pred", task.name), allow_empty=allow_empty)
     judge = task.make_judge(judge_spec, judge_options)
     name = run or default_run_name(db, task.name, names.get(_main_input_name(task, inputs), task.name), judge.spec)
     return RunPlan(task, name, inputs, names, loaded, judge, dict(options or {}))
+
+
+def check_matched(loaded: Loaded, pred: str, *, allow_empty: bool = False) -> None:
+    """Refuse a run in which no gold item has a prediction (an empty or wrong prediction file or folder, file
+    names in another case): it would store a run of zeros. Families say which gold items have none in
+    `loaded.extra["missing_predictions"]`; `allow_empty` keeps the rare intended case.
+
+    Raises:
+        InputError: at the predictions, saying why.
+    """
+    missing = loaded.extra.get("missing_predictions")
+    if allow_empty or not loaded.docs or missing is None or len(missing) < len(loaded.docs):
+        return
+    unknown = [str(u) for u in loaded.extra.get("unknown_predictions") or []]
+    gold = {str(m).casefold() for m in missing}
+    if any(u.casefold() in gold for u in unknown):
+        why = "; their file names differ from the gold names only in upper/lower case"
+    elif unknown:
+        why = f"; its {len(unknown)} prediction(s) name other documents (another run's, or another gold set's?)"
+    else:
+        why = "; it holds no prediction"
+    raise InputError(pred, None, f"no prediction matches any of the {len(loaded.docs)} gold item(s){why}. Nothing "
+                                 "was stored; check the predictions, or pass --allow-empty to score them as empty")
 
 
 def _main_input_name(task: TaskFamily, inputs: Mapping[str, str]) -> str:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import re
+import sys
+import unicodedata
 
 
 class InputError(ValueError):
@@ -20,22 +25,131 @@ class JudgeSpecError(ValueError):
     """A judge spec string cannot be understood."""
 
 
+MAX_NUMBER_DIGITS = 400
+"""Longest number literal read (a double has at most 309 integer digits; longer ones cannot be finite)."""
+
+
+class _Refused(ValueError):
+    """A JSON value the input rules refuse (raised inside the parser's hooks, turned into an InputError).
+
+    The parser's hooks see no positions: `token` (the number's literal, or the duplicate key as written in JSON)
+    and `nth` (which occurrence) let `refused_line` find the line of a multi-line file.
+    """
+
+    def __init__(self, reason: str, token: str, nth: int = 1) -> None:
+        super().__init__(reason)
+        self.token, self.nth = token, nth
+
+
+def refused_line(text: str, error: ValueError) -> int | None:
+    """The line (1-based) of the value a `loads_strict` refusal names, or None if it cannot be told."""
+    if not isinstance(error, _Refused):
+        return None
+    if error.token.startswith('"'):
+        pattern = re.escape(error.token) + r"\s*:"
+    else:
+        pattern = r'(?<![\w.+"-])' + re.escape(error.token) + r'(?![\w."])'
+    found = list(itertools.islice(re.finditer(pattern, text), error.nth))
+    return text.count("\n", 0, found[-1].start()) + 1 if len(found) == error.nth else None
+
+
+def number_problem(value: object) -> str | None:
+    """Why `value` cannot be used as a number of an input (not finite as a double), or None when it can.
+
+    The one numeric rule of every family: NaN and the infinities are refused, and so is an integer too large to be
+    a finite double (1e309 written out), since every score treats numbers as floats somewhere.
+
+    >>> number_problem(2.5), number_problem(10**400), number_problem(float("nan"))
+    (None, 'integer of 401 digits is too large (the limit is about 1.8e308)', 'NaN is not a finite number')
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if value.bit_length() > sys.float_info.max_exp:
+            digits = len(str(abs(value))) if value.bit_length() < 14_000 else "over 4,000"
+            return f"integer of {digits} digits is too large (the limit is about 1.8e308)"
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r}".replace("nan", "NaN").replace("inf", "Infinity") + " is not a finite number"
+    return None
+
+
+def _finite_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise _Refused(f"number {text[:12]}... of {len(text)} characters is too long", text)
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"number {text} is out of range (not a finite number)", text)
+    return value
+
+
+def _finite_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise _Refused(f"integer of {len(text.lstrip('-'))} digits is too large (the limit is about 1.8e308)", text)
+    value = int(text)
+    problem = number_problem(value)
+    if problem:
+        raise _Refused(problem, text)
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise _Refused(f"{name} is not a finite number (NaN and Infinity are not JSON)", name)
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _Refused(f"duplicate key {dup!r} in one object (which value is meant?)", json.dumps(dup), 2)
+    return d
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite_float, parse_int=_finite_int,
+                            parse_constant=_no_constant)
+
+
+def loads_strict(text: str | bytes) -> object:
+    """`json.loads` under the input rules: no duplicate keys in an object, every number finite (`number_problem`).
+
+    Raises:
+        ValueError: `json.JSONDecodeError` for syntax, another ValueError (a readable reason) for a refused value,
+            RecursionError for absurd nesting.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    return _DECODER.decode(text)
+
+
 def parse_json(text: str | bytes, path: str, line: int | None, field: str | None = None) -> object:
-    """`json.loads(text)`, with every way it can fail turned into an `InputError` at `path:line`.
+    """`loads_strict(text)`, with every way it can fail turned into an `InputError` at `path:line`.
 
     Besides syntax errors this covers values nested so deep that the parser runs out of stack (RecursionError,
-    from about 1,000 levels) and integers longer than Python converts (ValueError). `field` names the CSV column
-    or record field the JSON came from, for the message.
+    from about 1,000 levels), duplicate keys, and numbers that are not finite (NaN, Infinity, 1e309, a 5,000-digit
+    integer). `field` names the CSV column or record field the JSON came from, for the message.
     """
     what = f"{field} is not valid JSON" if field else "invalid JSON"
     try:
-        return json.loads(text)
+        return loads_strict(text)
     except json.JSONDecodeError as e:
         raise InputError(path, line, f"{what}: {e.msg}" + ("" if field else f" (column {e.colno})")) from None
     except RecursionError:
         raise InputError(path, line, f"{what}: nested too deeply") from None
-    except ValueError as e:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+    except _Refused as e:
+        raise InputError(path, line, f"{field + ': ' if field else ''}{e}") from None
+    except ValueError as e:  # e.g. a byte string that is not UTF-8
         raise InputError(path, line, f"{what}: {e}") from None
+
+
+def is_blank(value: str) -> bool:
+    """True when `value` shows nothing: only spaces, line breaks, control and format characters (zero-width
+    space, joiners, word joiner, byte-order mark, bidi marks).
+
+    >>> is_blank(" \u200b\u200d\ufeff\t"), is_blank("a\u200b")
+    (True, False)
+    """
+    return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zs", "Zl", "Zp") for c in value)
 
 
 def text_problem(value: str) -> str | None:

@@ -19,6 +19,7 @@ exports), and of the lines of any text input, with one policy:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -58,6 +59,39 @@ def check_file(path: str | Path, *, limit: int = MAX_BYTES, what: str = "file") 
     if size > limit:
         raise InputError(str(p), None, f"{what} is {_size(size)}; the limit is {_size(limit)}")
     return p
+
+
+MAX_FOLDER_ENTRIES = 100_000
+"""Most files and sub-folders an input folder may hold (checking its links walks all of them)."""
+
+
+def check_folder(folder: str | Path, *, what: str = "folder") -> Path:
+    """An input folder none of whose links (to files or sub-folders, at any depth) leads outside it.
+
+    The walk follows no link, so a link to `/` is seen as a link, never walked.
+
+    Raises:
+        InputError: naming the first link that leaves the folder, or a folder with more than
+            `MAX_FOLDER_ENTRIES` entries.
+    """
+    root = Path(folder)
+    real_root = root.resolve()
+    seen = 0
+    for here, dirs, files in os.walk(root, followlinks=False):
+        for name in dirs + files:
+            seen += 1
+            if seen > MAX_FOLDER_ENTRIES:
+                raise InputError(str(root), None, f"{what} holds more than {MAX_FOLDER_ENTRIES:,} entries")
+            p = Path(here, name)
+            if p.is_symlink():
+                try:
+                    target = p.resolve()
+                except (OSError, RuntimeError):  # a loop of links
+                    raise InputError(str(p), None, "is a link that cannot be followed (a loop?)") from None
+                if target != real_root and real_root not in target.parents:
+                    raise InputError(str(p), None, f"is a link that leads outside the {what} {root.name!r}; copy "
+                                                   "the file into the folder instead")
+    return root
 
 
 def _size(n: int) -> str:

@@ -95,7 +95,7 @@ PRED_CASES = {
     "lone surrogate in a span": (json.dumps({"paper_id": PID, "relations": {"combination": [
         {"comb-element": ["a\ud800", "b"]}]}}), 1, "span in 'comb-element' is not valid Unicode text"),
     "integer of 10,000 digits": (f'{{"paper_id": "{PID}", "relations": {"1" * 10_000}}}', 1,
-                                 "Exceeds the limit"),
+                                 "integer of 10000 digits is too large"),
 }
 
 

@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from scoring.errors import InputError, parse_json, text_problem
+from scoring.errors import InputError, is_blank, parse_json, text_problem
 from scoring.families.chimera.model import (
     ENTITIES_OF,
     ENTITY_TYPES,
@@ -97,8 +97,9 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
                 for s in spans:
                     if not isinstance(s, str):
                         raise InputError(path, line, f"span in {raw_etype!r} must be a string, got {json_type(s)}")
-                    if not s.strip():
-                        raise InputError(path, line, f"empty span in {raw_etype!r}")
+                    if is_blank(s):
+                        raise InputError(path, line, f"empty span in {raw_etype!r}" + (
+                            "" if not s.strip() else " (only invisible characters such as zero-width spaces)"))
                     problem = text_problem(s)
                     if problem:
                         raise InputError(path, line, f"span in {raw_etype!r} {problem}")

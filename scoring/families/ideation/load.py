@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scoring.errors import InputError
+from scoring.errors import InputError, is_blank
 from scoring.families.ideation.model import MAX_INPUT_BYTES, VERDICTS, Idea, Question, Rating, Verdict
 from scoring.jsonl import json_type, read_records
 
@@ -35,8 +35,9 @@ def _text(rec: Mapping, key: str, path: str, line: int, *, optional: bool = Fals
     v = rec[key]
     if not isinstance(v, str):
         raise InputError(path, line, f"field '{key}' must be a string, got {json_type(v)}")
-    if not optional and not v.strip():
-        raise InputError(path, line, f"field '{key}' is empty")
+    if not optional and is_blank(v):
+        raise InputError(path, line, f"field '{key}' is empty" + (
+            "" if not v.strip() else " (only invisible characters such as zero-width spaces)"))
     return v
 
 
@@ -151,6 +152,9 @@ def load_absolute(path: str | Path, pools: Pools) -> list[Rating]:
         _check_unique((r.question_id, r.system, r.criterion), seen, path, line,
                       f"rating of {r.system!r} on {r.criterion!r} for question {r.question_id!r}")
         out.append(r)
+    if not out:
+        raise InputError(path, None, "no ratings in the file (an empty absolute file scores nothing; leave "
+                                     "--absolute out to score the pairwise calls alone)")
     return out
 
 
@@ -169,6 +173,9 @@ def load_pairwise(path: str | Path, pools: Pools) -> list[Verdict]:
         _check_unique((v.question_id, v.criterion, v.first, v.second), seen, path, line,
                       f"call {v.first!r} first vs {v.second!r} on {v.criterion!r} for question {v.question_id!r}")
         out.append(v)
+    if not out:
+        raise InputError(path, None, "no pairwise calls in the file (an empty pairwise file scores nothing; leave "
+                                     "--pairwise out to score the ratings alone)")
     return out
 
 

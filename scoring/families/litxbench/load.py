@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from scoring.errors import InputError
+from scoring.errors import InputError, loads_strict, number_problem, refused_line
 from scoring.families.litxbench.elements import ATOMIC_MASS
 from scoring.families.litxbench.model import (
     ENUM_KINDS,
     MAX_INPUT_BYTES,
     MAX_JSON_DEPTH,
+    MAX_TEXTS_BYTES,
     Composition,
     ConfigTag,
     Configuration,
@@ -42,8 +44,10 @@ from scoring.families.litxbench.model import (
     RawMaterialKind,
     SynthesisGroup,
     lattice_parameters,
+    parse_qualified,
 )
 from scoring.families.litxbench.units import parse_unit
+from scoring.jsonl import check_file, check_folder
 
 E = TypeVar("E", bound=Enum)
 KIND_MODES = ("enum", "string")
@@ -104,6 +108,9 @@ def _list(value: Any, path: str, what: str) -> list:
 def _number(value: Any, path: str) -> float | int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Bad(path, f"expected a number, got {value!r}")
+    problem = number_problem(value)
+    if problem:
+        raise _Bad(path, problem)
     return value
 
 
@@ -119,6 +126,9 @@ def _unit(value: Any, path: str) -> Any:
 def _value(value: Any, path: str) -> Any:
     if value is None or isinstance(value, bool) or not isinstance(value, int | float | str):
         raise _Bad(path, f"value must be a number or a string such as '~23', got {value!r}")
+    problem = number_problem(parse_qualified(value)[0] if isinstance(value, str) else value)
+    if problem:
+        raise _Bad(path, problem)
     return value
 
 
@@ -513,16 +523,13 @@ def parse_paper(data: Any, paper_id: str, source: str = "<json>", kind_mode: str
 
 
 def read_json(path: Path) -> Any:
-    """Parse one JSON file (size-checked, UTF-8, depth-checked).
+    """Parse one JSON file (size-checked, UTF-8, depth-checked, `scoring.errors.loads_strict`: no duplicate key,
+    every number finite).
 
     Raises:
-        InputError: with the line of a syntax error.
+        InputError: with the line of a syntax error or of a refused value.
     """
-    if not path.is_file():
-        raise InputError(str(path), None, "file not found")
-    if path.stat().st_size > MAX_INPUT_BYTES:
-        raise InputError(str(path), None, f"file is larger than {MAX_INPUT_BYTES // 2**20} MiB")
-    raw = path.read_bytes()
+    raw = _read_bytes(path, MAX_INPUT_BYTES, "file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -538,11 +545,13 @@ def read_json(path: Path) -> Any:
     if best > MAX_JSON_DEPTH * 4:
         raise InputError(str(path), None, f"(root): JSON nested {best} levels deep (limit {MAX_JSON_DEPTH})")
     try:
-        return json.loads(text)
+        return loads_strict(text)
     except json.JSONDecodeError as e:
         raise InputError(str(path), e.lineno, f"malformed JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:
         raise InputError(str(path), None, "(root): JSON nested too deeply") from None
+    except ValueError as e:  # a duplicate key, a number that is not finite (scoring.errors.loads_strict)
+        raise InputError(str(path), refused_line(text, e), f"(root): {e}") from None
 
 
 def load_paper(path: str | Path, kind_mode: str = "enum") -> Paper:
@@ -551,12 +560,36 @@ def load_paper(path: str | Path, kind_mode: str = "enum") -> Paper:
     return parse_paper(read_json(p), p.stem, str(p), kind_mode)
 
 
+def check_paper_id(pid: str, path: Path) -> str:
+    """A paper id (a file name without its suffix) that names a file in its folder and nowhere else.
+
+    Raises:
+        InputError: an id with a path separator of any system, a `..` part, or a control character.
+    """
+    parts = re.split(r"[\\/]", pid)
+    if len(parts) > 1 or pid.startswith("..") or any(unicodedata.category(c) == "Cc" for c in pid):
+        raise InputError(str(path), None, f"paper id {pid!r} looks like a path (a separator, '..' or a control "
+                                          "character); name the file <paper_id>.json with letters, digits, '-', '_'")
+    return pid
+
+
 def json_files(folder: str | Path) -> dict[str, Path]:
-    """paper id -> file of a run folder (every `*.json`, sorted by name)."""
+    """paper id -> file of a run folder (every `*.json`, sorted by name), each a regular file inside the folder.
+
+    Raises:
+        InputError: not a folder; a link that leaves the folder (`scoring.jsonl.check_folder`); a paper id that
+            looks like a path.
+    """
     f = Path(folder)
     if not f.is_dir():
         raise InputError(str(f), None, "not a folder (a run is a folder of <paper_id>.json files)")
-    return {p.stem: p for p in sorted(f.glob("*.json"))}
+    check_folder(f)
+    out = {}
+    for p in sorted(f.glob("*.json")):
+        if not p.is_file():
+            raise InputError(str(p), None, "is not a regular file (a folder named .json?)")
+        out[check_paper_id(p.stem, p)] = p
+    return out
 
 
 def load_folder(folder: str | Path, kind_mode: str = "enum") -> dict[str, Paper]:
@@ -564,25 +597,48 @@ def load_folder(folder: str | Path, kind_mode: str = "enum") -> dict[str, Paper]
     return {pid: load_paper(p, kind_mode) for pid, p in json_files(folder).items()}
 
 
+def _read_bytes(path: Path, limit: int, what: str) -> bytes:
+    check_file(path, limit=limit, what=what)
+    with path.open("rb") as fh:
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:  # the file grew after the check
+        raise InputError(str(path), None, f"{what} exceeds the limit of {limit // 2**20} MiB")
+    return raw
+
+
 def load_texts(folder: str | Path | None, paper_ids: list[str]) -> tuple[dict[str, str], list[str]]:
-    """Paper texts (`<id>.md`, `.txt` or `.markdown`) and the ids that have none."""
+    """Paper texts (`<id>.md`, `.txt` or `.markdown`) and the ids that have none.
+
+    Each text is held to the limit of an input file (`MAX_INPUT_BYTES`), all of them to `MAX_TEXTS_BYTES`; the
+    folder's links must stay inside it.
+
+    Raises:
+        InputError: not a folder, a link leaving it, a text over a limit or not UTF-8.
+    """
     texts: dict[str, str] = {}
     missing: list[str] = []
     base = Path(folder) if folder else None
     if base is not None and not base.is_dir():
         raise InputError(str(base), None, "not a folder (expected <paper_id>.md files)")
+    if base is not None:
+        check_folder(base)
+    total = 0
     for pid in paper_ids:
         found = None
         if base is not None:
             for suffix in (".md", ".txt", ".markdown"):
-                if (base / f"{pid}{suffix}").is_file():
+                if (base / f"{check_paper_id(pid, base / pid)}{suffix}").is_file():
                     found = base / f"{pid}{suffix}"
                     break
         if found is None:
             missing.append(pid)
             continue
+        raw = _read_bytes(found, MAX_INPUT_BYTES, "paper text")
+        total += len(raw)
+        if total > MAX_TEXTS_BYTES:
+            raise InputError(str(base), None, f"the paper texts exceed {MAX_TEXTS_BYTES // 2**20} MiB together")
         try:
-            texts[pid] = found.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise InputError(str(found), None, "not valid UTF-8 text") from None
+            texts[pid] = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(str(found), raw[: e.start].count(b"\n") + 1, "not valid UTF-8 text") from None
     return texts, missing

@@ -23,6 +23,8 @@ OUTCOMES = ("perfect", "partial", "materials missed", "empty prediction")
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 """Deeper JSON than this is rejected (litx-json needs ~12 levels; deeper nesting is an attack or a bug)."""
+MAX_TEXTS_BYTES = 512 * 1024 * 1024
+"""The most bytes of paper texts one run reads (each text is held to MAX_INPUT_BYTES as well)."""
 
 
 class ValueQualifier(StrEnum):

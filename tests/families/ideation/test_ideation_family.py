@@ -266,6 +266,8 @@ def _random_run(tmp: Path, draw) -> dict:
                                       "verdict": draw(st.sampled_from(["first", "second", "tie", "invalid"]))})
     files = {}
     for name, rows in (("ideas", ideas), ("absolute", ratings), ("pairwise", calls)):
+        if not rows:  # an empty ratings file is refused: a run without ratings leaves the input out
+            continue
         p = tmp / f"{name}.jsonl"
         p.write_text("".join(json.dumps(r) + "\n" for r in rows))
         files[name] = str(p)
