@@ -10,11 +10,13 @@ import urllib.parse
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
 from audit.migrations import SCHEMA_VERSION, migrations
+from audit.schema_check import schema_problem
 from scoring.judges.answer import Answer
 
 BUSY_TIMEOUT_MS = 15_000  # two reviewers writing at once wait for each other instead of failing
@@ -55,28 +57,51 @@ def open_db(path: str | Path | None = None) -> Database:
         return db
     key = str(p.resolve())
     if _CHECKED.get(key) is False and _writable(p):
-        return _connect(path, uri=False, read_only=False)
+        return _connect(path, uri=False, read_only=False, refuse_newer=p)
     _check_file(p)
     read_only = not _writable(p)
-    version, applied, tables = _inspect(p, read_only)
+    found = _inspect(p, read_only)
+    version, applied, tables = found.version, found.applied, found.tables
+    if found.application_id not in (0, APPLICATION_ID):
+        raise DatabaseRefused(f"{p}: is an SQLite database of another application (application_id "
+                              f"{found.application_id:#x}); it was not changed; {NEW_DB_HINT}")
     if not applied and (tables or version):
         raise DatabaseRefused(f"{p}: is an SQLite database of another application (tables "
                               f"{', '.join(sorted(tables)[:5]) or 'none'}, user_version {version}, no Rejudge "
                               f"schema); it was not changed; {NEW_DB_HINT}")
-    known = [m.name for m in migrations._migrations]
+    _refuse_newer(p, version, applied)
+    if found.schema_problem:
+        raise DatabaseRefused(f"{p}: the database is damaged or was changed by hand: {found.schema_problem}; it was "
+                              "not changed; restore it from a backup")
+    if read_only:
+        if len(applied) < len(migrations._migrations):
+            raise DatabaseRefused(f"{p}: the database is read-only and needs upgrading to schema {SCHEMA_VERSION}; "
+                                  "open it once with write access")
+        return _connect_read_only(p)
+    # a file in rollback-journal mode is migrated before it is switched to WAL: a migration that fails leaves it
+    # exactly as it was
+    db = _connect(path, uri=False, read_only=False, wal_first=False)
+    _CHECKED[key] = False
+    return db
+
+
+APPLICATION_ID = 0x524A4447
+"""`PRAGMA application_id` of a Rejudge database ("RJDG"), stamped with the schema version when a migration runs;
+0 in files written before it. Another non-zero value is another application's file."""
+
+
+def _refuse_newer(p: Path, version: int, applied: list[str]) -> None:
+    """Refuse a schema this code is older than: a higher `user_version` stamp or a migration it does not know.
+
+    Raises:
+        DatabaseRefused: saying to upgrade.
+    """
+    known = {m.name for m in migrations._migrations}
     unknown = [n for n in applied if n not in known]
     if version > SCHEMA_VERSION or unknown:
         raise DatabaseRefused(f"{p}: written by a newer Rejudge (schema version {version}"
                               f"{'; migrations ' + ', '.join(unknown[:3]) if unknown else ''}); this version knows "
                               f"schema {SCHEMA_VERSION}: upgrade Rejudge to open it (nothing was changed)")
-    if read_only:
-        if len(applied) < len(known):
-            raise DatabaseRefused(f"{p}: the database is read-only and needs upgrading to schema {SCHEMA_VERSION}; "
-                                  "open it once with write access")
-        return _connect_read_only(p)
-    db = _connect(path, uri=False, read_only=False)
-    _CHECKED[key] = False
-    return db
 
 
 _CHECKED: dict[str, bool] = {}
@@ -85,7 +110,11 @@ any descriptor of a file drops every POSIX lock this process holds on it, includ
 connections other sessions (threads) have open, which showed as "disk I/O error" under concurrent sessions."""
 
 
-def _connect(path: str, *, uri: bool, read_only: bool) -> Database:
+def _connect(path: str, *, uri: bool, read_only: bool, wal_first: bool = True,
+             refuse_newer: Path | None = None) -> Database:
+    """A connection with the store's settings, migrated. `refuse_newer`: this process checked the file before, but
+    a newer Rejudge may have migrated it since (a dashboard keeps running while the CLI is upgraded): its stamp is
+    read again, before anything is written."""
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False,
                            uri=uri)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -94,18 +123,32 @@ def _connect(path: str, *, uri: bool, read_only: bool) -> Database:
     if read_only:
         conn.execute("PRAGMA query_only = ON")
         return db
-    if path != ":memory:":
-        db.enable_wal()
-        # In WAL mode NORMAL cannot corrupt the database; only an OS crash may lose the last commits. FULL
-        # flushes on every one-row review commit and made concurrent reviewing 3x slower (bench/README.md).
-        conn.execute("PRAGMA synchronous = NORMAL")
+    if refuse_newer is not None:
+        try:
+            _refuse_newer(refuse_newer, conn.execute("PRAGMA user_version").fetchone()[0],
+                          [m.name for m in migrations.applied(db)])
+        except DatabaseRefused:
+            conn.close()
+            raise
+    if path != ":memory:" and wal_first:
+        _wal(db)
     conn.execute("PRAGMA foreign_keys = ON")
     if migrations.pending(db):
         with _WriteLock(conn):
             if migrations.pending(db):
                 migrations.apply(db)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    if path != ":memory:" and not wal_first:
+        _wal(db)
     return db
+
+
+def _wal(db: Database) -> None:
+    db.enable_wal()
+    # In WAL mode NORMAL cannot corrupt the database; only an OS crash may lose the last commits. FULL flushes on
+    # every one-row review commit and made concurrent reviewing 3x slower (bench/README.md).
+    db.conn.execute("PRAGMA synchronous = NORMAL")
 
 
 def _uri(p: Path, *extra: str) -> str:
@@ -179,8 +222,16 @@ def _check_file(p: Path) -> None:
                               "restore it from a backup")
 
 
-def _inspect(p: Path, read_only: bool) -> tuple[int, list[str], set[str]]:
-    """(user_version, Rejudge migrations applied, table names), read without changing the file.
+class _Inspection(NamedTuple):
+    version: int
+    applied: list[str]
+    tables: set[str]
+    application_id: int
+    schema_problem: str | None
+
+
+def _inspect(p: Path, read_only: bool) -> _Inspection:
+    """The file's stamps, Rejudge migrations applied, table names and schema problem, read without changing it.
 
     A read-only connection never rolls back a journal, checkpoints or converts anything, but beside a database
     in WAL mode it creates WAL files and leaves them behind. So a WAL database (closed cleanly, or in use by other
@@ -200,11 +251,12 @@ def _inspect(p: Path, read_only: bool) -> tuple[int, list[str], set[str]]:
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         version = conn.execute("PRAGMA user_version").fetchone()[0]
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         applied = ([r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? "
                                                "ORDER BY rowid", [migrations.name])]
                    if MIGRATIONS_TABLE in tables else [])
         _quick_check(conn, p)
-        return version, applied, tables
+        return _Inspection(version, applied, tables, app_id, schema_problem(conn, applied) if applied else None)
     except sqlite3.OperationalError as e:
         raise DatabaseRefused(f"{p}: cannot read the database (SQLite: {e})") from None
     except sqlite3.DatabaseError as e:
