@@ -24,6 +24,7 @@ from sqlite_utils import Database
 
 from audit.assignments import blind_assignments
 from audit.effective import DEFAULT_POLICY, POLICIES
+from audit.errors import DatabaseRefused
 from audit.roles import blind_forced
 from audit.store import default_db_path, list_runs, open_db
 from audit.views import RunView, load_view
@@ -49,7 +50,11 @@ def db() -> Database:
     `app.py` (see `_enter_through_app`).
     """
     _enter_through_app()
-    return open_db(default_db_path())
+    try:
+        return open_db(default_db_path())
+    except DatabaseRefused as e:  # empty, damaged, foreign or newer file: one clear page, the file left untouched
+        show_text(f"Cannot open the database. {e}", "error")
+        st.stop()
 
 
 def _enter_through_app() -> None:
