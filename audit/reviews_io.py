@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -20,6 +21,8 @@ from scoring.jsonl import read_records
 
 MAX_IMPORT_BYTES = 512 * 2**20
 MAX_UID_CHARS = 100
+MAX_CLOCK_SKEW = timedelta(minutes=10)
+"""How far ahead of this computer's clock an imported review's time may be (clocks of reviewers' machines differ)."""
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 FIELDS = ("uid", "doc", "kind", "type", "left", "right", "reviewer", "label", "role", "note", "blind", "created")
 
@@ -35,35 +38,59 @@ def export_reviews(db: Database, run: str) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def import_reviews(db: Database, run: str, path: str | Path) -> dict:
-    """Merge review rows from a JSON-lines export into `run`: rows already present (same uid) are skipped.
+def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | None = None) -> dict:
+    """Merge review rows from a JSON-lines export into `run`: rows already present (same uid, same content) are
+    skipped.
 
     Everything is checked before anything is written (field types, reviewer names, labels, timestamps, that
-    the decision exists and the uid is not another run's); one transaction writes all new rows.
+    the decision exists and the uid is not another run's); one transaction writes all new rows. A uid already
+    stored (or repeated in the file) with other content is refused: uids name one review, so the file was changed.
+    A `created` time later than `now` (default: the clock) plus `MAX_CLOCK_SKEW` is refused: the newest review
+    of a reviewer is their label, and a date in 2999 would outrank every later one. A review of a symmetric kind
+    written with left and right the other way round than the stored decision is re-oriented (its label read
+    through the scheme's `swapped`: ideation `a` <-> `b`) and counted in `reoriented`.
 
     Raises:
-        InputError: a malformed line, or a decision the run does not have (file and line named).
+        InputError: a malformed line, a decision the run does not have, a tampered uid, a future time (file and
+            line named).
     """
     row = run_row(db, run)
     task = get_task(row["task"])
     p = Path(path)
+    latest = (now or datetime.now(UTC)) + MAX_CLOCK_SKEW
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
-    have = {r["uid"] for r in db.query("SELECT uid FROM reviews WHERE run_id = ?", [row["id"]])}
-    new, skipped = [], 0
+    have = {r["uid"]: _content(r["decision_id"], r) for r in
+            db.query("SELECT uid, decision_id, reviewer, label, role, note, blind, created FROM reviews "
+                     "WHERE run_id = ?", [row["id"]])}
+    new, skipped, reoriented = [], 0, 0
     for n, value in read_records(p, limit=MAX_IMPORT_BYTES, objects=False):
         rec = _check_record(value, str(p), n)
+        if datetime.fromisoformat(rec["created"]) > latest:
+            raise InputError(str(p), n, f"field 'created' {rec['created'][:32]} is in the future (more than "
+                                        f"{MAX_CLOCK_SKEW.seconds // 60} minutes ahead of this computer's clock); "
+                                        "a review's time orders a reviewer's labels, so nothing was imported")
         key = (rec["doc"], rec["kind"], rec["type"], rec["left"], rec["right"])
         scheme = task.label_schemes.get(rec["kind"])
         if key not in ids and scheme is not None and scheme.symmetric:
-            key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # either orientation
+            key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # the stored orientation
+            if key in ids:
+                reoriented += 1
+                if rec["label"] is not None:
+                    rec["label"] = scheme.swapped(rec["label"])
         if key not in ids:
             raise InputError(str(p), n, f"no such decision in run {run!r}: doc {rec['doc']!r}, {rec['type']} "
                                         f"{rec['left']!r} / {rec['right']!r}")
         allowed = allowed_labels(task.name, rec["kind"])
         if rec["label"] is not None and rec["label"] not in allowed:
             raise InputError(str(p), n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
+        content = _content(ids[key], rec)
         if rec["uid"] in have:
+            if have[rec["uid"]] != content:
+                raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored (or earlier in the file) "
+                                            f"with other content ({_difference(have[rec['uid']], content)}): a uid "
+                                            "names one review, so the file was changed after its export; nothing "
+                                            "was imported")
             skipped += 1
             continue
         other = db.execute("SELECT r.name FROM reviews v JOIN runs r ON r.id = v.run_id WHERE v.uid = ?",
@@ -72,7 +99,7 @@ def import_reviews(db: Database, run: str, path: str | Path) -> dict:
             raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
                                         "reviews exported from one run cannot be imported into another run of "
                                         "the same database")
-        have.add(rec["uid"])
+        have[rec["uid"]] = content
         new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
                     int(rec["blind"]), rec["created"]))
     if not new and skipped == 0:
@@ -81,7 +108,25 @@ def import_reviews(db: Database, run: str, path: str | Path) -> dict:
         db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, "
                             "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
         apply_reviews(db, row["id"])
-    return {"imported": len(new), "skipped_duplicates": skipped}
+    return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented}
+
+
+CONTENT = ("decision", "reviewer", "label", "role", "note", "blind", "created")
+
+
+def _content(decision_id: int, rec: Mapping) -> tuple:
+    """What a review uid stands for, comparable between a stored row and an imported line."""
+    try:
+        created = datetime.fromisoformat(rec["created"]).astimezone(UTC).isoformat(timespec="microseconds")
+    except (TypeError, ValueError):  # a stored time of another format: compared as written
+        created = str(rec["created"])
+    return (decision_id, rec["reviewer"], rec["label"], rec["role"], rec["note"] or None, bool(rec["blind"]), created)
+
+
+def _difference(stored: tuple, line: tuple) -> str:
+    """'label: no-match stored, match in the file' for the first field that differs."""
+    field, was, now_ = next((f, a, b) for f, a, b in zip(CONTENT, stored, line, strict=True) if a != b)
+    return f"{field}: {str(was)[:40]!r} stored, {str(now_)[:40]!r} in the file"
 
 
 def _check_record(rec: object, path: str, line: int) -> dict:
