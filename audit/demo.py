@@ -27,6 +27,12 @@ def demo_runs() -> list[tuple[str, DemoRun]]:
     return [(name, d) for name, fam in TASKS.items() for d in fam.demo_runs(DATA)]
 
 
+def demo_note(name: str, *, blind: bool) -> str:
+    """The demo run's note as a reviewer may read it: judge-derived parts (the family declares them) hidden in
+    blind review; "" for a run that is not a demo run."""
+    return next((d.note_for(blind=blind) for _, d in demo_runs() if d.name == name), "")
+
+
 def first_demo_run() -> str:
     return demo_runs()[0][1].name
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from audit.demo import first_demo_run, load_demo
+from audit.demo import demo_note, first_demo_run, load_demo
 from ui import auth
 from ui.assignments import blind_assignment_editor
 from ui.first_start import demo_progress
@@ -24,7 +24,8 @@ runs = runs_frame(conn, hide_scores=hidden)
 with st.container(border=True):
     first = first_demo_run()
     st.markdown("**Start here** — the bundled demo runs, scored on first start:")
-    for name, title, note in demo_lines():
+    for name, title, _ in demo_lines():
+        note = demo_note(name, blind=hidden)  # a blind reviewer does not read the official (judge-derived) F1
         st.markdown(f"- **{md_literal(name)}** ({md_literal(title)}): {md_literal(note)}")
     c1, c2, c3 = st.columns(3)
     c1.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
@@ -58,8 +59,11 @@ else:
     st.dataframe(runs, hide_index=True, key="runs.table",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
     names = runs["run"].tolist()
-    pick = st.selectbox("Open a run", names, key="runs.pick",
-                        index=names.index(current_run()) if current_run() in names else 0)
+    if st.session_state.get("runs.pick") not in names or st.session_state.get("runs.pick_follows") != current_run():
+        # the session's run changed (a new run was scored, or the sidebar switched): the box follows it
+        st.session_state["runs.pick"] = current_run() if current_run() in names else names[0]
+        st.session_state["runs.pick_follows"] = current_run()
+    pick = st.selectbox("Open a run", names, key="runs.pick")
     if st.button("Open run", key="runs.open"):
         st.switch_page("pages/overview.py", query_params=link_params(run=pick))
 

@@ -104,6 +104,17 @@ class DemoRun:
     reviews: str | None = None
     """A file of human reviews (the `export-reviews` format) imported into the run after scoring, e.g. a
     study's human ratings as a worked example."""
+    judge_derived: tuple[str, ...] = ()
+    """Parts of `note` (exact substrings) that come from the judge's labels, e.g. the official F1: hidden from a
+    blind reviewer (`note_for`)."""
+
+    def note_for(self, *, blind: bool) -> str:
+        """The note as a reviewer sees it: in blind review every judge-derived part is replaced by a placeholder."""
+        note = self.note
+        if blind:
+            for part in self.judge_derived:
+                note = note.replace(part, "judge-derived score hidden in blind review")
+        return note
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import pytest
 from audit.compare import comparable_runs
 from audit.demo import demo_runs
 from audit.store import list_runs, open_db
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, plain
 
 DEMOS = [d.name for _, d in demo_runs()]
 
@@ -30,3 +30,39 @@ def test_compare_offers_same_task_runs_defaulting_to_the_most_recent(app, app_db
         assert any(m.label == "Shared decisions" for m in at.metric)
     else:
         assert any("No other run of the same task" in i.value for i in at.info)
+
+
+def test_the_runs_page_box_follows_a_newly_scored_run(app):
+    at = open_page(app, "runs")
+    before = at.selectbox(key="runs.pick").value
+    at.selectbox(key="newrun.chimera.pred.choice").set_value("chimera/pred_perfect.jsonl")
+    exact = next(o for o in at.selectbox(key="newrun.chimera.judge").options if o.startswith("exact"))
+    at.selectbox(key="newrun.chimera.judge").set_value(exact)
+    at.text_input(key="newrun.name").set_value("fresh-run")
+    at.button(key="newrun.score").click().run()
+    assert not at.exception and not at.error
+    assert before != "fresh-run"
+    assert at.session_state["current_run"] == "fresh-run"  # the sidebar's current run
+    assert at.selectbox(key="runs.pick").value == "fresh-run"  # and the page's own box
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_a_blind_reviewer_does_not_read_the_official_f1_in_demo_notes(app, blind):
+    from audit.demo import demo_runs as runs
+
+    hidden = [part for _, d in runs() for part in d.judge_derived]
+    assert hidden  # LitXBench declares its official F1
+    at = app
+    at.session_state["blind_mode"] = blind
+    at = open_page(at, "runs", reviewer="ana")
+    text = plain(" ".join(m.value for m in at.markdown))
+    assert all((part in text) != blind for part in hidden)
+    if blind:
+        assert "judge-derived score hidden in blind review" in text
+
+
+def test_every_declared_judge_derived_part_is_in_its_note():
+    for _, d in demo_runs():
+        for part in d.judge_derived:
+            assert part in d.note, (d.name, part)
+        assert not any(part in d.note_for(blind=True) for part in d.judge_derived)

@@ -97,9 +97,11 @@ class LitXBenchTask(FamilyBase):
         d = data_dir / "litxbench"
         common = {"gold": str(d / "gold"), "text": str(d / "papers")}
         return [DemoRun("demo-litxbench-drop-meas30", {**common, "pred": str(d / "pred_drop_meas30")}, "official",
-                        "gold with 30% of measurements removed per paper (official overall F1 0.9645)"),
+                        "gold with 30% of measurements removed per paper (official overall F1 0.9645)",
+                        judge_derived=("official overall F1 0.9645",)),
                 DemoRun("demo-litxbench-process-perturb", {**common, "pred": str(d / "pred_process_perturb")},
-                        "official", "process steps swapped, dropped, substituted or inserted (official F1 0.9431)")]
+                        "official", "process steps swapped, dropped, substituted or inserted (official F1 0.9431)",
+                        judge_derived=("official F1 0.9431",))]
 
     # ------------------------------------------------------------ load / decide
 
