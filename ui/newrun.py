@@ -132,8 +132,8 @@ def _judge_picker(task: TaskFamily, demo: DemoRun | None) -> tuple[str, JudgeOpt
     with st.expander("Prices (USD per 1M tokens) — edit to estimate cost for your model"):
         try:
             table = [{"model": m, "prompt": p, "completion": c} for m, (p, c) in load_prices().items()]
-        except InputError as e:
-            show_error(str(e))
+        except Exception as e:  # noqa: BLE001 - refused as the CLI refuses it, or raised again (a bug)
+            show_error(input_problem(e))
             table = []
         edited = st.data_editor(table, num_rows="dynamic", key="newrun.prices", hide_index=True)
     prices = {r["model"]: (float(r["prompt"] or 0), float(r["completion"] or 0)) for r in edited if r.get("model")}
@@ -173,6 +173,21 @@ def score_from_form(conn: Database, task: TaskFamily, paths: dict[str, str], spe
     plan = plan_run(conn, task.name, paths, spec, run=run, judge_options=judge_options, input_names=input_names,
                     options=options)
     return execute_run(conn, plan, progress=progress, stats=stats)
+
+
+def input_problem(e: Exception) -> str:
+    """The one-line message the CLI gives for a refused input (`audit.cli.explain`: bad files, nesting too deep
+    to read, text that is not UTF-8, an unwritable database), so the form refuses exactly what `score` refuses.
+
+    Raises:
+        e: again, when the CLI would call it an internal error (a bug to see, not an input to fix).
+    """
+    from audit.cli import explain
+
+    message, status = explain(e, "the database")
+    if status != 2:
+        raise e
+    return message
 
 
 def _demo_folders(demo: DemoRun | None) -> list[str]:
@@ -235,11 +250,12 @@ def new_run_form(conn: Database) -> str | None:
             row = score_from_form(conn, task, paths, spec, run=name.strip() or None, judge_options=judge_options,
                                   input_names={k: sources[k].name for k in paths},  # type: ignore[union-attr]
                                   options=options, progress=progress, stats=stats)
-        except (InputError, JudgeSpecError, AuditError) as e:
+        except Exception as e:  # noqa: BLE001 - refused as the CLI refuses it, or raised again (a bug)
+            message = input_problem(e)
             bar.empty()
             cancel.empty()
             each = getattr(e, "errors", None) or [e]  # a loader reports every bad record of a file (up to 20)
-            lines = [str(x) for x in each]
+            lines = [str(x) for x in each] if isinstance(e, InputError | JudgeSpecError | AuditError) else [message]
             for path, label in shown.items():  # the user knows their file's name, not our temp path
                 lines = [m.replace(path, label) for m in lines]
             head = f"{len(lines)} errors; " if len(lines) > 1 else ""

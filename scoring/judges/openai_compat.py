@@ -50,7 +50,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import openai
 
-from scoring.errors import InputError, JudgeSpecError
+from scoring.errors import InputError, JudgeSpecError, parse_json
+from scoring.jsonl import check_file
 from scoring.judges.answer import CANCELLED, INVALID, MISSING, NOT_SENT, REQUEST_FAILED, Answer, token_count
 from scoring.judges.prompts import PromptTemplate
 from scoring.judges.question import Question
@@ -88,6 +89,7 @@ ENV_TIMEOUT = "REJUDGE_JUDGE_TIMEOUT"
 ENV_MAX_RETRIES = "REJUDGE_JUDGE_MAX_RETRIES"
 ENV_BACKOFF = "REJUDGE_JUDGE_BACKOFF"
 ENV_PRICES = "REJUDGE_PRICES"
+MAX_PRICES_BYTES = 2**20
 ENV_DIALECT = "REJUDGE_JUDGE_JSON_DIALECT"
 
 TEXT, JSON = "text", "json"
@@ -127,10 +129,8 @@ def load_prices(path: str | Path | None = None) -> dict[str, tuple[float, float]
     p = Path(path)
     if not p.is_file():
         raise InputError(str(p), None, f"price file not found (set by {ENV_PRICES})")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(str(p), getattr(e, "lineno", None), f"price file is not valid JSON: {e}") from None
+    data = parse_json(check_file(p, limit=MAX_PRICES_BYTES, what="price file").read_bytes(), str(p), None,
+                      "price file")
     if not isinstance(data, dict):
         raise InputError(str(p), None, "price file must be a JSON object: model -> {prompt, completion}")
     for model, v in data.items():
