@@ -110,6 +110,10 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     if role not in ROLES:
         raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     note = check_note(note)
+    if sampled:
+        from audit.sampling import check_sample_draw  # only the sample queue's own suggestion is a random draw
+
+        check_sample_draw(db, run, decision_id)
     from audit.rescoring import apply_reviews  # rescoring reads the effective-label rule from this module
 
     row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,

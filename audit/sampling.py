@@ -29,6 +29,57 @@ from scoring.stats.estimators import headline, metric_estimate
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit, reviews_to_target
 
 ALL_KINDS = "*"
+MAX_SEED = 2**63 - 1  # SQLite's largest integer: the plan's seed is stored
+MAX_HALF_WIDTH = 1e6  # of a metric that is not a proportion (a mean rank): wider targets mean nothing
+
+
+def check_half_width(half_width: object, *, proportion: bool) -> float:
+    """The target half-width of the headline interval: a finite number above 0, at most 1 for a proportion.
+
+    Raises:
+        AuditError: saying what is allowed.
+    """
+    top = 1.0 if proportion else MAX_HALF_WIDTH
+    if isinstance(half_width, bool) or not isinstance(half_width, int | float) or not 0 < half_width <= top:
+        raise AuditError(f"--half-width must be a number above 0 and at most {top:g} (the headline metric is "
+                         f"{'a proportion' if proportion else 'not a proportion'}), got {half_width!r}")
+    return float(half_width)
+
+
+def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
+    """Refuse to record a review as a sample draw unless the sample queue would serve its document now.
+
+    A draw is valid when its document is the lowest-ranked open block of its stratum in the run's plan (what
+    `next_sample` serves when it picks that stratum; the choice of stratum does not bias the estimate, the order
+    inside it is the plan's random one), or a block the queue already served (it has a sampled review). A
+    hand-picked block, one reviewed completely by hand, or a run without a plan is no random draw.
+
+    Raises:
+        AuditError: saying why, and how to review it by hand instead.
+    """
+    view = as_view(db, run)
+    found = view.db.execute("SELECT doc_id, kind FROM decisions WHERE id = ? AND run_id = ?",
+                            [decision_id, view.id]).fetchone()
+    if found is None:
+        return  # add_review reports the unknown decision
+    doc, kind = found
+    hint = "review it without --sampled (a hand-picked review), or take the document `queue --next` serves"
+    plan = load_plan(db, view, kind) or load_plan(db, view, None)
+    if plan is None:
+        raise AuditError(f"run {view.name!r} has no sampling plan, so no review is a sample draw; create one with "
+                         f"`python -m audit plan --run {view.name}`, or {hint}")
+    if view.db.execute("SELECT 1 FROM reviews WHERE run_id = ? AND sampled = 1 AND decision_id IN (SELECT id FROM "
+                       "decisions WHERE run_id = ? AND doc_id = ?) LIMIT 1", [view.id, view.id, doc]).fetchone():
+        return  # a block the queue served already
+    _, sampled, certain, _ = _blocks_state(view, plan)
+    block = next((b for b in plan.blocks if b.id == doc), None)
+    if block is None or doc in certain or doc in sampled:
+        why = "is not in the sampling plan" if block is None else "was reviewed by hand"
+        raise AuditError(f"decision {decision_id}: document {doc!r} {why}, so it is no sample draw; {hint}")
+    first = next(b for b in plan.blocks if b.stratum == block.stratum and b.id not in certain and b.id not in sampled)
+    if first.id != doc:
+        raise AuditError(f"decision {decision_id}: document {doc!r} is not what the sample queue serves (in its "
+                         f"stratum {block.stratum!r} the next draw is {first.id!r}); {hint}")
 
 
 # ---------------------------------------------------------------- count vectors
@@ -81,6 +132,9 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
     Raises:
         AuditError: a plan exists already (plans are fixed before review), or the family cannot estimate.
     """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        shown = str(seed) if len(str(seed)) <= 30 else f"a {len(str(seed))}-digit number"
+        raise AuditError(f"--seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), got {shown}")
     view = as_view(db, run)
     row, task = view.row, view.task
     if task.needs_doc_counts:
@@ -192,13 +246,18 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
 
 def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_width: float = 0.03) -> dict | None:
     """The next block (document) the sample queue serves, why, and how many more reviews reach ±`half_width` on
-    the headline metric. None when every block is reviewed."""
+    the headline metric. None when every block is reviewed.
+
+    Raises:
+        AuditError: no plan, or a half-width that is not a number above 0 (at most 1 for a proportion).
+    """
     view = as_view(db, run)
     plan = load_plan(db, view, kind)
     if plan is None:
         raise AuditError(f"run {view.name!r} has no sampling plan; create one with `python -m audit plan --run "
                          f"{view.name}`")
     row, task = view.row, view.task
+    check_half_width(half_width, proportion=task.headline[0].higher_is_better)
     judge, sampled, certain, paths = _blocks_state(view, plan)
     options = row["inputs"].get("options") or {}
     g = metric_of_totals(task, task.headline[0], paths, options)
