@@ -92,6 +92,12 @@ def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Ite
     return out
 
 
+def suggested_first(ids: list[int], suggested: Iterable[int]) -> list[int]:
+    """The queue's ids with the suggested decisions (the sample queue's next document) first, in queue order."""
+    first = set(suggested)
+    return [i for i in ids if i in first] + [i for i in ids if i not in first]
+
+
 def decision_types(db: Database, run: RunRef) -> list[str]:
     """The decision types of a run (for the queue's type filter)."""
     view = as_view(db, run)

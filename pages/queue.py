@@ -22,6 +22,7 @@ from audit.queue import (
     labelled_count,
     queue_ids,
     reviewer_progress_db,
+    suggested_first,
 )
 from audit.reviews import add_review
 from audit.sampling import create_plan, load_plan, next_sample
@@ -66,6 +67,7 @@ if not hidden:  # a filter on the judge's label would tell a blind reviewer the 
     judge_labels = list(dict.fromkeys(lab for s in task.label_schemes.values() for lab in s.judge_labels))
     labels = c3.multiselect("Judge label", judge_labels, key="queue.labels")
 doc_filter = c4.text_input(f"{noun.capitalize()} id contains", key="queue.doc").strip()
+nxt = None  # the sample queue's suggested next document
 if mode == "sample":
     if plan is None:
         show_text("This run has no sampling plan yet. A plan fixes, before review, which documents to review in "
@@ -92,11 +94,13 @@ if mode == "sample":
 skip_trivial = mode == "unreviewed" and st.toggle(
     "Skip decisions whose answer is certain (e.g. two identical strings)", value=True, key="queue.skip_trivial")
 
-key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial, run_view.policy)
+key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial, run_view.policy,
+       plan is not None)  # a plan just created: the sample queue reads its ids now, not after a reload
 if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the fragment then walks through them
     st.session_state[KEY] = key
-    st.session_state[IDS] = queue_ids(conn, run_view, who, mode, types=types, judge_labels=labels, doc=doc_filter,
-                                      skip_trivial=skip_trivial)
+    st.session_state[IDS] = suggested_first(
+        queue_ids(conn, run_view, who, mode, types=types, judge_labels=labels, doc=doc_filter,
+                  skip_trivial=skip_trivial), nxt["decisions"] if nxt else ())
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
     st.session_state.pop(STRIP, None)
@@ -162,10 +166,8 @@ def _on_move(to: int) -> None:
     st.session_state[POS] = max(0, to)
 
 
-@st.fragment
-def review_panel() -> None:
-    """The current decision's card, its keys, the progress line and the last-change strip (rerun on its own)."""
-    fconn = db()
+def card_panel(fconn: Database) -> None:
+    """The current decision's card, its keys, the progress line and the last-change strip."""
     ids: list[int] = st.session_state[IDS]
     pos = min(st.session_state.get(POS, 0), len(ids))
     as_role = role()
@@ -228,12 +230,23 @@ def review_panel() -> None:
         preview(document(fconn, run_view, d["doc"])["payload"], d)
 
 
-review_panel()
-
-if not hidden:  # labels per reviewer and their agreement with the judge would unblind a reviewer
+def progress_table(fconn: Database) -> None:
+    """Labels per reviewer, read afresh (inside the fragment, so it follows every key press)."""
     st.subheader("Reviewer progress")
-    prog = reviewer_progress_db(conn, run_view)
+    prog = reviewer_progress_db(fconn, run_view.on(fconn))
     if prog:
         st.dataframe(prog, hide_index=True, key="queue.progress")
     else:
         st.info("Nobody has reviewed this run yet.")
+
+
+@st.fragment
+def review_panel() -> None:
+    """The card and the reviewer progress under it, rerun on their own at each key press."""
+    fconn = db()
+    card_panel(fconn)
+    if not hidden:  # labels per reviewer and their agreement with the judge would unblind a reviewer
+        progress_table(fconn)
+
+
+review_panel()

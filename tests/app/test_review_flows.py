@@ -66,3 +66,47 @@ def test_every_declared_judge_derived_part_is_in_its_note():
         for part in d.judge_derived:
             assert part in d.note, (d.name, part)
         assert not any(part in d.note_for(blind=True) for part in d.judge_derived)
+
+
+@pytest.mark.parametrize("run", ["demo-chimera-mixed", "demo-litxbench-drop-meas30"])
+def test_a_plan_created_from_the_queue_serves_the_suggested_card_at_once(app, app_db, run):
+    import re
+
+    from audit.sampling import load_plan, next_sample
+
+    at = open_page(app, "queue", reviewer="ana", run=run)
+    at.selectbox(key="queue.mode").set_value("sample").run()
+    assert load_plan(open_db(app_db), run) is None
+    at.button(key="queue.create_plan").click().run()
+    assert not at.exception and not at.error
+    db = open_db(app_db)
+    suggested = next_sample(db, run)
+    text = " ".join(m.value for m in at.markdown)
+    head = re.search(r"decision #(\d+) · 1 of (\d+)", text)
+    assert head, "the queue is empty until a reload"
+    assert int(head[1]) == suggested["decisions"][0] and int(head[2]) > 0
+    assert not [s for s in at.success if "Nothing left" in s.value]
+
+
+def test_reviewer_progress_is_drawn_inside_the_card_fragment():
+    """AppTest reruns the whole page, so it cannot see a fragment go stale: check where the table is drawn. The
+    function decorated with st.fragment must draw (or call what draws) "Reviewer progress"."""
+    import ast
+
+    from tests.conftest import ROOT
+
+    tree = ast.parse((ROOT / "pages" / "queue.py").read_text())
+    funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+
+    def draws_progress(node) -> bool:
+        return any(isinstance(c, ast.Constant) and c.value == "Reviewer progress" for c in ast.walk(node))
+
+    def reaches(name, seen=()) -> bool:
+        f = funcs[name]
+        called = {c.func.id for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+        return draws_progress(f) or any(reaches(n, (*seen, name)) for n in called if n in funcs and n not in seen)
+
+    fragments = [f.name for f in funcs.values() if any(ast.unparse(d) == "st.fragment" for d in f.decorator_list)]
+    assert fragments and any(reaches(f) for f in fragments)
+    top_level = [n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)]
+    assert not any(draws_progress(n) for n in top_level)  # not drawn outside the fragment as well
