@@ -61,9 +61,12 @@ class ReplayJudge(LocalJudge):
         try:
             with meta.open("rb") as f:
                 data = json.loads(f.read(MAX_META_BYTES + 1).decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, RecursionError) as e:  # ValueError: JSON, or a 5,000-digit int
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
             raise InputError(str(meta), getattr(e, "lineno", None), "the judge log's metadata is not valid JSON") \
                 from None
+        except ValueError:  # Python refuses to read an integer of more than 4,300 digits
+            raise InputError(str(meta), None, "the judge log's metadata holds a number too long to read "
+                                              "(over 4,300 digits)") from None
         if not isinstance(data, dict):
             raise InputError(str(meta), None, "the judge log's metadata must be a JSON object")
         # Copied into the run's identity and every export: endpoints, paths and keys redacted, each field bounded.

@@ -136,6 +136,19 @@ def test_an_oversized_sidecar_is_refused_naming_the_file(tmp_path: Path, size: i
     assert str(meta) in str(err.value)
 
 
+@pytest.mark.parametrize(("meta", "message"), [
+    ('{"params": {"seed": ' + "9" * 5000 + "}}", "number too long to read"),  # was an internal error
+    (b'{"what": "caf\xe9"}', "not valid JSON"), ("[1, 2", "not valid JSON"), ("[1, 2]", "must be a JSON object"),
+])
+def test_an_unreadable_sidecar_is_refused_clearly(tmp_path: Path, meta: str | bytes, message: str) -> None:
+    log = _replay_log(tmp_path)
+    sidecar = log.with_suffix(".meta.json")
+    sidecar.write_bytes(meta if isinstance(meta, bytes) else meta.encode())
+    with pytest.raises(InputError, match=message) as err:
+        ReplayJudge(log, read_span_log_line)
+    assert str(sidecar) in str(err.value)
+
+
 def test_a_run_stored_with_an_unredacted_identity_exports_it_redacted(tmp_path: Path) -> None:
     """Runs stored before the redaction: the export redacts the endpoint and the sidecar fields again."""
     db = open_db(tmp_path / "old.db")
