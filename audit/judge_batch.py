@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -36,10 +37,12 @@ from scoring.errors import InputError, JudgeSpecError, parse_json
 from scoring.jsonl import read_lines
 from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept, token_count
 from scoring.judges.question import Question, answer_problem
-from scoring.judges.registry import kinds
+from scoring.judges.registry import JudgeOptions, kinds
 from scoring.judges.transport import AnswerCallback, Judge, Progress
 
 BATCH_URL = "/v1/chat/completions"
+UNSENT_KEY = "judge-batch-sends-no-request"
+"""The key judge-batch builds the judge with when none is set: the request files carry no key, nothing is sent."""
 MAX_PROBLEMS_SHOWN = 50
 LLM_FORMS = " or ".join(k.form for k in kinds() if k.llm)
 """The LLM judge kinds, from the judge-kind table: `openai:MODEL or openai-json:MODEL`."""
@@ -75,8 +78,11 @@ def _questions(db: Database, task: str, inputs: Mapping[str, str], judge_spec: s
     Raises:
         AuditError: the family asks no LLM, or the spec names no LLM judge.
     """
+    # Nothing is sent: no API key is needed (api.openai.com insists on one only for requests) and no local server
+    # is probed for its slots (concurrency is no part of a cache key).
+    options = JudgeOptions(api_key=os.environ.get("OPENAI_API_KEY") or UNSENT_KEY, concurrency=1)
     try:
-        plan = plan_run(db, task, inputs, judge_spec)
+        plan = plan_run(db, task, inputs, judge_spec, judge_options=options)
     except JudgeSpecError as e:  # e.g. a family that asks no model: its message says so
         raise AuditError(f"judge-batch cannot ask judge {judge_spec!r} for {task}: {e}") from None
     judge = plan.judge
