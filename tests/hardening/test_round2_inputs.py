@@ -278,3 +278,26 @@ def test_a_judge_log_of_another_prediction_file_is_refused(tmp_path, db, capsys)
     msg = refused(capsys, db, ["score", "chimera", "--db", str(db), "--gold", str(GOLD), "--pred", str(pred),
                                "--judge", f"replay:{log}"])
     assert "judge answers" in msg or "judge log" in msg, msg
+
+
+# ------------------------------------------------------------------ ideation: a judge log read the other way round
+
+DEMO = ROOT / "data" / "ideation"
+
+
+def swapped_log(tmp: Path, *, swap: bool) -> Path:
+    """The demo's pairwise verdicts as a judge log, first and second exchanged on every line when `swap`."""
+    rows = [json.loads(line) for line in (DEMO / "demo_pairwise.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    if swap:
+        rows = [{**r, "first": r["second"], "second": r["first"]} for r in rows]
+    return jsonl(tmp / ("swapped.jsonl" if swap else "same.jsonl"), rows)
+
+
+def test_an_ideation_judge_log_with_first_and_second_swapped_is_refused(tmp_path, db, capsys) -> None:
+    argv = ["score", "ideation", "--db", str(db), "--ideas", str(DEMO / "demo_ideas.jsonl"), "--pairwise",
+            str(DEMO / "demo_pairwise.jsonl"), "--judge"]
+    log = swapped_log(tmp_path, swap=True)
+    msg = refused(capsys, db, [*argv, f"replay:{log}"])
+    assert msg.startswith(f"error: {log}:") and "first/second look swapped" in msg, msg
+    assert main([*argv, f"replay:{swapped_log(tmp_path, swap=False)}", "--run", "same"]) == 0  # as written: fine

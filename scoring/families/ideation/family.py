@@ -19,7 +19,13 @@ from scoring.families.ideation import decide as dec
 from scoring.families.ideation import scores
 from scoring.families.ideation.bootstrap import N_RESAMPLES, SEED
 from scoring.families.ideation.judge import FILE, LOG_FORMAT, LogJudge, ask_live, make_judge
-from scoring.families.ideation.load import load_absolute, load_ideas, load_judge_log, load_pairwise
+from scoring.families.ideation.load import (
+    check_orientation,
+    load_absolute,
+    load_ideas,
+    load_judge_log,
+    load_pairwise,
+)
 from scoring.families.ideation.model import (
     COMPARISON,
     RATING,
@@ -149,6 +155,7 @@ class IdeationTask(FamilyBase):
         if isinstance(judge, LogJudge):
             questions = [d.question for d in docs]
             ratings, verdicts = load_judge_log(judge.path, pools_of(questions))
+            check_orientation(verdicts, [c for d in docs for c in d.calls.values()], judge.path)
             loaded.docs[:] = dec.attach(questions, ratings or None, verdicts or None)
             loaded.warnings.clear()
             self._describe(loaded)

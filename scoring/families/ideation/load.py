@@ -201,3 +201,37 @@ def load_judge_log(path: str | Path, pools: Pools) -> tuple[list[Rating], list[V
         else:
             raise InputError(path, line, "a judge-log line needs 'score' (a rating) or 'verdict' (a pairwise call)")
     return ratings, verdicts
+
+
+_MIRROR = {"first": "second", "second": "first", "tie": "tie"}
+
+
+def check_orientation(log: Sequence[Verdict], calls: Sequence[Verdict], path: str | Path) -> None:
+    """Refuse a judge log whose first/second read swapped against the pairwise verdicts of the run (the calls
+    being scored): when more of the calls both name agree once each log line's order is turned round (its winner
+    the same system) than as written. A log that agrees as written, or shares no decided call, passes.
+
+    Raises:
+        InputError: at the log's first swapped line, with both counts.
+    """
+    given = {(v.question_id, v.criterion, v.first, v.second): v.verdict for v in calls
+             if v.verdict in _MIRROR}
+    as_written = swapped = 0
+    first_swapped: int | None = None
+    for v in log:
+        if v.verdict not in _MIRROR or v.verdict == "tie":
+            continue
+        same = given.get((v.question_id, v.criterion, v.first, v.second))
+        turned = given.get((v.question_id, v.criterion, v.second, v.first))
+        # Read with first/second exchanged, the line (b first, a second, "first") says a won shown first.
+        if same is not None:
+            as_written += same == v.verdict
+        if turned is not None and turned == v.verdict and same != v.verdict:
+            swapped += 1
+            first_swapped = v.line if first_swapped is None else first_swapped
+    if swapped > as_written:
+        raise InputError(str(path), first_swapped, f"the judge log's first/second look swapped against the pairwise "
+                                                   f"verdicts: {swapped} decided call(s) agree with them only read "
+                                                   f"the other way round, {as_written} as written. Write each line "
+                                                   "with the systems in the order the judge saw them (or leave "
+                                                   "--pairwise out if the log is another judge's)")
