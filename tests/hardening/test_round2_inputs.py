@@ -119,6 +119,13 @@ def test_litxbench_refuses_non_finite_amounts_and_values_at_their_line(tmp_path,
     assert "finite" in msg or "too large" in msg or "out of range" in msg
 
 
+def test_litxbench_refuses_a_formula_amount_too_large_to_be_finite(tmp_path, db, capsys) -> None:
+    formula = '"Fe' + "9" * 400 + 'Ni"'
+    gold, pred = litx_folders(tmp_path, pred_text=paper().replace('{"Fe": 0.5, "Ni": 0.5}', formula))
+    msg = refused(capsys, db, litx(db, gold, pred))
+    assert msg.startswith(f"error: {pred / 'p1.json'}: ") and "amount of Fe" in msg and "finite" in msg, msg
+
+
 def test_litxbench_refuses_duplicate_keys(tmp_path, db, capsys) -> None:
     gold, pred = litx_folders(tmp_path, pred_text=paper().replace('"Fe": 0.5,', '"Fe": 0.5, "Fe": 0.9,'))
     msg = refused(capsys, db, litx(db, gold, pred))

@@ -150,7 +150,11 @@ def _parse_formula(text: str, path: str) -> dict[str, float]:
         raise _Bad(path, f"cannot read composition formula {text!r}")
     out: dict[str, float] = {}
     for el, amt in _FORMULA_TOKEN.findall(s):
-        out[el] = out.get(el, 0.0) + (float(amt) if amt not in ("", ".") else 1.0)
+        value = float(amt) if amt not in ("", ".") else 1.0
+        problem = number_problem(value)
+        if problem:
+            raise _Bad(path, f"amount of {el} in formula {text[:40]!r}: {problem}")
+        out[el] = out.get(el, 0.0) + value
     return out
 
 
