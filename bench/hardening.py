@@ -14,12 +14,15 @@ Four sections, each printed as a table (goal in brackets):
 3. **Concurrent reviews** (0 lost): two processes writing reviews (one by one, then by import) into one run.
 4. **Damaged and foreign databases** (all refused clearly, 0 files modified): empty, garbage, truncated, corrupt,
    another application's SQLite files, newer schemas, folders; read-only databases must still list and export.
+5. **Round 2** (issue 27; goal 0 tracebacks, 0 silent acceptances, 0 partial writes, 0 files modified on refusal):
+   every module of `bench/hardening_cases/` (one per surface), each case judged by the rule in its `__init__.py`
+   (`judge_case2`) on a fresh database copy in a folder of its own.
 
 Cases of section 1 and 4 run in processes forked from this one after `audit.cli` is imported (the CLI's imports
 take ~2 s, which would make 200 cases take minutes); `--exec` runs each as `python -m audit` instead. Sections 2
 and 3 always use fresh interpreters.
 
-    python bench/hardening.py [--exec] [--only inputs,kill,concurrent,damaged] [--kills 17] [--reviews 1500]
+    python bench/hardening.py [--exec] [--only inputs,kill,concurrent,damaged,round2] [--kills 17] [--reviews 1500]
 """
 
 from __future__ import annotations
@@ -808,6 +811,143 @@ def _fingerprint(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
+# ---------------------------------------------------------------- section 5: round 2 (bench/hardening_cases/)
+
+
+@dataclass
+class Outcome2:
+    case: object  # bench.hardening_cases.Case2
+    module: str
+    status: int
+    stderr: str
+    good: bool
+    """A clear refusal (`refuse`) or the documented behaviour (`ok`)."""
+    traceback: bool
+    silent: bool
+    """A refusal case that exited 0, or an `ok` case whose check failed at exit 0."""
+    partial: bool
+    modified: list[str]
+    problem: str = ""
+
+
+def round2_modules() -> list[str]:
+    """Every case module in bench/hardening_cases/ (inputs, security, store, ... whoever wrote one)."""
+    import pkgutil
+
+    import bench.hardening_cases as pkg
+
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def _tree_hash(path: Path) -> dict[str, str]:
+    """sha256 of a file, or of every file under a folder (files appearing or vanishing count as changes)."""
+    if path.is_file():
+        return {str(path): hashlib.sha256(path.read_bytes()).hexdigest()}
+    if path.is_dir():
+        return {str(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(path.rglob("*")) if f.is_file()}
+    return {str(path): "absent"}
+
+
+def judge_case2(case: object, module: str, status: int, stderr: str, before: dict, after: dict,
+                rows_changed: bool, work: Path, db: Path) -> Outcome2:
+    """The one rule every round-2 case is judged by (bench/hardening_cases/__init__.py)."""
+    lines = [x for x in stderr.strip().splitlines() if x.strip()]
+    tb = "Traceback (most recent call last)" in stderr or "internal error" in stderr or status == 1
+    modified = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    problem = ""
+    if case.expect == "refuse":  # type: ignore[attr-defined]
+        good = status == 2 and not tb and any(x.startswith("error:") or ": error:" in x for x in lines)
+        silent = status == 0
+        partial = status != 0 and rows_changed
+        modified = modified if status != 0 else []
+        if not good:
+            problem = f"exit {status}: {lines[-1][:200] if lines else '(no output)'}"
+    else:
+        check = case.check(work, db, stderr) if status == 0 and case.check else None  # type: ignore[attr-defined]
+        good, silent, partial, modified = status == 0 and check is None, status == 0 and check is not None, False, []
+        if not good:
+            problem = check or f"exit {status}: {lines[-1][:200] if lines else '(no output)'}"
+    if modified:
+        problem = (problem + "; " if problem else "") + f"modified: {', '.join(Path(m).name for m in modified[:3])}"
+    return Outcome2(case, module, status, stderr, good and not modified and not partial, tb, silent, partial,
+                    modified, problem)
+
+
+def run_case2(case: object, module: str, work: Path, base_db: Path, fork: bool, n: int) -> Outcome2:
+    """Run one round-2 case on a fresh database copy (in a folder of its own, so its WAL files are watched too)."""
+    folder = work / "dbs" / f"case{n}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    db = folder / "case.db"
+    copy_db(base_db, db)
+    watched = [folder, *case.watch]  # type: ignore[attr-defined]
+    before = {k: v for w in watched for k, v in _tree_hash(Path(w)).items()}
+    rows = _rows(db)
+    try:
+        if case.argv is None:  # type: ignore[attr-defined]
+            saved = dict(os.environ)
+            os.environ.update(case.env)  # type: ignore[attr-defined]
+            try:
+                status, stderr = case.call(work, db)  # type: ignore[attr-defined]
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+        else:
+            argv = [a.replace("{db}", str(db)) if isinstance(a, str) else a for a in case.argv]  # type: ignore
+            status, stderr = run_cli(argv, case.env, fork)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a case that crashes the harness counts as a traceback
+        status, stderr = 1, traceback.format_exc()
+    after = {k: v for w in watched for k, v in _tree_hash(Path(w)).items()}
+    return judge_case2(case, module, status, stderr, before, after, _rows(db) != rows, work, db)
+
+
+def _rows(db: Path) -> tuple | None:
+    """`snapshot` read without leaving files behind: `immutable` when no WAL files are beside the database (a
+    `mode=ro` connection would create -wal and -shm files and count as a modification)."""
+    if not db.is_file() or any(Path(f"{db}{s}").exists() for s in ("-wal", "-shm")):
+        return snapshot(db)
+    with sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True) as c:
+        try:
+            runs = c.execute("SELECT name, n_docs, n_decisions FROM runs ORDER BY name").fetchall()
+            counts = tuple(c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                           for t in ("documents", "decisions", "reviews", "audit_state"))
+            reviews = c.execute("SELECT uid, decision_id, label FROM reviews ORDER BY id").fetchall()
+        except sqlite3.DatabaseError:
+            return ("unreadable",)
+    c.close()
+    return tuple(runs), counts, tuple(reviews)
+
+
+def section_round2(work: Path, base_db: Path, fork: bool, modules: list[str] | None = None) -> list[Outcome2]:
+    import importlib
+
+    out: list[Outcome2] = []
+    n = 0
+    for name in modules or round2_modules():
+        mod = importlib.import_module(f"bench.hardening_cases.{name}")
+        mwork = work / "round2" / name
+        mwork.mkdir(parents=True, exist_ok=True)
+        for case in mod.cases(mwork, base_db):
+            n += 1
+            out.append(run_case2(case, name, mwork, base_db, fork, n))
+    return out
+
+
+def round2_rows(outcomes: list[Outcome2]) -> list[tuple]:
+    """Per group: cases, clear errors / documented-ok, tracebacks, silent acceptances, partial writes, files
+    modified on refusal; and the total."""
+    groups: dict[str, list[Outcome2]] = {}
+    for o in outcomes:
+        groups.setdefault(o.case.group, []).append(o)  # type: ignore[attr-defined]
+
+    def row(name: str, os_: list[Outcome2]) -> tuple:
+        return (name, len(os_), sum(o.good for o in os_), sum(o.traceback for o in os_), sum(o.silent for o in os_),
+                sum(o.partial for o in os_), sum(bool(o.modified) for o in os_))
+
+    return [*(row(g, os_) for g, os_ in groups.items()), row("**all**", outcomes)]
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -831,7 +971,7 @@ def make_base(work: Path) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exec", action="store_true", help="run every case as a fresh `python -m audit` (slow)")
-    ap.add_argument("--only", default="inputs,kill,concurrent,damaged")
+    ap.add_argument("--only", default="inputs,kill,concurrent,damaged,round2")
     ap.add_argument("--kills", type=int, default=17)
     ap.add_argument("--reviews", type=int, default=1500, help="reviews each process adds one by one (then 2x that "
                                                               "by import)")
@@ -908,6 +1048,23 @@ def main() -> int:
                                     and d["tracebacks"] == 0)))
             summary.append(("read-only databases: reads that work", f"{d['reads_ok']} / {d['reads']}",
                             verdict(d["reads_ok"] == d["reads"])))
+        if "round2" in only:
+            t0 = time.perf_counter()
+            outcomes = section_round2(work, base, fork)
+            rows = round2_rows(outcomes)
+            print_table(f"Round 2 (issue 27): bench/hardening_cases/ ({time.perf_counter() - t0:.0f} s)",
+                        ["group", "cases", "clear errors / documented-ok", "tracebacks", "silent acceptances",
+                         "partial writes", "files modified on refusal"], rows)
+            for o in outcomes:
+                if not o.good:
+                    print(f"- NOT AS EXPECTED [{o.case.group}] {o.case.name}: {o.problem}")  # type: ignore
+                elif args.verbose:
+                    last = o.stderr.strip().splitlines()[-1] if o.stderr.strip() else ""
+                    print(f"  [{o.case.group}] {o.case.name}: {o.status} {last[:160]}")  # type: ignore
+            total = rows[-1]
+            summary.append(("round 2: cases / as expected / tracebacks / silent / partial writes / files modified "
+                            "(goal n / n / 0 / 0 / 0 / 0)", " / ".join(str(x) for x in total[1:]),
+                            verdict(total[1] == total[2] and not any(total[3:]))))
         print_table(f"Hardening summary ({time.perf_counter() - t_all:.0f} s)", ["figure", "value", "goal"], summary)
         return 0 if all(s[2] == "met" for s in summary) else 1
     finally:
