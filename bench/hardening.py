@@ -115,6 +115,10 @@ def run_cli(argv: list[str | bytes], env: dict[str, str], fork: bool, timeout: f
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
             os.dup2(err.fileno(), 2)
+            # write through the descriptors themselves (a host that captures output, as pytest does, has bound
+            # sys.stdout / sys.stderr to files of its own)
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
             os.environ.update(env)
             status = main(args)
         except SystemExit as e:

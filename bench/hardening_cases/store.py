@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "chimera"
 GOLD, PRED, LOG = DATA / "eval.csv", DATA / "pred_mixed.jsonl", DATA / "judge_mixed.jsonl"
 RUN = "base"
+IDEATION = True
+"""Include the ideation import cases (they score the ideation demo first; tests leave them to the bench)."""
 DAMAGED, IMPORT, SAMPLE, JUDGE = ("store: damaged databases", "store: review import", "store: plan, queue, draws",
                                   "store: judge failures")
 
@@ -235,6 +237,8 @@ def _import_cases(work: Path, base: Path) -> list[Case2]:
               RUN, str(_write(inputs / "same.jsonl", lines))], expect="ok",
               check=lambda _w, db, _e: None if _review_count(db) == len(lines) else "reviews were added"),
     ]
+    if not IDEATION:
+        return out
     idea, d = _ideation_db(work)
     mine = next(x for x in _review_lines_of(idea, "idea") if x["reviewer"] == "ana")
     swapped = mine | {"left": mine["right"], "right": mine["left"]}
