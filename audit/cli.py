@@ -173,19 +173,29 @@ def cmd_decisions(args: argparse.Namespace) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> None:
-    """Confirm or overrule one decision (append-only); `--label undo` withdraws your last label.
+    """Confirm or overrule one decision (append-only); `--label undo` withdraws your last label. Prints what the
+    review changed in two lines (`--json`: the review row, review counts and audited metrics).
 
     Example: python -m audit review --run demo-chimera-mixed --decision 1 --label no-match --reviewer ana
     """
-    from audit.rescoring import audit_run
+    from audit.queue import describe_change
     from audit.reviews import add_review
+    from audit.views import load_view
 
     db = _open(args.db)
     label = None if args.label == "undo" else args.label
+    before = load_view(db, args.run).audit.metrics
     row = add_review(db, args.run, args.decision, label, args.reviewer, note=args.note, blind=args.blind,
                      role=args.role, sampled=args.sampled)
-    a = audit_run(db, args.run)
-    _print_json({"review": row, "reviews": a.review_counts, "audited": a.metrics})
+    view = load_view(db, args.run)
+    a = view.audit
+    if args.json:
+        _print_json({"review": row, "reviews": a.review_counts, "audited": a.metrics})
+        return
+    rc = a.review_counts
+    print(describe_change(view.task, args.decision, label, before, a.metrics))
+    print(f"run {args.run}: {rc['reviewed']} decisions reviewed, {rc['overruled']} overruled, {rc['conflicted']} "
+          "conflicted (--json: the review row and the audited metrics)")
 
 
 def cmd_plan(args: argparse.Namespace) -> None:
@@ -406,6 +416,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--role", default="reviewer", choices=["reviewer", "adjudicator"])
     s.add_argument("--blind", action="store_true", help="record that the judge's answer was hidden")
     s.add_argument("--sampled", action="store_true", help="the decision was served by the sample queue (`queue`)")
+    s.add_argument("--json", action="store_true", help="print the review row, review counts and audited metrics")
     s = add("plan", cmd_plan)
     s.add_argument("--run", required=True)
     s.add_argument("--kind", default=None, help="one decision kind (default: all kinds together)")

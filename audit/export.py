@@ -174,6 +174,54 @@ def _kappa_clause(group: str, stat: Statistic) -> str:
     return f"human--judge {name}{where} = {stat.value:.2f}{interval} (n = {stat.n}, {stat.n_documents} documents{few})"
 
 
+def _is_prf(row: dict) -> bool:
+    return all(isinstance(row.get(k), int | float) or row.get(k) is None for k in ("precision", "recall", "f1")) \
+        and any(k in row for k in ("precision", "recall", "f1"))
+
+
+def tex_number(v: object, *, count: bool) -> str:
+    """A cell: `--` when missing, a count as an integer (LitXBench stores counts as floats), else 3 decimals."""
+    if v is None or (isinstance(v, float) and v != v):
+        return "--"
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return tex(v)
+    return f"{v:.0f}" if count else f"{v:.3f}"
+
+
+def latex_body(orig: list[dict], aud: list[dict]) -> list[str]:
+    """The tabulars of the paper table, each narrow enough for one column: the rows with P / R / F1 as
+    Section & Type & P R F1 original & P R F1 audited (percent, 8 columns), every other number of the family's
+    rows one line each as Section & Type & Measure & Original & Audited (5 columns)."""
+    lines: list[str] = []
+    prf = [(o, a) for o, a in zip(orig, aud, strict=True) if _is_prf(o)]
+    other = [(o, a) for o, a in zip(orig, aud, strict=True) if not _is_prf(o)]
+    if prf:
+        lines += [r"\begin{tabular}{llrrrrrr}", r"\toprule",
+                  r" & & \multicolumn{3}{c}{Original} & \multicolumn{3}{c}{Audited} \\",
+                  r"\cmidrule(lr){3-5}\cmidrule(lr){6-8}",
+                  r"Section & Type & P & R & F1 & P & R & F1 \\", r"\midrule"]
+        for o, a in prf:
+            vals = [r.get(k) for r in (o, a) for k in ("precision", "recall", "f1")]
+            cells = " & ".join("--" if v is None else f"{100 * v:.1f}" for v in vals)
+            lines.append(f"{tex(o.get('section', ''))} & {tex(o.get('type', ''))} & {cells} \\\\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+    if other:
+        keys = list(dict.fromkeys(k for o, _ in other for k, v in o.items() if k not in ("section", "type")
+                                  and (isinstance(v, int | float) or v is None) and not isinstance(v, bool)))
+        count = {k: all(float(r[k]).is_integer() for pair in other for r in pair
+                        if isinstance(r.get(k), int | float)) for k in keys}
+        lines += ([r"\par\medskip"] if prf else []) + [
+            r"\begin{tabular}{lllrr}", r"\toprule", r"Section & Type & Measure & Original & Audited \\", r"\midrule"]
+        for o, a in other:
+            for k in keys:
+                if k in o and (o[k] is not None or a.get(k) is not None):
+                    name = f"{tex(o.get('section', ''))} & {tex(o.get('type', ''))} & {tex(k.replace('_', ' '))}"
+                    values = " & ".join(tex_number(r.get(k), count=count[k]) for r in (o, a))
+                    lines.append(f"{name} & {values} \\\\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+    return lines
+
+
 def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     """A booktabs table (caption, label) of original vs audited P / R / F1 per section and type, macro averages
     labelled, the effective-label policy and the human-judge agreement in the caption. Needs
@@ -182,7 +230,6 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
     data = export_json(view.db, view)
     task = view.task
     orig, aud = task.metric_rows(data["original"]), task.metric_rows(data["audited"])
-    has_prf = all(k in r for r in orig for k in ("precision", "recall", "f1"))
     rc = data["reviews"]
     label = "tab:rejudge-" + "".join(c if c.isalnum() else "-" for c in data["run"])[:60]
     caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}; "
@@ -190,25 +237,8 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
                f"{tex(view.policy)} policy); {_kappa_note(data['agreement'])}.")
     lines = [r"% Rejudge export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering",
              r"\small"]
-    if has_prf:
-        lines += [r"\begin{tabular}{llrrrrrr}", r"\toprule",
-                  r" & & \multicolumn{3}{c}{Original} & \multicolumn{3}{c}{Audited} \\",
-                  r"\cmidrule(lr){3-5}\cmidrule(lr){6-8}",
-                  r"Section & Type & P & R & F1 & P & R & F1 \\", r"\midrule"]
-        for o, a in zip(orig, aud, strict=True):
-            vals = [o["precision"], o["recall"], o["f1"], a["precision"], a["recall"], a["f1"]]
-            cells = " & ".join("--" if v is None else f"{100 * v:.1f}" for v in vals)
-            lines.append(f"{tex(o.get('section', ''))} & {tex(o.get('type', ''))} & {cells} \\\\")
-    else:
-        keys = [k for k, v in orig[0].items() if isinstance(v, int | float) and not isinstance(v, bool)] if orig else []
-        lines += [r"\begin{tabular}{ll" + "rr" * len(keys) + "}", r"\toprule",
-                  " & & " + " & ".join(rf"\multicolumn{{2}}{{c}}{{{tex(k)}}}" for k in keys) + r" \\",
-                  "Section & Type & " + " & ".join("orig. & aud." for _ in keys) + r" \\", r"\midrule"]
-        for o, a in zip(orig, aud, strict=True):
-            cells = " & ".join(f"{o[k]:.3f} & {a.get(k, float('nan')):.3f}" if o.get(k) is not None else "-- & --"
-                               for k in keys)
-            lines.append(f"{tex(o.get('section', ''))} & {tex(o.get('type', ''))} & {cells} \\\\")
-    lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{caption}}}", f"\\label{{{label}}}", r"\end{table}"]
+    lines += latex_body(orig, aud)
+    lines += [f"\\caption{{{caption}}}", f"\\label{{{label}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 

@@ -139,6 +139,15 @@ class RunView:
         return [self._decision(d, self.reviews.get(d[0], []), self.effective.get(d[0]))
                 for d in self.db.execute(q + " ORDER BY id", args)]
 
+    def decision_numbers(self, decision_ids: Sequence[int]) -> dict[int, int]:
+        """Each decision's number within its run (1, 2, …: its rank in id order), what the pages call it; the id
+        is unique across runs and grows with every run a database holds."""
+        if not decision_ids:
+            return {}
+        first = self.db.execute("SELECT MIN(id) FROM decisions WHERE run_id = ?", [self.id]).fetchone()[0]
+        return {i: self.db.execute("SELECT COUNT(*) FROM decisions WHERE run_id = ? AND id BETWEEN ? AND ?",
+                                   [self.id, first, i]).fetchone()[0] for i in decision_ids}
+
     def decision(self, decision_id: int) -> dict:
         """One decision as `decisions` gives it, read now (its reviews too), not from the view's snapshot.
 

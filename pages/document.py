@@ -9,6 +9,7 @@ from ui.decisions import review_card
 from ui.errata import errata_form
 from ui.families import DocumentContext, doc_id_title, doc_noun, view
 from ui.metrics import headline
+from ui.paging import page_picker
 from ui.state import blind, current_view, db, reviewer, role, synced_select
 from ui.text import md_literal, show_text
 
@@ -22,7 +23,7 @@ wanted = st.query_params.get("doc")
 if wanted and wanted not in doc_ids:
     show_text(f"{noun.capitalize()} {wanted!r} is not in run {run!r}.", "error")
 if not doc_ids:
-    st.info(f"This run has no {noun}s.")
+    st.info(f"This run has no {noun.plural}.")
     st.stop()
 doc_id = synced_select(f"{noun.capitalize()} ({doc_id_title(task.name)})", doc_ids, "document.doc", "doc")
 pos = doc_ids.index(doc_id)
@@ -80,9 +81,11 @@ if decs and not who:
     st.warning("Enter your reviewer name in the sidebar to confirm or overrule decisions.")
 focus = st.query_params.get("decision")
 decs = sorted(decs, key=lambda d: str(d["id"]) != focus)  # a linked decision comes first
+start, stop = page_picker(len(decs), key=f"document.page.{doc_id}")
+numbers = page.decision_numbers([d["id"] for d in decs[start:stop]])
 stored = False
-for d in decs:
+for d in decs[start:stop]:
     stored |= review_card(conn, run, task.name, d, task.label_schemes[d["kind"]], who, blind=blind(), role=role(),
-                          focused=str(d["id"]) == focus)
+                          focused=str(d["id"]) == focus, number=numbers[d["id"]])
 if stored:
     st.rerun()

@@ -19,7 +19,7 @@ blind_guard("overview")
 row, task, audit = run_view.row, run_view.task, run_view.audit
 noun = doc_noun(task.name)
 st.caption(f"Task **{md_literal(task.title)}** · judge {md_literal(short_spec(row['judge_spec']))} · "
-           f"{row['n_docs']} {noun}s · {row['n_decisions']} decisions · " +
+           f"{md_literal(noun.count(row['n_docs']))} · {row['n_decisions']} decisions · " +
            " · ".join(f"{md_literal(k)} {md_literal(v['name'])}" for k, v in row["inputs"].items()
                       if isinstance(v, dict) and "name" in v))
 for w in row["summary"].get("warnings", []):
@@ -64,17 +64,17 @@ if panel is not None:
     with st.expander(getattr(view(task.name), "RUN_PANEL_TITLE", "More about this run"), expanded=False):
         panel(conn, run_view)
 
-st.subheader(f"{noun.capitalize()}s")
+st.subheader(noun.plural.capitalize())
 docs = pd.DataFrame(run_view.documents())
 if docs.empty:
-    st.info(f"This run has no {noun}s.")
+    st.info(f"This run has no {noun.plural}.")
     st.stop()
 outcomes_all = list(task.outcomes)
 outcomes = st.multiselect("Outcome (audited)", outcomes_all, default=outcomes_all[:-1] if len(outcomes_all) > 1
                           else outcomes_all, key="overview.outcomes",
                           help=getattr(view(task.name), "OUTCOME_HELP", None))
 shown = docs[docs["audited_outcome"].isin(outcomes)].copy()
-st.caption(f"{len(shown)} of {len(docs)} {noun}s. Counts by outcome: " + ", ".join(
+st.caption(f"{len(shown)} of {len(docs)} {noun.plural}. Counts by outcome: " + ", ".join(
     f"{md_literal(k)} {int(v)}" for k, v in docs["audited_outcome"].value_counts().items()))
 if shown.empty:
     st.info(f"No {noun} has the selected outcome(s).")
@@ -87,6 +87,6 @@ st.dataframe(table, hide_index=True, key="overview.docs",
              column_config={"open": st.column_config.LinkColumn("open", display_text="review ›"),
                             "reviewed": st.column_config.NumberColumn(help="Decisions with at least one review"),
                             "decisions": st.column_config.NumberColumn(help=f"Decisions on this {noun}")})
-pick = st.selectbox(f"Open a {noun}", shown["doc"].tolist(), key="overview.pick")
+pick = st.selectbox(f"Open {noun.a}", shown["doc"].tolist(), key="overview.pick")
 if st.button(f"Review this {noun}", key="overview.open", type="primary"):
     st.switch_page("pages/document.py", query_params=link_params(doc=pick))

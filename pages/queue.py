@@ -91,8 +91,9 @@ if mode == "sample":
                       f"next: {nxt['doc']} (stratum {nxt['stratum']}, {nxt['why']}); about {nxt['more_to_target']} "
                       f"more documents ({nxt['more_decisions_to_target'] or 0:.0f} decisions) reach ±"
                       f"{nxt['target_half_width']:.2f} on the headline metric.", "caption")
-skip_trivial = mode == "unreviewed" and st.toggle(
-    "Skip decisions whose answer is certain (e.g. two identical strings)", value=True, key="queue.skip_trivial")
+skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and st.toggle(
+    f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)})", value=True,
+    key="queue.skip_trivial")
 
 key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial, run_view.policy,
        plan is not None)  # a plan just created: the sample queue reads its ids now, not after a reload

@@ -51,7 +51,7 @@ with st.container(border=True):
 just = st.session_state.pop("runs.just_scored", None)
 if just:
     show_text(f"Scored and stored run {just}.", "success")
-    st.page_link("pages/overview.py", label=f"Open {just} ›", query_params=link_params(run=just))
+    st.page_link("pages/overview.py", label=f"Open {md_literal(just)} ›", query_params=link_params(run=just))
 st.subheader("Runs")
 if runs.empty:
     st.info("No runs yet: score one below.")

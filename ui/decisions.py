@@ -36,7 +36,16 @@ def _lbl(label: str, scheme: LabelScheme) -> str:
     return f'<span class="lbl {cls}">{html.escape(scheme.title(label))}</span>'
 
 
-def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: bool = False) -> str:
+def decision_title(d: dict, number: int | None) -> str:
+    """`#3` (the decision's number in its run), with the database id the CLI takes (`--decision`) beside it when
+    they differ."""
+    if number is None or number == d["id"]:
+        return f"#{d['id']}"
+    return f"#{number} <small>(id {d['id']})</small>"
+
+
+def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: bool = False,
+              number: int | None = None) -> str:
     e = html.escape
     rows = "".join(f'<span class="side">{e(k)}</span><span class="span">{e(visible(v))}</span><br>'
                    for k, v in view(task).card_lines(d, blind))
@@ -47,7 +56,8 @@ def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: 
     moot = " · <b>moot</b> <small>(not counted under the current labels)</small>" if d.get("moot") else ""
     focus = " focus" if focused else ""
     linked = " · <b>linked decision</b>" if focused else ""
-    return (f'<div class="rj-card{focus}"><b>#{d["id"]}</b> · {e(kind_title(task, d["kind"]))}{linked}{moot}<br>'
+    return (f'<div class="rj-card{focus}"><b>{decision_title(d, number)}</b> · '
+            f'{e(kind_title(task, d["kind"]))}{linked}{moot}<br>'
             f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
 
 
@@ -100,7 +110,7 @@ Store = Callable[[int, "str | None", str], None]
 
 def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelScheme, reviewer: str, *, blind: bool,
                 role: str = "reviewer", focused: bool = False, shortcuts: bool = False,
-                store: Store | None = None) -> bool:
+                store: Store | None = None, number: int | None = None) -> bool:
     """Render one decision with its label buttons and undo; writes go through `store` (default
     `audit.reviews.add_review`).
 
@@ -109,7 +119,7 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
     mine = d["human"].get(reviewer) if role == "reviewer" else None
     hide = blind and mine is None and role == "reviewer"
     with st.container(border=True, key=f"review.card.{d['id']}"):
-        st.html(CARD_STYLE + card_html(d, task, scheme, blind=hide, focused=focused))
+        st.html(CARD_STYLE + card_html(d, task, scheme, blind=hide, focused=focused, number=number))
         cols = st.columns([2.2, 1.6, 0.7, 2.2])
         note = cols[3].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
                                   placeholder="note (optional)")

@@ -2,7 +2,9 @@
 
 Gold spans get a background, predicted spans a dashed outline; both take the colour of their type (entity type,
 field) so types are told apart at a glance. A range never swallows the whitespace around a span: offsets that
-include leading or trailing spaces are trimmed to the span's first and last visible character.
+include leading or trailing spaces are trimmed to the span's first and last visible character, and a piece of a
+span cut where another range starts keeps its edge spaces outside the mark. TeX accents in the source text are
+shown as letters (`ui.text.readable`).
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 
+from ui.text import readable
+
 PALETTE = (("#fff1a8", "#b38f00"), ("#cfe6ff", "#1f5fbf"), ("#ffd6e7", "#b0306a"), ("#d5f5d0", "#2e7d32"),
            ("#eadcff", "#6a3fb5"), ("#ffe2c4", "#b35c00"))
 """(background for gold, outline for predicted) per type, in order of first appearance."""
 STYLE = """<style>
 .rj-text {line-height: 1.95; font-size: 1rem;}
 .rj-gold {border-bottom: 3px solid rgba(0,0,0,.25);}
-.rj-pred {outline: 2px dashed #2f6fdd; outline-offset: 1px; border-radius: 2px;}
+.rj-pred {outline: 2px dashed #2f6fdd; outline-offset: -1px; border-radius: 2px;}
 .rj-miss {color: #a33;}
 .rj-legend span {margin-right: 0.9em; padding: 0 4px;}
 </style>"""
@@ -78,16 +82,21 @@ def highlight_html(text: str, gold: Sequence[tuple[int, int, str]], pred: Sequen
             continue
         g = [t for s, e, t in gold if s <= a and b <= e]
         p = [t for s, e, t in pred if s <= a and b <= e]
-        piece = html.escape(text[a:b])
+        raw = text[a:b]
         classes = (["rj-gold"] if g else []) + (["rj-pred"] if p else [])
         if classes:
+            # a piece cut where another range starts can begin or end with a space: keep it outside the mark
+            inner = raw.strip()
+            lead, tail = raw[:len(raw) - len(raw.lstrip())], raw[len(raw.rstrip()):]
+            piece = html.escape(readable(inner))
             style = []
             if g:
                 style.append(f"background:{colours.get(g[0], PALETTE[0])[0]}")
             if p:
                 style.append(f"outline-color:{colours.get(p[0], PALETTE[0])[1]}")
             title = html.escape("; ".join([*(f"gold {t}" for t in g), *(f"predicted {t}" for t in p)]), quote=True)
-            out.append(f'<span class="{" ".join(classes)}" style="{";".join(style)}" title="{title}">{piece}</span>')
+            out.append(html.escape(lead) + f'<span class="{" ".join(classes)}" style="{";".join(style)}" '
+                       f'title="{title}">{piece}</span>' + html.escape(tail) if inner else html.escape(raw))
         else:
-            out.append(piece)
+            out.append(html.escape(readable(raw)))
     return STYLE + '<div class="rj-text">' + "".join(out) + "</div>"

@@ -2,34 +2,95 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import streamlit as st
 
-from scoring.families.base import TaskFamily
+from scoring.families.base import MetricCell, TaskFamily
 from ui.families import section_help
+from ui.text import md_literal, visible
 
 NUMBER_COLUMNS = ("precision", "recall", "f1")
+EMPTY = "–"
+ROW_CHARS = 96
+"""Characters of a card label (or delta) that fit in one row of cards at 1280 px (wide layout, sidebar open):
+four cards of 24; a longer label gets fewer cards per row instead of an ellipsis."""
+
+
+def is_missing(v: object) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def format_value(v: object, unit: str = "score") -> str:
+    """A number as people read it: a score with 4 decimals, a count or a whole rank as an integer (a count stored
+    as a float too), a share as a percentage; missing as `–`.
+
+    >>> [format_value(x, u) for x, u in ((0.96451, "score"), (1.0, "score"), (2091.0, "count"), (140.0, "rank"),
+    ...                                  (140.5, "rank"), (0.0, "share"), (0.0705, "share"), (None, "score"))]
+    ['0.9645', '1.0000', '2091', '140', '140.5', '0 %', '7.05 %', '–']
+    """
+    if is_missing(v) or isinstance(v, bool) or not isinstance(v, int | float):
+        return EMPTY if is_missing(v) else str(v)
+    if unit == "share":
+        return f"{100 * v:.3g} %" if v else "0 %"
+    if isinstance(v, int) or (unit in ("rank", "count") and float(v).is_integer()):
+        return f"{v:.0f}"
+    return f"{v:.1f}" if unit in ("rank", "count") else f"{v:.4f}"
+
+
+def format_delta(delta: float, unit: str = "score") -> str:
+    """A change in the unit of its value.
+
+    >>> format_delta(-0.0612), format_delta(0.02, "share"), format_delta(-2.0, "rank")
+    ('-0.0612', '+2 pt', '-2')
+    """
+    if unit == "share":
+        return f"{100 * delta:+.3g} pt"
+    if unit in ("rank", "count"):
+        return f"{delta:+.0f}" if float(delta).is_integer() else f"{delta:+.1f}"
+    return f"{delta:+.4f}"
+
+
+def cards_per_row(texts: list[str], most: int = 4) -> int:
+    """How many cards fit in a row so that the longest of `texts` (labels, deltas) is shown whole.
+
+    >>> cards_per_row(["value F1", "overall F1 (weighted)"]), cards_per_row(["novelty, absolute mean (first system)"])
+    (2, 1)
+    >>> cards_per_row(["a"] * 7), cards_per_row(["novelty, absolute mean (first system)", "b", "c", "d"])
+    (4, 2)
+    """
+    longest = max((len(t) for t in texts), default=1) + 3  # the help icon and the card's padding
+    return max(1, min(most, len(texts), ROW_CHARS // longest))
+
+
+def _card(cell: MetricCell, original: dict, audited: dict) -> tuple[str, str | None]:
+    """(value, delta text or None when audited = original) of one headline card."""
+    o, a = cell.value(original), cell.value(audited)
+    if a is None:
+        return EMPTY, None
+    delta = (a - o) if o is not None else 0.0
+    if abs(delta) <= 1e-12:
+        return format_value(a, cell.unit), None
+    return format_value(a, cell.unit), f"{format_delta(delta, cell.unit)} from {format_value(o, cell.unit)}"
 
 
 def headline(task: TaskFamily, original: dict, audited: dict) -> None:
     cells = task.headline
-    cols = st.columns(min(len(cells), 4))
-    for col, cell in zip(cols, cells, strict=False):
-        o, a = cell.value(original), cell.value(audited)
-        if a is None:
-            col.metric(cell.label, "—", border=True)
-            continue
-        delta = (a - o) if o is not None else 0.0
-        col.metric(cell.label, f"{a:.4f}",
-                   delta=f"{delta:+.4f} vs original {o:.4f}" if abs(delta) > 1e-12 else "= original",
-                   delta_color="normal" if abs(delta) > 1e-12 else "off",
-                   delta_arrow="auto" if abs(delta) > 1e-12 else "off",
-                   help="With reviewers' labels applied (audited). " + section_help(task.name, cell.section),
-                   border=True)
+    cards = [(cell, *_card(cell, original, audited)) for cell in cells]
+    per_row = cards_per_row([c.label for c in cells] + [d for *_, d in cards if d])
+    for start in range(0, len(cards), per_row):
+        cols = st.columns(per_row)
+        for col, (cell, value, delta) in zip(cols, cards[start:start + per_row], strict=False):
+            col.metric(cell.label, value, delta=delta or "= original",
+                       delta_color="normal" if delta else "off", delta_arrow="auto" if delta else "off",
+                       help="With reviewers' labels applied (audited). " + section_help(task.name, cell.section),
+                       border=True)
 
 
 def comparison_rows(task: TaskFamily, original: dict, audited: dict) -> pd.DataFrame:
-    """One row per (section, type): every number of the family's metric rows, original and audited, and ΔF1."""
+    """One row per (section, type): P / R / F1 original and audited in columns of their own, every other value of
+    the family's metric rows as an (original, audited) pair, and ΔF1."""
     orig = task.metric_rows(original)
     aud = task.metric_rows(audited)
     out = []
@@ -38,20 +99,54 @@ def comparison_rows(task: TaskFamily, original: dict, audited: dict) -> pd.DataF
         for k, v in o.items():
             if k in ("section", "type"):
                 continue
-            if isinstance(v, int | float) and not isinstance(v, bool) and k in NUMBER_COLUMNS:
+            if _is_number(v) and k in NUMBER_COLUMNS:
                 row[k] = v
                 row[f"{k} audited"] = a.get(k)
             else:
-                av = a.get(k)
-                row[k] = "" if v is None else (_plain(v) if av == v else f"{_plain(v)} → {_plain(av)}")
-        if "f1" in o and isinstance(o["f1"], int | float):
+                row[k] = (v, a.get(k))
+        if "f1" in o and _is_number(o["f1"]):
             row["ΔF1"] = (a.get("f1") or 0) - o["f1"]
         out.append(row)
     return pd.DataFrame(out)
 
 
-def _plain(v: object) -> str:
-    return f"{v:.4f}" if isinstance(v, float) else str(v)
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and not is_missing(v)
+
+
+def _pair_column(col: pd.Series) -> pd.Series:
+    """(original, audited) cells as shown: the number when unchanged (kept numeric: it sorts), `a → b` when it
+    changed, `–` when missing; a column whose every number is whole is a count (LitXBench stores counts as
+    floats), else a score with 4 decimals."""
+    pairs = [p if isinstance(p, tuple) else (p, p) for p in col]
+    numbers = [v for p in pairs for v in p if _is_number(v)]
+    unit = "count" if numbers and all(float(v).is_integer() for v in numbers) else "score"
+    if all(_is_number(o) and o == a for o, a in pairs):
+        return pd.Series([o for o, _ in pairs], index=col.index).astype("int64" if unit == "count" else "float64")
+
+    def text(v: object) -> str:
+        return format_value(v, unit) if _is_number(v) or is_missing(v) else visible(v)
+    return pd.Series([text(o) if o == a or (is_missing(o) and is_missing(a)) else f"{text(o)} → {text(a)}"
+                      for o, a in pairs], index=col.index)
+
+
+def section_frame(part: pd.DataFrame) -> pd.DataFrame:
+    """One section's rows as shown: columns no row of the section has are left out, cells a row lacks read `–`,
+    counts are integers, text is shown with its invisible characters made visible."""
+    part = part.drop(columns=["section"]).dropna(axis=1, how="all")
+    part = part.loc[:, [c for c in part.columns
+                        if not all(isinstance(p, tuple) and all(is_missing(v) for v in p) for p in part[c])]]
+    out = {}
+    for c in part.columns:
+        if c == "type":
+            out[c] = part[c].map(visible)
+        elif any(isinstance(p, tuple) for p in part[c]):
+            out[c] = _pair_column(part[c])
+        elif part[c].map(is_missing).any():
+            out[c] = part[c].map(lambda v: EMPTY if is_missing(v) else format_value(v))
+        else:
+            out[c] = part[c]
+    return pd.DataFrame(out, index=part.index)
 
 
 def section_tables(task: TaskFamily, original: dict, audited: dict, key: str = "metrics") -> None:
@@ -59,10 +154,19 @@ def section_tables(task: TaskFamily, original: dict, audited: dict, key: str = "
     if df.empty:
         st.info("No metrics.")
         return
-    fmt = {c: st.column_config.NumberColumn(c, format="%.4f") for c in df.columns
-           if c.split(" ")[0] in NUMBER_COLUMNS or c == "ΔF1"}
     for section, part in df.groupby("section", sort=False):
         if section:
-            st.markdown(f"**{section}**", help=section_help(task.name, str(section)) or None)
-        st.dataframe(part.drop(columns=["section"]), hide_index=True, column_config=fmt,
-                     key=f"{key}.{section}")
+            st.markdown(f"**{md_literal(section)}**", help=section_help(task.name, str(section)) or None)
+        shown = section_frame(part)
+        st.dataframe(shown, hide_index=True, column_config=number_formats(shown), key=f"{key}.{section}")
+
+
+def number_formats(frame: pd.DataFrame) -> dict:
+    """4 decimals for the float columns, one for a column of whole and half numbers (a median rank)."""
+    out = {}
+    for c in frame.columns:
+        if frame[c].dtype.kind == "f":
+            halves = frame[c].dropna().map(lambda v: float(2 * v).is_integer()).all() and c not in (
+                *NUMBER_COLUMNS, *(f"{k} audited" for k in NUMBER_COLUMNS), "ΔF1")
+            out[c] = st.column_config.NumberColumn(c, format="%.1f" if halves else "%.4f")
+    return out

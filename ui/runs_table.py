@@ -8,16 +8,17 @@ from sqlite_utils import Database
 from audit.demo import demo_runs
 from audit.store import list_runs
 from scoring.families import TASKS
+from ui.metrics import format_value
 from ui.state import link, short_spec
 
 
 def headline_value(r: dict) -> str:
-    """The family's headline numbers of a run (original, i.e. as the judge scored it), 4 decimals."""
+    """The family's headline numbers of a run (original, i.e. as the judge scored it), each in its unit."""
     task = TASKS.get(r["task"])
     if task is None:
         return ""
-    vals = [(cell.label, cell.value(r["original_metrics"])) for cell in task.headline]
-    return " · ".join(f"{label} {'—' if v is None else format(v, '.4f')}" for label, v in vals)
+    return " · ".join(f"{cell.label} {format_value(cell.value(r['original_metrics']), cell.unit)}"
+                      for cell in task.headline)
 
 
 def family_title(task: str) -> str:

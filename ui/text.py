@@ -35,6 +35,38 @@ def visible(text: object) -> str:
     return "".join(out)
 
 
+_ACCENTS = {"`": "\u0300", "'": "\u0301", "^": "\u0302", "~": "\u0303", "=": "\u0304", "u": "\u0306",
+            ".": "\u0307", '"': "\u0308", "r": "\u030a", "H": "\u030b", "v": "\u030c", "c": "\u0327",
+            "k": "\u0328"}
+_LETTER = r"(?:\\i(?![A-Za-z])|[A-Za-z])"
+_SYMBOL_ACCENT = re.compile(r"""\{?\\([`'^~=."])(?:\{\s*(""" + _LETTER + r""")\s*\}|(""" + _LETTER + r"""))\}?""")
+_LETTER_ACCENT = re.compile(r"\{?\\([uvHrck])(?:\{\s*(" + _LETTER + r")\s*\}|\s+([A-Za-z]))\}?")
+_TEX_LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "l": "ł", "L": "Ł", "aa": "å", "AA": "Å",
+                "i": "ı"}
+_TEX_LETTER = re.compile(r"\{\\(ss|ae|AE|aa|AA|o|O|l|L|i)\}|\\(ss|ae|AE|aa|AA)(?![A-Za-z])")
+
+
+def readable(text: object) -> str:
+    r"""Source text (abstracts, queries) as people read it: TeX accent commands written into the data (arXiv's
+    `V\~oro`, `P\'{o}lya`, `{\"u}`) shown as the letters they stand for; nothing else changes.
+
+    >>> readable(r"V\~oro, P\'{o}lya, M{\"u}ller, \c{c}a, Erd\H{o}s, {\ss}, na\"{\i}ve, \cite{x}, 5\%")
+    'Võro, Pólya, Müller, ça, Erdős, ß, naïve, \\cite{x}, 5\\%'
+    """
+    def accent(m: re.Match) -> str:
+        letter = m.group(2) or m.group(3)
+        return unicodedata.normalize("NFC", ("i" if letter == "\\i" else letter) + _ACCENTS[m.group(1)])
+
+    out = _LETTER_ACCENT.sub(accent, _SYMBOL_ACCENT.sub(accent, str(text)))
+    return _TEX_LETTER.sub(lambda m: _TEX_LETTERS[m.group(1) or m.group(2)], out)
+
+
+def visible_rows(rows: list[dict]) -> list[dict]:
+    """Table rows for `st.dataframe` with every text cell `visible` (a table shows text literally, but an RLO in
+    a cell still reorders it)."""
+    return [{k: visible(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+
+
 def md_literal(text: object) -> str:
     """`text` as a Markdown fragment that renders literally (safe to embed in our own Markdown)."""
     return _PUNCT.sub(r"\\\1", visible(text)).replace("\n", "  \n")

@@ -20,6 +20,32 @@ Labels = Mapping[tuple[str, str, str, str], str]
 """Effective label per (kind, type, left, right) within one document."""
 
 
+class Noun(str):
+    """What a family calls one document (a `str`: the singular), with its plural and article declared once.
+
+    >>> n = Noun("query", "queries"); (n, n.plural, n.a, n.count(1), n.count(3), Noun("abstract", article="an").a)
+    ('query', 'queries', 'a query', '1 query', '3 queries', 'an abstract')
+    """
+
+    plural: str
+    article: str
+
+    def __new__(cls, singular: str, plural: str = "", article: str = "a") -> Noun:
+        self = super().__new__(cls, singular)
+        self.plural = plural or singular + "s"
+        self.article = article
+        return self
+
+    @property
+    def a(self) -> str:
+        """The singular with its indefinite article: `an abstract`."""
+        return f"{self.article} {self}"
+
+    def count(self, n: int) -> str:
+        """`1 paper`, `3 papers`."""
+        return f"{n} {self if n == 1 else self.plural}"
+
+
 @dataclass
 class Loaded:
     """Validated inputs of one run, ready for `decide`."""
@@ -128,6 +154,9 @@ class MetricCell:
     section: str = ""
     """Group heading, e.g. `entities`."""
     higher_is_better: bool = True
+    unit: Literal["score", "count", "rank", "share"] = "score"
+    """How the number reads: a score (4 decimals), a count (an integer), a rank (an integer, or one decimal for a
+    median between two ranks), a share of items (a percentage)."""
 
     def value(self, metrics: Mapping) -> float | None:
         v: Any = metrics
@@ -165,6 +194,10 @@ class TaskFamily(Protocol):
     """The few numbers on the overview cards and in the LaTeX table, first = the headline metric."""
     needs_doc_counts: bool
     """True when `metrics` needs every document's counts (bootstrap intervals, medians), not only their sum."""
+    doc_noun: Noun
+    """What one document is called for people, with its plural and article (`FamilyBase`: `document`)."""
+    certain_decisions: str
+    """Which decisions `trivial` calls certain, in words; empty when none ever is."""
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
         """Runs scored from the bundled data (`data/`) on a fresh database."""
@@ -271,6 +304,11 @@ class FamilyBase:
     name: str
     options: tuple[OptionSpec, ...] = ()
     needs_doc_counts = False
+    doc_noun: Noun = Noun("document")
+    """What one document is called on the pages (`abstract`, `paper`, `question`, `query`)."""
+    certain_decisions: str = ""
+    """In words, which decisions `trivial` calls certain (`two identical strings`); empty: none ever is, and the
+    review queue offers no switch to skip them."""
 
     @property
     def view_module(self) -> str:

@@ -19,16 +19,24 @@ from tests.conftest import ROOT
 from ui.text import md_literal
 
 MARKDOWN_CALLS = {"markdown", "caption", "warning", "error", "info", "success", "title", "header", "subheader",
-                  "toast"}
+                  "toast",
+                  # widget and container labels are Markdown too (links, images, KaTeX): issue 27
+                  "expander", "button", "download_button", "metric", "toggle", "checkbox", "popover", "page_link",
+                  "link_button"}
 ST_ONLY = {"title", "header", "subheader", "toast"}  # also names of ordinary methods (LabelScheme.title)
+LABEL_KWARG = {"page_link": "label"}  # the Markdown argument of a call is this keyword, not the first one
 SAFE_CALLS = {"md_literal", "len", "sum", "int", "round", "min", "max"}
 SAFE = {
     # counts and numbers read from the store or computed by the page
     "rc['reviewed']", "rc['overruled']", "rc['confirmed']", "rc['conflicted']", "rc['adjudicated']",
     "rc['reviews']", "result['excluded_judge_invalid']", "d['id']", "pos",
     "res['imported']", "res['skipped_duplicates']",
-    # words chosen by the code, never by data: a family's document noun, a page name, a section key
-    "noun", "page", "section", "noun.capitalize()",
+    # words chosen by the code, never by data: a family's document noun, a page name, a section key, a family's
+    # declared metric label, a button text the code builds from a label scheme's titles
+    "noun", "page", "section", "noun.capitalize()", "noun.plural", "noun.a", "noun.plural.capitalize()",
+    "cell.label", "title", "text",
+    # a statistic's name, a view's panel title, a decision kind's label constants
+    "kappa.name", 'getattr(view(task.name), "RUN_PANEL_TITLE", "More about this run")', "labels[0]", "labels[1]",
     # already made literal, or a number formatted by the code
     "format(alpha['alpha'], '.3f')",
 }
@@ -79,10 +87,15 @@ def markdown_calls(path: Path) -> list[tuple[int, str]]:
     src = path.read_text()
     found = []
     for node in ast.walk(ast.parse(src)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in MARKDOWN_CALLS and node.args
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in MARKDOWN_CALLS
                 and (node.func.attr not in ST_ONLY or _receiver(node.func) == "st")):
-            for part in _unsafe_parts(node.args[0], src):
+            continue
+        kw = LABEL_KWARG.get(node.func.attr)
+        arg = next((k.value for k in node.keywords if k.arg == kw), None) if kw else (
+            node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "label"), None))
+        if arg is not None:
+            for part in _unsafe_parts(arg, src):
                 found.append((node.lineno, part))
     return found
 
@@ -97,8 +110,10 @@ def test_markdown_calls_render_data_as_text(path):
 def test_the_check_catches_data_in_markdown(tmp_path):
     sample = tmp_path / "page.py"
     sample.write_text('import streamlit as st\nname = "x"\nst.caption(f"run {name}")\nst.warning("a " + name)\n'
-                      'st.info(f"ok {md_literal(name)} {len(name)} {0.5:.2f}")\ncol.markdown(name)\n')
-    assert [p for _, p in markdown_calls(sample)] == ["name", "name", "name"]
+                      'st.info(f"ok {md_literal(name)} {len(name)} {0.5:.2f}")\ncol.markdown(name)\n'
+                      'st.expander(f"{g.label()} x")\nc.button(label=name)\nst.page_link("p.py", label=name)\n'
+                      'st.expander(md_literal(name))\n')
+    assert [p for _, p in markdown_calls(sample)] == ["name", "name", "name", "g.label()", "name", "name"]
 
 
 @pytest.mark.parametrize("hostile", ["![x](http://evil.example/p.png)", "[click](javascript:alert(1))",

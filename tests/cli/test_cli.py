@@ -32,7 +32,7 @@ def test_score_review_export_round_trip(tmp_path, capsys):
     target = next(x for x in lines if x["judge"] == "match" and x["left"] != x["right"])
 
     assert main(["review", "--db", str(db), "--run", "r1", "--decision", str(target["id"]), "--label", "no-match",
-                 "--reviewer", "ana", "--note", "different idea"]) == 0
+                 "--reviewer", "ana", "--note", "different idea", "--json"]) == 0
     reviewed = json.loads(capsys.readouterr().out)
     assert reviewed["reviews"]["overruled"] == 1
 

@@ -330,7 +330,7 @@ def test_questions_for_re_ask_to_the_stored_labels(scored, tmp_path):
 
 
 REQUIRED_VIEW = {"render_document": ["ctx"], "card_lines": ["d", "blind"]}
-OPTIONAL_VIEW_VALUES = {"DOC_NOUN": str, "DOC_ID_TITLE": str, "SECTION_HELP": dict, "OUTCOME_HELP": str,
+OPTIONAL_VIEW_VALUES = {"DOC_ID_TITLE": str, "SECTION_HELP": dict, "OUTCOME_HELP": str,
                         "DECISIONS_HELP": str, "KIND_TITLES": dict, "RUN_PANEL_TITLE": str}
 OPTIONAL_VIEW_CALLS = {"preview": 2, "gold_items": 1, "gold_item_of": 1, "render_run": 2}
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from scoring.decisions import MATCH, NO_MATCH, Decision
 from scoring.errors import InputError, JudgeSpecError
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell
+from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, Noun
 from scoring.jsonl import read_records
 from scoring.judges.answer import INVALID, JudgeStats
 from scoring.judges.registry import JudgeOptions
@@ -68,6 +68,7 @@ class ToyTask(FamilyBase):
 
     name = "toy"
     title = "Toy exact-match QA (tests only)"
+    doc_noun = Noun("question")
     label_schemes = {KIND: LabelScheme("binary", (MATCH, NO_MATCH), positive=MATCH, symmetric=True,
                                        keys={MATCH: "a", NO_MATCH: "o"})}
     outcomes = ("correct", "wrong", "unanswered")

@@ -6,8 +6,6 @@ from __future__ import annotations
 from ui.families import DocumentContext
 from ui.text import show_text
 
-DOC_NOUN = "question"
-
 
 def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
     """Predicted and gold answer, and unless blind whether they are equal character for character."""

@@ -8,8 +8,9 @@ no shell file; a family kept elsewhere names its module in `view_module`) exposi
 - `card_lines(decision: dict, blind: bool = False) -> list[tuple[str, str]]`: (field, text) rows that describe
   one decision on its own (the review card), e.g. [("entity type", "comb-element"), ("predicted", "..."),
   ("gold", "...")]; with `blind`, nothing of the judge's answer.
-- optional: `DOC_NOUN` (e.g. "abstract"), `DOC_ID_TITLE`, `SECTION_HELP` {section: text}, `OUTCOME_HELP`,
-  `DECISIONS_HELP`, `preview(payload, decision)` (context shown above a card in the review queue).
+- optional: `DOC_ID_TITLE`, `SECTION_HELP` {section: text}, `OUTCOME_HELP`, `DECISIONS_HELP`,
+  `preview(payload, decision)` (context shown above a card in the review queue). The document noun is the
+  family's `doc_noun` declaration, not the view's.
 
 Both receive plain dicts from `audit.views` (decisions: id, doc, kind, type, left, right, judge, effective,
 source, human, detail, reviews, moot) and must render user data as text (`ui.text.show_text`), never as Markdown.
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 from scoring.families import get_task
+from scoring.families.base import Noun
 
 
 @dataclass
@@ -53,8 +55,9 @@ def view(task: str) -> ModuleType:
     return importlib.import_module(get_task(task).view_module)
 
 
-def doc_noun(task: str) -> str:
-    return getattr(view(task), "DOC_NOUN", "document")
+def doc_noun(task: str) -> Noun:
+    """What the family calls one document (its declaration: singular, plural, article)."""
+    return get_task(task).doc_noun
 
 
 def doc_id_title(task: str) -> str:

@@ -11,7 +11,6 @@ from ui.families import DocumentContext
 from ui.highlight import highlight_html, legend_html, locate, type_colours
 from ui.text import md_literal, show_text
 
-DOC_NOUN = "abstract"
 KIND_TITLES = {KIND: "span pair (predicted ⇄ gold)"}
 COLOURS = type_colours(ENTITY_TYPES)
 DOC_ID_TITLE = "paper id"

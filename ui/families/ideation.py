@@ -8,7 +8,6 @@ import streamlit as st
 from ui.families import DocumentContext
 from ui.text import md_literal, show_text
 
-DOC_NOUN = "question"
 DOC_ID_TITLE = "question id"
 SECTION_HELP = {
     "absolute": "Mean of the valid 1-5 ratings per system and criterion; unreadable or missing ratings are counted "
@@ -117,7 +116,7 @@ def render_document(ctx: DocumentContext) -> None:
                 for call in (d.get("detail") or {}).get("calls", []):
                     show_text(_verdict_text(call), "caption")
                     if call.get("rationale"):
-                        with st.expander(f"rationale ({call.get('first')} shown first)"):
+                        with st.expander(md_literal(f"rationale ({call.get('first')} shown first)")):
                             show_text(call["rationale"])
             _buttons(ctx, d, PAIR_LABELS, note, hide)
 

@@ -1,6 +1,8 @@
 """LitXBench views: levels original vs audited, material pairs side by side (process chains aligned, measurements
 gold vs predicted with near-miss reasons, configuration trees with the parent check) and the paper text with the
-predicted numbers marked found / not found. User data is escaped (`html.escape`) or shown with `st.dataframe`."""
+predicted numbers marked found / not found. User data is escaped (`html.escape`), made Markdown-literal
+(`md_literal`: expander labels are Markdown) or shown with `st.dataframe` / `st.text`, always with invisible and
+direction-changing characters made visible."""
 
 from __future__ import annotations
 
@@ -14,9 +16,8 @@ from scoring.families.litxbench.match import within_match
 from scoring.families.litxbench.model import KIND_CONFIG, KIND_ITEM, KIND_MATERIAL, KIND_NUMBER, MATCH, NO_MATCH
 from scoring.families.litxbench.score import LEVELS, level_metrics
 from ui.families import DocumentContext
-from ui.text import md_literal
+from ui.text import md_literal, visible, visible_rows
 
-DOC_NOUN = "paper"
 DOC_ID_TITLE = "paper id"
 OUTCOME_HELP = ("perfect: overall F1 1; partial: every gold material paired but something differs; materials "
                 "missed: some gold material unpaired; empty prediction: no predicted material.")
@@ -57,7 +58,7 @@ def preview(payload: dict, d: dict) -> None:
     if at is None:
         st.text("not found in the paper text")
     else:
-        st.text("…" + text[max(0, at - 150): at + 150] + "…")
+        st.text(visible("…" + text[max(0, at - 150): at + 150] + "…"))
 
 
 def _levels_table(original: dict, audited: dict, pid: str) -> pd.DataFrame:
@@ -77,7 +78,7 @@ def _by_key(ctx: DocumentContext) -> dict[tuple[str, str, str, str], dict]:
 def _review_controls(ctx: DocumentContext, decs: list[dict], key: str) -> None:
     if not decs:
         return
-    options = {f"{d['kind']}: {d['left'][:70]} ⇄ {d['right'][:70]} [{d['effective']}]": d for d in decs}
+    options = {visible(f"{d['kind']}: {d['left'][:70]} ⇄ {d['right'][:70]} [{d['effective']}]"): d for d in decs}
     c1, c2, c3 = st.columns([6, 1, 1])
     choice = c1.selectbox("decision", list(options), key=f"lx-sel-{key}", label_visibility="collapsed")
     d = options[choice]
@@ -100,8 +101,9 @@ def _config_tree(cfgs: list, paired: dict[str, str], checks: dict[str, bool]) ->
             mark = ""
             if c.path in paired:
                 ok = checks.get(c.path)
-                mark = " ⇄ " + html.escape(paired[c.path]) + (" ✓ parent" if ok else " ✗ parent" if ok is False else "")
-            out.append(f"<div style='margin-left:{depth * 1.5}em'>• {html.escape(c.what())}{mark}</div>")
+                check = " ✓ parent" if ok else " ✗ parent" if ok is False else ""
+                mark = " ⇄ " + html.escape(visible(paired[c.path])) + check
+            out.append(f"<div style='margin-left:{depth * 1.5}em'>• {html.escape(visible(c.what()))}{mark}</div>")
             if c.name and c.name != parent and depth < 20:
                 walk(c.name, depth + 1)
     walk(None, 0)
@@ -110,7 +112,7 @@ def _config_tree(cfgs: list, paired: dict[str, str], checks: dict[str, bool]) ->
 
 def _material_pair(ctx: DocumentContext, r, i: int, j: int, mp, decs: dict) -> None:
     g, p = r.gold[i], r.pred[j]
-    with st.expander(f"{g.label()}  ⇄  {p.label()}   (cost {mp.cost:.3g})"):
+    with st.expander(md_literal(f"{g.label()}  ⇄  {p.label()}   (cost {mp.cost:.3g})")):
         al = mp.alignment
         rows = [{"gold event": mp.gold_events[a].kind.value if a is not None else "",
                  "gold T / t": _qt(mp.gold_events[a]) if a is not None else "",
@@ -119,9 +121,9 @@ def _material_pair(ctx: DocumentContext, r, i: int, j: int, mp, decs: dict) -> N
                  "aligned": (a, b) in set(al.matched)} for a, b in al.steps]
         st.markdown("**Process chains** (Levenshtein on kinds; temperatures and durations only count at the value "
                     "level)")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(visible_rows(rows)), hide_index=True, width="stretch")
         st.markdown("**Measurements** (gold vs predicted)")
-        st.dataframe(pd.DataFrame(_item_rows(mp.items, decs)), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(visible_rows(_item_rows(mp.items, decs))), hide_index=True, width="stretch")
         cm = mp.configs
         if cm.gold or cm.pred:
             objs = cm.paired_objects()
@@ -137,7 +139,8 @@ def _material_pair(ctx: DocumentContext, r, i: int, j: int, mp, decs: dict) -> N
             for a, _b, cp in cm.pairs:
                 if cp.items.gold or cp.items.pred:
                     st.caption("nested items of " + md_literal(cm.gold[a].what()))
-                    st.dataframe(pd.DataFrame(_item_rows(cp.items, decs)), hide_index=True, width="stretch")
+                    st.dataframe(pd.DataFrame(visible_rows(_item_rows(cp.items, decs))), hide_index=True,
+                                 width="stretch")
         mine = [d for d in ctx.decisions if d["kind"] in (KIND_ITEM, KIND_CONFIG) and
                 review.material_of(review.path_of(d["right"])) == g.path and
                 review.material_of(review.path_of(d["left"])) == p.path]
@@ -179,10 +182,10 @@ def _text_with_numbers(text: str, numbers: list[dict]) -> str:
     for at, n in marks:
         if at < pos:
             continue
-        out.append(html.escape(text[pos:at]))
-        out.append(f"<mark style='background:#c8f7c5'>{html.escape(text[at:at + n])}</mark>")
+        out.append(html.escape(visible(text[pos:at])))
+        out.append(f"<mark style='background:#c8f7c5'>{html.escape(visible(text[at:at + n]))}</mark>")
         pos = at + n
-    out.append(html.escape(text[pos:]))
+    out.append(html.escape(visible(text[pos:])))
     return ("<div style='max-height:420px;overflow:auto;white-space:pre-wrap;font-size:0.85em;border:1px solid "
             "#ddd;padding:0.5em'>" + "".join(out) + "</div>")
 
@@ -209,16 +212,17 @@ def render_document(ctx: DocumentContext) -> None:
         c1, c2 = st.columns(2)
         c1.markdown("**Unpaired gold materials**")
         for i in r.unmatched_gold:
-            c1.text(r.gold[i].label())
+            c1.text(visible(r.gold[i].label()))
         c2.markdown("**Unpaired predicted materials**")
         for j in r.unmatched_pred:
-            c2.text(r.pred[j].label())
+            c2.text(visible(r.pred[j].label()))
     numbers = [d for d in ctx.decisions if d["kind"] == KIND_NUMBER]
     if numbers and doc.text:
         nf = [d for d in numbers if d["effective"] == "not-found"]
         st.markdown(f"**Numbers**: {len(numbers)} predicted, {len(nf)} not found in the text")
         if nf:
-            st.dataframe(pd.DataFrame([{"number": d["right"], "where": d["left"], "what": d["type"]} for d in nf]),
+            st.dataframe(pd.DataFrame(visible_rows([{"number": d["right"], "where": d["left"], "what": d["type"]}
+                                                    for d in nf])),
                          hide_index=True, width="stretch")
             _review_controls(ctx, nf, "numbers")
         st.html(_text_with_numbers(doc.text, numbers))

@@ -9,9 +9,8 @@ from scoring.families.retrieval.metrics import query_rank, reviewable_positions
 from scoring.families.retrieval.model import ACCEPTABLE, NOT_ACCEPTABLE, TIE_POLICIES, RankedQuery
 from scoring.families.retrieval.review import query_from_json
 from ui.families import DocumentContext
-from ui.text import md_literal, show_text
+from ui.text import md_literal, readable, show_text
 
-DOC_NOUN = "query"
 DOC_ID_TITLE = "query id"
 SECTION_HELP = {
     "all": "Every query. MR = mean gold rank, MRR = mean 1/rank, Hits@K = share of queries with the gold in the top "
@@ -54,10 +53,10 @@ def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
 def preview(payload: dict, d: dict) -> None:  # noqa: ARG001 (view protocol)
     """The query and its context above a review-queue card."""
     q = query_from_json(payload)
-    show_text(q.query, "caption")
+    show_text(readable(q.query), "caption")
     if q.context:
         with st.expander("context"):
-            show_text(q.context)
+            show_text(readable(q.context))
 
 
 def _rank_rows(q: RankedQuery, audited: dict | None) -> list[dict]:
@@ -74,12 +73,12 @@ def render_document(ctx: DocumentContext) -> None:
     """The query, the gold with its ranks, and the reviewable candidates with acceptable / not buttons."""
     q = query_from_json(ctx.doc["payload"])
     hide = bool(ctx.extra.get("hide_derived", False) or ctx.blind)
-    st.markdown(f"**{md_literal(q.relation)}** · anchor: {md_literal(q.anchor_text)}")
-    show_text(q.query, "caption")
+    st.markdown(f"**{md_literal(q.relation)}** · anchor: {md_literal(readable(q.anchor_text))}")
+    show_text(readable(q.query), "caption")
     if q.context:
         with st.expander("context", expanded=False):
-            show_text(q.context)
-    st.markdown(f"**Gold answer:** {md_literal(q.positive)} <small>({md_literal(q.positive_id)})</small>",
+            show_text(readable(q.context))
+    st.markdown(f"**Gold answer:** {md_literal(readable(q.positive))} <small>({md_literal(q.positive_id)})</small>",
                 unsafe_allow_html=True)
     block = (f"tied with {q.tied} other candidate(s), ranks {q.gold_block[0]}–{q.gold_block[1]}" if q.tied
              else "no tie")
@@ -101,7 +100,7 @@ def render_document(ctx: DocumentContext) -> None:
         c_rank, c_text, c_label, c_yes, c_no = st.columns([1, 6, 2, 2, 2])
         c_rank.markdown(md_literal(f"{i + 1}" + ("=" if i + 1 >= q.gold_block[0] else "")))
         score = f" · {q.scores[i]:.4f}" if q.scores is not None else ""
-        c_text.markdown(md_literal(q.candidates_text[i]) + f"<small>{md_literal(score)}</small>",
+        c_text.markdown(md_literal(readable(q.candidates_text[i])) + f"<small>{md_literal(score)}</small>",
                         unsafe_allow_html=True)
         if d is None:
             c_label.caption("no decision")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.decisions import Decision
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell
+from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, Noun
 from scoring.families.chimera import sampling as chimera_sampling
 from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera import strict
@@ -29,6 +29,8 @@ class ChimeraTask(FamilyBase):
 
     name = "chimera"
     title = "CHIMERA recombination extraction"
+    doc_noun = Noun("abstract", article="an")
+    certain_decisions = "two identical strings"
     label_schemes = {chimera.KIND: LabelScheme(
         "binary", ("match", "no-match"), positive="match", symmetric=True,
         titles={"match": "match", "no-match": "no match"}, keys={"match": "a", "no-match": "o"})}

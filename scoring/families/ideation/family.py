@@ -14,7 +14,17 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.base import (
+    DemoRun,
+    FamilyBase,
+    InputSpec,
+    Labels,
+    LabelScheme,
+    Loaded,
+    MetricCell,
+    Noun,
+    OptionSpec,
+)
 from scoring.families.ideation import decide as dec
 from scoring.families.ideation import scores
 from scoring.families.ideation.bootstrap import N_RESAMPLES, SEED
@@ -67,6 +77,7 @@ class IdeationTask(FamilyBase):
 
     name = "ideation"
     title = "Scientific ideation (absolute ratings and pairwise comparisons)"
+    doc_noun = Noun("question")
     label_schemes = {
         RATING: LabelScheme("ordinal", SCORE_LABELS, titles={"1": "1 (worst)", "5": "5 (best)"},
                             keys={s: s for s in SCORE_LABELS}),
@@ -85,8 +96,10 @@ class IdeationTask(FamilyBase):
     headline = (
         MetricCell(("summary", "absolute", "novelty"), "novelty, absolute mean (first system)", "absolute"),
         MetricCell(("summary", "pairwise", "novelty"), "novelty, pairwise score (first system)", "pairwise"),
-        MetricCell(("summary", "consistency_rate"), "pairwise consistency (both orders agree)", "position bias"),
-        MetricCell(("summary", "rating_invalid_rate"), "invalid ratings", "absolute", higher_is_better=False),
+        MetricCell(("summary", "consistency_rate"), "pairwise consistency (both orders agree)", "position bias",
+                   unit="share"),
+        MetricCell(("summary", "rating_invalid_rate"), "invalid ratings", "absolute", higher_is_better=False,
+                   unit="share"),
     )
     needs_doc_counts = True
     n_resamples = N_RESAMPLES

@@ -15,7 +15,7 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeSpecError
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell
+from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, Noun
 from scoring.families.litxbench import review
 from scoring.families.litxbench.load import json_files, load_texts, parse_paper, read_json
 from scoring.families.litxbench.model import (
@@ -72,6 +72,8 @@ class LitXBenchTask(FamilyBase):
 
     name = "litxbench"
     title = "LitXBench materials extraction"
+    doc_noun = Noun("paper")
+    certain_decisions = "identical compositions"
     label_schemes = {
         KIND_MATERIAL: _PAIR, KIND_ITEM: _PAIR, KIND_CONFIG: _PAIR,
         KIND_NUMBER: LabelScheme("binary", (FOUND, NOT_FOUND), positive=FOUND,
@@ -90,7 +92,8 @@ class LitXBenchTask(FamilyBase):
         MetricCell(("multi_level", "config_f1"), "configuration F1", "multi-level"),
         MetricCell(("multi_level", "process_f1"), "process F1", "multi-level"),
         MetricCell(("multi_level", "material_f1"), "material F1", "multi-level"),
-        MetricCell(("hallucination_rate",), "hallucination rate", "hallucination", higher_is_better=False),
+        MetricCell(("hallucination_rate",), "hallucination rate", "hallucination", higher_is_better=False,
+                   unit="share"),
     )
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
@@ -172,6 +175,19 @@ class LitXBenchTask(FamilyBase):
 
     def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:
         return review.moot(review.doc_from_payload(payload), labels)
+
+    def trivial(self, decision: Mapping) -> bool:
+        """A composition item pair whose gold and predicted compositions read the same: the official score of
+        identical compositions is 1, so the match is certain.
+
+        >>> LitXBenchTask().trivial({"kind": "item_pair", "type": "composition",
+        ...     "left": "e[0].m[1] composition Nb1 Ti1", "right": "e[0].m[2] composition Nb1 Ti1"})
+        True
+        """
+        if decision["kind"] != KIND_ITEM or decision["type"] != "composition":
+            return False
+        what = [str(decision[side]).split(" ", 1)[1:] for side in ("left", "right")]
+        return bool(what[0]) and what[0] == what[1]
 
     def outcome(self, payload: Mapping, counts: Mapping) -> str:
         c = counts.get("papers", {}).get(payload["paper_id"], {})
