@@ -14,7 +14,17 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, OptionSpec
+from scoring.families.base import (
+    DemoRun,
+    FamilyBase,
+    InputSpec,
+    Labels,
+    LabelScheme,
+    Loaded,
+    MetricCell,
+    Noun,
+    OptionSpec,
+)
 from scoring.families.retrieval import review
 from scoring.families.retrieval.judge import GOLD_ONLY, LOG_FORMAT, make_judge
 from scoring.families.retrieval.load import load_rankings
@@ -45,6 +55,7 @@ class RetrievalTask(FamilyBase):
 
     name = "retrieval"
     title = "CHIMERA recombination prediction (ranking)"
+    doc_noun = Noun("query", "queries")
     label_schemes = {KIND: LabelScheme(
         "binary", (ACCEPTABLE, NOT_ACCEPTABLE), positive=ACCEPTABLE,
         titles={ACCEPTABLE: "acceptable answer too", NOT_ACCEPTABLE: "not acceptable"})}
@@ -57,13 +68,14 @@ class RetrievalTask(FamilyBase):
         "gold_block for a list cut to its top K.", suffixes=(".jsonl", ".json")),)
     options = (OptionSpec(
         "ties", TIE_POLICIES,
-        "rank of a gold that shares its score with other candidates: mean (mean rank of the tie block, default), "
-        "optimistic (its best rank) or pessimistic (its worst); all three are reported under tie_policies"),)
+        "rank of a gold that shares its score with other candidates: mean (default: every figure is its expected "
+        "value over a uniformly random order within the ties, computed exactly), optimistic (its best rank) or "
+        "pessimistic (its worst); all three are reported under tie_policies"),)
     judge_specs = (GOLD_ONLY,)
     headline = (
         MetricCell(("all", "mrr"), "MRR (all)", "all"),
         MetricCell(("all", "hits@10"), "Hits@10 (all)", "all"),
-        MetricCell(("all", "median_rank"), "median rank (all)", "all", higher_is_better=False),
+        MetricCell(("all", "median_rank"), "median rank (all)", "all", higher_is_better=False, unit="rank"),
     )
     needs_doc_counts = True
 
