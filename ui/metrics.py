@@ -72,7 +72,7 @@ def _card(cell: MetricCell, original: dict, audited: dict) -> tuple[str, str | N
     delta = (a - o) if o is not None else 0.0
     if abs(delta) <= 1e-12:
         return format_value(a, cell.unit), None
-    return format_value(a, cell.unit), f"{format_delta(delta, cell.unit)} from {format_value(o, cell.unit)}"
+    return format_value(a, cell.unit), f"{format_delta(delta, cell.unit)} vs original {format_value(o, cell.unit)}"
 
 
 def headline(task: TaskFamily, original: dict, audited: dict) -> None:
