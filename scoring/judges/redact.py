@@ -23,7 +23,7 @@ HIDDEN = "***"
 """What a secret inside free text (a reply, an error message) becomes."""
 
 _KEY_PREFIX = re.compile(
-    r"(?i)^(?:sk|pk|rk)[-_][A-Za-z0-9][A-Za-z0-9_-]{3,}"
+    r"(?i)^(?:sk|pk|rk)[-_][A-Za-z0-9_-]{4,}"
     r"|^(?:key|keys|apikey|api[-_]key|token|tok|secret|pat|bearer)[-_](?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{4,}"
     r"|^(?:ghp|gho|ghu|ghs|ghr|github_pat|glpat|hf|xox[abprs])[-_][A-Za-z0-9-]{8,}"
     r"|^AKIA[0-9A-Z]{16}$")
