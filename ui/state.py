@@ -224,8 +224,13 @@ def blind_guard(page: str) -> None:
 
 
 def _persisted(widget_key: str, store_key: str, default: object) -> None:
-    if widget_key not in st.session_state:
-        st.session_state[widget_key] = st.session_state.get(store_key, default)
+    """Draw the widget from its plain key, on every rerun: the plain key is the one source of truth (the widget's
+    `on_change` writes it; the URL is only read once per session and written from it), so a widget state left
+    behind by an interrupted run is never what a page draws (one step towards issue 25's sidebar race, whose
+    browser test still fails: tests/e2e/test_auth_sidebar_race.py)."""
+    value = st.session_state.get(store_key, default)
+    if st.session_state.get(widget_key) != value:
+        st.session_state[widget_key] = value
 
 
 def _copy(widget_key: str, store_key: str) -> None:
