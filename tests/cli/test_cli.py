@@ -83,3 +83,18 @@ def test_every_subcommand_has_help_and_is_in_the_readme():
     for name, parser in sub.choices.items():
         assert parser.description and "Example:" in parser.description, name
         assert f"python -m audit {name}" in readme, name
+
+
+def test_review_prints_what_changed_in_two_lines(tmp_path, capsys):
+    """Without --json, `review` says what the review stored and changed, not 200 lines of metrics JSON."""
+    db = tmp_path / "r.db"
+    assert main(["--db", str(db), "score", "chimera", "--gold", str(GOLD), "--pred", str(PRED_MIXED),
+                 "--judge", f"replay:{JUDGE_LOG}", "--run", "r1"]) == 0
+    capsys.readouterr()
+    target = next(r for r in open_db(db).query("SELECT id, left, right FROM decisions WHERE judge_label = 'match'")
+                  if r["left"] != r["right"])
+    assert main(["review", "--db", str(db), "--run", "r1", "--decision", str(target["id"]), "--label", "no-match",
+                 "--reviewer", "ana"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"#{target['id']} → no-match") and "F1" in lines[0]
+    assert "1 decisions reviewed, 1 overruled" in lines[1]
