@@ -25,6 +25,9 @@ MAX_CLOCK_SKEW = timedelta(minutes=10)
 """How far ahead of this computer's clock an imported review's time may be (clocks of reviewers' machines differ)."""
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 FIELDS = ("uid", "doc", "kind", "type", "left", "right", "reviewer", "label", "role", "note", "blind", "created")
+OPTIONAL = ("sampled",)
+"""Fields a line may leave out (files exported before they existed): `sampled` (false), whether the review was a
+draw of the run's sampling plan, without which a merged sample has no estimate."""
 
 
 def export_reviews(db: Database, run: str) -> str:
@@ -32,9 +35,10 @@ def export_reviews(db: Database, run: str) -> str:
     row = run_row(db, run)
     out = []
     for r in db.query("SELECT r.uid, d.doc_id AS doc, d.kind, d.type, d.left, d.right, r.reviewer, r.label, r.role, "
-                      "r.note, r.blind, r.created FROM reviews r JOIN decisions d ON d.id = r.decision_id "
+                      "r.note, r.blind, r.created, r.sampled FROM reviews r JOIN decisions d ON d.id = r.decision_id "
                       "WHERE r.run_id = ? ORDER BY r.created, r.id", [row["id"]]):
-        out.append(json.dumps({k: r[k] for k in FIELDS} | {"blind": bool(r["blind"])}, ensure_ascii=False))
+        out.append(json.dumps({k: r[k] for k in FIELDS} | {"blind": bool(r["blind"]), "sampled": bool(r["sampled"])},
+                              ensure_ascii=False))
     return "".join(line + "\n" for line in out)
 
 
@@ -101,12 +105,12 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
                                         "the same database")
         have[rec["uid"]] = content
         new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
-                    int(rec["blind"]), rec["created"]))
+                    int(rec["blind"]), rec["created"], int(rec.get("sampled", False))))
     if not new and skipped == 0:
         raise AuditError(f"{p}: no reviews in the file")
     with transaction(db):
         db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, "
-                            "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
+                            "created, sampled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
         apply_reviews(db, row["id"])
     return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented}
 
@@ -133,11 +137,11 @@ def _check_record(rec: object, path: str, line: int) -> dict:
     """One review line's fields, type-checked and normalised (`created` to UTC), or InputError at path:line."""
     if not isinstance(rec, dict) or any(k not in rec for k in FIELDS):
         raise InputError(path, line, f"a review line needs the fields {', '.join(FIELDS)}")
-    for k in FIELDS:
+    for k in FIELDS + tuple(k for k in OPTIONAL if k in rec):
         v = rec[k]
-        if k == "blind":
+        if k in ("blind", "sampled"):
             if type(v) is not bool and not (type(v) is int and v in (0, 1)):
-                raise InputError(path, line, f"field 'blind' must be true or false, got {_json_type(v)}"
+                raise InputError(path, line, f"field {k!r} must be true or false, got {_json_type(v)}"
                                              + (f" {v!r}" if v is not None else ""))
         elif not isinstance(v, str) and not (v is None and k in ("label", "note")):
             raise InputError(path, line, f"field {k!r} must be a string{' or null' if k in ('label', 'note') else ''}"

@@ -68,3 +68,32 @@ def test_hand_picked_reviews_never_enter_as_sample_draws(db_with_run):
     e = next(iter(estimate(db, "mixed").values()))
     assert e["n_documents_sampled"] == 0
     assert next_sample(db, "mixed")["doc"] != doc  # a known block is not served again
+
+
+def test_merging_reviews_keeps_the_sample_and_its_estimate(db_with_run, tmp_path):
+    """Invariant: exporting a sampled audit's reviews and importing them into another database holding the same run
+    and plan gives the same estimate (the `sampled` flag travels with each review)."""
+    from audit.reviews_io import export_reviews, import_reviews
+    from audit.runs import score_run
+    from audit.store import open_db
+    from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
+
+    db = db_with_run
+    create_plan(db, "mixed", seed=9)
+    rng = random.Random(9)
+    for _ in range(35):
+        pick = next_sample(db, "mixed")
+        _review_block(db, pick, rng)
+    before = estimate(db, "mixed")
+    assert any(v["ci"] is not None for v in before.values())
+    f = tmp_path / "reviews.jsonl"
+    f.write_text(export_reviews(db, "mixed"))
+    other = open_db(tmp_path / "other.db")
+    score_run(other, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="mixed")
+    create_plan(other, "mixed", seed=9)
+    import_reviews(other, "mixed", f)
+    after = estimate(other, "mixed")
+    for path, e in before.items():
+        assert after[path]["n_documents_sampled"] == e["n_documents_sampled"] > 0
+        assert after[path]["estimate"] == pytest.approx(e["estimate"], abs=1e-12)
+        assert after[path]["ci"] == pytest.approx(e["ci"], abs=1e-12)
