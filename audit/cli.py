@@ -216,7 +216,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
     """
     from audit.sampling import next_sample
 
-    _print_json(next_sample(_open(args.db), args.run, args.kind, half_width=args.half_width))
+    _print_json(next_sample(_open(args.db), args.run, args.kind, half_width=args.half_width, metric=args.metric))
 
 
 def cmd_estimate(args: argparse.Namespace) -> None:
@@ -426,6 +426,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--next", action="store_true", help="print the next document to review (the default)")
     s.add_argument("--kind", default=None)
     s.add_argument("--half-width", type=float, default=0.03, help="target half-width of the headline interval")
+    s.add_argument("--metric", default=None, help="headline metric to aim at, as estimate names it (e.g. "
+                   "entities/avg/f1); default: the first headline metric reviews can move")
     s = add("estimate", cmd_estimate)
     s.add_argument("--run", required=True)
     s.add_argument("--kind", default=None)

@@ -244,12 +244,32 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     return out
 
 
-def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_width: float = 0.03) -> dict | None:
-    """The next block (document) the sample queue serves, why, and how many more reviews reach ±`half_width` on
-    the headline metric. None when every block is reviewed.
+def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
+    """The headline cell the sample queue targets: `metric` (its path joined by `/`, as `estimate` keys it), else
+    the first headline cell reviews can move (`MetricCell.reviewable`).
 
     Raises:
-        AuditError: no plan, or a half-width that is not a number above 0 (at most 1 for a proportion).
+        AuditError: `metric` is not one of the family's headline cells, or names one no review moves.
+    """
+    cells = {"/".join(c.path): c for c in task.headline}
+    if metric is None:
+        return next((c for c in task.headline if c.reviewable), task.headline[0])
+    if metric not in cells:
+        raise AuditError(f"metric {metric!r} is not a headline metric of {task.title}; use one of {', '.join(cells)}")
+    if not cells[metric].reviewable:
+        raise AuditError(f"metric {metric!r} ({cells[metric].label}) is not moved by any review: a queue aimed at it "
+                         "would never narrow its interval")
+    return cells[metric]
+
+
+def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_width: float = 0.03,
+                metric: str | None = None) -> dict | None:
+    """The next block (document) the sample queue serves, why, and how many more reviews reach ±`half_width` on
+    the target metric (`target_cell`). None when every block is reviewed.
+
+    Raises:
+        AuditError: no plan, an unknown target metric, or a half-width that is not a number above 0 (at most 1 for
+            a proportion).
     """
     view = as_view(db, run)
     plan = load_plan(db, view, kind)
@@ -257,10 +277,11 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
         raise AuditError(f"run {view.name!r} has no sampling plan; create one with `python -m audit plan --run "
                          f"{view.name}`")
     row, task = view.row, view.task
-    check_half_width(half_width, proportion=task.headline[0].higher_is_better)
+    cell = target_cell(task, metric)
+    check_half_width(half_width, proportion=cell.higher_is_better)
     judge, sampled, certain, paths = _blocks_state(view, plan)
     options = row["inputs"].get("options") or {}
-    g = metric_of_totals(task, task.headline[0], paths, options)
+    g = metric_of_totals(task, cell, paths, options)
     base = sum(judge.values())
     # residual of a block: its first-order effect on the headline metric, grad g . (c_H - c_J)
     grad = np.zeros(len(paths))
@@ -278,4 +299,4 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
         return None
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
             "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
-            "target_half_width": half_width}
+            "target_half_width": half_width, "target_metric": "/".join(cell.path), "target_label": cell.label}

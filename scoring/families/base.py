@@ -157,6 +157,9 @@ class MetricCell:
     unit: Literal["score", "count", "rank", "share"] = "score"
     """How the number reads: a score (4 decimals), a count (an integer), a rank (an integer, or one decimal for a
     median between two ranks), a share of items (a percentage)."""
+    reviewable: bool = True
+    """Whether reviews can move the number (CHIMERA's classification F1 takes no judge: no review changes it). The
+    sample queue targets the first reviewable headline cell unless told another."""
 
     def value(self, metrics: Mapping) -> float | None:
         v: Any = metrics

@@ -97,3 +97,25 @@ def test_merging_reviews_keeps_the_sample_and_its_estimate(db_with_run, tmp_path
         assert after[path]["n_documents_sampled"] == e["n_documents_sampled"] > 0
         assert after[path]["estimate"] == pytest.approx(e["estimate"], abs=1e-12)
         assert after[path]["ci"] == pytest.approx(e["ci"], abs=1e-12)
+
+
+def test_the_queue_aims_at_a_metric_reviews_can_move(db_with_run):
+    """CHIMERA's first headline number (classification F1) takes no judge; the queue must not aim at it."""
+    from audit.views import as_view
+
+    db = db_with_run
+    create_plan(db, "mixed", seed=2)
+    task = as_view(db, "mixed").task
+    assert not task.headline[0].reviewable
+    nxt = next_sample(db, "mixed")
+    assert nxt["target_metric"] == "entities/avg/f1"
+    assert next_sample(db, "mixed", metric="relations/avg/f1")["target_metric"] == "relations/avg/f1"
+    with pytest.raises(AuditError, match="not moved by any review"):
+        next_sample(db, "mixed", metric="classification/avg/f1")
+    with pytest.raises(AuditError, match="not a headline metric"):
+        next_sample(db, "mixed", metric="entities/avg/nope")
+    # the target drives the advice: after the stratum minimums, more reviews are asked for, not "0 more"
+    rng = random.Random(2)
+    for _ in range(12):
+        _review_block(db, next_sample(db, "mixed"), rng)
+    assert next_sample(db, "mixed")["more_to_target"] > 0
