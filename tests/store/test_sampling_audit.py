@@ -119,3 +119,17 @@ def test_the_queue_aims_at_a_metric_reviews_can_move(db_with_run):
     for _ in range(12):
         _review_block(db, next_sample(db, "mixed"), rng)
     assert next_sample(db, "mixed")["more_to_target"] > 0
+
+
+def test_estimate_reports_the_power_tuned_estimate_and_its_lambda(db_with_run):
+    db = db_with_run
+    create_plan(db, "mixed", seed=4)
+    rng = random.Random(4)
+    for _ in range(40):
+        _review_block(db, next_sample(db, "mixed"), rng)
+    e = estimate(db, "mixed")["entities/avg/f1"]
+    tuned = e["power_tuned"]
+    assert tuned["lambda"] is not None and 0 <= tuned["lambda"] <= 1
+    assert tuned["ci"][0] <= tuned["estimate"] <= tuned["ci"][1]
+    # random reviewer labels make the judge uninformative: the tuned interval is not wider than the difference one
+    assert tuned["ci"][1] - tuned["ci"][0] <= (e["ci"][1] - e["ci"][0]) * 1.05
