@@ -120,7 +120,7 @@ def guard(action: str) -> None:
     """Stop the page with a clear message unless the current person may do `action`."""
     why = refused(action)
     if why:
-        st.error(why)
+        st.error(md_literal(why))
         st.stop()
 
 
@@ -232,5 +232,5 @@ def sidebar_identity() -> None:
     if who is None:
         st.caption("local mode: reviewer names are not verified")
         return
-    st.markdown(f"Signed in as **{md_literal(who.email)}** · {who.role}")
+    st.markdown(f"Signed in as **{md_literal(who.email)}** · {md_literal(who.role)}")
     st.button("Sign out", key="auth.sign_out", on_click=st.logout)
