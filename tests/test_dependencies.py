@@ -55,8 +55,10 @@ def test_every_dev_requirement_is_used() -> None:
     sources = "\n".join(p.read_text(encoding="utf-8") for folder in ("tests", "bench")
                         for p in (ROOT / folder).rglob("*.py"))
     run_by_script = {"pytest": "-m pytest", "pytest-xdist": " -n 2", "ruff": "-m ruff", "deptry": "-m deptry"}
+    module_of = {"ppi-python": "ppi_py"}  # distributions whose module has another name
     for name in requirement_names(ROOT / "requirements-dev.txt"):
-        module = name.replace("-", "_")
+        module = module_of.get(name, name.replace("-", "_"))
         used = (run_by_script.get(name, "\0") in script
-                or re.search(rf"^\s*(import|from) {module}\b", sources, re.M) is not None)
+                or re.search(rf"^\s*(import|from) {module}\b", sources, re.M) is not None
+                or re.search(rf"importorskip\(\s*[\"']{module}[\"']", sources) is not None)
         assert used, f"requirements-dev.txt declares {name}, which no test or bench imports and test.sh does not run"
