@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 10  # m010 is the newest (m009 may be added by another change)
+SCHEMA_VERSION = 11  # m011 is the newest (there is no m009)
 
 
 @migrations()
@@ -189,3 +189,15 @@ def m010_verified_identity(db: Database) -> None:
     db.execute("""CREATE TABLE blind_assignments (
         run_id INTEGER NOT NULL REFERENCES runs(id), reviewer TEXT NOT NULL, blind INTEGER NOT NULL,
         set_by TEXT NOT NULL, updated TEXT NOT NULL, PRIMARY KEY (run_id, reviewer))""")
+
+
+@migrations()
+def m011_retrieval_expected_ties(db: Database) -> None:
+    """Retrieval's `mean` tie policy became the expected figure over random tie orders (it was the figure of the
+    mean rank): the stored metrics of retrieval runs are stale. `runs.metrics_stale` marks a run whose original
+    metrics the application re-aggregates from its stored document counts with its current code (`audit/stale.py`);
+    the audited state is rebuilt as after any stale mark."""
+    db.execute("ALTER TABLE runs ADD COLUMN metrics_stale INTEGER NOT NULL DEFAULT 0")
+    for (run_id,) in list(db.execute("SELECT id FROM runs WHERE task = 'retrieval'")):
+        db.execute("UPDATE runs SET metrics_stale = 1 WHERE id = ?", [run_id])
+        mark_audit_stale(db, run_id)

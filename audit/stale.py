@@ -9,9 +9,13 @@ called once after opening a writable database, stores it again at once.
 
 from __future__ import annotations
 
+import json
+
 from sqlite_utils import Database
 
-from audit.rescoring import rebuild_audit_state
+from audit.rescoring import rebuild_audit_state, run_options
+from audit.store import dumps, transaction
+from scoring.families import get_task
 
 
 def stale_runs(db: Database) -> list[str]:
@@ -27,7 +31,24 @@ def rebuild_stale_runs(db: Database) -> list[str]:
     """
     if getattr(db, "read_only", False):
         return []
+    reaggregate_original_metrics(db)
     names = stale_runs(db)
     for name in names:
         rebuild_audit_state(db, name)
     return names
+
+
+def reaggregate_original_metrics(db: Database) -> list[str]:
+    """Re-aggregate the original (judge-labelled) metrics of every run a migration marked `metrics_stale` (a
+    family's aggregation changed) from its stored document counts; the names done."""
+    done = []
+    for row in list(db.query("SELECT id, name, task, inputs FROM runs WHERE metrics_stale = 1 ORDER BY id")):
+        task = get_task(row["task"])
+        counts = [json.loads(c) for c, in db.execute("SELECT counts FROM documents WHERE run_id = ? ORDER BY idx",
+                                                      [row["id"]])]
+        metrics = task.aggregate(counts, run_options({"inputs": json.loads(row["inputs"])}))
+        with transaction(db):
+            db.execute("UPDATE runs SET original_metrics = ?, metrics_stale = 0 WHERE id = ?",
+                       [dumps(metrics), row["id"]])
+        done.append(row["name"])
+    return done
