@@ -27,10 +27,12 @@ from itertools import combinations
 from sqlite_utils import Database
 
 from audit.agreement_rule import apply_kappa_rule, minimums
+from audit.alt_test import alt_test_of_run
 from audit.errors import AuditError
 from audit.views import RunRef, RunView, as_view
 from scoring.decisions import INVALID_LABEL
 from scoring.stats.agreement import group_stats, multi_rater_stats, pair_stats
+from scoring.stats.alt_test import EPSILON
 
 REVIEW_SETS = ("auto", "blind", "sighted", "all")
 
@@ -83,8 +85,11 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
 
 
 def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int = 0, reviews: str = "auto",
-              policy: str | None = None) -> dict:
-    """`{"human_vs_judge": {group: stats}, "human_vs_human": {"alpha": {...}, "pairs": {pair: stats}}, ...}`.
+              policy: str | None = None, epsilon: float = EPSILON) -> dict:
+    """`{"human_vs_judge": {group: stats}, "human_vs_human": {"alpha": {...}, "pairs": {pair: stats}},
+    "alt_test": {kind: ...}, ...}`.
+
+    `alt_test`: can the judge replace a human annotator (`audit.alt_test`, docs/alt-test.md), with `epsilon`.
 
     Groups are `all`, `non-trivial` (when the family has trivial decisions), each decision kind and `kind/type`;
     every group's stats carry n, n_clusters (documents), kappa with a document-bootstrap interval, raw agreement
@@ -126,6 +131,7 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         "effective_label_policy": view.policy,
         "minimums": minimums(),
         "reviewers": sorted({w for h in rows["ratings"].values() for w in h}),
+        "alt_test": alt_test_of_run(db, view, epsilon=epsilon),
     }
 
 

@@ -230,6 +230,17 @@ def cmd_estimate(args: argparse.Namespace) -> None:
     _print_json(estimate(_open(args.db), args.run, args.kind))
 
 
+def _epsilon(text: str) -> float:
+    """--epsilon: a number in [0, 1)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not (0 <= v < 1):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a number from 0 up to (not including) 1, got {text[:40]!r}")
+    return v
+
+
 def cmd_agreement(args: argparse.Namespace) -> None:
     """Print human-vs-judge and human-vs-human agreement as JSON.
 
@@ -237,7 +248,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     """
     from audit.agreement import agreement
 
-    _print_json(agreement(_open(args.db), args.run, policy=args.policy))
+    _print_json(agreement(_open(args.db), args.run, policy=args.policy, epsilon=args.epsilon))
 
 
 def cmd_export(args: argparse.Namespace) -> None:
@@ -434,6 +445,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s = add("agreement", cmd_agreement)
     s.add_argument("--run", required=True)
     _policy_argument(s)
+    s.add_argument("--epsilon", type=_epsilon, default=0.2,
+                   help="the alternative annotator test's cost-benefit margin (0.2 expert annotators, 0.15 skilled, "
+                        "0.1 crowd workers; docs/alt-test.md)")
     s = add("export", cmd_export)
     s.add_argument("--run", required=True)
     s.add_argument("--format", default="json", choices=["json", "csv", "latex", "judgelog"])

@@ -1,0 +1,82 @@
+"""The alternative annotator test on a run's reviews, through `agreement` (CLI JSON and the JSON export read it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.agreement import agreement
+from audit.alt_test import alt_test_of_run
+from audit.cli import main
+from audit.demo import load_demo
+from audit.effective import current_labels
+from audit.reviews import add_review
+from audit.store import open_db
+from audit.views import as_view
+from scoring.stats.alt_test import alt_test
+
+RUN = "demo-ideation-si2024-humans"
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("alt") / "demo.db"
+    load_demo(open_db(path))
+    return path
+
+
+def test_the_si2024_reviews_have_a_verdict_stated_with_epsilon(demo_db):
+    res = agreement(open_db(demo_db), RUN, n_resamples=50)["alt_test"]["rating"]
+    assert res["scoring"] == "neg_rmse" and res["epsilon"] == 0.2
+    tested = [a["annotator"] for a in res["annotators"]]
+    assert tested == ["si2024 reviewer 2", "si2024 reviewer 3"] and "si2024 reviewer 4" in res["skipped"]
+    assert res["winning_rate"] == sum(a["judge_wins"] for a in res["annotators"]) / 2
+    assert res["passes"] == (res["winning_rate"] >= 0.5) and res["warning"]
+
+
+def _independent(db):
+    view = as_view(db, RUN)
+    labels = view.task.label_schemes["rating"].labels
+    pos = {x: i for i, x in enumerate(labels)}
+    judge, humans = {}, {}
+    for dec_id, revs in view.reviews.items():
+        row = view.reviewed.rows[dec_id]
+        if row["kind"] != "rating" or row["judge_label"] not in pos:
+            continue
+        own, _ = current_labels(revs)
+        if own:
+            judge[dec_id] = pos[row["judge_label"]]
+        for who, lab in own.items():
+            humans.setdefault(who, {})[dec_id] = pos[lab]
+    return alt_test(judge, humans, scoring="neg_rmse").to_json()
+
+
+def test_run_items_are_the_reviewers_latest_labels_on_the_scale(demo_db):
+    """Invariant: the run-level test equals the pure test on {decision: scale position} read independently."""
+    db = open_db(demo_db)
+    assert alt_test_of_run(db, RUN)["rating"] == _independent(db)
+
+
+def test_a_later_review_replaces_the_reviewers_earlier_label(demo_db, tmp_path):
+    import shutil
+
+    path = tmp_path / "copy.db"
+    shutil.copyfile(demo_db, path)
+    db = open_db(path)
+    view = as_view(db, RUN)
+    shared = [(i, r) for i, r in view.reviews.items()
+              if view.reviewed.rows[i]["kind"] == "rating" and len({x["reviewer"] for x in r}) >= 2]
+    for dec_id, _revs in shared[:20]:  # reviewer 3 now agrees with the judge wherever both reviewed
+        add_review(db, RUN, dec_id, view.reviewed.rows[dec_id]["judge_label"], "si2024 reviewer 3")
+    after = alt_test_of_run(db, RUN)["rating"]
+    assert after == _independent(db)
+    r3 = next(a for a in after["annotators"] if a["annotator"] == "si2024 reviewer 3")
+    assert r3["n_items"] == 126
+
+
+def test_the_cli_states_and_checks_epsilon(demo_db, capsys):
+    assert main(["--db", str(demo_db), "agreement", "--run", RUN, "--epsilon", "0.1"]) in (0, None)
+    assert '"epsilon": 0.1' in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        main(["--db", str(demo_db), "agreement", "--run", RUN, "--epsilon", "1.5"])
+    assert e.value.code == 2
+    assert "--epsilon" in capsys.readouterr().err
