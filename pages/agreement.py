@@ -25,9 +25,12 @@ HELP = {
     "lenient": "The judge said match where the human said no-match.",
     "strict": "The judge said no-match where the human said match.",
 }
-WIDTHS = {"group": "medium", "n": 50, "documents": 80, "statistic": 150, "value [95%]": 170, "raw agreement": 170,
-          "PABAK": 60, "AC1": 60, "lenient": 65, "strict": 60}
-"""Pixel widths that keep the table inside a 1280 px window beside the sidebar."""
+# Pixel widths: each table stays inside a 1280 px window beside the sidebar (about 820 px of page).
+WIDTHS = {"group": 190, "reviewers": 230, "n": 50, "documents": 80, "statistic": 145, "value [95%]": 165,
+          "raw agreement": 150,
+          "PABAK": 80, "AC1": 80, "lenient": 110, "strict": 110}
+MAIN = ["group", "n", "documents", "statistic", "value [95%]", "raw agreement"]
+MORE = ["group", "PABAK", "AC1", "lenient", "strict"]
 
 
 @st.cache_data(show_spinner="Computing agreement and bootstrap intervals…", max_entries=32)
@@ -77,21 +80,28 @@ def stats_table(groups: dict, task: str) -> pd.DataFrame:
 
 
 def notes(groups: dict, task: str) -> list[str]:
-    """Plain-words notes: why a statistic is undefined, why an interval is missing, and few-review warnings."""
-    out = []
+    """Plain-words notes: why a statistic is undefined, why an interval is missing, and few-review warnings; groups
+    with the same note share one line."""
+    by_note: dict[str, list[str]] = {}
     for g, s in groups.items():
         stat = statistic_of(s)
         said = [x for x in (stat.undefined and f"{stat.name} undefined: {stat.undefined}", stat.ci_undefined,
                             stat.warning) if x]
         if said:
-            out.append(f"{group_title(task, g)}: " + "; ".join(said) + ".")
-    return out
+            by_note.setdefault("; ".join(said), []).append(group_title(task, g))
+    return [f"{', '.join(names)}: {note}." for note, names in by_note.items()]
 
 
 def show_table(groups: dict, task: str, key: str, first: str = "group") -> None:
     config = {k: st.column_config.Column(k, help=v, width=WIDTHS.get(k)) for k, v in HELP.items()}
-    config["group"] = st.column_config.Column(first, width=WIDTHS["group"])
-    st.dataframe(stats_table(groups, task), hide_index=True, key=key, column_config=config)
+    config["group"] = st.column_config.Column(first, width=WIDTHS[first])
+    frame = stats_table(groups, task)
+    st.dataframe(frame[MAIN], hide_index=True, key=key, column_config=config)
+    more = frame[MORE]
+    if not (more.drop(columns="group") == "—").all().all():
+        st.caption("Chance-robust agreement and the judge's errors (human as truth), per group:" if first == "group"
+                   else "Chance-robust agreement, per pair of reviewers:")
+        st.dataframe(more, hide_index=True, key=f"{key}.more", column_config=config)
     said = notes(groups, task)
     for line in said:
         show_text(line, "caption")
