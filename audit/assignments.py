@@ -15,10 +15,11 @@ EVERYONE = "*"
 
 
 def blind_assignments(db: Database, run: str) -> dict[str, bool]:
-    """The run's assignments: reviewer e-mail (or `EVERYONE`) -> blind."""
-    run_id = run_row(db, run)["id"]
+    """The run's assignments: reviewer e-mail (or `EVERYONE`) -> blind (none for an unknown run). One query by
+    name: the sidebar asks on every render, beside the page's own run lookup."""
     return {who: bool(blind) for who, blind in db.execute(
-        "SELECT reviewer, blind FROM blind_assignments WHERE run_id = ?", [run_id]).fetchall()}
+        "SELECT a.reviewer, a.blind FROM blind_assignments a JOIN runs r ON r.id = a.run_id WHERE r.name = ?",
+        [run]).fetchall()}
 
 
 def set_blind_assignment(db: Database, run: str, reviewer: str, blind: bool | None, set_by: str) -> None:

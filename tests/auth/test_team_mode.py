@@ -204,7 +204,7 @@ def test_a_reviewer_is_refused_every_owner_path(app_db, roles_file, discovery_ur
     at = team_app(discovery_url, ADJUDICATOR, run=DEMO)  # the role just below owner
     assert PATHS[action](at, app_db) == 0
     assert not at.exception
-    assert refusal("adjudicator", action) in [e.value for e in at.error] + [plain(c.value) for c in at.caption]
+    assert refusal("adjudicator", action) in [plain(e.value) for e in at.error] + [plain(c.value) for c in at.caption]
 
 
 @pytest.mark.parametrize("action", sorted(PATHS))
