@@ -66,7 +66,7 @@ def load(gold: Path, pred: Path, spec: str, seed: int) -> Run:
     return Run(task, decisions, payloads, judge_labels, truth)
 
 
-def sample(pop: Population, strata: dict[str, str], n: int, rng: random.Random) -> list[str]:
+def sample(strata: dict[str, str], n: int, rng: random.Random) -> list[str]:
     groups: dict[str, list[str]] = {}
     for b, h in sorted(strata.items()):
         groups.setdefault(h, []).append(b)
@@ -94,7 +94,7 @@ def simulate(pop: Population, n: int, seeds: int) -> dict:
     lams: list[float] = []
     for seed in range(seeds):
         rng = random.Random(seed)
-        picks = sample(pop, strata, n, rng)
+        picks = sample(strata, n, rng)
         sampled = {b: human[b] for b in picks}
         for name, lam in (("human-only", 0.0), ("difference", 1.0)):
             e = metric_estimate(difference_totals(judge, strata, sampled, certain=certain, lam=lam), g,

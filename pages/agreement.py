@@ -162,6 +162,34 @@ if hvh:
 else:
     st.info("No decision has been labelled by two reviewers yet.")
 
+st.subheader("Can the judge replace a human? (alternative annotator test)")
+tests = result.get("alt_test") or {}
+if not tests:
+    st.info("No reviewed decision yet: the test compares the judge with each human against the others.")
+for kind, t in tests.items():
+    verdict = ("undefined" if t["undefined"] else "passes" if t["passes"] else "does not pass")
+    headline = (f"{group_title(row['task'], kind)}: the judge {verdict}" +
+                ("" if t["undefined"] else f" (winning rate ω = {t['winning_rate']:.2f}, average advantage "
+                                            f"probability ρ = {t['advantage_probability']:.3f})") +
+                f" · ε = {t['epsilon']:g}, {'negative RMSE' if t['scoring'] == 'neg_rmse' else 'accuracy'}, "
+                f"{count(t['n_items'])} decisions with two or more humans")
+    show_text(headline)
+    for why in (t["undefined"], t["warning"]):
+        if why:
+            show_text(why, "caption")
+    if t["annotators"]:
+        st.dataframe(pd.DataFrame([{
+            "left-out human": a["annotator"], "decisions": a["n_items"], "ρ judge": round(a["rho_judge"], 3),
+            "ρ human": round(a["rho_human"], 3), "p (BY-adjusted)": round(a["p_adjusted"], 4),
+            "judge wins": "yes" if a["judge_wins"] else "no"} for a in t["annotators"]]),
+            hide_index=True, key=f"agreement.alt.{kind}")
+    for who, why in t["skipped"].items():
+        show_text(f"{who} not tested: {why}", "caption")
+st.caption("Calderon, Reichart & Dror (2025): each human in turn is left out; the judge wins against them when it "
+           "aligns with the remaining humans at least as often as they do, up to the margin ε (the test is "
+           "one-sided, Benjamini-Yekutieli corrected). The judge passes when it wins against at least half of the "
+           "humans. Definitions: docs/alt-test.md.")
+
 st.subheader("Confusion matrix")
 which = st.radio("Compare", ["human vs judge", "human vs human"], horizontal=True, key="agreement.which",
                  disabled=not hvh)

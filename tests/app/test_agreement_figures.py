@@ -7,7 +7,7 @@ from audit.agreement import agreement
 from audit.reviews import add_review
 from audit.store import open_db
 from audit.views import decisions
-from tests.app.conftest import open_page, table
+from tests.app.conftest import open_page, plain, table
 
 LITX = "demo-litxbench-drop-meas30"
 IDEATION = "demo-ideation-si2024-humans"
@@ -56,3 +56,16 @@ def test_ideation_shows_weighted_kappa_and_ordinal_alpha(app, app_db):
     alpha = table(at, "level", "Krippendorff's α")
     assert set(alpha["level"]) == {"ordinal"} and len(alpha) == 3
     assert expected["rating"]["weighted_kappa"] in chart_values(at)  # the chart plots the weighted κ
+
+
+def test_the_alternative_annotator_test_is_shown_as_agreement_computes_it(app, app_db):
+    at = open_page(app, "agreement", run=IDEATION)
+    assert not at.exception
+    expected = agreement(open_db(app_db), IDEATION)["alt_test"]["rating"]
+    text = " ".join(plain(m.value) for m in at.markdown)
+    assert f"ω = {expected['winning_rate']:.2f}" in text and f"ε = {expected['epsilon']:g}" in text
+    assert ("the judge passes" in text) == bool(expected["passes"])
+    shown = table(at, "left-out human", "decisions", "judge wins")
+    assert list(shown["left-out human"]) == [a["annotator"] for a in expected["annotators"]]
+    assert list(shown["judge wins"]) == ["yes" if a["judge_wins"] else "no" for a in expected["annotators"]]
+    assert "recommends at least 3" in plain(captions(at))
