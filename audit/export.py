@@ -44,7 +44,7 @@ def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, polic
         "effective_label_policy": {"name": policy, "rule": POLICIES[policy]},
         "original": row["original_metrics"], "audited": audit.metrics,
         "reviews": audit.review_counts,
-        "judge": {"spec": _public_spec(row["judge_spec"]), **_public_identity(row["judge_identity"]),
+        "judge": {"spec": _public_spec(row["judge_spec"]), **public_identity(row["judge_identity"]),
                   "stats": row["summary"].get("judge", {})},
         "inputs": {k: ({"name": v.get("name"), **{f: v[f] for f in ("sha256", "bytes", "files") if f in v}}
                        if isinstance(v, dict) and "sha256" in v else v) for k, v in row["inputs"].items()},
@@ -94,9 +94,10 @@ def _public_spec(spec: str) -> str:
     return spec
 
 
-def _public_identity(identity: dict) -> dict:
-    """The judge identity as exported: no local folders, and the endpoint and the replay log's metadata redacted
-    again (`scoring.judges.redact`), so a run stored before they were redacted exports none of their secrets."""
+def public_identity(identity: dict) -> dict:
+    """The judge identity as exported and shown (the overview page): no local folders, and the endpoint and the
+    replay log's metadata redacted again (`scoring.judges.redact`), so a run stored before they were redacted shows
+    and exports none of their secrets."""
     from scoring.judges.redact import public_field, redact_url
 
     out = dict(identity)

@@ -37,6 +37,7 @@ from scoring.errors import InputError, JudgeSpecError, parse_json
 from scoring.jsonl import read_lines
 from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept, token_count
 from scoring.judges.question import Question, answer_problem
+from scoring.judges.redact import public_text
 from scoring.judges.registry import JudgeOptions, kinds
 from scoring.judges.transport import AnswerCallback, Judge, Progress
 
@@ -190,7 +191,9 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
     seen: set[str] = set()
 
     def problem(lineno: int, cid: object, reason: str) -> None:
-        problems.append({"line": lineno, "custom_id": cid if isinstance(cid, str) else None, "reason": reason})
+        # a batch error result may quote the request's credentials: reasons are printed and returned
+        problems.append({"line": lineno, "custom_id": cid if isinstance(cid, str) else None,
+                         "reason": public_text(reason)})
 
     for lineno, line in read_lines(p, what="results file"):
         if not line.strip():

@@ -4,6 +4,7 @@
 import pandas as pd
 import streamlit as st
 
+from audit.export import public_identity
 from ui.families import doc_id_title, doc_noun, view
 from ui.judge_summary import judge_requests_text
 from ui.metrics import headline, section_tables
@@ -49,7 +50,7 @@ if judge.get("prompt_tokens") or judge.get("cost_usd"):
               help="Tokens × the model's price per 1M tokens (editable in the new-run form or $REJUDGE_PRICES).")
 with st.expander("Judge requests: what the judge was asked"):
     show_text(judge_requests_text(judge, row["judge_spec"]))
-    ident = {k: v for k, v in row["judge_identity"].items() if k not in ("spec",)}
+    ident = {k: v for k, v in public_identity(row["judge_identity"]).items() if k not in ("spec",)}
     if ident:
         st.dataframe([{"field": k, "value": str(v)} for k, v in ident.items()], hide_index=True,
                      key="overview.judge_identity")

@@ -225,3 +225,18 @@ def test_results_are_read_by_the_one_json_lines_reader(server: JudgeServer, tmp_
     bad.write_bytes(res.read_bytes().replace(b"two", b"tw\xf6", 1))
     with pytest.raises(InputError, match=r"bad\.jsonl:1: not valid UTF-8"):
         import_results(db, "chimera", INPUTS, SPEC, bad)
+
+
+def test_an_error_result_quoting_a_key_is_reported_without_it(server: JudgeServer, tmp_path: Path) -> None:
+    db = open_db(tmp_path / "batch.db")
+    req, res = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    export_requests(db, "chimera", INPUTS, SPEC, req)
+    run_batch(server, req, res)
+    good = read_jsonl(res)
+    key = "sk-proj-" + "Zq81" * 8
+    bad = {**good[0], "response": None,
+           "error": {"code": 401, "message": f"Incorrect API key provided: {key}. Authorization: Bearer {key}"}}
+    res.write_text("".join(json.dumps(r) + "\n" for r in [bad, *good[1:]]), encoding="utf-8")
+    report = import_results(db, "chimera", INPUTS, SPEC, res)
+    reason = report["problem_lines"][0]["reason"]
+    assert reason.startswith("error 401 Incorrect API key") and key not in json.dumps(report)
