@@ -190,16 +190,17 @@ def metric_changes(task: TaskFamily, before: Mapping, after: Mapping) -> list[st
 
 
 def describe_change(task: TaskFamily, decision_id: int, label: str | None, before: Mapping, after: Mapping,
-                    *, max_parts: int = 4) -> str:
+                    *, max_parts: int = 4, number: int | None = None) -> str:
     """What one review stored and what it changed, in one line, e.g.
     `#7 → no match · entities comb-element tp 70→71 · entity F1 (macro avg) +0.0011`.
 
     `label` is the label title stored (None: the reviewer's label was withdrawn); `before`/`after` are the audited
     metrics around the write. Every numeric cell of the family's metric rows is compared (`metric_changes`, at most
     `max_parts` listed, then how many more), then its headline cells' differences; "no score changed" only when
-    no cell moved beyond the tolerance.
+    no cell moved beyond the tolerance. `number` is the decision's number in its run, which the pages show (the
+    CLI shows the id it takes).
     """
-    parts = [f"#{decision_id} → {label if label is not None else 'label withdrawn'}"]
+    parts = [f"#{number if number is not None else decision_id} → {label if label is not None else 'label withdrawn'}"]
     cells = metric_changes(task, before, after)
     scores = []
     for cell in task.headline:

@@ -114,9 +114,11 @@ def _previous_label(d: dict, as_role: str) -> str | None:
 
 
 def _change(c: Database, decision_id: int, title: str | None, before: dict, verb: str) -> str:
+    view = run_view.on(c)
+    number = view.decision_numbers([decision_id])[decision_id]
     if hidden:  # what a label changed would tell a blind reviewer what the judge and the others had said
-        return f"{verb} #{decision_id} → {title or 'no label of yours'}"
-    return f"{verb} " + describe_change(task, decision_id, title, before, run_view.on(c).audit.metrics)
+        return f"{verb} #{number} → {title or 'no label of yours'}"
+    return f"{verb} " + describe_change(task, decision_id, title, before, view.audit.metrics, number=number)
 
 
 # Buttons act in callbacks, which run before the fragment reruns: one rerun per key press, drawing the next card.
@@ -192,8 +194,9 @@ def card_panel(fconn: Database) -> None:
     scheme = task.label_schemes[d["kind"]]
     mine = d["human"].get(who) if as_role == "reviewer" else None
     hide = hidden and mine is None
-    st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{d['id']} · "
-                f"{pos + 1} of {len(ids)}")
+    number = run_view.on(fconn).decision_numbers([d["id"]])[d["id"]]
+    st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{number} "
+                f"(id {d['id']}) · {pos + 1} of {len(ids)}")
     # Stable keys: the card and its widgets are updated in place from one decision to the next, not re-mounted.
     with st.container(border=True, key="queue.card"):
         st.html(card_html(d, task.name, scheme, blind=hide))  # CARD_STYLE is on the page, outside the fragment

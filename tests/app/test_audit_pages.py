@@ -8,7 +8,7 @@ import pytest
 from audit.errata import current_errata, export_errata, export_errata_csv
 from audit.reviews import add_review
 from audit.store import open_db
-from audit.views import decisions
+from audit.views import decisions, load_view
 from tests.app.conftest import open_page, plain, table
 from tests.conftest import GOLD, PRED_MIXED
 
@@ -39,7 +39,7 @@ def queue_head(at) -> int:
     import re
 
     text = " ".join(m.value for m in at.markdown)
-    return int(re.search(r"decision #(\d+)", text)[1])
+    return int(re.search(r"decision #\d+ \(id (\d+)\)", text)[1])
 
 
 def test_queue_label_strip_back_and_undo(app, app_db):
@@ -55,7 +55,8 @@ def test_queue_label_strip_back_and_undo(app, app_db):
     label = db.execute("SELECT label FROM reviews WHERE reviewer = 'ana'").fetchone()[0]
     assert label != judge
     strip = plain(" ".join(c.value for c in at.caption))
-    assert f"Stored #{first} → " in strip and ("F1" in strip or "no score changed" in strip)
+    number = load_view(db, DEMO).decision_numbers([first])[first]
+    assert f"Stored #{number} → " in strip and ("F1" in strip or "no score changed" in strip)
     at.button(key="queue.prev").click().run()
     assert queue_head(at) == first
     assert any("(yours)" in b.label for b in at.button)

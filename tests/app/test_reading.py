@@ -135,3 +135,17 @@ def test_tex_accents_read_as_letters_and_predicted_marks_keep_spaces_outside():
     assert "Võro" in out and r"\~" not in out
     for inner in re.findall(r'<span class="[^"]*rj-pred[^"]*"[^>]*>([^<]*)</span>', out):
         assert inner == inner.strip() and inner
+
+
+def test_the_queue_numbers_its_card_and_strip_within_the_run(app, app_db):
+    db = open_db(app_db)
+    view = load_view(db, LITX)
+    ids = [r[0] for r in db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [view.id])]
+    assert ids[0] > 1  # other runs' decisions come first in the seeded database
+    at = open_page(app, "queue", reviewer="ana", run=LITX)
+    head = re.search(r"decision #(\d+) \(id (\d+)\) · 1 of", " ".join(m.value for m in at.markdown))
+    assert head and int(head[1]) == ids.index(int(head[2])) + 1
+    at.button(key="queue.label.0").click().run()
+    assert not at.exception
+    strip = plain(" ".join(c.value for c in at.caption))
+    assert f"Stored #{head[1]} → " in strip and f"#{head[2]} →" not in strip

@@ -82,7 +82,7 @@ def test_a_plan_created_from_the_queue_serves_the_suggested_card_at_once(app, ap
     db = open_db(app_db)
     suggested = next_sample(db, run)
     text = " ".join(m.value for m in at.markdown)
-    head = re.search(r"decision #(\d+) · 1 of (\d+)", text)
+    head = re.search(r"decision #\d+ \(id (\d+)\) · 1 of (\d+)", text)
     assert head, "the queue is empty until a reload"
     assert int(head[1]) == suggested["decisions"][0] and int(head[2]) > 0
     assert not [s for s in at.success if "Nothing left" in s.value]

@@ -283,7 +283,7 @@ def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_pag
         assert srv.answered == 444 - cached[0][0]
 
 
-HEAD = re.compile(r"decision #(\d+) · (\d+) of")
+HEAD = re.compile(r"decision #\d+ \(id (\d+)\) · (\d+) of")
 
 
 def _head(page) -> tuple[int, int]:
@@ -293,7 +293,7 @@ def _head(page) -> tuple[int, int]:
 
 def _press(page, key: str, before: tuple[int, int]) -> tuple[int, int]:
     page.keyboard.press(key)
-    page.wait_for_function("(old) => { const m = document.body.innerText.match(/decision #(\\d+) · (\\d+) of/);"
+    page.wait_for_function("(old) => { const m = document.body.innerText.match(/decision #\\d+ \\(id (\\d+)\\) · (\\d+) of/);"
                            " return !!m && (m[1] + '/' + m[2]) !== old; }", arg=f"{before[0]}/{before[1]}",
                            timeout=RERUN_TIMEOUT)
     wait_idle(page)
