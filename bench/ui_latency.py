@@ -39,11 +39,11 @@ TARGET_MS = 300
 VIEWPORT = {"width": 1280, "height": 720}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-_HEAD = re.compile(r"decision #(\d+) · (\d+) of")
+_HEAD = re.compile(r"decision #\d+ \(id (\d+)\) · (\d+) of")
 _CHANGED_JS = """(old) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-  const m = document.body.innerText.match(/decision #(\\d+) · (\\d+) of/);
+  const m = document.body.innerText.match(/decision #\\d+ \\(id (\\d+)\\) · (\\d+) of/);
   return !!m && (m[1] + '/' + m[2]) !== old;
 }"""
 _IDLE_JS = """() => { const a = document.querySelector('[data-testid="stApp"]');
@@ -111,7 +111,7 @@ def measure(base: str, run: str, presses: int, label: str) -> tuple[list[list], 
         page = browser.new_page(viewport=VIEWPORT)
         t0 = time.perf_counter()
         page.goto(f"{base}/queue?run={quote(run)}&reviewer={quote(reviewer)}")
-        page.get_by_text(re.compile(r"decision #\d+ · 1 of")).wait_for(timeout=180_000)
+        page.get_by_text(re.compile(r"decision #\d+ \(id \d+\) · 1 of")).wait_for(timeout=180_000)
         page.wait_for_function(_IDLE_JS, timeout=180_000)
         page.wait_for_timeout(1500)  # the first render's lazy elements settle
         first_ms = (time.perf_counter() - t0) * 1000
