@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 11  # m011 is the newest (there is no m009)
+SCHEMA_VERSION = 12  # m012 is the newest (there is no m009)
 
 
 @migrations()
@@ -201,3 +201,18 @@ def m011_retrieval_expected_ties(db: Database) -> None:
     for (run_id,) in list(db.execute("SELECT id FROM runs WHERE task = 'retrieval'")):
         db.execute("UPDATE runs SET metrics_stale = 1 WHERE id = ?", [run_id])
         mark_audit_stale(db, run_id)
+
+
+@migrations()
+def m012_review_assignments(db: Database) -> None:
+    """Assigned review: per run, the owner's settings (reviewers, how many reviewers a double-coded document needs,
+    the double-coded subset, the sample size, the seed) and the distribution they gave, one row per document and
+    reviewer (`review_shares`), fixed when set so that a plan made later does not move anyone's share."""
+    db.execute("""CREATE TABLE review_assignments (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id), reviewers TEXT NOT NULL, min_reviewers INTEGER NOT NULL,
+        double_code TEXT NOT NULL, documents INTEGER, seed INTEGER NOT NULL, universe TEXT NOT NULL,
+        set_by TEXT NOT NULL, updated TEXT NOT NULL)""")
+    db.execute("""CREATE TABLE review_shares (
+        run_id INTEGER NOT NULL REFERENCES runs(id), doc_id TEXT NOT NULL, reviewer TEXT NOT NULL,
+        double_coded INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (run_id, doc_id, reviewer))""")
+    db.execute("CREATE INDEX review_shares_reviewer ON review_shares(run_id, reviewer)")

@@ -316,8 +316,8 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
                          f"(`python -m audit export-reviews --run {name!r} --out FILE`) and delete with "
                          "--exported FILE, or pass --force to delete them too")
     with transaction(db):
-        for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "effective",
-                      "doc_audit", "audit_state", "decisions", "documents"):
+        for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
+                      "review_assignments", "effective", "doc_audit", "audit_state", "decisions", "documents"):
             db.execute(f"DELETE FROM {table} WHERE run_id = ?", [row["id"]])
         db.execute("DELETE FROM runs WHERE id = ?", [row["id"]])
     return {"deleted": name, "reviews_deleted": n_reviews}

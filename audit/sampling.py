@@ -76,6 +76,10 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     if block is None or doc in certain or doc in sampled:
         why = "is not in the sampling plan" if block is None else "was reviewed by hand"
         raise AuditError(f"decision {decision_id}: document {doc!r} {why}, so it is no sample draw; {hint}")
+    from audit.assigned_review import planned_documents
+
+    if doc in planned_documents(view.db, view.id):
+        return  # assigned review: a prefix of the plan's order fixed in advance, its shares reviewed in parallel
     first = next(b for b in plan.blocks if b.stratum == block.stratum and b.id not in certain and b.id not in sampled)
     if first.id != doc:
         raise AuditError(f"decision {decision_id}: document {doc!r} is not what the sample queue serves (in its "

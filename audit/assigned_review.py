@@ -1,0 +1,243 @@
+"""Assigned review: the owner distributes a run's sampled documents among named reviewers (tables
+`review_assignments` and `review_shares`, m012).
+
+- The universe is the run's sampling plan (the all-kinds plan, in the order the sample queue serves it: take-all
+  strata first, then the seeded random rank), cut to its first `documents` blocks when a sample size is given (a
+  prefix of that order is a prefix of every stratum's random order, so a finished share is an honest sample).
+  Without a plan: every document with a decision, in the run's order (no sample size then).
+- Shares are documents, not single decisions: a reviewer settles a document's decisions together, and a sampled
+  block enters the estimate only once all its decisions are labelled.
+- A seeded random subset of those documents is double-coded: each of its documents goes to `min_reviewers`
+  distinct reviewers (Argilla's minimum submitted per record), every other document to one. Reviewers take the
+  documents in turn around a seeded order of their names, so shares (in documents) differ by at most one.
+- The distribution is stored when set (a plan made later moves nobody's share); setting again replaces it.
+
+Who may set it is `audit.roles`' decision (action `edit_assignments`); the CLI is trusted, like every CLI write.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from audit.errors import AuditError
+from audit.reviews import check_reviewer
+from audit.store import now, run_row, transaction
+
+MAX_REVIEWERS = 200
+MAX_SEED = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class DoubleCode:
+    """Which part of the planned documents is double-coded: a fraction of them, or a count of documents."""
+
+    fraction: float | None = None
+    count: int | None = None
+
+    def size(self, n_documents: int) -> int:
+        """How many of `n_documents` are double-coded (a fraction rounds half up).
+
+        >>> DoubleCode(fraction=0.25).size(10), DoubleCode(count=3).size(10), DoubleCode().size(10)
+        (3, 3, 0)
+        """
+        if self.count is not None:
+            return self.count
+        return math.floor((self.fraction or 0.0) * n_documents + 0.5)
+
+    def to_json(self) -> dict:
+        return {"fraction": self.fraction} if self.count is None else {"count": self.count}
+
+    @staticmethod
+    def parse(text: str) -> DoubleCode:
+        """`0.2` or `20%` (a fraction), `15` (a count of documents).
+
+        >>> [d.to_json() for d in (DoubleCode.parse("20%"), DoubleCode.parse("0.2"), DoubleCode.parse("15"))]
+        [{'fraction': 0.2}, {'fraction': 0.2}, {'count': 15}]
+
+        Raises:
+            AuditError: neither a fraction from 0 to 1 nor a whole number of documents.
+        """
+        t = str(text).strip()
+        try:
+            if t.endswith("%"):
+                value = float(t[:-1]) / 100
+            elif t.isdigit():
+                return DoubleCode(count=int(t))
+            else:
+                value = float(t)
+        except ValueError:
+            value = float("nan")
+        if not 0 <= value <= 1:  # also refuses nan
+            raise AuditError(f"the double-coded subset must be a fraction from 0 to 1 (0.2, 20%) or a whole number "
+                             f"of documents (15), got {t[:40]!r}")
+        return DoubleCode(fraction=value)
+
+
+def distribute(documents: Sequence[str], reviewers: Sequence[str], *, min_reviewers: int, n_double: int,
+               seed: int) -> dict[str, tuple[tuple[str, ...], bool]]:
+    """document -> (its reviewers, whether it is double-coded): `n_double` documents drawn with `seed` get
+    `min_reviewers` distinct reviewers, the others one; reviewers take them in turn around a seeded order, so each
+    reviewer's count of documents is within one of every other's.
+
+    >>> out = distribute(["d1", "d2", "d3"], ["ana", "bo"], min_reviewers=2, n_double=1, seed=0)
+    >>> sorted(len(who) for who, _ in out.values()), sum(double for _, double in out.values())
+    ([1, 1, 2], 1)
+    """
+    if not reviewers:
+        raise AuditError("an assignment needs at least one reviewer")
+    if n_double and not 2 <= min_reviewers <= len(reviewers):
+        raise AuditError(f"a double-coded document needs from 2 to {len(reviewers)} (the reviewers named) reviewers, "
+                         f"got {min_reviewers}")
+    rng = random.Random(seed)
+    double = set(rng.sample(range(len(documents)), n_double))
+    order = sorted(reviewers)
+    rng.shuffle(order)
+    out: dict[str, tuple[tuple[str, ...], bool]] = {}
+    turn = 0
+    for i, doc in enumerate(documents):
+        k = min_reviewers if i in double else 1
+        out[doc] = (tuple(order[(turn + j) % len(order)] for j in range(k)), i in double)
+        turn = (turn + k) % len(order)
+    return out
+
+
+def _universe(db: Database, run: str, documents: int | None) -> tuple[list[str], str]:
+    """The documents to distribute, in serving order, and what they are (for the summary)."""
+    from audit.sampling import load_plan  # the sampling module asks this one which documents are planned
+
+    plan = load_plan(db, run)
+    if plan is None:
+        if documents is not None:
+            raise AuditError(f"run {run!r} has no sampling plan, so there is no sample to cut to {documents} "
+                             f"documents; create one first (`python -m audit plan --run {run}`) or assign every "
+                             "document")
+        docs = [r[0] for r in db.execute(
+            "SELECT d.doc_id FROM documents d WHERE d.run_id = ? AND EXISTS (SELECT 1 FROM decisions x WHERE "
+            "x.run_id = d.run_id AND x.doc_id = d.doc_id) ORDER BY d.idx", [run_row(db, run)["id"]])]
+        return docs, "every document with a decision, in the run's order (no sampling plan)"
+    blocks = [b.id for b in sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all, b.rank))]
+    if documents is None:
+        return blocks, "the sampling plan's documents, in the order the sample queue serves them"
+    if isinstance(documents, bool) or not isinstance(documents, int) or not 0 < documents <= len(blocks):
+        raise AuditError(f"the sample size must be a whole number of documents from 1 to {len(blocks)} (the plan's "
+                         f"documents), got {documents!r}")
+    return blocks[:documents], (f"the first {documents} of the sampling plan's {len(blocks)} documents, in the order "
+                                "the sample queue serves them")
+
+
+def set_review_assignment(db: Database, run: str, reviewers: Sequence[str], *, min_reviewers: int = 2,
+                          double_code: DoubleCode = DoubleCode(), documents: int | None = None, seed: int = 0,
+                          set_by: str) -> dict:
+    """Store the run's assigned review (replacing any earlier one) and its distribution; returns its summary.
+
+    Raises:
+        UnknownRun; AuditError: no reviewer, a bad name, a double-coded subset larger than the documents or with
+            fewer than 2 (or more than the named) reviewers, a bad seed or sample size.
+    """
+    row = run_row(db, run)
+    names = list(dict.fromkeys(check_reviewer(r).casefold() for r in reviewers if str(r).strip()))
+    if not names or len(names) > MAX_REVIEWERS:
+        raise AuditError(f"an assignment names from 1 to {MAX_REVIEWERS} reviewers (their e-mail addresses in team "
+                         f"mode), got {len(names)}")
+    if isinstance(min_reviewers, bool) or not isinstance(min_reviewers, int) or min_reviewers < 1:
+        raise AuditError(f"min reviewers must be a whole number from 1, got {min_reviewers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise AuditError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
+    docs, universe = _universe(db, run, documents)
+    n_double = double_code.size(len(docs))
+    if n_double > len(docs):
+        raise AuditError(f"cannot double-code {n_double} documents: the assignment has {len(docs)}")
+    shares = distribute(docs, names, min_reviewers=min_reviewers, n_double=n_double, seed=seed)
+    with transaction(db):
+        db.execute("DELETE FROM review_shares WHERE run_id = ?", [row["id"]])
+        db.execute("INSERT INTO review_assignments (run_id, reviewers, min_reviewers, double_code, documents, seed, "
+                   "universe, set_by, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                   "reviewers = excluded.reviewers, min_reviewers = excluded.min_reviewers, double_code = "
+                   "excluded.double_code, documents = excluded.documents, seed = excluded.seed, universe = "
+                   "excluded.universe, set_by = excluded.set_by, updated = excluded.updated",
+                   [row["id"], json.dumps(names), min_reviewers, json.dumps(double_code.to_json()), documents, seed,
+                    universe, set_by, now()])
+        db.conn.executemany("INSERT INTO review_shares (run_id, doc_id, reviewer, double_coded, position) VALUES "
+                            "(?, ?, ?, ?, ?)", [(row["id"], doc, who, int(shares[doc][1]), pos)
+                                                for pos, doc in enumerate(docs) for who in shares[doc][0]])
+    return review_assignment(db, run) or {}
+
+
+def clear_review_assignment(db: Database, run: str) -> bool:
+    """Remove the run's assigned review (reviews stay); whether there was one."""
+    run_id = run_row(db, run)["id"]
+    with transaction(db):
+        db.execute("DELETE FROM review_shares WHERE run_id = ?", [run_id])
+        gone = db.execute("DELETE FROM review_assignments WHERE run_id = ?", [run_id]).rowcount
+    return bool(gone)
+
+
+def _settings(db: Database, run: str) -> tuple | None:
+    return db.execute("SELECT a.run_id, a.reviewers, a.min_reviewers, a.double_code, a.documents, a.seed, a.universe, "
+                      "a.set_by, a.updated FROM review_assignments a JOIN runs r ON r.id = a.run_id WHERE r.name = ?",
+                      [run]).fetchone()
+
+
+def assignment_stamp(db: Database, run: str) -> str | None:
+    """When the run's assignment was last set (None: no assignment), for caches keyed on it."""
+    found = _settings(db, run)
+    return found[8] if found else None
+
+
+def review_assignment(db: Database, run: str) -> dict | None:
+    """The run's assigned review (None: none): its settings, the planned documents and decisions, the double-coded
+    ones, and each reviewer's share in documents and decisions."""
+    found = _settings(db, run)
+    if found is None:
+        return None
+    run_id, reviewers, min_reviewers, double_code, documents, seed, universe, set_by, updated = found
+    per_doc = {doc: n for doc, n in db.execute("SELECT doc_id, COUNT(*) FROM decisions WHERE run_id = ? GROUP BY "
+                                               "doc_id", [run_id])}
+    shares: dict[str, dict[str, int]] = {who: {"documents": 0, "decisions": 0} for who in json.loads(reviewers)}
+    planned: dict[str, bool] = {}
+    for doc, who, double in db.execute("SELECT doc_id, reviewer, double_coded FROM review_shares WHERE run_id = ?",
+                                       [run_id]):
+        planned[doc] = bool(double)
+        share = shares.setdefault(who, {"documents": 0, "decisions": 0})
+        share["documents"] += 1
+        share["decisions"] += per_doc.get(doc, 0)
+    double_docs = [d for d, dbl in planned.items() if dbl]
+    return {"reviewers": json.loads(reviewers), "min_reviewers": min_reviewers,
+            "double_code": json.loads(double_code), "sample_documents": documents, "seed": seed,
+            "universe": universe, "set_by": set_by, "updated": updated,
+            "planned_documents": len(planned), "planned_decisions": sum(per_doc.get(d, 0) for d in planned),
+            "double_coded_documents": len(double_docs),
+            "double_coded_decisions": sum(per_doc.get(d, 0) for d in double_docs), "shares": shares}
+
+
+def share_of(db: Database, run: str, reviewer: str) -> list[int] | None:
+    """The decision ids of `reviewer`'s share, in the order their documents are served (None: the run has no
+    assignment; [] : it names someone else only)."""
+    found = _settings(db, run)
+    if found is None:
+        return None
+    return [r[0] for r in db.execute(
+        "SELECT d.id FROM review_shares s JOIN decisions d ON d.run_id = s.run_id AND d.doc_id = s.doc_id WHERE "
+        "s.run_id = ? AND s.reviewer = ? ORDER BY s.position, d.id", [found[0], (reviewer or "").strip().casefold()])]
+
+
+def planned_documents(db: Database, run_id: int) -> set[str]:
+    """The documents the run's assignment distributed (empty: no assignment)."""
+    return {r[0] for r in db.execute("SELECT DISTINCT doc_id FROM review_shares WHERE run_id = ?", [run_id])}
+
+
+def double_coded_plan(db: Database, run: str) -> dict | None:
+    """The planned double-coded subset: `{"decisions": set of ids, "documents": n, "min_reviewers": k}` (None: no
+    assignment)."""
+    found = _settings(db, run)
+    if found is None:
+        return None
+    rows = db.execute("SELECT DISTINCT d.id, d.doc_id FROM review_shares s JOIN decisions d ON d.run_id = s.run_id "
+                      "AND d.doc_id = s.doc_id WHERE s.run_id = ? AND s.double_coded = 1", [found[0]]).fetchall()
+    return {"decisions": {r[0] for r in rows}, "documents": len({r[1] for r in rows}), "min_reviewers": found[2]}

@@ -1,0 +1,135 @@
+"""Assigned review at the store: every planned document goes to exactly the reviewers it needs, shares differ by
+at most one document, the distribution is a function of its seed, and reviews made through it count as sample
+draws in parallel."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from audit.assigned_review import (
+    DoubleCode,
+    clear_review_assignment,
+    distribute,
+    double_coded_plan,
+    set_review_assignment,
+    share_of,
+)
+from audit.errors import AuditError
+from audit.reviews import add_review
+from audit.sampling import create_plan, load_plan
+
+REVIEWERS = ["ana@lab.org", "bo@lab.org", "cy@lab.org"]
+
+
+def _check_invariants(shares: dict, reviewers: list[str], min_reviewers: int, n_double: int) -> None:
+    assert sum(double for _, double in shares.values()) == n_double
+    for who, double in shares.values():
+        assert len(set(who)) == len(who) == (min_reviewers if double else 1)  # distinct, as many as needed
+        assert set(who) <= set(reviewers)
+    load = Counter(w for who, _ in shares.values() for w in who)
+    counts = [load.get(r, 0) for r in reviewers]
+    assert max(counts) - min(counts) <= 1
+
+
+@pytest.mark.parametrize("n_docs, n_reviewers, min_reviewers, n_double, seed", [
+    (10, 3, 2, 4, 0), (7, 2, 2, 7, 5), (31, 5, 3, 9, 11), (1, 4, 4, 1, 2), (12, 1, 1, 0, 3), (0, 2, 2, 0, 0),
+])
+def test_distribution_invariants(n_docs, n_reviewers, min_reviewers, n_double, seed):
+    docs = [f"doc{i}" for i in range(n_docs)]
+    reviewers = [f"r{i}@lab.org" for i in range(n_reviewers)]
+    shares = distribute(docs, reviewers, min_reviewers=min_reviewers, n_double=n_double, seed=seed)
+    assert list(shares) == docs
+    _check_invariants(shares, reviewers, min_reviewers, n_double)
+    again = distribute(docs, list(reversed(reviewers)), min_reviewers=min_reviewers, n_double=n_double, seed=seed)
+    assert again == shares  # a function of the seed, not of the order names were typed in
+
+
+def test_another_seed_gives_another_double_coded_subset():
+    docs = [f"doc{i}" for i in range(40)]
+    subsets = {frozenset(d for d, (_, dbl) in distribute(docs, REVIEWERS, min_reviewers=2, n_double=8,
+                                                            seed=s).items() if dbl) for s in range(5)}
+    assert len(subsets) > 1
+
+
+@pytest.mark.parametrize("min_reviewers", [1, 4])
+def test_a_double_coded_document_needs_two_to_all_reviewers(min_reviewers):
+    with pytest.raises(AuditError, match="from 2 to 3"):
+        distribute(["a", "b"], REVIEWERS, min_reviewers=min_reviewers, n_double=1, seed=0)
+
+
+def test_double_code_parse_refuses_nonsense():
+    for bad in ("1.5", "-0.1", "nan", "lots", "150%"):
+        with pytest.raises(AuditError):
+            DoubleCode.parse(bad)
+
+
+def _run_docs(db, run="mixed") -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, doc in db.execute("SELECT d.id, d.doc_id FROM decisions d JOIN runs r ON r.id = d.run_id WHERE r.name = ? "
+                             "ORDER BY d.id", [run]):
+        out.setdefault(doc, []).append(i)
+    return out
+
+
+def test_stored_assignment_covers_the_plan_prefix(db_with_run):
+    db = db_with_run
+    create_plan(db, "mixed", seed=3)
+    plan = load_plan(db, "mixed")
+    served = [b.id for b in sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all, b.rank))]
+    n = max(2, len(served) - 1)
+    summary = set_review_assignment(db, "mixed", [r.upper() for r in REVIEWERS], min_reviewers=2,
+                                    double_code=DoubleCode(fraction=0.5), documents=n, seed=7, set_by="olga@lab.org")
+    assert summary["reviewers"] == REVIEWERS and summary["planned_documents"] == n
+    assert summary["double_coded_documents"] == DoubleCode(fraction=0.5).size(n)
+    docs = _run_docs(db)
+    planned = set(served[:n])  # a prefix of the serving order: every stratum's random order, cut
+    per_decision: Counter[int] = Counter()
+    first = {w: share_of(db, "mixed", w) for w in REVIEWERS}
+    for who in REVIEWERS:
+        share = share_of(db, "mixed", who)
+        assert len(share) == len(set(share)) == summary["shares"][who]["decisions"]
+        assert {d for d, ids in docs.items() if set(ids) & set(share)} <= planned
+        per_decision.update(share)
+    double = double_coded_plan(db, "mixed")
+    assert double["min_reviewers"] == 2 and double["documents"] == summary["double_coded_documents"]
+    for doc in planned:
+        for i in docs[doc]:
+            assert per_decision[i] == (2 if i in double["decisions"] else 1)  # exactly min-reviewers distinct ones
+    loads = [summary["shares"][w]["documents"] for w in REVIEWERS]
+    assert max(loads) - min(loads) <= 1
+    assert share_of(db, "mixed", "stranger@lab.org") == []
+    again = set_review_assignment(db, "mixed", REVIEWERS, min_reviewers=2, double_code=DoubleCode(fraction=0.5),
+                                  documents=n, seed=7, set_by="olga@lab.org")
+    assert again["shares"] == summary["shares"]
+    assert {w: share_of(db, "mixed", w) for w in REVIEWERS} == first  # the same seed: the same shares
+    assert clear_review_assignment(db, "mixed") and share_of(db, "mixed", REVIEWERS[0]) is None
+
+
+def test_without_a_plan_every_document_is_assigned_and_no_sample_size(db_with_run):
+    db = db_with_run
+    summary = set_review_assignment(db, "mixed", REVIEWERS[:2], double_code=DoubleCode(count=1), set_by="local")
+    assert summary["planned_documents"] == len(_run_docs(db))
+    assert summary["planned_decisions"] == sum(map(len, _run_docs(db).values()))
+    with pytest.raises(AuditError, match="no sampling plan"):
+        set_review_assignment(db, "mixed", REVIEWERS, documents=2, set_by="local")
+    with pytest.raises(AuditError, match="cannot double-code"):
+        set_review_assignment(db, "mixed", REVIEWERS, double_code=DoubleCode(count=10_000), set_by="local")
+
+
+def test_shares_reviewed_out_of_plan_order_are_sample_draws(db_with_run):
+    db = db_with_run
+    create_plan(db, "mixed", seed=1)
+    plan = load_plan(db, "mixed")
+    strata = Counter(b.stratum for b in plan.blocks)
+    late = max((b for b in plan.blocks if strata[b.stratum] > 1 and b.stratum not in plan.take_all),
+               key=lambda b: b.rank)  # not the first of its stratum: no sample draw without an assignment
+    decision = int(late.units[0])
+    label = db.execute("SELECT judge_label FROM decisions WHERE id = ?", [decision]).fetchone()[0]
+    label = label if label != "invalid" else "match"
+    with pytest.raises(AuditError, match="not what the sample queue serves"):
+        add_review(db, "mixed", decision, label, REVIEWERS[1], sampled=True)
+    set_review_assignment(db, "mixed", REVIEWERS[:2], set_by="local")
+    add_review(db, "mixed", decision, label, REVIEWERS[1], sampled=True)
+    assert db.execute("SELECT sampled FROM reviews WHERE decision_id = ?", [decision]).fetchall() == [(1,)]
