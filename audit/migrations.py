@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 12  # m012 is the newest (there is no m009)
+SCHEMA_VERSION = 13  # m013 is the newest (there is no m009)
 
 
 @migrations()
@@ -216,3 +216,11 @@ def m012_review_assignments(db: Database) -> None:
         run_id INTEGER NOT NULL REFERENCES runs(id), doc_id TEXT NOT NULL, reviewer TEXT NOT NULL,
         double_coded INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (run_id, doc_id, reviewer))""")
     db.execute("CREATE INDEX review_shares_reviewer ON review_shares(run_id, reviewer)")
+
+
+@migrations()
+def m013_review_client_id(db: Database) -> None:
+    """Reviews sent from the browser's review card carry the card's own id for each label (`client_id`): a label
+    re-sent after a reconnect is stored once (unique where set; rows written otherwise leave it empty)."""
+    db.execute("ALTER TABLE reviews ADD COLUMN client_id TEXT")
+    db.execute("CREATE UNIQUE INDEX reviews_client_id ON reviews(client_id) WHERE client_id IS NOT NULL")

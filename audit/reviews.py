@@ -19,6 +19,7 @@ MAX_NAME_CHARS = 100
 
 
 MAX_DECISION_ID = 2**63 - 1  # SQLite's largest integer
+MAX_CLIENT_ID_CHARS = 100
 
 
 def check_reviewer(name: object) -> str:
@@ -78,7 +79,8 @@ def decision(db: Database, run: str, decision_id: int) -> dict:
 
 def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,
                blind: bool = False, role: str = "reviewer", expect_last_review: int | None = None,
-               sampled: bool = False, auth_subject: str | None = None, auth_email: str | None = None) -> dict:
+               sampled: bool = False, auth_subject: str | None = None, auth_email: str | None = None,
+               client_id: str | None = None) -> dict:
     """Append one review row; `label=None` undoes the reviewer's current label (also a new row).
 
     `auth_subject` / `auth_email`: the signed-in identity (team mode); without them the row is marked
@@ -86,6 +88,9 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
 
     `sampled`: the decision was served by the run's sampling plan (the "sample" queue), so its document may
     enter the partial-audit estimator as a sample draw (`audit/sampling.py`); hand-picked reviews never do.
+
+    `client_id`: the sender's own id of this label (the browser review card, `ui/review_card`); a review whose
+    client id is already stored is not written again: the stored row is returned, marked `duplicate`.
 
     Args:
         expect_last_review: the id of the newest review the caller saw on this decision (0 for none); when
@@ -110,6 +115,9 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     if role not in ROLES:
         raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     note = check_note(note)
+    if client_id is not None and (not isinstance(client_id, str) or not 0 < len(client_id) <= MAX_CLIENT_ID_CHARS
+                                  or not client_id.isascii() or not client_id.isprintable()):
+        raise AuditError(f"a client id is 1..{MAX_CLIENT_ID_CHARS} printable ASCII characters")
     if sampled:
         from audit.sampling import check_sample_draw  # only the sample queue's own suggestion is a random draw
 
@@ -119,10 +127,15 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,
            "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now(),
            "sampled": int(bool(sampled)), "auth_subject": auth_subject, "auth_email": auth_email,
-           "auth_mode": "oidc" if auth_subject else "local"}
+           "auth_mode": "oidc" if auth_subject else "local", "client_id": client_id}
     conn = db.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if client_id is not None:
+            stored = _by_client_id(db, client_id)
+            if stored is not None:
+                conn.execute("ROLLBACK")
+                return stored | {"duplicate": True}
         if expect_last_review is not None:
             last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM reviews WHERE decision_id = ?",
                                 [decision_id]).fetchone()[0]
@@ -131,11 +144,26 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
                                   "reload to see the new review")
         cur = conn.execute(
             "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled, "
-            "auth_subject, auth_email, auth_mode) VALUES (:uid, :run_id, :decision_id, :reviewer, :label, :role, "
-            ":note, :blind, :created, :sampled, :auth_subject, :auth_email, :auth_mode)", row)
+            "auth_subject, auth_email, auth_mode, client_id) VALUES (:uid, :run_id, :decision_id, :reviewer, :label, "
+            ":role, :note, :blind, :created, :sampled, :auth_subject, :auth_email, :auth_mode, :client_id)", row)
         apply_reviews(db, run_id)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return row | {"id": cur.lastrowid}
+
+
+def _by_client_id(db: Database, client_id: str) -> dict | None:
+    rows = list(db.query("SELECT * FROM reviews WHERE client_id = ?", [client_id]))
+    return rows[0] if rows else None
+
+
+def stored_client_ids(db: Database, client_ids: list[str]) -> dict[str, dict]:
+    """The stored reviews among these client ids, by client id (what a reconnecting review card asks)."""
+    out: dict[str, dict] = {}
+    for i in range(0, len(client_ids), 500):
+        chunk = client_ids[i:i + 500]
+        for r in db.query(f"SELECT * FROM reviews WHERE client_id IN ({','.join('?' * len(chunk))})", chunk):
+            out[r["client_id"]] = r
+    return out
