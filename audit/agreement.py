@@ -108,22 +108,13 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         hvj = {"all": hvj["all"], "non-trivial": nt,
                "trivial": group_stats([r for r in rows["hvj"] if r["trivial"]], **opts)["all"],
                **{k: v for k, v in hvj.items() if k != "all"}}
-    pairs: dict[str, dict] = {}
-    for pair in sorted({r["pair"] for r in rows["hvh"]}):
-        part = [r for r in rows["hvh"] if r["pair"] == pair]
-        pairs[pair] = group_stats(part, **opts)["all"]
     for name, stats in hvj.items():
         apply_kappa_rule(stats, ordinal=_group_is_ordinal(name, rows["hvj"], ordinal))
-    for pair, stats in pairs.items():
-        first, _, second = pair.partition(" vs ")
-        apply_kappa_rule(stats, ordinal=_group_is_ordinal("all", [r for r in rows["hvh"] if r["pair"] == pair],
-                                                          ordinal), row_name=first, col_name=second)
-    by_group = alpha_groups(rows["ratings"], rows["rating_groups"], ordinal)
-    alpha = _pooled_alpha(rows["ratings"], by_group)
+    hvh = human_vs_human(rows["hvh"], rows["ratings"], rows["rating_groups"], opts)
     return {
         "human_vs_judge": hvj,
-        "human_vs_human": {"alpha": alpha, "alpha_by_group": by_group, "pairs": pairs},
-        "multi_rater": alpha,
+        "human_vs_human": hvh,
+        "multi_rater": hvh["alpha"],
         "excluded_judge_invalid": rows["excluded_judge_invalid"],
         "excluded_conflicted": rows["excluded_conflicted"],
         "reviews_used": rows["reviews_used"],
@@ -132,7 +123,42 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         "minimums": minimums(),
         "reviewers": sorted({w for h in rows["ratings"].values() for w in h}),
         "alt_test": alt_test_of_run(db, view, epsilon=epsilon),
+        "planned_overlap": planned_overlap(view, rows, opts),
     }
+
+
+def human_vs_human(hvh_rows: list[dict], ratings: dict[str, dict[str, str]], rating_groups: dict[str, tuple[str, str]],
+                   opts: dict) -> dict:
+    """`{"alpha", "alpha_by_group", "pairs"}` over these rows of `agreement_rows` (Cohen's kappa per reviewer pair
+    under `audit.agreement_rule`, Krippendorff's alpha per kind and criterion, the pooled one)."""
+    ordinal = opts["ordinal_kinds"]
+    pairs: dict[str, dict] = {}
+    for pair in sorted({r["pair"] for r in hvh_rows}):
+        part = [r for r in hvh_rows if r["pair"] == pair]
+        first, _, second = pair.partition(" vs ")
+        pairs[pair] = apply_kappa_rule(group_stats(part, **opts)["all"], ordinal=_group_is_ordinal(
+            "all", part, ordinal), row_name=first, col_name=second)
+    by_group = alpha_groups(ratings, rating_groups, ordinal)
+    return {"alpha": _pooled_alpha(ratings, by_group), "alpha_by_group": by_group, "pairs": pairs}
+
+
+def planned_overlap(view: RunView, rows: dict, opts: dict) -> dict | None:
+    """The assigned review's planned overlap (None: the run has no assignment): how many decisions were planned to
+    be double-coded, how many carry at least `min_reviewers` human labels now (in the reviews used), and the
+    human-human agreement on that planned subset alone (`human_vs_human`), not on accidental overlap."""
+    from audit.assigned_review import double_coded_plan
+
+    plan = double_coded_plan(view.db, view.name)
+    if plan is None:
+        return None
+    planned = {str(i) for i in plan["decisions"]}
+    ratings = {u: h for u, h in rows["ratings"].items() if u in planned}
+    return {"planned_decisions": len(planned), "planned_documents": plan["documents"],
+            "min_reviewers": plan["min_reviewers"],
+            "double_coded": sum(len(h) >= plan["min_reviewers"] for h in ratings.values()),
+            "with_two_or_more": sum(len(h) >= 2 for h in ratings.values()), "reviews_used": rows["reviews_used"],
+            "human_vs_human": human_vs_human([r for r in rows["hvh"] if str(r["decision"]) in planned], ratings,
+                                             {u: rows["rating_groups"][u] for u in ratings}, opts)}
 
 
 def _group_is_ordinal(group: str, rows: list[dict], ordinal: dict[str, list]) -> bool:

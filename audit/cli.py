@@ -208,6 +208,26 @@ def cmd_plan(args: argparse.Namespace) -> None:
     _print_json(create_plan(_open(args.db), args.run, kind=args.kind, seed=args.seed))
 
 
+def cmd_assign(args: argparse.Namespace) -> None:
+    """Show, set or clear the run's assigned review: which reviewers share its sampled documents, and a seeded
+    subset each of `--min-reviewers` of them double-codes (for the human-human ceiling). Without --reviewers (or
+    --clear) it shows the assignment; each reviewer's queue then serves their share only.
+
+    Example: python -m audit assign --run demo-chimera-mixed --reviewers ana@lab.org,bo@lab.org --double-code 0.2
+    """
+    from audit.assigned_review import DoubleCode, clear_review_assignment, review_assignment, set_review_assignment
+
+    db = _open(args.db)
+    if args.clear:
+        _print_json({"cleared": clear_review_assignment(db, args.run)})
+    elif args.reviewers is not None:
+        _print_json(set_review_assignment(db, args.run, args.reviewers.split(","), min_reviewers=args.min_reviewers,
+                                          double_code=DoubleCode.parse(args.double_code), documents=args.documents,
+                                          seed=args.seed, set_by="cli"))
+    else:
+        _print_json(review_assignment(db, args.run))
+
+
 def cmd_queue(args: argparse.Namespace) -> None:
     """Print the next document the sample queue serves (its decisions, stratum, why) and how many more reviews
     reach the target half-width; review its decisions with `review --sampled`.
@@ -432,6 +452,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument("--kind", default=None, help="one decision kind (default: all kinds together)")
     s.add_argument("--seed", type=int, default=0)
+    s = add("assign", cmd_assign)
+    s.add_argument("--run", required=True)
+    s.add_argument("--reviewers", default=None, help="comma-separated reviewer names (e-mail addresses in team mode)")
+    s.add_argument("--min-reviewers", type=int, default=2, help="reviewers per double-coded document (default 2)")
+    s.add_argument("--double-code", default="0", help="documents to double-code: a fraction (0.2, 20%%) or a count")
+    s.add_argument("--documents", type=int, default=None, help="sample size: the first N documents of the sampling "
+                   "plan's order (default: all)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the double-coded subset and of the turn order")
+    s.add_argument("--clear", action="store_true", help="remove the assignment (reviews stay)")
     s = add("queue", cmd_queue)
     s.add_argument("--run", required=True)
     s.add_argument("--next", action="store_true", help="print the next document to review (the default)")

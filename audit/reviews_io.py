@@ -21,13 +21,18 @@ from scoring.jsonl import read_records
 
 MAX_IMPORT_BYTES = 512 * 2**20
 MAX_UID_CHARS = 100
+MAX_IDENTITY_CHARS = 320  # the longest e-mail address RFC 3696 allows (a subject is shorter)
 MAX_CLOCK_SKEW = timedelta(minutes=10)
 """How far ahead of this computer's clock an imported review's time may be (clocks of reviewers' machines differ)."""
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 FIELDS = ("uid", "doc", "kind", "type", "left", "right", "reviewer", "label", "role", "note", "blind", "created")
-OPTIONAL = ("sampled",)
+IDENTITY = ("auth_subject", "auth_email", "auth_mode")
+OPTIONAL = ("sampled", *IDENTITY)
 """Fields a line may leave out (files exported before they existed): `sampled` (false), whether the review was a
-draw of the run's sampling plan, without which a merged sample has no estimate."""
+draw of the run's sampling plan, without which a merged sample has no estimate; the identity (`IDENTITY`) of who
+wrote it: the sign-in provider's subject and e-mail, and `auth_mode` 'oidc' (signed in) or 'local' (an unverified
+name; the default), so that a merge keeps who reviewed."""
+AUTH_MODES = ("local", "oidc")
 
 
 def export_reviews(db: Database, run: str) -> str:
@@ -35,9 +40,11 @@ def export_reviews(db: Database, run: str) -> str:
     row = run_row(db, run)
     out = []
     for r in db.query("SELECT r.uid, d.doc_id AS doc, d.kind, d.type, d.left, d.right, r.reviewer, r.label, r.role, "
-                      "r.note, r.blind, r.created, r.sampled FROM reviews r JOIN decisions d ON d.id = r.decision_id "
-                      "WHERE r.run_id = ? ORDER BY r.created, r.id", [row["id"]]):
-        out.append(json.dumps({k: r[k] for k in FIELDS} | {"blind": bool(r["blind"]), "sampled": bool(r["sampled"])},
+                      "r.note, r.blind, r.created, r.sampled, r.auth_subject, r.auth_email, r.auth_mode FROM reviews r "
+                      "JOIN decisions d ON d.id = r.decision_id WHERE r.run_id = ? ORDER BY r.created, r.id",
+                      [row["id"]]):
+        out.append(json.dumps({k: r[k] for k in FIELDS + IDENTITY} | {"blind": bool(r["blind"]),
+                                                                       "sampled": bool(r["sampled"])},
                               ensure_ascii=False))
     return "".join(line + "\n" for line in out)
 
@@ -64,9 +71,10 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     latest = (now or datetime.now(UTC)) + MAX_CLOCK_SKEW
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
-    have = {r["uid"]: _content(r["decision_id"], r) for r in
-            db.query("SELECT uid, decision_id, reviewer, label, role, note, blind, created FROM reviews "
-                     "WHERE run_id = ?", [row["id"]])}
+    have, who = {}, {}
+    for r in db.query("SELECT uid, decision_id, reviewer, label, role, note, blind, created, auth_subject, auth_email, "
+                      "auth_mode FROM reviews WHERE run_id = ?", [row["id"]]):
+        have[r["uid"]], who[r["uid"]] = _content(r["decision_id"], r), _identity(r)
     new, skipped, reoriented = [], 0, 0
     for n, value in read_records(p, limit=MAX_IMPORT_BYTES, objects=False):
         rec = _check_record(value, str(p), n)
@@ -95,6 +103,11 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
                                             f"with other content ({_difference(have[rec['uid']], content)}): a uid "
                                             "names one review, so the file was changed after its export; nothing "
                                             "was imported")
+            if any(k in value for k in IDENTITY) and who[rec["uid"]] != _identity(rec):
+                raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored (or earlier in the file) "
+                                            f"by another identity ({_identity_text(who[rec['uid']])} stored, "
+                                            f"{_identity_text(_identity(rec))} in the file): a uid names one "
+                                            "review, so the file was changed after its export; nothing was imported")
             skipped += 1
             continue
         other = db.execute("SELECT r.name FROM reviews v JOIN runs r ON r.id = v.run_id WHERE v.uid = ?",
@@ -103,14 +116,15 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
             raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
                                         "reviews exported from one run cannot be imported into another run of "
                                         "the same database")
-        have[rec["uid"]] = content
+        have[rec["uid"]], who[rec["uid"]] = content, _identity(rec)
         new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
-                    int(rec["blind"]), rec["created"], int(rec.get("sampled", False))))
+                    int(rec["blind"]), rec["created"], int(rec.get("sampled", False)), *_identity(rec)))
     if not new and skipped == 0:
         raise AuditError(f"{p}: no reviews in the file")
     with transaction(db):
         db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, "
-                            "created, sampled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new)
+                            "created, sampled, auth_subject, auth_email, auth_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                            "?, ?, ?, ?)", new)
         apply_reviews(db, row["id"])
     return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented}
 
@@ -125,6 +139,16 @@ def _content(decision_id: int, rec: Mapping) -> tuple:
     except (TypeError, ValueError):  # a stored time of another format: compared as written
         created = str(rec["created"])
     return (decision_id, rec["reviewer"], rec["label"], rec["role"], rec["note"] or None, bool(rec["blind"]), created)
+
+
+def _identity(rec: Mapping) -> tuple[str | None, str | None, str]:
+    """(subject, e-mail, mode) of a review: a line without them is from local mode, as m010 marked old rows."""
+    return rec.get("auth_subject"), rec.get("auth_email"), rec.get("auth_mode") or "local"
+
+
+def _identity_text(identity: tuple) -> str:
+    subject, email, mode = identity
+    return f"{email or subject}, signed in" if mode == "oidc" else "an unverified local name"
 
 
 def _difference(stored: tuple, line: tuple) -> str:
@@ -143,8 +167,9 @@ def _check_record(rec: object, path: str, line: int) -> dict:
             if type(v) is not bool and not (type(v) is int and v in (0, 1)):
                 raise InputError(path, line, f"field {k!r} must be true or false, got {_json_type(v)}"
                                              + (f" {v!r}" if v is not None else ""))
-        elif not isinstance(v, str) and not (v is None and k in ("label", "note")):
-            raise InputError(path, line, f"field {k!r} must be a string{' or null' if k in ('label', 'note') else ''}"
+        elif not isinstance(v, str) and not (v is None and k in ("label", "note", *IDENTITY)):
+            nullable = k in ("label", "note", *IDENTITY)
+            raise InputError(path, line, f"field {k!r} must be a string{' or null' if nullable else ''}"
                                          f", got {_json_type(v)}")
         elif isinstance(v, str) and (problem := text_problem(v)):
             raise InputError(path, line, f"field {k!r} {problem}")
@@ -157,6 +182,14 @@ def _check_record(rec: object, path: str, line: int) -> dict:
         raise InputError(path, line, str(e)) from None
     if rec["role"] not in ROLES:
         raise InputError(path, line, f"role must be one of {', '.join(ROLES)}, got {rec['role']!r}")
+    subject, email, mode = _identity(rec)
+    if mode not in AUTH_MODES:
+        raise InputError(path, line, f"field 'auth_mode' must be one of {', '.join(AUTH_MODES)}, got {mode!r}")
+    if mode == "oidc" and not (subject or "").strip():
+        raise InputError(path, line, "a signed-in review (auth_mode 'oidc') needs the provider's auth_subject")
+    for k, v in (("auth_subject", subject), ("auth_email", email)):
+        if v is not None and len(v) > MAX_IDENTITY_CHARS:
+            raise InputError(path, line, f"field {k!r} is longer than {MAX_IDENTITY_CHARS} characters")
     return {**rec, "reviewer": reviewer, "note": note, "created": _timestamp(rec["created"], path, line)}
 
 

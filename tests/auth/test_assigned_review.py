@@ -133,3 +133,36 @@ def test_shares_reviewed_out_of_plan_order_are_sample_draws(db_with_run):
     set_review_assignment(db, "mixed", REVIEWERS[:2], set_by="local")
     add_review(db, "mixed", decision, label, REVIEWERS[1], sampled=True)
     assert db.execute("SELECT sampled FROM reviews WHERE decision_id = ?", [decision]).fetchall() == [(1,)]
+
+
+def _label_share(db, who: str, ids: list[int], flip: set[int] = frozenset()) -> None:
+    for i in ids:
+        judge = db.execute("SELECT judge_label FROM decisions WHERE id = ?", [i]).fetchone()[0]
+        label = "match" if judge == "invalid" else judge
+        add_review(db, "mixed", i, ("no-match" if label == "match" else "match") if i in flip else label, who)
+
+
+def test_agreement_reports_the_planned_overlap_not_the_accidental_one(db_with_run):
+    from audit.agreement import agreement
+
+    db = db_with_run
+    ana, bo = REVIEWERS[:2]
+    assert agreement(db, "mixed", n_resamples=50)["planned_overlap"] is None
+    set_review_assignment(db, "mixed", [ana, bo], min_reviewers=2, double_code=DoubleCode(count=3), seed=4,
+                          set_by="local")
+    planned = double_coded_plan(db, "mixed")["decisions"]
+    assert agreement(db, "mixed", n_resamples=50)["planned_overlap"]["double_coded"] == 0
+    ana_share, bo_share = share_of(db, "mixed", ana), share_of(db, "mixed", bo)
+    assert set(ana_share) & set(bo_share) == planned
+    _label_share(db, ana, ana_share, flip={min(planned)})
+    _label_share(db, bo, bo_share)
+    accidental = next(i for i in bo_share if i not in planned)
+    _label_share(db, ana, [accidental])  # overlap nobody planned
+    result = agreement(db, "mixed", n_resamples=50)
+    overlap = result["planned_overlap"]
+    assert overlap["planned_decisions"] == len(planned) and overlap["planned_documents"] == 3
+    assert overlap["double_coded"] == overlap["with_two_or_more"] == len(planned)
+    pair = f"{ana} vs {bo}"
+    assert overlap["human_vs_human"]["pairs"][pair]["n"] == len(planned)
+    assert result["human_vs_human"]["pairs"][pair]["n"] == len(planned) + 1
+    assert overlap["human_vs_human"]["pairs"][pair]["raw_agreement"] == pytest.approx(1 - 1 / len(planned))
