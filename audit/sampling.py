@@ -24,9 +24,10 @@ from audit.errors import AuditError
 from audit.store import dumps, now, transaction
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
+from scoring.stats.confidence_sequence import planned_n_for, reviews_to_anytime_target
 from scoring.stats.difference import difference_totals
-from scoring.stats.estimators import headline, metric_estimate, tuned_estimate
-from scoring.stats.sampling import Plan, Unit, build_plan, next_unit, reviews_to_target
+from scoring.stats.estimators import Estimate, anytime_estimate, headline, metric_estimate, tuned_estimate
+from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
 
 ALL_KINDS = "*"
 MAX_SEED = 2**63 - 1  # SQLite's largest integer: the plan's seed is stored
@@ -90,8 +91,10 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
 
 
 def leaf_paths(counts: Mapping, prefix: tuple = ()) -> list[tuple]:
+    """Paths to the numbers of nested counts, in the counts' own key order: `unflatten` rebuilds that order, and a
+    metric may read it (ideation's headline is its first system's)."""
     out = []
-    for k in sorted(counts):
+    for k in counts:
         v = counts[k]
         if isinstance(v, Mapping):
             out += leaf_paths(v, (*prefix, k))
@@ -141,9 +144,9 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
         raise AuditError(f"--seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), got {shown}")
     view = as_view(db, run)
     row, task = view.row, view.task
-    if task.needs_doc_counts:
-        raise AuditError(f"sampled estimates are not available for {task.title} yet: its metrics need every "
-                         "document's counts (medians, bootstraps), not a sum; review everything instead")
+    if not any(task.sampled_by(c) for c in task.headline):
+        raise AuditError(f"sampled estimates are not available for {task.title} yet: none of its headline metrics "
+                         "can be estimated from a sample of documents; review everything instead")
     key = kind or ALL_KINDS
     if kind is not None and kind not in task.label_schemes:
         raise AuditError(f"unknown decision kind {kind!r}; {task.name} has {', '.join(task.label_schemes)}")
@@ -194,7 +197,8 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     db, row, audit = view.db, view.row, view.audit
     docs = {r["doc_id"]: json.loads(r["counts"]) for r in
             db.query("SELECT doc_id, counts FROM documents WHERE run_id = ?", [row["id"]])}
-    paths = leaf_paths(row["original_counts"]) if row["original_counts"] else []
+    # a review can create counts the judge's totals lack (ideation: a first valid call of a pair)
+    paths = list(dict.fromkeys([*leaf_paths(row["original_counts"] or {}), *leaf_paths(audit.counts or {})]))
     judge = {doc: flatten(c, paths) for doc, c in docs.items()}
     human = {doc: flatten((audit.doc_counts or {}).get(doc) or c, paths) for doc, c in docs.items()}
     in_plan = {b.id: b for b in plan.blocks}
@@ -224,7 +228,9 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
 
     `estimate` is the stratified difference estimator; `power_tuned` the PPI++ estimate beside it (`estimate`,
     `ci`, `lambda`: 1 trusts the judge as the difference estimator does, 0 uses the reviewed sample alone), whose
-    interval is never much wider than the better of the two when the judge is weak.
+    interval is never much wider than the better of the two when the judge is weak. `ci` is the fixed-n interval
+    (`interval: "fixed-n"`: valid for a sample size fixed in advance); `anytime` holds the confidence-sequence
+    interval (`interval: "anytime"`: valid however the reviewer decides when to stop, docs/anytime.md).
 
     Raises:
         AuditError: the run has no sampling plan (create one with `python -m audit plan`).
@@ -242,6 +248,11 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     out = {}
     options = row["inputs"].get("options") or {}
     for cell in task.headline:
+        if task.sampled_by(cell) == "median":
+            out["/".join(cell.path)] = median_headline(view, plan, cell, sampled, certain, strata, options)
+            continue
+        if task.sampled_by(cell) is None:
+            continue
         g = metric_of_totals(task, cell, paths, options)
         bounds = (0.0, 1.0) if cell.higher_is_better else None
         est = metric_estimate(tot, g, bounds=bounds)
@@ -253,8 +264,48 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
         h["n_documents_sampled"] = len(sampled)
         h["n_documents_known"] = len(certain)
         h["label"] = cell.label
+        h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
+        h["anytime"] = _anytime_json(anytime_estimate(est, planned_n=planned_n_for(len(plan.blocks)),
+                                                      bounds=bounds), planned_n_for(len(plan.blocks)))
         out["/".join(cell.path)] = h
     return out
+
+
+def _anytime_json(est: Estimate, planned_n: int) -> dict:
+    """The anytime-valid interval of a headline number, labelled (docs/anytime.md)."""
+    return {"interval": "anytime", "estimate": est.estimate, "ci": list(est.ci) if est.ci is not None else None,
+            "planned_n": planned_n, "note": est.note or ("valid whenever you stop reviewing (confidence sequence)"
+                                                          if est.ci is not None else "")}
+
+
+def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mapping, certain: Mapping,
+                    strata: Mapping[str, str], options: Mapping) -> dict:
+    """The `estimate` entry of a `median` cell (`TaskFamily.sampled_by`): the difference-estimated distribution
+    function's median with a stratified bootstrap interval (`scoring.stats.quantile`); a complete review gives
+    the family's own value."""
+    from scoring.stats.quantile import METHOD, median_estimate
+
+    task = view.task
+    judge_counts = {r["doc_id"]: json.loads(r["counts"]) for r in
+                    view.db.query("SELECT doc_id, counts FROM documents WHERE run_id = ?", [view.id])}
+    changed = view.audit.doc_counts or {}
+    human_counts = {doc: changed.get(doc) or c for doc, c in judge_counts.items()}
+
+    def dist(counts: Mapping):
+        return task.document_distribution(cell, counts, options)
+
+    complete = set(sampled) | set(certain) >= set(judge_counts)
+    est = median_estimate({d: dist(c) for d, c in judge_counts.items()}, strata,
+                          {d: dist(human_counts[d]) for d in sampled},
+                          certain={d: dist(human_counts[d]) for d in certain}, seed=plan.seed % 2**32,
+                          judge_only=cell.value(view.row["original_metrics"]),
+                          exact=cell.value(view.audit.metrics) if complete else None)
+    h = headline(est, cell.value(view.audit.metrics))
+    h.update(label=cell.label, method=METHOD, n_documents_sampled=len(sampled), n_documents_known=len(certain),
+             power_tuned=None, interval="fixed-n (bootstrap)", anytime=None,
+             how="median of the difference-estimated distribution function (PPI for quantiles, stratified); "
+                 "interval: stratified bootstrap of the plan's sample (percentile)")
+    return h
 
 
 def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
@@ -266,7 +317,10 @@ def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
     """
     cells = {"/".join(c.path): c for c in task.headline}
     if metric is None:
-        return next((c for c in task.headline if c.reviewable), task.headline[0])
+        return next((c for c in task.headline if c.reviewable and task.sampled_by(c) == "totals"), task.headline[0])
+    if metric in cells and task.sampled_by(cells[metric]) != "totals":
+        raise AuditError(f"metric {metric!r} ({cells[metric].label}) is not a function of summed counts: the sample "
+                         "queue aims at one that is (its stopping advice linearises the metric)")
     if metric not in cells:
         raise AuditError(f"metric {metric!r} is not a headline metric of {task.title}; use one of {', '.join(cells)}")
     if not cells[metric].reviewable:
@@ -307,9 +361,11 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     residuals = {b: float(grad @ (sampled[b] - judge[b])) for b in sampled if b in plan.stratum_of()}
     known = [b for b in certain if b in plan.stratum_of()]
     pick = next_unit(plan, residuals, certain=known)
-    target = reviews_to_target(plan, residuals, half_width, certain=known)
+    # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval
+    target = reviews_to_anytime_target(plan, residuals, half_width, certain=known)
     if pick is None:
         return None
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
             "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
-            "target_half_width": half_width, "target_metric": "/".join(cell.path), "target_label": cell.label}
+            "target_half_width": half_width, "target_interval": target["interval"],
+            "target_metric": "/".join(cell.path), "target_label": cell.label}

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as st
 
+from scoring.stats.confidence_sequence import multiplier
 from scoring.stats.difference import (
     INSUFFICIENT,
     Totals,
@@ -177,6 +178,23 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
     est = metric_estimate(tuned, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
                           min_differing=min_differing)
     return est, lam
+
+
+def anytime_estimate(fixed: Estimate, *, planned_n: int, level: float = 0.95,
+                     bounds: tuple[float, float] | None = (0.0, 1.0)) -> Estimate:
+    """The anytime-valid interval (`confidence_sequence`) around a fixed-n estimate: same point, half-width
+    m(n) · SE with n the sampled blocks, never narrower than the fixed-n one. Valid however the reviewer decides
+    when to stop (asymptotically; docs/anytime.md). `planned_n` must come from the plan, not from the reviews.
+    No interval where the fixed-n one is withheld; an exact (full-review) estimate stays exact."""
+    if fixed.ci_raw is None or fixed.se is None or fixed.estimate is None or fixed.method == "exact":
+        return fixed
+    m = float(multiplier(max(fixed.n_sampled, 1), planned_n=planned_n, alpha=1 - level))
+    half = max(m * fixed.se, (fixed.ci_raw[1] - fixed.ci_raw[0]) / 2)
+    raw = (fixed.estimate - half, fixed.estimate + half)
+    ci, clipped = _clip(raw, bounds)
+    return Estimate(fixed.estimate, ci, fixed.se, fixed.judge_only, fixed.n_reviewed, fixed.n_sampled,
+                    fixed.n_total, "anytime+" + fixed.method, _join("clipped to the metric's range" if clipped
+                                                                    else None), raw, fixed.df)
 
 
 # ---------------------------------------------------------------- totals, means, rates

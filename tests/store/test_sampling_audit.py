@@ -133,3 +133,19 @@ def test_estimate_reports_the_power_tuned_estimate_and_its_lambda(db_with_run):
     assert tuned["ci"][0] <= tuned["estimate"] <= tuned["ci"][1]
     # random reviewer labels make the judge uninformative: the tuned interval is not wider than the difference one
     assert tuned["ci"][1] - tuned["ci"][0] <= (e["ci"][1] - e["ci"][0]) * 1.05
+
+
+def test_estimate_labels_both_intervals_and_the_advice_aims_at_the_anytime_one(db_with_run):
+    """`ci` is the fixed-n interval, `anytime` the confidence sequence around the same point (never narrower); the
+    queue's stopping advice targets the anytime interval (the reviewer stops on it: optional stopping)."""
+    db = db_with_run
+    create_plan(db, "mixed", seed=4)
+    rng = random.Random(4)
+    for _ in range(40):
+        _review_block(db, next_sample(db, "mixed"), rng)
+    e = estimate(db, "mixed")["entities/avg/f1"]
+    assert e["interval"] == "fixed-n" and e["anytime"]["interval"] == "anytime"
+    assert e["anytime"]["estimate"] == e["estimate"]
+    lo, hi = e["anytime"]["ci"]
+    assert lo <= e["ci"][0] <= e["ci"][1] <= hi and hi - lo > e["ci"][1] - e["ci"][0]
+    assert next_sample(db, "mixed")["target_interval"] == "anytime"
