@@ -132,7 +132,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     conn.execute("BEGIN IMMEDIATE")
     try:
         if client_id is not None:
-            stored = _by_client_id(db, client_id)
+            stored = review_by_client_id(db, client_id)
             if stored is not None:
                 conn.execute("ROLLBACK")
                 return stored | {"duplicate": True}
@@ -154,7 +154,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     return row | {"id": cur.lastrowid}
 
 
-def _by_client_id(db: Database, client_id: str) -> dict | None:
+def review_by_client_id(db: Database, client_id: str) -> dict | None:
+    """The stored review sent with this client id, or None."""
     rows = list(db.query("SELECT * FROM reviews WHERE client_id = ?", [client_id]))
     return rows[0] if rows else None
 

@@ -32,6 +32,9 @@ from ui import auth
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.errata import errata_form
 from ui.families import doc_noun, view
+from ui.review_card.component import queue_token
+from ui.review_card.component import review_card as browser_card
+from ui.review_card.store import Reviewer
 from ui.state import current_view, db, is_blind_reviewer, link_params, reviewer, role
 from ui.text import md_literal, show_error, show_text
 
@@ -94,6 +97,10 @@ if mode == "sample":
 skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and st.toggle(
     f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)})", value=True,
     key="queue.skip_trivial")
+in_browser = st.toggle("Review card in the browser", value=True, key="queue.in_browser",
+                       help="The browser holds the next decisions and answers every key at once; labels are saved in "
+                            "the background (the card says which are saved). Off: the classic card, with a note box "
+                            "and the gold-errata form.")
 
 key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial, run_view.policy,
        plan is not None)  # a plan just created: the sample queue reads its ids now, not after a reload
@@ -253,4 +260,25 @@ def review_panel() -> None:
         progress_table(fconn)
 
 
-review_panel()
+@st.fragment
+def browser_panel() -> None:
+    """The browser review card (`ui/review_card`) and the reviewer progress under it."""
+    fconn = db()
+    ids: list[int] = st.session_state[IDS]
+    as_role = role()
+    done = labelled_count(fconn, row["id"], who) if who else 0
+    reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
+                            identity=auth.identity_columns(),
+                            authorize=lambda r: auth.check(auth.review_action(r)))
+    browser_card(fconn, run_view, ids, token=queue_token(st.session_state[KEY]), reviewer=reviewer_now,
+                 connect=lambda: open_db(default_db_path()),
+                 payload=lambda doc: document(fconn, run_view, doc)["payload"],
+                 progress=f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue")
+    if not hidden:
+        progress_table(fconn)
+
+
+if in_browser:
+    browser_panel()
+else:
+    review_panel()

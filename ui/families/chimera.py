@@ -15,6 +15,8 @@ KIND_TITLES = {KIND: "span pair (predicted ⇄ gold)"}
 COLOURS = type_colours(ENTITY_TYPES)
 DOC_ID_TITLE = "paper id"
 ANSWER_TEXT = {"yes": "yes", "no": "no", "invalid": "unreadable", "missing": "not in log"}
+BLIND_DETAIL = ("sides",)
+"""Detail keys a blind card may read: which side(s) each span occurs on (not the judge's answers)."""
 SECTION_HELP = {
     "classification": "Relevant iff the relation dict is non-empty (prediction and gold alike); P/R/F1 per class "
                       "(relevant, irrelevant), macro average = unweighted mean of the two classes' values.",

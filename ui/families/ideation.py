@@ -52,6 +52,21 @@ def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
     return lines
 
 
+BLIND_DETAIL: tuple[str, ...] = ()
+"""Detail keys a blind card may read: none (the detail holds the judge's scores and verdicts)."""
+
+
+def card_context(payload: dict, d: dict) -> list[tuple[str, str]]:
+    """What `preview` shows, as text lines for the browser review card: the question and the idea(s)."""
+    ideas = {i["system"]: i["idea"] for i in payload.get("ideas", [])}
+    names = [d["left"]] + ([d["right"]] if d["kind"] == "comparison" else [])
+    lines = [("question", payload.get("question", ""))]
+    for tag, name in zip(("a", "b"), names, strict=False):
+        head = f"{tag}: {name}" if d["kind"] == "comparison" else name
+        lines.append((head, ideas.get(name, "(idea not in this question)")))
+    return lines
+
+
 def preview(payload: dict, d: dict) -> None:
     """The question and the idea(s) the decision is about, above a review-queue card."""
     show_text(payload.get("question", ""), "caption")

@@ -49,6 +49,20 @@ def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
     return lines
 
 
+BLIND_DETAIL = ("at",)
+"""Detail keys a blind card may read: where a number occurs in the paper text (not the algorithm's scores)."""
+
+
+def card_context(payload: dict, d: dict) -> list[tuple[str, str]]:
+    """What `preview` shows, as text lines for the browser review card: for a number, the text around it."""
+    if d["kind"] != KIND_NUMBER:
+        return []
+    at = (d.get("detail") or {}).get("at")
+    text = payload.get("text") or ""
+    return [("paper text", "not found in the paper text" if at is None else
+             "…" + text[max(0, at - 150): at + 150] + "…")]
+
+
 def preview(payload: dict, d: dict) -> None:
     """For a number: the text around where it occurs (or a note that it does not)."""
     if d["kind"] != KIND_NUMBER:

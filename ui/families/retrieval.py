@@ -11,6 +11,9 @@ from scoring.families.retrieval.review import query_from_json
 from ui.families import DocumentContext
 from ui.text import md_literal, readable, show_text
 
+BLIND_DETAIL = ("rank", "tied_with_gold", "anchor", "text", "score", "gold", "gold_rank")
+"""Detail keys a blind card may read: the system's ranking, not the judge's answer."""
+
 DOC_ID_TITLE = "query id"
 SECTION_HELP = {
     "all": "Every query. MR = mean gold rank, MRR = mean 1/rank, Hits@K = share of queries with the gold in the top "
@@ -48,6 +51,12 @@ def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
         if why:
             lines.append(("judge", str(why)))
     return lines
+
+
+def card_context(payload: dict, d: dict) -> list[tuple[str, str]]:  # noqa: ARG001 (view protocol)
+    """What `preview` shows, as text lines for the browser review card: the query and its context."""
+    q = query_from_json(payload)
+    return [("query", readable(q.query))] + ([("context", readable(q.context))] if q.context else [])
 
 
 def preview(payload: dict, d: dict) -> None:  # noqa: ARG001 (view protocol)

@@ -1,0 +1,8 @@
+"""The review card in the browser: a custom component (Streamlit components v2, inline HTML/CSS/JS) that holds the
+next decisions of the queue, answers the review keys at once and sends each label back with a client id.
+
+- `buffer.py` builds the cards the browser holds (blind review: built without any judge-derived field).
+- `store.py` stores the labels the browser sends (a client id already stored is not stored again).
+- `component.py` registers the component and mounts it on the queue page.
+- `static/` the component's HTML, CSS and JavaScript (no build step, nothing fetched from elsewhere).
+"""

@@ -1,0 +1,77 @@
+"""The cards the browser's review card holds: one JSON-ready dict per queue position.
+
+A blind buffer is built from the decision without anything derived from the judge or other reviewers (the judge's
+label and detail, other reviewers' labels, the effective label, its source, moot): the browser cannot show what it
+was never sent. A family's view names the detail keys that only describe the question (`BLIND_DETAIL`); no other
+detail key reaches a blind card.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+
+from sqlite_utils import Database
+
+from audit.queue import decision_view
+from audit.views import RunView
+from scoring.families.base import LabelScheme
+from ui.decisions import card_html, label_buttons, shortcut_hint
+from ui.families import doc_noun, view
+from ui.text import visible
+
+CARD_FIELDS = frozenset({"pos", "id", "num", "head", "html", "context", "buttons", "hint", "mine"})
+"""Every field of a card, blind or not (a card with the judge's answer says more in its html and buttons)."""
+JUDGE_DERIVED = frozenset({"judge", "effective", "source", "human", "reviews", "moot", "detail"})
+"""The fields of a decision view a blind card is built without (detail: only the family's `BLIND_DETAIL` keys)."""
+BUFFER_BEHIND, BUFFER_AHEAD = 5, 20
+"""Cards the browser holds behind and ahead of its current position."""
+
+
+def blind_decision(d: dict, task_name: str) -> dict:
+    """The decision as a blind reviewer may see it: the question, nothing the judge or anyone else answered."""
+    keys = getattr(view(task_name), "BLIND_DETAIL", ())
+    question = {k: v for k, v in d.items() if k not in JUDGE_DERIVED}
+    return question | {"judge": "", "effective": "", "source": "", "human": {}, "reviews": [],
+                       "detail": {k: d["detail"][k] for k in keys if k in d["detail"]}}
+
+
+def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number: int, who: str, role: str,
+              blind: bool, context: Sequence[tuple[str, str]] = ()) -> dict:
+    """One card: its header, the html `ui.decisions.card_html` draws, the context lines (escaped), the label
+    buttons of the kind's scheme with their keys, and the reviewer's own current label (`mine`)."""
+    mine = d["human"].get(who) if role == "reviewer" else None
+    if blind:
+        d = blind_decision(d, task_name)
+    buttons = label_buttons(d, scheme, hide=blind, role=role, mine=None)
+    return {
+        "pos": pos, "id": d["id"], "num": number,
+        "head": f"{doc_noun(task_name).capitalize()} {visible(d['doc'])} · decision #{number} (id {d['id']})",
+        "html": card_html(d, task_name, scheme, blind=blind, number=number),
+        "context": [[html.escape(k), html.escape(visible(v))] for k, v in context],
+        "buttons": [{"label": lab, "text": text, "key": short or "",
+                     "aria": text + (f" (key {short})" if short else "")} for lab, text, _, short in buttons],
+        "hint": shortcut_hint(scheme, hide=blind),
+        "mine": mine,
+    }
+
+
+def build_buffer(conn: Database, run_view: RunView, ids: Sequence[int], start: int, stop: int, *, who: str,
+                 role: str, blind: bool, payload: Callable[[str], dict] | None = None) -> list[dict]:
+    """The cards of queue positions [start, stop) (clipped to the queue), read now through `conn`.
+
+    `blind`: the reviewer reviews blind, so every card is built without the judge's answer (also one the reviewer
+    labelled already). `payload(doc)` gives a document's stored payload for the family's `card_context` lines
+    (the ideas of an ideation card); without it, no context lines."""
+    task = run_view.task
+    start, stop = max(0, start), min(len(ids), stop)
+    window = list(ids[start:stop])
+    numbers = run_view.on(conn).decision_numbers(window)
+    context_of = getattr(view(task.name), "card_context", None)
+    out = []
+    for pos, dec_id in enumerate(window, start):
+        d = decision_view(conn, run_view, dec_id)
+        context = context_of(payload(d["doc"]), d) if context_of is not None and payload is not None else ()
+        out.append(card_item(d, task.name, task.label_schemes[d["kind"]], pos=pos, number=numbers[dec_id],
+                             who=who, role=role, blind=blind, context=context))
+    return out

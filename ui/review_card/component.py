@@ -1,0 +1,75 @@
+"""The browser review card on the queue page: the component's registration and its mount.
+
+Per message from the browser (a key press, or the card asking for more cards) the outbox callback stores the
+labels it has not answered yet (`store.store_events`, before the page's fragment reruns); the rerun then sends the
+cards around the browser's position and the answers for the labels it holds (`buffer.build_buffer`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import streamlit as st
+from sqlite_utils import Database
+
+from audit.views import RunView
+from ui.decisions import CARD_STYLE
+from ui.review_card.buffer import BUFFER_AHEAD, BUFFER_BEHIND, build_buffer
+from ui.review_card.store import Reviewer, store_events
+
+STATIC = Path(__file__).resolve().parent / "static"
+KEY = "queue.review_card"
+ACKS, CURSOR = "queue.review_card.acks", "queue.review_card.cursor"
+_CSS = (STATIC / "card.css").read_text(encoding="utf-8") + re.sub(r"</?style>", "", CARD_STYLE)
+_COMPONENT = st.components.v2.component(
+    "rejudge.review_card", html=(STATIC / "card.html").read_text(encoding="utf-8"), css=_CSS,
+    js=(STATIC / "card.js").read_text(encoding="utf-8"), isolate_styles=False)
+
+
+def queue_token(queue_key: object) -> str:
+    """A short name of the queue (run, reviewer, filters): the browser starts afresh when it changes."""
+    return hashlib.sha256(json.dumps(queue_key, default=str).encode()).hexdigest()[:16]
+
+
+def _outbox() -> Mapping:
+    state = st.session_state.get(KEY) or {}
+    value = state.get("outbox") if isinstance(state, Mapping) else getattr(state, "outbox", None)
+    return value if isinstance(value, Mapping) else {}
+
+
+def review_card(conn: Database, run_view: RunView, ids: Sequence[int], *, token: str, reviewer: Reviewer,
+                connect: Callable[[], Database], payload: Callable[[str], dict], progress: str,
+                start: int = 0) -> None:
+    """Mount the review card for queue `ids` (named `token`).
+
+    `connect()` opens the connection the callback stores through; `payload(doc)` reads a document's payload for
+    the context lines; `progress` is the line above the card; `start` the position a fresh card opens at."""
+    if st.session_state.get(ACKS, {}).get("token") != token:
+        st.session_state[ACKS] = {"token": token, "acks": {}}
+        st.session_state[CURSOR] = start
+
+    def on_outbox() -> None:
+        box = _outbox()
+        events = box.get("events") if isinstance(box.get("events"), list) else []
+        answered = st.session_state[ACKS]["acks"]
+        if events and box.get("queue") == token:
+            store_events(connect(), run_view, events, reviewer, answered)
+        cursor = box.get("cursor")
+        if isinstance(cursor, int) and not isinstance(cursor, bool) and box.get("queue") == token:
+            st.session_state[CURSOR] = max(0, min(cursor, len(ids)))
+
+    cursor = st.session_state[CURSOR]
+    held = [str(ev.get("cid")) for ev in (_outbox().get("events") or []) if isinstance(ev, Mapping)]
+    answered = st.session_state[ACKS]["acks"]
+    data = {
+        "queue": token, "run": run_view.name, "who": reviewer.name, "blind": reviewer.blind, "total": len(ids),
+        "cursor": cursor, "progress": progress, "can_review": bool(reviewer.name),
+        "items": build_buffer(conn, run_view, ids, cursor - BUFFER_BEHIND, cursor + BUFFER_AHEAD, who=reviewer.name,
+                              role=reviewer.role, blind=reviewer.blind, payload=payload),
+        "acks": {cid: answered[cid] for cid in held if cid in answered},
+    }
+    _COMPONENT(key=KEY, data=data, on_outbox_change=on_outbox)

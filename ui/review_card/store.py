@@ -1,0 +1,113 @@
+"""Store the labels the browser's review card sends: each event once, in the order sent.
+
+An event is `{"cid", "type": "label" | "undo", "decision", "label", "undo_of", "run", "who"}`; `cid` is the
+card's own id of that key press. An event whose client id is stored already (a re-send after a reconnect or a
+reload) is acknowledged without writing; an undo restores the label this reviewer (adjudicator: the adjudication)
+had before the review it undoes. Each answer (`ack`) says whether it is stored and, for the change strip, what it
+changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sqlite_utils import Database
+
+from audit.effective import current_labels
+from audit.errors import AuditError
+from audit.queue import decision_view, describe_change
+from audit.reviews import add_review, review_by_client_id, stored_client_ids
+from audit.views import RunView
+
+MAX_EVENTS = 200
+"""Events read from one message (the card never holds more unsent ones; more is not a review card)."""
+
+
+@dataclass
+class Reviewer:
+    """Who stores the labels, as the session knows it (never as the browser says)."""
+
+    name: str
+    role: str
+    blind: bool
+    sampled: bool = False
+    identity: Mapping[str, str | None] = field(default_factory=dict)
+    authorize: Callable[[str], None] = lambda _role: None
+    """Raises AuditError when the session may not review in this role (`ui.auth`)."""
+
+
+def _prev_label(d: dict, row: Mapping, who: str) -> str | None:
+    """The label an undo of review `row` restores: the one before it (reviewer: theirs; adjudicator: the
+    adjudication)."""
+    before = []
+    for r in d["reviews"]:
+        if r["id"] == row["id"]:
+            break
+        before.append(r)
+    humans, adjudicated = current_labels(before)
+    return adjudicated if row["role"] == "adjudicator" else humans.get(who)
+
+
+def _strip(conn: Database, run_view: RunView, decision_id: int, title: str | None, before: Mapping, verb: str,
+           blind: bool) -> str:
+    view = run_view.on(conn)
+    number = view.decision_numbers([decision_id])[decision_id]
+    if blind:  # what a label changed would tell a blind reviewer what the judge and the others had said
+        return f"{verb} #{number} → {title or 'no label of yours'}"
+    return f"{verb} " + describe_change(run_view.task, decision_id, title, before, view.audit.metrics, number=number)
+
+
+def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) -> dict:
+    task = run_view.task
+    cid = str(ev.get("cid") or "")
+    if ev.get("run") != run_view.name or ev.get("who") != who.name:
+        return {"ok": False, "error": "not stored: this label was given for another run or reviewer"}
+    who.authorize(who.role)
+    if ev.get("type") == "undo":
+        row = review_by_client_id(conn, str(ev.get("undo_of") or ""))
+        if row is None:
+            return {"ok": False, "error": "nothing to undo: the review it undoes was not stored"}
+        decision_id, role = int(row["decision_id"]), row["role"]
+        d = decision_view(conn, run_view, decision_id)
+        label, note, verb = _prev_label(d, row, who.name), "undo of the previous review", "Undone:"
+    else:
+        decision_id, label, role = ev.get("decision"), ev.get("label"), who.role
+        if not isinstance(decision_id, int) or isinstance(decision_id, bool):
+            return {"ok": False, "error": f"not stored: {decision_id!r} is not a decision id"}
+        try:
+            d = decision_view(conn, run_view, decision_id)
+        except KeyError:
+            return {"ok": False, "error": f"not stored: decision {decision_id} is not in run {run_view.name}"}
+        note, verb = None, "Stored"
+    before = run_view.on(conn).audit.metrics
+    row = add_review(conn, run_view.name, decision_id, label, who.name, note=note, role=role,
+                     blind=who.blind and who.name not in d["human"], sampled=who.sampled and verb == "Stored",
+                     client_id=cid, **dict(who.identity))
+    scheme = task.label_schemes[d["kind"]]
+    title = scheme.title(label) if label is not None else None
+    strip = (f"Stored earlier: #{decision_id}" if row.get("duplicate") else
+             _strip(conn, run_view, decision_id, title, before, verb, who.blind))
+    return {"ok": True, "strip": strip, "decision": decision_id, "label": label}
+
+
+def store_events(conn: Database, run_view: RunView, events: Sequence[Mapping], who: Reviewer,
+                 answered: dict[str, dict]) -> dict[str, dict]:
+    """Store the events not answered yet (`answered`: client id -> ack, updated in place and returned).
+
+    Events stored by an earlier session (the page was reloaded, the card re-sends) are answered from the store.
+    An event that cannot be stored is answered with its error (it is not sent again)."""
+    fresh = [ev for ev in list(events)[:MAX_EVENTS] if isinstance(ev, Mapping) and ev.get("cid")
+             and str(ev["cid"]) not in answered]
+    stored = stored_client_ids(conn, [str(ev["cid"]) for ev in fresh])
+    for ev in fresh:
+        cid = str(ev["cid"])
+        if cid in stored:
+            r = stored[cid]
+            answered[cid] = {"ok": True, "strip": "", "decision": r["decision_id"], "label": r["label"]}
+            continue
+        try:
+            answered[cid] = _store_one(conn, run_view, ev, who)
+        except AuditError as e:
+            answered[cid] = {"ok": False, "error": f"not stored: {e}"}
+    return answered
