@@ -241,3 +241,23 @@ def double_coded_plan(db: Database, run: str) -> dict | None:
     rows = db.execute("SELECT DISTINCT d.id, d.doc_id FROM review_shares s JOIN decisions d ON d.run_id = s.run_id "
                       "AND d.doc_id = s.doc_id WHERE s.run_id = ? AND s.double_coded = 1", [found[0]]).fetchall()
     return {"decisions": {r[0] for r in rows}, "documents": len({r[1] for r in rows}), "min_reviewers": found[2]}
+
+
+def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
+    """`{"done", "of", "documents"}`: decisions of `reviewer`'s share carrying their current label, of how many, in
+    how many documents (None: the run has no assignment)."""
+    from audit.effective import current_labels
+
+    share = share_of(db, run, reviewer)
+    if share is None:
+        return None
+    wanted = set(share)
+    reviews: dict[int, list[dict]] = {}
+    for r in db.query("SELECT v.decision_id, v.reviewer, v.label, v.role FROM reviews v JOIN runs r ON r.id = v.run_id "
+                      "WHERE r.name = ? AND v.reviewer = ? ORDER BY v.created, v.id", [run, reviewer]):
+        if r["decision_id"] in wanted:
+            reviews.setdefault(r["decision_id"], []).append(r)
+    done = sum(reviewer in current_labels(revs)[0] for revs in reviews.values())
+    docs = {r[0] for r in db.execute("SELECT doc_id FROM review_shares s JOIN runs r ON r.id = s.run_id "
+                                     "WHERE r.name = ? AND s.reviewer = ?", [run, (reviewer or "").strip().casefold()])}
+    return {"done": done, "of": len(share), "documents": len(docs)}

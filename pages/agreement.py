@@ -5,6 +5,7 @@ import streamlit as st
 
 from audit.agreement import agreement, agreement_rows
 from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
+from audit.assigned_review import assignment_stamp
 from audit.figures import agreement_intervals, confusion_heatmap
 from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
@@ -116,7 +117,8 @@ run_view = current_view(conn)
 run = run_view.name
 blind_guard("agreement")
 row = run_view.row
-result = cached_agreement(run_view, (default_db_path(), run, run_view.policy, reviews_version(conn, row["id"])))
+result = cached_agreement(run_view, (default_db_path(), run, run_view.policy, reviews_version(conn, row["id"]),
+                                     assignment_stamp(conn, run)))
 hvj = result["human_vs_judge"]
 hvh_all = result["human_vs_human"]
 hvh = hvh_all.get("pairs", {}) if "pairs" in hvh_all else hvh_all  # {reviewer pair: stats}
@@ -161,6 +163,17 @@ if hvh:
                        "on different scales are not pooled into one number.")
 else:
     st.info("No decision has been labelled by two reviewers yet.")
+overlap = result.get("planned_overlap")
+if overlap:  # an assigned review: agreement on the overlap planned before review, not on whoever happened to meet
+    st.subheader("Planned overlap (assigned review)")
+    show_text(f"{overlap['double_coded']} of the {overlap['planned_decisions']} decisions planned to be double-coded "
+              f"({overlap['planned_documents']} documents, {overlap['min_reviewers']} reviewers each) have been; "
+              "human vs human on that planned subset alone:", "caption")
+    planned = overlap["human_vs_human"]
+    if planned["pairs"]:
+        show_table(planned["pairs"], row["task"], "agreement.planned", first="reviewers")
+    if planned["alpha"]:
+        show_text(f"Krippendorff's α on the planned subset: {alpha_statistic(planned['alpha']).text(3)}", "caption")
 
 st.subheader("Can the judge replace a human? (alternative annotator test)")
 tests = result.get("alt_test") or {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
+from audit.assigned_review import assignment_stamp, share_of, share_progress
 from audit.effective import current_labels
 from audit.errors import AuditError
 from audit.queue import (
@@ -59,6 +60,8 @@ if not who:
 
 queues = {k: v for k, v in QUEUES.items() if not hidden or k in BLIND_QUEUES}
 plan = load_plan(conn, run_view)
+# Assigned review: a reviewer's queues serve their share of the run only (adjudicating is not restricted).
+share = share_of(conn, run, who) if who and role() == "reviewer" else None
 if st.session_state.get("queue.mode") not in queues:
     st.session_state["queue.mode"] = "sample" if plan is not None else next(iter(queues))  # a plan: sample first
 c1, c2, c3, c4 = st.columns([1.6, 1.5, 1, 1])
@@ -103,12 +106,13 @@ in_browser = st.toggle("Review card in the browser", value=True, key="queue.in_b
                             "and the gold-errata form.")
 
 key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial, run_view.policy,
-       plan is not None)  # a plan just created: the sample queue reads its ids now, not after a reload
+       plan is not None, assignment_stamp(conn, run))  # a plan just created: the sample queue reads its ids now
 if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the fragment then walks through them
     st.session_state[KEY] = key
+    mine = set(share) if share is not None else None
     st.session_state[IDS] = suggested_first(
-        queue_ids(conn, run_view, who, mode, types=types, judge_labels=labels, doc=doc_filter,
-                  skip_trivial=skip_trivial), nxt["decisions"] if nxt else ())
+        [i for i in queue_ids(conn, run_view, who, mode, types=types, judge_labels=labels, doc=doc_filter,
+                              skip_trivial=skip_trivial) if mine is None or i in mine], nxt["decisions"] if nxt else ())
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
     st.session_state.pop(STRIP, None)
@@ -176,6 +180,20 @@ def _on_move(to: int) -> None:
     st.session_state[POS] = max(0, to)
 
 
+def share_status(fconn: Database) -> bool:
+    """Under an assigned review, the reviewer's "your share: k of n" line (and "done" when it is); whether it is."""
+    shared = share_progress(fconn, run, who) if share is not None else None
+    if shared is None:
+        return False
+    show_text(f"Your share: {shared['done']} of {shared['of']} decisions ({shared['documents']} documents) of this "
+              "run's assigned review." if shared["of"] else "This run has an assigned review that gives you no "
+              "share: ask the owner (Runs page) to add you.", "caption")
+    done = 0 < shared["of"] <= shared["done"]
+    if done:
+        st.success(f"Your share is done: you have labelled all {shared['of']} decisions assigned to you.")
+    return done
+
+
 def card_panel(fconn: Database) -> None:
     """The current decision's card, its keys, the progress line and the last-change strip."""
     ids: list[int] = st.session_state[IDS]
@@ -185,13 +203,15 @@ def card_panel(fconn: Database) -> None:
     done = labelled_count(fconn, row["id"], who) if who else 0
     st.progress(done / total if total else 1.0,
                 text=f"You have labelled {done} of {total} decisions · {len(ids)} in this queue")
+    share_done = share_status(fconn)
     if st.session_state.get(ERROR):
         show_text(st.session_state.pop(ERROR), "error")
     if st.session_state.get(STRIP):
         show_text(st.session_state[STRIP], "caption")
     if pos >= len(ids):
-        st.success("Nothing left in this queue. Pick another queue or filter, or look at the Scores page."
-                   if not ids else "You reached the end of this queue. Back (p) shows the decisions you labelled.")
+        if not share_done:
+            st.success("Nothing left in this queue. Pick another queue or filter, or look at the Scores page."
+                       if not ids else "You reached the end of this queue. Back (p) shows the decisions you labelled.")
         if ids:
             st.button("‹ back", key="queue.prev", shortcut="p", on_click=_on_move, args=(len(ids) - 1,))
         st.button("↶ undo last", key="queue.undo", shortcut="backspace", disabled=not st.session_state[HISTORY],

@@ -4,7 +4,7 @@ import streamlit as st
 
 from audit.demo import demo_note, first_demo_run, load_demo
 from ui import auth
-from ui.assignments import blind_assignment_editor
+from ui.assignments import blind_assignment_editor, review_assignment_editor
 from ui.first_start import demo_progress
 from ui.newrun import new_run_form
 from ui.runs_table import demo_lines, runs_frame
@@ -70,6 +70,8 @@ else:
 if current_run() in set(runs["run"] if not runs.empty else ()):
     with st.expander("Blind review assignments"):
         blind_assignment_editor(conn, current_run())
+    with st.expander("Assigned review (who reviews which documents)"):
+        review_assignment_editor(conn, current_run())
 
 with st.expander("Score a new run", expanded=runs.empty):
     new = new_run_form(conn)

@@ -1,10 +1,18 @@
-"""The owner's blind assignments for the current run (Runs page): the whole run, or one reviewer on it."""
+"""The owner's assignments for the current run (Runs page): blind (the whole run, or one reviewer on it) and
+assigned review (who reviews which sampled documents, `audit.assigned_review`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 from sqlite_utils import Database
 
+from audit.assigned_review import (
+    MAX_REVIEWERS,
+    DoubleCode,
+    clear_review_assignment,
+    review_assignment,
+    set_review_assignment,
+)
 from audit.assignments import EVERYONE, blind_assignments, set_blind_assignment
 from audit.errors import AuditError
 from ui import auth
@@ -32,6 +40,57 @@ def blind_assignment_editor(conn: Database, run: str) -> None:
         auth.guard("edit_assignments")
         try:
             set_blind_assignment(conn, run, who, CHOICES[choice], set_by=auth.who_for_log())
+        except AuditError as e:
+            show_text(str(e), "error")
+            return
+        st.rerun()
+
+
+def _double_code_text(double_code: dict) -> str:
+    return str(double_code["count"]) if "count" in double_code else f"{double_code['fraction']:g}"
+
+
+def review_assignment_editor(conn: Database, run: str) -> None:
+    """Show the run's assigned review (who shares its sampled documents, which are double-coded); the owner sets or
+    removes it. Each reviewer's queue then serves their share only."""
+    current = review_assignment(conn, run)
+    if current is None:
+        show_text(f"Run {run}: no assigned review; every reviewer's queue serves every decision (overlap between "
+                  "reviewers is accidental).", "caption")
+    else:
+        show_text(f"Run {run}: {current['planned_documents']} documents ({current['planned_decisions']} decisions: "
+                  f"{current['universe']}) shared by {len(current['reviewers'])} reviewer(s); "
+                  f"{current['double_coded_documents']} documents ({current['double_coded_decisions']} decisions) "
+                  f"double-coded by {current['min_reviewers']} reviewers each; seed {current['seed']}; set by "
+                  f"{current['set_by']}.", "caption")
+        st.dataframe([{"reviewer": who, "documents": s["documents"], "decisions": s["decisions"]}
+                      for who, s in current["shares"].items()], hide_index=True, key="assigned.shares")
+    if not auth.may("edit_assignments"):
+        show_text(auth.refused("edit_assignments"), "caption")
+        return
+    with st.form("assigned.form", border=False):
+        names = st.text_area("Reviewers (one per line; their e-mail addresses in team mode)",
+                             value="\n".join(current["reviewers"]) if current else "", key="assigned.reviewers")
+        c1, c2, c3, c4 = st.columns(4)
+        min_reviewers = c1.number_input("Reviewers per double-coded document", min_value=1, max_value=MAX_REVIEWERS,
+                                        value=current["min_reviewers"] if current else 2, step=1, key="assigned.min")
+        double = c2.text_input("Double-code (fraction, % or a count)", key="assigned.double",
+                               value=_double_code_text(current["double_code"]) if current else "0.2")
+        size = c3.number_input("Sample size (documents; 0: all)", min_value=0, step=1, key="assigned.size",
+                               value=(current["sample_documents"] or 0) if current else 0)
+        seed = c4.number_input("Seed", min_value=0, step=1, value=current["seed"] if current else 0,
+                               key="assigned.seed")
+        save = st.form_submit_button("Save review assignment")
+        remove = st.form_submit_button("Remove review assignment", disabled=current is None)
+    if save or remove:
+        auth.guard("edit_assignments")
+        try:
+            if remove:
+                clear_review_assignment(conn, run)
+            else:
+                set_review_assignment(conn, run, [n for line in names.splitlines() for n in line.split(",")],
+                                      min_reviewers=int(min_reviewers), double_code=DoubleCode.parse(double),
+                                      documents=int(size) or None, seed=int(seed), set_by=auth.who_for_log())
         except AuditError as e:
             show_text(str(e), "error")
             return

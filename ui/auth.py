@@ -62,8 +62,8 @@ def _roles() -> Roles:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _roles_at(path: str, _stamp: int | None) -> Roles:
-    return load_roles(Path(path))
+def _roles_at(path: str, stamp: int | None) -> Roles:  # noqa: ARG001 - part of the cache key (st.cache_data skips
+    return load_roles(Path(path))                       # arguments named with a leading underscore)
 
 
 def identity() -> Identity | None:
