@@ -166,3 +166,23 @@ def test_agreement_reports_the_planned_overlap_not_the_accidental_one(db_with_ru
     assert overlap["human_vs_human"]["pairs"][pair]["n"] == len(planned)
     assert result["human_vs_human"]["pairs"][pair]["n"] == len(planned) + 1
     assert overlap["human_vs_human"]["pairs"][pair]["raw_agreement"] == pytest.approx(1 - 1 / len(planned))
+
+
+def test_the_cli_sets_shows_and_clears_an_assignment(db_with_run, db_path, capsys):
+    import json
+
+    from audit.cli import main
+
+    def cli(*args: str) -> tuple[int, object]:
+        status = main(["assign", "--db", str(db_path), "--run", "mixed", *args])
+        out = capsys.readouterr().out
+        return status, json.loads(out) if status == 0 else out
+
+    assert cli() == (0, None)
+    status, summary = cli("--reviewers", "ana,bo,cy", "--double-code", "25%", "--min-reviewers", "3", "--seed", "9")
+    assert status == 0 and summary["reviewers"] == ["ana", "bo", "cy"] and summary["min_reviewers"] == 3
+    assert summary["double_coded_documents"] == DoubleCode(fraction=0.25).size(summary["planned_documents"]) > 0
+    assert cli()[1] == summary
+    assert cli("--reviewers", "ana", "--double-code", "2")[0] != 0  # one reviewer cannot double-code
+    assert cli()[1] == summary  # the refused change stored nothing
+    assert cli("--clear") == (0, {"cleared": True}) and cli() == (0, None)
