@@ -36,6 +36,12 @@ def blind_decision(d: dict, task_name: str) -> dict:
                        "detail": {k: d["detail"][k] for k in keys if k in d["detail"]}}
 
 
+def _keyed(buttons: list[tuple[str, str, str, str | None]]) -> list[tuple[str, str, str, str | None]]:
+    """The buttons with a key each: a label the scheme gives no key gets the first free digit."""
+    spare = iter([str(n) for n in range(1, 10) if str(n) not in {short for *_, short in buttons}])
+    return [(lab, text, key, short or next(spare, None)) for lab, text, key, short in buttons]
+
+
 def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number: int, who: str, role: str,
               blind: bool, context: Sequence[tuple[str, str]] = ()) -> dict:
     """One card: its header, the html `ui.decisions.card_html` draws, the context lines (escaped), the label
@@ -43,7 +49,10 @@ def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number:
     mine = d["human"].get(who) if role == "reviewer" else None
     if blind:
         d = blind_decision(d, task_name)
-    buttons = label_buttons(d, scheme, hide=blind, role=role, mine=None)
+    buttons = _keyed(label_buttons(d, scheme, hide=blind, role=role, mine=None))
+    confirm = scheme.scale == "binary" and not blind and d["judge"] in scheme.labels
+    hint = (shortcut_hint(scheme, hide=blind) if confirm else
+            " · ".join(f"{short}: {scheme.title(lab)}" for lab, _, _, short in buttons))
     return {
         "pos": pos, "id": d["id"], "num": number,
         "head": f"{doc_noun(task_name).capitalize()} {visible(d['doc'])} · decision #{number} (id {d['id']})",
@@ -51,7 +60,7 @@ def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number:
         "context": [[html.escape(k), html.escape(visible(v))] for k, v in context],
         "buttons": [{"label": lab, "text": text, "key": short or "",
                      "aria": text + (f" (key {short})" if short else "")} for lab, text, _, short in buttons],
-        "hint": shortcut_hint(scheme, hide=blind),
+        "hint": hint,
         "mine": mine,
     }
 
