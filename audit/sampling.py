@@ -254,7 +254,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
         if task.sampled_by(cell) is None:
             continue
         g = metric_of_totals(task, cell, paths, options)
-        bounds = (0.0, 1.0) if cell.higher_is_better else None
+        bounds = task.metric_bounds(cell)
         est = metric_estimate(tot, g, bounds=bounds)
         h = headline(est, cell.value(so_far))
         tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, prior_weight=2.0)

@@ -170,6 +170,18 @@ class MetricCell:
         return v if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
+SampledBy = Literal["totals", "median"]
+"""How a sampled (partial) audit estimates one metric cell (`TaskFamily.sampled_by`):
+
+- `totals`: the cell is a function of the counts summed over documents, `cell.value(metrics(Σ counts))` (a mean
+  over items, a rate, a ratio such as F1): each document contributes its count vector, and the stratified
+  difference estimator applies to the totals (`scoring.stats.difference`);
+- `median`: the cell is the median over documents of a per-document value whose distribution the family gives
+  (`document_distribution`): a difference-estimated distribution function (PPI for quantiles) with a stratified
+  bootstrap interval (`scoring.stats.quantile`).
+"""
+
+
 class TaskFamily(Protocol):
     """What the shell (store, re-scoring, pages, agreement, export, CLI) needs from a benchmark family.
 
@@ -289,6 +301,22 @@ class TaskFamily(Protocol):
         label; None when the family has no rule for them (a stability check then shows the answers, joined)."""
         ...
 
+    def sampled_by(self, cell: MetricCell) -> SampledBy | None:
+        """How a partial audit estimates this headline cell from a sample of documents (`SampledBy`); None when no
+        sampled estimate exists for it. The one declaration the plan, the sample queue and `estimate` read."""
+        ...
+
+    def metric_bounds(self, cell: MetricCell) -> tuple[float, float] | None:
+        """The range of a cell's value (an estimated interval is clipped to it); None: unbounded."""
+        ...
+
+    def document_distribution(self, cell: MetricCell, counts: Mapping,
+                              options: Mapping[str, str] | None = None) -> tuple[list[float], list[float]] | None:
+        """For a `median` cell: one document's value as (values, probabilities) from its counts (several values
+        when the value is random, e.g. a rank inside a tie block), or None when the document is not in the cell's
+        population (another subset)."""
+        ...
+
     view_module: str
     """Import path of the family's dashboard view (`ui/families/__init__.py` lists what it provides)."""
 
@@ -312,6 +340,20 @@ class FamilyBase:
     certain_decisions: str = ""
     """In words, which decisions `trivial` calls certain (`two identical strings`); empty: none ever is, and the
     review queue offers no switch to skip them."""
+
+    def sampled_by(self, cell: MetricCell) -> SampledBy | None:  # noqa: ARG002 (default)
+        """`totals` for every cell when `metrics` needs only the summed counts; else None (the family says which of
+        its cells can be estimated)."""
+        return None if self.needs_doc_counts else "totals"
+
+    def metric_bounds(self, cell: MetricCell) -> tuple[float, float] | None:
+        """The range a cell's value lies in, to which an estimated interval is clipped: [0, 1] for a higher-is-better
+        score (F1, MRR, a rate), none for the others (a rank)."""
+        return (0.0, 1.0) if cell.higher_is_better else None
+
+    def document_distribution(self, cell: MetricCell, counts: Mapping,
+                              options: Mapping[str, str] | None = None) -> tuple[list[float], list[float]] | None:
+        raise NotImplementedError(f"{self.name} declares no median cell ({'/'.join(cell.path)})")
 
     @property
     def view_module(self) -> str:

@@ -24,6 +24,7 @@ from scoring.families.base import (
     MetricCell,
     Noun,
     OptionSpec,
+    SampledBy,
 )
 from scoring.families.ideation import decide as dec
 from scoring.families.ideation import scores
@@ -267,6 +268,19 @@ class IdeationTask(FamilyBase):
         out["summary"] = scores.summary(out)
         return out
 
+    def sampled_by(self, cell: MetricCell) -> SampledBy | None:
+        """Every figure but the bootstrap intervals is a function of the summed counts (`metrics(total)`): mean
+        rating = Σ sum / Σ n_valid, pairwise score = Σ normalised score / Σ q, win rate, consistency and invalid
+        rates = ratios of summed tallies. So a question contributes its count vector and the difference estimator
+        applies."""
+        return None if cell.path[-1] == "ci" else "totals"
+
+    def metric_bounds(self, cell: MetricCell) -> tuple[float, float] | None:
+        """Absolute means and pairwise scores lie on the 1-5 scale; rates in [0, 1]."""
+        if any(part in ("absolute", "pairwise") for part in cell.path):
+            return (1.0, 5.0)
+        return (0.0, 1.0)
+
     def metric_rows(self, metrics: Mapping) -> list[dict]:
         """One row per system x criterion: absolute mean and interval, pairwise score and interval, counts."""
         rows = []
@@ -308,10 +322,14 @@ class IdeationTask(FamilyBase):
         return lines
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
-        """Questions with a split comparison (the winner changed with the order) apart from the others."""
-        if any(d["judge"] == "split" for d in decisions):
-            return "split"
-        return "consistent"
+        """Questions by the share of their comparisons the judge split (the winner changed with the order): where
+        reviews most often move the pairwise scores. `consistent` (none split), `some split` (under half),
+        `mostly split` (half or more)."""
+        comparisons = [d for d in decisions if d["kind"] == COMPARISON]
+        splits = sum(d["judge"] == SPLIT for d in comparisons)
+        if not splits:
+            return "consistent"
+        return "mostly split" if 2 * splits >= len(comparisons) else "some split"
 
     def judge_votes(self, decision: Mapping) -> list[str]:
         """Ratings: the judge's score. Comparisons: the winner of each valid call (a shown first, b shown first)."""

@@ -206,6 +206,8 @@ def bias_summary(c: Mapping[str, int]) -> dict:
         return k / n if n else None
 
     pairs, decisive, wins = c.get("pairs_compared", 0), c.get("decisive_calls", 0), c.get("first_slot_wins", 0)
+    # the interval and test are of counts: a partial audit's estimated totals are not whole numbers and get none
+    whole = float(wins).is_integer() and float(decisive).is_integer()
     out = {
         "pairs_compared": pairs,
         "pairs_lost_invalid": c.get("pairs_lost_invalid", 0),
@@ -213,8 +215,8 @@ def bias_summary(c: Mapping[str, int]) -> dict:
         "flip_rate": rate(c.get("flips", 0), pairs),
         "partial_rate": rate(c.get("partial", 0), pairs),
         "first_slot_win_share": rate(wins, decisive),
-        "first_slot_ci": wilson_interval(wins, decisive),
-        "first_slot_p": float(binomtest(wins, decisive, 0.5).pvalue) if decisive else None,
+        "first_slot_ci": wilson_interval(wins, decisive) if whole else None,
+        "first_slot_p": float(binomtest(int(wins), int(decisive), 0.5).pvalue) if decisive and whole else None,
         "tie_rate": rate(c.get("tie_calls", 0), c.get("calls", 0)),
         "invalid_rate": rate(c.get("invalid_calls", 0), c.get("calls", 0)),
     }

@@ -24,6 +24,7 @@ from scoring.families.base import (
     MetricCell,
     Noun,
     OptionSpec,
+    SampledBy,
 )
 from scoring.families.retrieval import review
 from scoring.families.retrieval.judge import GOLD_ONLY, LOG_FORMAT, make_judge
@@ -78,6 +79,7 @@ class RetrievalTask(FamilyBase):
         MetricCell(("all", "median_rank"), "median rank (all)", "all", higher_is_better=False, unit="rank"),
     )
     needs_doc_counts = True
+    """The median rank needs every query's rank; the other figures are sums (`sampled_by`)."""
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
         path = Path(data_dir) / DEMO_FILE
@@ -126,13 +128,34 @@ class RetrievalTask(FamilyBase):
     def metric_rows(self, metrics: Mapping) -> list[dict]:
         return review.metric_rows(metrics)
 
+    def sampled_by(self, cell: MetricCell) -> SampledBy | None:
+        """MR, MRR and Hits@K are means over queries of a per-query figure the counts sum (`rank`, `rr`,
+        `hits@K` over `n`): `totals`. The median rank needs every query's rank: `median`."""
+        return "median" if cell.path[-1] == "median_rank" else "totals"
+
+    def document_distribution(self, cell: MetricCell, counts: Mapping,
+                              options: Mapping[str, str] | None = None) -> tuple[list[float], list[float]] | None:
+        """The gold's rank in one query under the cell's tie policy (`tie_policies/POLICY/...`, else the run's):
+        uniform over its tie block under `mean`, one rank otherwise; None for a query outside the cell's subset."""
+        path = cell.path
+        policy = path[1] if path[0] == "tie_policies" else (options or {}).get("ties") or DEFAULT_POLICY
+        subset = path[-2]
+        if subset not in counts:
+            return None
+        lo, hi = review.rank_span(counts[subset], policy)  # type: ignore[arg-type]
+        return [float(r) for r in range(lo, hi + 1)], [1 / (hi - lo + 1)] * (hi - lo + 1)
+
     def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
         return review.judge_log_records(decisions)
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
-        """Queries by how many candidates sit above the gold (the review burden)."""
+        """Queries by how many candidates sit above the gold (or tie with it): the review burden and the leverage of
+        a review. `1-2 above`: an accepted candidate moves 1/rank most; `10-19 above`: where it can move Hits@10;
+        `20+ above`: many decisions, little change to MRR or Hits@10."""
         n = len(decisions)
-        return "none above" if n == 0 else "1-9 above" if n < 10 else "10+ above"
+        if n == 0:
+            return "none above"
+        return "1-2 above" if n < 3 else "3-9 above" if n < 10 else "10-19 above" if n < 20 else "20+ above"
 
     def describe_judge_log(self) -> str:
         return LOG_FORMAT

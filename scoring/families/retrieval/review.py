@@ -107,6 +107,11 @@ def _range_of(counts: Mapping, policy: TiePolicy) -> tuple[int, int]:
     return r, r
 
 
+def rank_span(counts: Mapping, policy: TiePolicy) -> tuple[int, int]:
+    """A query's rank range under `policy` from its counts within one subset (public form of `_range_of`)."""
+    return _range_of(counts, policy)
+
+
 def _subsets(total: Mapping, per_doc: Sequence[Mapping] | None) -> list[str]:
     flagged = total.get("domain_flagged", 0) > 0 or any(d.get("domain_flagged", 0) for d in per_doc or ())
     return [s for s in SUBSETS if s != "cross_domain" or flagged]

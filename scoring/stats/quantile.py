@@ -1,0 +1,149 @@
+"""The median of a per-block value under full human review, from a stratified sample of reviewed blocks.
+
+A median is no function of totals, so the difference estimator is applied to the distribution function instead
+(prediction-powered inference for quantiles, Angelopoulos et al. 2023, here stratified and over a finite
+population). Each block b of the cell's population has a value with distribution F^J_b under the judge's labels
+and F^H_b once reviewed (a distribution, not a number, so a rank that is uniform inside a tie block fits too).
+With strata h, M_h blocks not reviewed by hand and a simple random sample s_h of m_h of them:
+
+    N·F̂(x) = Σ_certain F^H_b(x) + Σ_rest F^J_b(x) + Σ_h (M_h/m_h) Σ_{b∈s_h} (F^H_b(x) − F^J_b(x))
+
+unbiased for N·F(x) at every x. The estimate is the median of F̂ (made monotone): the midpoint of its lower and
+upper ½-quantiles, which is `statistics.median` for a full review of single-valued blocks. Blocks outside the
+cell's population (another subset) are zero vectors: they stay in their stratum, as in domain estimation.
+
+Interval: a stratified bootstrap of the sample (each stratum's reviewed blocks resampled with replacement, its
+correction rescaled by √((1 − m_h/M_h)·m_h/(m_h − 1)), the Rao–Wu rescaling, so a fully reviewed stratum adds
+no variance), percentile interval of the bootstrap medians. The same withholding rules as the totals estimators
+(`estimators.MIN_REVIEWS`, `MIN_DIFFERING`) apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from scoring.stats.difference import INSUFFICIENT
+from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, Estimate
+
+Distribution = tuple[Sequence[float], Sequence[float]]
+"""(values, probabilities) of one block's value; None: the block is not in the cell's population."""
+METHOD = "ppi-quantile+stratified-bootstrap"
+N_BOOT = 1000
+
+
+def _cdfs(dists: Mapping[str, Distribution | None], grid: np.ndarray) -> dict[str, np.ndarray]:
+    out = {}
+    for b, d in dists.items():
+        cdf = np.zeros(grid.size)
+        if d is not None:
+            values, probs = np.asarray(d[0], dtype=float), np.asarray(d[1], dtype=float)
+            np.add.at(cdf, np.searchsorted(grid, values), probs)
+            cdf = np.cumsum(cdf)
+        out[b] = cdf
+    return out
+
+
+def median_of_cdf(cdf: np.ndarray, grid: np.ndarray, eps: float = 1e-9) -> float:
+    """Midpoint of the lower (first F ≥ ½) and upper (first F > ½) ½-quantiles of a distribution function on
+    `grid`."""
+    f = np.clip(np.maximum.accumulate(cdf), 0.0, 1.0)
+    lo = int(np.searchsorted(f, 0.5 - eps, side="left"))
+    hi = int(np.searchsorted(f, 0.5 + eps, side="right"))
+    last = grid.size - 1
+    return float((grid[min(lo, last)] + grid[min(hi, last)]) / 2)
+
+
+def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[str, str],
+                    sampled: Mapping[str, Distribution | None], *,
+                    certain: Mapping[str, Distribution | None] | None = None, level: float = 0.95,
+                    n_boot: int = N_BOOT, seed: int = 0, min_reviews: int = MIN_REVIEWS,
+                    min_differing: int = MIN_DIFFERING, exact: float | None = None,
+                    judge_only: float | None = None) -> Estimate:
+    """Median of the blocks' values under full human review (see the module docstring).
+
+    Args:
+        judge: the value's distribution under judge labels for EVERY block (None: not in the population).
+        strata: stratum of every block not in `certain`.
+        sampled: distribution under human labels of the blocks reviewed through the random queue.
+        certain: the same for hand-reviewed blocks (and blocks no review affects): exact, never scaled up.
+        exact: the family's own value when every block is known (e.g. the expected median over tie orders), used
+            as the estimate of a complete review; default: the median of the reviewed distribution function.
+        judge_only: the family's value under judge labels (default: the median of the judge's distribution).
+    """
+    certain = certain or {}
+    both = set(sampled) & set(certain)
+    if both:
+        raise ValueError(f"blocks both sampled and hand-picked: {sorted(both)[:5]}")
+    unknown = [b for b in [*sampled, *certain] if b not in judge]
+    if unknown:
+        raise ValueError(f"blocks with no judge distribution: {unknown[:5]}")
+    population = [b for b, d in judge.items() if d is not None]
+    if not population:
+        raise ValueError("empty population")
+    values = {float(v) for part in (judge, sampled, certain) for d in part.values() if d is not None for v in d[0]}
+    grid = np.array(sorted(values))
+    n = len(population)
+    cj, ch = _cdfs(judge, grid), _cdfs({**sampled, **certain}, grid)
+    base = np.zeros(grid.size)
+    size: dict[str, int] = {}
+    diffs: dict[str, list[np.ndarray]] = {}
+    differing = 0
+    for b in judge:
+        if b in certain:
+            base += ch[b]
+            continue
+        base += cj[b]
+        h = strata[b]
+        size[h] = size.get(h, 0) + 1
+        if b in sampled:
+            d = ch[b] - cj[b]
+            diffs.setdefault(h, []).append(d)
+            differing += int(np.any(np.abs(d) > 1e-12))
+    j_only = judge_only if judge_only is not None else median_of_cdf(sum(cj.values()) / n, grid)
+    n_sampled, n_certain = len(sampled), len(certain)
+    reviewed = n_sampled + n_certain
+
+    def result(estimate: float | None, ci: tuple[float, float] | None, method: str, note: str = "") -> Estimate:
+        return Estimate(estimate, ci, None, j_only, reviewed, n_sampled, len(judge), method, note, ci)
+
+    empty = [h for h in size if not diffs.get(h)]
+    if empty:
+        return result(None, None, "none", f"{INSUFFICIENT}: stratum {empty[0]!r} has no reviewed block "
+                                          f"(0 of {size[empty[0]]})")
+    corrections = {h: np.array(ds) for h, ds in diffs.items()}
+    point_cdf = base + sum(size[h] / len(ds) * ds.sum(axis=0) for h, ds in corrections.items())
+    complete = all(len(corrections[h]) >= size[h] for h in size)
+    if complete:
+        value = exact if exact is not None else median_of_cdf(point_cdf / n, grid)
+        return result(value, (value, value), "exact")
+    estimate = median_of_cdf(point_cdf / n, grid)
+    lonely = [h for h, ds in corrections.items() if len(ds) == 1 < size[h]]
+    if lonely:
+        return result(estimate, None, METHOD, f"{INSUFFICIENT}: stratum {lonely[0]!r} has 1 reviewed block of "
+                                              f"{size[lonely[0]]}; its variance needs 2")
+    if n_sampled < min_reviews:
+        return result(estimate, None, METHOD, f"{INSUFFICIENT}: n < {min_reviews}")
+    if differing < min_differing:
+        return result(estimate, None, METHOD, f"{INSUFFICIENT}: only {differing} reviewed block(s) differ from "
+                                              f"the judge (needs {min_differing})")
+    rng = np.random.default_rng(seed)
+    boot = np.tile(base, (n_boot, 1))
+    for h, ds in corrections.items():
+        m, big_m = len(ds), size[h]
+        mean = ds.mean(axis=0)
+        if m >= big_m:
+            boot += big_m * mean
+            continue
+        moving = np.flatnonzero(np.any(np.abs(ds) > 1e-12, axis=1))
+        counts = np.zeros((n_boot, m))
+        draws = rng.integers(0, m, size=(n_boot, m))
+        np.add.at(counts, (np.repeat(np.arange(n_boot), m), draws.ravel()), 1.0)
+        star = counts[:, moving] @ ds[moving] / m if moving.size else np.zeros((n_boot, grid.size))
+        scale = np.sqrt((1 - m / big_m) * m / (m - 1))
+        boot += big_m * (mean + scale * (star - mean))
+    medians = np.array([median_of_cdf(row / n, grid) for row in boot])
+    alpha = 1 - level
+    lo, hi = np.quantile(medians, [alpha / 2, 1 - alpha / 2])
+    return result(estimate, (float(min(lo, estimate)), float(max(hi, estimate))), METHOD)

@@ -1,0 +1,58 @@
+"""The Scores page shows the sampled estimate for ideation and retrieval demo runs (issue 24 part 3)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from audit.reviews import add_review
+from audit.sampling import create_plan, estimate, load_plan, next_sample
+from audit.store import open_db
+from audit.views import as_view
+from bench.family_partial_audit import truth_for
+from tests.app.conftest import open_page, plain, table
+
+RUNS = {"ideation": "demo-ideation-si2024-humans", "retrieval": "demo-retrieval-wordllama"}
+
+
+def _review_through_the_queue(db, run: str, blocks: int) -> None:
+    """The queue's first pick, then its order (take-all strata, then the plan's seeded rank), each decision labelled
+    by an adjudicator: the ideation demo's imported reviewers disagree on 76 ratings, and a document enters the
+    estimate only once every decision in it has a settled human label."""
+    view = as_view(db, run)
+    truth, rng = truth_for(view.task), random.Random(3)
+    by_id = {d["id"]: d for d in view.decisions()}
+    plan = load_plan(db, run)
+    order = [next_sample(db, run)["decisions"]]
+    order += [[int(u) for u in b.units] for b in sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all,
+                                                                                     b.rank))]
+    done: set[str] = set()
+    for ids in order:
+        doc = by_id[ids[0]]["doc"]
+        if doc in done:
+            continue
+        done.add(doc)
+        for i in ids:
+            add_review(db, run, i, truth(by_id[i], rng, 1.0), "samp", sampled=True, role="adjudicator")
+        if len(done) >= blocks:
+            return
+
+
+@pytest.mark.parametrize("family", sorted(RUNS))
+def test_scores_page_shows_the_estimate(app, app_db, family):
+    run = RUNS[family]
+    db = open_db(app_db)
+    create_plan(db, run, seed=1)
+    _review_through_the_queue(db, run, 32)
+    expected = estimate(db, run)
+    at = open_page(app, "scores", run=run)
+    assert not at.exception
+    assert not any("not available for this family" in i.value for i in at.info)
+    shown = table(at, "metric", "estimate", "95% interval (fixed-n)")
+    first = next(iter(expected.values()))
+    assert first["estimate"] is not None and first["ci"] is not None, first["note"]
+    assert shown["estimate"][0] == pytest.approx(first["estimate"])
+    assert shown["95% interval (fixed-n)"][0] == f"[{first['ci'][0]:.4f}, {first['ci'][1]:.4f}]"
+    assert list(shown["metric"]) == [e["label"] for e in expected.values()]
+    assert any(plain(s.value).startswith(f"Estimated audited {first['label']}") for s in at.success)
