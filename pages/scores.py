@@ -27,7 +27,8 @@ if rc["reviewed"] == 0:
             "the document review page.")
 section_tables(task, row["original_metrics"], audit.metrics, key="scores")
 
-plan = None if task.needs_doc_counts else load_plan(conn, view)
+estimable = any(task.sampled_by(c) for c in task.headline)  # the family declares which cells a sample estimates
+plan = load_plan(conn, view) if estimable else None
 est = estimate(conn, view) if plan is not None else None
 points, bias = headline_points(view, est)  # the report's headline and bias charts, from the same rows
 if points:
@@ -42,8 +43,9 @@ st.subheader("Estimated full-review score (partial audit)")
 if plan is None:
     st.info("Reviewed so far ≠ what a full review would give: unreviewed decisions keep the judge's label. Create a "
             "sampling plan (Review queue › sample, or `python -m audit plan`) and review through the sample queue "
-            "to get an estimate with an honest interval." if not task.needs_doc_counts else
-            "Sampled estimates are not available for this family yet (its metrics need every document's counts).")
+            "to get an estimate with an honest interval." if estimable else
+            "Sampled estimates are not available for this family yet (none of its headline metrics can be "
+            "estimated from a sample of documents).")
 else:
     table = []
     for e in est.values():
@@ -52,7 +54,8 @@ else:
         table.append({"metric": e["label"], "estimate": e["estimate"], "95% interval": ci,
                       "judge only": e["judge_only"], "reviewed so far": e["reviewed_so_far"],
                       "judge bias (judge − estimate)": e["bias"], "bias interval": bias_ci,
-                      "reviewed / documents": f"{e['n_reviewed']} of {e['n_total']}", "note": e["note"] or ""})
+                      "reviewed / documents": f"{e['n_reviewed']} of {e['n_total']}",
+                      "note": e["note"] or e.get("how") or ""})
     first = table[0]
     if first["estimate"] is not None and first["95% interval"] != "—":
         show_text(f"Estimated audited {first['metric']} = {first['estimate']:.4f} {first['95% interval']} from "
