@@ -1,4 +1,5 @@
-"""Review-queue key latency in a real browser: key press -> the next decision on screen.
+"""Review-queue key latency in a real browser: key press -> the next decision on screen, the browser review card
+(`ui/review_card`, the queue's default) side by side with the classic card (a Python rerun per key).
 
 Setting: `streamlit run app.py` (headless, its own HOME, `--server.fileWatcherType none`) on
 1. the demo database (a fresh database: the app scores its bundled demo runs on the first visit), run
@@ -6,13 +7,16 @@ Setting: `streamlit run app.py` (headless, its own HOME, `--server.fileWatcherTy
 2. a copy of the scored N-abstract generated CHIMERA run (`bench/common.py`, default N = 10,000), run `bench`.
 
 Headless Debian chromium (Python playwright, 1280x720) opens `/queue?run=RUN&reviewer=NAME` for a reviewer who
-has labelled nothing, then presses the review keys `--presses` times, alternating `a` (confirm the judge) and
-`o` (overrule). Each press is timed from the key press until the card shows another decision id and the
-script is idle again (polled on every animation frame). Then `Backspace` (undo) and `p` (back) are timed the
-same way. The table gives median, 90th percentile and max per key; the goal is a median <= 300 ms. It also
-checks that the card's buttons are above the fold (their bottom edge within the 720-pixel viewport).
+has labelled nothing (one reviewer per card), then presses the review keys `--presses` times, alternating `a`
+(confirm the judge) and `o` (overrule), then `Backspace` (undo) and `p` (back) 5 times each. Timestamps come from
+the page itself: a capturing `keydown` listener on `window` (it runs before the card's own) and a
+MutationObserver on the document that notes the first mutation after which the card shows another queue position.
+The classic card waits for the app to be idle before the next key (as a reviewer must); the browser card waits
+`--pace` ms (a fast reviewer), its saves running in the background; at the end the browser card must say that
+every label is saved. Goals: browser card median <= 50 ms, p90 <= 100 ms. It also checks that the card's buttons
+are above the fold (their bottom edge within the 720-pixel viewport).
 
-    python bench/ui_latency.py [--n 10000] [--presses 20] [--seed 0] [--skip-demo] [--skip-large]
+    python bench/ui_latency.py [--n 10000] [--presses 20] [--pace 150] [--seed 0] [--skip-demo] [--skip-large]
 """
 
 from __future__ import annotations
@@ -35,16 +39,29 @@ if str(ROOT) not in sys.path:
 
 from bench.common import RUN_NAME, median, pct, print_table, scored_db, verdict, workdir  # noqa: E402
 
-TARGET_MS = 300
+TARGET_MS = {"browser card": (50, 100), "classic card": (300, None)}
+"""Goals per card: median and p90 (ms); the classic card's 300 ms median is the earlier batch's goal."""
 VIEWPORT = {"width": 1280, "height": 720}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-_HEAD = re.compile(r"decision #\d+ \(id (\d+)\) · (\d+) of")
-_CHANGED_JS = """(old) => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-  const m = document.body.innerText.match(/decision #\\d+ \\(id (\\d+)\\) · (\\d+) of/);
-  return !!m && (m[1] + '/' + m[2]) !== old;
+# The queue position the page shows: the browser card's `data-pos`, the classic card's "decision #n (id i) · k of".
+_POSITION_JS = {
+    "browser card": """() => { const c = document.querySelector('.rjrc-card');
+        return c ? c.getAttribute('data-pos') : null; }""",
+    "classic card": r"""() => {
+        const main = document.querySelector('[data-testid="stMainBlockContainer"]') || document.body;
+        const m = main.textContent.match(/decision #\d+ \(id (\d+)\) · (\d+) of/);
+        return m ? m[1] + '/' + m[2] : null; }""",
+}
+_OBSERVER_JS = """(position) => {
+  const where = eval(position);
+  const lat = window.__rjLatency = {samples: [], t0: null, old: null};
+  window.addEventListener('keydown', () => { lat.t0 = performance.now(); lat.old = where(); }, true);
+  new MutationObserver(() => {
+    if (lat.t0 === null) return;
+    const now = where();
+    if (now !== null && now !== lat.old) { lat.samples.push(performance.now() - lat.t0); lat.t0 = null; }
+  }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
 }"""
 _IDLE_JS = """() => { const a = document.querySelector('[data-testid="stApp"]');
   return !!a && a.getAttribute('data-test-script-state') === 'notRunning'; }"""
@@ -86,58 +103,73 @@ def stop_server(server: subprocess.Popen) -> None:
         server.kill()
 
 
-def _head(page) -> str:  # noqa: ANN001 - a playwright Page
-    m = _HEAD.search(page.inner_text("body"))
-    if not m:
-        raise RuntimeError("no decision on the queue page")
-    return f"{m[1]}/{m[2]}"
-
-
-def _timed(page, key: str) -> float:  # noqa: ANN001
-    old = _head(page)
-    t0 = time.perf_counter()
+def _press(page, key: str, card: str, pace_ms: int) -> float:  # noqa: ANN001 - a playwright Page
+    """Press `key`; the page's own key -> next-position time (ms)."""
+    n = page.evaluate("() => window.__rjLatency.samples.length")
     page.keyboard.press(key)
-    page.wait_for_function(_CHANGED_JS, arg=old, polling="raf", timeout=60_000)
-    return (time.perf_counter() - t0) * 1000
+    page.wait_for_function(f"() => window.__rjLatency.samples.length > {n}", timeout=60_000)
+    if card == "classic card":
+        page.wait_for_function(_IDLE_JS, timeout=60_000)
+    else:
+        page.wait_for_timeout(pace_ms)
+    return page.evaluate(f"() => window.__rjLatency.samples[{n}]")
 
 
-def measure(base: str, run: str, presses: int, label: str) -> tuple[list[list], dict]:
+def measure(base: str, run: str, presses: int, label: str, card: str, pace_ms: int) -> tuple[list[list], dict]:
     from playwright.sync_api import sync_playwright
 
-    reviewer = f"latency-{int(time.time())}"
+    reviewer = f"latency-{card.split()[0]}-{int(time.time())}"
     times: dict[str, list[float]] = {"a / o (label → next)": [], "Backspace (undo)": [], "p (back)": []}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=VIEWPORT)
         t0 = time.perf_counter()
         page.goto(f"{base}/queue?run={quote(run)}&reviewer={quote(reviewer)}")
-        page.get_by_text(re.compile(r"decision #\d+ \(id \d+\) · 1 of")).wait_for(timeout=180_000)
+        page.locator(".rjrc-card[data-decision]:not([data-decision=''])").wait_for(timeout=180_000)
         page.wait_for_function(_IDLE_JS, timeout=180_000)
+        if card == "classic card":
+            page.get_by_text("Review card in the browser", exact=True).click()
+            page.get_by_text(re.compile(r"decision #\d+ \(id \d+\) · 1 of")).wait_for(timeout=60_000)
+            page.wait_for_function(_IDLE_JS, timeout=60_000)
         page.wait_for_timeout(1500)  # the first render's lazy elements settle
         first_ms = (time.perf_counter() - t0) * 1000
-        fold = page.evaluate("""() => {
-          const card = document.querySelector('.st-key-queue-card');
+        box = ".rjrc-buttons" if card == "browser card" else ".st-key-queue-card"
+        fold = page.evaluate(f"""() => {{
+          const card = document.querySelector('{box}');
           const bs = card ? [...card.querySelectorAll('button')] : [];
-          return bs.length ? Math.max(...bs.map(b => b.getBoundingClientRect().bottom)) : -1; }""")
+          return bs.length ? Math.max(...bs.map(b => b.getBoundingClientRect().bottom)) : -1; }}""")
+        page.evaluate(_OBSERVER_JS, _POSITION_JS[card])
         page.get_by_role("heading", name="Review queue").click()  # focus the page, not a text box
         for i in range(presses):
-            times["a / o (label → next)"].append(_timed(page, "a" if i % 2 == 0 else "o"))
+            times["a / o (label → next)"].append(_press(page, "a" if i % 2 == 0 else "o", card, pace_ms))
         for _ in range(min(5, presses)):
-            times["Backspace (undo)"].append(_timed(page, "Backspace"))
+            times["Backspace (undo)"].append(_press(page, "Backspace", card, pace_ms))
         for _ in range(min(5, presses - 6)):  # after the undos the queue is at least one item in
-            times["p (back)"].append(_timed(page, "p"))
-        shot = workdir() / f"ui-latency-{label}.png"
+            times["p (back)"].append(_press(page, "p", card, pace_ms))
+        saved = ""
+        if card == "browser card":  # every label and undo must end up stored
+            want = presses + min(5, presses)
+            try:
+                page.wait_for_function(f"() => /\\b{want} saved/.test(document.querySelector('.rjrc-status')"
+                                       ".innerText)", timeout=60_000)
+                saved = f"{want} of {want} saved"
+            except Exception:  # noqa: BLE001 - reported in the table
+                saved = page.locator(".rjrc-status").inner_text() + f" (of {want})"
+        shot = workdir() / f"ui-latency-{label}-{card.split()[0]}.png"
         page.screenshot(path=str(shot))
         browser.close()
-    rows = [[label, key, len(v), median(v), pct(v, 90), max(v), verdict(median(v) <= TARGET_MS)]
+    goal_median, goal_p90 = TARGET_MS[card]
+    rows = [[label, card, key, len(v), median(v), pct(v, 90), max(v),
+             verdict(median(v) <= goal_median and (goal_p90 is None or pct(v, 90) <= goal_p90))]
             for key, v in times.items() if v]
-    return rows, {"first_render_ms": first_ms, "buttons_bottom_px": fold, "screenshot": str(shot)}
+    return rows, {"first_render_ms": first_ms, "buttons_bottom_px": fold, "screenshot": str(shot), "saved": saved}
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--presses", type=int, default=20)
+    ap.add_argument("--pace", type=int, default=150, help="ms between the browser card's key presses")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-demo", action="store_true")
     ap.add_argument("--skip-large", action="store_true")
@@ -155,16 +187,20 @@ def main(argv: list[str] | None = None) -> None:
             scored_db(n, path, args.seed)
         server, base = start_server(path)
         try:
-            r, info = measure(base, run, args.presses, label.split(" ")[0] if n is None else str(n))
+            for card in TARGET_MS:
+                r, info = measure(base, run, args.presses, label.split(" ")[0] if n is None else str(n), card,
+                                  args.pace)
+                rows += r
+                notes.append([label, card, info["first_render_ms"], info["buttons_bottom_px"],
+                              verdict(0 < info["buttons_bottom_px"] <= VIEWPORT["height"]), info["saved"],
+                              info["screenshot"]])
         finally:
             stop_server(server)
-        rows += r
-        notes.append([label, info["first_render_ms"], info["buttons_bottom_px"],
-                      verdict(0 < info["buttons_bottom_px"] <= VIEWPORT["height"]), info["screenshot"]])
-    print_table("Review queue: key press -> next decision on screen (ms, real chromium, 1280x720)",
-                ["setting", "key", "presses", "median ms", "p90 ms", "max ms", f"median <= {TARGET_MS} ms"], rows)
-    print_table("First render and fold", ["setting", "first render ms", "card buttons' bottom px",
-                                          "above the 720 px fold", "screenshot"], notes)
+    print_table("Review queue: key press -> next decision on screen (ms, in-page MutationObserver, real chromium, "
+                "1280x720)", ["setting", "card", "key", "presses", "median ms", "p90 ms", "max ms",
+                              "goal (card: median <= 50, p90 <= 100; classic: median <= 300)"], rows)
+    print_table("First render, fold and saves", ["setting", "card", "first render ms", "card buttons' bottom px",
+                                                 "above the 720 px fold", "stored", "screenshot"], notes)
 
 
 if __name__ == "__main__":
