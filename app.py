@@ -7,7 +7,7 @@ import streamlit as st
 from audit.stale import rebuild_stale_runs
 from ui import auth
 from ui.first_start import prepare_demo, warm_statistics
-from ui.state import db, sidebar_controls
+from ui.state import adopt_url_settings, db, sidebar_controls
 
 # A bundled icon: the Material icon font would be fetched from the internet (console errors offline)
 st.set_page_config(page_title="Rejudge", page_icon=str(Path(__file__).parent / "ui" / "favicon.png"), layout="wide")
@@ -26,6 +26,7 @@ pages = [
 ]
 
 
+adopt_url_settings()  # before st.navigation draws a link: a click during this run must not lose the URL's settings
 warm_statistics()
 admitted = auth.admitted()  # team mode: signed in and named in the roles file; local mode: always
 # before any slow work, so a deep link's page is known on a fresh server's first run

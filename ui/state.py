@@ -10,6 +10,14 @@ Two things follow a reviewer from page to page and across a reload, and both liv
   and policy. The URL was chosen over a browser-side store because it needs no component, works in
   every tab opened from a link, and is visible: a reviewer can see (and share) exactly the mode they are in.
 
+One source of truth (issue 25): the session's plain keys (`NAME_KEY`, `BLIND_KEY`, `ADJUDICATOR_KEY`,
+`POLICY_KEY`, `CURRENT_RUN`). The URL is read into them once, on the session's first run, before
+`st.navigation` draws a link that could interrupt it (`adopt_url_settings`); after that only a widget's
+`on_change` (or a link that names a run, `?run=`) changes them, and every rerun writes them to the URL and into
+the widgets. A widget's own state is never trusted: a sidebar link clicked before the browser has registered the
+sidebar's widgets reruns with no widget state at all, and a widget drawn without its value then mounts at its
+default (empty name, blind off, the first run of the list), which the next interaction would send back.
+
 A page reads its run through `current_view(conn)`: the run's `audit.views.RunView` under the session's policy,
 loaded once per render (kept on the render's connection), which every part of the page reads from.
 """
@@ -40,6 +48,7 @@ RUN_WIDGET = "sidebar.run"
 POLICY_KEY = "effective_policy"
 URL_REVIEWER, URL_BLIND, URL_ADJ, URL_RUN, URL_POLICY = "reviewer", "blind", "adj", "run", "policy"
 _VIEWS = "_rejudge_views"
+ADOPTED = "_url_settings_adopted"
 FORCED_BLIND = "_forced_blind"  # (run, reviewer, blind): the owner's assignment, read once per rerun
 
 
@@ -169,20 +178,16 @@ def run_picker(conn: Database) -> str | None:
     """
     names = run_names(conn)
     wanted = st.query_params.get(URL_RUN)
-    if wanted and wanted not in names:
-        show_text(f"Run {wanted!r} is not in this database; showing {current_run() or 'the newest run'} instead.",
-                  "warning")
     value = run_picker_value(names)
+    if wanted and wanted not in names:
+        show_text(f"Run {wanted!r} is not in this database; showing {value or 'no run'} instead.", "warning")
     if value is None:
         st.caption("No runs yet.")
         return None
-    if st.session_state.get(RUN_WIDGET) != value:
-        st.session_state[RUN_WIDGET] = value
+    st.session_state[RUN_WIDGET] = value  # on every rerun: see _persisted
     st.selectbox("Current run", names, key=RUN_WIDGET, on_change=_picked,
                  help="Every page shows this run; links carry it (?run=). Runs stored in " + default_db_path())
-    if st.query_params.get(URL_RUN) != value:
-        st.query_params[URL_RUN] = value
-    return value
+    return value  # written to ?run= with the reviewer's settings, in one message (write_url_settings)
 
 
 def synced_select(label: str, options: list[str], key: str, param: str, **kwargs: object) -> str:
@@ -224,13 +229,14 @@ def blind_guard(page: str) -> None:
 
 
 def _persisted(widget_key: str, store_key: str, default: object) -> None:
-    """Draw the widget from its plain key, on every rerun: the plain key is the one source of truth (the widget's
-    `on_change` writes it; the URL is only read once per session and written from it), so a widget state left
-    behind by an interrupted run is never what a page draws (one step towards issue 25's sidebar race, whose
-    browser test still fails: tests/e2e/test_auth_sidebar_race.py)."""
-    value = st.session_state.get(store_key, default)
-    if st.session_state.get(widget_key) != value:
-        st.session_state[widget_key] = value
+    """Seed the widget from its plain key, on every rerun, even when the server's widget state already holds the
+    same value: Streamlit sends a widget's value to the browser only when its key was written during the rerun.
+
+    Otherwise a sidebar link clicked before the browser registered the widgets of the page being drawn (its
+    rerun carries no widget state) makes the browser mount them at their defaults while the server believes they
+    show the session's values; the next interaction then sends the defaults back through `on_change` into the
+    plain keys and the URL (issue 25; tests/e2e/test_auth_sidebar_race.py)."""
+    st.session_state[widget_key] = st.session_state.get(store_key, default)
 
 
 def _copy(widget_key: str, store_key: str) -> None:
@@ -264,7 +270,7 @@ def sidebar_controls(conn: Database | None = None) -> None:
         st.toggle("Adjudicator", key="adjudicator", on_change=_copy, args=("adjudicator", ADJUDICATOR_KEY),
                   help="Your labels settle conflicts: an adjudicated label overrides reviewers and judge. Kept in "
                        "the URL (?adj=1).")
-    write_url_settings()
+    write_url_settings(with_run=conn is not None)
 
 
 def note_forced_blind(conn: Database, run: str | None) -> None:
@@ -280,20 +286,16 @@ def forced_blind() -> bool:
     return bool(forced) and run == current_run() and who == reviewer()
 
 
-def _set_param(name: str, value: str) -> None:
-    if value:
-        if st.query_params.get(name) != value:
-            st.query_params[name] = value
-    elif name in st.query_params:
+def write_url_settings(with_run: bool = True) -> None:
+    """Mirror the current run, the reviewer name, blind and adjudicator mode and the policy into the URL (so a
+    reload keeps them), in one message: a click that interrupts the rerun leaves the URL as a whole, never with
+    the run but without the reviewer."""
+    wanted = {k: str(v) if v else "" for k, v in _carried().items() if with_run or k != URL_RUN}
+    changed = {k: v for k, v in wanted.items() if v and st.query_params.get(k) != v}
+    if changed:
+        st.query_params.update(changed)
+    for name in [k for k, v in wanted.items() if not v and k in st.query_params]:
         del st.query_params[name]
-
-
-def write_url_settings() -> None:
-    """Mirror the reviewer name, blind and adjudicator mode into the URL (so a reload keeps them)."""
-    _set_param(URL_REVIEWER, "" if auth.team_mode() else reviewer())
-    _set_param(URL_BLIND, "1" if blind() else "")
-    _set_param(URL_ADJ, "1" if role() == "adjudicator" else "")
-    _set_param(URL_POLICY, "" if policy() == DEFAULT_POLICY else policy())
 
 
 def link(page: str, **params: object) -> str:
@@ -316,11 +318,17 @@ def _carried() -> dict[str, object]:
 
 
 def adopt_url_settings() -> None:
-    """A new session (a reload, a link, a bookmark) takes the reviewer name, blind and adjudicator mode and the
-    effective-label policy from the URL (once)."""
-    if "_url_settings_adopted" in st.session_state:
+    """A new session (a reload, a link, a bookmark) takes the current run, the reviewer name, blind and
+    adjudicator mode and the effective-label policy from the URL (once).
+
+    `app.py` calls it before `st.navigation`, so no sidebar link exists yet that a click could follow before the
+    URL was read (a sidebar link carries no query parameters); the session is marked as adopted only at the end.
+    """
+    if ADOPTED in st.session_state:
         return
-    st.session_state["_url_settings_adopted"] = True
+    run = st.query_params.get(URL_RUN)
+    if run and CURRENT_RUN not in st.session_state:  # checked against the database by run_picker_value
+        st.session_state[CURRENT_RUN] = run
     name = st.query_params.get(URL_REVIEWER)
     if name and not st.session_state.get(NAME_KEY) and not auth.team_mode():  # team mode: the sign-in names you
         st.session_state[NAME_KEY] = name
@@ -330,6 +338,7 @@ def adopt_url_settings() -> None:
         st.session_state[ADJUDICATOR_KEY] = True
     if st.query_params.get(URL_POLICY) in POLICIES and POLICY_KEY not in st.session_state:
         st.session_state[POLICY_KEY] = st.query_params.get(URL_POLICY)
+    st.session_state[ADOPTED] = True
 
 
 def short_spec(spec: str) -> str:
