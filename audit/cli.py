@@ -241,7 +241,9 @@ def cmd_queue(args: argparse.Namespace) -> None:
 
 def cmd_estimate(args: argparse.Namespace) -> None:
     """Estimate the run's headline metrics under full human review from the sampled reviews, with intervals and the
-    judge's bias (judge-only minus estimate).
+    judge's bias (judge-only minus estimate). `ci` is the fixed-n interval (`"interval": "fixed-n"`: valid when the
+    number of reviews was fixed in advance); `anytime.ci` the anytime one (`"interval": "anytime"`: valid however
+    you decide when to stop, e.g. on the queue's "N more reviews to ±0.03").
 
     Example: python -m audit estimate --run demo-chimera-mixed
     """

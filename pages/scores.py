@@ -50,17 +50,23 @@ else:
     table = []
     for e in est.values():
         ci = f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]" if e["ci"] else "—"
+        anytime = (e.get("anytime") or {}).get("ci")
         bias_ci = f"[{e['bias_ci'][0]:+.4f}, {e['bias_ci'][1]:+.4f}]" if e.get("bias_ci") else "—"
-        table.append({"metric": e["label"], "estimate": e["estimate"], "95% interval": ci,
+        table.append({"metric": e["label"], "estimate": e["estimate"], "95% interval (fixed-n)": ci,
+                      "95% interval (anytime)": f"[{anytime[0]:.4f}, {anytime[1]:.4f}]" if anytime else "—",
                       "judge only": e["judge_only"], "reviewed so far": e["reviewed_so_far"],
                       "judge bias (judge − estimate)": e["bias"], "bias interval": bias_ci,
                       "reviewed / documents": f"{e['n_reviewed']} of {e['n_total']}",
                       "note": e["note"] or e.get("how") or ""})
     first = table[0]
-    if first["estimate"] is not None and first["95% interval"] != "—":
-        show_text(f"Estimated audited {first['metric']} = {first['estimate']:.4f} {first['95% interval']} from "
+    if first["estimate"] is not None and first["95% interval (fixed-n)"] != "—":
+        show_text(f"Estimated audited {first['metric']} = {first['estimate']:.4f}, 95% interval "
+                  f"{first['95% interval (fixed-n)']} (fixed-n), {first['95% interval (anytime)']} (anytime), from "
                   f"{first['reviewed / documents']} documents reviewed (judge only {first['judge only']:.4f}).",
                   "success")
+    show_text("Two intervals: the anytime one holds however you decide when to stop (use it when you stop on the "
+              "queue's advice, 'N more reviews to ±0.03'); the fixed-n one holds only if the number of reviews was "
+              "fixed before reviewing.", "caption")
     st.dataframe(table, hide_index=True, key="scores.estimate", column_config={
         c: st.column_config.NumberColumn(c, format="%.4f") for c in
         ("estimate", "judge only", "reviewed so far", "judge bias (judge − estimate)")})

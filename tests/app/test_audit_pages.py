@@ -246,5 +246,7 @@ def test_sample_queue_marks_reviews_and_scores_show_the_estimate(app, app_db):
     assert db.execute("SELECT sampled FROM reviews WHERE reviewer = 'samp'").fetchall() == [(1,)]
     at = open_page(at, "scores")
     assert not at.exception
-    assert [d for d in at.dataframe if "estimate" in d.value.columns]
+    shown = [d for d in at.dataframe if "estimate" in d.value.columns]
+    assert shown and {"95% interval (fixed-n)", "95% interval (anytime)"} <= set(shown[0].value.columns)
+    assert any("anytime one holds however you decide when to stop" in c.value for c in at.caption)
     assert at.radio(key="scores.policy").options

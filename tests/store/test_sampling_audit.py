@@ -149,3 +149,21 @@ def test_estimate_labels_both_intervals_and_the_advice_aims_at_the_anytime_one(d
     lo, hi = e["anytime"]["ci"]
     assert lo <= e["ci"][0] <= e["ci"][1] <= hi and hi - lo > e["ci"][1] - e["ci"][0]
     assert next_sample(db, "mixed")["target_interval"] == "anytime"
+
+
+def test_the_cli_estimate_says_which_interval_is_which(db_with_run, capsys):
+    import json
+
+    from audit.cli import main
+
+    db = db_with_run
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    create_plan(db, "mixed", seed=4)
+    assert main(["estimate", "--db", path, "--run", "mixed"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {e["interval"] for e in out.values()} == {"fixed-n"}
+    assert {e["anytime"]["interval"] for e in out.values()} == {"anytime"}
+    with pytest.raises(SystemExit):
+        main(["estimate", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "fixed-n interval" in help_text and "however you decide when to stop" in help_text
