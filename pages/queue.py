@@ -100,7 +100,9 @@ if mode == "sample":
 skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and st.toggle(
     f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)})", value=True,
     key="queue.skip_trivial")
-in_browser = st.toggle("Review card in the browser", value=True, key="queue.in_browser",
+# `?card=classic` opens the classic card (a link to it; tests that drive the classic card's widgets)
+st.session_state.setdefault("queue.in_browser", st.query_params.get("card") != "classic")
+in_browser = st.toggle("Review card in the browser", key="queue.in_browser",
                        help="The browser holds the next decisions and answers every key at once; labels are saved in "
                             "the background (the card says which are saved). Off: the classic card, with a note box "
                             "and the gold-errata form.")

@@ -68,6 +68,8 @@ def app(app_db):
 
 
 def open_page(at: AppTest, page: str, reviewer: str | None = None, **params: str) -> AppTest:
+    if page == "queue":  # AppTest runs no JavaScript: the queue's tests drive the classic card unless they ask
+        params.setdefault("card", "classic")
     at.switch_page(f"pages/{page}.py")
     for k, v in params.items():
         at.query_params[k] = v

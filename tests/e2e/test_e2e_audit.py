@@ -305,7 +305,7 @@ def test_review_queue_keyboard_shortcuts_undo_back_and_reload(demo_app, new_page
     and its buttons are above the fold at 1280x720; a reload keeps the reviewer, the run and blind mode."""
     page = new_page()
     page.set_viewport_size({"width": 1280, "height": 720})
-    open_url(page, demo_app.url + f"/queue?run={DEMO}&reviewer=e2e-keys", "Review queue")
+    open_url(page, demo_app.url + f"/queue?run={DEMO}&reviewer=e2e-keys&card=classic", "Review queue")
     expect(page.get_by_test_id("stSidebar").get_by_role("textbox", name="Reviewer name")).to_have_value("e2e-keys")
     first = _head(page)
     page.locator(".st-key-queue-card button").first.wait_for(state="visible", timeout=RERUN_TIMEOUT)
