@@ -215,3 +215,35 @@ def test_unreachable_provider_is_a_clear_page(new_page: Callable[[], Page], tmp_
         assert "Traceback" not in server.log.read_text(errors="replace")
     finally:
         stop_app(server)
+
+
+def test_the_owner_assigns_review_and_each_reviewer_sees_their_share(team_app: AppServer,
+                                                                     new_page: Callable[[], Page]):
+    from audit.assigned_review import clear_review_assignment, share_of
+
+    owner = new_page()
+    sign_in(owner, team_app, OWNER)
+    signed_in_as(owner, OWNER, "owner")
+    owner.goto(f"{team_app.url}/?run={DEMO}")
+    expect(owner.get_by_role("button", name="Open run")).to_be_visible(timeout=HEALTH_TIMEOUT_S * 1000)  # demo loaded
+    owner.get_by_text("Assigned review (who reviews which documents)").click()
+    owner.get_by_role("textbox", name=re.compile("Reviewers")).fill(f"{REVIEWER}\n{ADJUDICATOR}")
+    owner.get_by_role("button", name="Save review assignment").click()
+    expect(owner.get_by_text(re.compile(r"shared by 2 reviewer\(s\)"))).to_be_visible(timeout=30_000)
+    try:
+        with closing(open_db(team_app.db).conn) as conn:
+            mine = share_of(Database(conn), DEMO, REVIEWER)
+        assert mine
+        rita = new_page()
+        sign_in(rita, team_app, REVIEWER)
+        signed_in_as(rita, REVIEWER, "reviewer")
+        rita.goto(f"{team_app.url}/queue?run={DEMO}")
+        expect(rita.get_by_text(re.compile(rf"Your share: \d+ of {len(mine)} decisions"))).to_be_visible(
+            timeout=30_000)
+        rita.goto(f"{team_app.url}/?run={DEMO}")
+        rita.get_by_text("Assigned review (who reviews which documents)").click()
+        expect(rita.get_by_text("Only an owner may change a run's review assignments").last).to_be_visible()
+        expect(rita.get_by_role("button", name="Save review assignment")).to_have_count(0)
+    finally:
+        with closing(open_db(team_app.db).conn) as conn:
+            clear_review_assignment(Database(conn), DEMO)
