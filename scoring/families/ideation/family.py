@@ -259,7 +259,7 @@ class IdeationTask(FamilyBase):
                     cell = scores.pairwise_cell(vals, t["n_invalid"], n_resamples=n_res, seed=self.seed)
                 out["pairwise"].setdefault(system, {})[c] = cell
         for c, t in total.get("position_bias", {}).items():
-            out["position_bias"][c] = scores.bias_summary(t)
+            out["position_bias"][c] = scores.bias_summary(t, tests=per_doc is not None)
         for c, by in total.get("wins", {}).items():
             out["win_rates"][c] = {me: {other: scores.win_rate_cell(t["wins"], t["losses"], t["ties"])
                                         for other, t in row.items()} for me, row in by.items()}

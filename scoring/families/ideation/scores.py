@@ -200,14 +200,15 @@ def bias_counts(v_ab: str | None, v_ba: str | None) -> dict[str, int]:
             "first_slot_wins": sum(v == FIRST for v in calls)}
 
 
-def bias_summary(c: Mapping[str, int]) -> dict:
-    """Rates and the first-slot interval from summed `bias_counts` of one criterion."""
+def bias_summary(c: Mapping[str, int], *, tests: bool = True) -> dict:
+    """Rates and the first-slot interval from summed `bias_counts` of one criterion (`tests=False`: the rates
+    only, no interval or p-value, as for the other intervals when only the totals are given)."""
     def rate(k: int, n: int) -> float | None:
         return k / n if n else None
 
     pairs, decisive, wins = c.get("pairs_compared", 0), c.get("decisive_calls", 0), c.get("first_slot_wins", 0)
     # the interval and test are of counts: a partial audit's estimated totals are not whole numbers and get none
-    whole = float(wins).is_integer() and float(decisive).is_integer()
+    whole = tests and float(wins).is_integer() and float(decisive).is_integer()
     out = {
         "pairs_compared": pairs,
         "pairs_lost_invalid": c.get("pairs_lost_invalid", 0),
