@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from scoring.families.base import TaskFamily
 from scoring.stats.estimators import MIN_REVIEWS
 
 MIN_DECISIONS = MIN_REVIEWS
@@ -185,3 +186,21 @@ def _alpha_reason(reason: str | None) -> str:
     if "same value" in reason:
         return "every reviewer gave every decision the same label, so α cannot tell agreement from chance"
     return reason
+
+
+def group_title(task: TaskFamily, group: str) -> str:
+    """An agreement group named for people, on the page's tables and charts and in the report: `all`,
+    `trivial` / `non-trivial`, a decision kind, or `kind/type` (the type first: a narrow column cuts the end).
+
+    >>> from scoring.families import TASKS
+    >>> [group_title(TASKS["chimera"], g) for g in ("all", "trivial", "entity_pair", "entity_pair/comb-element")]
+    ['all decisions', 'trivial decisions', 'span pair (predicted ⇄ gold)', 'comb-element (span pair)']
+    """
+    if group == "all":
+        return "all decisions"
+    if group in ("trivial", "non-trivial"):
+        return f"{group} decisions"
+    kind, _, typ = group.partition("/")
+    if not typ:
+        return task.kind_title(kind)
+    return f"{typ} ({task.kind_title(kind).split(' (')[0]})"

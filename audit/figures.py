@@ -7,7 +7,7 @@ database or Streamlit; every text in a chart is drawn by Vega as SVG text, never
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import altair as alt
 import pandas as pd
@@ -32,7 +32,8 @@ def _interval_plot(rows: Sequence[Mapping], *, x_title: str, domain: tuple[float
         yOffset=alt.YOffset("series:N", sort=series),
         color=alt.Color("series:N", sort=series, title=series_title, legend=alt.Legend(orient="bottom",
                                                                                         labelLimit=0)))
-    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=x_title, scale=scale), x2="high:Q")
+    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=x_title, scale=scale,
+                                                        axis=alt.Axis(format="~g")), x2="high:Q")  # not -0.000000060
     dot = base.mark_point(filled=True, size=70).encode(
         x="value:Q", tooltip=["label:N", "series:N", alt.Tooltip("value:Q", format=".4f"),
                               alt.Tooltip("low:Q", format=".4f"), alt.Tooltip("high:Q", format=".4f"), "n:Q"])
@@ -66,7 +67,7 @@ def headline_intervals(points: Sequence[Mapping]) -> alt.FacetChart:
     dot = base.mark_point(filled=True, size=80).encode(
         x="value:Q", tooltip=["label:N", "series:N", alt.Tooltip("value:Q", format=".4f"),
                               alt.Tooltip("low:Q", format=".4f"), alt.Tooltip("high:Q", format=".4f"), "n:Q"])
-    text = base.mark_text(align="left", dx=8, fontSize=10).encode(x="high:Q", text=alt.Text("value:Q", format=".4f"))
+    text = base.mark_text(align="left", dx=8, fontSize=10).encode(x="high:Q", text=alt.Text("value:Q", format=".4~f"))
     return (alt.layer(span, rule, dot, text, data=df).properties(width=460, height=alt.Step(14))
             .facet(row=alt.Row("label:N", sort=labels, title=None,
                                header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=260)))
@@ -111,17 +112,17 @@ def kappa_with_intervals(groups: Mapping[str, Mapping]) -> alt.LayerChart:
     return agreement_intervals(kappa_rows(groups, "human vs judge"), x_title="κ (95% cluster-bootstrap interval)")
 
 
-def kappa_rows(groups: Mapping[str, Mapping], series: str) -> list[dict]:
-    """Interval rows of each group's headline statistic (`audit.agreement_rule.statistic_of`), labelled with its
-    name; an undefined one is left out, never drawn at 0."""
+def kappa_rows(groups: Mapping[str, Mapping], series: str, title: Callable[[str], str] = str) -> list[dict]:
+    """Interval rows of each group's headline statistic (`audit.agreement_rule.statistic_of`), labelled with the
+    group's `title` and the statistic's name; an undefined one is left out, never drawn at 0."""
     out = []
     for g, s in groups.items():
         stat = statistic_of(s)
         if not stat.defined:
             continue
         low, high = stat.ci or (stat.value, stat.value)
-        out.append({"label": f"{g} ({stat.name})", "series": series, "value": stat.value, "low": low, "high": high,
-                    "n": stat.n})
+        out.append({"label": f"{title(g)} ({stat.name})", "series": series, "value": stat.value, "low": low,
+                    "high": high, "n": stat.n})
     return out
 
 

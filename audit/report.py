@@ -25,7 +25,14 @@ from pathlib import Path
 import pandas as pd
 
 from audit import figures
-from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
+from audit.agreement_rule import (
+    MIN_DECISIONS,
+    MIN_DOCUMENTS,
+    MINIMUM_SOURCE,
+    alpha_statistic,
+    group_title,
+    statistic_of,
+)
 from audit.export import export_json, export_latex
 from audit.views import RunView
 
@@ -100,10 +107,6 @@ def para(text: str) -> str:
 
 def _figure(name: str, title: str, chart: object, caption: str = "") -> Figure:
     return Figure(name, title, chart.to_dict(), caption)  # type: ignore[attr-defined]
-
-
-def _kind_title(kind: str) -> str:
-    return kind.replace("_", " ")
 
 
 # ---------------------------------------------------------------- building
@@ -200,11 +203,15 @@ def agreement_points(view: RunView, agreement: Mapping | None = None) -> list[di
         agreement = compute_agreement(view.db, view)
     hvj = agreement.get("human_vs_judge", {})
     hvh = agreement.get("human_vs_human", {})
-    rows = figures.kappa_rows(hvj, "human vs judge") + figures.kappa_rows(hvh.get("pairs", {}), "human vs human")
+    def title(group: str) -> str:
+        return group_title(view.task, group)
+
+    rows = (figures.kappa_rows(hvj, "human vs judge", title)
+            + figures.kappa_rows(hvh.get("pairs", {}), "human vs human"))
     for group, a in alpha_groups_of(agreement).items():
         stat = alpha_statistic(a)
         if stat.defined:
-            rows.append({"label": f"{group} ({stat.name}, all reviewers)", "series": "human vs human",
+            rows.append({"label": f"{title(group)} ({stat.name}, all reviewers)", "series": "human vs human",
                          "value": stat.value, "low": None, "high": None, "n": stat.n})
     return rows
 
@@ -266,9 +273,10 @@ def _errors(view: RunView, data: Mapping) -> Section:
     for i, kind in enumerate(kinds):
         conf = hvj[kind].get("confusion")
         if conf and conf.get("labels"):
-            s.figures.append(_figure(f"confusion-{i}", f"Confusion: {_kind_title(kind)}", figures.confusion_heatmap(
-                conf, row_title="human", col_title="judge", title=_kind_title(kind)),
-                f"{_kind_title(kind)}: effective human label (rows) vs the judge's (columns), n = {hvj[kind]['n']}"))
+            name = view.task.kind_title(kind)
+            s.figures.append(_figure(f"confusion-{i}", f"Confusion: {name}", figures.confusion_heatmap(
+                conf, row_title="human", col_title="judge", title=name),
+                f"{name}: effective human label (rows) vs the judge's (columns), n = {hvj[kind]['n']}"))
     settled = _settled(view)
     overruled = [(d, e) for d, e in settled if e.label != d["judge_label"]]
     if not settled:
@@ -278,7 +286,7 @@ def _errors(view: RunView, data: Mapping) -> Section:
     if moves:
         s.body.append("<h3>Overrules by direction</h3>")
         s.body.append(table(["decision kind", "judge said", "reviewers said", "decisions"],
-                            [[_kind_title(k), j, h, n] for (k, j, h), n in sorted(moves.items())]))
+                            [[view.task.kind_title(k), j, h, n] for (k, j, h), n in sorted(moves.items())]))
     strata = _unit_strata(data)
     if strata:
         per = Counter((strata.get(str(d["id"]), "not in the plan"), e.label == d["judge_label"]) for d, e in settled)
@@ -296,8 +304,9 @@ def _errors(view: RunView, data: Mapping) -> Section:
     s.body.append(f"<h3>First overruled decisions ({min(EXAMPLES, len(overruled))} of {len(overruled)})</h3>")
     if overruled:
         notes = view.reviews
-        rows = [[d["id"], d["doc_id"], _kind_title(d["kind"]), d["type"], d["left"], d["right"], d["judge_label"],
-                 e.label, " | ".join(f"{r['reviewer']}: {r['note']}" for r in notes.get(d["id"], []) if r.get("note"))]
+        rows = [[d["id"], d["doc_id"], view.task.kind_title(d["kind"]), d["type"], d["left"], d["right"],
+                 d["judge_label"], e.label,
+                 " | ".join(f"{r['reviewer']}: {r['note']}" for r in notes.get(d["id"], []) if r.get("note"))]
                 for d, e in overruled[:EXAMPLES]]
         s.body.append(table(["id", "document", "kind", "type", "left", "right", "judge", "audited", "notes"], rows,
                             numeric=False))
@@ -336,7 +345,7 @@ def _unit_strata(data: Mapping) -> dict[str, str]:
 def _coverage(view: RunView, data: Mapping) -> Section:
     s = Section("3. Coverage: what humans looked at")
     counts = view.review_counts_by_type()
-    rows = [{"group": f"{_kind_title(c['kind'])} · {c['type']}" if c["type"] else _kind_title(c["kind"]),
+    rows = [{"group": group_title(view.task, f"{c['kind']}/{c['type']}" if c["type"] else c["kind"]),
              "reviewed": c["reviewed"], "total": c["decisions"]} for c in counts]
     total = sum(c["decisions"] for c in counts)
     reviewed = sum(c["reviewed"] for c in counts)

@@ -144,9 +144,12 @@ class RunView:
         is unique across runs and grows with every run a database holds."""
         if not decision_ids:
             return {}
-        first = self.db.execute("SELECT MIN(id) FROM decisions WHERE run_id = ?", [self.id]).fetchone()[0]
-        return {i: self.db.execute("SELECT COUNT(*) FROM decisions WHERE run_id = ? AND id BETWEEN ? AND ?",
-                                   [self.id, first, i]).fetchone()[0] for i in decision_ids}
+        if len(decision_ids) < 8:
+            return {i: self.db.execute("SELECT COUNT(*) FROM decisions WHERE run_id = ? AND id <= ?",
+                                       [self.id, i]).fetchone()[0] for i in decision_ids}
+        rank = {r[0]: n for n, r in enumerate(
+            self.db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [self.id]), start=1)}
+        return {i: rank[i] for i in decision_ids}
 
     def decision(self, decision_id: int) -> dict:
         """One decision as `decisions` gives it, read now (its reviews too), not from the view's snapshot.

@@ -10,7 +10,7 @@ from audit.figures import agreement_intervals, confusion_heatmap
 from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
-from ui.families import kind_title
+from ui.families import group_title, kind_title
 from ui.state import blind_guard, current_view, db, link
 from ui.text import show_text
 
@@ -51,16 +51,6 @@ def fmt(value: float | None) -> str:
 
 def count(value: int | None) -> str:
     return "—" if value is None else str(value)
-
-
-def group_title(task: str, group: str) -> str:
-    """`all`, `trivial` / `non-trivial`, a decision kind, or `kind/type`, named for people."""
-    if group == "all":
-        return "all decisions"
-    if group in ("trivial", "non-trivial"):
-        return f"{group} decisions"
-    kind, _, typ = group.partition("/")
-    return kind_title(task, kind) + (f" · {typ}" if typ else "")
 
 
 def stats_table(groups: dict, task: str) -> pd.DataFrame:
@@ -232,9 +222,13 @@ if groups:
         show_text(f"Decisions behind the cell human = {cell['human']}, judge = {cell['judge']}:", "caption")
     else:
         st.caption("Click a cell to list the decisions behind it.")
+    numbers = run_view.decision_numbers(rows["decision"].tolist()) if len(rows) else {}
     rows = rows.assign(kind=[kind_title(row["task"], k) for k in rows["kind"]] if len(rows) else [],
                        open=[link("document", run=run, doc=d, decision=i)
                              for d, i in zip(rows["doc"], rows["decision"], strict=True)])
+    rows["decision"] = [numbers[i] for i in rows["decision"]]  # its number in the run, as the other pages show it
     st.dataframe(rows[["decision", "doc", "kind", "type", "left", "right", "reviewer", "human", "judge", "open"]],
                  hide_index=True, key="agreement.rows",
-                 column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})
+                 column_config={"decision": st.column_config.NumberColumn("#", help="The decision's number in this "
+                                                                          "run."),
+                                "open": st.column_config.LinkColumn("open", display_text="review ›")})

@@ -42,14 +42,15 @@ def format_value(v: object, unit: str = "score") -> str:
 def format_delta(delta: float, unit: str = "score") -> str:
     """A change in the unit of its value.
 
-    >>> format_delta(-0.0612), format_delta(0.02, "share"), format_delta(-2.0, "rank")
-    ('-0.0612', '+2 pt', '-2')
+    >>> format_delta(-0.0612), format_delta(0.02, "share"), format_delta(-2.0, "rank"), format_delta(4.1e-05)
+    ('-0.0612', '+2 pt', '-2', '+4.1e-05')
     """
     if unit == "share":
         return f"{100 * delta:+.3g} pt"
     if unit in ("rank", "count"):
-        return f"{delta:+.0f}" if float(delta).is_integer() else f"{delta:+.1f}"
-    return f"{delta:+.4f}"
+        return f"{delta:+.0f}" if float(delta).is_integer() else f"{delta:+.1f}" if abs(delta) >= 0.05 else \
+            f"{delta:+.1e}"
+    return f"{delta:+.4f}" if abs(delta) >= 5e-5 else f"{delta:+.1e}"  # a change, not "+0.0000"
 
 
 def cards_per_row(texts: list[str], most: int = 4) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 from scoring.decisions import Decision
@@ -214,6 +215,10 @@ class TaskFamily(Protocol):
     certain_decisions: str
     """Which decisions `trivial` calls certain, in words; empty when none ever is."""
 
+    def kind_title(self, kind: str) -> str:
+        """A decision kind named for people (pages, report, agreement groups)."""
+        ...
+
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
         """Runs scored from the bundled data (`data/`) on a fresh database."""
         ...
@@ -340,6 +345,12 @@ class FamilyBase:
     certain_decisions: str = ""
     """In words, which decisions `trivial` calls certain (`two identical strings`); empty: none ever is, and the
     review queue offers no switch to skip them."""
+    kind_titles: Mapping[str, str] = MappingProxyType({})
+    """Decision kinds' names for people where the kind with spaces does not say it (`span pair (predicted ⇄ gold)`)."""
+
+    def kind_title(self, kind: str) -> str:
+        """A decision kind named for people: `kind_titles`, else the kind with spaces (`material pair`)."""
+        return self.kind_titles.get(kind, kind.replace("_", " "))
 
     def sampled_by(self, cell: MetricCell) -> SampledBy | None:  # noqa: ARG002 (default)
         """`totals` for every cell when `metrics` needs only the summed counts; else None (the family says which of

@@ -152,8 +152,12 @@ def test_agreement_page_tables_and_heatmap_cell(reviewed, app_db):
     hvj = table(at, "group", "statistic", "value [95%]")
     assert hvj.loc[hvj["group"] == "all decisions", "n"].item() == len(rows["hvj"])
     assert not any("entity_pair" in g for g in hvj["group"])
+    typed = [g for g in hvj["group"] if "(" in g and not g.startswith("span pair")]
+    assert typed and all(g.split(" (")[0] in {"comb-element", "inspiration-src", "inspiration-target"} for g in typed)
     listed = table(at, "decision", "reviewer", "human")
     assert len(listed) == len(rows["hvj"])
+    numbers = load_view(open_db(app_db), DEMO).decision_numbers([r["decision"] for r in rows["hvj"]])
+    assert sorted(listed["decision"]) == sorted(numbers.values())  # numbers within the run, not database ids
     at.session_state["agreement.heatmap"] = {"selection": {"cell": [{"human": "no-match", "judge": "match"}]}}
     at.run()
     picked = table(at, "decision", "reviewer", "human")

@@ -149,3 +149,17 @@ def test_the_queue_numbers_its_card_and_strip_within_the_run(app, app_db):
     assert not at.exception
     strip = plain(" ".join(c.value for c in at.caption))
     assert f"Stored #{head[1]} → " in strip and f"#{head[2]} →" not in strip
+
+
+@pytest.mark.parametrize("unit", ["score", "share", "rank", "count"])
+def test_a_change_never_reads_as_zero(unit):
+    """Any audited value that differs from the original shows a non-zero change, however small."""
+    import numpy as np
+
+    from ui.metrics import format_delta
+
+    rng = np.random.default_rng(7)
+    for d in np.concatenate([10 ** rng.uniform(-9, 0, 300), -(10 ** rng.uniform(-9, 0, 300))]):
+        text = format_delta(float(d), unit)
+        assert re.search(r"[1-9]", text), (d, text)
+        assert text.startswith("+" if d > 0 else "-"), (d, text)

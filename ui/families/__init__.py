@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 
+from audit.agreement_rule import group_title as agreement_group_title
 from scoring.families import get_task
 from scoring.families.base import Noun
 
@@ -69,8 +70,13 @@ def section_help(task: str, section: str) -> str:
 
 
 def kind_title(task: str, kind: str) -> str:
-    """A decision kind named for people (`KIND_TITLES` of the family's view, else the kind with spaces)."""
-    return getattr(view(task), "KIND_TITLES", {}).get(kind, kind.replace("_", " "))
+    """A decision kind named for people (the family's `kind_title`: the report and the pages say the same)."""
+    return get_task(task).kind_title(kind)
+
+
+def group_title(task: str, group: str) -> str:
+    """An agreement group named for people (`audit.agreement_rule.group_title`, as the report and charts say)."""
+    return agreement_group_title(get_task(task), group)
 
 
 def gold_items(task: str, payload: dict) -> list[str]:

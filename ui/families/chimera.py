@@ -6,12 +6,11 @@ import html
 
 import streamlit as st
 
-from scoring.families.chimera.scorer import ENTITY_TYPES, KIND, doc_from_json, flat_entities, match_summary
+from scoring.families.chimera.scorer import ENTITY_TYPES, doc_from_json, flat_entities, match_summary
 from ui.families import DocumentContext
 from ui.highlight import highlight_html, legend_html, locate, type_colours
 from ui.text import md_literal, show_text
 
-KIND_TITLES = {KIND: "span pair (predicted ⇄ gold)"}
 COLOURS = type_colours(ENTITY_TYPES)
 DOC_ID_TITLE = "paper id"
 ANSWER_TEXT = {"yes": "yes", "no": "no", "invalid": "unreadable", "missing": "not in log"}

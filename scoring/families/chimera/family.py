@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from scoring.decisions import Decision
@@ -31,6 +32,7 @@ class ChimeraTask(FamilyBase):
     title = "CHIMERA recombination extraction"
     doc_noun = Noun("abstract", article="an")
     certain_decisions = "two identical strings"
+    kind_titles = MappingProxyType({chimera.KIND: "span pair (predicted ⇄ gold)"})
     label_schemes = {chimera.KIND: LabelScheme(
         "binary", ("match", "no-match"), positive="match", symmetric=True,
         titles={"match": "match", "no-match": "no match"}, keys={"match": "a", "no-match": "o"})}
