@@ -289,6 +289,7 @@ def browser_panel() -> None:
     ids: list[int] = st.session_state[IDS]
     as_role = role()
     done = labelled_count(fconn, row["id"], who) if who else 0
+    share_status(fconn)
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),
                             authorize=lambda r: auth.check(auth.review_action(r)))
