@@ -7,7 +7,7 @@ interval then under-covers. A confidence sequence (CS) holds at every n at once,
 
 The boundary is the two-sided normal-mixture asymptotic CS of Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas,
 "Time-uniform central limit theory and asymptotic confidence sequences" (Annals of Statistics, 2024; arXiv
-2103.06476), eq. (12) / Theorem 2.2:
+2103.06476), the Gaussian-mixture asymptotic CS for an iid mean:
 
     C_t = μ̂_t ± σ̂_t · sqrt( 2(tρ² + 1) / (t²ρ²) · log( sqrt(tρ² + 1) / α ) )
 
