@@ -293,7 +293,8 @@ def _head(page) -> tuple[int, int]:
 
 def _press(page, key: str, before: tuple[int, int]) -> tuple[int, int]:
     page.keyboard.press(key)
-    page.wait_for_function("(old) => { const m = document.body.innerText.match(/decision #\\d+ \\(id (\\d+)\\) · (\\d+) of/);"
+    page.wait_for_function("(old) => { const m = document.body.innerText"
+                           ".match(/decision #\\d+ \\(id (\\d+)\\) · (\\d+) of/);"
                            " return !!m && (m[1] + '/' + m[2]) !== old; }", arg=f"{before[0]}/{before[1]}",
                            timeout=RERUN_TIMEOUT)
     wait_idle(page)
