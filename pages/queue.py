@@ -192,7 +192,7 @@ def share_status(fconn: Database) -> bool:
               "share: ask the owner (Runs page) to add you.", "caption")
     done = 0 < shared["of"] <= shared["done"]
     if done:
-        st.success(f"Your share is done: you have labelled all {shared['of']} decisions assigned to you.")
+        st.success(f"Your share is done: you have labelled all {md_literal(shared['of'])} decisions assigned to you.")
     return done
 
 
@@ -224,7 +224,7 @@ def card_panel(fconn: Database) -> None:
     mine = d["human"].get(who) if as_role == "reviewer" else None
     hide = hidden and mine is None
     number = run_view.on(fconn).decision_numbers([d["id"]])[d["id"]]
-    st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{number} "
+    st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{md_literal(number)} "
                 f"(id {d['id']}) · {pos + 1} of {len(ids)}")
     # Stable keys: the card and its widgets are updated in place from one decision to the next, not re-mounted.
     with st.container(border=True, key="queue.card"):
