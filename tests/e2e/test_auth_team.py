@@ -108,7 +108,7 @@ def reviews(app: AppServer) -> list[tuple]:
 
 def label_in_queue(page: Page, app: AppServer, key: str, query: str = "") -> None:
     """Open the queue of the demo run and press `key` (a: confirm, o: overrule); wait for the stored strip."""
-    page.goto(f"{app.url}/queue?run={DEMO}{query}")
+    page.goto(f"{app.url}/queue?run={DEMO}&card=classic{query}")
     page.locator(".st-key-queue-card button").first.wait_for(state="visible", timeout=HEALTH_TIMEOUT_S * 1000)
     page.get_by_role("heading", name="Review queue").click()  # focus the page, not a text box
     page.keyboard.press(key)
@@ -125,7 +125,7 @@ def test_sign_in_review_as_yourself_and_sign_out(team_app: AppServer, new_page: 
     sidebar(page).get_by_role("button", name="Sign out").click()
     page.get_by_role("button", name="End session").click()  # the provider's own sign-out form (OIDC end_session)
     expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=30_000)
-    page.goto(f"{team_app.url}/queue?run={DEMO}")
+    page.goto(f"{team_app.url}/queue?run={DEMO}&card=classic")
     expect(page.get_by_role("button", name="Sign in")).to_be_visible()
     expect(sidebar(page)).to_have_count(0)
 
@@ -237,7 +237,7 @@ def test_the_owner_assigns_review_and_each_reviewer_sees_their_share(team_app: A
         rita = new_page()
         sign_in(rita, team_app, REVIEWER)
         signed_in_as(rita, REVIEWER, "reviewer")
-        rita.goto(f"{team_app.url}/queue?run={DEMO}")
+        rita.goto(f"{team_app.url}/queue?run={DEMO}&card=classic")
         expect(rita.get_by_text(re.compile(rf"Your share: \d+ of {len(mine)} decisions"))).to_be_visible(
             timeout=30_000)
         rita.goto(f"{team_app.url}/?run={DEMO}")
