@@ -50,8 +50,9 @@ with st.container(border=True):
 
 just = st.session_state.pop("runs.just_scored", None)
 if just:
-    show_text(f"Scored and stored run {just}.", "success")
-    st.page_link("pages/overview.py", label=f"Open {md_literal(just)} ›", query_params=link_params(run=just))
+    for text, kind in just.messages:
+        show_text(text, kind)
+    st.page_link("pages/overview.py", label=f"Open {md_literal(just.name)} ›", query_params=link_params(run=just.name))
 st.subheader("Runs")
 if runs.empty:
     st.info("No runs yet: score one below.")
@@ -77,5 +78,5 @@ with st.expander("Score a new run", expanded=runs.empty):
     new = new_run_form(conn)
     if new:
         st.session_state["runs.just_scored"] = new
-        st.query_params["run"] = new  # the new run becomes the session's current run
+        st.query_params["run"] = new.name  # the new run becomes the session's current run
         st.rerun()

@@ -21,7 +21,7 @@ from scoring.families.base import DemoRun, InputSpec, TaskFamily
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions, describe, kind_of
 from ui import auth
-from ui.text import show_error, show_text
+from ui.text import show_error
 
 UPLOAD = "Upload…"
 PATH = "A path on this machine…"
@@ -197,8 +197,17 @@ def _demo_folders(demo: DemoRun | None) -> list[str]:
     return sorted({Path(v).parent.name for v in demo.inputs.values()})
 
 
-def new_run_form(conn: Database) -> str | None:
-    """Render the form; return the new run's name after a successful score."""
+@dataclass(frozen=True)
+class ScoredRun:
+    """A run the form stored, with what to tell the user once the page has switched to it."""
+
+    name: str
+    messages: tuple[tuple[str, str], ...]  # (text, kind) pairs for ui.text.show_text
+
+
+def new_run_form(conn: Database) -> ScoredRun | None:
+    """Render the form; after a successful score return the new run (its success line and warnings are not drawn
+    here: the page draws them after its rerun, so they are shown once and do not vanish with the rerun)."""
     names = list(TASKS)
     task = TASKS[st.selectbox("Benchmark family", names, format_func=lambda n: TASKS[n].title, key="newrun.task")]
     demos = task.demo_runs(DATA)
@@ -263,8 +272,6 @@ def new_run_form(conn: Database) -> str | None:
             return None
     cancel.empty()
     bar.progress(1.0, text="Done")
-    show_text(f"Scored and stored run {row['name']} ({row['n_docs']} documents, {row['n_decisions']} decisions).",
-              kind="success")
-    for w in row["summary"].get("warnings", []):
-        show_text(w, kind="warning")
-    return row["name"]
+    done = f"Scored and stored run {row['name']} ({row['n_docs']} documents, {row['n_decisions']} decisions)."
+    warnings = tuple((str(w), "warning") for w in row["summary"].get("warnings", []))
+    return ScoredRun(row["name"], ((done, "success"), *warnings))

@@ -29,7 +29,12 @@ def test_score_a_new_run_from_the_form_lists_it_and_makes_it_current(app, app_db
     app.text_input(key="newrun.name").set_value("perfect-exact")
     app.button(key="newrun.score").click().run()
     assert not app.exception and not app.error
-    assert any("perfect-exact" in plain(s.value) for s in app.success)
+    stored = [plain(s.value) for s in app.success if "Scored and stored run" in plain(s.value)]
+    n_decisions = open_db(app_db).execute("SELECT count(*) FROM decisions d JOIN runs r ON r.id = d.run_id "
+                                          "WHERE r.name = 'perfect-exact'").fetchone()[0]
+    # said once, after the rerun that made the run current, with its counts (it used to be said twice)
+    assert len(stored) == 1 and stored[0].startswith("Scored and stored run perfect-exact (")
+    assert f"{n_decisions} decisions" in stored[0]
     assert "perfect-exact" in app.dataframe[0].value["run"].tolist()
     assert app.session_state["current_run"] == "perfect-exact"
     row = open_db(app_db).execute("SELECT n_docs, original_metrics FROM runs WHERE name='perfect-exact'").fetchone()
