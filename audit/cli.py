@@ -181,6 +181,7 @@ def cmd_review(args: argparse.Namespace) -> None:
     from audit.queue import describe_change
     from audit.reviews import add_review
     from audit.views import load_view
+    from scoring.families.base import Noun
 
     db = _open(args.db)
     label = None if args.label == "undo" else args.label
@@ -194,8 +195,8 @@ def cmd_review(args: argparse.Namespace) -> None:
         return
     rc = a.review_counts
     print(describe_change(view.task, args.decision, label, before, a.metrics))
-    print(f"run {args.run}: {rc['reviewed']} decisions reviewed, {rc['overruled']} overruled, {rc['conflicted']} "
-          "conflicted (--json: the review row and the audited metrics)")
+    print(f"run {args.run}: {Noun('decision').count(rc['reviewed'])} reviewed, {rc['overruled']} overruled, "
+          f"{rc['conflicted']} conflicted (--json: the review row and the audited metrics)")
 
 
 def cmd_plan(args: argparse.Namespace) -> None:

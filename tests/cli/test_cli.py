@@ -97,4 +97,4 @@ def test_review_prints_what_changed_in_two_lines(tmp_path, capsys):
                  "--reviewer", "ana"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and lines[0].startswith(f"#{target['id']} → no-match") and "F1" in lines[0]
-    assert "1 decisions reviewed, 1 overruled" in lines[1]
+    assert "1 decision reviewed, 1 overruled" in lines[1]  # the count with its noun, never "1 decisions"
