@@ -163,3 +163,24 @@ def test_a_change_never_reads_as_zero(unit):
         text = format_delta(float(d), unit)
         assert re.search(r"[1-9]", text), (d, text)
         assert text.startswith("+" if d > 0 else "-"), (d, text)
+
+
+@pytest.mark.parametrize("run", DEMO_RUNS)
+def test_every_scores_chart_plots_something(app, run):
+    """No empty chart (LitXBench's per-type chart was drawn with nothing in it): every chart on the Scores page has
+    at least one finite value to plot."""
+    import math
+
+    import pyarrow as pa
+
+    at = open_page(app, "scores", run=run)
+    assert not at.exception
+    charts = at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    assert charts
+    for chart in charts:
+        values = []
+        for ds in chart.proto.datasets:
+            frame = pa.ipc.open_stream(ds.data.data).read_all().to_pandas()
+            values += [v for col in frame.columns for v in frame[col].tolist()
+                       if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
+        assert values, (run, chart.proto.spec[:200])
