@@ -11,6 +11,12 @@
   distinct reviewers (Argilla's minimum submitted per record), every other document to one. Reviewers take the
   documents in turn around a seeded order of their names, so shares (in documents) differ by at most one.
 - The distribution is stored when set (a plan made later moves nobody's share); setting again replaces it.
+- A share holds every decision of its documents, the certain ones (the family's `trivial`: CHIMERA's identical
+  strings) included, and that one rule (`_shared_decisions`) is what the queue serves (`share_queue_ids`: no
+  "skip decisions whose answer is certain" inside a share), what `share_progress` counts, what the CLI's summary
+  and the owner's form show, and what the Agreement page's planned overlap counts. Leaving certain decisions out
+  instead would make a finished share leave its documents incomplete, and the sampled estimate counts a document
+  only once all its decisions are labelled; agreement reports trivial decisions apart anyway.
 
 Who may set it is `audit.roles`' decision (action `edit_assignments`); the CLI is trusted, like every CLI write.
 """
@@ -20,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlite_utils import Database
@@ -28,6 +34,7 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.reviews import check_reviewer
 from audit.store import now, run_row, transaction
+from audit.views import RunRef
 
 MAX_REVIEWERS = 200
 MAX_SEED = 2**63 - 1
@@ -197,23 +204,39 @@ def review_assignment(db: Database, run: str) -> dict | None:
     if found is None:
         return None
     run_id, reviewers, min_reviewers, double_code, documents, seed, universe, set_by, updated = found
-    per_doc = {doc: n for doc, n in db.execute("SELECT doc_id, COUNT(*) FROM decisions WHERE run_id = ? GROUP BY "
-                                               "doc_id", [run_id])}
-    shares: dict[str, dict[str, int]] = {who: {"documents": 0, "decisions": 0} for who in json.loads(reviewers)}
-    planned: dict[str, bool] = {}
-    for doc, who, double in db.execute("SELECT doc_id, reviewer, double_coded FROM review_shares WHERE run_id = ?",
-                                       [run_id]):
-        planned[doc] = bool(double)
-        share = shares.setdefault(who, {"documents": 0, "decisions": 0})
-        share["documents"] += 1
-        share["decisions"] += per_doc.get(doc, 0)
-    double_docs = [d for d, dbl in planned.items() if dbl]
+    docs: dict[str, dict[str, set]] = {who: {"documents": set(), "decisions": set()} for who in json.loads(reviewers)}
+    planned: dict[int, str] = {}
+    double: set[int] = set()
+    for dec_id, doc, who, dbl in _shared_decisions(db, run_id):
+        share = docs.setdefault(who, {"documents": set(), "decisions": set()})
+        share["documents"].add(doc)
+        share["decisions"].add(dec_id)
+        planned[dec_id] = doc
+        if dbl:
+            double.add(dec_id)
+    planned_docs = {r[0]: bool(r[1]) for r in db.execute("SELECT doc_id, MAX(double_coded) FROM review_shares "
+                                                          "WHERE run_id = ? GROUP BY doc_id", [run_id])}
+    shares = {who: {"documents": len(s["documents"]), "decisions": len(s["decisions"])} for who, s in docs.items()}
     return {"reviewers": json.loads(reviewers), "min_reviewers": min_reviewers,
             "double_code": json.loads(double_code), "sample_documents": documents, "seed": seed,
             "universe": universe, "set_by": set_by, "updated": updated,
-            "planned_documents": len(planned), "planned_decisions": sum(per_doc.get(d, 0) for d in planned),
-            "double_coded_documents": len(double_docs),
-            "double_coded_decisions": sum(per_doc.get(d, 0) for d in double_docs), "shares": shares}
+            "planned_documents": len(planned_docs), "planned_decisions": len(planned),
+            "double_coded_documents": sum(planned_docs.values()), "double_coded_decisions": len(double),
+            "shares": shares}
+
+
+def _shared_decisions(db: Database, run_id: int, reviewer: str | None = None) -> list[tuple[int, str, str, bool]]:
+    """`(decision id, document, reviewer, double-coded)` of the run's shares (of `reviewer`'s only, when given), in
+    serving order: what a share holds, every decision of its documents, certain ones included (the module's rule;
+    every reader of a share goes through here)."""
+    q = ("SELECT d.id, s.doc_id, s.reviewer, s.double_coded FROM review_shares s JOIN decisions d ON d.run_id = "
+         "s.run_id AND d.doc_id = s.doc_id WHERE s.run_id = ?")
+    args: list = [run_id]
+    if reviewer is not None:
+        q += " AND s.reviewer = ?"
+        args.append(reviewer.strip().casefold())
+    return [(i, doc, who, bool(dbl)) for i, doc, who, dbl in db.execute(q + " ORDER BY s.position, d.id, s.reviewer",
+                                                                         args)]
 
 
 def share_of(db: Database, run: str, reviewer: str) -> list[int] | None:
@@ -222,9 +245,23 @@ def share_of(db: Database, run: str, reviewer: str) -> list[int] | None:
     found = _settings(db, run)
     if found is None:
         return None
-    return [r[0] for r in db.execute(
-        "SELECT d.id FROM review_shares s JOIN decisions d ON d.run_id = s.run_id AND d.doc_id = s.doc_id WHERE "
-        "s.run_id = ? AND s.reviewer = ? ORDER BY s.position, d.id", [found[0], (reviewer or "").strip().casefold()])]
+    return [r[0] for r in _shared_decisions(db, found[0], reviewer or "")]
+
+
+def share_queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, share: Sequence[int] | None, *,
+                    types: Iterable[str] = (), judge_labels: Iterable[str] = (), doc: str = "",
+                    skip_trivial: bool = False) -> list[int]:
+    """The review queue's decision ids (`audit.queue.queue_ids`) cut to `share` (None: not cut). Inside a share
+    `skip_trivial` does not apply: the share's certain decisions are served like the others (the module's rule),
+    so a reviewer who labels everything their queue serves finishes the share `share_progress` counts."""
+    from audit.queue import queue_ids  # the queue module reads no assignment; this one cuts its answer
+
+    ids = queue_ids(db, run, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc,
+                    skip_trivial=skip_trivial and share is None)
+    if share is None:
+        return ids
+    mine = set(share)
+    return [i for i in ids if i in mine]
 
 
 def planned_documents(db: Database, run_id: int) -> set[str]:
@@ -238,8 +275,7 @@ def double_coded_plan(db: Database, run: str) -> dict | None:
     found = _settings(db, run)
     if found is None:
         return None
-    rows = db.execute("SELECT DISTINCT d.id, d.doc_id FROM review_shares s JOIN decisions d ON d.run_id = s.run_id "
-                      "AND d.doc_id = s.doc_id WHERE s.run_id = ? AND s.double_coded = 1", [found[0]]).fetchall()
+    rows = [(i, doc) for i, doc, _, double in _shared_decisions(db, found[0]) if double]
     return {"decisions": {r[0] for r in rows}, "documents": len({r[1] for r in rows}), "min_reviewers": found[2]}
 
 

@@ -72,15 +72,17 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     if view.db.execute("SELECT 1 FROM reviews WHERE run_id = ? AND sampled = 1 AND decision_id IN (SELECT id FROM "
                        "decisions WHERE run_id = ? AND doc_id = ?) LIMIT 1", [view.id, view.id, doc]).fetchone():
         return  # a block the queue served already
-    _, sampled, certain, _ = _blocks_state(view, plan)
     block = next((b for b in plan.blocks if b.id == doc), None)
+    from audit.assigned_review import planned_documents
+
+    # assigned review: a prefix of the plan's order fixed in advance, its shares reviewed in parallel (a co-reviewer
+    # may have labelled it from another queue first: it stays a draw, or the other's share could never be finished)
+    if block is not None and doc in planned_documents(view.db, view.id):
+        return
+    _, sampled, certain, _ = _blocks_state(view, plan)
     if block is None or doc in certain or doc in sampled:
         why = "is not in the sampling plan" if block is None else "was reviewed by hand"
         raise AuditError(f"decision {decision_id}: document {doc!r} {why}, so it is no sample draw; {hint}")
-    from audit.assigned_review import planned_documents
-
-    if doc in planned_documents(view.db, view.id):
-        return  # assigned review: a prefix of the plan's order fixed in advance, its shares reviewed in parallel
     first = next(b for b in plan.blocks if b.stratum == block.stratum and b.id not in certain and b.id not in sampled)
     if first.id != doc:
         raise AuditError(f"decision {decision_id}: document {doc!r} is not what the sample queue serves (in its "

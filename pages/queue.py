@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
-from audit.assigned_review import assignment_stamp, share_of, share_progress
+from audit.assigned_review import assignment_stamp, share_of, share_progress, share_queue_ids
 from audit.effective import current_labels
 from audit.errors import AuditError
 from audit.queue import (
@@ -21,7 +21,6 @@ from audit.queue import (
     decision_view,
     describe_change,
     labelled_count,
-    queue_ids,
     reviewer_progress_db,
     suggested_first,
 )
@@ -97,9 +96,13 @@ if mode == "sample":
                       f"next: {nxt['doc']} (stratum {nxt['stratum']}, {nxt['why']}); about {nxt['more_to_target']} "
                       f"more documents ({nxt['more_decisions_to_target'] or 0:.0f} decisions) reach ±"
                       f"{nxt['target_half_width']:.2f} on the headline metric.", "caption")
-skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and st.toggle(
+skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and share is None and st.toggle(
     f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)})", value=True,
     key="queue.skip_trivial")
+if share and task.certain_decisions:
+    show_text(f"Your share includes its decisions whose answer is certain ({task.certain_decisions}): a share is "
+              "whole documents, and a document counts in the estimates once all its decisions are labelled.",
+              "caption")
 # `?card=classic` opens the classic card (a link to it; tests that drive the classic card's widgets)
 st.session_state.setdefault("queue.in_browser", st.query_params.get("card") != "classic")
 in_browser = st.toggle("Review card in the browser", key="queue.in_browser",
@@ -111,10 +114,9 @@ key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, 
        plan is not None, assignment_stamp(conn, run))  # a plan just created: the sample queue reads its ids now
 if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the fragment then walks through them
     st.session_state[KEY] = key
-    mine = set(share) if share is not None else None
     st.session_state[IDS] = suggested_first(
-        [i for i in queue_ids(conn, run_view, who, mode, types=types, judge_labels=labels, doc=doc_filter,
-                              skip_trivial=skip_trivial) if mine is None or i in mine], nxt["decisions"] if nxt else ())
+        share_queue_ids(conn, run_view, who, mode, share, types=types, judge_labels=labels, doc=doc_filter,
+                        skip_trivial=skip_trivial), nxt["decisions"] if nxt else ())
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
     st.session_state.pop(STRIP, None)

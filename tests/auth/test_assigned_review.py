@@ -135,11 +135,12 @@ def test_shares_reviewed_out_of_plan_order_are_sample_draws(db_with_run):
     assert db.execute("SELECT sampled FROM reviews WHERE decision_id = ?", [decision]).fetchall() == [(1,)]
 
 
-def _label_share(db, who: str, ids: list[int], flip: set[int] = frozenset()) -> None:
+def _label_share(db, who: str, ids: list[int], flip: set[int] = frozenset(), *, sampled: bool = False) -> None:
     for i in ids:
         judge = db.execute("SELECT judge_label FROM decisions WHERE id = ?", [i]).fetchone()[0]
         label = "match" if judge == "invalid" else judge
-        add_review(db, "mixed", i, ("no-match" if label == "match" else "match") if i in flip else label, who)
+        add_review(db, "mixed", i, ("no-match" if label == "match" else "match") if i in flip else label, who,
+                   sampled=sampled)
 
 
 def test_agreement_reports_the_planned_overlap_not_the_accidental_one(db_with_run):
@@ -186,3 +187,59 @@ def test_the_cli_sets_shows_and_clears_an_assignment(db_with_run, db_path, capsy
     assert cli("--reviewers", "ana", "--double-code", "2")[0] != 0  # one reviewer cannot double-code
     assert cli()[1] == summary  # the refused change stored nothing
     assert cli("--clear") == (0, {"cleared": True}) and cli() == (0, None)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_reviewer_who_labels_all_their_queue_serves_finishes_their_share(db_with_run, case):
+    """Invariant over random assignments: whatever queue a reviewer keeps to (the dashboard's defaults: "skip
+    decisions whose answer is certain" on), labelling everything it serves, interleaved with the others, finishes
+    the share `share_progress` counts, and the planned overlap then counts every planned decision double-coded."""
+    import random
+
+    from audit.agreement import agreement
+    from audit.assigned_review import review_assignment, share_progress, share_queue_ids
+    from audit.queue import BLIND_QUEUES
+
+    db, rng = db_with_run, random.Random(case)
+    plan_when = rng.choice(["none", "before", "after"])
+    if plan_when == "before":
+        create_plan(db, "mixed", seed=rng.randrange(100))
+    reviewers = REVIEWERS[:rng.randint(2, 3)]
+    n_docs = len(load_plan(db, "mixed").blocks) if plan_when == "before" else None
+    summary = set_review_assignment(
+        db, "mixed", reviewers, min_reviewers=rng.randint(2, len(reviewers)),
+        double_code=DoubleCode(fraction=rng.choice([0.0, 0.3, 1.0])),
+        documents=rng.randint(1, n_docs) if n_docs else None, seed=rng.randrange(1000), set_by="local")
+    if plan_when == "after":
+        create_plan(db, "mixed", seed=rng.randrange(100))
+    modes = {who: rng.choice([m for m in BLIND_QUEUES if m != "sample" or plan_when != "none"]) for who in reviewers}
+    shares = {who: share_of(db, "mixed", who) for who in reviewers}
+    assert any(_certain_in(db, s) for s in shares.values())  # certain decisions are in some share: the case at stake
+    served: dict[str, set[int]] = {who: set() for who in reviewers}
+    waiting = list(reviewers)
+    while waiting:  # the reviewers take turns, a few labels each, every turn reading their queue afresh
+        who = rng.choice(waiting)
+        ids = share_queue_ids(db, "mixed", who, modes[who], shares[who], skip_trivial=True)
+        if modes[who] == "all":  # the all-queue serves labelled decisions too: a reviewer walks on from them
+            ids = [i for i in ids if i not in served[who]]
+        if not ids:
+            waiting.remove(who)
+        take = ids[:rng.randint(1, 12)]
+        served[who].update(take)
+        _label_share(db, who, take, sampled=modes[who] == "sample")
+    for who in reviewers:
+        progress = share_progress(db, "mixed", who)
+        assert served[who] == set(shares[who])
+        assert progress["done"] == progress["of"] == summary["shares"][who]["decisions"] == len(shares[who])
+    overlap = agreement(db, "mixed", n_resamples=20)["planned_overlap"]
+    assert overlap["double_coded"] == overlap["planned_decisions"] == summary["double_coded_decisions"]
+    assert review_assignment(db, "mixed")["shares"] == summary["shares"]
+
+
+def _certain_in(db, ids: list[int]) -> set[int]:
+    from scoring.families.chimera.family import ChimeraTask
+
+    return {i for i in ids if ChimeraTask().trivial(dict(zip(
+        ("kind", "type", "left", "right", "judge"),
+        db.execute("SELECT kind, type, left, right, judge_label FROM decisions WHERE id = ?", [i]).fetchone(),
+        strict=True)))}
