@@ -17,7 +17,7 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.export import rejudge_version, write_csv
-from audit.reviews import MAX_NAME_CHARS, MAX_NOTE_CHARS
+from audit.reviews import MAX_NAME_CHARS, MAX_NOTE_CHARS, check_client_id
 from audit.store import now
 from audit.views import RunRef, as_view
 from scoring.families.base import TaskFamily
@@ -36,19 +36,39 @@ _COLS = ("id", "uid", "doc_id", "decision_id", "item", "problem", "correction", 
          "withdrawn")
 
 
+def flagged_item(listed: str | None, typed: str | None) -> str:
+    """The gold item a flag names: the one picked from the document's list, else (`listed` None: the item is not
+    in the list, or missing from the gold) the one typed (the review cards' errata forms)."""
+    return (listed if listed is not None else typed or "").strip()
+
+
 def add_erratum(db: Database, run: RunRef, doc_id: str, item: str, problem: str, reviewer: str, *,
                 correction: str | None = None, note: str | None = None, decision_id: int | None = None,
-                withdrawn: bool = False, auth_subject: str | None = None, auth_email: str | None = None) -> dict:
+                withdrawn: bool = False, auth_subject: str | None = None, auth_email: str | None = None,
+                client_id: str | None = None) -> dict:
     """Append one erratum row (or, with `withdrawn=True`, the withdrawal of the reviewer's flag on that item).
 
     `item` is the gold item as shown (a span, a measurement); for a missing item it may be empty and the
     `correction` says what is missing.
 
+    `client_id`: the sender's own id of this flag (the browser review card), stored as the row's uid: a flag
+    whose client id is stored already (a re-send after a reconnect or a reload) is not written again; the stored
+    row is returned, marked `duplicate`.
+
     Raises:
-        UnknownRun; AuditError: unknown document or decision, unknown problem, empty or too long fields.
+        UnknownRun; AuditError: unknown document or decision, unknown problem, empty or too long fields, a client
+        id another run's or reviewer's flag holds.
     """
     view = as_view(db, run)
     db, row = view.db, view.row
+    check_client_id(client_id)
+    if client_id is not None:
+        found = db.execute(f"SELECT {', '.join(_COLS)}, run_id FROM errata WHERE uid = ?", [client_id]).fetchone()
+        if found is not None:
+            stored = dict(zip((*_COLS, "run_id"), found, strict=True))
+            if stored["run_id"] != row["id"] or stored["reviewer"] != (reviewer or "").strip():
+                raise AuditError("this flag's client id belongs to another run's or reviewer's flag")
+            return stored | {"duplicate": True}
     if problem not in PROBLEMS:
         raise AuditError(f"problem {problem!r} is not one of {', '.join(PROBLEMS)}")
     if db.execute("SELECT 1 FROM documents WHERE run_id = ? AND doc_id = ?", [row["id"], doc_id]).fetchone() is None:
@@ -70,9 +90,9 @@ def add_erratum(db: Database, run: RunRef, doc_id: str, item: str, problem: str,
         raise AuditError(f"gold item and correction are limited to {MAX_ITEM_CHARS} characters")
     if note is not None and len(note) > MAX_NOTE_CHARS:
         raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
-    new = {"uid": uuid.uuid4().hex, "run_id": row["id"], "doc_id": doc_id, "decision_id": decision_id, "item": item,
-           "problem": problem, "correction": correction, "note": note, "reviewer": reviewer, "created": now(),
-           "withdrawn": int(withdrawn), "auth_subject": auth_subject, "auth_email": auth_email,
+    new = {"uid": client_id or uuid.uuid4().hex, "run_id": row["id"], "doc_id": doc_id, "decision_id": decision_id,
+           "item": item, "problem": problem, "correction": correction, "note": note, "reviewer": reviewer,
+           "created": now(), "withdrawn": int(withdrawn), "auth_subject": auth_subject, "auth_email": auth_email,
            "auth_mode": "oidc" if auth_subject else "local"}
     cur = db.conn.execute(
         "INSERT INTO errata (uid, run_id, doc_id, decision_id, item, problem, correction, note, reviewer, created, "

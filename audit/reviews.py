@@ -61,6 +61,32 @@ def check_note(note: object) -> str | None:
     return note
 
 
+def review_note(text: object) -> str | None:
+    """The note a review card stores with its label (the classic card's note box and the browser card's): the
+    typed text stripped, None when nothing is left; checked by `check_note`.
+
+    Raises:
+        AuditError: saying what is wrong.
+    """
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise AuditError(f"a note must be text, got {type(text).__name__}")
+    return check_note(text.strip() or None)
+
+
+def check_client_id(client_id: object) -> None:
+    """A sender's own id of a write (the browser review card's key press or flag): None, or 1..MAX_CLIENT_ID_CHARS
+    printable ASCII characters.
+
+    Raises:
+        AuditError: saying what is wrong.
+    """
+    if client_id is not None and (not isinstance(client_id, str) or not 0 < len(client_id) <= MAX_CLIENT_ID_CHARS
+                                  or not client_id.isascii() or not client_id.isprintable()):
+        raise AuditError(f"a client id is 1..{MAX_CLIENT_ID_CHARS} printable ASCII characters")
+
+
 def allowed_labels(task_name: str, kind: str) -> tuple[str, ...]:
     """Labels a reviewer may give a decision of this kind (the family's label scheme)."""
     scheme = get_task(task_name).label_schemes.get(kind)
@@ -115,9 +141,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     if role not in ROLES:
         raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     note = check_note(note)
-    if client_id is not None and (not isinstance(client_id, str) or not 0 < len(client_id) <= MAX_CLIENT_ID_CHARS
-                                  or not client_id.isascii() or not client_id.isprintable()):
-        raise AuditError(f"a client id is 1..{MAX_CLIENT_ID_CHARS} printable ASCII characters")
+    check_client_id(client_id)
     if sampled:
         from audit.sampling import check_sample_draw  # only the sample queue's own suggestion is a random draw
 

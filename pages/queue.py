@@ -24,7 +24,7 @@ from audit.queue import (
     reviewer_progress_db,
     suggested_first,
 )
-from audit.reviews import add_review
+from audit.reviews import add_review, review_note
 from audit.sampling import create_plan, load_plan, next_sample
 from audit.store import default_db_path, open_db
 from audit.views import document
@@ -107,8 +107,8 @@ if share and task.certain_decisions:
 st.session_state.setdefault("queue.in_browser", st.query_params.get("card") != "classic")
 in_browser = st.toggle("Review card in the browser", key="queue.in_browser",
                        help="The browser holds the next decisions and answers every key at once; labels are saved in "
-                            "the background (the card says which are saved). Off: the classic card, with a note box "
-                            "and the gold-errata form.")
+                            "the background (the card says which are saved). Off: the classic card (one rerun per "
+                            "key).")
 
 key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, skip_trivial, run_view.policy,
        plan is not None, assignment_stamp(conn, run))  # a plan just created: the sample queue reads its ids now
@@ -144,7 +144,7 @@ def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
         d = decision_view(c, run_view, decision_id)
         prev = _previous_label(d, as_role)
         before = run_view.on(c).audit.metrics
-        add_review(c, run, decision_id, label, who, note=(st.session_state.get(NOTE) or "").strip() or None,
+        add_review(c, run, decision_id, label, who, note=review_note(st.session_state.get(NOTE)),
                    blind=hidden and who not in d["human"], role=as_role,
                    sampled=st.session_state.get("queue.mode") == "sample", **auth.identity_columns())
         st.session_state[NOTE] = ""
@@ -294,7 +294,7 @@ def browser_panel() -> None:
     share_status(fconn)
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),
-                            authorize=lambda r: auth.check(auth.review_action(r)))
+                            authorize=lambda r: auth.check(auth.review_action(r)), check=auth.check)
     browser_card(fconn, run_view, ids, token=queue_token(st.session_state[KEY]), reviewer=reviewer_now,
                  connect=lambda: open_db(default_db_path()),
                  payload=lambda doc: document(fconn, run_view, doc)["payload"],

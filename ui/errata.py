@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
-from audit.errata import PROBLEMS, add_erratum
+from audit.errata import PROBLEMS, add_erratum, flagged_item
 from audit.errors import AuditError
 from audit.views import document
 from ui import auth
@@ -41,7 +41,7 @@ def errata_form(conn: Database, run: str, task: str, doc_id: str, who: str, *, d
     if not who:
         show_text("Enter your reviewer name in the sidebar first.", "error")
         return
-    chosen = typed.strip() if item == OTHER_ITEM else item
+    chosen = flagged_item(None if item == OTHER_ITEM else item, typed)
     try:
         auth.check("flag_erratum")
         add_erratum(conn, run, doc_id, chosen, problem, who, correction=correction, note=note,

@@ -17,11 +17,15 @@ from audit.queue import decision_view
 from audit.views import RunView
 from scoring.families.base import LabelScheme
 from ui.decisions import card_html, label_buttons, shortcut_hint
-from ui.families import doc_noun, view
+from ui.families import doc_noun, gold_item_of, gold_items, view
 from ui.text import visible
 
-CARD_FIELDS = frozenset({"pos", "id", "num", "head", "html", "context", "buttons", "hint", "mine"})
-"""Every field of a card, blind or not (a card with the judge's answer says more in its html and buttons)."""
+CARD_FIELDS = frozenset({"pos", "id", "num", "head", "html", "context", "buttons", "hint", "mine", "doc", "gold",
+                         "gold_item"})
+"""Every field of a card, blind or not (a card with the judge's answer says more in its html and buttons).
+`html`, `context` are escaped html; `doc` (the document id, for its link), `gold` (the document's gold items the
+errata form lists, as [item, shown]) and `gold_item` (the one the decision is about) are plain text the browser
+only ever sets as text."""
 JUDGE_DERIVED = frozenset({"judge", "effective", "source", "human", "reviews", "moot", "detail"})
 """The fields of a decision view a blind card is built without (detail: only the family's `BLIND_DETAIL` keys)."""
 BUFFER_BEHIND, BUFFER_AHEAD = 5, 20
@@ -43,9 +47,11 @@ def _keyed(buttons: list[tuple[str, str, str, str | None]]) -> list[tuple[str, s
 
 
 def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number: int, who: str, role: str,
-              blind: bool, context: Sequence[tuple[str, str]] = ()) -> dict:
+              blind: bool, context: Sequence[tuple[str, str]] = (), gold: Sequence[str] = ()) -> dict:
     """One card: its header, the html `ui.decisions.card_html` draws, the context lines (escaped), the label
-    buttons of the kind's scheme with their keys, and the reviewer's own current label (`mine`)."""
+    buttons of the kind's scheme with their keys, the reviewer's own current label (`mine`), and for the errata
+    form the document's `gold` items and the one the decision is about (read from the card's own, blind-safe,
+    decision)."""
     mine = d["human"].get(who) if role == "reviewer" else None
     if blind:
         d = blind_decision(d, task_name)
@@ -62,6 +68,9 @@ def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number:
                      "aria": text + (f" (key {short})" if short else "")} for lab, text, _, short in buttons],
         "hint": hint,
         "mine": mine,
+        "doc": d["doc"],
+        "gold": [[item, visible(item)] for item in gold],
+        "gold_item": gold_item_of(task_name, d),
     }
 
 
@@ -77,10 +86,19 @@ def build_buffer(conn: Database, run_view: RunView, ids: Sequence[int], start: i
     window = list(ids[start:stop])
     numbers = run_view.on(conn).decision_numbers(window)
     context_of = getattr(view(task.name), "card_context", None)
+    listed = getattr(view(task.name), "gold_items", None) is not None
+    payloads: dict[str, dict] = {}  # neighbouring cards are often one document's
+
+    def payload_of(doc: str) -> dict:
+        if doc not in payloads:
+            payloads[doc] = payload(doc)  # type: ignore[misc]
+        return payloads[doc]
+
     out = []
     for pos, dec_id in enumerate(window, start):
         d = decision_view(conn, run_view, dec_id)
-        context = context_of(payload(d["doc"]), d) if context_of is not None and payload is not None else ()
+        context = context_of(payload_of(d["doc"]), d) if context_of is not None and payload is not None else ()
+        gold = gold_items(task.name, payload_of(d["doc"])) if listed and payload is not None else ()
         out.append(card_item(d, task.name, task.label_schemes[d["kind"]], pos=pos, number=numbers[dec_id],
-                             who=who, role=role, blind=blind, context=context))
+                             who=who, role=role, blind=blind, context=context, gold=gold))
     return out

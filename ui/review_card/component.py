@@ -16,10 +16,15 @@ from pathlib import Path
 import streamlit as st
 from sqlite_utils import Database
 
+from audit.errata import MAX_ITEM_CHARS, PROBLEMS
+from audit.queue import decision_view
+from audit.reviews import MAX_NOTE_CHARS
 from audit.views import RunView
 from ui.decisions import CARD_STYLE
+from ui.families import doc_noun
 from ui.review_card.buffer import BUFFER_AHEAD, BUFFER_BEHIND, build_buffer
 from ui.review_card.store import Reviewer, store_events
+from ui.state import link, link_params
 
 STATIC = Path(__file__).resolve().parent / "static"
 KEY = "queue.review_card"
@@ -71,5 +76,20 @@ def review_card(conn: Database, run_view: RunView, ids: Sequence[int], *, token:
         "items": build_buffer(conn, run_view, ids, cursor - BUFFER_BEHIND, cursor + BUFFER_AHEAD, who=reviewer.name,
                               role=reviewer.role, blind=reviewer.blind, payload=payload),
         "acks": {cid: answered[cid] for cid in held if cid in answered},
+        "doc_link": link("document"), "doc_noun": doc_noun(run_view.task.name), "problems": list(PROBLEMS.items()),
+        "max_note": MAX_NOTE_CHARS, "max_item": MAX_ITEM_CHARS,
     }
-    _COMPONENT(key=KEY, data=data, on_outbox_change=on_outbox)
+    result = _COMPONENT(key=KEY, data=data, on_outbox_change=on_outbox, on_open_change=lambda: None)
+    open_document(conn, run_view, getattr(result, "open", None))
+
+
+def open_document(conn: Database, run_view: RunView, decision_id: object) -> None:
+    """The card's "open the whole document" link, followed in this session (a plain click; a new tab follows
+    the link's own address): the Document page of that decision's document, the decision selected."""
+    if not isinstance(decision_id, int) or isinstance(decision_id, bool):
+        return
+    try:
+        doc = decision_view(conn, run_view, decision_id)["doc"]
+    except KeyError:  # not a decision of this run: the browser's word is not enough
+        return
+    st.switch_page("pages/document.py", query_params=link_params(doc=doc, decision=str(decision_id)))

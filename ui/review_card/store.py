@@ -1,8 +1,12 @@
 """Store the labels the browser's review card sends: each event once, in the order sent.
 
-An event is `{"cid", "type": "label" | "undo", "decision", "label", "undo_of", "run", "who"}`; `cid` is the
-card's own id of that key press. An event whose client id is stored already (a re-send after a reconnect or a
-reload) is acknowledged without writing; an undo restores the label this reviewer (adjudicator: the adjudication)
+An event is `{"cid", "type": "label" | "undo", "decision", "label", "note", "undo_of", "run", "who"}`; `cid` is
+the card's own id of that key press. A flag of a gold error is `{"cid", "type": "erratum", "decision", "item"
+(the listed gold item, or null), "typed", "problem", "correction", "note", "run", "who"}`: stored like the classic
+card's errata form stores it (`audit.errata`), its document the decision's (never the browser's word).
+
+An event whose client id is stored already (a re-send after a reconnect or a reload) is acknowledged without
+writing; an undo restores the label this reviewer (adjudicator: the adjudication)
 had before the review it undoes. Each answer (`ack`) says whether it is stored and, for the change strip, what it
 changed.
 """
@@ -15,9 +19,10 @@ from dataclasses import dataclass, field
 from sqlite_utils import Database
 
 from audit.effective import current_labels
+from audit.errata import add_erratum, flagged_item
 from audit.errors import AuditError
 from audit.queue import decision_view, describe_change
-from audit.reviews import add_review, review_by_client_id, stored_client_ids
+from audit.reviews import add_review, review_by_client_id, review_note, stored_client_ids
 from audit.views import RunView
 
 MAX_EVENTS = 200
@@ -35,6 +40,8 @@ class Reviewer:
     identity: Mapping[str, str | None] = field(default_factory=dict)
     authorize: Callable[[str], None] = lambda _role: None
     """Raises AuditError when the session may not review in this role (`ui.auth`)."""
+    check: Callable[[str], None] = lambda _action: None
+    """Raises AuditError when the session may not do an action, e.g. "flag_erratum" (`ui.auth.check`)."""
 
 
 def _prev_label(d: dict, row: Mapping, who: str) -> str | None:
@@ -79,7 +86,7 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
             d = decision_view(conn, run_view, decision_id)
         except KeyError:
             return {"ok": False, "error": f"not stored: decision {decision_id} is not in run {run_view.name}"}
-        note, verb = None, "Stored"
+        note, verb = review_note(ev.get("note")), "Stored"
     before = run_view.on(conn).audit.metrics
     row = add_review(conn, run_view.name, decision_id, label, who.name, note=note, role=role,
                      blind=who.blind and who.name not in d["human"], sampled=who.sampled and verb == "Stored",
@@ -89,6 +96,32 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
     strip = (f"Stored earlier: #{decision_id}" if row.get("duplicate") else
              _strip(conn, run_view, decision_id, title, before, verb, who.blind))
     return {"ok": True, "strip": strip, "decision": decision_id, "label": label}
+
+
+def _text(ev: Mapping, key: str) -> str | None:
+    value = ev.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _flag_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) -> dict:
+    if ev.get("run") != run_view.name or ev.get("who") != who.name:
+        return {"ok": False, "error": "not flagged: this flag was given for another run or reviewer"}
+    who.check("flag_erratum")
+    decision_id = ev.get("decision")
+    if not isinstance(decision_id, int) or isinstance(decision_id, bool):
+        return {"ok": False, "error": f"not flagged: {decision_id!r} is not a decision id"}
+    try:
+        doc = decision_view(conn, run_view, decision_id)["doc"]
+    except KeyError:
+        return {"ok": False, "error": f"not flagged: decision {decision_id} is not in run {run_view.name}"}
+    item, problem = flagged_item(_text(ev, "item"), _text(ev, "typed")), str(ev.get("problem") or "")
+    row = add_erratum(conn, run_view, doc, item, problem, who.name, correction=_text(ev, "correction"),
+                      note=_text(ev, "note"), decision_id=decision_id, client_id=str(ev.get("cid")),
+                      **dict(who.identity))
+    said = f"{row['item'] or '(missing item)'} — {row['problem']}"
+    return {"ok": True, "decision": decision_id, "erratum": True,
+            "strip": f"Flagged earlier: {said}" if row.get("duplicate") else
+            f"Flagged: {said}. See the Gold errata page."}
 
 
 def store_events(conn: Database, run_view: RunView, events: Sequence[Mapping], who: Reviewer,
@@ -107,7 +140,8 @@ def store_events(conn: Database, run_view: RunView, events: Sequence[Mapping], w
             answered[cid] = {"ok": True, "strip": "", "decision": r["decision_id"], "label": r["label"]}
             continue
         try:
-            answered[cid] = _store_one(conn, run_view, ev, who)
+            store = _flag_one if ev.get("type") == "erratum" else _store_one
+            answered[cid] = store(conn, run_view, ev, who)
         except AuditError as e:
             answered[cid] = {"ok": False, "error": f"not stored: {e}"}
     return answered

@@ -27,7 +27,8 @@ function saveOutbox(s) {
 
 function freshState(data) {
   const s = {queue: data.queue, run: data.run, who: data.who, cursor: data.cursor, items: new Map(), outbox: [],
-             acks: new Map(), history: [], mine: new Map(), cardCid: new Map(), strip: "", errors: [], nonce: 0,
+             acks: new Map(), history: [], mine: new Map(), cardCid: new Map(), notes: new Map(), flagCid: new Map(),
+             strip: "", errors: [], nonce: 0,
              lastSend: 0, total: data.total};
   s.outbox = loadOutbox(s);  // labels a reload interrupted: sent again, stored once
   return s;
@@ -97,7 +98,7 @@ function render(s) {
     <span class="rjrc-status" aria-live="polite">${statusLine(s)}</span></div>`;
   const strip = `<div class="rjrc-strip" aria-live="polite">${esc(s.strip)}</div>`;
   const errors = s.errors.length ? `<div class="rjrc-mark"><span class="error">${esc(s.errors[s.errors.length - 1])}</span></div>` : "";
-  let body;
+  let body, after = "";
   if (s.cursor >= s.total) {
     body = `<div class="rjrc-end rjrc-card" data-pos="${s.cursor}" data-decision="">${s.total ? "You reached the end of this queue. Back (p) shows the decisions you labelled." : "Nothing left in this queue. Pick another queue or filter, or look at the Scores page."}</div>${nav(s)}`;
   } else if (!item) {
@@ -116,9 +117,13 @@ function render(s) {
       <div class="rjrc-box"><div class="rjrc-card" data-pos="${item.pos}" data-decision="${item.id}">${item.html}</div>
       <div class="rjrc-buttons" role="group" aria-label="Labels">${buttons}</div></div>
       <div class="rjrc-mark" aria-live="polite">${markOf(s, item)}</div>${who}
-      ${nav(s)}<div class="rjrc-keys">Keyboard: ${esc(item.hint)} · n: next · p: back · Backspace: undo</div>${context}`;
+      ${nav(s)}<div class="rjrc-keys">Keyboard: ${esc(item.hint)} · n: next · p: back · Backspace: undo · Esc: leave the note</div>`;
+    after = context;
   }
-  root.innerHTML = top + errors + body + strip;
+  const parts = layout(root);
+  parts.main.innerHTML = top + errors + body;
+  parts.after.innerHTML = after + strip;
+  updateExtras(s, s.cursor < s.total ? item : null);
   root.querySelectorAll("[data-act]").forEach((el) => { if (!el.getAttribute("data-focus")) el.setAttribute("data-focus", el.getAttribute("data-act")); });
   if (focused) {
     const again = root.querySelector(`[data-focus="${focused}"]`);
@@ -153,6 +158,9 @@ function label(s, index) {
   const button = item.buttons[index];
   if (!button) return;
   const ev = {cid: newId(), type: "label", decision: item.id, label: button.label, run: s.run, who: s.who};
+  const note = (s.notes.get(item.id) || "").trim();
+  if (note) ev.note = note;
+  s.notes.delete(item.id);
   s.outbox.push(ev);
   saveOutbox(s);
   s.history.push({cid: ev.cid, pos: item.pos, decision: item.id, prev: mineOf(s, item)});
@@ -206,6 +214,171 @@ function onKey(e) {
   else if (key === "Backspace") { e.preventDefault(); undo(s); }
 }
 
+// The note box, the document link and the errata form: built once from constant markup, then only ever given
+// text through textContent / value (never innerHTML: gold items and document ids are data), and not redrawn by
+// `render`, so a note being typed keeps its text, caret and focus while cards and answers arrive.
+const OTHER_ITEM = "(an item not in the list / missing from the gold)";
+const EXTRAS_HTML = `
+  <div class="rjrc-note-row">
+    <label class="rjrc-note-label" for="rjrc-note">Note</label>
+    <textarea id="rjrc-note" class="rjrc-note" rows="1" data-focus="note" aria-describedby="rjrc-note-help"
+      placeholder="note (optional): stored with your next label of this decision"></textarea>
+    <a class="rjrc-doclink" data-focus="doc" href="#"></a>
+    <button type="button" class="rjrc-flag-open" data-focus="flag" aria-expanded="false" aria-controls="rjrc-flag"
+      aria-label="Flag a gold error: the gold data of this document looks wrong or incomplete">⚑ Flag a gold error</button>
+  </div>
+  <div id="rjrc-note-help" class="rjrc-sr">Keys typed in the note are note text; Escape leaves the note, and the review keys work again.</div>
+  <div class="rjrc-flag-status" role="status" aria-live="polite"></div>
+  <form id="rjrc-flag" class="rjrc-flag" hidden aria-label="Flag a gold error (scores are not changed)">
+    <label class="rjrc-item-pick">Gold item <select name="picked" data-focus="flag-item"></select></label>
+    <label>…or type the item <input name="typed" type="text" data-focus="flag-typed"></label>
+    <label>Problem <select name="problem" data-focus="flag-problem"></select></label>
+    <label>Proposed correction <input name="correction" type="text" data-focus="flag-correction"
+      placeholder="what the gold should say (empty: remove it)"></label>
+    <label class="rjrc-wide">Note <input name="note" type="text" data-focus="flag-note" placeholder="why (optional)"></label>
+    <div class="rjrc-wide rjrc-flag-buttons">
+      <button type="submit" data-focus="flag-send">Flag gold item</button>
+      <button type="button" class="rjrc-flag-cancel" data-focus="flag-cancel">Cancel</button>
+      <span class="rjrc-help">Scores are not changed; flags are listed on the Gold errata page.</span>
+    </div>
+  </form>`;
+
+function layout(root) {
+  if (!root.__rjrcParts) {
+    root.setAttribute("tabindex", "-1");  // Esc in the note gives the focus back to the card
+    const part = (cls) => { const el = document.createElement("div"); el.className = cls; root.appendChild(el); return el; };
+    root.textContent = "";
+    const main = part("rjrc-main"), extras = part("rjrc-extras"), after = part("rjrc-after");
+    extras.innerHTML = EXTRAS_HTML;  // constant markup, no data in it
+    root.__rjrcParts = {main, extras, after};
+    wireExtras(root.__rjrcParts);
+  }
+  return root.__rjrcParts;
+}
+
+function option(value, text) {
+  const o = document.createElement("option");
+  o.value = value;
+  o.textContent = text;
+  return o;
+}
+
+function flagStatus(s, item) {
+  const cid = item ? s.flagCid.get(item.id) : null;
+  if (!cid) return ["", ""];
+  const ack = s.acks.get(cid);
+  if (!ack) return ["pending", "Flag pending: not stored yet"];
+  if (!ack.ok) return ["error", ack.error || "not flagged"];
+  return ["saved", ack.strip || "Flagged ✓"];
+}
+
+function fillForm(s, item, parts) {
+  const form = parts.extras.querySelector(".rjrc-flag");
+  const pick = form.elements.picked, problem = form.elements.problem;
+  pick.replaceChildren(...item.gold.map(([raw, shown], i) => option(String(i), shown)), option("other", OTHER_ITEM));
+  const at = item.gold.findIndex(([raw]) => raw === item.gold_item);
+  pick.value = at >= 0 ? String(at) : (item.gold.length ? "0" : "other");
+  form.querySelector(".rjrc-item-pick").hidden = !item.gold.length;
+  const typedLabel = form.elements.typed.parentElement;
+  typedLabel.firstChild.textContent = item.gold.length ? "…or type the item " : "Gold item ";
+  form.elements.typed.value = item.gold.length ? "" : (item.gold_item || "");
+  problem.replaceChildren(...s.extras.problems.map(([key, why]) => option(key, `${key} — ${why}`)));
+  form.elements.correction.value = "";
+  form.elements.note.value = "";
+  for (const el of [form.elements.typed, form.elements.correction]) el.maxLength = s.extras.maxItem;
+  form.elements.note.maxLength = s.extras.maxNote;
+}
+
+function showForm(s, open) {
+  const parts = s.root.__rjrcParts;
+  const form = parts.extras.querySelector(".rjrc-flag");
+  const button = parts.extras.querySelector(".rjrc-flag-open");
+  form.hidden = !open;
+  button.setAttribute("aria-expanded", String(open));
+  button.textContent = open ? "✕ Close the flag form" : "⚑ Flag a gold error";
+  button.setAttribute("aria-label", open ? "Close the flag form"
+    : "Flag a gold error: the gold data of this document looks wrong or incomplete");
+  if (open) {
+    const item = s.items.get(s.cursor);
+    if (item) fillForm(s, item, parts);
+    form.scrollIntoView({block: "nearest"});
+    (item && item.gold.length ? form.elements.picked : form.elements.typed).focus();
+  }
+}
+
+function updateExtras(s, item) {
+  const parts = s.root.__rjrcParts;
+  const box = parts.extras;
+  box.hidden = !item;
+  if (!item) return;
+  const note = box.querySelector(".rjrc-note"), link = box.querySelector(".rjrc-doclink");
+  const flag = box.querySelector(".rjrc-flag-open");
+  if (parts.shownFor !== item.id) {  // another card: its own note draft, its link, the flag form closed
+    parts.shownFor = item.id;
+    note.value = s.notes.get(item.id) || "";
+    link.href = `${s.extras.docLink}&doc=${encodeURIComponent(item.doc)}&decision=${encodeURIComponent(item.id)}`;
+    link.textContent = `Open the whole ${s.extras.docNoun} ↗`;
+    link.setAttribute("aria-label", `Open the whole ${s.extras.docNoun} ${item.doc} on the Document page`);
+    showForm(s, false);
+  }
+  note.maxLength = s.extras.maxNote;
+  note.disabled = !s.canReview;
+  flag.disabled = !s.canReview;
+  const [cls, text] = flagStatus(s, item);
+  const status = box.querySelector(".rjrc-flag-status");
+  status.className = `rjrc-flag-status ${cls}`;
+  status.textContent = text;
+}
+
+function sendFlag(s) {
+  const item = s.items.get(s.cursor);
+  const form = s.root.__rjrcParts.extras.querySelector(".rjrc-flag");
+  if (!item || !s.canReview) return;
+  const picked = form.elements.picked.value;
+  const listed = item.gold.length && picked !== "other" ? item.gold[Number(picked)][0] : null;
+  const ev = {cid: newId(), type: "erratum", decision: item.id, item: listed, typed: form.elements.typed.value,
+              problem: form.elements.problem.value, correction: form.elements.correction.value,
+              note: form.elements.note.value, run: s.run, who: s.who};
+  s.outbox.push(ev);
+  saveOutbox(s);
+  s.flagCid.set(item.id, ev.cid);
+  showForm(s, false);
+  s.root.__rjrcParts.extras.querySelector(".rjrc-flag-open").focus();
+  render(s);
+  later(s);
+}
+
+function wireExtras(parts) {
+  const box = parts.extras;
+  const note = box.querySelector(".rjrc-note");
+  note.addEventListener("input", () => {
+    const s = STORE.state, item = s && s.items.get(s.cursor);
+    if (item) s.notes.set(item.id, note.value);
+  });
+  box.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || !/^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName)) return;
+    e.preventDefault();
+    e.stopPropagation();
+    e.target.blur();
+    STORE.state.root.focus();  // the review keys work again
+  });
+  box.querySelector(".rjrc-flag-open").addEventListener("click", () => {
+    const s = STORE.state;
+    showForm(s, box.querySelector(".rjrc-flag").hidden);
+  });
+  box.querySelector(".rjrc-flag-cancel").addEventListener("click", () => {
+    showForm(STORE.state, false);
+    box.querySelector(".rjrc-flag-open").focus();
+  });
+  box.querySelector(".rjrc-flag").addEventListener("submit", (e) => { e.preventDefault(); sendFlag(STORE.state); });
+  box.querySelector(".rjrc-doclink").addEventListener("click", (e) => {
+    const s = STORE.state;
+    if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey || !s.setTriggerValue) return;
+    e.preventDefault();  // a plain click: followed in this session (the queue's filters are kept)
+    s.setTriggerValue("open", parts.shownFor);
+  });
+}
+
 export default function (component) {
   const { data, setStateValue, parentElement } = component;
   const root = parentElement.querySelector(".rjrc");
@@ -218,6 +391,9 @@ export default function (component) {
   }
   s.root = root;
   s.setStateValue = setStateValue;
+  s.setTriggerValue = component.setTriggerValue;
+  s.extras = {docLink: data.doc_link || "document?", docNoun: data.doc_noun || "document",
+              problems: data.problems || [], maxNote: data.max_note || 5000, maxItem: data.max_item || 2000};
   merge(s, data);
   render(s);
   if (!root.__rjrcClicks) {
