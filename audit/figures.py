@@ -15,6 +15,7 @@ import pandas as pd
 from audit.agreement_rule import statistic_of
 
 INTERVAL_COLUMNS = ["label", "series", "value", "low", "high", "n"]
+HEADLINE_COLUMNS = [*INTERVAL_COLUMNS, "bound_low", "bound_high"]
 SERIES_ORDER = ["judge only", "audited", "estimated", "human vs judge", "human vs human"]
 
 
@@ -33,7 +34,8 @@ def _interval_plot(rows: Sequence[Mapping], *, x_title: str, domain: tuple[float
         color=alt.Color("series:N", sort=series, title=series_title, legend=alt.Legend(orient="bottom",
                                                                                         labelLimit=0)))
     rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=x_title, scale=scale,
-                                                        axis=alt.Axis(format="~g")), x2="high:Q")  # not -0.000000060
+                                                        axis=alt.Axis(format="~g", tickCount=5)),
+                                                x2="high:Q")  # not -0.000000060, and ticks that do not collide
     dot = base.mark_point(filled=True, size=70).encode(
         x="value:Q", tooltip=["label:N", "series:N", alt.Tooltip("value:Q", format=".4f"),
                               alt.Tooltip("low:Q", format=".4f"), alt.Tooltip("high:Q", format=".4f"), "n:Q"])
@@ -47,14 +49,21 @@ def _interval_plot(rows: Sequence[Mapping], *, x_title: str, domain: tuple[float
 def headline_intervals(points: Sequence[Mapping]) -> alt.FacetChart:
     """The headline: per metric, judge-only vs audited (and the sample estimate with its interval), one row per
     metric on its own x scale (F1 and a median rank cannot share an axis). `points`: {label, series, value, low,
-    high, n}."""
-    df = pd.DataFrame([{c: p.get(c) for c in INTERVAL_COLUMNS} for p in points], columns=INTERVAL_COLUMNS)
+    high, n, bounds} (bounds: the metric's range, or None; the padded axis stays inside it: no F1 of 1.02)."""
+    df = pd.DataFrame([{c: p.get(c) for c in INTERVAL_COLUMNS} | dict(zip(("bound_low", "bound_high"),
+                                                                          p.get("bounds") or (None, None),
+                                                                          strict=True)) for p in points],
+                      columns=HEADLINE_COLUMNS)
     df["low"] = df["low"].where(df["low"].notna(), df["value"])
     df["high"] = df["high"].where(df["high"].notna(), df["value"])
     # a padded x range per metric, so equal values (no review yet) still get a readable axis
     lo, hi = df.groupby("label")["low"].transform("min"), df.groupby("label")["high"].transform("max")
     pad = ((hi - lo) * 0.25).combine(lo.abs().combine(hi.abs(), max) * 0.02, max).clip(lower=0.005)
     df["pad_low"], df["pad_high"] = lo - pad, hi + pad
+    df[["bound_low", "bound_high"]] = df[["bound_low", "bound_high"]].astype(float)
+    inside_low, inside_high = df["bound_low"].notna(), df["bound_high"].notna()
+    df.loc[inside_low, "pad_low"] = df.loc[inside_low, ["pad_low", "bound_low"]].max(axis=1)
+    df.loc[inside_high, "pad_high"] = df.loc[inside_high, ["pad_high", "bound_high"]].min(axis=1)
     labels = list(dict.fromkeys(df["label"]))
     series = [s for s in SERIES_ORDER if s in set(df["series"])]
     base = alt.Chart().encode(

@@ -163,14 +163,16 @@ def headline_points(view: RunView, estimates: Mapping | None = None) -> tuple[li
         o, a = cell.value(original), cell.value(audited)
         if o is None and a is None:
             continue
-        points.append({"label": cell.label, "series": "judge only", "value": o, "low": None, "high": None, "n": None})
+        bounds = view.task.metric_bounds(cell)
+        points.append({"label": cell.label, "series": "judge only", "value": o, "low": None, "high": None, "n": None,
+                       "bounds": bounds})
         points.append({"label": cell.label, "series": "audited", "value": a, "low": None, "high": None,
-                       "n": reviewed})
+                       "n": reviewed, "bounds": bounds})
         est = estimates.get("/".join(cell.path))
         if est and est.get("estimate") is not None:
             ci = est.get("ci") or (None, None)
             points.append({"label": cell.label, "series": "estimated", "value": est["estimate"], "low": ci[0],
-                           "high": ci[1], "n": est.get("n_reviewed")})
+                           "high": ci[1], "n": est.get("n_reviewed"), "bounds": bounds})
             if est.get("bias") is not None:
                 bci = est.get("bias_ci") or (None, None)
                 bias.append({"label": cell.label, "value": est["bias"], "low": bci[0], "high": bci[1],

@@ -47,7 +47,7 @@ def test_litxbench_scores_tables_show_counts_as_integers_and_no_empty_column(app
     assert str(row["tp"]) == str(int(value["tp"])) and str(row["target"]) == str(int(value["target"]))
     hallucination = next(f for f in tables if "rate" in f.columns)
     assert "precision" not in hallucination.columns
-    assert int(hallucination["total"].iloc[0]) == metrics["overall"]["hallucination"]["total_numbers"]
+    assert int(hallucination["numbers checked"].iloc[0]) == metrics["overall"]["hallucination"]["total_numbers"]
 
 
 @pytest.mark.parametrize("run", DEMO_RUNS)
@@ -70,7 +70,8 @@ def test_latex_table_fits_a_column_and_prints_counts_as_integers(app_db, run):
     tex = export_run(open_db(app_db), run, "latex")
     specs = re.findall(r"\\begin\{tabular\}\{([lrc]+)\}", tex)
     assert specs and all(len(s) <= 8 for s in specs), specs
-    counts = [line for line in tex.splitlines() if re.match(r"[^&]*&[^&]*& (n |total|not found|tp|fp|fn)", line)]
+    count_row = re.compile(r"[^&]*&[^&]*& (n |numbers checked|not in the paper|tp|fp|fn)")
+    counts = [line for line in tex.splitlines() if count_row.match(line)]
     for line in counts:  # a count is an integer, never 2091.000
         assert all(re.fullmatch(r"\d+|--", c.strip(" \\")) for c in line.split("&")[3:]), line
     assert "None" not in tex
@@ -79,7 +80,8 @@ def test_latex_table_fits_a_column_and_prints_counts_as_integers(app_db, run):
 def test_litxbench_latex_counts_are_the_metrics_counts(app_db):
     tex = export_run(open_db(app_db), LITX, "latex")
     h = load_view(open_db(app_db), LITX).row["original_metrics"]["overall"]["hallucination"]
-    assert f"hallucination & numbers & total & {h['total_numbers']} & {h['total_numbers']} \\\\" in tex
+    assert f"hallucination & numbers & numbers checked & {h['total_numbers']} & {h['total_numbers']} \\\\" in tex
+    assert f"hallucination & numbers & not in the paper & {h['numbers_not_found']} & " in tex
 
 
 def test_litxbench_paper_page_is_paged_and_numbers_decisions_per_run(app, app_db):

@@ -3,6 +3,8 @@ the numbers in its inline data (the builders are pure: rows in, spec out)."""
 
 from __future__ import annotations
 
+import random
+
 import pandas as pd
 import pytest
 
@@ -110,3 +112,24 @@ def test_coverage_reviewer_and_variant_bars_keep_their_numbers():
     assert var["encoding"]["y"]["scale"]["domain"] == [0, 1]
     assert [r["value"] for r in rows_of(var)] == [0.5, 0.6]
 
+
+
+def test_the_headline_axis_stays_inside_the_metrics_range_and_holds_every_value():
+    """For any values in a metric's range, the padded axis holds every value and interval and never leaves the
+    range (an F1 of 1.0 once drew an axis to 1.02)."""
+    rng = random.Random(26)
+    for _ in range(200):
+        bounds = rng.choice([(0.0, 1.0), (1.0, 5.0), None])
+        lo_b, hi_b = bounds or (0.0, 300.0)
+        points = []
+        for series in ("judge only", "audited", "estimated"):
+            v = rng.choice([lo_b, hi_b, rng.uniform(lo_b, hi_b)])
+            half = rng.choice([0.0, rng.uniform(0, 0.1) * (hi_b - lo_b)])
+            low, high = (max(lo_b, v - half), min(hi_b, v + half)) if series == "estimated" else (None, None)
+            points.append({"label": "m", "series": series, "value": v, "low": low, "high": high, "n": 3,
+                           "bounds": bounds})
+        rows = rows_of(figures.headline_intervals(points).to_dict())
+        for r in rows:
+            assert r["pad_low"] <= min(r["low"], r["value"]) and max(r["high"], r["value"]) <= r["pad_high"]
+            if bounds is not None:
+                assert lo_b <= r["pad_low"] and r["pad_high"] <= hi_b

@@ -221,7 +221,7 @@ class LitXBenchTask(FamilyBase):
         h = metrics.get("overall", {}).get("hallucination")
         if h:
             rows.append({"section": "hallucination", "type": "numbers", "rate": h["hallucination_rate"],
-                         "total": h["total_numbers"], "not_found": h["numbers_not_found"]})
+                         "numbers checked": h["total_numbers"], "not in the paper": h["numbers_not_found"]})
         return rows
 
     def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
