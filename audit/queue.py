@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from sqlite_utils import Database
 
 from audit.effective import current_labels
+from audit.numbers import format_delta
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import TaskFamily
 
@@ -206,7 +207,7 @@ def describe_change(task: TaskFamily, decision_id: int, label: str | None, befor
     for cell in task.headline:
         o, a = cell.value(before), cell.value(after)
         if o is not None and a is not None and _is_number(o) and _is_number(a) and changed(o, a):
-            scores.append(f"{cell.label} {a - o:+.4f}" if abs(a - o) >= 5e-5 else f"{cell.label} {a - o:+.2e}")
+            scores.append(f"{cell.label} {format_delta(a - o, cell.unit)}")
     listed = cells[:max_parts] + ([f"… {len(cells) - max_parts} more"] if len(cells) > max_parts else [])
     parts += listed + scores
     if len(parts) == 1:

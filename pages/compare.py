@@ -8,18 +8,10 @@ from audit.agreement_rule import statistic_of
 from audit.compare import comparable_runs, compare_runs
 from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
+from audit.numbers import EMPTY, format_delta, format_value
 from ui.families import kind_title
 from ui.state import blind_guard, current_run, db, link, run_names, short_spec, view_of
 from ui.text import md_literal, show_error, show_text
-
-
-def signed(v: float | None) -> str:
-    return "—" if v is None else f"{v:+.4f}"
-
-
-def num(v: float | None) -> str:
-    return "—" if v is None else f"{v:.4f}"
-
 
 conn = db()
 st.title("Compare judges")
@@ -59,12 +51,14 @@ m2.metric("Labels differ", len(res["differ"]))
 m3.metric("Raw agreement", "—" if not s else f"{s['raw_agreement']:.3f}",
           help="Share of shared decisions with the same label.")
 kappa = statistic_of(s) if s else None
-m4.metric(f"{kappa.name} [95% interval]" if kappa else "κ", "—" if kappa is None else
-          kappa.text(3) if kappa.defined else "undefined",
+m4.metric(kappa.name if kappa else "κ", "—" if kappa is None else f"{kappa.value:.3f}" if kappa.defined
+          else "undefined",
           help="Cohen's κ (quadratic-weighted for ordered ratings); the interval is a percentile bootstrap that "
                "resamples documents.")
 if kappa is not None and not kappa.defined:
     show_text(f"{kappa.name} is undefined: {kappa.undefined}.", "caption")
+elif kappa is not None and kappa.ci is not None:  # below the card: in it, the interval was cut ("0.079 [-0.0…")
+    m4.caption(f"95% interval [{kappa.ci[0]:.3f}, {kappa.ci[1]:.3f}]")
 if s and s.get("raw_agreement_ci"):
     ci = s["raw_agreement_ci"]
     m3.caption(f"95% Wilson interval [{ci[0]:.3f}, {ci[1]:.3f}]")
@@ -74,8 +68,8 @@ st.subheader("Scores: A, B and the signed difference A − B")
 rows = []
 for cell in task.headline:
     va, vb = cell.value(res["a"]["metrics"]), cell.value(res["b"]["metrics"])
-    rows.append({"metric": cell.label, "A": num(va), "B": num(vb),
-                 "A − B": signed(None if va is None or vb is None else va - vb)})
+    rows.append({"metric": cell.label, "A": format_value(va, cell.unit), "B": format_value(vb, cell.unit),
+                 "A − B": EMPTY if va is None or vb is None else format_delta(va - vb, cell.unit)})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="compare.metrics",
              column_config={"A": st.column_config.TextColumn(f"A: {a}"), "B": st.column_config.TextColumn(f"B: {b}"),
                             "A − B": st.column_config.TextColumn("A − B", help="Positive: judge A scores higher.")})
@@ -93,7 +87,8 @@ if humans:
         "decisions": "all decisions" if h["kind"] == "all" else f"{kind_title(task.name, h['kind'])} · {h['type']}",
         "reviewed": h["decisions"], "human labels": h["labels"],
         "agree with A": f"{h['agree_a']} ({h['rate_a']:.1%})", "agree with B": f"{h['agree_b']} ({h['rate_b']:.1%})",
-        "A − B": f"{h['diff']:+.1%}", "closer to humans": {"A": f"A: {a}", "B": f"B: {b}"}.get(h["closer"], "tie"),
+        "A − B": format_delta(h["diff"], "share"),
+        "closer to humans": {"A": f"A: {a}", "B": f"B: {b}"}.get(h["closer"], "tie"),
     } for h in humans]), hide_index=True, key="compare.humans")
     st.caption("Each reviewer's current label on a shared decision (from run A, else run B) against each judge's "
                "label; A − B > 0 means the reviewers sided with judge A more often.")

@@ -27,12 +27,12 @@ with st.container(border=True):
     for name, title, _ in demo_lines():
         note = demo_note(name, blind=hidden)  # a blind reviewer does not read the official (judge-derived) F1
         st.markdown(f"- **{md_literal(name)}** ({md_literal(title)}): {md_literal(note)}")
-    c1, c2, c3 = st.columns(3)
-    c1.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
+    # one link per line: side by side in three columns their labels were cut ("…and its scor")
+    st.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
                  query_params=link_params(run=first))
-    c2.page_link("pages/queue.py", label="2 · Review decisions one by one", icon=":material/checklist:",
+    st.page_link("pages/queue.py", label="2 · Review decisions one by one", icon=":material/checklist:",
                  query_params=link_params(run=first))
-    c3.page_link("pages/agreement.py", label="3 · Check human–judge agreement", icon=":material/handshake:",
+    st.page_link("pages/agreement.py", label="3 · Check human–judge agreement", icon=":material/handshake:",
                  query_params=link_params(run=first))
     st.caption("Enter your name in the sidebar before reviewing. To audit your own run, use *Score a new run* "
                "below, or the CLI (`python -m audit score …`, see the README).")

@@ -2,55 +2,18 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import streamlit as st
 
+from audit.numbers import EMPTY, format_delta, format_value, is_missing
 from scoring.families.base import MetricCell, TaskFamily
 from ui.families import section_help
 from ui.text import md_literal, visible
 
 NUMBER_COLUMNS = ("precision", "recall", "f1")
-EMPTY = "–"
 ROW_CHARS = 96
 """Characters of a card label (or delta) that fit in one row of cards at 1280 px (wide layout, sidebar open):
 four cards of 24; a longer label gets fewer cards per row instead of an ellipsis."""
-
-
-def is_missing(v: object) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def format_value(v: object, unit: str = "score") -> str:
-    """A number as people read it: a score with 4 decimals, a count or a whole rank as an integer (a count stored
-    as a float too), a share as a percentage; missing as `–`.
-
-    >>> [format_value(x, u) for x, u in ((0.96451, "score"), (1.0, "score"), (2091.0, "count"), (140.0, "rank"),
-    ...                                  (140.5, "rank"), (0.0, "share"), (0.0705, "share"), (None, "score"))]
-    ['0.9645', '1.0000', '2091', '140', '140.5', '0 %', '7.05 %', '–']
-    """
-    if is_missing(v) or isinstance(v, bool) or not isinstance(v, int | float):
-        return EMPTY if is_missing(v) else str(v)
-    if unit == "share":
-        return f"{100 * v:.3g} %" if v else "0 %"
-    if isinstance(v, int) or (unit in ("rank", "count") and float(v).is_integer()):
-        return f"{v:.0f}"
-    return f"{v:.1f}" if unit in ("rank", "count") else f"{v:.4f}"
-
-
-def format_delta(delta: float, unit: str = "score") -> str:
-    """A change in the unit of its value.
-
-    >>> format_delta(-0.0612), format_delta(0.02, "share"), format_delta(-2.0, "rank"), format_delta(4.1e-05)
-    ('-0.0612', '+2 pt', '-2', '+4.1e-05')
-    """
-    if unit == "share":
-        return f"{100 * delta:+.3g} pt"
-    if unit in ("rank", "count"):
-        return f"{delta:+.0f}" if float(delta).is_integer() else f"{delta:+.1f}" if abs(delta) >= 0.05 else \
-            f"{delta:+.1e}"
-    return f"{delta:+.4f}" if abs(delta) >= 5e-5 else f"{delta:+.1e}"  # a change, not "+0.0000"
 
 
 def cards_per_row(texts: list[str], most: int = 4) -> int:

@@ -6,9 +6,9 @@ import pandas as pd
 from sqlite_utils import Database
 
 from audit.demo import demo_runs
+from audit.numbers import format_value
 from audit.store import list_runs
 from scoring.families import TASKS
-from ui.metrics import format_value
 from ui.state import link, short_spec
 
 

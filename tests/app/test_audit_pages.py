@@ -2,10 +2,12 @@
 agreement, compare judges (with the humans' side), export, gold errata. Expectations come from the database."""
 
 import json
+import re
 
 import pytest
 
 from audit.errata import current_errata, export_errata, export_errata_csv
+from audit.numbers import format_delta
 from audit.reviews import add_review
 from audit.store import open_db
 from audit.views import decisions, load_view
@@ -196,9 +198,15 @@ def test_compare_page_differences_and_the_humans_side(reviewed, app_db):
     assert int(shared.value) > int(differ.value) > 0
     assert len(table(at, "doc", "type", "left", "right")) == int(differ.value)
     kappa = next(m for m in at.metric if m.label.startswith("Cohen's κ"))
-    assert "[" in kappa.value
+    # the card holds the value alone (with its interval it was cut: "0.079 [-0.0…"); the interval is below it
+    assert re.fullmatch(r"-?\d\.\d{3}", kappa.value), kappa.value
+    assert any(re.fullmatch(r"95% interval \[-?\d\.\d{3}, -?\d\.\d{3}\]", c.value) for c in at.caption)
     signed = table(at, "metric", "A − B")
-    assert all(v == "—" or v[0] in "+-" for v in signed["A − B"])
+    va, vb = (load_view(db, r).row["original_metrics"] for r in (DEMO, "mixed-exact"))
+    for cell, shown in zip(load_view(db, DEMO).task.headline, signed["A − B"], strict=True):
+        diff = cell.value(va) - cell.value(vb)
+        # the shared delta rule: an equal score reads 0, never "+0.0000"
+        assert shown == ("0" if diff == 0 else format_delta(diff, cell.unit)) and shown != "+0.0000"
     humans = table(at, "agree with A", "agree with B")
     expected = humans_vs_judges(db, DEMO, "mixed-exact")
     assert len(humans) == len(expected)

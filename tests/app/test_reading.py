@@ -158,7 +158,7 @@ def test_a_change_never_reads_as_zero(unit):
     """Any audited value that differs from the original shows a non-zero change, however small."""
     import numpy as np
 
-    from ui.metrics import format_delta
+    from audit.numbers import format_delta
 
     rng = np.random.default_rng(7)
     for d in np.concatenate([10 ** rng.uniform(-9, 0, 300), -(10 ** rng.uniform(-9, 0, 300))]):
