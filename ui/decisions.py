@@ -24,6 +24,7 @@ CARD_STYLE = """<style>
 .rj-card .lbl.invalid {background:#fde9c4; color:#7a4a00;}
 .rj-card .span {font-family: ui-monospace, monospace; background:#f4f4f6; padding:0 4px; border-radius:3px;
   white-space: pre-wrap;}
+.rj-card .span.prose {display:block; font-family: inherit; padding:2px 6px; margin:0 0 2px 0;}
 .rj-card .side {display:inline-block; min-width:7.5em; color:#555;}
 .rj-card.focus {border-left: 4px solid #2f6fdd; padding-left: 8px;}
 </style>"""
@@ -44,10 +45,23 @@ def decision_title(d: dict, number: int | None) -> str:
     return f"#{number} <small>(id {d['id']})</small>"
 
 
+PROSE_CHARS = 160
+"""A card value longer than this is prose (a rationale, a question): drawn as a block in the text font, not as a
+monospace span (spans keep monospace so their exact characters and spaces are visible)."""
+
+
+def _value_class(value: object) -> str:
+    """
+    >>> _value_class("Jabri et al."), _value_class("This feels like a combination of ... " * 6)
+    ('span', 'span prose')
+    """
+    return "span prose" if len(str(value)) > PROSE_CHARS else "span"
+
+
 def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: bool = False,
               number: int | None = None) -> str:
     e = html.escape
-    rows = "".join(f'<span class="side">{e(k)}</span><span class="span">{e(visible(v))}</span><br>'
+    rows = "".join(f'<span class="side">{e(k)}</span><span class="{_value_class(v)}">{e(visible(v))}</span><br>'
                    for k, v in view(task).card_lines(d, blind))
     judge = ("<i>judge's answer hidden until you label (blind review)</i>" if blind else
              f"judge label {_lbl(d['judge'], scheme)}")
