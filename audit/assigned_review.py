@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlite_utils import Database
@@ -297,3 +297,19 @@ def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
     docs = {r[0] for r in db.execute("SELECT doc_id FROM review_shares s JOIN runs r ON r.id = s.run_id "
                                      "WHERE r.name = ? AND s.reviewer = ?", [run, (reviewer or "").strip().casefold()])}
     return {"done": done, "of": len(share), "documents": len(docs)}
+
+
+def planned_overlap_text(overlap: Mapping) -> str:
+    """`audit.agreement.planned_overlap` in one sentence, as the Agreement page and the report say it.
+
+    >>> planned_overlap_text({"double_coded": 3, "planned_decisions": 5, "planned_documents": 2,
+    ...                       "min_reviewers": 2})[-78:]
+    'by 2 reviewers each, the others by one; 3 of the 5 have their 2 labels so far.'
+    """
+    planned, k = overlap["planned_decisions"], overlap["min_reviewers"]
+    if not planned:
+        return ("Assigned review: no decision is planned to be double-coded (each goes to one reviewer), so any "
+                "human-human overlap is accidental.")
+    return (f"Assigned review: {planned} decisions ({overlap['planned_documents']} documents) are planned to be "
+            f"double-coded, by {k} reviewers each, the others by one; {overlap['double_coded']} of the {planned} "
+            f"have their {k} labels so far.")

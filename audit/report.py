@@ -33,6 +33,7 @@ from audit.agreement_rule import (
     group_title,
     statistic_of,
 )
+from audit.assigned_review import planned_overlap_text
 from audit.export import export_json, export_latex
 from audit.views import RunView
 
@@ -385,6 +386,9 @@ def _agreement(view: RunView, data: Mapping) -> Section:
     agr = data["agreement"]
     hvj = agr.get("human_vs_judge", {})
     pairs = agr.get("human_vs_human", {}).get("pairs", {})
+    overlap = agr.get("planned_overlap")
+    if overlap:  # the overlap planned before review (the Agreement page's own sentence), reviews or not
+        s.body.append(para(planned_overlap_text(overlap)))
     if not hvj and not pairs:
         s.body.append(para("No reviews yet: no agreement to report."))
         return s
@@ -392,7 +396,9 @@ def _agreement(view: RunView, data: Mapping) -> Section:
                        f"{agr.get('excluded_conflicted', 0)} conflicted and {agr.get('excluded_judge_invalid', 0)} "
                        "judge-invalid decisions left out. Intervals: 95% bootstrap resampling documents."))
     rows = []
-    for which, groups in (("human vs judge", hvj), ("human vs human", pairs)):
+    planned_pairs = (overlap or {}).get("human_vs_human", {}).get("pairs", {})
+    for which, groups in (("human vs judge", hvj), ("human vs human", pairs),
+                          ("human vs human, planned overlap", planned_pairs)):
         for g, st in groups.items():
             stat = statistic_of(st)
             rows.append([which, g, st.get("n"), st.get("n_clusters"), stat.name, stat.text(3),
@@ -407,6 +413,9 @@ def _agreement(view: RunView, data: Mapping) -> Section:
         stat = alpha_statistic(a)
         s.body.append(para(f"{stat.name} over all reviewers, {group}: {stat.text(3)} on {stat.n} decisions with two "
                            f"or more labels." + (f" {stat.warning}" if stat.warning else "")))
+    if overlap and overlap["human_vs_human"].get("alpha"):
+        s.body.append(para(f"Krippendorff's α on the planned overlap alone: "
+                           f"{alpha_statistic(overlap['human_vs_human']['alpha']).text(3)}."))
     points = agreement_points(view, agr)
     if points:
         s.figures.append(_figure("agreement", "Agreement with intervals", figures.agreement_intervals(points),

@@ -5,7 +5,7 @@ import streamlit as st
 
 from audit.agreement import agreement, agreement_rows
 from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
-from audit.assigned_review import assignment_stamp
+from audit.assigned_review import assignment_stamp, planned_overlap_text
 from audit.figures import agreement_intervals, confusion_heatmap
 from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
@@ -115,6 +115,8 @@ hvh = hvh_all.get("pairs", {}) if "pairs" in hvh_all else hvh_all  # {reviewer p
 if not hvj and not hvh:
     st.info("No reviews yet. Agreement appears once someone has confirmed or overruled decisions (confirmations "
             "count: agreement over overrules alone would be meaningless).")
+    if result.get("planned_overlap"):
+        show_text(planned_overlap_text(result["planned_overlap"]), "caption")
     st.stop()
 
 st.subheader("Human vs judge")
@@ -156,9 +158,8 @@ else:
 overlap = result.get("planned_overlap")
 if overlap:  # an assigned review: agreement on the overlap planned before review, not on whoever happened to meet
     st.subheader("Planned overlap (assigned review)")
-    show_text(f"{overlap['double_coded']} of the {overlap['planned_decisions']} decisions planned to be double-coded "
-              f"({overlap['planned_documents']} documents, {overlap['min_reviewers']} reviewers each) have been; "
-              "human vs human on that planned subset alone:", "caption")
+    show_text(planned_overlap_text(overlap) + (" Human vs human on that planned subset alone:"
+                                               if overlap["human_vs_human"]["pairs"] else ""), "caption")
     planned = overlap["human_vs_human"]
     if planned["pairs"]:
         show_table(planned["pairs"], row["task"], "agreement.planned", first="reviewers")

@@ -3,6 +3,7 @@ click (one self-contained HTML file that opens offline)."""
 
 import streamlit as st
 
+from audit.assigned_review import assignment_stamp
 from audit.report import build_report, report_html
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
@@ -13,7 +14,7 @@ REPORT_HEIGHT = 1800
 
 
 @st.cache_data(show_spinner="Building the report (figures, agreement intervals)…", max_entries=8)
-def cached_report(_view: RunView, key: tuple) -> tuple[str, list[str]]:  # noqa: ARG001 - (db, run, policy, reviews)
+def cached_report(_view: RunView, key: tuple) -> tuple[str, list[str]]:  # noqa: ARG001 - (db, run, policy, reviews, assignment)
     report = build_report(_view)
     return report_html(report), [f.title for f in report.figures]
 
@@ -22,7 +23,8 @@ conn = db()
 st.title("Audit report")
 view = current_view(conn)
 blind_guard("report")
-html, titles = cached_report(view, (default_db_path(), view.name, view.policy, reviews_version(conn, view.id)))
+html, titles = cached_report(view, (default_db_path(), view.name, view.policy, reviews_version(conn, view.id),
+                                    assignment_stamp(conn, view.name)))  # the report says the planned overlap
 show_text(f"{len(titles)} figures · effective labels: {view.policy} policy · the same file as python -m audit "
           f"report --run '{view.name}' --out '{view.name}.report.html' (figures as SVG and PDF with --figures DIR).",
           "caption")

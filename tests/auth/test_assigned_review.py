@@ -4,6 +4,7 @@ draws in parallel."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -243,3 +244,38 @@ def _certain_in(db, ids: list[int]) -> set[int]:
         ("kind", "type", "left", "right", "judge"),
         db.execute("SELECT kind, type, left, right, judge_label FROM decisions WHERE id = ?", [i]).fetchone(),
         strict=True)))}
+
+
+def test_the_report_says_the_planned_overlap_as_the_agreement_page_does(db_with_run, db_path, tmp_path):
+    import html
+
+    from audit.agreement import agreement
+    from audit.assigned_review import planned_overlap_text
+    from audit.cli import main
+    from audit.report import build_report
+    from audit.views import as_view
+
+    db, (ana, bo) = db_with_run, REVIEWERS[:2]
+
+    def section() -> str:
+        found = [s for s in build_report(as_view(db, "mixed")).sections if s.title.startswith("4. Agreement")]
+        return html.unescape(" ".join(found[0].body))
+
+    assert "Assigned review" not in section()  # no assignment: nothing planned to say
+    set_review_assignment(db, "mixed", [ana, bo], min_reviewers=2, double_code=DoubleCode(count=3), seed=4,
+                          set_by="local")
+    plan = double_coded_plan(db, "mixed")
+    before = section()
+    assert (f"{len(plan['decisions'])} decisions (3 documents) are planned to be double-coded, by 2 reviewers each"
+            in before and f"0 of the {len(plan['decisions'])} have their 2 labels" in before)  # said before review
+    for who in (ana, bo):
+        _label_share(db, who, share_of(db, "mixed", who), flip={min(plan["decisions"])} if who == ana else set())
+    after = section()
+    expected = planned_overlap_text(agreement(db, "mixed")["planned_overlap"])  # the Agreement page's sentence
+    assert expected in after
+    assert f"{len(plan['decisions'])} of the {len(plan['decisions'])} have their 2 labels" in expected
+    assert f"human vs human, planned overlap {ana} vs {bo} {len(plan['decisions'])}" in " ".join(
+        re.sub(r"<[^>]+>", " ", after).split())  # the planned pair's row: its n is the planned subset
+    out = tmp_path / "r.html"
+    assert main(["--db", str(db_path), "report", "--run", "mixed", "--out", str(out)]) == 0
+    assert expected in html.unescape(out.read_text())

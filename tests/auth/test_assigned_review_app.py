@@ -146,7 +146,7 @@ def test_the_agreement_page_reports_the_planned_overlap(app_db, roles_file, disc
     at.run()
     assert not at.exception
     assert "Planned overlap (assigned review)" in [h.value for h in at.subheader]
-    assert f"{len(planned)} of the {len(planned)} decisions planned to be double-coded" in texts(at)
+    assert f"{len(planned)} of the {len(planned)} have their 2 labels so far" in texts(at)
 
 
 def _certain(app_db, ids: list[int]) -> set[int]:
