@@ -251,3 +251,26 @@ def test_a_per_reviewer_assignment_overrides_the_run(app_db, roles_file, discove
     assert not at.toggle(key="blind").proto.disabled
     at = team_app(discovery_url, "other@lab.org", run=DEMO).run()
     assert at.toggle(key="blind").proto.disabled
+
+
+def test_an_adjudication_is_checked_when_the_key_is_pressed_not_when_the_card_was_drawn(app_db, roles_file,
+                                                                                        discovery_url):
+    """The queue's label buttons were drawn for an adjudicator; demoted (the roles file edited) before pressing
+    one, the same person stores nothing as adjudicator: the role is checked in the callback, on the server."""
+    import os
+
+    at = team_app(discovery_url, ADJUDICATOR, run=DEMO).run()
+    at.toggle(key="adjudicator").set_value(True).run()
+    at.switch_page("pages/queue.py")
+    at.query_params["run"] = DEMO
+    at.session_state["queue.mode"] = "all"
+    at.session_state["queue.in_browser"] = False  # the classic card: its label buttons are AppTest's to click
+    at.run()
+    assert not at.exception and [b for b in at.button if b.key == "queue.label.0"]
+    stamp = roles_file.stat().st_mtime
+    roles_file.write_text(roles_file.read_text().replace('adjudicators = ["adam@lab.org"]', "adjudicators = []"))
+    os.utime(roles_file, (stamp + 10, stamp + 10))  # a newer file, whatever the clock's granularity
+    at.button(key="queue.label.0").click().run()
+    assert not at.exception
+    assert refusal("reviewer", "adjudicate") in texts(at)
+    assert rows(app_db, "SELECT COUNT(*) FROM reviews WHERE role = 'adjudicator'") == [(0,)]
