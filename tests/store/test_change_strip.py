@@ -54,7 +54,7 @@ def test_an_ideation_rating_that_moves_a_mean_is_a_change(db):
     rating = next(d for d in decisions(db, IDEATION) if d["kind"] == "rating" and d["judge"] not in ("1", "invalid"))
     before, after, text = review_and_describe(db, IDEATION, rating, "1")
     assert "no score changed" not in text
-    assert "absolute_mean" in text
+    assert "absolute mean" in text
     task = as_view(db, IDEATION).task
     assert len(metric_changes(task, before, after)) == differing_cells(task, before, after) > 0
 

@@ -290,11 +290,13 @@ class IdeationTask(FamilyBase):
             for c in crits:
                 a, p = absolute.get(system, {}).get(c, {}), pairwise.get(system, {}).get(c, {})
                 a_ci, p_ci = a.get("ci") or [None, None], p.get("ci") or [None, None]
-                rows.append({"section": system, "type": c, "absolute_mean": a.get("mean"),
-                             "absolute_ci_low": a_ci[0], "absolute_ci_high": a_ci[1], "n_valid": a.get("n_valid"),
-                             "n_invalid": a.get("n_invalid"), "pairwise_score": p.get("score"),
-                             "pairwise_ci_low": p_ci[0], "pairwise_ci_high": p_ci[1],
-                             "n_questions": p.get("n_questions"), "n_invalid_calls": p.get("n_invalid_calls")})
+                # column names are what the Scores table, the change strip and the LaTeX export print
+                rows.append({"section": system, "type": c, "absolute mean": a.get("mean"),
+                             "absolute 95% low": a_ci[0], "absolute 95% high": a_ci[1],
+                             "valid ratings": a.get("n_valid"), "invalid ratings": a.get("n_invalid"),
+                             "pairwise score": p.get("score"),
+                             "pairwise 95% low": p_ci[0], "pairwise 95% high": p_ci[1],
+                             "questions": p.get("n_questions"), "invalid calls": p.get("n_invalid_calls")})
         return rows
 
     # ------------------------------------------------------------------ judge log

@@ -153,12 +153,18 @@ def outcome(counts: Mapping) -> str:
     return "top 1" if r <= 1 else "top 10" if r <= 10 else "top 100" if r <= 100 else "below 100"
 
 
+COLUMN_TITLES = {"n": "queries", "mr": "mean rank", "mrr": "MRR", "median_rank": "median rank",
+                 **{f"hits@{k}": f"Hits@{k}" for k in HITS_AT}}
+"""What the tables (Scores page, change strip, LaTeX) call each metric."""
+
+
 def metric_rows(metrics: Mapping) -> list[dict]:
     """One row per tie policy and subset: section (policy), type (subset) and the figures."""
     rows = []
     for p, by_subset in metrics.get("tie_policies", {}).items():
         for s, summary in by_subset.items():
-            rows.append({"section": f"ties: {p}", "type": s, **{m: summary.get(m) for m in METRIC_NAMES}})
+            rows.append({"section": f"ties: {p}", "type": s,
+                         **{COLUMN_TITLES.get(m, m): summary.get(m) for m in METRIC_NAMES}})
     return rows
 
 
