@@ -9,7 +9,7 @@ from ui.families import doc_id_title, doc_noun, view
 from ui.judge_summary import judge_requests_text
 from ui.metrics import headline, section_tables
 from ui.stability import render_stability
-from ui.state import blind_guard, current_view, db, link, link_params, short_spec
+from ui.state import blind_guard, current_view, db, link_params, links, short_spec
 from ui.text import md_literal, show_text
 
 conn = db()
@@ -80,7 +80,7 @@ st.caption(f"{len(shown)} of {len(docs)} {noun.plural}. Counts by outcome: " + "
 if shown.empty:
     st.info(f"No {noun} has the selected outcome(s).")
     st.stop()
-shown["open"] = [link("document", run=run, doc=d) for d in shown["doc"]]
+shown["open"] = links("document", ({"run": run, "doc": d} for d in shown["doc"]))
 table = shown[["doc", "audited_outcome", "outcome", "decisions", "reviewed", "open"]].rename(
     columns={"doc": doc_id_title(task.name), "audited_outcome": "outcome (audited)",
              "outcome": "outcome (original)"})
