@@ -186,3 +186,12 @@ def test_every_scores_chart_plots_something(app, run):
             values += [v for col in frame.columns for v in frame[col].tolist()
                        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
         assert values, (run, chart.proto.spec[:200])
+
+
+@pytest.mark.parametrize("run", DEMO_RUNS)
+def test_metric_tables_name_their_columns_in_words(app_db, run):
+    """Every column a family's metric rows give (the Scores tables, the change strip and the LaTeX print them) is
+    words, not a field name: `absolute_ci_low`, `median_rank`, `not_found` once reached the page."""
+    view = load_view(open_db(app_db), run)
+    columns = {k for row in view.task.metric_rows(view.row["original_metrics"]) for k in row}
+    assert columns and not [c for c in columns if "_" in c], columns
