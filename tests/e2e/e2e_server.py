@@ -41,18 +41,19 @@ def streamlit_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "streamlit"]
 
 
-def start_app(workdir: Path) -> AppServer:
-    """`streamlit run app.py` from the repo root, HOME and a fresh REJUDGE_DB under `workdir`; wait until healthy."""
+def start_app(workdir: Path, port: int | None = None) -> AppServer:
+    """`streamlit run app.py` from the repo root, HOME and REJUDGE_DB under `workdir` (new, or the one a server
+    stopped there left), on `port` (else a free one); wait until healthy."""
     home = workdir / "home"
     home.mkdir(parents=True, exist_ok=True)
     db = workdir / "rejudge.db"
     log = workdir / "streamlit.log"
-    port = free_port()
+    port = port or free_port()
     cmd = [*streamlit_command(), "run", "app.py", "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     env = {**os.environ, "HOME": str(home), "REJUDGE_DB": str(db), "PYTHONUNBUFFERED": "1"}
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     server = AppServer(url=f"http://127.0.0.1:{port}", db=db, log=log, proc=proc)

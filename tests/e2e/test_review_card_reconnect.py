@@ -2,12 +2,14 @@
 shown as pending, are sent again once the app has reconnected, and are stored exactly once; a reload afterwards
 shows what was stored.
 
-The connection is dropped in the browser: every websocket of the page goes through a Playwright route, which is
-closed (and any new socket refused) while the context is offline; the server keeps running."""
+Two ways to lose it: in the browser (every websocket of the page goes through a Playwright route, closed, and any
+new socket refused, while the context is offline; the server keeps the session), and by stopping the server and
+starting it again on the same port (the session, and what it had answered, is gone)."""
 
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 from contextlib import closing
 
@@ -16,6 +18,7 @@ from playwright.sync_api import BrowserContext, Page, WebSocketRoute, expect
 from audit.store import open_db
 from tests.e2e.e2e_config import DEMO
 from tests.e2e.e2e_helpers import assert_no_exception, wait_idle
+from tests.e2e.e2e_server import start_app, stop_app
 
 SMALL = {"width": 1280, "height": 720}
 OFFLINE_LABELS = 3
@@ -120,3 +123,51 @@ def test_labels_given_offline_are_pending_resent_after_the_reconnect_and_stored_
         assert len(_rows(demo_app.db, who)) == OFFLINE_LABELS + 1
     finally:
         ctx.close()
+
+
+def _copy_db(src, dst) -> None:
+    """A consistent copy of a database a server is using (WAL)."""
+    with closing(sqlite3.connect(src)) as a, closing(sqlite3.connect(dst)) as b:
+        a.backup(b)
+
+
+def test_labels_given_while_the_server_is_down_are_stored_once_by_the_restarted_server(demo_app, browser,
+                                                                                        tmp_path):
+    _copy_db(demo_app.db, tmp_path / "rejudge.db")  # a server of its own, to stop and start again
+    server = start_app(tmp_path)
+    who = f"restart-{int(time.time())}"
+    ctx = browser.new_context(viewport=SMALL)
+    try:
+        page = ctx.new_page()
+        _open_card(page, f"{server.url}/queue?run={DEMO}&reviewer={who}")
+        page.keyboard.press("a")
+        status = page.locator(".rjrc-status")
+        expect(status).to_contain_text("1 saved", timeout=30_000)
+
+        stop_app(server)
+        page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                               ".getAttribute('data-test-connection-state') !== 'CONNECTED'", timeout=30_000)
+        offline = []
+        for _ in range(OFFLINE_LABELS):
+            offline.append(_decision(page))
+            page.keyboard.press("o")
+        expect(status).to_contain_text(f"{OFFLINE_LABELS} pending")
+        assert len(_rows(server.db, who)) == 1
+
+        server = start_app(tmp_path, port=int(server.url.rsplit(":", 1)[1]))
+        expect(status).to_contain_text(f"{OFFLINE_LABELS + 1} saved", timeout=120_000)
+        expect(status).not_to_contain_text("pending")
+        page.wait_for_timeout(4_000)
+        rows = _rows(server.db, who)
+        assert len(rows) == OFFLINE_LABELS + 1 and len({r[2] for r in rows}) == len(rows)
+        assert [r[0] for r in rows[1:]] == offline
+
+        page.reload()
+        page.locator(".rjrc-card[data-decision]:not([data-decision=''])").wait_for(timeout=60_000)
+        wait_idle(page)
+        expect(page.locator(".rjrc")).to_contain_text(f"You have labelled {OFFLINE_LABELS + 1} of")
+        page.wait_for_timeout(4_000)
+        assert len(_rows(server.db, who)) == OFFLINE_LABELS + 1
+    finally:
+        ctx.close()
+        stop_app(server)
