@@ -16,7 +16,15 @@ The classic card waits for the app to be idle before the next key (as a reviewer
 every label is saved. Goals: browser card median <= 50 ms, p90 <= 100 ms. It also checks that the card's buttons
 are above the fold (their bottom edge within the 720-pixel viewport).
 
-    python bench/ui_latency.py [--n 10000] [--presses 20] [--pace 150] [--seed 0] [--skip-demo] [--skip-large]
+Page switches (`bench/page_switches.py`): in one session, a click on each sidebar link in turn (`--rounds` times
+round the sidebar) -> the clicked page drawn (its script run, nothing stale, tables and charts drawn), timed in the
+page. Goal: median <= 0.5 s at 10,000 abstracts.
+
+Before anything is timed, one visit to the app's root waits for its first start (a database without the demo runs
+gets them scored into it: 10-30 s, the "server's first visit" line), so the first card measured does not carry it.
+
+    python bench/ui_latency.py [--n 10000] [--presses 20] [--pace 150] [--rounds 3] [--seed 0] [--skip-demo]
+                               [--skip-large] [--skip-keys] [--skip-switches]
 """
 
 from __future__ import annotations
@@ -38,8 +46,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import RUN_NAME, median, pct, print_table, scored_db, verdict, workdir  # noqa: E402
+from bench.page_switches import page_switches  # noqa: E402
 
 TARGET_MS = {"browser card": (50, 100), "classic card": (300, None)}
+SWITCH_TARGET_MS = 500
+"""Goal of a page switch's median (ms)."""
 """Goals per card: median and p90 (ms); the classic card's 300 ms median is the earlier batch's goal."""
 VIEWPORT = {"width": 1280, "height": 720}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -115,6 +126,39 @@ def _press(page, key: str, card: str, pace_ms: int) -> float:  # noqa: ANN001 - 
     return page.evaluate(f"() => window.__rjLatency.samples[{n}]")
 
 
+def warm_up(base: str) -> float:
+    """One visit to the root, waited out (a first start scores the demo runs into the database); its time, ms."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport=VIEWPORT)
+        t0 = time.perf_counter()
+        page.goto(base)
+        page.get_by_test_id("stSidebarNav").wait_for(timeout=300_000)
+        page.wait_for_function(_IDLE_JS, timeout=300_000)
+        ms = (time.perf_counter() - t0) * 1000
+        browser.close()
+    return ms
+
+
+def measure_switches(base: str, run: str, rounds: int, label: str) -> list[list]:
+    """Rows of the page-switch table: every page, then all switches together."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            times = page_switches(browser, base, run, rounds, VIEWPORT)
+        finally:
+            browser.close()
+    every = [t for v in times.values() for t in v]
+    rows = [[label, title, len(v), median(v), pct(v, 90), max(v), ""] for title, v in times.items()]
+    rows.append([label, "all switches", len(every), median(every), pct(every, 90), max(every),
+                 verdict(median(every) <= SWITCH_TARGET_MS)])
+    return rows
+
+
 def measure(base: str, run: str, presses: int, label: str, card: str, pace_ms: int) -> tuple[list[list], dict]:
     from playwright.sync_api import sync_playwright
 
@@ -173,13 +217,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-demo", action="store_true")
     ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the sidebar's links for the page switches")
+    ap.add_argument("--skip-keys", action="store_true", help="no key-press latency")
+    ap.add_argument("--skip-switches", action="store_true", help="no page switches")
     args = ap.parse_args(argv)
     setups = []
     if not args.skip_demo:
         setups.append(("demo (216 abstracts)", workdir() / "ui-latency-demo.db", "demo-chimera-mixed", None))
     if not args.skip_large:
         setups.append((f"N = {args.n:,}", workdir() / f"ui-latency-{args.n}.db", RUN_NAME, args.n))
-    rows, notes = [], []
+    rows, notes, switches, starts = [], [], [], []
     for label, path, run, n in setups:
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
@@ -187,15 +234,25 @@ def main(argv: list[str] | None = None) -> None:
             scored_db(n, path, args.seed)
         server, base = start_server(path)
         try:
-            for card in TARGET_MS:
+            starts.append([label, warm_up(base)])
+            for card in TARGET_MS if not args.skip_keys else ():
                 r, info = measure(base, run, args.presses, label.split(" ")[0] if n is None else str(n), card,
                                   args.pace)
                 rows += r
                 notes.append([label, card, info["first_render_ms"], info["buttons_bottom_px"],
                               verdict(0 < info["buttons_bottom_px"] <= VIEWPORT["height"]), info["saved"],
                               info["screenshot"]])
+            if not args.skip_switches:
+                switches += measure_switches(base, run, args.rounds, label)
         finally:
             stop_server(server)
+    print_table("Server's first visit (not in the figures below)", ["setting", "ms"], starts)
+    if switches:
+        print_table("Page switches: sidebar link click -> the clicked page drawn (ms, in-page MutationObserver, real "
+                    "chromium, 1280x720)", ["setting", "page", "switches", "median ms", "p90 ms", "max ms",
+                                           f"goal (median <= {SWITCH_TARGET_MS})"], switches)
+    if args.skip_keys:
+        return
     print_table("Review queue: key press -> next decision on screen (ms, in-page MutationObserver, real chromium, "
                 "1280x720)", ["setting", "card", "key", "presses", "median ms", "p90 ms", "max ms",
                               "goal (card: median <= 50, p90 <= 100; classic: median <= 300)"], rows)
