@@ -10,6 +10,8 @@ from sqlite_utils import Database
 from streamlit.delta_generator import DeltaGenerator
 
 from audit.demo import DemoProgress, is_seeded, load_demo, needs_seeding
+from ui import auth
+from ui.text import show_text
 
 
 @st.cache_resource
@@ -25,6 +27,10 @@ def prepare_demo(conn: Database) -> None:
     The box is drawn before the families are imported (which alone takes seconds on a busy machine), so the page
     says what it does from the first second."""
     if getattr(conn, "read_only", False) or is_seeded(conn):
+        return
+    if not auth.may("load_runs"):  # team mode: loading runs is the owner's, on first start too
+        show_text("This database has no runs yet, and loading the demo runs is the owner's (team mode): ask an owner "
+                  "to open the dashboard once, or to score a run.", "info")
         return
     box = st.empty()
     with box.container():

@@ -274,3 +274,24 @@ def test_an_adjudication_is_checked_when_the_key_is_pressed_not_when_the_card_wa
     assert not at.exception
     assert refusal("reviewer", "adjudicate") in texts(at)
     assert rows(app_db, "SELECT COUNT(*) FROM reviews WHERE role = 'adjudicator'") == [(0,)]
+
+
+@pytest.mark.parametrize("who", [REVIEWER, ADJUDICATOR])
+def test_first_start_in_team_mode_loads_the_demo_only_for_an_owner(tmp_path, monkeypatch, roles_file, discovery_url,
+                                                                  who):
+    """Loading runs is the owner's; the first start's automatic demo load is one such path (it ran for any role)."""
+    from tests.conftest import ROOT
+    path = tmp_path / "new.db"
+    monkeypatch.setenv("REJUDGE_DB", str(path))
+    monkeypatch.chdir(ROOT)
+    at = team_app(discovery_url, who)
+    at.run()
+    assert not at.exception
+    assert "loading the demo runs is the owner's" in " ".join(plain(i.value) for i in at.info)
+    with closing(open_db(path).conn) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    owner = team_app(discovery_url, OWNER)
+    owner.run(timeout=300)
+    assert not owner.exception
+    with closing(open_db(path).conn) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] > 0
