@@ -26,7 +26,7 @@ from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.confidence_sequence import planned_n_for, reviews_to_anytime_target
 from scoring.stats.difference import difference_totals
-from scoring.stats.estimators import Estimate, anytime_estimate, headline, metric_estimate, tuned_estimate
+from scoring.stats.estimators import VARIANCE, Estimate, anytime_estimate, headline, metric_estimate, tuned_estimate
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
 
 ALL_KINDS = "*"
@@ -226,7 +226,9 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
 
 def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     """`{metric path: {"estimate", "ci", "n_reviewed", "n_total", "judge_only", "reviewed_so_far", "bias",
-    "bias_ci", "note", "label", "power_tuned"}}` for the family's headline metrics, from the run's sampling plan.
+    "bias_ci", "note", "label", "power_tuned", "strata"}}` for the family's headline metrics, from the run's sampling
+    plan; `strata` says per stratum what its variance rests on (fully reviewed, its own sample, or the Jeffreys prior
+    where none of its sampled documents differs: docs/anytime.md, "What each stratum assumes").
 
     `estimate` is the stratified difference estimator; `power_tuned` the PPI++ estimate beside it (`estimate`,
     `ci`, `lambda`: 1 trusts the judge as the difference estimator does, 0 uses the reviewed sample alone), whose
@@ -245,7 +247,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     row, task = view.row, view.task
     judge, sampled, certain, paths = _blocks_state(view, plan)
     strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
-    tot = difference_totals(judge, strata, sampled, certain=certain, prior_weight=2.0)
+    tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
     so_far = view.audit.metrics
     out = {}
     options = row["inputs"].get("options") or {}
@@ -259,13 +261,14 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
         bounds = task.metric_bounds(cell)
         est = metric_estimate(tot, g, bounds=bounds)
         h = headline(est, cell.value(so_far))
-        tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, prior_weight=2.0)
+        tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, variance=VARIANCE)
         h["power_tuned"] = {"estimate": tuned.estimate, "ci": list(tuned.ci) if tuned.ci is not None else None,
                             "lambda": lam, "note": tuned.note or ("" if lam is not None else
                                                                   "nothing to tune on yet: the difference estimate")}
         h["n_documents_sampled"] = len(sampled)
         h["n_documents_known"] = len(certain)
         h["label"] = cell.label
+        h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
         h["anytime"] = _anytime_json(anytime_estimate(est, planned_n=planned_n_for(len(plan.blocks)),
                                                       bounds=bounds), planned_n_for(len(plan.blocks)))

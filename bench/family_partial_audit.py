@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:
 from audit.sampling import flatten, leaf_paths, metric_of_totals  # noqa: E402
 from scoring.families.base import MetricCell, TaskFamily  # noqa: E402
 from scoring.stats.difference import difference_totals  # noqa: E402
-from scoring.stats.estimators import PRIOR_WEIGHT, Estimate, metric_estimate  # noqa: E402
+from scoring.stats.estimators import VARIANCE, Estimate, metric_estimate  # noqa: E402
 from scoring.stats.quantile import median_estimate  # noqa: E402
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit  # noqa: E402
 
@@ -187,7 +187,7 @@ def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[s
     judge = {d: flatten(c, paths) for d, c in pop.judge.items()}
     sampled = {d: flatten(pop.human[d], paths) for d in sample}
     certain = {d: flatten(pop.human[d], paths) for d in certain_docs}
-    tot = difference_totals(judge, strata, sampled, certain=certain, prior_weight=PRIOR_WEIGHT)
+    tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
     out = {}
     for cell in estimable(task):
         key = "/".join(cell.path)

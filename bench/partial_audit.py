@@ -18,7 +18,7 @@ Printed, per metric:
    judge; biased under over-matching, shown as the naive baseline);
 2. an end-to-end run of the real queue (`sampling.next_unit` fed with `estimators.linearised_residuals`),
    stopping when `prf_estimate`'s interval is ≤ ±0.03, over several seeds, beside a random-order human-only
-   queue and the plain estimator (no pseudo-observations): decisions reviewed at the stop, and how often the
+   queue and the plain estimator (sample covariance, no Jeffreys rate): decisions reviewed at the stop, and how often the
    final interval covered the truth.
 
     python bench/partial_audit.py [--generated N] [--judge SPEC] [--seeds 20] [--half-width 0.03]
@@ -238,7 +238,7 @@ def planning(pop: Population, plan: Plan, half_width: float) -> list[list]:
 
 
 def run_queue(pop: Population, seed: int, half_width: float, stratified: bool, truth: float,
-              prior_weight: float = 0.0) -> tuple[int, int, bool]:
+              variance: str = "plain") -> tuple[int, int, bool]:
     """Review through the queue until the F1 interval is ≤ ±half_width; (blocks, decisions, covered)."""
     plan = build_plan(pop.units, stratum if stratified else (lambda _u: "all"), seed,
                       take_all=TAKE_ALL if stratified else ())
@@ -260,7 +260,7 @@ def run_queue(pop: Population, seed: int, half_width: float, stratified: bool, t
         if len(sampled) < 30:
             continue
         est = prf_estimate(judge_all, strata, sampled, certain=certain, types=pop.types,
-                           prior_weight=prior_weight)["avg"]["f1"]
+                           variance=variance)["avg"]["f1"]
         if est.ci is not None and (est.ci[1] - est.ci[0]) / 2 <= half_width:
             return len(sampled), decisions, est.ci[0] <= truth <= est.ci[1]
 
@@ -303,9 +303,9 @@ def main() -> None:
         print_table(f"planning: reviews for ±{args.half_width} (95%), true within-stratum variances",
                     ["design", "blocks", "decisions", "share of decisions", "allocation"], rows)
         t1 = time.perf_counter()
-        designs = (("stratified queue (next_unit + difference, prior_weight=2)", True, 2.0),
-                   ("random-order queue, human only", False, 0.0),
-                   ("stratified queue, plain estimator (prior_weight=0)", True, 0.0))
+        designs = (("stratified queue (next_unit + difference, jeffreys variance)", True, "jeffreys"),
+                   ("random-order queue, human only", False, "jeffreys"),
+                   ("stratified queue, plain estimator", True, "plain"))
         res = {name: [run_queue(pop, s, args.half_width, strat, truth, w) for s in range(args.seeds)]
                for name, strat, w in designs}
         qrows = []

@@ -11,12 +11,24 @@ simple random sample of m_h of them:
 Hand-reviewed ("certain") blocks are known exactly: they leave their stratum's population and add their human
 vector as is; they are never scaled up. A fully reviewed stratum contributes no variance, so a full review
 gives T̂ = Σ c^H with Σ̂ = 0.
+
+Cov_h(d) is the plain sample covariance (`variance="plain"`), or, with `variance="jeffreys"` (what `estimate`
+uses), a hurdle form of it: a block either agrees with the judge (d = 0) or differs by e, so
+Cov_h(d) = m/(m − 1)·[p_h E(eeᵀ) − p_h² E(e)E(e)ᵀ], which is the sample covariance exactly when p_h = x_h/m_h
+(x_h differing blocks). The differing rate p_h gets the Jeffreys posterior mean (x_h + ½)/(m_h + 1) (never below
+x_h/m_h), so a stratum whose few sampled blocks all agree no longer claims zero variance; E(eeᵀ), E(e) are the
+stratum's own differing blocks, or, where none of its sampled blocks differs, those of the strata still being
+sampled (the error size such a stratum is assumed to have). Unlike `variance="pooled"` (the former smoothing: w
+pseudo-observations of the covariance of all sampled differences, between-stratum spread and other strata's
+high-leverage errors included), it never lends one stratum another's error sizes once it has its own
+(docs/anytime.md, "What each stratum assumes"; bench/smoothing_coverage.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats as st
@@ -24,6 +36,7 @@ from scipy import stats as st
 INSUFFICIENT = "insufficient reviews"
 
 Vector = float | Sequence[float] | np.ndarray
+Variance = Literal["plain", "pooled", "jeffreys"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,9 @@ class StratumSummary:
     """m_h: blocks reviewed through the random queue."""
     differing: int
     """Sampled blocks whose human vector differs from the judge's."""
+    assumption: str = ""
+    """What this stratum's variance rests on (fully reviewed, its own sample, or a prior where the sample is
+    thin), in words the estimate can show."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +88,7 @@ def _vec(v: Vector) -> np.ndarray:
 
 def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector], *,
                       certain: Mapping[str, Vector] | None = None, prior_weight: float = 0.0,
-                      lam: float = 1.0) -> Totals:
+                      lam: float = 1.0, variance: Variance | None = None) -> Totals:
     """Stratified difference estimate of Σ_all c^H.
 
     With `lam` = λ the judge is trusted in part (power tuning, PPI++: Angelopoulos, Duchi & Zrnic 2023):
@@ -88,7 +104,16 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
         prior_weight: w > 0 adds w pseudo-observations of the pooled covariance of all sampled differences to
             every stratum's covariance, (SS_h + w·Σ_pooled)/(m_h − 1 + w): a unanimous or tiny stratum then no
             longer claims zero variance (conservative; negligible once m_h ≫ w). 0 = the plain estimator.
+            Only with `variance="pooled"` (the default when w > 0).
+        variance: `plain` (sample covariance), `pooled` (the pseudo-observations above) or `jeffreys` (the
+            hurdle form with a Jeffreys differing rate, module docstring). Default: `pooled` if prior_weight > 0,
+            else `plain`.
     """
+    mode = variance or ("pooled" if prior_weight > 0 else "plain")
+    if mode not in ("plain", "pooled", "jeffreys"):
+        raise ValueError(f"unknown variance {mode!r}")
+    if mode == "pooled" and prior_weight <= 0:
+        prior_weight = 2.0
     certain = certain or {}
     for name, part in (("sampled", sampled), ("certain", certain)):
         unknown = [b for b in part if b not in judge]
@@ -127,29 +152,72 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
     summaries, reasons, df = {}, [], 0
     pooled = np.zeros((k, k))
     all_d = [x for ds in diffs.values() for x in ds]
-    if prior_weight > 0 and len(all_d) >= 2:
+    if mode == "pooled" and len(all_d) >= 2:
         pooled = np.cov(np.array(all_d).reshape(-1, k), rowvar=False, ddof=1).reshape(k, k)
+    errors = None
+    if mode == "jeffreys":  # error sizes of the strata still sampled (a fully reviewed one is another population)
+        open_d = [x for h, ds in diffs.items() if len(ds) < size[h] for x in ds if np.any(x != 0)]
+        errors = _ErrorSize(open_d or [x for x in all_d if np.any(x != 0)], k)
+    single_ok = mode != "plain"
     for h in sorted(size):
         d = np.array(diffs.get(h, []), dtype=float).reshape(-1, k)
         m, big_m = len(d), size[h]
-        summaries[h] = StratumSummary(big_m, m, differing.get(h, 0))
         if m == 0:
+            summaries[h] = StratumSummary(big_m, m, differing.get(h, 0), "no reviewed block: not estimable")
             reasons.append(f"{INSUFFICIENT}: stratum {h!r} has no reviewed block (0 of {big_m})")
             continue
         total += big_m / m * d.sum(axis=0)
         if m >= big_m:
+            summaries[h] = StratumSummary(big_m, m, differing.get(h, 0), "fully reviewed: exact, no variance")
             continue
-        if m == 1 and prior_weight <= 0:
+        if m == 1 and not single_ok:
+            summaries[h] = StratumSummary(big_m, m, differing.get(h, 0), "1 reviewed block: no variance")
             reasons.append(f"{INSUFFICIENT}: stratum {h!r} has 1 reviewed block of {big_m}; its variance needs 2")
             continue
         df += m - 1
-        centred = d - d.mean(axis=0)
-        within = (centred.T @ centred + prior_weight * pooled) / (m - 1 + prior_weight)
+        if errors is not None:
+            within, assumption = errors.hurdle_cov(d)
+        else:
+            centred = d - d.mean(axis=0)
+            within = (centred.T @ centred + prior_weight * pooled) / (m - 1 + prior_weight)
+            assumption = (f"simple random sample of {m} of {big_m}: sample covariance" if mode == "plain" else
+                          f"simple random sample of {m} of {big_m}: sample covariance with {prior_weight:g} "
+                          "pseudo-observations of the covariance of all sampled differences")
+        summaries[h] = StratumSummary(big_m, m, differing.get(h, 0), assumption)
         cov += big_m * big_m * (1 - m / big_m) * within / m
     no_total = any(s.sampled == 0 for s in summaries.values())
-    no_cov = no_total or (prior_weight <= 0 and any(s.sampled == 1 < s.size for s in summaries.values()))
+    no_cov = no_total or (not single_ok and any(s.sampled == 1 < s.size for s in summaries.values()))
     return Totals(None if no_total else total, None if no_cov else cov, judge_total, df, len(sampled),
                   len(certain), len(judge), summaries, "; ".join(reasons) or None)
+
+
+class _ErrorSize:
+    """The hurdle covariance of one stratum's differences (module docstring, `variance="jeffreys"`), with the size
+    of a judge error pooled over the differing blocks of the strata still being sampled, for a stratum where no
+    sampled block differs."""
+
+    def __init__(self, nonzero: Sequence[np.ndarray], k: int) -> None:
+        e = np.array(nonzero, dtype=float).reshape(-1, k)
+        self.n = len(e)
+        self.second = e.T @ e / self.n if self.n else np.zeros((k, k))
+        self.first = e.mean(axis=0) if self.n else np.zeros(k)
+
+    def hurdle_cov(self, d: np.ndarray) -> tuple[np.ndarray, str]:
+        m, k = d.shape
+        e = d[np.any(d != 0, axis=1)]
+        x = len(e)
+        rate = max(x / m, (x + 0.5) / (m + 1))
+        ddof = m / (m - 1) if m > 1 else 1.0
+        if x:
+            second, first = e.T @ e / x, e.mean(axis=0)
+            how = f"{x} of {m} sampled blocks differ: Jeffreys rate {rate:.3f}, its own error sizes"
+        elif self.n:
+            second, first = self.second, self.first
+            how = (f"none of its {m} sampled blocks differs: assumes an error rate near the Jeffreys {rate:.3f} "
+                   f"= ½/({m}+1), errors the size of the {self.n} seen in the sampled strata")
+        else:
+            return np.zeros((k, k)), f"none of its {m} sampled blocks differs, nor any other sampled block: 0"
+        return ddof * (rate * second - rate * rate * np.outer(first, first)), how
 
 
 def tuned_lambda(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector],

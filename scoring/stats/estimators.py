@@ -31,6 +31,7 @@ from scoring.stats.confidence_sequence import multiplier
 from scoring.stats.difference import (
     INSUFFICIENT,
     Totals,
+    Variance,
     Vector,
     difference_totals,
     jeffreys_total_interval,
@@ -39,9 +40,12 @@ from scoring.stats.difference import (
 
 MIN_REVIEWS = 30
 PRIOR_WEIGHT = 2.0
-"""Default pseudo-observations for P/R/F1 and ratings: on the demo-shaped run (few, high-leverage judge errors)
-the plain estimator's stop-at-±0.03 intervals covered 38/40 and 37/40, these 40/40 and 40/40; on a run with
-dense errors it changes coverage by < 0.002 (bench/partial_audit.py)."""
+"""The former smoothing (`variance="pooled"`): 2 pseudo-observations of the covariance of all sampled differences
+in every stratum. It lent every stratum the between-stratum spread and other strata's high-leverage errors:
+2-3× too wide with a lenient or biased judge (bench/smoothing_coverage.py); kept for comparison."""
+VARIANCE: Variance = "jeffreys"
+"""Within-stratum variance of P/R/F1 and ratings (and of `audit estimate`): the hurdle covariance with a Jeffreys
+differing rate (`difference.difference_totals`); its coverage per truth model is in bench/README.md."""
 MIN_DIFFERING = 5
 JEFFREYS_BELOW = 10
 """A 0/1 stratum with fewer sampled blocks than this (or a unanimous one) gets the Jeffreys interval."""
@@ -159,13 +163,14 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
                    g: Callable[[np.ndarray], float], *, certain: Mapping[str, Vector] | None = None,
                    bounds: tuple[float, float] | None = (0.0, 1.0), level: float = 0.95,
                    dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
-                   min_differing: int = MIN_DIFFERING, prior_weight: float = 0.0) -> tuple[Estimate, float | None]:
+                   min_differing: int = MIN_DIFFERING, prior_weight: float = 0.0,
+                   variance: Variance | None = None) -> tuple[Estimate, float | None]:
     """The power-tuned (PPI++) estimate of g(Σ c^H) and its λ: the gradient of g at the difference estimate picks
     λ (`difference.tuned_lambda`), then the λ-estimator's totals give the value and a delta-method interval. A
     weak judge gets λ near 0 (the reviewed sample alone), a good one λ near 1 (the difference estimator); the
     interval is never much wider than the better of the two. λ is None (and the difference estimator is used)
     when there is nothing to tune on."""
-    full = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight)
+    full = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, variance=variance)
     if full.total is None or full.complete:
         return metric_estimate(full, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
                                min_differing=min_differing), None
@@ -174,7 +179,8 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
     if lam is None:
         return metric_estimate(full, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
                                min_differing=min_differing), None
-    tuned = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, lam=lam)
+    tuned = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, lam=lam,
+                              variance=variance)
     est = metric_estimate(tuned, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
                           min_differing=min_differing)
     return est, lam
@@ -204,14 +210,15 @@ def total_estimate(judge: Mapping[str, float], strata: Mapping[str, str], sample
                    certain: Mapping[str, float] | None = None, binary: bool = False,
                    interval: Literal["auto", "wald", "jeffreys"] = "auto", level: float = 0.95,
                    dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
-                   min_differing: int | None = None, prior_weight: float = 0.0, _scale: float = 1.0) -> Estimate:
+                   min_differing: int | None = None, prior_weight: float = 0.0, _scale: float = 1.0,
+                   variance: Variance | None = None) -> Estimate:
     """Stratified difference estimate of Σ_all H (e.g. the number of true matches), §4.1.
 
     `binary` (H, J ∈ {0, 1}) enables the Jeffreys interval: with `interval="auto"` it is used when a stratum
     that is not fully reviewed has fewer than 10 reviews or a unanimous sample (then the `min_differing` rule
     is not needed and defaults to 0). The point estimate is always the difference estimator.
     """
-    tot = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight)
+    tot = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, variance=variance)
     wanted_min = min_differing if min_differing is not None else (0 if binary else MIN_DIFFERING)
     bounds = (0.0, tot.n_total * _scale) if binary else None
     est = _from_totals(tot, lambda t: float(t[0]) * _scale, level=level, dist=dist, bounds=bounds,
@@ -251,14 +258,15 @@ def rating_mean(judge: Mapping[str, float | None], sampled: Mapping[str, float],
                 strata: Mapping[str, str] | None = None, certain: Mapping[str, float] | None = None,
                 scale: tuple[float, float] = (1, 5), poststratify: bool | Literal["auto"] = "auto",
                 level: float = 0.95, min_reviews: int = MIN_REVIEWS,
-                min_differing: int = MIN_DIFFERING, prior_weight: float = PRIOR_WEIGHT) -> Estimate:
+                min_differing: int = MIN_DIFFERING, prior_weight: float = 0.0,
+                variance: Variance | None = None) -> Estimate:
     """Mean human rating over all N questions (§4.3): judge mean + scaled-up mean(H − J), with FPC.
 
     `judge` is None for an invalid judge rating: those questions form the stratum `invalid` (review them all)
     with the mean valid judge rating as their stand-in J, which keeps the estimator unbiased. The judge-only
     value is the mean over valid judge ratings. Without `strata` the sample is one simple random sample; with
     `poststratify="auto"` it is post-stratified by judge rating once every rating level has ≥ 10 reviews.
-    `prior_weight` as in `prf_estimate`.
+    `prior_weight` and `variance` as in `prf_estimate`.
     """
     valid = [float(v) for v in judge.values() if v is not None]
     if not valid:
@@ -277,7 +285,8 @@ def rating_mean(judge: Mapping[str, float | None], sampled: Mapping[str, float],
                 strata = dict(levels)
     strata = {u: ("invalid" if judge[u] is None else strata[u]) for u in judge}
     est = total_estimate(filled, strata, sampled, certain=certain, level=level, min_reviews=min_reviews,
-                         min_differing=min_differing, prior_weight=prior_weight, _scale=1 / len(judge))
+                         min_differing=min_differing, prior_weight=prior_weight, _scale=1 / len(judge),
+                         variance=_variance(variance, prior_weight))
     ci, ci_raw = est.ci, est.ci_raw
     note = est.note
     if ci is not None:
@@ -317,11 +326,12 @@ def _types(judge: Mapping[str, BlockCounts]) -> list[str]:
 
 def prf_totals(judge: Mapping[str, BlockCounts], strata: Mapping[str, str], sampled: Mapping[str, BlockCounts], *,
                certain: Mapping[str, BlockCounts] | None = None, types: Sequence[str] | None = None,
-               prior_weight: float = 0.0) -> tuple[Totals, list[str]]:
+               prior_weight: float = 0.0, variance: Variance | None = None) -> tuple[Totals, list[str]]:
     """Difference-estimated (tp, fp, fn) totals per type (3 numbers per type, `types` order)."""
     ts = list(types) if types is not None else _types(judge)
     tot = difference_totals(_flatten(judge, ts), strata, _flatten(sampled, ts),
-                            certain=_flatten(certain, ts) if certain else None, prior_weight=prior_weight)
+                            certain=_flatten(certain, ts) if certain else None, prior_weight=prior_weight,
+                            variance=variance)
     return tot, ts
 
 
@@ -329,7 +339,7 @@ def prf_estimate(judge: Mapping[str, BlockCounts], strata: Mapping[str, str], sa
                  *, certain: Mapping[str, BlockCounts] | None = None, types: Sequence[str] | None = None,
                  level: float = 0.95, dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
                  min_differing: int = MIN_DIFFERING,
-                 prior_weight: float = PRIOR_WEIGHT) -> dict[str, dict[str, Estimate]]:
+                 prior_weight: float = 0.0, variance: Variance | None = None) -> dict[str, dict[str, Estimate]]:
     """P/R/F1 under full human review, per type and `avg` (macro mean over types, the scorer's headline), §4.2.
 
     Args:
@@ -343,13 +353,17 @@ def prf_estimate(judge: Mapping[str, BlockCounts], strata: Mapping[str, str], sa
             contributes 0, as the scorer does.
         prior_weight: pseudo-observations of the pooled covariance added to every stratum
             (`difference.difference_totals`): the block-level stand-in for Jeffreys/plus-two smoothing, so a
-            stratum whose few sampled blocks all agree with the judge does not claim zero variance. 0 = the plain
-            estimator of §4.2.
+            stratum whose few sampled blocks all agree with the judge does not claim zero variance (the former
+            default, 2). Used only with `variance="pooled"` (the default when w > 0).
+        variance: `jeffreys` (default unless prior_weight > 0: `VARIANCE`), `pooled` or `plain` (the plain
+            estimator of §4.2; `difference.difference_totals`); each stratum's `assumption` says what its variance
+            rests on.
 
     Returns {type or "avg": {"precision" | "recall" | "f1": Estimate}}. A type whose estimated
     2·tp + fp + fn is under 20 gets the note "unstable: few counts" (the delta method is fragile there).
     """
-    tot, ts = prf_totals(judge, strata, sampled, certain=certain, types=types, prior_weight=prior_weight)
+    tot, ts = prf_totals(judge, strata, sampled, certain=certain, types=types, prior_weight=prior_weight,
+                         variance=_variance(variance, prior_weight))
     out: dict[str, dict[str, Estimate]] = {}
     ref = tot.total if tot.total is not None else tot.judge
     for t in [*ts, "avg"]:
@@ -363,6 +377,12 @@ def prf_estimate(judge: Mapping[str, BlockCounts], strata: Mapping[str, str], sa
                     est = _with_note(est, "unstable: few counts")
             out[t][metric] = est
     return out
+
+
+def _variance(variance: Variance | None, prior_weight: float) -> Variance | None:
+    """The variance choice of an estimator whose default is `VARIANCE`: an explicit `prior_weight` keeps asking for
+    the former pooled smoothing."""
+    return variance or (None if prior_weight > 0 else VARIANCE)
 
 
 def _metric_fn(types: Sequence[str], t: str, metric: str) -> Callable[[np.ndarray], float]:

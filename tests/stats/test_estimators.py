@@ -284,7 +284,7 @@ def test_linearised_residuals_reproduce_delta_variance():
     sample = {b: pop.human[b] for b in rng.choice(pop.blocks, 60, replace=False)}
     strata = dict.fromkeys(pop.blocks, "all")
     z = linearised_residuals(pop.judge, strata, sample, types=TYPES)
-    e = prf_estimate(pop.judge, strata, sample, types=TYPES)["avg"]["f1"]
+    e = prf_estimate(pop.judge, strata, sample, types=TYPES, variance="plain")["avg"]["f1"]
     big_m, m = len(pop.blocks), len(sample)
     var_z = big_m ** 2 * (1 - m / big_m) * np.var(list(z.values()), ddof=1) / m
     assert math.sqrt(var_z) == pytest.approx(e.se, rel=1e-5)
@@ -379,3 +379,66 @@ def test_prior_weight_gives_unanimous_stratum_variance_and_keeps_full_review_exa
     assert full.cov == pytest.approx(np.zeros((2, 2))) and full.complete
     one = difference_totals(judge, strata, {"s0": [0.0, 1.0], "s1": [1.0, 1.0], "u0": [2.0, 1.0]}, prior_weight=2)
     assert one.cov is not None and one.reason is None  # a single review is enough once the prior is there
+
+
+# ---------------------------------------------------------------- Jeffreys hurdle variance (the default)
+
+
+def test_jeffreys_variance_hand_computed():
+    """Stratum A: 4 of 10 sampled, differences 0, 0, 0, 1 → rate max(1/4, 1.5/5) = 0.3, own error size 1, so
+    Cov = 4/3·(0.3 − 0.3²) = 0.28. Stratum B: 5 of 20 sampled, none differs → rate ½/6, error size of A's error,
+    Cov = 5/4·(1/12 − 1/144). Var(T̂) = Σ M²(1 − m/M)·Cov/m."""
+    judge = {f"a{i}": 1.0 for i in range(10)} | {f"b{i}": 0.0 for i in range(20)}
+    strata = {b: b[0] for b in judge}
+    sampled = {"a0": 1.0, "a1": 1.0, "a2": 1.0, "a3": 2.0} | {f"b{i}": 0.0 for i in range(5)}
+    tot = difference_totals(judge, strata, sampled, variance="jeffreys")
+    expected = (10 ** 2 * (1 - 4 / 10) * (4 / 3 * (0.3 - 0.09)) / 4
+                + 20 ** 2 * (1 - 5 / 20) * (5 / 4 * (1 / 12 - 1 / 144)) / 5)
+    assert tot.cov[0, 0] == pytest.approx(expected)
+    assert tot.total[0] == pytest.approx(10 + 10 / 4 * 1)  # the point estimate is the difference estimator's
+    plain = difference_totals(judge, strata, sampled, variance="plain")
+    assert tot.total == pytest.approx(plain.total)
+    assert "Jeffreys rate 0.300" in tot.strata["a"].assumption
+    assert "none of its 5 sampled blocks differs" in tot.strata["b"].assumption
+
+
+@settings(max_examples=30, derandomize=True, deadline=None)
+@given(hs.lists(hs.tuples(hs.integers(-3, 3), hs.integers(-3, 3)), min_size=2, max_size=20),
+       hs.integers(1, 30))
+def test_jeffreys_equals_sample_covariance_once_most_blocks_differ(diffs, extra):
+    """When at least half the sampled blocks differ (x/m ≥ ½ ≥ the Jeffreys mean), the hurdle covariance is the
+    plain sample covariance exactly: the smoothing only acts where differences are rare."""
+    diffs = [d if any(d) else (1, 0) for d in diffs]
+    m = len(diffs)
+    judge = {f"s{i}": [1.0, 2.0] for i in range(m + extra)}
+    strata = dict.fromkeys(judge, "h")
+    sampled = {f"s{i}": [1.0 + a, 2.0 + b] for i, (a, b) in enumerate(diffs)}
+    j = difference_totals(judge, strata, sampled, variance="jeffreys")
+    p = difference_totals(judge, strata, sampled, variance="plain")
+    assert j.cov == pytest.approx(p.cov, abs=1e-9)
+
+
+def test_jeffreys_full_review_is_exact_scorer_and_zero_reviews_give_nothing():
+    pop = clustered_population(n_docs=40, seed=5)
+    full = prf_estimate(pop.judge, pop.stratum, pop.human, types=TYPES, variance="jeffreys")["avg"]["f1"]
+    assert full.method == "exact" and full.ci == (full.estimate, full.estimate) and full.se == 0
+    assert full.estimate == pytest.approx(criteria(full_counts(summed(pop.human)))["avg"]["f1"], abs=1e-12)
+    none = prf_estimate(pop.judge, pop.stratum, {}, types=TYPES)["avg"]["f1"]
+    assert none.estimate is None and none.ci is None and none.note.startswith("insufficient reviews")
+
+
+def test_jeffreys_is_the_default_and_gives_a_unanimous_stratum_variance():
+    judge = {f"s{i}": [float(i % 3), 1.0] for i in range(40)} | {f"u{i}": [1.0, 1.0] for i in range(60)}
+    strata = {b: b[0] for b in judge}
+    sampled = {f"s{i}": [float(i % 3) + (1 if i % 4 == 0 else 0), 1.0] for i in range(10)}
+    sampled |= {f"u{i}": [1.0, 1.0] for i in range(8)}  # stratum u: humans agree on every sampled block
+    tot = difference_totals(judge, strata, sampled, variance="jeffreys")
+    plain = difference_totals(judge, strata, sampled)
+    assert tot.cov[0, 0] > plain.cov[0, 0]  # stratum u's unanimous sample no longer claims zero variance
+    assert tot.strata["u"].assumption.startswith("none of its 8 sampled blocks differs")
+    # `prf_estimate` and `rating_mean` use it unless told otherwise
+    pop = clustered_population(n_docs=60, seed=2)
+    some = {b: pop.human[b] for b in pop.blocks[:35]}
+    default = prf_estimate(pop.judge, pop.stratum, some, types=TYPES)["avg"]["f1"]
+    explicit = prf_estimate(pop.judge, pop.stratum, some, types=TYPES, variance="jeffreys")["avg"]["f1"]
+    assert default.se == explicit.se
