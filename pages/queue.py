@@ -232,7 +232,7 @@ def card_panel(fconn: Database) -> None:
     with st.container(border=True, key="queue.card"):
         st.html(card_html(d, task.name, scheme, blind=hide))  # CARD_STYLE is on the page, outside the fragment
         buttons = label_buttons(d, scheme, hide=hide, role=as_role, mine=mine)
-        cols = st.columns([*([1.4] * len(buttons)), 2.2])
+        cols = st.columns([*([1.8] * len(buttons)), 1.8])  # "✗ Overrule → acceptable answer too" fits at 1280 px
         for i, (col, (lab, text, _, short)) in enumerate(zip(cols, buttons, strict=False)):
             col.button(text, key=f"queue.label.{i}", shortcut=short, on_click=_on_label,
                        args=(d["id"], lab, pos, as_role), disabled=not who)

@@ -102,7 +102,8 @@ def review_buttons(d: dict, scheme: LabelScheme, *, hide: bool, role: str, mine:
                    shortcuts: bool, cols: list) -> str | None:
     """Draw the label buttons; return the label clicked (or None)."""
     buttons = label_buttons(d, scheme, hide=hide, role=role, mine=mine)
-    inner = cols[0].columns(len(buttons)) if len(buttons) > 2 else cols[:2]
+    # more than two labels (ratings 1-5): a row of their own, since five in one column were cut to 11 px each
+    inner = st.columns(len(buttons)) if len(buttons) > 2 else cols[:2]
     clicked = None
     for col, (lab, text, key, short) in zip(inner, buttons, strict=False):
         if col.button(text, key=key, shortcut=short if shortcuts else None):
@@ -134,7 +135,7 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
     hide = blind and mine is None and role == "reviewer"
     with st.container(border=True, key=f"review.card.{d['id']}"):
         st.html(CARD_STYLE + card_html(d, task, scheme, blind=hide, focused=focused, number=number))
-        cols = st.columns([2.2, 1.6, 0.7, 2.2])
+        cols = st.columns([2.2, 2.2, 0.7, 1.6])  # confirm, overrule (its label names the other answer), undo, note
         note = cols[3].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
                                   placeholder="note (optional)")
         clicked = review_buttons(d, scheme, hide=hide, role=role, mine=mine, shortcuts=shortcuts, cols=cols)

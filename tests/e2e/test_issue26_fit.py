@@ -1,0 +1,141 @@
+"""Issue 26, measured in the browser at 1280 px with the sidebar open, on every family's demo run: no headline
+card on the Scores page and no review button in the queue (classic card and browser card) is cut with an
+ellipsis, and every table of the Agreement page fits the window without scrolling sideways.
+
+The app runs on a database of its own (reviews are added to it so each family's Agreement page has tables), so the
+other browser tests' counts are untouched."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import closing
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from audit.demo import demo_runs
+from audit.reviews import add_review
+from audit.store import open_db
+from audit.views import load_view
+from tests.e2e.e2e_config import VIEWPORT
+from tests.e2e.e2e_helpers import _DRAWN_JS, assert_no_exception, heading, wait_idle
+from tests.e2e.e2e_server import AppServer, start_app, stop_app
+
+WINDOW = {"width": 1280, "height": 900}
+RUNS = [d.name for _, d in demo_runs()]
+
+# Elements that clip their text (overflow hidden or an ellipsis) and hold more than they show.
+_CUT_JS = """(selector) => [...document.querySelectorAll(selector)]
+  .flatMap((root) => [root, ...root.querySelectorAll('*')])
+  .filter((el) => {
+    const s = getComputedStyle(el);
+    const clips = s.textOverflow === 'ellipsis' || ['hidden', 'clip'].includes(s.overflowX);
+    return clips && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1 && el.innerText.trim();
+  })
+  .map((el) => `${el.innerText.trim()} (${el.scrollWidth} > ${el.clientWidth} px)`)"""
+
+# Every table: inside the window, and its grid does not scroll sideways.
+# (A grid's border makes its scroller 2 px wider than its box: up to 4 px is no scrolling.)
+_TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map((t, i) => {
+  const box = t.getBoundingClientRect();
+  const scrollers = [...t.querySelectorAll('*')].filter((el) => el.scrollWidth > el.clientWidth + 4
+    && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX));
+  const heads = [...document.querySelectorAll('h1, h2, h3')]
+    .filter((h) => h.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING);
+  return {table: `#${i} under ${heads.at(-1)?.innerText}`, right: Math.round(box.right),
+          scrolls: scrollers.map((el) => `${el.scrollWidth} > ${el.clientWidth}`)};
+})"""
+
+
+def _review_every_run(db_path) -> None:
+    """Two reviewers label the first decisions of every run, agreeing on some and overruling the judge on others,
+    so each Agreement page has its human-vs-judge and human-vs-human tables."""
+    with closing(open_db(db_path).conn) as conn:
+        from sqlite_utils import Database
+
+        db = Database(conn)
+        for run in RUNS:
+            view = load_view(db, run)
+            for i, d in enumerate(view.decisions()[:24]):
+                labels = view.task.label_schemes[d["kind"]].labels
+                same = d["judge"] if d["judge"] in labels else labels[0]  # a judge's `split` is no human label
+                other = next(lab for lab in labels if lab != same)
+                add_review(db, run, d["id"], same if i % 3 else other, "fit-a")
+                add_review(db, run, d["id"], same if i % 4 else other, "fit-b")
+
+
+@pytest.fixture(scope="module")
+def fit_app(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> Iterator[AppServer]:
+    server = start_app(tmp_path_factory.mktemp("e2e-fit"))
+    try:
+        ctx = browser.new_context(viewport=VIEWPORT)
+        page = ctx.new_page()
+        page.goto(server.url)  # the first visit scores the demo runs
+        page.get_by_role("heading", name=re.compile(r"^Rejudge")).wait_for(timeout=120_000)
+        wait_idle(page, timeout=120_000)
+        ctx.close()
+        _review_every_run(server.db)
+        yield server
+    finally:
+        stop_app(server)
+
+
+def _shot(page, shots, name: str) -> None:
+    """The window as measured (1280 px wide; `e2e_helpers.shoot` widens it to the suite's viewport)."""
+    page.screenshot(path=str(shots / f"{name}.png"), animations="disabled", caret="hide")
+
+
+def _open(new_page, url: str, title: str | re.Pattern):
+    page = new_page()
+    page.set_viewport_size(WINDOW)
+    page.goto(url)
+    expect(heading(page, title)).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    assert_no_exception(page)
+    return page
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_headline_cards_are_never_cut(fit_app, new_page, shots, run):
+    page = _open(new_page, f"{fit_app.url}/scores?run={run}&reviewer=fit-a", "Scores: original vs audited")
+    page.get_by_test_id("stMetric").first.wait_for()
+    cut = page.evaluate(_CUT_JS, '[data-testid="stMetric"]')
+    _shot(page, shots, f"issue26-scores-{run}")
+    assert cut == []
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_agreement_tables_fit_1280_px(fit_app, new_page, shots, run):
+    page = _open(new_page, f"{fit_app.url}/agreement?run={run}&reviewer=fit-a", "Agreement")
+    page.get_by_test_id("stDataFrame").first.wait_for()
+    page.wait_for_function(_DRAWN_JS, timeout=30_000)
+    tables = page.evaluate(_TABLES_JS)
+    _shot(page, shots, f"issue26-agreement-{run}")
+    # the agreement tables; the decision list under the confusion matrix (spans as text) may scroll
+    tables = [t for t in tables if not t["table"].endswith("under Confusion matrix")]
+    assert tables
+    too_wide = [t for t in tables if t["right"] > WINDOW["width"] or t["scrolls"]]
+    assert too_wide == [], too_wide
+
+
+@pytest.mark.parametrize("run", RUNS)
+@pytest.mark.parametrize("card", ["classic", "browser"])
+def test_review_buttons_are_never_cut(fit_app, new_page, shots, run, card):
+    query = "&card=classic" if card == "classic" else ""
+    page = _open(new_page, f"{fit_app.url}/queue?run={run}&reviewer=fit-c{query}", "Review queue")
+    selector = ".st-key-queue-card button" if card == "classic" else ".rjrc-buttons button"
+    page.locator(selector).first.wait_for(timeout=60_000)
+    cut = page.evaluate(_CUT_JS, selector)
+    _shot(page, shots, f"issue26-queue-{card}-{run}")
+    assert cut == []
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_document_page_buttons_are_never_cut(fit_app, new_page, shots, run):
+    page = _open(new_page, f"{fit_app.url}/document?run={run}&reviewer=fit-c", re.compile(r".* review$"))
+    page.locator('[data-testid="stMain"] button').first.wait_for(timeout=60_000)
+    page.wait_for_function(_DRAWN_JS, timeout=30_000)
+    cut = page.evaluate(_CUT_JS, '[data-testid="stMain"] button')
+    _shot(page, shots, f"issue26-document-{run}")
+    assert cut == []
