@@ -2,11 +2,13 @@
 show quadratic-weighted κ, α says its level, and the "why" notes use plain words."""
 
 import pyarrow as pa
+import pytest
 
 from audit.agreement import agreement
+from audit.demo import demo_runs
 from audit.reviews import add_review
 from audit.store import open_db
-from audit.views import decisions
+from audit.views import decisions, load_view
 from tests.app.conftest import open_page, plain, table
 
 LITX = "demo-litxbench-drop-meas30"
@@ -69,3 +71,26 @@ def test_the_alternative_annotator_test_is_shown_as_agreement_computes_it(app, a
     assert list(shown["left-out human"]) == [a["annotator"] for a in expected["annotators"]]
     assert list(shown["judge wins"]) == ["yes" if a["judge_wins"] else "no" for a in expected["annotators"]]
     assert "recommends at least 3" in plain(captions(at))
+
+
+@pytest.mark.parametrize("run", [d.name for _, d in demo_runs()])
+def test_no_internal_name_on_any_agreement_page(app, app_db, run):
+    """Every family's Agreement page, with two reviewers who agree with the judge on some decisions and overrule it
+    on others: no table cell, caption or note uses an internal name (`judge_tpr`, `kappa_ci needs…`)."""
+    db = open_db(app_db)
+    view = load_view(db, run)
+    for i, d in enumerate(view.decisions()[:24]):
+        labels = view.task.label_schemes[d["kind"]].labels
+        same = d["judge"] if d["judge"] in labels else labels[0]
+        other = next(lab for lab in labels if lab != same)
+        add_review(db, run, d["id"], same if i % 3 else other, "ana")
+        add_review(db, run, d["id"], same if i % 4 else other, "ben")
+    at = open_page(app, "agreement", run=run)
+    assert not at.exception
+    texts = [plain(e.value) for e in (*at.caption, *at.markdown, *at.info, *at.warning)]
+    for frame in (df.value for df in at.dataframe):
+        texts += [str(c) for c in frame.columns]
+        texts += [v for col in frame.columns for v in frame[col].tolist() if isinstance(v, str)]
+    assert texts
+    found = [(name, t) for t in texts for name in INTERNAL_NAMES if name in t]
+    assert found == []
