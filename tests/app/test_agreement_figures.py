@@ -94,3 +94,20 @@ def test_no_internal_name_on_any_agreement_page(app, app_db, run):
     assert texts
     found = [(name, t) for t in texts for name in INTERNAL_NAMES if name in t]
     assert found == []
+
+
+def test_few_reviews_warn_on_the_page_and_say_where_the_minimum_comes_from(app, app_db):
+    from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE
+
+    db = open_db(app_db)
+    decs = [d for d in decisions(db, LITX) if d["kind"] == "material_pair"]
+    picked = [d for d in decs if d["judge"] == "match"][:3] + [d for d in decs if d["judge"] == "no-match"][:3]
+    for d in picked:
+        add_review(db, LITX, d["id"], d["judge"], "ana")
+    at = open_page(app, "agreement", run=LITX)
+    assert not at.exception
+    text = plain(captions(at))
+    assert "few reviews: 6 decisions (fewer than" in text
+    assert f"fewer than {MIN_DECISIONS} decisions or {MIN_DOCUMENTS} documents" in text and MINIMUM_SOURCE in text
+    hvj = table(at, "group", "statistic", "value [95%]")
+    assert hvj.loc[hvj["group"] == "all decisions", "value [95%]"].item().startswith("1.000")  # shown, with a warning
