@@ -228,7 +228,8 @@ if groups:
                        open=[link("document", run=run, doc=d, decision=i)
                              for d, i in zip(rows["doc"], rows["decision"], strict=True)])
     rows["decision"] = [numbers[i] for i in rows["decision"]]  # its number in the run, as the other pages show it
-    st.dataframe(rows[["decision", "doc", "kind", "type", "left", "right", "reviewer", "human", "judge", "open"]],
+    # the link and the labels first: the spans are long, and columns past 1280 px are off-screen
+    st.dataframe(rows[["open", "decision", "doc", "human", "judge", "reviewer", "kind", "type", "left", "right"]],
                  hide_index=True, key="agreement.rows",
                  column_config={"decision": st.column_config.NumberColumn("#", help="The decision's number in this "
                                                                           "run."),

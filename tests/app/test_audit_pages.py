@@ -158,6 +158,7 @@ def test_agreement_page_tables_and_heatmap_cell(reviewed, app_db):
     assert typed and all(g.split(" (")[0] in {"comb-element", "inspiration-src", "inspiration-target"} for g in typed)
     listed = table(at, "decision", "reviewer", "human")
     assert len(listed) == len(rows["hvj"])
+    assert list(listed.columns[:5]) == ["open", "decision", "doc", "human", "judge"]  # on screen before the spans
     numbers = load_view(open_db(app_db), DEMO).decision_numbers([r["decision"] for r in rows["hvj"]])
     assert sorted(listed["decision"]) == sorted(numbers.values())  # numbers within the run, not database ids
     at.session_state["agreement.heatmap"] = {"selection": {"cell": [{"human": "no-match", "judge": "match"}]}}
