@@ -167,3 +167,23 @@ def test_the_cli_estimate_says_which_interval_is_which(db_with_run, capsys):
         main(["estimate", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "fixed-n interval" in help_text and "however you decide when to stop" in help_text
+
+
+def test_estimate_says_per_stratum_what_its_variance_rests_on(db_with_run):
+    """Every stratum of the plan is named with its assumption: its own sample, the Jeffreys prior where none of its
+    sampled documents differs, or fully reviewed (exact) once the queue has served it whole."""
+    db = db_with_run
+    create_plan(db, "mixed", seed=4)
+    strata = set(load_plan(db, "mixed").stratum_of().values())
+    rng = random.Random(4)
+    for _ in range(30):
+        _review_block(db, next_sample(db, "mixed"), rng)
+    said = estimate(db, "mixed")["entities/avg/f1"]["strata"]
+    assert strata <= set(said)
+    for name in strata:
+        assert said[name].startswith(("fully reviewed", "none of its", "1 reviewed", "no reviewed")) or \
+            " sampled blocks differ: Jeffreys rate " in said[name], said[name]
+    while (pick := next_sample(db, "mixed")) is not None:
+        _review_block(db, pick, rng)
+    done = estimate(db, "mixed")["entities/avg/f1"]["strata"]
+    assert all(done[name].startswith("fully reviewed") for name in strata)
