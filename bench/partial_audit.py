@@ -18,8 +18,8 @@ Printed, per metric:
    judge; biased under over-matching, shown as the naive baseline);
 2. an end-to-end run of the real queue (`sampling.next_unit` fed with `estimators.linearised_residuals`),
    stopping when `prf_estimate`'s interval is ≤ ±0.03, over several seeds, beside a random-order human-only
-   queue and the plain estimator (sample covariance, no Jeffreys rate): decisions reviewed at the stop, and how often the
-   final interval covered the truth.
+   queue and the plain estimator (sample covariance, no Jeffreys rate): decisions reviewed at the stop, and how
+   often the final interval covered the truth.
 
     python bench/partial_audit.py [--generated N] [--judge SPEC] [--seeds 20] [--half-width 0.03]
 """
