@@ -173,8 +173,10 @@ def measure(base: str, run: str, presses: int, label: str, card: str, pace_ms: i
         page.wait_for_function(_IDLE_JS, timeout=180_000)
         if card == "classic card":
             page.get_by_text("Review card in the browser", exact=True).click()
-            page.get_by_text(re.compile(r"decision #\d+ \(id \d+\) · 1 of")).wait_for(timeout=60_000)
+            page.get_by_role("paragraph").filter(has_text=re.compile(r"decision #\d+ \(id \d+\) · 1 of")).first \
+                .wait_for(timeout=60_000)
             page.wait_for_function(_IDLE_JS, timeout=60_000)
+            page.wait_for_function("() => !document.querySelector('.rjrc')", timeout=60_000)  # the browser card gone
         page.wait_for_timeout(1500)  # the first render's lazy elements settle
         first_ms = (time.perf_counter() - t0) * 1000
         box = ".rjrc-buttons" if card == "browser card" else ".st-key-queue-card"
