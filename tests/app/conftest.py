@@ -51,6 +51,16 @@ def app_db(tmp_path, monkeypatch, seeded_template):
 
 
 @pytest.fixture
+def conn(app_db):
+    """An open connection to `app_db`, closed after the test."""
+    from audit.store import open_db
+
+    c = open_db(app_db)
+    yield c
+    c.conn.close()
+
+
+@pytest.fixture
 def new_app_db(tmp_path, monkeypatch):
     """A database path that does not exist yet: the app's first run creates it and scores the demo runs."""
     path = tmp_path / "new.db"

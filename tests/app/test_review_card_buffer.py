@@ -10,17 +10,9 @@ import pytest
 from audit.errors import AuditError
 from audit.queue import decision_view, queue_ids
 from audit.reviews import add_review
-from audit.store import open_db
 from audit.views import RunView, as_view, document
 from ui.review_card.buffer import CARD_FIELDS, JUDGE_DERIVED, build_buffer, card_item
 from ui.review_card.store import Reviewer, store_events
-
-
-@pytest.fixture
-def conn(app_db):
-    c = open_db(app_db)
-    yield c
-    c.conn.close()
 
 
 def _views(conn) -> list[RunView]:

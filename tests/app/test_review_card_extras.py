@@ -18,7 +18,6 @@ from audit.errata import PROBLEMS, flagged_item, history
 from audit.errors import AuditError
 from audit.queue import decision_view, queue_ids
 from audit.reviews import MAX_NOTE_CHARS, add_review, review_note
-from audit.store import open_db
 from audit.views import as_view, document
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
@@ -27,13 +26,6 @@ from ui.review_card.store import Reviewer, store_events
 
 CHIMERA = "demo-chimera-mixed"
 NOTES = ["  both spans name it  ", "\tline one\nline two\n", "   ", "", None, "x" * MAX_NOTE_CHARS]
-
-
-@pytest.fixture
-def conn(app_db):
-    c = open_db(app_db)
-    yield c
-    c.conn.close()
 
 
 def _runs(conn) -> list[str]:
