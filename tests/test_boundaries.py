@@ -239,3 +239,12 @@ def test_planted_family_literal_is_caught() -> None:
 ])
 def test_allowed_code_passes_every_check(rel: str, source: str) -> None:
     assert not (layer_violations(rel, source) or dynamic_imports(rel, source) or sql_uses(rel, source))
+
+
+def test_no_two_test_files_share_a_name():
+    """The test folders are not packages, so pytest imports test files by their basename: two files of one name
+    (tests/app/x.py, tests/e2e/x.py) make the second a collection error in the full run."""
+    from collections import Counter
+
+    names = Counter(p.name for p in (ROOT / "tests").rglob("test_*.py"))
+    assert not [n for n, k in names.items() if k > 1]
