@@ -13,6 +13,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -58,6 +59,10 @@ def start_team_app(workdir: Path, metadata_url: str) -> AppServer:
     roles = workdir / "rejudge.toml"
     roles.write_text(ROLES)
     db, log = workdir / "rejudge.db", workdir / "streamlit.log"
+    # in team mode only an owner's first visit loads the demo runs; the owner prepared this database beforehand, as
+    # the README's team set-up does with `python -m audit demo`
+    subprocess.run([sys.executable, "-m", "audit", "--db", str(db), "demo"], cwd=ROOT, check=True,
+                   capture_output=True, env={**os.environ, "REJUDGE_DB": str(db)})
     cmd = [*streamlit_command(), "run", "app.py", "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
