@@ -286,9 +286,9 @@ def _anytime_json(est: Estimate, planned_n: int) -> dict:
 def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mapping, certain: Mapping,
                     strata: Mapping[str, str], options: Mapping) -> dict:
     """The `estimate` entry of a `median` cell (`TaskFamily.sampled_by`): the difference-estimated distribution
-    function's median with a stratified bootstrap interval (`scoring.stats.quantile`); a complete review gives
-    the family's own value."""
-    from scoring.stats.quantile import METHOD, median_estimate
+    function's median with a stratified bootstrap interval and an anytime one (the confidence sequence inverted on
+    the distribution function, `scoring.stats.quantile`); a complete review gives the family's own value."""
+    from scoring.stats.quantile import METHOD, median_estimates
 
     task = view.task
     judge_counts = {r["doc_id"]: json.loads(r["counts"]) for r in
@@ -300,16 +300,18 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
         return task.document_distribution(cell, counts, options)
 
     complete = set(sampled) | set(certain) >= set(judge_counts)
-    est = median_estimate({d: dist(c) for d, c in judge_counts.items()}, strata,
-                          {d: dist(human_counts[d]) for d in sampled},
-                          certain={d: dist(human_counts[d]) for d in certain}, seed=plan.seed % 2**32,
-                          judge_only=cell.value(view.row["original_metrics"]),
-                          exact=cell.value(view.audit.metrics) if complete else None)
+    planned_n = planned_n_for(len(plan.blocks))
+    est, anytime = median_estimates({d: dist(c) for d, c in judge_counts.items()}, strata,
+                                    {d: dist(human_counts[d]) for d in sampled},
+                                    certain={d: dist(human_counts[d]) for d in certain}, seed=plan.seed % 2**32,
+                                    judge_only=cell.value(view.row["original_metrics"]),
+                                    exact=cell.value(view.audit.metrics) if complete else None, planned_n=planned_n)
     h = headline(est, cell.value(view.audit.metrics))
     h.update(label=cell.label, method=METHOD, n_documents_sampled=len(sampled), n_documents_known=len(certain),
-             power_tuned=None, interval="fixed-n (bootstrap)", anytime=None,
+             power_tuned=None, interval="fixed-n (bootstrap)", anytime=_anytime_json(anytime, planned_n),
              how="median of the difference-estimated distribution function (PPI for quantiles, stratified); "
-                 "interval: stratified bootstrap of the plan's sample (percentile)")
+                 "fixed-n interval: stratified bootstrap of the plan's sample (percentile); anytime: the confidence "
+                 "sequence inverted on the distribution function; no power tuning (no λ) for a median")
     return h
 
 

@@ -16,21 +16,38 @@ Interval: a stratified bootstrap of the sample (each stratum's reviewed blocks r
 correction rescaled by √((1 − m_h/M_h)·m_h/(m_h − 1)), the Rao–Wu rescaling, so a fully reviewed stratum adds
 no variance), percentile interval of the bootstrap medians. The same withholding rules as the totals estimators
 (`estimators.MIN_REVIEWS`, `MIN_DIFFERING`) apply.
+
+Anytime interval (`median_estimates`): the test inversion of the asymptotic confidence sequence
+(`confidence_sequence.multiplier`) on F̂, as Woodruff's interval inverts the normal one: the median θ has
+F(θ) ≥ ½, so the interval runs from the first x with F̂(x) + m(n)·SE(F̂(x)) ≥ ½ to the first x with
+F̂(x) − m(n)·SE(F̂(x)) > ½, n the sampled blocks. SE(F̂(x)) is that of the stratified difference estimate of the
+indicator 1{value ≤ x} (the cdf vectors through `difference.difference_totals`, the estimators' Jeffreys
+variance), and, as for the totals, the interval is never narrower than the fixed-n one (docs/anytime.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from scoring.stats.difference import INSUFFICIENT
-from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, Estimate
+from scoring.stats.confidence_sequence import multiplier, planned_n_for
+from scoring.stats.difference import INSUFFICIENT, difference_totals
+from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, VARIANCE, Estimate
 
 Distribution = tuple[Sequence[float], Sequence[float]]
 """(values, probabilities) of one block's value; None: the block is not in the cell's population."""
 METHOD = "ppi-quantile+stratified-bootstrap"
+ANYTIME_METHOD = "ppi-quantile+anytime-inversion"
 N_BOOT = 1000
+
+
+class MedianEstimates(NamedTuple):
+    fixed: Estimate
+    """Bootstrap interval: valid for a sample size fixed in advance."""
+    anytime: Estimate
+    """Confidence-sequence inversion: valid however the reviewer decides when to stop."""
 
 
 def _cdfs(dists: Mapping[str, Distribution | None], grid: np.ndarray) -> dict[str, np.ndarray]:
@@ -61,7 +78,22 @@ def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[st
                     n_boot: int = N_BOOT, seed: int = 0, min_reviews: int = MIN_REVIEWS,
                     min_differing: int = MIN_DIFFERING, exact: float | None = None,
                     judge_only: float | None = None) -> Estimate:
-    """Median of the blocks' values under full human review (see the module docstring).
+    """Median of the blocks' values under full human review with its fixed-n (bootstrap) interval; arguments as
+    `median_estimates`."""
+    return median_estimates(judge, strata, sampled, certain=certain, level=level, n_boot=n_boot, seed=seed,
+                            min_reviews=min_reviews, min_differing=min_differing, exact=exact,
+                            judge_only=judge_only).fixed
+
+
+def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[str, str],
+                     sampled: Mapping[str, Distribution | None], *,
+                     certain: Mapping[str, Distribution | None] | None = None, level: float = 0.95,
+                     n_boot: int = N_BOOT, seed: int = 0, min_reviews: int = MIN_REVIEWS,
+                     min_differing: int = MIN_DIFFERING, exact: float | None = None,
+                     judge_only: float | None = None, planned_n: int | None = None) -> MedianEstimates:
+    """Median of the blocks' values under full human review, with its fixed-n and anytime intervals (see the
+    module docstring). Both carry the same point; the anytime one equals the fixed-n one where that is exact or
+    withheld.
 
     Args:
         judge: the value's distribution under judge labels for EVERY block (None: not in the population).
@@ -71,6 +103,8 @@ def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[st
         exact: the family's own value when every block is known (e.g. the expected median over tie orders), used
             as the estimate of a complete review; default: the median of the reviewed distribution function.
         judge_only: the family's value under judge labels (default: the median of the judge's distribution).
+        planned_n: where the confidence sequence is tuned to be tightest (`confidence_sequence.planned_n_for` of
+            the plan's blocks, never from the reviews); default: that of the population's size.
     """
     certain = certain or {}
     both = set(sampled) & set(certain)
@@ -105,8 +139,13 @@ def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[st
     n_sampled, n_certain = len(sampled), len(certain)
     reviewed = n_sampled + n_certain
 
-    def result(estimate: float | None, ci: tuple[float, float] | None, method: str, note: str = "") -> Estimate:
+    def one(estimate: float | None, ci: tuple[float, float] | None, method: str, note: str = "") -> Estimate:
         return Estimate(estimate, ci, None, j_only, reviewed, n_sampled, len(judge), method, note, ci)
+
+    def result(estimate: float | None, ci: tuple[float, float] | None, method: str,
+               note: str = "") -> MedianEstimates:
+        same = one(estimate, ci, method, note)
+        return MedianEstimates(same, same)
 
     empty = [h for h in size if not diffs.get(h)]
     if empty:
@@ -146,4 +185,18 @@ def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[st
     medians = np.array([median_of_cdf(row / n, grid) for row in boot])
     alpha = 1 - level
     lo, hi = np.quantile(medians, [alpha / 2, 1 - alpha / 2])
-    return result(estimate, (float(min(lo, estimate)), float(max(hi, estimate))), METHOD)
+    fixed = (float(min(lo, estimate)), float(max(hi, estimate)))
+    tot = difference_totals(cj, strata, {b: ch[b] for b in sampled}, certain={b: ch[b] for b in certain},
+                            variance=VARIANCE)
+    if tot.total is None or tot.cov is None:  # not reached: every stratum has 2+ reviewed blocks here
+        return MedianEstimates(one(estimate, fixed, METHOD), one(estimate, None, "none", tot.reason or ""))
+    f = tot.total / n
+    se = np.sqrt(np.clip(np.diag(tot.cov), 0.0, None)) / n
+    half = multiplier(n_sampled, planned_n=planned_n or planned_n_for(n), alpha=alpha) * se
+    eps, last = 1e-9, grid.size - 1
+    low = np.flatnonzero(f + half >= 0.5 - eps)
+    high = np.flatnonzero(f - half > 0.5 + eps)
+    a_lo = float(grid[low[0]] if low.size else grid[last])
+    a_hi = float(grid[high[0]] if high.size else grid[last])
+    anytime = (min(a_lo, fixed[0]), max(a_hi, fixed[1]))
+    return MedianEstimates(one(estimate, fixed, METHOD), one(estimate, anytime, ANYTIME_METHOD))
