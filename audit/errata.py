@@ -18,7 +18,7 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.export import rejudge_version, write_csv
 from audit.reviews import MAX_NAME_CHARS, MAX_NOTE_CHARS, check_client_id
-from audit.store import now
+from audit.store import now, transaction
 from audit.views import RunRef, as_view
 from scoring.families.base import TaskFamily
 
@@ -62,43 +62,46 @@ def add_erratum(db: Database, run: RunRef, doc_id: str, item: str, problem: str,
     view = as_view(db, run)
     db, row = view.db, view.row
     check_client_id(client_id)
-    if client_id is not None:
-        found = db.execute(f"SELECT {', '.join(_COLS)}, run_id FROM errata WHERE uid = ?", [client_id]).fetchone()
-        if found is not None:
-            stored = dict(zip((*_COLS, "run_id"), found, strict=True))
-            if stored["run_id"] != row["id"] or stored["reviewer"] != (reviewer or "").strip():
-                raise AuditError("this flag's client id belongs to another run's or reviewer's flag")
-            return stored | {"duplicate": True}
-    if problem not in PROBLEMS:
-        raise AuditError(f"problem {problem!r} is not one of {', '.join(PROBLEMS)}")
-    if db.execute("SELECT 1 FROM documents WHERE run_id = ? AND doc_id = ?", [row["id"], doc_id]).fetchone() is None:
-        raise AuditError(f"document {doc_id!r} is not in run {view.name!r}")
-    if decision_id is not None and db.execute("SELECT 1 FROM decisions WHERE id = ? AND run_id = ? AND doc_id = ?",
-                                              [decision_id, row["id"], doc_id]).fetchone() is None:
-        raise AuditError(f"decision {decision_id} is not a decision of {doc_id!r} in run {view.name!r}")
-    reviewer = (reviewer or "").strip()
-    if not reviewer:
-        raise AuditError("an erratum needs a reviewer name")
-    if len(reviewer) > MAX_NAME_CHARS:
-        raise AuditError(f"reviewer name is longer than {MAX_NAME_CHARS} characters")
-    item = (item or "").strip()
-    correction = (correction or "").strip() or None
-    note = (note or "").strip() or None
-    if not item and not correction:
-        raise AuditError("say which gold item is wrong, or (for a missing item) what is missing in the correction")
-    if len(item) > MAX_ITEM_CHARS or len(correction or "") > MAX_ITEM_CHARS:
-        raise AuditError(f"gold item and correction are limited to {MAX_ITEM_CHARS} characters")
-    if note is not None and len(note) > MAX_NOTE_CHARS:
-        raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
-    new = {"uid": client_id or uuid.uuid4().hex, "run_id": row["id"], "doc_id": doc_id, "decision_id": decision_id,
-           "item": item, "problem": problem, "correction": correction, "note": note, "reviewer": reviewer,
-           "created": now(), "withdrawn": int(withdrawn), "auth_subject": auth_subject, "auth_email": auth_email,
-           "auth_mode": "oidc" if auth_subject else "local"}
-    cur = db.conn.execute(
-        "INSERT INTO errata (uid, run_id, doc_id, decision_id, item, problem, correction, note, reviewer, created, "
-        "withdrawn, auth_subject, auth_email, auth_mode) VALUES (:uid, :run_id, :doc_id, :decision_id, :item, "
-        ":problem, :correction, :note, :reviewer, :created, :withdrawn, :auth_subject, :auth_email, :auth_mode)", new)
-    return new | {"id": cur.lastrowid}
+    with transaction(db):  # the client-id look-up and the write are one: a concurrent re-send waits
+        if client_id is not None:
+            found = db.execute(f"SELECT {', '.join(_COLS)}, run_id FROM errata WHERE uid = ?", [client_id]).fetchone()
+            if found is not None:
+                stored = dict(zip((*_COLS, "run_id"), found, strict=True))
+                if stored["run_id"] != row["id"] or stored["reviewer"] != (reviewer or "").strip():
+                    raise AuditError("this flag's client id belongs to another run's or reviewer's flag")
+                return stored | {"duplicate": True}
+        if problem not in PROBLEMS:
+            raise AuditError(f"problem {problem!r} is not one of {', '.join(PROBLEMS)}")
+        if db.execute("SELECT 1 FROM documents WHERE run_id = ? AND doc_id = ?",
+                      [row["id"], doc_id]).fetchone() is None:
+            raise AuditError(f"document {doc_id!r} is not in run {view.name!r}")
+        if decision_id is not None and db.execute("SELECT 1 FROM decisions WHERE id = ? AND run_id = ? AND doc_id = ?",
+                                                  [decision_id, row["id"], doc_id]).fetchone() is None:
+            raise AuditError(f"decision {decision_id} is not a decision of {doc_id!r} in run {view.name!r}")
+        reviewer = (reviewer or "").strip()
+        if not reviewer:
+            raise AuditError("an erratum needs a reviewer name")
+        if len(reviewer) > MAX_NAME_CHARS:
+            raise AuditError(f"reviewer name is longer than {MAX_NAME_CHARS} characters")
+        item = (item or "").strip()
+        correction = (correction or "").strip() or None
+        note = (note or "").strip() or None
+        if not item and not correction:
+            raise AuditError("say which gold item is wrong, or (for a missing item) what is missing in the correction")
+        if len(item) > MAX_ITEM_CHARS or len(correction or "") > MAX_ITEM_CHARS:
+            raise AuditError(f"gold item and correction are limited to {MAX_ITEM_CHARS} characters")
+        if note is not None and len(note) > MAX_NOTE_CHARS:
+            raise AuditError(f"note is longer than {MAX_NOTE_CHARS} characters")
+        new = {"uid": client_id or uuid.uuid4().hex, "run_id": row["id"], "doc_id": doc_id, "decision_id": decision_id,
+               "item": item, "problem": problem, "correction": correction, "note": note, "reviewer": reviewer,
+               "created": now(), "withdrawn": int(withdrawn), "auth_subject": auth_subject, "auth_email": auth_email,
+               "auth_mode": "oidc" if auth_subject else "local"}
+        cur = db.conn.execute(
+            "INSERT INTO errata (uid, run_id, doc_id, decision_id, item, problem, correction, note, reviewer, created, "
+            "withdrawn, auth_subject, auth_email, auth_mode) VALUES (:uid, :run_id, :doc_id, :decision_id, :item, "
+            ":problem, :correction, :note, :reviewer, :created, :withdrawn, :auth_subject, :auth_email, :auth_mode)",
+            new)
+        return new | {"id": cur.lastrowid}
 
 
 def withdraw_erratum(db: Database, run: RunRef, erratum_id: int, reviewer: str, *, auth_subject: str | None = None,
