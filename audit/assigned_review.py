@@ -35,6 +35,7 @@ from audit.errors import AuditError
 from audit.reviews import check_reviewer
 from audit.store import now, run_row, transaction
 from audit.views import RunRef
+from scoring.families.base import Noun
 
 MAX_REVIEWERS = 200
 MAX_SEED = 2**63 - 1
@@ -310,6 +311,11 @@ def planned_overlap_text(overlap: Mapping) -> str:
     if not planned:
         return ("Assigned review: no decision is planned to be double-coded (each goes to one reviewer), so any "
                 "human-human overlap is accidental.")
-    return (f"Assigned review: {planned} decisions ({overlap['planned_documents']} documents) are planned to be "
-            f"double-coded, by {k} reviewers each, the others by one; {overlap['double_coded']} of the {planned} "
-            f"have their {k} labels so far.")
+    done = overlap["double_coded"]
+    if planned == 1:
+        so_far = f"it has its {k} labels so far." if done else f"it does not have its {k} labels yet."
+    else:
+        so_far = f"{done} of the {planned} have their {k} labels so far."
+    docs = Noun("document").count(overlap["planned_documents"])
+    return (f"Assigned review: {Noun('decision').count(planned)} ({docs}) {'is' if planned == 1 else 'are'} planned "
+            f"to be double-coded, by {k} reviewers each, the others by one; {so_far}")
