@@ -310,7 +310,10 @@ function updateExtras(s, item) {
   const parts = s.root.__rjrcParts;
   const box = parts.extras;
   box.hidden = !item;
-  if (!item) return;
+  if (!item) {  // the end of the queue, or cards loading: coming back redraws the card's own draft
+    parts.shownFor = null;
+    return;
+  }
   const note = box.querySelector(".rjrc-note"), link = box.querySelector(".rjrc-doclink");
   const flag = box.querySelector(".rjrc-flag-open");
   if (parts.shownFor !== item.id) {  // another card: its own note draft, its link, the flag form closed

@@ -1,0 +1,68 @@
+"""The browser card's note box shows only a draft not sent yet: a note sent with a label is gone from the box when
+the reviewer comes back to that card, also from the end of the queue (the box was hidden there and kept the sent
+text, which a second label then did not carry). card.js is mounted alone in a blank page with a stand-in
+component (no server), so the test drives only the card's own logic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Browser
+
+STATIC = Path(__file__).resolve().parents[2] / "ui" / "review_card" / "static"
+
+
+def _item(pos: int) -> dict:
+    return {"pos": pos, "id": 100 + pos, "num": pos + 1, "head": f"Abstract d{pos}", "html": f"<p>card {pos}</p>",
+            "context": [], "buttons": [{"label": "yes", "text": "Yes", "key": "y", "aria": "Yes (key y)"},
+                                       {"label": "no", "text": "No", "key": "x", "aria": "No (key x)"}],
+            "hint": "y: yes · x: no", "mine": None, "doc": f"d{pos}", "gold": [], "gold_item": None}
+
+
+def _mount(browser: Browser):
+    page = browser.new_page()
+    page.set_content(f"<style>{(STATIC / 'card.css').read_text()}</style><div id='host'>"
+                     f"{(STATIC / 'card.html').read_text()}</div>")
+    js = (STATIC / "card.js").read_text().replace("export default function", "window.__mountCard = function")
+    page.add_script_tag(content=js)
+    data = {"queue": "q1", "run": "r", "who": "ana", "blind": False, "total": 2, "cursor": 1, "progress": "",
+            "can_review": True, "items": [_item(0), _item(1)], "acks": {}, "doc_link": "document?run=r",
+            "doc_noun": "abstract", "problems": [["wrong item", "the gold item is wrong"]], "max_note": 5000,
+            "max_item": 2000}
+    page.evaluate("""(data) => { window.__sent = [];
+        window.__mountCard({data, parentElement: document.getElementById('host'),
+          setStateValue: (k, v) => window.__sent.push(JSON.parse(JSON.stringify(v))),
+          setTriggerValue: () => {}}); }""", data)
+    return page
+
+
+def _label_events(page) -> list[dict]:
+    return [ev for ev in page.evaluate("window.__rjReviewCard.state.outbox") if ev["type"] == "label"]
+
+
+def test_a_sent_note_is_not_shown_again_when_back_from_the_end_of_the_queue(browser):
+    page = _mount(browser)
+    try:
+        page.fill("#rjrc-note", "gold span cut short")
+        page.click("[data-act=label][data-i='0']")
+        assert [ev.get("note") for ev in _label_events(page)] == ["gold span cut short"]
+        assert page.locator(".rjrc-end").count() == 1  # the last card was labelled: the queue's end
+        page.click("[data-act=back]")
+        assert page.locator(".rjrc-card[data-decision='101']").count() == 1
+        assert page.input_value("#rjrc-note") == ""  # sent with the label: no longer a draft
+        page.click("[data-act=label][data-i='1']")
+        assert [ev.get("note") for ev in _label_events(page)] == ["gold span cut short", None]
+    finally:
+        page.close()
+
+
+def test_an_unsent_draft_stays_with_its_card(browser):
+    page = _mount(browser)
+    try:
+        page.fill("#rjrc-note", "draft")
+        page.click("[data-act=back]")
+        assert page.input_value("#rjrc-note") == ""  # card 0 has no draft
+        page.click("[data-act=next]")
+        assert page.input_value("#rjrc-note") == "draft"
+    finally:
+        page.close()
