@@ -66,3 +66,42 @@ def test_an_unsent_draft_stays_with_its_card(browser):
         assert page.input_value("#rjrc-note") == "draft"
     finally:
         page.close()
+
+
+def _refuse_first_label(page) -> None:
+    """The server's answer: the card's first label was refused (as store_events answers a refused write)."""
+    page.evaluate("""() => { const s = window.__rjReviewCard.state;
+        const cid = s.outbox.find((e) => e.type === "label").cid;
+        const data = {queue: s.queue, run: s.run, who: s.who, blind: false, total: s.total, cursor: s.cursor,
+          progress: "", can_review: true, items: [], acks: {[cid]: {ok: false, error: "not stored: refused"}},
+          doc_link: "document?run=r", doc_noun: "abstract", problems: [], max_note: 5000, max_item: 2000};
+        window.__mountCard({data, parentElement: document.getElementById('host'),
+          setStateValue: () => {}, setTriggerValue: () => {}}); }""")
+
+
+def test_a_refused_label_gives_its_note_back_as_the_draft(browser):
+    page = _mount(browser)
+    try:
+        page.click("[data-act=back]")
+        page.fill("#rjrc-note", "span too long")
+        page.click("[data-act=label][data-i='0']")  # card 0 labelled: card 1 shown
+        _refuse_first_label(page)
+        page.click("[data-act=back]")
+        assert page.input_value("#rjrc-note") == "span too long"  # not stored: still the reviewer's draft
+        page.click("[data-act=label][data-i='1']")
+        assert _label_events(page)[-1].get("note") == "span too long"
+    finally:
+        page.close()
+
+
+def test_a_refused_label_of_the_card_shown_fills_its_empty_note_box(browser):
+    page = _mount(browser)
+    try:
+        page.fill("#rjrc-note", "check the gold")
+        page.click("[data-act=label][data-i='0']")  # the last card: the queue's end
+        page.click("[data-act=back]")
+        assert page.input_value("#rjrc-note") == ""
+        _refuse_first_label(page)
+        assert page.input_value("#rjrc-note") == "check the gold"
+    finally:
+        page.close()

@@ -49,6 +49,14 @@ function merge(s, data) {
     if (!ack.ok && ack.error) s.errors.push(ack.error);
   }
   if (newest && newest.ok && newest.strip) s.strip = newest.strip;
+  for (const e of s.outbox) {  // a refused label gives its note back as the card's draft (the classic card keeps it)
+    const ack = s.acks.get(e.cid);
+    if (!ack || ack.ok || e.type !== "label" || !e.note || s.notes.get(e.decision)) continue;
+    s.notes.set(e.decision, e.note);
+    const parts = s.root && s.root.__rjrcParts;
+    const box = parts && parts.shownFor === e.decision ? parts.extras.querySelector(".rjrc-note") : null;
+    if (box && !box.value) box.value = e.note;
+  }
   const before = s.outbox.length;
   s.outbox = s.outbox.filter((e) => !s.acks.has(e.cid));
   if (s.outbox.length !== before) saveOutbox(s);
