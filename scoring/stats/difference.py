@@ -15,8 +15,9 @@ gives T̂ = Σ c^H with Σ̂ = 0.
 Cov_h(d) is the plain sample covariance (`variance="plain"`), or, with `variance="jeffreys"` (what `estimate`
 uses), a hurdle form of it: a block either agrees with the judge (d = 0) or differs by e, so
 Cov_h(d) = m/(m − 1)·[p_h E(eeᵀ) − p_h² E(e)E(e)ᵀ], which is the sample covariance exactly when p_h = x_h/m_h
-(x_h differing blocks). The differing rate p_h gets the Jeffreys posterior mean (x_h + ½)/(m_h + 1) (never below
-x_h/m_h), so a stratum whose few sampled blocks all agree no longer claims zero variance; E(eeᵀ), E(e) are the
+(x_h differing blocks). The differing rate p_h gets the Jeffreys posterior mean (x_h + ½)/(m_h + 1) when every sampled
+block differs, and otherwise never less (max with x_h/m_h), so a stratum whose few sampled blocks all agree, or
+all differ by one vector, no longer claims zero variance; E(eeᵀ), E(e) are the
 stratum's own differing blocks, or, where none of its sampled blocks differs, those of the strata still being
 sampled (the error size such a stratum is assumed to have). Unlike `variance="pooled"` (the former smoothing: w
 pseudo-observations of the covariance of all sampled differences, between-stratum spread and other strata's
@@ -206,7 +207,10 @@ class _ErrorSize:
         m, k = d.shape
         e = d[np.any(d != 0, axis=1)]
         x = len(e)
-        rate = max(x / m, (x + 0.5) / (m + 1))
+        # Jeffreys at both ends: an all-agree or an all-differ sample (a single review included) never claims zero
+        # variance; between them a rate is only ever raised, so once half the sample differs it is the observed one
+        jeffreys = (x + 0.5) / (m + 1)
+        rate = jeffreys if x == m else max(x / m, jeffreys)
         ddof = m / (m - 1) if m > 1 else 1.0
         if x:
             second, first = e.T @ e / x, e.mean(axis=0)

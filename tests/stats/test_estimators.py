@@ -406,9 +406,10 @@ def test_jeffreys_variance_hand_computed():
 @given(hs.lists(hs.tuples(hs.integers(-3, 3), hs.integers(-3, 3)), min_size=2, max_size=20),
        hs.integers(1, 30))
 def test_jeffreys_equals_sample_covariance_once_most_blocks_differ(diffs, extra):
-    """When at least half the sampled blocks differ (x/m ≥ ½ ≥ the Jeffreys mean), the hurdle covariance is the
-    plain sample covariance exactly: the smoothing only acts where differences are rare."""
-    diffs = [d if any(d) else (1, 0) for d in diffs]
+    """When at least half the sampled blocks differ but not all (½ ≤ x/m < 1, x/m ≥ the Jeffreys mean), the hurdle
+    covariance is the plain sample covariance exactly: the smoothing only acts where differences are rare, and on
+    a sample where every block differs."""
+    diffs = [d if any(d) else (1, 0) for d in diffs] + [(0, 0)]
     m = len(diffs)
     judge = {f"s{i}": [1.0, 2.0] for i in range(m + extra)}
     strata = dict.fromkeys(judge, "h")
@@ -416,6 +417,28 @@ def test_jeffreys_equals_sample_covariance_once_most_blocks_differ(diffs, extra)
     j = difference_totals(judge, strata, sampled, variance="jeffreys")
     p = difference_totals(judge, strata, sampled, variance="plain")
     assert j.cov == pytest.approx(p.cov, abs=1e-9)
+
+
+def test_jeffreys_all_differ_stratum_is_not_certain():
+    """A stratum whose sampled blocks all differ from the judge by one vector (one review, or several) has sample
+    variance 0; the hurdle rate (m + ½)/(m + 1) gives it M²(1 − m/M)·p(1 − p)·e²/m·m/(m − 1) instead, so one review
+    extrapolated to 100 blocks no longer carries zero variance (found against partial-audit.md §7.6)."""
+    judge = {f"a{i}": 0.0 for i in range(100)} | {f"b{i}": 0.0 for i in range(100)}
+    strata = {b: b[0] for b in judge}
+    sampled = {"a0": 1.0} | {f"b{i}": (1.0 if i < 5 else 0.0) for i in range(40)}
+    only_b = {f"b{i}": (1.0 if i < 5 else 0.0) for i in range(40)}
+    with_a = difference_totals(judge, strata, sampled, variance="jeffreys")
+    without_a = difference_totals({b: v for b, v in judge.items() if b[0] == "b"}, strata, only_b,
+                                  variance="jeffreys")
+    p = 1.5 / 2  # Jeffreys mean of 1 differing in 1
+    assert with_a.cov[0, 0] - without_a.cov[0, 0] == pytest.approx(100 ** 2 * (1 - 1 / 100) * (p - p * p) / 1)
+    for m in (2, 3, 7):  # several reviews, all differing by the same vector
+        s = {f"a{i}": 1.0 for i in range(m)} | only_b
+        t = difference_totals(judge, strata, s, variance="jeffreys")
+        q = (m + 0.5) / (m + 1)
+        share = 100 ** 2 * (1 - m / 100) * (m / (m - 1)) * (q - q * q) / m
+        assert t.cov[0, 0] - without_a.cov[0, 0] == pytest.approx(share)
+        assert "Jeffreys rate" in t.strata["a"].assumption
 
 
 def test_jeffreys_full_review_is_exact_scorer_and_zero_reviews_give_nothing():
