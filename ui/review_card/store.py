@@ -93,8 +93,10 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
                      client_id=cid, **dict(who.identity))
     scheme = task.label_schemes[d["kind"]]
     title = scheme.title(label) if label is not None else None
-    strip = (f"Stored earlier: #{decision_id}" if row.get("duplicate") else
-             _strip(conn, run_view, decision_id, title, before, verb, who.blind))
+    if row.get("duplicate"):  # `#n` is the decision's number in its run, as in every other strip
+        strip = f"Stored earlier: #{run_view.on(conn).decision_numbers([decision_id])[decision_id]}"
+    else:
+        strip = _strip(conn, run_view, decision_id, title, before, verb, who.blind)
     return {"ok": True, "strip": strip, "decision": decision_id, "label": label}
 
 
