@@ -35,6 +35,10 @@ import numpy as np
 from scipy import stats as st
 
 INSUFFICIENT = "insufficient reviews"
+POOLED_PRIOR_WEIGHT = 2.0
+"""The former smoothing (`variance="pooled"`): 2 pseudo-observations of the covariance of all sampled differences
+in every stratum. It lent every stratum the between-stratum spread and other strata's high-leverage errors:
+2-3× too wide with a lenient or biased judge (bench/smoothing_coverage.py); kept for comparison."""
 
 Vector = float | Sequence[float] | np.ndarray
 Variance = Literal["plain", "pooled", "jeffreys"]
@@ -114,7 +118,7 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
     if mode not in ("plain", "pooled", "jeffreys"):
         raise ValueError(f"unknown variance {mode!r}")
     if mode == "pooled" and prior_weight <= 0:
-        prior_weight = 2.0
+        prior_weight = POOLED_PRIOR_WEIGHT
     certain = certain or {}
     for name, part in (("sampled", sampled), ("certain", certain)):
         unknown = [b for b in part if b not in judge]

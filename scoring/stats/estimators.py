@@ -39,10 +39,6 @@ from scoring.stats.difference import (
 )
 
 MIN_REVIEWS = 30
-PRIOR_WEIGHT = 2.0
-"""The former smoothing (`variance="pooled"`): 2 pseudo-observations of the covariance of all sampled differences
-in every stratum. It lent every stratum the between-stratum spread and other strata's high-leverage errors:
-2-3× too wide with a lenient or biased judge (bench/smoothing_coverage.py); kept for comparison."""
 VARIANCE: Variance = "jeffreys"
 """Within-stratum variance of P/R/F1 and ratings (and of `audit estimate`): the hurdle covariance with a Jeffreys
 differing rate (`difference.difference_totals`); its coverage per truth model is in bench/README.md."""
@@ -145,7 +141,8 @@ def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float,
     q = _quantile(level, tot.df, dist)
     raw = (value - q * se, value + q * se)
     ci, clipped = _clip(raw, bounds)
-    method = ("difference+" if linear else "delta+") + ("z" if dist == "z" else "t")
+    # no degrees of freedom (every sampled stratum holds one review, which the Jeffreys variance allows): z, said so
+    method = ("difference+" if linear else "delta+") + ("z" if dist == "z" or tot.df <= 0 else "t")
     return Estimate(value, ci, se, judge_only, n_rev, tot.n_sampled, tot.n_total, method,
                     _join("clipped to the metric's range" if clipped else None), raw, tot.df)
 

@@ -465,3 +465,14 @@ def test_jeffreys_is_the_default_and_gives_a_unanimous_stratum_variance():
     default = prf_estimate(pop.judge, pop.stratum, some, types=TYPES)["avg"]["f1"]
     explicit = prf_estimate(pop.judge, pop.stratum, some, types=TYPES, variance="jeffreys")["avg"]["f1"]
     assert default.se == explicit.se
+
+
+def test_no_degrees_of_freedom_says_z():
+    """Every sampled stratum holds one review (the Jeffreys variance accepts it): 0 degrees of freedom, so the
+    interval uses z and its method says so instead of claiming a t quantile."""
+    judge = {f"s{h}-{i}": 0.0 for h in range(40) for i in range(3)}
+    strata = {b: b.split("-")[0] for b in judge}
+    sampled = {f"s{h}-0": float(h % 2) for h in range(40)}
+    est = total_estimate(judge, strata, sampled, variance="jeffreys", min_differing=0)
+    assert est.df == 0 and est.method.endswith("+z")
+    assert (est.ci[1] - est.ci[0]) / 2 == pytest.approx(1.959964 * est.se, rel=1e-5)
