@@ -36,3 +36,23 @@ def test_run_panel(demo_db, task, run, needle):
     texts = [h.value for h in at.subheader] + [c.value for c in at.caption]
     assert any(needle in t for t in texts), texts
     assert at.dataframe and all(len(df.value) > 0 for df in at.dataframe)
+
+
+def test_tie_policy_table_in_words_and_ranks_as_ranks(demo_db):
+    """The tie-policy table names its columns as the Scores tables do (no `median_rank`, `mr`) and prints a rank
+    as the number rule does (140, not 140.0000)."""
+    from audit.numbers import format_value
+    from audit.store import open_db
+    from audit.views import as_view
+
+    at = AppTest.from_string(PANEL, default_timeout=60)
+    at.session_state["task"], at.session_state["db"] = "retrieval", str(demo_db)
+    at.session_state["run"] = "demo-retrieval-wordllama"
+    at.run()
+    frame = next(df.value for df in at.dataframe if "policy" in df.value.columns)
+    assert not [c for c in frame.columns if "_" in c or c == "mr"], list(frame.columns)
+    policies = as_view(open_db(demo_db), "demo-retrieval-wordllama").audit.metrics["tie_policies"]
+    mean_all = frame[(frame["policy"] == "mean") & (frame["subset"] == "all")].iloc[0]
+    assert mean_all["median rank"] == format_value(policies["mean"]["all"]["median_rank"], "rank")
+    assert mean_all["MRR"] == format_value(policies["mean"]["all"]["mrr"])
+    assert not str(mean_all["median rank"]).endswith(".0000")

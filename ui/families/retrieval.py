@@ -139,12 +139,17 @@ def render_run(conn: object, run: object) -> None:
     policies = metrics.get("tie_policies") or {}
     if policies:
         st.subheader("Tie policy: how much it moves each figure (audited)")
+        from audit.numbers import format_value
+        from scoring.families.retrieval.review import COLUMN_TITLES
+
         keys = ["mr", "mrr", "hits@1", "hits@10", "hits@100", "median_rank"]
-        rows = [{"subset": subset, "policy": p, **{k: policies[p][subset].get(k) for k in keys}}
+        ranks = {"mr", "median_rank"}
+        rows = [{"subset": subset, "policy": p,
+                 **{COLUMN_TITLES.get(k, k): format_value(policies[p][subset].get(k), "rank" if k in ranks else "score")
+                    for k in keys}}
                 for subset in policies.get("mean", {}) for p in ("optimistic", "mean", "pessimistic")
                 if subset in policies.get(p, {})]
-        st.dataframe(rows, hide_index=True, key="retrieval.ties",
-                     column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in keys})
+        st.dataframe(rows, hide_index=True, key="retrieval.ties")
         show_text("The paper's code broke ties with a non-stable sort; mean (the default) is the expected rank of the "
                   "gold inside its block of equal scores.", "caption")
     study = DATA / "retrieval" / "user_study_results.csv"
