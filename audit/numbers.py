@@ -34,9 +34,11 @@ def format_delta(delta: float, unit: str = "score") -> str:
 
     >>> format_delta(-0.0612), format_delta(0.02, "share"), format_delta(-2.0, "rank"), format_delta(4.1e-05)
     ('-0.0612', '+2 pt', '-2', '+4.1e-05')
-    >>> format_delta(0.0), format_delta(0.0, "share")
-    ('0', '0 pt')
+    >>> format_delta(0.0), format_delta(0.0, "share"), format_delta(float("nan"))
+    ('0', '0 pt', '–')
     """
+    if is_missing(delta):
+        return EMPTY
     if delta == 0:
         return "0 pt" if unit == "share" else "0"
     if unit == "share":

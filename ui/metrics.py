@@ -31,9 +31,11 @@ def cards_per_row(texts: list[str], most: int = 4) -> int:
 def _card(cell: MetricCell, original: dict, audited: dict) -> tuple[str, str | None]:
     """(value, delta text or None when audited = original) of one headline card."""
     o, a = cell.value(original), cell.value(audited)
-    if a is None:
+    if is_missing(a):
         return EMPTY, None
-    delta = (a - o) if o is not None else 0.0
+    if is_missing(o):  # nothing to compare with (an undefined original): the value alone, never "+nan"
+        return format_value(a, cell.unit), None
+    delta = a - o
     if abs(delta) <= 1e-12:
         return format_value(a, cell.unit), None
     return format_value(a, cell.unit), f"{format_delta(delta, cell.unit)} vs original {format_value(o, cell.unit)}"
