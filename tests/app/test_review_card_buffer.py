@@ -121,3 +121,25 @@ def test_events_sent_again_and_again_are_stored_once_in_order_and_undo_restores(
     store_events(conn, view, [foreign], who, answered)
     assert not answered["f1"]["ok"]
     assert conn.execute("SELECT COUNT(*) FROM reviews WHERE client_id = 'f1'").fetchone()[0] == 0
+
+
+def test_a_family_card_context_sees_only_the_blind_decision(conn, monkeypatch):
+    """Blind safety does not rest on each family's `card_context` reading only question fields: in a blind buffer
+    it is handed the blind decision, whose judge, effective label, reviews and non-blind detail are empty."""
+    from ui.families import view as family_view
+
+    for run in _views(conn):
+        module = family_view(run.task.name)
+        if getattr(module, "card_context", None) is None:
+            continue
+        seen: list[dict] = []
+        monkeypatch.setattr(module, "card_context", lambda payload, d, seen=seen: seen.append(d) or [])
+        ids = queue_ids(conn, run, "blindrev2", "all")[:6]
+        payload = lambda doc, v=run: document(conn, v, doc)["payload"]  # noqa: E731
+        build_buffer(conn, run, ids, 0, len(ids), who="blindrev2", role="reviewer", blind=True, payload=payload)
+        assert len(seen) == len(ids)
+        allowed = set(getattr(module, "BLIND_DETAIL", ()))
+        for d in seen:
+            assert d["judge"] == "" and d["effective"] == "" and d["human"] == {} and d["reviews"] == []
+            assert set(d["detail"]) <= allowed, (run.task.name, set(d["detail"]) - allowed)
+        monkeypatch.undo()

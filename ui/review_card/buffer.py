@@ -97,7 +97,8 @@ def build_buffer(conn: Database, run_view: RunView, ids: Sequence[int], start: i
     out = []
     for pos, dec_id in enumerate(window, start):
         d = decision_view(conn, run_view, dec_id)
-        context = context_of(payload_of(d["doc"]), d) if context_of is not None and payload is not None else ()
+        seen = blind_decision(d, task.name) if blind else d  # the family's context reads only what the card may
+        context = context_of(payload_of(d["doc"]), seen) if context_of is not None and payload is not None else ()
         gold = gold_items(task.name, payload_of(d["doc"])) if listed and payload is not None else ()
         out.append(card_item(d, task.name, task.label_schemes[d["kind"]], pos=pos, number=numbers[dec_id],
                              who=who, role=role, blind=blind, context=context, gold=gold))
