@@ -105,3 +105,20 @@ def test_a_refused_label_of_the_card_shown_fills_its_empty_note_box(browser):
         assert page.input_value("#rjrc-note") == "check the gold"
     finally:
         page.close()
+
+
+def test_a_flag_is_not_counted_as_a_label_in_the_status_line(browser):
+    """"N saved · M pending" counts labels and undos; a gold flag waiting in the outbox has its own status line
+    under the flag form and is not a pending label."""
+    page = _mount(browser)
+    try:
+        page.click(".rjrc-flag-open")
+        page.fill("#rjrc-flag input[name=typed]", "the gold span")
+        page.click("#rjrc-flag button[type=submit]")
+        kinds = [ev["type"] for ev in page.evaluate("window.__rjReviewCard.state.outbox")]
+        assert kinds == ["erratum"]
+        assert "pending" not in page.inner_text(".rjrc-status")
+        page.click("[data-act=label][data-i='0']")
+        assert "1 pending" in page.inner_text(".rjrc-status")
+    finally:
+        page.close()

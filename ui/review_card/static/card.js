@@ -77,11 +77,13 @@ function markOf(s, item) {
   return '<span class="saved">saved ✓</span>';
 }
 
-function statusLine(s) {
+function statusLine(s) {  // labels and undos; a flag's own status sits under its form
+  const flags = new Set(s.flagCid.values());
   let saved = 0, failed = 0;
-  for (const a of s.acks.values()) { if (a.ok) saved += 1; else failed += 1; }
+  for (const [cid, a] of s.acks) { if (flags.has(cid)) continue; if (a.ok) saved += 1; else failed += 1; }
+  const pending = s.outbox.filter((e) => e.type !== "erratum").length;
   const parts = [`${saved} saved`];
-  if (s.outbox.length) parts.push(`<span class="pending">${s.outbox.length} pending</span>`);
+  if (pending) parts.push(`<span class="pending">${pending} pending</span>`);
   if (failed) parts.push(`<span class="error">${failed} not stored</span>`);
   return parts.join(" · ");
 }
