@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 from sqlite_utils import Database
@@ -165,8 +166,13 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
     def stratum_of(block_units: list[Unit]) -> str:
         return task.sampling_stratum([u.info["decision"] for u in block_units])
 
-    plan = build_plan(units, stratum_of, seed, design=f"blocks = documents; strata = {task.name} sampling_stratum "
-                                                       "(judge-side only); unreadable answers take-all")
+    plan = build_plan(units, stratum_of, seed)
+    # the family's take-all strata are named from the strata the plan has (build_plan's take_all= adds the same)
+    declared = sorted(task.sampling_take_all(set(plan.strata())))
+    design = f"blocks = documents; strata = {task.name} sampling_stratum (judge-side only); unreadable answers"
+    if declared:
+        design += f" and the strata {task.name} reviews whole ({', '.join(declared)})"
+    plan = replace(plan, take_all=plan.take_all | frozenset(declared), design=design + " take-all")
     with transaction(db):
         db.execute("INSERT INTO sampling_plans (run_id, kind, seed, created, plan) VALUES (?, ?, ?, ?, ?)",
                    [row["id"], key, seed, now(), dumps(plan.to_json())])

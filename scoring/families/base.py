@@ -6,7 +6,7 @@ metrics. Counts are nested dicts of numbers so the shell can sum them without kn
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -286,6 +286,11 @@ class TaskFamily(Protocol):
         information only (kind, type, left, right, judge label, detail; never a human label)."""
         ...
 
+    def sampling_take_all(self, strata: Collection[str]) -> set[str]:
+        """Which of a plan's strata the plan reviews whole before sampling (`build_plan(take_all=...)`; the sample
+        queue serves them first): a subset of `strata`, from their names only."""
+        ...
+
     def judge_votes(self, decision: Mapping) -> list[str]:
         """The label each judge call of a decision gave, for human-vs-judge agreement: one vote for most kinds (the
         judge label); ideation comparisons vote once per order asked, so a human verdict meets each call."""
@@ -361,6 +366,11 @@ class FamilyBase:
         """The range a cell's value lies in, to which an estimated interval is clipped: [0, 1] for a higher-is-better
         score (F1, MRR, a rate), none for the others (a rank)."""
         return (0.0, 1.0) if cell.higher_is_better else None
+
+    def sampling_take_all(self, strata: Collection[str]) -> set[str]:  # noqa: ARG002 (default)
+        """Of a plan's strata (names `sampling_stratum` gave), those to review whole before any is sampled: strata
+        where one review can move a headline metric by a jump no sample variance foresees. Default: none."""
+        return set()
 
     def document_distribution(self, cell: MetricCell, counts: Mapping,
                               options: Mapping[str, str] | None = None) -> tuple[list[float], list[float]] | None:

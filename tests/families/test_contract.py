@@ -155,6 +155,24 @@ def test_demo_run_scores_one_decision_per_question(name, scored):
         assert isinstance(fam.trivial(d), bool) and all(isinstance(v, str) for v in fam.judge_votes(d))
 
 
+def test_take_all_strata_are_the_familys_own_strata(scored):
+    """`sampling_take_all` names only strata it was given (the family's `sampling_stratum` names), from the names
+    alone: on any subset of the demo's strata it is the same choice restricted to that subset."""
+    fam = scored.fam
+    by_doc: dict[str, list[dict]] = {}
+    for d in scored.decisions:
+        by_doc.setdefault(d["doc"], []).append(d)
+    names = {fam.sampling_stratum(ds) for ds in by_doc.values()}
+    take = fam.sampling_take_all(names)
+    assert isinstance(take, set) and take <= names, sorted(take - names)
+    assert all(isinstance(h, str) for h in take)
+    rng = random.Random(7)
+    for _ in range(5):
+        sub = set(rng.sample(sorted(names), rng.randint(0, len(names))))
+        assert fam.sampling_take_all(sub) == take & sub
+    assert fam.sampling_take_all({"no such stratum " + uuid.uuid4().hex}) == set()
+
+
 # ---------------------------------------------------------------------------------------------- aggregation
 
 

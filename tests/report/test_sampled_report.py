@@ -45,7 +45,11 @@ def sampled(tmp_path_factory):
     load_demo(db)
     create_plan(db, CHIMERA, seed=3)
     (plan,) = plans(db, CHIMERA).values()
-    given = review_sampled_blocks(db, CHIMERA, 8)  # the estimate needs a reviewed block in every stratum
+    # the estimate needs a reviewed block in every stratum: the queue serves the take-all strata whole first, then
+    # one block of each other stratum
+    take_all = [b for b in plan["blocks"] if b["stratum"] in plan["take_all"]]
+    others = {b["stratum"] for b in plan["blocks"]} - set(plan["take_all"])
+    given = review_sampled_blocks(db, CHIMERA, len(take_all) + len(others))
     return db, plan, given
 
 
