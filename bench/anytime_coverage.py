@@ -10,9 +10,10 @@ are fixed per setting (the finite population); only the sample order varies, so 
 
 The per-step loop is vectorised over simulations (the stratum choice and the stopping test re-derive the
 estimator's variance from running sums); every reported interval is then recomputed with the real code
-(`difference.difference_totals` with prior_weight 2 as `audit.sampling.estimate` uses, `estimators.metric_estimate`
-and `estimators.anytime_estimate`) on the sampled set at the stop, and the run fails if the fast and the real
-half-widths disagree. `--check K` also replays K simulations through the real `next_unit` and compares picks.
+(`difference.difference_totals` with `estimators.VARIANCE`, the Jeffreys hurdle covariance `audit.sampling.estimate`
+uses, `estimators.metric_estimate` and `estimators.anytime_estimate`) on the sampled set at the stop, and the run
+fails if the fast and the real half-widths disagree. `--check K` also replays K simulations through the real
+`next_unit` and compares picks.
 
 Settings (judge error = the human overrules the judge's label):
 - spread: 10% of decisions in every stratum;
@@ -44,7 +45,7 @@ from scoring.stats.difference import difference_totals  # noqa: E402
 from scoring.stats.estimators import (  # noqa: E402
     MIN_DIFFERING,
     MIN_REVIEWS,
-    PRIOR_WEIGHT,
+    VARIANCE,
     anytime_estimate,
     delta_method,
     metric_estimate,
@@ -145,8 +146,10 @@ def simulate(pop: Population, sims: int, half_width: float) -> dict[str, np.ndar
     sum_dd = np.zeros((sims, n_h, 3, 3))
     sum_z, sum_zz = np.zeros((sims, n_h)), np.zeros((sims, n_h))
     n_diff = np.zeros(sims)
+    x_h = np.zeros((sims, n_h))  # differing sampled blocks per stratum
     drawn = -np.ones((sims, len(pop.stratum)), dtype=int)
     stop = {"fixed": -np.ones(sims, dtype=int), "anytime": -np.ones(sims, dtype=int)}
+    stop_hw = {"fixed": np.full(sims, np.nan), "anytime": np.full(sims, np.nan)}
     rows = np.arange(sims)
     names = np.argsort(np.argsort(np.array(STRATA)))  # rank of each stratum name, for next_unit's tie-breaks
     for t in range(len(pop.stratum)):
@@ -175,18 +178,29 @@ def simulate(pop: Population, sims: int, half_width: float) -> dict[str, np.ndar
         sum_z[rows, pick] += z_all[block]
         sum_zz[rows, pick] += z_all[block] ** 2
         n_diff += differs[block]
+        x_h[rows, pick] += differs[block]
         n = t + 1
         if n < MIN_REVIEWS:
             continue
-        # --- the fixed-n and anytime half-widths of difference_totals(prior_weight=2) + metric_estimate
+        # --- the fixed-n and anytime half-widths of difference_totals(variance="jeffreys") + metric_estimate:
+        # per stratum m/(m-1)·[p E(eeᵀ) − p² E(e)E(e)ᵀ], p = max(x/m, (x + ½)/(m + 1)), e over its differing
+        # blocks (an agreeing block adds 0 to the sums), else over those of the strata still sampled, else all
         ok = (m >= 1).all(axis=1) & (n_diff >= MIN_DIFFERING)
         total = judge_total + (size[None, :, None] * sum_d / np.maximum(m, 1)[:, :, None]).sum(axis=1)
-        all_d = sum_d.sum(axis=1)
-        pooled = (sum_dd.sum(axis=1) - all_d[:, :, None] * all_d[:, None, :] / n) / (n - 1)
-        mean_h = sum_d / np.maximum(m, 1)[:, :, None]
-        ss_h = sum_dd - m[:, :, None, None] * mean_h[:, :, :, None] * mean_h[:, :, None, :]
-        within = (ss_h + PRIOR_WEIGHT * pooled[:, None]) / (m - 1 + PRIOR_WEIGHT)[:, :, None, None]
         partial = m < size
+        open_x = (x_h * partial).sum(axis=1)
+        use_open = open_x > 0
+        pool_x = np.where(use_open, open_x, x_h.sum(axis=1))
+        pool_w = np.where(use_open[:, None], partial, True)[:, :, None]
+        pool_d = (sum_d * pool_w).sum(axis=1) / np.maximum(pool_x, 1)[:, None]
+        pool_dd = (sum_dd * pool_w[:, :, :, None]).sum(axis=1) / np.maximum(pool_x, 1)[:, None, None]
+        own = x_h > 0
+        first = np.where(own[:, :, None], sum_d / np.maximum(x_h, 1)[:, :, None], pool_d[:, None, :])
+        second = np.where(own[:, :, None, None], sum_dd / np.maximum(x_h, 1)[:, :, None, None], pool_dd[:, None])
+        rate = np.maximum(x_h / np.maximum(m, 1), (x_h + 0.5) / (m + 1))
+        ddof = np.where(m > 1, m / np.maximum(m - 1, 1), 1.0)
+        within = (ddof * rate)[:, :, None, None] * second \
+            - (ddof * rate**2)[:, :, None, None] * first[:, :, :, None] * first[:, :, None, :]
         fpc = np.where(partial, size**2 * (1 - m / size) / np.maximum(m, 1), 0.0)
         cov = (fpc[:, :, None, None] * within).sum(axis=1)
         tp, fp, fn = total[:, 0], total[:, 1], total[:, 2]
@@ -201,9 +215,10 @@ def simulate(pop: Population, sims: int, half_width: float) -> dict[str, np.ndar
         for rule, hw in (("fixed", fixed), ("anytime", anytime)):
             hit = (stop[rule] < 0) & ((ok & (hw <= half_width)) | complete)
             stop[rule][hit] = n
+            stop_hw[rule][hit] = np.where(complete[hit], 0.0, hw[hit])
         if (stop["anytime"] >= 0).all():
             break
-    return {**stop, "order": drawn}
+    return {**stop, "order": drawn, "hw_fixed": stop_hw["fixed"], "hw_anytime": stop_hw["anytime"]}
 
 
 def real_interval(pop: Population, blocks: np.ndarray) -> tuple[tuple, tuple, int]:
@@ -211,7 +226,7 @@ def real_interval(pop: Population, blocks: np.ndarray) -> tuple[tuple, tuple, in
     judge = {str(b): pop.judge[b] for b in range(len(pop.stratum))}
     strata = {str(b): STRATA[s] for b, s in enumerate(pop.stratum)}
     sampled = {str(b): pop.human[b] for b in blocks}
-    tot = difference_totals(judge, strata, sampled, prior_weight=PRIOR_WEIGHT)
+    tot = difference_totals(judge, strata, sampled, variance=VARIANCE)
     fixed = metric_estimate(tot, f1)
     anytime = anytime_estimate(fixed, planned_n=planned_n_for(len(judge)))
     return fixed.ci, anytime.ci, int(pop.decisions[blocks].sum())
@@ -263,14 +278,16 @@ def run_setting(setting: str, sims: int, n_docs: int, half_width: float) -> list
                 continue
             fixed_ci, any_ci, decs = real_interval(pop, res["order"][s, :n])
             hw = ((any_ci if rule == "anytime" else fixed_ci)[1] - (any_ci if rule == "anytime" else fixed_ci)[0]) / 2
-            mismatches += hw > half_width + 1e-9 and n < len(pop.stratum)
+            fast = res[f"hw_{rule}"][s]
+            mismatches += n < len(pop.stratum) and (hw > half_width + 1e-9 or abs(hw - fast) > 1e-9 * max(1, hw))
             covered_fixed.append(fixed_ci[0] <= truth <= fixed_ci[1])
             covered_any.append(any_ci[0] <= truth <= any_ci[1])
             blocks.append(n)
             decisions.append(decs)
         out[rule] = (covered_fixed, covered_any, blocks, decisions)
     if mismatches:
-        raise SystemExit(f"{setting}: {mismatches} stops where the real estimator's half-width exceeds the target")
+        raise SystemExit(f"{setting}: {mismatches} stops where the real estimator's half-width is not the fast one "
+                         "or exceeds the target")
     alloc = fixed_plan(pop, half_width)
     plan_blocks = sum(alloc.values())
     plan_cov = []

@@ -3,7 +3,8 @@
 For each family's demo run (ideation: Si et al. questions; retrieval: the wordllama rankings; LitXBench and
 CHIMERA likewise) a seeded synthetic "true" labelling of every decision gives the true full-review metrics (the
 family's own scorer, `aggregate`, on the human counts). Then, per round: a sampling plan with a fresh seed
-(`scoring.stats.sampling.build_plan` with the family's `sampling_stratum`, as `audit plan` builds it), a sample
+(`scoring.stats.sampling.build_plan` with the family's `sampling_stratum` and `sampling_take_all`, as `audit plan`
+builds it), a sample
 of n documents (proportional allocation, at least 2 per stratum, take-all strata whole, each stratum's first
 blocks in the plan's seeded random order: what the sample queue serves under a fixed allocation), and the
 estimate `audit estimate` gives: the stratified difference estimator over count vectors with the delta method
@@ -49,6 +50,7 @@ from scoring.stats.estimators import VARIANCE, Estimate, metric_estimate  # noqa
 from scoring.stats.quantile import median_estimate  # noqa: E402
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit  # noqa: E402
 
+NO_TAKE_ALL = "proportional, no take-all"
 Truth = Callable[[Mapping, random.Random, float], str]
 """A decision's true label from the decision (judge label, detail), a seeded rng and the document's propensity."""
 
@@ -135,13 +137,16 @@ def population(db, run: str, seed: int = 0, truth: Truth | None = None) -> Popul
     return Population(task, options, units, judge, human, truth_values)
 
 
-def plan_for(pop: Population, seed: int) -> Plan:
+def plan_for(pop: Population, seed: int, *, take_all: bool = True) -> Plan:
+    """The plan `audit plan` builds (with the family's `sampling_take_all` strata; `take_all=False`: without)."""
     task = pop.task
 
     def stratum_of(block_units: list[Unit]) -> str:
         return task.sampling_stratum([u.info["decision"] for u in block_units])
 
-    return build_plan(pop.units, stratum_of, seed)
+    plan = build_plan(pop.units, stratum_of, seed)
+    return build_plan(pop.units, stratum_of, seed, take_all=task.sampling_take_all(set(plan.strata()))) \
+        if take_all else plan
 
 
 def draw(plan: Plan, n: int) -> list[str]:
@@ -217,11 +222,12 @@ def _paths(pop: Population) -> list[tuple]:
 def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: str = "proportional",
              ) -> dict[str, dict]:
     """Per estimable cell: rounds, bias (mean estimate − truth) and its MC SE, coverage, mean half-width, no-CI
-    rounds. `design`: `proportional` (`draw`) or `queue` (`draw_queue`)."""
+    rounds. `design`: `proportional` (`draw`) or `queue` (`draw_queue`), on the plan `audit plan` builds;
+    `proportional, no take-all`: `draw` on the plan without the family's take-all strata (the former plan)."""
     res: dict[str, list[Estimate]] = {}
     for r in range(rounds):
-        plan = plan_for(pop, seed0 + r)
-        sample = draw(plan, n) if design == "proportional" else draw_queue(pop, plan, n)
+        plan = plan_for(pop, seed0 + r, take_all=design != NO_TAKE_ALL)
+        sample = draw(plan, n) if design != "queue" else draw_queue(pop, plan, n)
         for key, est in estimate_round(pop, plan, sample).items():
             res.setdefault(key, []).append(est)
     out = {}
@@ -256,7 +262,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--n", type=int, nargs="+", default=[30, 60])
     ap.add_argument("--seed", type=int, default=0, help="seed of the truth model")
-    ap.add_argument("--design", nargs="+", default=["queue", "proportional"], choices=["queue", "proportional"])
+    ap.add_argument("--design", nargs="+", default=["queue", "proportional"],
+                    choices=["queue", "proportional", NO_TAKE_ALL])
     ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "rejudge-bench" / "demo-seeded.db")
     args = ap.parse_args()
     args.db.parent.mkdir(parents=True, exist_ok=True)

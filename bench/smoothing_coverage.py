@@ -9,9 +9,10 @@ known. Per round (plan seed = 1000 + round): the plan `audit plan` builds (block
 linearised at the judge-only totals), and after every reviewed document from 30 on the fixed-n interval
 `estimate` gives (`difference_totals` over the run's full count vectors, `metric_estimate`), under each variance
 choice: `plain` (sample covariance), `old` (2 pseudo-observations of the pooled covariance, the former default)
-and `jeffreys` (the hurdle covariance with a Jeffreys differing rate, the new default). The SRS design is one
-stratum in the plan's random order with the same estimator; `rare take-all` is the plan with its rare-type
-strata (`inspiration/…`, high leverage on the macro average) reviewed whole first.
+and `jeffreys` (the hurdle covariance with a Jeffreys differing rate, the new default). The plan has CHIMERA's
+take-all strata (`sampling_take_all`: the rare-type `inspiration/…` strata, reviewed whole first, as `audit plan`
+builds it); `no take-all` is the same plan with those strata sampled (the plan before issue 24's leftovers); the
+SRS design is one stratum in the plan's random order with the same estimator.
 
 Truth models (probability that a decision's true label is not the judge's, × the document's propensity):
 - `lenient`: identical strings 0, split order 15%, judge match 6%, judge no-match 3% (errors rare);
@@ -25,6 +26,7 @@ the spread of the estimate between rounds beside the mean SE, and at the stop (f
 spread between rounds (the smallest n with 1.96 · sd ≤ 0.03) and at the stop, stratified vs SRS.
 
     python bench/smoothing_coverage.py [--rounds 100] [--truths lenient spread biased sparse] [--half-width 0.03]
+        [--variances jeffreys old plain]
 """
 
 from __future__ import annotations
@@ -56,13 +58,9 @@ RUN = "demo-chimera-mixed"
 TARGET = ("entities", "avg", "f1")
 TYPES = ("comb-element", "inspiration-src", "inspiration-target")
 CHECKPOINTS = (30, 40, 50, 60)
-DESIGNS = ("stratified", "SRS", "rare take-all")
-"""The plan `audit plan` builds; one stratum (simple random sampling of documents); the plan with its rare-type
-(`inspiration/…`) strata reviewed whole first (the remedy for high-leverage errors where a stratum's assumption
-fails)."""
-VARIANCES_OF = {"stratified": ("plain", "old", "jeffreys"), "SRS": ("old", "jeffreys"),
-                "rare take-all": ("old", "jeffreys")}
-"""With one stratum the three choices nearly coincide (the pooled covariance is the stratum's own)."""
+DESIGNS = ("stratified", "no take-all", "SRS")
+"""The plan `audit plan` builds (its rare-type `inspiration/…` strata reviewed whole first: the family's
+`sampling_take_all`); the same strata with none reviewed whole; one stratum (simple random sampling of documents)."""
 VARIANCES = {"plain": {"variance": "plain"}, "old": {"prior_weight": 2.0},
              "jeffreys": {"variance": "jeffreys"}}
 
@@ -142,9 +140,8 @@ class Audit:
         stratum_fn = ((lambda us: task.sampling_stratum([u.info["decision"] for u in us])) if design != "SRS"
                       else (lambda _us: "all"))
         plan = build_plan(self.units, stratum_fn, seed)
-        if design == "rare take-all":
-            rare = {b.stratum for b in plan.blocks if b.stratum.startswith("inspiration/")}
-            plan = build_plan(self.units, stratum_fn, seed, take_all=rare)
+        if design == "stratified":  # as audit.sampling.create_plan builds it
+            plan = build_plan(self.units, stratum_fn, seed, take_all=task.sampling_take_all(set(plan.strata())))
         picked: list[str] = []
         while (pick := next_unit(plan, {b: self.residual[b] for b in picked})) is not None:
             picked.append(pick.block)
@@ -157,9 +154,10 @@ class Audit:
         return metric_estimate(tot, self.g)
 
 
-def simulate(audit: Audit, rounds: int, design: str, half_width: float) -> dict[str, dict]:
+def simulate(audit: Audit, rounds: int, design: str, half_width: float,
+             variances: tuple[str, ...] = ("jeffreys",)) -> dict[str, dict]:
     """Per variance choice: estimate, interval per round and n (n ≥ 30), and the stop."""
-    out: dict[str, dict] = {v: {"by_n": {}, "stop": []} for v in VARIANCES_OF[design]}
+    out: dict[str, dict] = {v: {"by_n": {}, "stop": []} for v in variances}
     out["points"] = {}
     for r in range(rounds):
         strata, order = audit.order(1000 + r, design)
@@ -167,7 +165,7 @@ def simulate(audit: Audit, rounds: int, design: str, half_width: float) -> dict[
             est = audit.estimate(strata, order[:n], VARIANCES["plain"])
             out["points"].setdefault(n, []).append((est.estimate, None, None,
                                                     sum(audit.decisions_of[b] for b in order[:n])))
-        for name in VARIANCES_OF[design]:
+        for name in variances:
             how, stopped = VARIANCES[name], False
             for n in range(30, len(order) + 1):
                 if stopped and n > max(CHECKPOINTS):
@@ -206,6 +204,8 @@ def main() -> None:
     ap.add_argument("--truths", nargs="+", default=list(TRUTHS), choices=list(TRUTHS))
     ap.add_argument("--half-width", type=float, default=0.03)
     ap.add_argument("--truth-seed", type=int, default=0)
+    ap.add_argument("--variances", nargs="+", default=["jeffreys"], choices=list(VARIANCES),
+                    help="jeffreys is estimate's; old and plain only for comparison")
     ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "rejudge-bench" / "demo-seeded.db")
     args = ap.parse_args()
     args.db.parent.mkdir(parents=True, exist_ok=True)
@@ -221,8 +221,8 @@ def main() -> None:
               f"({len(audit.units)} decisions, {len(audit.judge)} documents)")
         rows, stop_rows, res = [], [], {}
         for design in DESIGNS:
-            res[design] = simulate(audit, args.rounds, design, args.half_width)
-            for name in VARIANCES_OF[design]:
+            res[design] = simulate(audit, args.rounds, design, args.half_width, tuple(args.variances))
+            for name in args.variances:
                 by_n = res[design][name]["by_n"]
                 cells = []
                 for n in CHECKPOINTS:
@@ -258,17 +258,17 @@ def main() -> None:
             return "—" if x is None or y is None else f"{x / y:.2f}"
 
         gain_rows.append([truth_name, f"{audit.truth:.3f} / {judge_f1:.3f}", shown(need["stratified"]),
-                          shown(need["SRS"]), ratio("stratified", "SRS", need), shown(need["rare take-all"]),
+                          shown(need["SRS"]), ratio("stratified", "SRS", need), shown(need["no take-all"]),
                           f"{stop['stratified']:.0f}", f"{stop['SRS']:.0f}", ratio("stratified", "SRS", stop),
-                          f"{stop['rare take-all']:.0f}"])
+                          f"{stop['no take-all']:.0f}"])
         print(f"<!-- {truth_name}: {time.perf_counter() - t0:.0f} s -->", flush=True)
     print_table(f"gain: reviews to ±{args.half_width} on entity F1, plan + queue vs simple random sampling of "
                 f"documents (same difference estimator, jeffreys variance; documents (decisions)), {args.rounds} "
                 "rounds",
                 ["truth", "true / judge F1", "stratified: 1.96·sd ≤ target", "SRS: 1.96·sd ≤ target",
-                 "decisions, stratified / SRS", "rare take-all: 1.96·sd ≤ target",
+                 "decisions, stratified / SRS", "no take-all: 1.96·sd ≤ target",
                  "stratified: median decisions at stop", "SRS at stop", "stratified / SRS at stop",
-                 "rare take-all at stop"], gain_rows)
+                 "no take-all at stop"], gain_rows)
 
 if __name__ == "__main__":
     main()
