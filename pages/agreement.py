@@ -10,6 +10,9 @@ from audit.figures import agreement_intervals, confusion_heatmap
 from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
+from scoring.stats.alt_test import MIN_HUMANS as ALT_MIN_HUMANS
+from scoring.stats.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
+from scoring.stats.alt_test import RECOMMENDED_HUMANS as ALT_RECOMMENDED
 from ui.families import group_title, kind_title
 from ui.state import blind_guard, current_view, db, link
 from ui.text import show_text
@@ -168,19 +171,23 @@ if overlap:  # an assigned review: agreement on the overlap planned before revie
 
 st.subheader("Can the judge replace a human? (alternative annotator test)")
 tests = result.get("alt_test") or {}
+ALT_NEEDS = (f"the test needs at least {ALT_MIN_HUMANS} reviewers (the paper recommends {ALT_RECOMMENDED}) who each "
+             f"labelled {ALT_MIN_ITEMS} or more decisions that another reviewer labelled too")
 if not tests:
-    st.info("No reviewed decision yet: the test compares the judge with each human against the others.")
+    show_text("No verdict: no reviewer's own label yet (adjudications are not an annotator's label); " + ALT_NEEDS
+              + ", so the judge can be compared with each of them against the others.", "info")
 for kind, t in tests.items():
-    verdict = ("undefined" if t["undefined"] else "passes" if t["passes"] else "does not pass")
+    verdict = ("gets no verdict" if t["undefined"] else "passes" if t["passes"] else "does not pass")
     headline = (f"{group_title(row['task'], kind)}: the judge {verdict}" +
                 ("" if t["undefined"] else f" (winning rate ω = {t['winning_rate']:.2f}, average advantage "
                                             f"probability ρ = {t['advantage_probability']:.3f})") +
                 f" · ε = {t['epsilon']:g}, {'negative RMSE' if t['scoring'] == 'neg_rmse' else 'accuracy'}, "
                 f"{count(t['n_items'])} decisions with two or more humans")
     show_text(headline)
-    for why in (t["undefined"], t["warning"]):
-        if why:
-            show_text(why, "caption")
+    if t["undefined"]:
+        show_text(f"Why: {ALT_NEEDS}; {len(t['annotators'])} did here ({t['undefined']}).", "caption")
+    if t["warning"]:
+        show_text(t["warning"], "caption")
     if t["annotators"]:
         st.dataframe(pd.DataFrame([{
             "left-out human": a["annotator"], "decisions": a["n_items"], "ρ judge": round(a["rho_judge"], 3),

@@ -3,8 +3,10 @@
 import streamlit as st
 
 from audit.figures import bias_intervals, headline_intervals, original_vs_audited
+from audit.numbers import EMPTY, format_delta, format_value
 from audit.report import headline_points, per_type_rows
-from audit.sampling import estimate, load_plan
+from audit.sampling import estimate, load_plan, target_cell
+from scoring.stats.estimators import MIN_REVIEWS
 from ui.families import kind_title
 from ui.metrics import headline, section_tables
 from ui.state import blind_guard, current_view, db, policy_radio
@@ -47,29 +49,51 @@ if plan is None:
             "Sampled estimates are not available for this family yet (none of its headline metrics can be "
             "estimated from a sample of documents).")
 else:
+    cells = {"/".join(c.path): c for c in task.headline}
+
+    def interval(ci: list | None, unit: str, change: bool = False) -> str:
+        if not ci:
+            return EMPTY
+        one = (lambda v: format_delta(v, unit)) if change else (lambda v: format_value(v, unit))
+        return f"[{one(ci[0])}, {one(ci[1])}]"
+
     table = []
-    for e in est.values():
-        ci = f"[{e['ci'][0]:.4f}, {e['ci'][1]:.4f}]" if e["ci"] else "—"
-        anytime = (e.get("anytime") or {}).get("ci")
-        bias_ci = f"[{e['bias_ci'][0]:+.4f}, {e['bias_ci'][1]:+.4f}]" if e.get("bias_ci") else "—"
-        table.append({"metric": e["label"], "estimate": e["estimate"], "95% interval (fixed-n)": ci,
-                      "95% interval (anytime)": f"[{anytime[0]:.4f}, {anytime[1]:.4f}]" if anytime else "—",
-                      "judge only": e["judge_only"], "reviewed so far": e["reviewed_so_far"],
-                      "judge bias (judge − estimate)": e["bias"], "bias interval": bias_ci,
+    for key, e in est.items():
+        unit = cells[key].unit
+        tuned = e.get("power_tuned")
+        table.append({"metric": e["label"], "estimate": format_value(e["estimate"], unit),
+                      "95% interval (fixed-n)": interval(e["ci"], unit),
+                      "95% interval (anytime)": interval((e.get("anytime") or {}).get("ci"), unit),
+                      "power-tuned estimate": format_value(tuned["estimate"], unit) if tuned else EMPTY,
+                      "power-tuned interval (fixed-n)": interval(tuned["ci"], unit) if tuned else EMPTY,
+                      "λ": f"{EMPTY} (a median: no λ)" if not tuned else f"{EMPTY} (not tuned yet)"
+                      if tuned["lambda"] is None else format_value(tuned["lambda"]),
+                      "judge only": format_value(e["judge_only"], unit),
+                      "reviewed so far": format_value(e["reviewed_so_far"], unit),
+                      "judge bias (judge − estimate)": EMPTY if e["bias"] is None else format_delta(e["bias"], unit),
+                      "bias interval": interval(e.get("bias_ci"), unit, change=True),
                       "reviewed / documents": f"{e['n_reviewed']} of {e['n_total']}",
                       "note": e["note"] or e.get("how") or ""})
-    first = table[0]
-    if first["estimate"] is not None and first["95% interval (fixed-n)"] != "—":
-        show_text(f"Estimated audited {first['metric']} = {first['estimate']:.4f}, 95% interval "
+    target = "/".join(target_cell(task).path)
+    first = table[list(est).index(target)] if target in est else table[0]
+    if first["estimate"] != EMPTY and first["95% interval (fixed-n)"] != EMPTY:
+        show_text(f"Estimated audited {first['metric']} = {first['estimate']}, 95% interval "
                   f"{first['95% interval (fixed-n)']} (fixed-n), {first['95% interval (anytime)']} (anytime), from "
-                  f"{first['reviewed / documents']} documents reviewed (judge only {first['judge only']:.4f}).",
+                  f"{first['reviewed / documents']} documents reviewed (judge only {first['judge only']}).",
                   "success")
+    elif len(plan.blocks) < MIN_REVIEWS:
+        show_text(f"No interval until every document is reviewed: this plan has {len(plan.blocks)} documents and "
+                  f"an interval needs at least {MIN_REVIEWS} sampled ones, so only a full review (then exact) gives "
+                  f"one. The estimate so far is shown below.", "info")
+    else:
+        show_text(f"No interval yet for {first['metric']}: {first['note'] or 'see the note column'}.", "info")
     show_text("Two intervals: the anytime one holds however you decide when to stop (use it when you stop on the "
               "queue's advice, 'N more reviews to ±0.03'); the fixed-n one holds only if the number of reviews was "
               "fixed before reviewing.", "caption")
-    st.dataframe(table, hide_index=True, key="scores.estimate", column_config={
-        c: st.column_config.NumberColumn(c, format="%.4f") for c in
-        ("estimate", "judge only", "reviewed so far", "judge bias (judge − estimate)")})
+    show_text("λ is how far the power-tuned (PPI++) estimate trusts the judge: λ = 0 uses the human reviews alone, "
+              "λ = 1 is the full difference estimator (the estimate column); it is chosen from the reviewed "
+              "documents to give the narrowest interval.", "caption")
+    st.dataframe(table, hide_index=True, key="scores.estimate")
 
 st.subheader("Reviews per decision type")
 by_type = [{"decision kind": kind_title(task.name, r.pop("kind")), **r}

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from audit.numbers import format_value
 from audit.reviews import add_review
 from audit.sampling import create_plan, estimate, load_plan, next_sample
 from audit.store import open_db
@@ -52,7 +53,9 @@ def test_scores_page_shows_the_estimate(app, app_db, family):
     shown = table(at, "metric", "estimate", "95% interval (fixed-n)")
     first = next(iter(expected.values()))
     assert first["estimate"] is not None and first["ci"] is not None, first["note"]
-    assert shown["estimate"][0] == pytest.approx(first["estimate"])
-    assert shown["95% interval (fixed-n)"][0] == f"[{first['ci'][0]:.4f}, {first['ci'][1]:.4f}]"
+    unit = as_view(db, run).task.headline[0].unit
+    assert shown["estimate"][0] == format_value(first["estimate"], unit)  # the number rule of audit/numbers.py
+    assert shown["95% interval (fixed-n)"][0] == f"[{format_value(first['ci'][0], unit)}, " \
+                                                 f"{format_value(first['ci'][1], unit)}]"
     assert list(shown["metric"]) == [e["label"] for e in expected.values()]
     assert any(plain(s.value).startswith(f"Estimated audited {first['label']}") for s in at.success)
