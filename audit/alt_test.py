@@ -14,6 +14,8 @@ from audit.effective import current_labels
 from audit.views import RunRef, as_view
 from scoring.decisions import INVALID_LABEL
 from scoring.stats.alt_test import EPSILON, MIN_ITEMS_PER_HUMAN, alt_test
+from scoring.stats.alt_test import MIN_HUMANS as MIN_HUMANS  # the test's rule, for the pages' wording
+from scoring.stats.alt_test import RECOMMENDED_HUMANS as RECOMMENDED_HUMANS
 
 
 def alt_test_of_run(db: Database, run: RunRef, *, epsilon: float = EPSILON,

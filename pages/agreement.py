@@ -5,14 +5,14 @@ import streamlit as st
 
 from audit.agreement import agreement, agreement_rows
 from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
+from audit.alt_test import MIN_HUMANS as ALT_MIN_HUMANS
+from audit.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
+from audit.alt_test import RECOMMENDED_HUMANS as ALT_RECOMMENDED
 from audit.assigned_review import assignment_stamp, planned_overlap_text
 from audit.figures import agreement_intervals, confusion_heatmap
 from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
-from scoring.stats.alt_test import MIN_HUMANS as ALT_MIN_HUMANS
-from scoring.stats.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
-from scoring.stats.alt_test import RECOMMENDED_HUMANS as ALT_RECOMMENDED
 from ui.families import group_title, kind_title
 from ui.state import blind_guard, current_view, db, link
 from ui.text import show_text

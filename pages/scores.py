@@ -2,11 +2,11 @@
 
 import streamlit as st
 
+from audit.agreement_rule import MIN_REVIEWS
 from audit.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.report import headline_points, per_type_rows
 from audit.sampling import estimate, load_plan, target_cell
-from scoring.stats.estimators import MIN_REVIEWS
 from ui.families import kind_title
 from ui.metrics import headline, section_tables
 from ui.state import blind_guard, current_view, db, policy_radio
