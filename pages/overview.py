@@ -9,7 +9,7 @@ from ui.families import doc_id_title, doc_noun, view
 from ui.judge_summary import judge_requests_text
 from ui.metrics import headline, section_tables
 from ui.stability import render_stability
-from ui.state import blind_guard, current_view, db, link_params, links, short_spec
+from ui.state import blind_guard, current_view, db, link_params, links, run_documents, short_spec
 from ui.text import md_literal, show_text
 
 conn = db()
@@ -66,7 +66,7 @@ if panel is not None:
         panel(conn, run_view)
 
 st.subheader(noun.plural.capitalize())
-docs = pd.DataFrame(run_view.documents())
+docs = pd.DataFrame(run_documents(run_view))  # kept per review state: a review shows at once
 if docs.empty:
     st.info(f"This run has no {noun.plural}.")
     st.stop()

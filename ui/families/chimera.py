@@ -192,6 +192,19 @@ def _doc_counts(ctx: DocumentContext) -> None:
 # `view("chimera").render_variant_differences(db, run_view)` on the scores page.
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _variant_differences(_view: object, key: tuple) -> tuple[int, list[dict] | None]:  # noqa: ARG001 - review_state
+    """(documents, `strict.differing_documents` of the audited counts; None for a run scored before the strict
+    variant existed), kept per `ui.state.review_state`: at 10,000 abstracts, decoding every document's counts and
+    comparing the variants took 3 s of every overview render."""
+    from scoring.families.chimera import strict
+
+    per_doc = _view.audited_doc_counts()  # type: ignore[attr-defined]
+    if per_doc and not any(strict.STRICT in c for _, c in per_doc):
+        return len(per_doc), None
+    return len(per_doc), strict.differing_documents(per_doc)
+
+
 def render_variant_differences(db: object, run: object, *, key: str = "chimera.variants") -> None:
     """Where the strict 1-to-1 variant and the paper-code score differ, under the effective (audited) labels.
 
@@ -204,14 +217,14 @@ def render_variant_differences(db: object, run: object, *, key: str = "chimera.v
     from audit.views import as_view
     from scoring.families.chimera import strict
     from scoring.families.chimera.scorer import match_fn_from_labels
+    from ui.state import review_state
 
     run_view = as_view(db, run)  # type: ignore[arg-type]
-    per_doc = run_view.audited_doc_counts()
-    if per_doc and not any(strict.STRICT in c for _, c in per_doc):
+    n_docs, diffs = _variant_differences(run_view, review_state(run_view))
+    if diffs is None:
         st.info("This run was scored before the strict 1-to-1 variant existed; score it again to compare.")
         return
-    diffs = strict.differing_documents(per_doc)
-    st.caption(f"{len(diffs)} of {len(per_doc)} abstracts score differently under strict 1-to-1 matching "
+    st.caption(f"{len(diffs)} of {n_docs} abstracts score differently under strict 1-to-1 matching "
                "(effective labels; the paper-code score stays the reported one).")
     if not diffs:
         return
