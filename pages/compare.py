@@ -10,7 +10,7 @@ from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
 from ui.families import kind_title
-from ui.state import blind_guard, current_run, db, link, run_names, short_spec, view_of
+from ui.state import blind_guard, current_run, db, links, run_names, short_spec, view_of
 from ui.text import md_literal, show_error, show_text
 
 conn = db()
@@ -99,7 +99,8 @@ else:
 st.subheader("Decisions where the judges differ")
 if res["differ"]:
     df = pd.DataFrame(res["differ"])
-    df["open"] = [link("document", run=a, doc=d, decision=i) for d, i in zip(df["doc"], df["a_id"], strict=True)]
+    df["open"] = links("document", ({"run": a, "doc": d, "decision": i}
+                                    for d, i in zip(df["doc"], df["a_id"], strict=True)))
     df["kind"] = [kind_title(task.name, k) for k in df["kind"]]
     cols = {"a": f"A: {a}", "b": f"B: {b}"}
     st.dataframe(df[["doc", "kind", "type", "left", "right", "a", "b", "open"]].rename(columns=cols),

@@ -9,7 +9,7 @@ from sqlite_utils import Database
 
 from audit.stability import list_checks, stability_report
 from audit.views import RunView
-from ui.state import link
+from ui.state import links
 from ui.text import show_text
 
 GROUP_TITLES = {"all": "all", "by_kind": "kind", "by_type": "type", "by_run_label": "run's judge label"}
@@ -41,8 +41,10 @@ def unstable_rows(report: dict, run: str) -> list[dict]:
         out.append({"decision": d["id"], "doc": d["doc"], "kind": d["kind"], "type": d["type"],
                     "run label": d["run_label"],
                     "re-asked labels": ", ".join(f"{k} ×{v}" for k, v in d["distribution"].items()),
-                    "flipped": bool(d["flipped"]), "differs from run": bool(d["changed_vs_run"]),
-                    "open": link("document", run=run, doc=d["doc"], decision=d["id"])})
+                    "flipped": bool(d["flipped"]), "differs from run": bool(d["changed_vs_run"])})
+    for r, url in zip(out, links("document", ({"run": run, "doc": r["doc"], "decision": r["decision"]} for r in out)),
+                      strict=True):
+        r["open"] = url
     return out
 
 
