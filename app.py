@@ -3,10 +3,12 @@
 from pathlib import Path
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 from audit.stale import rebuild_stale_runs
 from ui import auth
 from ui.first_start import prepare_demo, warm_statistics
+from ui.rerun_timing import timed_rerun
 from ui.state import adopt_url_settings, db, sidebar_controls
 
 # A bundled icon: the Material icon font would be fetched from the internet (console errors offline)
@@ -26,15 +28,20 @@ pages = [
 ]
 
 
-adopt_url_settings()  # before st.navigation draws a link: a click during this run must not lose the URL's settings
-warm_statistics()
-admitted = auth.admitted()  # team mode: signed in and named in the roles file; local mode: always
-# before any slow work, so a deep link's page is known on a fresh server's first run
-nav = st.navigation(pages, position="sidebar" if admitted else "hidden")
-auth.gate()  # team mode, not admitted: a page that says why (sign in, provider unreachable, no role), then stop
-conn = db()
-rebuild_stale_runs(conn)  # once after a migration marked a run's audited state stale; a query otherwise
-prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes
-with st.sidebar:
-    sidebar_controls(conn)  # the current run and the reviewer's settings, on every page (also a first deep link)
-nav.run()
+def preamble() -> StreamlitPage:
+    """What every rerun runs before the page: the URL's settings, navigation, the gate, the database, the sidebar."""
+    adopt_url_settings()  # before st.navigation draws a link: a click during this run must not lose the URL's settings
+    warm_statistics()
+    admitted = auth.admitted()  # team mode: signed in and named in the roles file; local mode: always
+    # before any slow work, so a deep link's page is known on a fresh server's first run
+    nav = st.navigation(pages, position="sidebar" if admitted else "hidden")
+    auth.gate()  # team mode, not admitted: a page that says why (sign in, provider unreachable, no role), then stop
+    conn = db()
+    rebuild_stale_runs(conn)  # once after a migration marked a run's audited state stale; a query otherwise
+    prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes
+    with st.sidebar:
+        sidebar_controls(conn)  # the current run and the reviewer's settings, on every page (also a first deep link)
+    return nav
+
+
+timed_rerun(preamble, lambda nav: nav.run())  # REJUDGE_RERUN_LOG: bench/ui_latency.py's split of a page switch

@@ -34,12 +34,15 @@ _SWITCH_JS = """() => {
     const link = e.target.closest('[data-testid="stSidebarNav"] a');
     if (link && window.__rjTarget) { sw.t0 = performance.now(); sw.path = window.__rjTarget; sw.ran = false; }
   }, true);
-  new MutationObserver(() => {
+  new MutationObserver((records) => {
     if (sw.t0 === null) return;
     const a = app();
-    if (a && a.getAttribute('data-test-script-state') === 'running') sw.ran = true;
+    // a fast script's running -> notRunning can fall into one batch of records: its old value says it ran
+    if (a && (a.getAttribute('data-test-script-state') === 'running' || records.some((r) =>
+        r.target === a && r.attributeName === 'data-test-script-state' && r.oldValue === 'running'))) sw.ran = true;
     if (sw.ran && drawn()) { sw.samples.push(performance.now() - sw.t0); sw.t0 = null; }
-  }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+  }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true,
+                        attributeOldValue: true});
 }"""
 
 

@@ -18,7 +18,8 @@ are above the fold (their bottom edge within the 720-pixel viewport).
 
 Page switches (`bench/page_switches.py`): in one session, a click on each sidebar link in turn (`--rounds` times
 round the sidebar) -> the clicked page drawn (its script run, nothing stale, tables and charts drawn), timed in the
-page. Goal: median <= 0.5 s at 10,000 abstracts.
+page. Goal: median <= 0.5 s at 10,000 abstracts. With `REJUDGE_RERUN_LOG=FILE` in the environment the server logs
+each rerun's `app.py` preamble and page time (`ui/rerun_timing.py`): what of a switch is our script.
 
 Before anything is timed, one visit to the app's root waits for its first start (a database without the demo runs
 gets them scored into it: 10-30 s, the "server's first visit" line), so the first card measured does not carry it.
