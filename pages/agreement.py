@@ -14,7 +14,7 @@ from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
 from ui.families import group_title, kind_title
-from ui.state import blind_guard, current_view, db, link
+from ui.state import blind_guard, current_view, db, links
 from ui.text import show_text
 
 HELP = {
@@ -232,8 +232,8 @@ if groups:
         st.caption("Click a cell to list the decisions behind it.")
     numbers = run_view.decision_numbers(rows["decision"].tolist()) if len(rows) else {}
     rows = rows.assign(kind=[kind_title(row["task"], k) for k in rows["kind"]] if len(rows) else [],
-                       open=[link("document", run=run, doc=d, decision=i)
-                             for d, i in zip(rows["doc"], rows["decision"], strict=True)])
+                       open=links("document", ({"run": run, "doc": d, "decision": i}
+                                               for d, i in zip(rows["doc"], rows["decision"], strict=True))))
     rows["decision"] = [numbers[i] for i in rows["decision"]]  # its number in the run, as the other pages show it
     # the link and the labels first: the spans are long, and columns past 1280 px are off-screen
     st.dataframe(rows[["open", "decision", "doc", "human", "judge", "reviewer", "kind", "type", "left", "right"]],
