@@ -65,13 +65,14 @@ def report_rows(spec: dict) -> list[tuple]:
 
 
 def sample_some_blocks(app_db, run: str) -> None:
-    from audit.sampling import create_plan
+    from audit.sampling import create_plan, plans
     from audit.store import open_db
-    from tests.report.test_sampled_report import review_sampled_blocks
+    from tests.report.test_sampled_report import blocks_to_every_stratum, review_sampled_blocks
 
     db = open_db(app_db)
     create_plan(db, run, seed=3)
-    review_sampled_blocks(db, run, 8)
+    (plan,) = plans(db, run).values()
+    review_sampled_blocks(db, run, blocks_to_every_stratum(plan))
     db.conn.close()
 
 

@@ -39,17 +39,20 @@ def review_sampled_blocks(db, run: str, blocks: int) -> dict[int, str]:
     return given
 
 
+def blocks_to_every_stratum(plan: dict) -> int:
+    """How many documents the sample queue serves before every stratum has a reviewed one (what an estimate needs):
+    the take-all strata whole first, then one block of each other stratum (the `minimum` rule)."""
+    take_all = [b for b in plan["blocks"] if b["stratum"] in plan["take_all"]]
+    return len(take_all) + len({b["stratum"] for b in plan["blocks"]} - set(plan["take_all"]))
+
+
 @pytest.fixture(scope="module")
 def sampled(tmp_path_factory):
     db = open_db(tmp_path_factory.mktemp("sampled") / "demo.db")
     load_demo(db)
     create_plan(db, CHIMERA, seed=3)
     (plan,) = plans(db, CHIMERA).values()
-    # the estimate needs a reviewed block in every stratum: the queue serves the take-all strata whole first, then
-    # one block of each other stratum
-    take_all = [b for b in plan["blocks"] if b["stratum"] in plan["take_all"]]
-    others = {b["stratum"] for b in plan["blocks"]} - set(plan["take_all"])
-    given = review_sampled_blocks(db, CHIMERA, len(take_all) + len(others))
+    given = review_sampled_blocks(db, CHIMERA, blocks_to_every_stratum(plan))
     return db, plan, given
 
 
