@@ -185,7 +185,7 @@ for kind, t in tests.items():
                 f"{count(t['n_items'])} decisions with two or more humans")
     show_text(headline)
     if t["undefined"]:
-        show_text(f"Why: {ALT_NEEDS}; {len(t['annotators'])} did here ({t['undefined']}).", "caption")
+        show_text(f"Why: {ALT_NEEDS}; {len(t['annotators'])} did here.", "caption")
     if t["warning"]:
         show_text(t["warning"], "caption")
     if t["annotators"]:

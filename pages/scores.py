@@ -64,10 +64,11 @@ else:
         table.append({"metric": e["label"], "estimate": format_value(e["estimate"], unit),
                       "95% interval (fixed-n)": interval(e["ci"], unit),
                       "95% interval (anytime)": interval((e.get("anytime") or {}).get("ci"), unit),
+                      # λ before the tuned columns: the table is wider than the page, λ stays in view
+                      "λ": f"{EMPTY} (median)" if not tuned else f"{EMPTY} (not tuned)"
+                      if tuned["lambda"] is None else format_value(tuned["lambda"]),
                       "power-tuned estimate": format_value(tuned["estimate"], unit) if tuned else EMPTY,
                       "power-tuned interval (fixed-n)": interval(tuned["ci"], unit) if tuned else EMPTY,
-                      "λ": f"{EMPTY} (a median: no λ)" if not tuned else f"{EMPTY} (not tuned yet)"
-                      if tuned["lambda"] is None else format_value(tuned["lambda"]),
                       "judge only": format_value(e["judge_only"], unit),
                       "reviewed so far": format_value(e["reviewed_so_far"], unit),
                       "judge bias (judge − estimate)": EMPTY if e["bias"] is None else format_delta(e["bias"], unit),
@@ -92,7 +93,7 @@ else:
               "fixed before reviewing.", "caption")
     show_text("λ is how far the power-tuned (PPI++) estimate trusts the judge: λ = 0 uses the human reviews alone, "
               "λ = 1 is the full difference estimator (the estimate column); it is chosen from the reviewed "
-              "documents to give the narrowest interval.", "caption")
+              "documents to give the narrowest interval (not tuned: too few reviews; a median has no λ).", "caption")
     st.dataframe(table, hide_index=True, key="scores.estimate")
 
 st.subheader("Reviews per decision type")

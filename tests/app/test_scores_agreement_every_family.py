@@ -139,12 +139,12 @@ def test_scores_page_shows_estimate_both_intervals_and_lambda(audited_app, run):
         assert e["anytime"]["interval"] == "anytime"
         tuned = e["power_tuned"]
         if tuned is None:  # the median rank: no power tuning
-            assert shown["λ"][i] == "– (a median: no λ)"
+            assert shown["λ"][i] == "– (median)"
             continue
         assert shown["power-tuned estimate"][i] == format_value(tuned["estimate"], unit)
         assert shown["power-tuned interval (fixed-n)"][i] == _interval(tuned["ci"], unit)
         lam = tuned["lambda"]
-        assert shown["λ"][i] == ("– (not tuned yet)" if lam is None else format_value(lam))
+        assert shown["λ"][i] == ("– (not tuned)" if lam is None else format_value(lam))
     captions = " ".join(plain(c.value) for c in at.caption)
     assert "λ = 0 uses the human reviews alone" in captions and "λ = 1 is the full difference estimator" in captions
     successes = [plain(s.value) for s in at.success]
