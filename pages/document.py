@@ -29,12 +29,10 @@ doc_id = synced_select(f"{noun.capitalize()} ({doc_id_title(task.name)})", doc_i
 pos = doc_ids.index(doc_id)
 nav = st.columns([1, 1, 6])
 if nav[0].button("‹ previous", key="document.prev", disabled=pos == 0):
-    st.query_params["doc"] = doc_ids[pos - 1]
-    st.session_state["document.doc"] = doc_ids[pos - 1]
+    st.query_params["doc"] = doc_ids[pos - 1]  # the select follows the URL (ui.state.synced_select)
     st.rerun()
 if nav[1].button("next ›", key="document.next", disabled=pos == len(doc_ids) - 1):
     st.query_params["doc"] = doc_ids[pos + 1]
-    st.session_state["document.doc"] = doc_ids[pos + 1]
     st.rerun()
 
 info = page.document_review(doc_id)
