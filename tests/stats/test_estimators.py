@@ -476,3 +476,25 @@ def test_no_degrees_of_freedom_says_z():
     est = total_estimate(judge, strata, sampled, variance="jeffreys", min_differing=0)
     assert est.df == 0 and est.method.endswith("+z")
     assert (est.ci[1] - est.ci[0]) / 2 == pytest.approx(1.959964 * est.se, rel=1e-5)
+
+
+def test_tuning_waits_for_an_interval():
+    """While the interval is withheld (fewer than 30 sampled blocks), λ is not tuned and g is not differentiated:
+    the numerical gradient costs 2 evaluations per count (LitXBench's ~700 counts took 30 s a page)."""
+    from scoring.stats.estimators import tuned_estimate
+
+    judge = {f"b{i}": [float(i % 5), 1.0, 2.0] for i in range(200)}
+    strata = {b: ("x" if int(b[1:]) % 2 else "y") for b in judge}
+    sampled = {b: [v[0] + (1 if int(b[1:]) % 3 == 0 else 0), 1.0, 2.0] for b, v in list(judge.items())[:20]}
+    calls = []
+
+    def g(t):
+        calls.append(1)
+        return float(t[0] / (t[0] + t[1] + t[2]))
+
+    est, lam = tuned_estimate(judge, strata, sampled, g, bounds=None)
+    assert lam is None and est.ci is None and est.note.startswith("insufficient reviews")
+    assert len(calls) <= 3
+    more = {b: [v[0] + (1 if int(b[1:]) % 3 == 0 else 0), 1.0, 2.0] for b, v in list(judge.items())[:80]}
+    est, lam = tuned_estimate(judge, strata, more, g, bounds=None)
+    assert lam is not None and est.ci is not None
