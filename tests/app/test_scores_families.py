@@ -18,16 +18,22 @@ RUNS = {"ideation": "demo-ideation-si2024-humans", "retrieval": "demo-retrieval-
 
 
 def _review_through_the_queue(db, run: str, blocks: int) -> None:
-    """The queue's first pick, then its order (take-all strata, then the plan's seeded rank), each decision labelled
-    by an adjudicator: the ideation demo's imported reviewers disagree on 76 ratings, and a document enters the
-    estimate only once every decision in it has a settled human label."""
+    """The queue's first pick, then its order (take-all strata, then the sampled strata in turn by the plan's
+    seeded rank), each decision labelled by an adjudicator: the ideation demo's imported reviewers disagree on 76
+    ratings, and a document enters the estimate only once every decision in it has a settled human label."""
     view = as_view(db, run)
     truth, rng = truth_for(view.task), random.Random(3)
     by_id = {d["id"]: d for d in view.decisions()}
     plan = load_plan(db, run)
     order = [next_sample(db, run)["decisions"]]
+    # the sampled strata in turn (each one's first block by rank, then each one's second...): as the queue serves
+    # its stratum minimums, so every sampled stratum gets a review (retrieval's `20-49 above` holds 21 of 191)
+    seen: dict[str, int] = {}
+    nth: dict[str, int] = {}
+    for b in sorted(plan.blocks, key=lambda b: b.rank):
+        nth[b.id] = seen[b.stratum] = seen.get(b.stratum, -1) + 1
     order += [[int(u) for u in b.units] for b in sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all,
-                                                                                     b.rank))]
+                                                                                     nth[b.id], b.rank))]
     done: set[str] = set()
     for ids in order:
         doc = by_id[ids[0]]["doc"]
