@@ -27,8 +27,19 @@ from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.confidence_sequence import planned_n_for, reviews_to_anytime_target
 from scoring.stats.difference import difference_totals
-from scoring.stats.estimators import VARIANCE, Estimate, anytime_estimate, headline, metric_estimate, tuned_estimate
+from scoring.stats.estimators import (
+    MIN_REVIEWS,
+    VARIANCE,
+    Estimate,
+    anytime_estimate,
+    headline,
+    metric_estimate,
+    tuned_estimate,
+)
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
+
+MIN_SAMPLED_BLOCKS = MIN_REVIEWS
+"""No interval below this many sampled documents (the estimators' rule; the Scores page says it)."""
 
 ALL_KINDS = "*"
 MAX_SEED = 2**63 - 1  # SQLite's largest integer: the plan's seed is stored

@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from audit.agreement_rule import MIN_REVIEWS
 from audit.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.report import headline_points, per_type_rows
-from audit.sampling import estimate, load_plan, target_cell
+from audit.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
 from ui.families import kind_title
 from ui.metrics import headline, section_tables
 from ui.state import blind_guard, current_view, db, policy_radio
@@ -82,10 +81,10 @@ else:
                   f"{first['95% interval (fixed-n)']} (fixed-n), {first['95% interval (anytime)']} (anytime), from "
                   f"{first['reviewed / documents']} documents reviewed (judge only {first['judge only']}).",
                   "success")
-    elif len(plan.blocks) < MIN_REVIEWS:
+    elif len(plan.blocks) < MIN_SAMPLED_BLOCKS:
         show_text(f"No interval until every document is reviewed: this plan has {len(plan.blocks)} documents and "
-                  f"an interval needs at least {MIN_REVIEWS} sampled ones, so only a full review (then exact) gives "
-                  f"one. The estimate so far is shown below.", "info")
+                  f"an interval needs at least {MIN_SAMPLED_BLOCKS} sampled ones, so only a full review (then "
+                  "exact) gives one. The estimate so far is shown below.", "info")
     else:
         show_text(f"No interval yet for {first['metric']}: {first['note'] or 'see the note column'}.", "info")
     show_text("Two intervals: the anytime one holds however you decide when to stop (use it when you stop on the "
