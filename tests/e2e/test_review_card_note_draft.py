@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Browser
 
 STATIC = Path(__file__).resolve().parents[2] / "ui" / "review_card" / "static"
@@ -36,36 +37,35 @@ def _mount(browser: Browser):
     return page
 
 
+@pytest.fixture
+def page(browser: Browser):
+    mounted = _mount(browser)
+    yield mounted
+    mounted.close()
+
+
 def _label_events(page) -> list[dict]:
     return [ev for ev in page.evaluate("window.__rjReviewCard.state.outbox") if ev["type"] == "label"]
 
 
-def test_a_sent_note_is_not_shown_again_when_back_from_the_end_of_the_queue(browser):
-    page = _mount(browser)
-    try:
-        page.fill("#rjrc-note", "gold span cut short")
-        page.click("[data-act=label][data-i='0']")
-        assert [ev.get("note") for ev in _label_events(page)] == ["gold span cut short"]
-        assert page.locator(".rjrc-end").count() == 1  # the last card was labelled: the queue's end
-        page.click("[data-act=back]")
-        assert page.locator(".rjrc-card[data-decision='101']").count() == 1
-        assert page.input_value("#rjrc-note") == ""  # sent with the label: no longer a draft
-        page.click("[data-act=label][data-i='1']")
-        assert [ev.get("note") for ev in _label_events(page)] == ["gold span cut short", None]
-    finally:
-        page.close()
+def test_a_sent_note_is_not_shown_again_when_back_from_the_end_of_the_queue(page):
+    page.fill("#rjrc-note", "gold span cut short")
+    page.click("[data-act=label][data-i='0']")
+    assert [ev.get("note") for ev in _label_events(page)] == ["gold span cut short"]
+    assert page.locator(".rjrc-end").count() == 1  # the last card was labelled: the queue's end
+    page.click("[data-act=back]")
+    assert page.locator(".rjrc-card[data-decision='101']").count() == 1
+    assert page.input_value("#rjrc-note") == ""  # sent with the label: no longer a draft
+    page.click("[data-act=label][data-i='1']")
+    assert [ev.get("note") for ev in _label_events(page)] == ["gold span cut short", None]
 
 
-def test_an_unsent_draft_stays_with_its_card(browser):
-    page = _mount(browser)
-    try:
-        page.fill("#rjrc-note", "draft")
-        page.click("[data-act=back]")
-        assert page.input_value("#rjrc-note") == ""  # card 0 has no draft
-        page.click("[data-act=next]")
-        assert page.input_value("#rjrc-note") == "draft"
-    finally:
-        page.close()
+def test_an_unsent_draft_stays_with_its_card(page):
+    page.fill("#rjrc-note", "draft")
+    page.click("[data-act=back]")
+    assert page.input_value("#rjrc-note") == ""  # card 0 has no draft
+    page.click("[data-act=next]")
+    assert page.input_value("#rjrc-note") == "draft"
 
 
 def _refuse_first_label(page) -> None:
@@ -79,46 +79,34 @@ def _refuse_first_label(page) -> None:
           setStateValue: () => {}, setTriggerValue: () => {}}); }""")
 
 
-def test_a_refused_label_gives_its_note_back_as_the_draft(browser):
-    page = _mount(browser)
-    try:
-        page.click("[data-act=back]")
-        page.fill("#rjrc-note", "span too long")
-        page.click("[data-act=label][data-i='0']")  # card 0 labelled: card 1 shown
-        _refuse_first_label(page)
-        page.click("[data-act=back]")
-        assert page.input_value("#rjrc-note") == "span too long"  # not stored: still the reviewer's draft
-        page.click("[data-act=label][data-i='1']")
-        assert _label_events(page)[-1].get("note") == "span too long"
-    finally:
-        page.close()
+def test_a_refused_label_gives_its_note_back_as_the_draft(page):
+    page.click("[data-act=back]")
+    page.fill("#rjrc-note", "span too long")
+    page.click("[data-act=label][data-i='0']")  # card 0 labelled: card 1 shown
+    _refuse_first_label(page)
+    page.click("[data-act=back]")
+    assert page.input_value("#rjrc-note") == "span too long"  # not stored: still the reviewer's draft
+    page.click("[data-act=label][data-i='1']")
+    assert _label_events(page)[-1].get("note") == "span too long"
 
 
-def test_a_refused_label_of_the_card_shown_fills_its_empty_note_box(browser):
-    page = _mount(browser)
-    try:
-        page.fill("#rjrc-note", "check the gold")
-        page.click("[data-act=label][data-i='0']")  # the last card: the queue's end
-        page.click("[data-act=back]")
-        assert page.input_value("#rjrc-note") == ""
-        _refuse_first_label(page)
-        assert page.input_value("#rjrc-note") == "check the gold"
-    finally:
-        page.close()
+def test_a_refused_label_of_the_card_shown_fills_its_empty_note_box(page):
+    page.fill("#rjrc-note", "check the gold")
+    page.click("[data-act=label][data-i='0']")  # the last card: the queue's end
+    page.click("[data-act=back]")
+    assert page.input_value("#rjrc-note") == ""
+    _refuse_first_label(page)
+    assert page.input_value("#rjrc-note") == "check the gold"
 
 
-def test_a_flag_is_not_counted_as_a_label_in_the_status_line(browser):
+def test_a_flag_is_not_counted_as_a_label_in_the_status_line(page):
     """"N saved · M pending" counts labels and undos; a gold flag waiting in the outbox has its own status line
     under the flag form and is not a pending label."""
-    page = _mount(browser)
-    try:
-        page.click(".rjrc-flag-open")
-        page.fill("#rjrc-flag input[name=typed]", "the gold span")
-        page.click("#rjrc-flag button[type=submit]")
-        kinds = [ev["type"] for ev in page.evaluate("window.__rjReviewCard.state.outbox")]
-        assert kinds == ["erratum"]
-        assert "pending" not in page.inner_text(".rjrc-status")
-        page.click("[data-act=label][data-i='0']")
-        assert "1 pending" in page.inner_text(".rjrc-status")
-    finally:
-        page.close()
+    page.click(".rjrc-flag-open")
+    page.fill("#rjrc-flag input[name=typed]", "the gold span")
+    page.click("#rjrc-flag button[type=submit]")
+    kinds = [ev["type"] for ev in page.evaluate("window.__rjReviewCard.state.outbox")]
+    assert kinds == ["erratum"]
+    assert "pending" not in page.inner_text(".rjrc-status")
+    page.click("[data-act=label][data-i='0']")
+    assert "1 pending" in page.inner_text(".rjrc-status")
