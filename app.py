@@ -7,6 +7,7 @@ from streamlit.navigation.page import StreamlitPage
 
 from audit.stale import rebuild_stale_runs
 from ui import auth
+from ui.entry import through_app
 from ui.first_start import prepare_demo, warm_statistics
 from ui.rerun_timing import timed_rerun
 from ui.state import adopt_url_settings, db, sidebar_controls
@@ -44,4 +45,5 @@ def preamble() -> StreamlitPage:
     return nav
 
 
-timed_rerun(preamble, lambda nav: nav.run())  # REJUDGE_RERUN_LOG: bench/ui_latency.py's split of a page switch
+with through_app():  # the page's prologue reruns any run that did not come through here (ui/entry.py)
+    timed_rerun(preamble, lambda nav: nav.run())  # REJUDGE_RERUN_LOG: bench/ui_latency.py's split of a page switch

@@ -13,8 +13,9 @@ from audit.figures import agreement_intervals, confusion_heatmap
 from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
+from ui.entry import page_prologue
 from ui.families import group_title, kind_title
-from ui.state import blind_guard, current_view, db, links
+from ui.state import blind_guard, current_view, links
 from ui.text import show_text
 
 HELP = {
@@ -104,7 +105,7 @@ def show_table(groups: dict, task: str, key: str, first: str = "group") -> None:
                   f"{MINIMUM_SOURCE}.", "caption")
 
 
-conn = db()
+conn = page_prologue()
 st.title("Agreement")
 run_view = current_view(conn)
 run = run_view.name

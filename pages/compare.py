@@ -9,11 +9,12 @@ from audit.compare import comparable_runs, compare_runs
 from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
+from ui.entry import page_prologue
 from ui.families import kind_title
-from ui.state import blind_guard, current_run, db, links, run_names, short_spec, view_of
+from ui.state import blind_guard, current_run, links, run_names, short_spec, view_of
 from ui.text import md_literal, show_error, show_text
 
-conn = db()
+conn = page_prologue()
 st.title("Compare judges")
 blind_guard("compare judges")
 st.markdown("Score the same predictions with two judges (e.g. the paper's GPT-4o-mini log and a local model), "

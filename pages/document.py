@@ -6,14 +6,15 @@ from audit.errata import current_errata
 from audit.reviews import add_review
 from ui import auth
 from ui.decisions import review_card
+from ui.entry import page_prologue
 from ui.errata import errata_form
 from ui.families import DocumentContext, doc_id_title, doc_noun, view
 from ui.metrics import headline
 from ui.paging import page_picker
-from ui.state import blind, current_view, db, reviewer, role, synced_select
+from ui.state import blind, current_view, reviewer, role, synced_select
 from ui.text import md_literal, show_text
 
-conn = db()
+conn = page_prologue()
 page = current_view(conn)
 run, task = page.name, page.task
 noun = doc_noun(task.name)

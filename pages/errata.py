@@ -7,11 +7,12 @@ import streamlit as st
 from audit.errata import current_errata, export_errata_csv, export_errata_json, history, withdraw_erratum
 from audit.errors import AuditError
 from ui import auth
+from ui.entry import page_prologue
 from ui.families import doc_id_title
-from ui.state import current_view, db, link, reviewer
+from ui.state import current_view, link, reviewer
 from ui.text import show_text
 
-conn = db()
+conn = page_prologue()
 st.title("Gold errata")
 run_view = current_view(conn)
 run, task = run_view.name, run_view.task

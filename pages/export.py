@@ -12,6 +12,7 @@ from audit.export import export_run
 from audit.reviews_io import export_reviews
 from audit.views import RunRef
 from ui import auth
+from ui.entry import page_prologue
 from ui.review_upload import import_uploaded_reviews
 from ui.state import blind_guard, current_view, db
 from ui.text import md_literal, show_text
@@ -30,7 +31,7 @@ FILES = (
      "the judge replay:FILE to reproduce it without calling the judge."),
 )
 
-conn = db()
+conn = page_prologue()
 st.title("Export")
 run_view = current_view(conn)
 run = run_view.name

@@ -5,14 +5,15 @@ import pandas as pd
 import streamlit as st
 
 from audit.export import public_identity
+from ui.entry import page_prologue
 from ui.families import doc_id_title, doc_noun, view
 from ui.judge_summary import judge_requests_text
 from ui.metrics import headline, section_tables
 from ui.stability import render_stability
-from ui.state import blind_guard, current_view, db, link_params, links, run_documents, short_spec
+from ui.state import blind_guard, current_view, link_params, links, run_documents, short_spec
 from ui.text import md_literal, show_text
 
-conn = db()
+conn = page_prologue()
 st.title("Run overview")
 run_view = current_view(conn)
 run = run_view.name

@@ -30,6 +30,7 @@ from audit.store import default_db_path, open_db
 from audit.views import document
 from ui import auth
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
+from ui.entry import page_prologue
 from ui.errata import errata_form
 from ui.families import doc_noun, view
 from ui.review_card.component import queue_token
@@ -45,7 +46,7 @@ TIGHT = """<style>
 .st-key-queue-head h1 {font-size: 1.7rem; padding: 0 0 0.1rem 0;}
 </style>"""
 
-conn = db()
+conn = page_prologue()
 run_view = current_view(conn)
 run, row, task = run_view.name, run_view.row, run_view.task
 noun = doc_noun(task.name)

@@ -7,7 +7,8 @@ from audit.assigned_review import assignment_stamp
 from audit.report import build_report, report_html
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
-from ui.state import blind_guard, current_view, db
+from ui.entry import page_prologue
+from ui.state import blind_guard, current_view
 from ui.text import show_text
 
 REPORT_HEIGHT = 1800
@@ -19,7 +20,7 @@ def cached_report(_view: RunView, key: tuple) -> tuple[str, list[str]]:  # noqa:
     return report_html(report), [f.title for f in report.figures]
 
 
-conn = db()
+conn = page_prologue()
 st.title("Audit report")
 view = current_view(conn)
 blind_guard("report")

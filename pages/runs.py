@@ -5,13 +5,14 @@ import streamlit as st
 from audit.demo import demo_note, first_demo_run, load_demo
 from ui import auth
 from ui.assignments import blind_assignment_editor, review_assignment_editor
+from ui.entry import page_prologue
 from ui.first_start import demo_progress
 from ui.newrun import new_run_form
 from ui.runs_table import demo_lines, runs_frame
-from ui.state import current_run, db, is_blind_reviewer, link_params
+from ui.state import current_run, is_blind_reviewer, link_params
 from ui.text import md_literal, show_text
 
-conn = db()
+conn = page_prologue()
 st.title("Rejudge — audit an LLM-judged evaluation")
 st.markdown(
     "A **run** is one system's outputs scored against gold by a **judge**. Every atomic judgement the scorer relied "

@@ -6,12 +6,13 @@ from audit.figures import bias_intervals, headline_intervals, original_vs_audite
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.report import headline_points, per_type_rows
 from audit.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
+from ui.entry import page_prologue
 from ui.families import kind_title
 from ui.metrics import headline, section_tables
-from ui.state import blind_guard, current_view, db, policy_radio
+from ui.state import blind_guard, current_view, policy_radio
 from ui.text import show_text
 
-conn = db()
+conn = page_prologue()
 st.title("Scores: original vs audited")
 view = current_view(conn)  # under the session's policy: the radio below changes it before this rerun starts
 blind_guard("scores")

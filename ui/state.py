@@ -56,30 +56,13 @@ FORCED_BLIND = "_forced_blind"  # (run, reviewer, blind): the owner's assignment
 def db() -> Database:
     """A new connection (call once per rerun): SQLite objects must not be shared across sessions' threads.
 
-    Every page opens its connection first, so this is also where a page notices that it was run without
-    `app.py` (see `_enter_through_app`).
+    A page opens it through `ui.entry.page_prologue`, which also makes sure the page came through `app.py`.
     """
-    _enter_through_app()
     try:
         return open_db(default_db_path())
     except DatabaseRefused as e:  # empty, damaged, foreign or newer file: one clear page, the file left untouched
         show_text(f"Cannot open the database. {e}", "error")
         st.stop()
-
-
-def _enter_through_app() -> None:
-    """Make a deep link on a freshly started server run `app.py` (navigation, sidebar, demo runs, ?reviewer=).
-
-    Streamlit decides per server whether the app is an old-style multipage app from the presence of a `pages/`
-    folder; until `app.py` has called `st.navigation` once, a link such as `/document?run=...` runs
-    `pages/document.py` on its own. The page then flips that (server-wide) switch and reruns, and the rerun goes
-    through `app.py`, whose `st.navigation` picks the same page by its URL.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 def run_names(conn: Database) -> list[str]:

@@ -12,7 +12,7 @@ def _navigation_through_app(monkeypatch):
 
     AppTest resets Streamlit's "old-style multipage app" switch before each run; with a `pages/` folder beside
     app.py it would then run a page's script on its own. (A real server's first deep link is handled by
-    `ui.state._enter_through_app`; the browser test `test_e2e_first_visit` checks it.)
+    `ui.entry.page_prologue`; the browser test `test_e2e_first_visit` checks it.)
     """
     from streamlit.runtime.pages_manager import PagesManager
 

@@ -1,0 +1,74 @@
+"""Four deep links opened at once as the first visits of a freshly started server (issue 34): every one goes
+through `app.py` (the sign-in gate in team mode; the sidebar with the URL's reviewer in local mode), none runs its
+page on its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, ROOT
+from tests.e2e.e2e_helpers import shoot
+from tests.e2e.e2e_server import AppServer, start_app, stop_app
+from tests.e2e.test_auth_team import provider, start_team_app  # noqa: F401 - the module's provider fixture
+
+pytestmark = pytest.mark.e2e
+STARTS = 2  # server starts per mode: the race needs a fresh server, and one start may happen to be won
+TEAM_LINKS = ("export", "queue", "scores", "document")
+WAIT_MS = HEALTH_TIMEOUT_S * 1000
+
+
+def open_at_once(new_page: Callable[[], Page], urls: list[str]) -> list[Page]:
+    """One browser context per URL, all requested before any is waited for (four people following links)."""
+    pages = [new_page() for _ in urls]
+    for page, url in zip(pages, urls, strict=True):
+        page.goto(url, wait_until="commit")
+    return pages
+
+
+def _demo_db(workdir: Path) -> None:
+    db = workdir / "rejudge.db"
+    subprocess.run([sys.executable, "-m", "audit", "--db", str(db), "demo"], cwd=ROOT, check=True,
+                   capture_output=True, env={**os.environ, "REJUDGE_DB": str(db)})
+
+
+@pytest.mark.parametrize("start", range(STARTS))
+def test_team_mode_four_deep_links_at_once_all_get_the_sign_in_page(provider: str, tmp_path: Path,  # noqa: F811
+                                                                    new_page: Callable[[], Page], shots: Path,
+                                                                    start: int):
+    server: AppServer = start_team_app(tmp_path, provider)
+    try:
+        pages = open_at_once(new_page, [f"{server.url}/{p}?run={DEMO}" for p in TEAM_LINKS])
+        for name, page in zip(TEAM_LINKS, pages, strict=True):
+            expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=WAIT_MS)
+            page.wait_for_timeout(500)
+            expect(page.get_by_role("button", name="Decisions with every label (CSV)")).to_have_count(0)
+            expect(page.get_by_role("heading", name="Export")).to_have_count(0)
+            expect(page.get_by_test_id("stSidebar")).to_have_count(0)
+            if start == 0:
+                shoot(page, shots, f"concurrent-team-{name}")
+    finally:
+        stop_app(server)
+
+
+@pytest.mark.parametrize("start", range(STARTS))
+def test_local_mode_four_deep_links_at_once_all_get_their_sidebar(tmp_path: Path, new_page: Callable[[], Page],
+                                                                  start: int):  # noqa: ARG001 - a repetition
+    _demo_db(tmp_path)
+    server = start_app(tmp_path)
+    try:
+        names = [f"reviewer-{i}" for i in range(4)]
+        pages = open_at_once(new_page, [f"{server.url}/queue?run={DEMO}&reviewer={n}" for n in names])
+        for name, page in zip(names, pages, strict=True):
+            sidebar = page.get_by_test_id("stSidebar")
+            expect(sidebar.get_by_role("textbox", name="Reviewer name")).to_have_value(name, timeout=WAIT_MS)
+            expect(page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review queue",
+                                                                   exact=True)).to_be_visible()
+    finally:
+        stop_app(server)
