@@ -108,9 +108,15 @@ def parse_roles(text: str, source: str = "rejudge.toml") -> Roles:
 def load_roles(path: Path) -> Roles:
     """Parse the roles file at `path`. Raises RolesFileError (also when it is missing or unreadable)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        data = path.read_bytes()
+    except OSError as e:
         raise RolesFileError(f"{path}: cannot be read ({e.__class__.__name__}: {e.strerror or e})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise RolesFileError(f"{path}, line {line}: byte 0x{data[e.start]:02x} is not UTF-8 (save the file as "
+                             "UTF-8)") from None
     return parse_roles(text, str(path))
 
 

@@ -34,17 +34,53 @@ class Identity:
     role: str | None
 
 
-def _auth_section() -> dict | None:
+def _secrets() -> tuple[dict, str | None]:
+    """The secrets as a dict, and why they cannot be read when a secrets file exists (None: read, or no file)."""
+    from streamlit import config
+    from streamlit.errors import StreamlitSecretNotFoundError
+
     try:
-        section = st.secrets.get("auth")
-    except (FileNotFoundError, OSError, ValueError):  # no secrets file, or an unreadable one: local mode
+        return st.secrets.to_dict(), None
+    except (StreamlitSecretNotFoundError, OSError, ValueError) as e:
+        present = [f for f in config.get_option("secrets.files") if Path(f).exists()]
+        if not present and isinstance(e, StreamlitSecretNotFoundError):
+            return {}, None  # no secrets file at all: local mode
+        return {}, f"{', '.join(present) or 'the secrets file'} cannot be read: {e}"
+
+
+def config_problem() -> str | None:
+    """Why this server's sign-in set-up cannot be used although it was meant to be in team mode, or None.
+
+    Fails closed: a secrets file that cannot be read, an `[auth]` section that is empty or spelt in another case
+    (Streamlit reads only `[auth]`), or a roles file with no `[auth]` beside it would otherwise turn a team server
+    into local mode, where every visitor is the owner (issue 34).
+    """
+    secrets, unreadable = _secrets()
+    if unreadable:
+        return unreadable
+    section = secrets.get("auth")
+    if section:
         return None
-    return section.to_dict() if hasattr(section, "to_dict") else section
+    misspelt = [k for k in secrets if k.casefold() == "auth" and k != "auth"]
+    if misspelt:
+        return f"the secrets have a [{misspelt[0]}] section; Streamlit reads sign-in settings only from [auth]"
+    if "auth" in secrets:
+        return "the [auth] section of the secrets is empty"
+    if roles_path().exists():
+        return (f"the roles file {roles_path()} exists but the secrets have no [auth] section (remove the roles "
+                "file for local mode)")
+    return None
+
+
+def _auth_section() -> dict | None:
+    section = _secrets()[0].get("auth")
+    return section if isinstance(section, dict) and section else None
 
 
 def team_mode() -> bool:
-    """Whether sign-in is configured (an `[auth]` section in the secrets)."""
-    return bool(_auth_section())
+    """Whether sign-in is configured (an `[auth]` section in the secrets), or meant to be and broken
+    (`config_problem`): then nobody is admitted."""
+    return bool(_auth_section()) or config_problem() is not None
 
 
 def roles_path() -> Path:
@@ -68,7 +104,7 @@ def _roles_at(path: str, stamp: int | None) -> Roles:  # noqa: ARG001 - part of 
 
 def identity() -> Identity | None:
     """The signed-in person in team mode (None when signed out, and always in local mode)."""
-    if not team_mode():
+    if not team_mode() or config_problem():
         return None
     user = st.user
     if not user.get("is_logged_in"):
@@ -175,6 +211,13 @@ def gate() -> None:
     the roles file) and stop."""
     if admitted():
         return
+    problem = config_problem()
+    if problem:
+        _refused_page("This server's sign-in settings cannot be used, so it lets nobody in.",
+                      f"Details: {problem}\nThe owner should fix .streamlit/secrets.toml (see "
+                      ".streamlit/secrets.example.toml) or, for local mode, remove it and the roles file.",
+                      sign_out=False)
+        st.stop()
     if not st.user.get("is_logged_in"):
         _sign_in_page()
         st.stop()
@@ -218,11 +261,12 @@ def _sign_in_page() -> None:
               args=(provider,) if provider else ())
 
 
-def _refused_page(headline: str, detail: str) -> None:
+def _refused_page(headline: str, detail: str, sign_out: bool = True) -> None:
     st.title("Rejudge — no access")
     show_text(headline, "error")
     st.text(detail)
-    st.button("Sign out", key="auth.sign_out_refused", on_click=st.logout)
+    if sign_out:
+        st.button("Sign out", key="auth.sign_out_refused", on_click=st.logout)
 
 
 def sidebar_identity() -> None:
