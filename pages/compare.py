@@ -11,7 +11,7 @@ from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
 from ui.entry import page_prologue
 from ui.families import kind_title
-from ui.state import blind_guard, current_run, links, run_names, short_spec, view_of
+from ui.state import blind_guard, blind_on, current_run, links, run_names, short_spec, view_of
 from ui.text import md_literal, show_error, show_text
 
 conn = page_prologue()
@@ -20,7 +20,8 @@ blind_guard("compare judges")
 st.markdown("Score the same predictions with two judges (e.g. the paper's GPT-4o-mini log and a local model), "
             "then see how often they agree, what the swap does to each score (A − B) and which decisions flip — "
             "before trusting the cheaper one.")
-names = run_names(conn)
+# a run the reviewer is blind on is not offered as A or B: its judge's answers would show decision by decision
+names = [n for n in run_names(conn) if not blind_on(conn, n)]
 if len(names) < 2:
     st.info("Compare needs two runs of the same gold file. Score another run on the Runs page (same prediction "
             "file, another judge).")
@@ -28,7 +29,7 @@ if len(names) < 2:
 current = current_run()
 c1, c2 = st.columns(2)
 a = c1.selectbox("Run A", names, index=names.index(current) if current in names else 0, key="compare.a")
-others = comparable_runs(conn, a)  # same task and gold, most recent first
+others = [o for o in comparable_runs(conn, a) if o in names]  # same task and gold, most recent first
 if not others:
     show_text(f"No other run of the same task scored on the same gold as {a}: score one on the Runs page (the same "
               "inputs, another judge), then compare them here.", "info")

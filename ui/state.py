@@ -237,6 +237,13 @@ def blind_guard(page: str) -> None:
         st.stop()
 
 
+def blind_on(conn: Database, run: str) -> bool:
+    """Whether the current reviewer is blind on `run`, any run (not only the current one): the session's blind
+    review, or the owner's assignment of that run. A page that shows another run's labels (Compare judges) must
+    not show a run its reviewer is blind on."""
+    return is_blind_reviewer() or blind_forced(blind_assignments(conn, run), reviewer())
+
+
 def _persisted(widget_key: str, store_key: str, default: object) -> None:
     """Seed the widget from its plain key, on every rerun, even when the server's widget state already holds the
     same value: Streamlit sends a widget's value to the browser only when its key was written during the rerun.

@@ -295,3 +295,25 @@ def test_first_start_in_team_mode_loads_the_demo_only_for_an_owner(tmp_path, mon
     assert not owner.exception
     with closing(open_db(path).conn) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] > 0
+
+
+def test_compare_judges_never_offers_a_run_the_reviewer_is_blind_on(app_db, roles_file, discovery_url):
+    """Blind on run B (the owner's assignment), not on the current run A: Compare judges neither offers B nor
+    shows its judge's answers; an owner still compares them."""
+    from sqlite_utils import Database
+
+    from audit.runs import score_run
+    from tests.conftest import GOLD, PRED_MIXED
+    with closing(open_db(app_db).conn) as conn:
+        score_run(Database(conn), "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact",
+                  run="mixed-exact")
+        set_blind_assignment(Database(conn), "mixed-exact", REVIEWER, True, set_by=OWNER)
+    for who, offered in ((REVIEWER, False), (OWNER, True)):
+        at = team_app(discovery_url, who, run=DEMO)
+        at.switch_page("pages/compare.py")
+        at.query_params["run"] = DEMO
+        at.run()
+        assert not at.exception
+        runs = at.selectbox(key="compare.a").options + (at.selectbox(key="compare.b").options
+                                                        if at.selectbox else [])
+        assert ("mixed-exact" in runs) is offered, (who, runs)
