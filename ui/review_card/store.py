@@ -6,8 +6,9 @@ the card's own id of that key press. A flag of a gold error is `{"cid", "type": 
 card's errata form stores it (`audit.errata`), its document the decision's (never the browser's word).
 
 An event whose client id is stored already (a re-send after a reconnect or a reload) is acknowledged without
-writing; an undo restores the label this reviewer (adjudicator: the adjudication)
-had before the review it undoes. Each answer (`ack`) says whether it is stored and, for the change strip, what it
+writing (only to the reviewer who sent it); an undo restores the label this reviewer (adjudicator: the
+adjudication) had before the review it undoes, and names only the reviewer's own review in this run, in a role
+they hold now. Each answer (`ack`) says whether it is stored and, for the change strip, what it
 changed.
 """
 
@@ -56,6 +57,11 @@ def _prev_label(d: dict, row: Mapping, who: str) -> str | None:
     return adjudicated if row["role"] == "adjudicator" else humans.get(who)
 
 
+def _own(row: Mapping, run_view: RunView, who: Reviewer) -> bool:
+    """Whether a stored review is the session's reviewer's, in this run (what an undo or a re-sent event may name)."""
+    return row["run_id"] == run_view.id and row["reviewer"] == who.name
+
+
 def _strip(conn: Database, run_view: RunView, decision_id: int, title: str | None, before: Mapping, verb: str,
            blind: bool) -> str:
     view = run_view.on(conn)
@@ -75,6 +81,9 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
         row = review_by_client_id(conn, str(ev.get("undo_of") or ""))
         if row is None:
             return {"ok": False, "error": "nothing to undo: the review it undoes was not stored"}
+        if not _own(row, run_view, who):
+            return {"ok": False, "error": "not undone: an undo withdraws only your own label in this run"}
+        who.authorize(row["role"])  # an adjudication is withdrawn only by someone who may adjudicate now
         decision_id, role = int(row["decision_id"]), row["role"]
         d = decision_view(conn, run_view, decision_id)
         label, note, verb = _prev_label(d, row, who.name), "undo of the previous review", "Undone:"
@@ -139,11 +148,15 @@ def store_events(conn: Database, run_view: RunView, events: Sequence[Mapping], w
         cid = str(ev["cid"])
         if cid in stored:
             r = stored[cid]
-            answered[cid] = {"ok": True, "strip": "", "decision": r["decision_id"], "label": r["label"]}
+            answered[cid] = ({"ok": True, "strip": "", "decision": r["decision_id"], "label": r["label"]}
+                             if _own(r, run_view, who) else  # never another reviewer's decision and label
+                             {"ok": False, "error": "not stored: this client id belongs to another review"})
             continue
         try:
             store = _flag_one if ev.get("type") == "erratum" else _store_one
             answered[cid] = store(conn, run_view, ev, who)
         except AuditError as e:
             answered[cid] = {"ok": False, "error": f"not stored: {e}"}
+        except (KeyError, ValueError, TypeError) as e:  # a malformed event is refused alone; the rest are stored
+            answered[cid] = {"ok": False, "error": f"not stored: the event cannot be read ({e.__class__.__name__})"}
     return answered
