@@ -48,9 +48,17 @@ def builder(make: Callable[[Database, RunRef], str], target: RunRef = run_view) 
     return build
 
 
+# files that name each reviewer's label and note: the same data as the reviews file, so the same owner's action
+NAMES_REVIEWERS = {"csv": "export_reviews"}
+
 for fmt, suffix, title, mime, what in FILES:
     c1, c2 = st.columns([1.3, 2.7], vertical_alignment="center")
     file_name = f"{run}.{suffix}"
+    action = NAMES_REVIEWERS.get(fmt)
+    if action and not auth.may(action):  # never built for anyone else (the data exists only where it is drawn)
+        c1.caption(f"{title}: {auth.refused(action)}")
+        c2.markdown(f"**{md_literal(file_name)}** — {md_literal(what)}")
+        continue
     c1.download_button(title, builder(lambda c, r, f=fmt: export_run(c, r, f)), file_name=file_name, mime=mime,
                        key=f"export.{fmt}", icon=":material/download:", on_click="ignore", width="stretch")
     c2.markdown(f"**{md_literal(file_name)}** — {md_literal(what)}")

@@ -317,3 +317,24 @@ def test_compare_judges_never_offers_a_run_the_reviewer_is_blind_on(app_db, role
         runs = at.selectbox(key="compare.a").options + (at.selectbox(key="compare.b").options
                                                         if at.selectbox else [])
         assert ("mixed-exact" in runs) is offered, (who, runs)
+
+
+@pytest.mark.parametrize("who", [REVIEWER, ADJUDICATOR, OWNER])
+def test_the_decisions_csv_with_every_reviewer_s_label_is_the_owners_like_the_reviews_file(app_db, roles_file,
+                                                                                           discovery_url, who):
+    """"Decisions with every label" has a column per reviewer and their notes: the reviews file's data, refused by
+    the same rule to everyone but an owner (the other files stay)."""
+    at = team_app(discovery_url, who, run=DEMO)
+    at.run()
+    at.switch_page("pages/export.py")
+    at.query_params["run"] = DEMO
+    at.run()
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Audited scores (JSON)" in labels
+    owner = who == OWNER
+    assert ("Decisions with every label (CSV)" in labels) is owner
+    assert ("This run's reviews (JSON lines)" in labels) is owner
+    if not owner:
+        role = "reviewer" if who == REVIEWER else "adjudicator"
+        assert any(refusal(role, "export_reviews") in plain(c.value) for c in at.caption)
