@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,13 +111,27 @@ def identity() -> Identity | None:
     if not user.get("is_logged_in"):
         return None
     subject, email = str(user.get("sub") or ""), str(user.get("email") or "")
-    if user.get("email_verified") is False:  # the provider says the address is not the person's: no role by it
+    if not email_verified(user):  # the provider does not vouch for the address: no role by it
         email = ""
     try:
         role = _roles().role_of(email)
     except RolesFileError:
         role = None
     return Identity(subject=subject, email=email, name=str(user.get("name") or email), role=role)
+
+
+VERIFIED_STRINGS = ("true",)
+"""`email_verified` as a string: AWS Cognito documents the string "true" (OpenID Connect says a boolean)."""
+
+
+def email_verified(user: Mapping[str, object]) -> bool:
+    """Whether the provider vouches for the e-mail address: `email_verified` absent (a provider that does not send
+    the claim, e.g. Microsoft Entra), `True`, or a documented string equivalent. `False`, `"false"`, `0`, `1`,
+    `"yes"` and anything else are not: a role is never given by an address the provider left in doubt."""
+    if "email_verified" not in user:
+        return True
+    value = user.get("email_verified")
+    return value is True or (isinstance(value, str) and value.strip().casefold() in VERIFIED_STRINGS)
 
 
 def current_role() -> str | None:
@@ -225,6 +240,11 @@ def gate() -> None:
         _roles()
     except RolesFileError as e:
         _refused_page("The roles file cannot be used, so nobody can be given a role.", str(e))
+        st.stop()
+    if not email_verified(st.user):
+        _refused_page("The sign-in provider did not verify your e-mail address, so no role can be given by it.",
+                      f"Its email_verified claim is {st.user.get('email_verified')!r}; only true counts. Verify "
+                      "the address with the provider, then sign in again.")
         st.stop()
     who = identity()
     email = who.email if who and who.email else "(no verified e-mail address)"

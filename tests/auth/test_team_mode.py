@@ -70,11 +70,23 @@ def test_a_person_not_in_the_roles_file_is_refused(app_db, roles_file, discovery
     assert [b.key for b in at.button] == ["auth.sign_out_refused"] and not at.dataframe
 
 
-def test_an_address_the_provider_did_not_verify_gets_no_role(app_db, roles_file, discovery_url):
+@pytest.mark.parametrize("claim", [False, "false", "False", 0, 1, "0", "yes", None, ""])
+def test_an_address_the_provider_did_not_verify_gets_no_role(app_db, roles_file, discovery_url, claim):
     at = team_app(discovery_url, OWNER)
-    at.user["email_verified"] = False
+    at.user["email_verified"] = claim
     at.run()
+    assert not at.exception
     assert at.title[0].value == "Rejudge — no access"
+    assert "did not verify your e-mail address" in texts(at) and repr(claim) in texts(at)
+
+
+@pytest.mark.parametrize("claim", [True, "true", "TRUE"])
+def test_a_verified_address_is_given_its_role(app_db, roles_file, discovery_url, claim):
+    at = team_app(discovery_url, OWNER)
+    at.user["email_verified"] = claim
+    at.run()
+    assert not at.exception
+    assert "Signed in as" in " ".join(m.value for m in at.sidebar.markdown)
 
 
 @pytest.mark.parametrize("text", ["not toml [", "[roles]\nowners = 'olga@lab.org'\n", "[roles]\nbosses = []\n"])
