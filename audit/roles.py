@@ -19,6 +19,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from audit.identity import AddressError, canonical_address
+
 RANKS = {"reviewer": 1, "adjudicator": 2, "owner": 3}
 LOCAL = "local"
 """The pseudo-role of local mode: nothing is verified, so nothing is refused."""
@@ -58,13 +60,15 @@ class Roles:
         >>> staff.role_of("bo@lab.org"), staff.role_of("x@evil.org"), staff.role_of("x@lab.org.evil.org")
         ('reviewer', None, None)
         """
-        if not email or email.count("@") != 1:
+        if not email:
             return None
-        email = email.strip().casefold()
-        local, domain = email.split("@")
+        try:
+            local, domain = canonical_address(email)
+        except AddressError:  # look-alike characters: no role by this address
+            return None
         if not local:
             return None
-        found = [r for r in (self.addresses.get(email), self.domains.get(domain)) if r]
+        found = [r for r in (self.addresses.get(f"{local}@{domain}"), self.domains.get(domain)) if r]
         return max(found, key=RANKS.__getitem__) if found else None
 
 
@@ -91,12 +95,17 @@ def parse_roles(text: str, source: str = "rejudge.toml") -> Roles:
         entries = table.get(key, [])
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
             raise RolesFileError(f"{source}: roles.{key} must be a list of addresses or @domains")
-        for entry in entries:
-            entry = entry.strip().casefold()
+        for raw in entries:
+            entry = raw.strip()
             local, at, domain = entry.rpartition("@")
             if not at or not domain or "." not in domain or " " in entry or local.count("@"):
                 raise RolesFileError(f"{source}: roles.{key}: {entry!r} is neither an address (name@domain) "
                                      "nor a domain (@domain)")
+            try:
+                local, domain = canonical_address(entry)  # the one comparison rule (audit.identity)
+            except AddressError as e:
+                raise RolesFileError(f"{source}: roles.{key}: {entry!r}: {e}") from None
+            entry = f"{local}@{domain}"
             target = addresses if local else domains
             if RANKS[role] > RANKS.get(target.get(entry if local else domain, ""), 0):
                 target[entry if local else domain] = role

@@ -57,3 +57,29 @@ def test_a_bad_roles_file_says_what_is_wrong(text, says):
 def test_a_reviewer_s_own_assignment_wins_over_the_run_s(assignments, email):
     own = assignments.get(email.casefold()) if email else None
     assert blind_forced(assignments, email) == (own if own is not None else assignments.get("*", False))
+
+
+KELVIN, LONG_S, CYRILLIC_A = "\u212a", "\u017f", "\u0430"
+
+
+@pytest.mark.parametrize("email", [f"{KELVIN}im@lab.org", f"kim@lab.{LONG_S}org", f"x@{LONG_S}tanford.edu",
+                                   f"x@STAN{LONG_S}ORD.edu", f"{CYRILLIC_A}na@other.org", "ｋim@lab.org"])
+def test_a_look_alike_address_takes_nobody_s_role(email):
+    """Case folding made the Kelvin sign a `k` and the long s an `s`: a look-alike address took the owner's role or
+    a domain's. No role by look-alikes; a non-ASCII local part matches only an entry spelt exactly so."""
+    roles = parse_roles('[roles]\nowners = ["kim@lab.org", "ana@other.org"]\nreviewers = ["@stanford.edu"]\n')
+    assert roles.role_of(email) is None
+    assert roles.role_of("KIM@Lab.org") == "owner" and roles.role_of("Bo@Stanford.EDU") == "reviewer"
+
+
+def test_a_non_ascii_address_named_exactly_in_the_roles_file_keeps_its_role():
+    roles = parse_roles('[roles]\nowners = ["jürgen@münchen.de", "@xn--mnchen-3ya.de"]\n')
+    assert roles.role_of("jürgen@münchen.de") == "owner"
+    assert roles.role_of("jürgen@MÜNCHEN.de") == "owner"  # the domain compares in its IDNA form
+    assert roles.role_of("x@xn--mnchen-3ya.de") == "owner"
+    assert parse_roles('[roles]\nreviewers = ["@lab.org"]\n').role_of("jürgen@lab.org") == "reviewer"
+
+
+def test_a_roles_file_entry_with_look_alikes_is_refused_with_the_file():
+    with pytest.raises(RolesFileError, match=r"r\.toml: roles\.owners: .*look-alike"):
+        parse_roles(f'[roles]\nowners = ["{KELVIN}im@lab.org"]\n', "r.toml")
