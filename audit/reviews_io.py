@@ -61,6 +61,11 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     written with left and right the other way round than the stored decision is re-oriented (its label read
     through the scheme's `swapped`: ideation `a` <-> `b`) and counted in `reoriented`.
 
+    An import cannot verify who wrote a line: a line claiming a signed-in identity (`auth_mode` 'oidc') is stored
+    as a local name (counted in `stored_as_local`), and `sampled` only on a decision a sampling plan of the run
+    draws (else counted in `not_sample_draws`): a file cannot make an unverified name pass for a signed-in
+    reviewer, nor hand-picked labels pass for sample draws (issue 34).
+
     Raises:
         InputError: a malformed line, a decision the run does not have, a tampered uid, a future time (file and
             line named).
@@ -71,11 +76,12 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     latest = (now or datetime.now(UTC)) + MAX_CLOCK_SKEW
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
+    planned = _planned_decisions(db, row["id"])
     have, who = {}, {}
     for r in db.query("SELECT uid, decision_id, reviewer, label, role, note, blind, created, auth_subject, auth_email, "
                       "auth_mode FROM reviews WHERE run_id = ?", [row["id"]]):
         have[r["uid"]], who[r["uid"]] = _content(r["decision_id"], r), _identity(r)
-    new, skipped, reoriented = [], 0, 0
+    new, skipped, reoriented, unverified, unsampled = [], 0, 0, 0, 0
     for n, value in read_records(p, limit=MAX_IMPORT_BYTES, objects=False):
         rec = _check_record(value, str(p), n)
         if datetime.fromisoformat(rec["created"]) > latest:
@@ -103,7 +109,10 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
                                             f"with other content ({_difference(have[rec['uid']], content)}): a uid "
                                             "names one review, so the file was changed after its export; nothing "
                                             "was imported")
-            if any(k in value for k in IDENTITY) and who[rec["uid"]] != _identity(rec):
+            # a file cannot carry a verified identity, so its local copy of a stored signed-in review is the same
+            # review (what another database's export of an import says); any other difference is a changed file
+            claimed = _identity(rec)
+            if any(k in value for k in IDENTITY) and who[rec["uid"]] != claimed and claimed[2] != "local":
                 raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored (or earlier in the file) "
                                             f"by another identity ({_identity_text(who[rec['uid']])} stored, "
                                             f"{_identity_text(_identity(rec))} in the file): a uid names one "
@@ -117,8 +126,14 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
                                         "reviews exported from one run cannot be imported into another run of "
                                         "the same database")
         have[rec["uid"]], who[rec["uid"]] = content, _identity(rec)
+        identity = _identity(rec)
+        if identity[2] != "local":  # a claim this database cannot verify: stored as what it is, a local name
+            identity, unverified = (None, None, "local"), unverified + 1
+        sampled = bool(rec.get("sampled", False))
+        if sampled and ids[key] not in planned:  # a sample draw only where this run's plan draws the block
+            sampled, unsampled = False, unsampled + 1
         new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
-                    int(rec["blind"]), rec["created"], int(rec.get("sampled", False)), *_identity(rec)))
+                    int(rec["blind"]), rec["created"], int(sampled), *identity))
     if not new and skipped == 0:
         raise AuditError(f"{p}: no reviews in the file")
     with transaction(db):
@@ -126,7 +141,18 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
                             "created, sampled, auth_subject, auth_email, auth_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
                             "?, ?, ?, ?)", new)
         apply_reviews(db, row["id"])
-    return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented}
+    return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented,
+            "stored_as_local": unverified, "not_sample_draws": unsampled}
+
+
+def _planned_decisions(db: Database, run_id: int) -> set[int]:
+    """The decisions some sampling plan of the run draws (the only ones an imported review may be a draw of)."""
+    from scoring.stats.sampling import Plan
+
+    out: set[int] = set()
+    for (plan,) in db.execute("SELECT plan FROM sampling_plans WHERE run_id = ?", [run_id]).fetchall():
+        out.update(int(u) for u in Plan.from_json(json.loads(plan)).block_of())
+    return out
 
 
 CONTENT = ("decision", "reviewer", "label", "role", "note", "blind", "created")

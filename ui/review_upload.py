@@ -22,7 +22,10 @@ def import_uploaded_reviews(conn: Database, run: object, name: str, data: bytes)
     path.write_bytes(data)
     try:
         res = import_reviews(conn, run, path)
-        return True, f"Imported {res['imported']} review rows; skipped {res['skipped_duplicates']} already present."
+        local = (f" {res['stored_as_local']} signed-in identities in the file were stored as unverified local names."
+                 if res.get("stored_as_local") else "")
+        return True, (f"Imported {res['imported']} review rows; skipped {res['skipped_duplicates']} already "
+                      f"present.{local}")
     except (InputError, AuditError) as e:
         return False, f"Nothing was imported. {str(e).replace(str(path), name)}"
     finally:

@@ -1,5 +1,6 @@
-"""Who reviewed survives a merge: export-reviews carries the signed-in identity (subject, e-mail, oidc/local) and
-import-reviews stores it; a line without it (an older export) is from local mode; a changed identity is refused."""
+"""Who reviewed in a merge: export-reviews carries the signed-in identity (subject, e-mail, oidc/local); an import
+keeps the reviewer names but stores a file's signed-in claims as local names (it cannot verify them); a line
+without identity (an older export) is from local mode; a changed signed-in identity on a stored uid is refused."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _rows(db) -> list[tuple]:
     return sorted(db.execute(f"SELECT {COLUMNS} FROM reviews").fetchall())
 
 
-def test_identity_round_trips_through_export_and_import(tmp_path):
+def test_an_import_keeps_names_but_stores_a_file_s_signed_in_identities_as_local(tmp_path):
     a, b = scored(tmp_path / "a.db"), scored(tmp_path / "b.db")
     add_review(a, "mixed", 1, "no-match", "rita@lab.org", auth_subject="sub-rita", auth_email="rita@lab.org")
     add_review(a, "mixed", 2, "match", "ana")  # local mode: an unverified name
@@ -28,12 +29,14 @@ def test_identity_round_trips_through_export_and_import(tmp_path):
     exported = export_reviews(a, "mixed")
     assert all(set(IDENTITY) <= set(json.loads(line)) for line in exported.splitlines())
     (tmp_path / "a.jsonl").write_text(exported)
-    assert import_reviews(b, "mixed", tmp_path / "a.jsonl")["imported"] == 3
-    assert _rows(b) == _rows(a)
-    assert {r[5] for r in _rows(b)} == {"oidc", "local"}
+    res = import_reviews(b, "mixed", tmp_path / "a.jsonl")
+    assert res["imported"] == 3 and res["stored_as_local"] == 2
+    # another database cannot verify the file's signed-in identities: the names stay, as unverified local names
+    assert [r[:3] for r in _rows(b)] == [r[:3] for r in _rows(a)]
+    assert {r[3:] for r in _rows(b)} == {(None, None, "local")}
     (tmp_path / "b.jsonl").write_text(export_reviews(b, "mixed"))
-    assert (tmp_path / "b.jsonl").read_text() == exported  # export ∘ import is the identity on the file too
-    assert import_reviews(a, "mixed", tmp_path / "b.jsonl")["skipped_duplicates"] == 3
+    assert import_reviews(a, "mixed", tmp_path / "b.jsonl")["skipped_duplicates"] == 3  # merged back: the same
+    assert {r[5] for r in _rows(a)} == {"oidc", "local"}  # a's own signed-in rows keep their identity
 
 
 def test_an_older_export_without_identity_imports_as_local_mode(tmp_path):
@@ -49,9 +52,9 @@ def test_an_older_export_without_identity_imports_as_local_mode(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     ({"auth_email": "olga@lab.org"}, "by another identity"),
-    ({"auth_mode": "local", "auth_subject": None, "auth_email": None}, "by another identity"),
+    ({"auth_mode": "oidc", "auth_subject": "sub-olga"}, "by another identity"),
 ])
-def test_a_changed_identity_on_a_stored_uid_is_refused(tmp_path, change, message):
+def test_a_changed_signed_in_identity_on_a_stored_uid_is_refused(tmp_path, change, message):
     a = scored(tmp_path / "a.db")
     add_review(a, "mixed", 1, "match", "rita@lab.org", auth_subject="sub-rita", auth_email="rita@lab.org")
     line = json.loads(export_reviews(a, "mixed")) | change
@@ -76,3 +79,28 @@ def test_malformed_identity_fields_are_refused(tmp_path, change, message):
     with pytest.raises(InputError, match=message):
         import_reviews(b, "mixed", tmp_path / "t.jsonl")
     assert _rows(b) == []
+
+
+def test_a_forged_signed_in_line_is_stored_as_a_local_name_and_sampled_only_where_a_plan_draws(tmp_path):
+    """A hand-written file claims `auth_mode: oidc` for the owner and `sampled: true`: a local import cannot verify
+    the one, and the other is true only where this run's plan draws the block (issue 34)."""
+    from audit.sampling import create_plan, load_plan
+
+    a, b = scored(tmp_path / "a.db"), scored(tmp_path / "b.db")
+    add_review(a, "mixed", 1, "match", "x")
+    line = json.loads(export_reviews(a, "mixed")) | {"reviewer": "olga@lab.org", "auth_mode": "oidc",
+                                                     "auth_subject": "sub-olga", "auth_email": "olga@lab.org",
+                                                     "sampled": True}
+    (tmp_path / "forged.jsonl").write_text(json.dumps(line) + "\n")
+    res = import_reviews(b, "mixed", tmp_path / "forged.jsonl")
+    assert (res["imported"], res["stored_as_local"], res["not_sample_draws"]) == (1, 1, 1)
+    assert b.execute("SELECT reviewer, auth_subject, auth_email, auth_mode, sampled FROM reviews").fetchall() == [
+        ("olga@lab.org", None, None, "local", 0)]
+    c = scored(tmp_path / "c.db")
+    create_plan(c, "mixed", seed=1)
+    drawn = load_plan(c, "mixed").block_of()
+    decision = b.execute("SELECT decision_id FROM reviews").fetchone()[0]
+    assert str(decision) in drawn  # the plan draws every document's decisions; the line's is one of them
+    res = import_reviews(c, "mixed", tmp_path / "forged.jsonl")
+    assert res["not_sample_draws"] == 0
+    assert c.execute("SELECT sampled FROM reviews").fetchone()[0] == 1

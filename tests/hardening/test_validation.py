@@ -118,7 +118,8 @@ def test_export_then_import_round_trips_with_blind_as_a_boolean(db_with_run, tmp
     score_run(other, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="mixed")
     (tmp_path / "r.jsonl").write_text(text, encoding="utf-8")
     assert import_reviews(other, "mixed", tmp_path / "r.jsonl") == {"imported": 2, "skipped_duplicates": 0,
-                                                                      "reoriented": 0}
+                                                                      "reoriented": 0, "stored_as_local": 0,
+                                                                      "not_sample_draws": 0}
     assert stored(other) == stored(db_with_run)
 
 

@@ -104,7 +104,8 @@ def test_a_comparison_written_the_other_way_round_is_reoriented_and_counted(idea
     swapped = line(ideation, "idea", d["id"], left=d["right"], right=d["left"], label="a", uid="s-1")
     same = line(ideation, "idea", d["id"], label="a", uid="s-2", reviewer="bo")
     res = import_reviews(ideation, "idea", write(tmp_path / "r.jsonl", swapped, same))
-    assert res == {"imported": 2, "skipped_duplicates": 0, "reoriented": 1}
+    assert res == {"imported": 2, "skipped_duplicates": 0, "reoriented": 1,
+                   "stored_as_local": 0, "not_sample_draws": 0}
     labels = dict(ideation.execute("SELECT reviewer, label FROM reviews WHERE decision_id = ?", [d["id"]]).fetchall())
     assert labels == {"ana": "b", "bo": "a"}  # ana preferred the stored decision's right side
 
