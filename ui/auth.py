@@ -46,6 +46,8 @@ def _secrets() -> tuple[dict, str | None]:
         present = [f for f in config.get_option("secrets.files") if Path(f).exists()]
         if not present and isinstance(e, StreamlitSecretNotFoundError):
             return {}, None  # no secrets file at all: local mode
+        if any(f in str(e) for f in present):  # Streamlit's own message names the file (and the line)
+            return {}, str(e)
         return {}, f"{', '.join(present) or 'the secrets file'} cannot be read: {e}"
 
 

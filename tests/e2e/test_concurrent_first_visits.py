@@ -5,6 +5,7 @@ page on its own."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -70,5 +71,28 @@ def test_local_mode_four_deep_links_at_once_all_get_their_sidebar(tmp_path: Path
             expect(sidebar.get_by_role("textbox", name="Reviewer name")).to_have_value(name, timeout=WAIT_MS)
             expect(page.get_by_test_id("stSidebarNav").get_by_role("link", name="Review queue",
                                                                    exact=True)).to_be_visible()
+    finally:
+        stop_app(server)
+
+
+def test_a_broken_secrets_file_is_a_no_access_page_not_local_mode(tmp_path: Path, new_page: Callable[[], Page],
+                                                                  shots: Path):
+    """An unterminated string in `.streamlit/secrets.toml` made a team server a local one (everyone owner): now
+    every page, deep links too, says the settings cannot be used, naming the file and line."""
+    secrets = tmp_path / "home" / ".streamlit" / "secrets.toml"
+    secrets.parent.mkdir(parents=True)
+    secrets.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\ncookie_secret = "x\n')
+    _demo_db(tmp_path)
+    server = start_app(tmp_path)
+    try:
+        pages = open_at_once(new_page, [f"{server.url}/{p}?run={DEMO}" for p in TEAM_LINKS])
+        for name, page in zip(TEAM_LINKS, pages, strict=True):
+            expect(page.get_by_role("heading", name="Rejudge — no access")).to_be_visible(timeout=WAIT_MS)
+            expect(page.get_by_text("sign-in settings cannot be used")).to_be_visible()
+            expect(page.get_by_text(re.compile(rf"{re.escape(str(secrets))}.*line 3"))).to_be_visible()
+            expect(page.get_by_test_id("stSidebar")).to_have_count(0)
+            expect(page.get_by_role("button", name="Decisions with every label (CSV)")).to_have_count(0)
+            if name == "export":
+                shoot(page, shots, "refused-broken-secrets")
     finally:
         stop_app(server)
