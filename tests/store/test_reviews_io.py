@@ -25,9 +25,12 @@ def test_merge_two_reviewer_databases(tmp_path):
     add_review(b, "mixed", 1, "match", "bo")
     (tmp_path / "a.jsonl").write_text(export_reviews(a, "mixed"))
     (tmp_path / "b.jsonl").write_text(export_reviews(b, "mixed"))
-    assert import_reviews(a, "mixed", tmp_path / "b.jsonl") == {"imported": 1, "skipped_duplicates": 0, "reoriented": 0}
-    assert import_reviews(a, "mixed", tmp_path / "b.jsonl") == {"imported": 0, "skipped_duplicates": 1, "reoriented": 0}
-    assert import_reviews(b, "mixed", tmp_path / "a.jsonl") == {"imported": 2, "skipped_duplicates": 0, "reoriented": 0}
+    assert import_reviews(a, "mixed", tmp_path / "b.jsonl") == {"imported": 1, "skipped_duplicates": 0, "reoriented": 0,
+                                                                 "stored_as_local": 0, "not_sample_draws": 0}
+    assert import_reviews(a, "mixed", tmp_path / "b.jsonl") == {"imported": 0, "skipped_duplicates": 1, "reoriented": 0,
+                                                                 "stored_as_local": 0, "not_sample_draws": 0}
+    assert import_reviews(b, "mixed", tmp_path / "a.jsonl") == {"imported": 2, "skipped_duplicates": 0, "reoriented": 0,
+                                                                 "stored_as_local": 0, "not_sample_draws": 0}
     rows_a = sorted(json.loads(x)["uid"] for x in export_reviews(a, "mixed").splitlines())
     rows_b = sorted(json.loads(x)["uid"] for x in export_reviews(b, "mixed").splitlines())
     assert rows_a == rows_b and len(rows_a) == 3
