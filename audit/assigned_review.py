@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from audit.errors import AuditError
+from audit.identity import reviewer_key
 from audit.reviews import check_reviewer
 from audit.store import now, run_row, transaction
 from audit.views import RunRef
@@ -149,7 +150,7 @@ def set_review_assignment(db: Database, run: str, reviewers: Sequence[str], *, m
             fewer than 2 (or more than the named) reviewers, a bad seed or sample size.
     """
     row = run_row(db, run)
-    names = list(dict.fromkeys(check_reviewer(r).casefold() for r in reviewers if str(r).strip()))
+    names = list(dict.fromkeys(reviewer_key(check_reviewer(r)) for r in reviewers if str(r).strip()))
     if not names or len(names) > MAX_REVIEWERS:
         raise AuditError(f"an assignment names from 1 to {MAX_REVIEWERS} reviewers (their e-mail addresses in team "
                          f"mode), got {len(names)}")
@@ -235,7 +236,7 @@ def _shared_decisions(db: Database, run_id: int, reviewer: str | None = None) ->
     args: list = [run_id]
     if reviewer is not None:
         q += " AND s.reviewer = ?"
-        args.append(reviewer.strip().casefold())
+        args.append(reviewer_key(reviewer, strict=False))
     return [(i, doc, who, bool(dbl)) for i, doc, who, dbl in db.execute(q + " ORDER BY s.position, d.id, s.reviewer",
                                                                          args)]
 
@@ -296,7 +297,8 @@ def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
             reviews.setdefault(r["decision_id"], []).append(r)
     done = sum(reviewer in current_labels(revs)[0] for revs in reviews.values())
     docs = {r[0] for r in db.execute("SELECT doc_id FROM review_shares s JOIN runs r ON r.id = s.run_id "
-                                     "WHERE r.name = ? AND s.reviewer = ?", [run, (reviewer or "").strip().casefold()])}
+                                     "WHERE r.name = ? AND s.reviewer = ?",
+                                     [run, reviewer_key(reviewer or "", strict=False)])}
     return {"done": done, "of": len(share), "documents": len(docs)}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 from audit.errors import AuditError
+from audit.identity import reviewer_key
 from audit.store import now, run_row
 
 EVERYONE = "*"
@@ -29,7 +30,7 @@ def set_blind_assignment(db: Database, run: str, reviewer: str, blind: bool | No
     Raises:
         UnknownRun; AuditError: `reviewer` is neither an address nor `EVERYONE`.
     """
-    reviewer = reviewer.strip().casefold()
+    reviewer = reviewer.strip() if reviewer.strip() == EVERYONE else reviewer_key(reviewer)
     if reviewer != EVERYONE and reviewer.count("@") != 1:
         raise AuditError(f"{reviewer!r} is not an e-mail address (or {EVERYONE!r} for every reviewer of the run)")
     run_id = run_row(db, run)["id"]

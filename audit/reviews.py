@@ -9,6 +9,7 @@ from sqlite_utils import Database
 
 from audit.effective import POLICIES, Effective, current_labels, effective_label  # noqa: F401 - the rule's home
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
+from audit.identity import reviewer_key
 from audit.store import now, run_row
 from scoring.errors import text_problem
 from scoring.families import get_task
@@ -40,7 +41,8 @@ def check_reviewer(name: object) -> str:
     if bad:
         raise AuditError(f"reviewer name contains control or invisible character(s) "
                          f"{', '.join(repr(c) for c in bad[:3])}")
-    return name
+    reviewer_key(name)  # refuses a look-alike of another name (audit.identity: the one identity rule)
+    return unicodedata.normalize("NFC", name)
 
 
 def check_note(note: object) -> str | None:

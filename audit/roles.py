@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from audit.identity import AddressError, canonical_address
+from audit.identity import AddressError, canonical_address, reviewer_key
 
 RANKS = {"reviewer": 1, "adjudicator": 2, "owner": 3}
 LOCAL = "local"
@@ -159,7 +159,7 @@ def blind_forced(assignments: dict[str, bool], email: str | None) -> bool:
     >>> blind_forced({"*": True}, "ana@lab.org"), blind_forced({"*": True, "ana@lab.org": False}, "ANA@lab.org")
     (True, False)
     """
-    email = (email or "").strip().casefold()
+    email = reviewer_key(email or "", strict=False)
     if email and email in assignments:
         return assignments[email]
     return assignments.get("*", False)

@@ -279,3 +279,20 @@ def test_the_report_says_the_planned_overlap_as_the_agreement_page_does(db_with_
     out = tmp_path / "r.html"
     assert main(["--db", str(db_path), "report", "--run", "mixed", "--out", str(out)]) == 0
     assert expected in html.unescape(out.read_text())
+
+
+def test_names_that_differ_only_by_case_folding_are_two_reviewers_and_look_alikes_are_refused(db_with_run):
+    """One identity rule (audit.identity.reviewer_key) in shares and reviews: `casefold` merged `Straße` and
+    `strasse` into one share; a Cyrillic `а` in `аna` beside `ana` was a second, look-alike reviewer."""
+    set_review_assignment(db_with_run, "mixed", ["Straße", "strasse"], min_reviewers=1,
+                          set_by="owner")
+    assert share_of(db_with_run, "mixed", "Straße") and share_of(db_with_run, "mixed", "strasse")
+    assert not set(share_of(db_with_run, "mixed", "Straße")) & set(share_of(db_with_run, "mixed", "strasse"))
+    assert share_of(db_with_run, "mixed", "STRASSE") == share_of(db_with_run, "mixed", "strasse")  # ASCII: case
+    for look_alike in ("\u0430na", "\u212aim", "ａna"):
+        with pytest.raises(AuditError, match="look-alike"):
+            set_review_assignment(db_with_run, "mixed", ["ana", look_alike], min_reviewers=1,
+                                  set_by="owner")
+        with pytest.raises(AuditError, match="look-alike"):
+            add_review(db_with_run, "mixed", 1, "match", look_alike)
+    add_review(db_with_run, "mixed", 1, "match", "анна")  # one script, not a look-alike of anyone: a name
