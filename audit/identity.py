@@ -85,7 +85,7 @@ def reviewer_key(name: str, *, strict: bool = True) -> str:
     name = unicodedata.normalize("NFC", raw)
     try:
         if not raw.isascii() and unicodedata.normalize("NFKC", raw).isascii():  # the Kelvin sign is a K under NFC
-            raise AddressError(f"the name {raw!r} is a look-alike of the ASCII name "
+            raise AddressError(f"the name {ascii(raw)} is a look-alike of the ASCII name "
                                f"{unicodedata.normalize('NFKC', raw)!r}")
         if name.count("@") == 1:
             local, domain = canonical_address(name)

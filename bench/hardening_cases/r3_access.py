@@ -7,6 +7,7 @@
   adjudication: each bad event refused alone, nothing of another reviewer answered, no adjudicator row written.
 - Roles: a Latin-1 byte in the roles file (refused naming the file and line), look-alike addresses (the Kelvin
   sign's `Kim`, `ſtanford.edu`) that must take no role, and `email_verified` values that are not true.
+- Reviewer names: `Straße` and `strasse` are two shares; a review by a look-alike name is refused (CLI).
 
 The browser-only cases (four deep links at once on a fresh server, the refusal pages) are tests, not bench cases:
 tests/e2e/test_concurrent_first_visits.py, tests/auth/test_fail_closed.py, tests/auth/test_team_mode.py,
@@ -26,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "chimera"
 GOLD, PRED = DATA / "eval.csv", DATA / "pred_mixed.jsonl"
 RUN = "base"
-IMPORT, CARD, ROLES = "access: review import", "access: review card store", "access: roles and sign-in"
+IMPORT, CARD, ROLES, NAMES = ("access: review import", "access: review card store", "access: roles and sign-in",
+                              "access: reviewer names")
 
 
 def _rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
@@ -150,6 +152,24 @@ def _unverified(value: object) -> Callable[[Path, Path], tuple[int, str]]:
     return call
 
 
+def _two_shares(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
+    """`Straße` and `strasse` assigned together: two reviewers, two disjoint shares (casefold made them one)."""
+    from audit.assigned_review import set_review_assignment, share_of
+    from audit.store import open_db
+
+    conn = open_db(db)
+    try:
+        set_review_assignment(conn, RUN, ["Straße", "strasse"], min_reviewers=1, set_by="bench")
+        a, b = set(share_of(conn, RUN, "Straße") or []), set(share_of(conn, RUN, "strasse") or [])
+    finally:
+        conn.conn.close()
+    return (0, "") if a and b and not a & b else (1, f"shares {len(a)} and {len(b)} decisions, {len(a & b)} shared")
+
+
+def _look_alike_review(name: str) -> list[str]:
+    return ["review", "--db", "{db}", "--run", RUN, "--decision", "1", "--label", "match", "--reviewer", name]
+
+
 def cases(work: Path, base_db: Path) -> list[Case2]:  # noqa: ARG001 - the runner's protocol
     ok = lambda *_: None  # noqa: E731 - the call's status is the check
     return [
@@ -163,4 +183,8 @@ def cases(work: Path, base_db: Path) -> list[Case2]:  # noqa: ARG001 - the runne
                               ("full-width kim", "\uff4bim@lab.org"))],
         *[Case2(ROLES, f"email_verified {value!r}", None, expect="ok", call=_unverified(value), check=ok)
           for value in (False, "false", 0, 1, "no")],
+        Case2(NAMES, "Straße and strasse assigned together", None, expect="ok", call=_two_shares, check=ok),
+        *[Case2(NAMES, f"review by the look-alike name {what}", _look_alike_review(name))
+          for what, name in (("Cyrillic а in ana", "\u0430na"), ("Kelvin-sign Kim", "\u212aim"),
+                             ("full-width ana", "\uff41na"))],
     ]
