@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, ROOT
 from tests.e2e.e2e_helpers import shoot
 from tests.e2e.e2e_server import AppServer, start_app, stop_app
-from tests.e2e.test_auth_team import provider, start_team_app  # noqa: F401 - the module's provider fixture
+from tests.e2e.test_auth_team import provider, sign_in, start_team_app  # noqa: F401 - the module's provider fixture
 
 pytestmark = pytest.mark.e2e
 STARTS = 2  # server starts per mode: the race needs a fresh server, and one start may happen to be won
@@ -96,3 +96,23 @@ def test_a_broken_secrets_file_is_a_no_access_page_not_local_mode(tmp_path: Path
                 shoot(page, shots, "refused-broken-secrets")
     finally:
         stop_app(server)
+
+
+def test_an_unverified_address_gets_a_page_that_says_so(tmp_path: Path, new_page: Callable[[], Page], shots: Path):
+    """The provider says `email_verified: "false"` (a string) for the owner's address: it counted as verified and
+    the visitor became owner; now no role, and the page says why."""
+    import oidc_provider_mock
+
+    owner = "olga@lab.org"  # the owner of test_auth_team's roles file
+    users = [oidc_provider_mock.User(sub=f"sub-{owner}", claims={"email": owner, "email_verified": "false"})]
+    with oidc_provider_mock.run_server_in_thread(port=0, user_claims=users) as mock:
+        server = start_team_app(tmp_path, f"http://localhost:{mock.server_port}/.well-known/openid-configuration")
+        try:
+            page = new_page()
+            sign_in(page, server, owner)
+            expect(page.get_by_role("heading", name="Rejudge — no access")).to_be_visible(timeout=WAIT_MS)
+            expect(page.get_by_text("did not verify your e-mail address")).to_be_visible()
+            expect(page.get_by_test_id("stSidebar")).to_have_count(0)
+            shoot(page, shots, "refused-unverified-address")
+        finally:
+            stop_app(server)
