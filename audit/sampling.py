@@ -25,13 +25,14 @@ from audit.errors import AuditError
 from audit.store import dumps, now, transaction
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.stats.confidence_sequence import planned_n_for, reviews_to_anytime_target
+from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
 from scoring.stats.difference import difference_totals
 from scoring.stats.estimators import (
     MIN_REVIEWS,
     VARIANCE,
     Estimate,
     anytime_estimate,
+    delta_method,
     headline,
     metric_estimate,
     tuned_estimate,
@@ -385,11 +386,21 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     residuals = {b: float(grad @ (sampled[b] - judge[b])) for b in sampled if b in plan.stratum_of()}
     known = [b for b in certain if b in plan.stratum_of()]
     pick = next_unit(plan, residuals, certain=known)
-    # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval
-    target = reviews_to_anytime_target(plan, residuals, half_width, certain=known)
     if pick is None:
         return None
+    # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval the
+    # estimate shows, and says 0 only once that interval exists and is narrow enough
+    strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
+    tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+    fixed = metric_estimate(tot, g, bounds=task.metric_bounds(cell))
+    now = anytime_estimate(fixed, planned_n=planned_n_for(len(plan.blocks)), bounds=task.metric_bounds(cell))
+    now_half = None if now.ci is None else (now.ci[1] - now.ci[0]) / 2  # the interval `estimate` shows
+    se = now.se
+    if se is None and tot.total is not None and tot.cov is not None and not tot.complete:
+        se = delta_method(g, tot.total, tot.cov)[1]  # withheld below the minimum, but it calibrates the projection
+    target = stopping_advice(plan, residuals, half_width, now_half_width=now_half, now_se=se,
+                             min_sampled=MIN_SAMPLED_BLOCKS, certain=known)
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
             "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
             "target_half_width": half_width, "target_interval": target["interval"],
-            "target_metric": "/".join(cell.path), "target_label": cell.label}
+            "target_metric": "/".join(cell.path), "target_label": cell.label, "waiting_for": target["waiting_for"]}
