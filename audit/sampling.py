@@ -250,9 +250,10 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
 
     `estimate` is the stratified difference estimator; `power_tuned` the PPI++ estimate beside it (`estimate`,
     `ci`, `lambda`: 1 trusts the judge as the difference estimator does, 0 uses the reviewed sample alone), whose
-    interval is never much wider than the better of the two when the judge is weak. `ci` is the fixed-n interval
-    (`interval: "fixed-n"`: valid for a sample size fixed in advance); `anytime` holds the confidence-sequence
-    interval (`interval: "anytime"`: valid however the reviewer decides when to stop, docs/anytime.md).
+    interval is never wider than the better of the two (λ chosen on the interval's own variance). `ci` is the
+    fixed-n interval (`interval: "fixed-n"`: valid for a sample size fixed in advance); `anytime` holds the
+    confidence-sequence interval (`interval: "anytime"`: valid however the reviewer decides when to stop,
+    docs/anytime.md).
 
     Raises:
         AuditError: the run has no sampling plan (create one with `python -m audit plan`).
@@ -285,6 +286,8 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
                                                                   "nothing to tune on yet: the difference estimate")}
         h["n_documents_sampled"] = len(sampled)
         h["n_documents_known"] = len(certain)
+        h["n_documents_planned"] = len(plan.blocks)
+        h["documents"] = documents_text(h)
         h["label"] = cell.label
         h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
@@ -326,11 +329,26 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
                                     exact=cell.value(view.audit.metrics) if complete else None, planned_n=planned_n)
     h = headline(est, cell.value(view.audit.metrics))
     h.update(label=cell.label, method=METHOD, n_documents_sampled=len(sampled), n_documents_known=len(certain),
+             n_documents_planned=len(plan.blocks),
              power_tuned=None, interval="fixed-n (bootstrap)", anytime=_anytime_json(anytime, planned_n),
              how="median of the difference-estimated distribution function (PPI for quantiles, stratified); "
                  "fixed-n interval: stratified bootstrap of the plan's sample (percentile); anytime: the confidence "
                  "sequence inverted on the distribution function; no power tuning (no λ) for a median")
+    h["documents"] = documents_text(h)
     return h
+
+
+def documents_text(e: Mapping) -> str:
+    """What an estimate rests on, in words every surface shows (Scores page, `audit estimate`'s JSON `documents`,
+    the HTML report): the sampled documents, of those with decisions, and the documents without any, which are
+    known exactly and were never reviewed, e.g. "30 sampled documents (of 69 with decisions; 147 have none)".
+    `e`: one metric of `estimate`."""
+    sampled, planned, total = e["n_documents_sampled"], e["n_documents_planned"], e["n_total"]
+    none = total - planned
+    hand = e["n_documents_known"] - none  # blocks of the plan reviewed by hand: exact, not sample draws
+    where = f"of {planned} with decisions; {none} {'has' if none == 1 else 'have'} none" if none else f"of {planned}"
+    text = f"{sampled} sampled document{'' if sampled == 1 else 's'} ({where})"
+    return text + (f", {hand} more reviewed by hand (exact)" if hand > 0 else "")
 
 
 def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
