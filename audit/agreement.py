@@ -22,6 +22,7 @@ Units and choices (documented in the README):
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from itertools import combinations
 
 from sqlite_utils import Database
@@ -82,6 +83,17 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
     return {"hvj": hvj, "hvh": hvh, "ratings": ratings, "rating_groups": groups,
             "excluded_judge_invalid": skipped_invalid,
             "excluded_conflicted": skipped_conflicted, "reviews_used": used}
+
+
+def raw_agreement_interval(stats: Mapping) -> tuple[list[float] | None, str]:
+    """The raw-agreement interval every surface shows, and how it was made: the bootstrap resampling documents (a
+    document's decisions are not independent; the Wilson interval assumes they are and under-covers under
+    clustering), the Wilson one only where no document bootstrap exists (one document), said so."""
+    if stats.get("raw_agreement_cluster_ci") is not None:
+        return list(stats["raw_agreement_cluster_ci"]), "bootstrap resampling documents"
+    if stats.get("raw_agreement_ci") is not None:
+        return list(stats["raw_agreement_ci"]), "Wilson, decisions independent: no document bootstrap"
+    return None, ""
 
 
 def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int = 0, reviews: str = "auto",

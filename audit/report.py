@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from audit import figures
+from audit.agreement import raw_agreement_interval
 from audit.agreement_rule import (
     MIN_DECISIONS,
     MIN_DOCUMENTS,
@@ -234,10 +235,12 @@ def _headline(view: RunView, data: Mapping) -> Section:
     points, bias = headline_points(view, _headline_estimates(data))
     rc = data["reviews"]
     estimated = any(p["series"] == "estimated" for p in points)
+    basis = next((e["documents"] for e in _headline_estimates(data).values() if e.get("documents")), None)
     s.body.append(para(f"{rc['reviewed']} of {view.row['n_decisions']} decisions reviewed, {rc['overruled']} "
                        f"overruled. 'Audited' applies the reviewers' labels to the reviewed decisions and keeps the "
                        f"judge's label elsewhere" + ("; 'estimated' is what a full human review would give, "
-                                                     "estimated from the sampled reviews with a 95% interval."
+                                                     "estimated from the sampled reviews with a 95% interval"
+                                                     + (f", from {basis}." if basis else ".")
                                                      if estimated else ".")))
     by_label = {}
     for p in points:
@@ -401,8 +404,10 @@ def _agreement(view: RunView, data: Mapping) -> Section:
                           ("human vs human, planned overlap", planned_pairs)):
         for g, st in groups.items():
             stat = statistic_of(st)
+            raw_ci, how = raw_agreement_interval(st)
             rows.append([which, g, st.get("n"), st.get("n_clusters"), stat.name, stat.text(3),
-                         f"{num(st.get('raw_agreement'), 3)} {interval(st.get('raw_agreement_ci'), 3)}",
+                         f"{num(st.get('raw_agreement'), 3)} {interval(raw_ci, 3)}"
+                         + ("" if how.startswith("bootstrap") or raw_ci is None else f" ({how})"),
                          stat.warning or stat.ci_undefined or ""])
     s.body.append(table(["compared", "group", "n", "documents", "statistic", "value [95%]", "raw agreement [95%]",
                          "note"], rows))

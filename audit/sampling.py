@@ -25,7 +25,7 @@ from audit.errors import AuditError
 from audit.store import dumps, now, transaction
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.stats.confidence_sequence import planned_n_for, reviews_to_anytime_target
+from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
 from scoring.stats.difference import difference_totals
 from scoring.stats.estimators import (
     MIN_REVIEWS,
@@ -249,9 +249,10 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
 
     `estimate` is the stratified difference estimator; `power_tuned` the PPI++ estimate beside it (`estimate`,
     `ci`, `lambda`: 1 trusts the judge as the difference estimator does, 0 uses the reviewed sample alone), whose
-    interval is never much wider than the better of the two when the judge is weak. `ci` is the fixed-n interval
-    (`interval: "fixed-n"`: valid for a sample size fixed in advance); `anytime` holds the confidence-sequence
-    interval (`interval: "anytime"`: valid however the reviewer decides when to stop, docs/anytime.md).
+    interval is never wider than the better of the two (λ chosen on the interval's own variance). `ci` is the
+    fixed-n interval (`interval: "fixed-n"`: valid for a sample size fixed in advance); `anytime` holds the
+    confidence-sequence interval (`interval: "anytime"`: valid however the reviewer decides when to stop,
+    docs/anytime.md).
 
     Raises:
         AuditError: the run has no sampling plan (create one with `python -m audit plan`).
@@ -284,6 +285,8 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
                                                                   "nothing to tune on yet: the difference estimate")}
         h["n_documents_sampled"] = len(sampled)
         h["n_documents_known"] = len(certain)
+        h["n_documents_planned"] = len(plan.blocks)
+        h["documents"] = documents_text(h)
         h["label"] = cell.label
         h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
@@ -325,11 +328,26 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
                                     exact=cell.value(view.audit.metrics) if complete else None, planned_n=planned_n)
     h = headline(est, cell.value(view.audit.metrics))
     h.update(label=cell.label, method=METHOD, n_documents_sampled=len(sampled), n_documents_known=len(certain),
+             n_documents_planned=len(plan.blocks),
              power_tuned=None, interval="fixed-n (bootstrap)", anytime=_anytime_json(anytime, planned_n),
              how="median of the difference-estimated distribution function (PPI for quantiles, stratified); "
                  "fixed-n interval: stratified bootstrap of the plan's sample (percentile); anytime: the confidence "
                  "sequence inverted on the distribution function; no power tuning (no λ) for a median")
+    h["documents"] = documents_text(h)
     return h
+
+
+def documents_text(e: Mapping) -> str:
+    """What an estimate rests on, in words every surface shows (Scores page, `audit estimate`'s JSON `documents`,
+    the HTML report): the sampled documents, of those with decisions, and the documents without any, which are
+    known exactly and were never reviewed, e.g. "30 sampled documents (of 69 with decisions; 147 have none)".
+    `e`: one metric of `estimate`."""
+    sampled, planned, total = e["n_documents_sampled"], e["n_documents_planned"], e["n_total"]
+    none = total - planned
+    hand = e["n_documents_known"] - none  # blocks of the plan reviewed by hand: exact, not sample draws
+    where = f"of {planned} with decisions; {none} {'has' if none == 1 else 'have'} none" if none else f"of {planned}"
+    text = f"{sampled} sampled document{'' if sampled == 1 else 's'} ({where})"
+    return text + (f", {hand} more reviewed by hand (exact)" if hand > 0 else "")
 
 
 def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
@@ -385,11 +403,23 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     residuals = {b: float(grad @ (sampled[b] - judge[b])) for b in sampled if b in plan.stratum_of()}
     known = [b for b in certain if b in plan.stratum_of()]
     pick = next_unit(plan, residuals, certain=known)
-    # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval
-    target = reviews_to_anytime_target(plan, residuals, half_width, certain=known)
     if pick is None:
         return None
+    # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval the
+    # estimate shows, and says 0 only once that interval exists and is narrow enough
+    strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
+    tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+    fixed = metric_estimate(tot, g, bounds=task.metric_bounds(cell))
+    now = anytime_estimate(fixed, planned_n=planned_n_for(len(plan.blocks)), bounds=task.metric_bounds(cell))
+    now_half = None if now.ci is None else (now.ci[1] - now.ci[0]) / 2  # the interval `estimate` shows
+    se = now.se
+    if se is None and tot.total is not None and tot.cov is not None and not tot.complete:
+        # withheld below the minimum, but it calibrates the projection; linearised with the gradient above (a
+        # second numerical gradient costs 2 evaluations of g per count: LitXBench has ~700)
+        se = float(np.sqrt(max(float(grad @ tot.cov @ grad), 0.0)))
+    target = stopping_advice(plan, residuals, half_width, now_half_width=now_half, now_se=se,
+                             min_sampled=MIN_SAMPLED_BLOCKS, certain=known)
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
             "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
             "target_half_width": half_width, "target_interval": target["interval"],
-            "target_metric": "/".join(cell.path), "target_label": cell.label}
+            "target_metric": "/".join(cell.path), "target_label": cell.label, "waiting_for": target["waiting_for"]}

@@ -16,10 +16,13 @@ Truth models (seeded, errors clustered by document through a per-document propen
   with probability 0.2 × propensity;
 - retrieval: a candidate above the gold is an acceptable answer too with probability 0.12 × propensity in the
   top 3, 0.02 × propensity below (sparse: most queries have none);
-- chimera / litxbench: a decision's judge label is overruled with probability 0.1 × propensity.
+- chimera / litxbench: a decision's judge label is overruled with probability 0.1 × propensity;
+- `--truth similarity` (retrieval): a candidate is acceptable with probability 0.5 × its difflib similarity to the
+  gold text × propensity (acceptance in proportion to text similarity, issue 39).
 
 Printed per family, metric and n: rounds, mean estimate − truth (with its Monte-Carlo SE), coverage of the 95%
-fixed-n interval, mean half-width, rounds with no interval (too few reviews).
+fixed-n interval (with its Clopper-Pearson 95% interval over the rounds), mean half-width, rounds with no
+interval (too few reviews).
 
     python bench/family_partial_audit.py [--families ideation retrieval] [--rounds 200] [--n 30 60]
 """
@@ -89,6 +92,28 @@ def ideation_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
 def retrieval_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
     p = (0.12 if d["detail"].get("rank", 99) <= 3 else 0.02) * propensity
     return "acceptable" if rng.random() < p else "not-acceptable"
+
+
+def similarity_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
+    """Retrieval acceptance in proportion to the candidate's text similarity to the gold (difflib ratio, case
+    folded): acceptable with probability 0.5 × similarity × propensity (issue 39's fifth truth model)."""
+    import difflib
+
+    text, gold = str(d["detail"].get("text", "")).lower(), str(d["detail"].get("gold", "")).lower()
+    sim = difflib.SequenceMatcher(None, text, gold).ratio()
+    return "acceptable" if rng.random() < min(1.0, 0.5 * sim * propensity) else "not-acceptable"
+
+
+TRUTHS: dict[str, Truth] = {"similarity": similarity_truth}
+"""Named truth models beside each family's default (`truth_for`), `--truth NAME`."""
+
+
+def coverage_text(hits: int, n: int) -> str:
+    """A coverage rate with its Clopper-Pearson 95% interval over the rounds."""
+    from scipy import stats
+
+    ci = stats.binomtest(hits, n).proportion_ci(0.95, method="exact")
+    return f"{hits / n:.3f} [{ci.low:.3f}, {ci.high:.3f}]"
 
 
 def flip_truth(d: Mapping, rng: random.Random, propensity: float, scheme_labels: Sequence[str]) -> str:
@@ -239,7 +264,8 @@ def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: st
         out[key] = {"rounds": len(ests), "truth": t,
                     "bias": statistics.fmean(errs) if errs else None,
                     "mc_se": statistics.stdev(errs) / len(errs) ** 0.5 if len(errs) > 1 else None,
-                    "coverage": sum(lo - 1e-12 <= t <= hi + 1e-12 for lo, hi in cis) / len(cis) if cis else None,
+                    "coverage": coverage_text(sum(lo - 1e-12 <= t <= hi + 1e-12 for lo, hi in cis), len(cis))
+                    if cis else None,
                     "half_width": statistics.fmean((hi - lo) / 2 for lo, hi in cis) if cis else None,
                     "no_ci": len(ests) - len(cis)}
     return out
@@ -262,6 +288,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--n", type=int, nargs="+", default=[30, 60])
     ap.add_argument("--seed", type=int, default=0, help="seed of the truth model")
+    ap.add_argument("--truth", choices=sorted(TRUTHS), help="a named truth model instead of the family's default")
     ap.add_argument("--design", nargs="+", default=["queue", "proportional"],
                     choices=["queue", "proportional", NO_TAKE_ALL])
     ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "rejudge-bench" / "demo-seeded.db")
@@ -274,13 +301,13 @@ def main() -> None:
     print("| run | design | metric | n docs | rounds | truth | bias ± MC SE | coverage | mean half-width | no CI |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for _, run in runs:
-        pop = population(db, run, seed=args.seed)
+        pop = population(db, run, seed=args.seed, truth=TRUTHS[args.truth] if args.truth else None)
         for design in args.design:
             for n in args.n:
                 t0 = time.perf_counter()
                 for key, c in coverage(pop, args.rounds, n, design=design).items():
                     bias = "—" if c["bias"] is None else f"{c['bias']:+.4f} ± {c['mc_se']:.4f}"
-                    cv = "—" if c["coverage"] is None else f"{c['coverage']:.3f}"
+                    cv = "—" if c["coverage"] is None else c["coverage"]
                     hw = "—" if c["half_width"] is None else f"{c['half_width']:.4f}"
                     print(f"| {run} | {design} | {key} | {n} of {len(pop.judge)} | {c['rounds']} | {c['truth']:.4f} "
                           f"| {bias} | {cv} | {hw} | {c['no_ci']} |", flush=True)

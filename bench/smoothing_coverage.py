@@ -18,7 +18,16 @@ Truth models (probability that a decision's true label is not the judge's, × th
 - `lenient`: identical strings 0, split order 15%, judge match 6%, judge no-match 3% (errors rare);
 - `spread`: 10% of every decision, identical strings included (the `identical` strata's assumption relaxed);
 - `biased`: identical 0, split 40%, judge match 25%, judge no-match 2% (the judge over-matches);
-- `sparse`: 40% of every non-identical decision, on the documents of propensity 2 only (a fifth; others 0).
+- `sparse`: 40% of every non-identical decision, on the documents of propensity 2 only (a fifth; others 0);
+- `long-docs`: errors in long documents: non-identical decisions of the top quarter of documents by decision count
+  wrong at 30%, elsewhere 1%;
+- `near-duplicates`: a judge lenient on near-duplicate strings: its matches of two different strings with difflib
+  ratio ≥ 0.8 truly different at 50%, every other non-identical decision 1%;
+- `rare-types`: a judge poor on the rare entity types (`inspiration-src/-target`): 30% there, 2% elsewhere;
+- `identical-12`: 12% of identical-string pairs truly different (not × propensity), others 2%.
+(Issue 39's five new truth models; the fifth, retrieval acceptance by text similarity, is in
+bench/family_partial_audit.py.) Coverage is printed with its Clopper-Pearson 95% interval over the rounds, the
+bias as the mean estimate minus the truth.
 
 Printed: per truth, design and variance, coverage and mean half-width at 30 / 40 / 50 / 60 reviewed documents,
 the spread of the estimate between rounds beside the mean SE, and at the stop (first n ≥ 30 with half-width
@@ -32,6 +41,7 @@ spread between rounds (the smallest n with 1.96 · sd ≤ 0.03) and at the stop,
 from __future__ import annotations
 
 import argparse
+import difflib
 import random
 import statistics
 import sys
@@ -41,6 +51,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -49,7 +60,7 @@ if str(ROOT) not in sys.path:
 from audit.sampling import flatten, metric_of_totals  # noqa: E402
 from bench.common import print_table  # noqa: E402
 from bench.family_partial_audit import Population, _paths, demo_db, population  # noqa: E402
-from scoring.families.chimera.sampling import _split  # noqa: E402
+from scoring.families.chimera.sampling import RARE_TYPES, _split  # noqa: E402
 from scoring.stats.difference import difference_totals  # noqa: E402
 from scoring.stats.estimators import delta_method, metric_estimate, prf_from_totals  # noqa: E402
 from scoring.stats.sampling import build_plan, next_unit  # noqa: E402
@@ -88,12 +99,74 @@ def sparse_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
     return d["judge"]
 
 
-TRUTHS = {
-    "lenient": rate_truth({"identical": 0.0, "split": 0.15, "match": 0.06, "no-match": 0.03}),
-    "spread": rate_truth({"identical": 0.10, "split": 0.10, "match": 0.10, "no-match": 0.10}),
-    "biased": rate_truth({"identical": 0.0, "split": 0.40, "match": 0.25, "no-match": 0.02}),
-    "sparse": sparse_truth,
+def _flip(d: Mapping) -> str:
+    return "no-match" if d["judge"] == "match" else "match"
+
+
+def long_docs_truth(sizes: Mapping[str, int]) -> Callable[[Mapping, random.Random, float], str]:
+    """Errors in long documents: non-identical decisions of the documents with the most decisions (the top quarter)
+    wrong at 30% × propensity, elsewhere 1%."""
+    cut = sorted(sizes.values())[int(0.75 * len(sizes))] if sizes else 0
+
+    def truth(d: Mapping, rng: random.Random, propensity: float) -> str:
+        rate = 0.30 if sizes.get(d["doc"], 0) >= cut else 0.01
+        return _flip(d) if _kind(d) != "identical" and rng.random() < min(1.0, rate * propensity) else d["judge"]
+    return truth
+
+
+def near_duplicate(d: Mapping) -> bool:
+    """Two different strings that read almost alike (difflib ratio ≥ 0.8, case folded)."""
+    a, b = str(d["left"]).lower(), str(d["right"]).lower()
+    return a != b and difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+
+
+def near_duplicate_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
+    """A judge lenient on near-duplicate strings: its matches of near-duplicate pairs truly different at 50% ×
+    propensity; every other non-identical decision wrong at 1%."""
+    if d["judge"] == "match" and near_duplicate(d):
+        return "no-match" if rng.random() < min(1.0, 0.5 * propensity) else "match"
+    return _flip(d) if _kind(d) != "identical" and rng.random() < 0.01 * propensity else d["judge"]
+
+
+def rare_types_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
+    """A judge poor on the rare entity types: their decisions wrong at 30% × propensity, others' at 2%."""
+    rate = 0.30 if d["type"] in RARE_TYPES else 0.02
+    return _flip(d) if _kind(d) != "identical" and rng.random() < min(1.0, rate * propensity) else d["judge"]
+
+
+def identical_wrong_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
+    """12% of identical-string pairs truly different (not clustered); other decisions wrong at 2% × propensity."""
+    if _kind(d) == "identical":
+        return "no-match" if rng.random() < 0.12 else d["judge"]
+    return _flip(d) if rng.random() < 0.02 * propensity else d["judge"]
+
+
+def _fixed(truth: Callable[[Mapping, random.Random, float], str]) -> Callable[[Mapping[str, int]], Callable]:
+    return lambda _sizes: truth
+
+
+TRUTHS: dict[str, Callable[[Mapping[str, int]], Callable[[Mapping, random.Random, float], str]]] = {
+    "lenient": _fixed(rate_truth({"identical": 0.0, "split": 0.15, "match": 0.06, "no-match": 0.03})),
+    "spread": _fixed(rate_truth({"identical": 0.10, "split": 0.10, "match": 0.10, "no-match": 0.10})),
+    "biased": _fixed(rate_truth({"identical": 0.0, "split": 0.40, "match": 0.25, "no-match": 0.02})),
+    "sparse": _fixed(sparse_truth),
+    "long-docs": long_docs_truth,
+    "near-duplicates": _fixed(near_duplicate_truth),
+    "rare-types": _fixed(rare_types_truth),
+    "identical-12": _fixed(identical_wrong_truth),
 }
+"""Truth name -> a factory given the decisions per document (the long-document truth reads them)."""
+
+
+def binomial_ci(hits: int, n: int) -> tuple[float, float]:
+    """Clopper-Pearson 95% interval of a coverage rate (the Monte-Carlo error of `hits` of `n` rounds)."""
+    ci = stats.binomtest(hits, n).proportion_ci(0.95, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def coverage_text(hits: int, n: int) -> str:
+    lo, hi = binomial_ci(hits, n)
+    return f"{hits / n:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
 def entity_f1(paths: list[tuple]) -> Callable[[np.ndarray], float]:
@@ -181,11 +254,12 @@ def simulate(audit: Audit, rounds: int, design: str, half_width: float,
     return out
 
 
-def _cov(rows: list, truth: float) -> tuple[float | None, float | None, int]:
+def _cov(rows: list, truth: float) -> tuple[str | None, float | None, int]:
+    """(coverage with its binomial interval, mean half-width, rounds without an interval)."""
     cis = [ci for _, ci, _, _ in rows if ci is not None]
     if not cis:
         return None, None, len(rows)
-    return (sum(lo - 1e-12 <= truth <= hi + 1e-12 for lo, hi in cis) / len(cis),
+    return (coverage_text(sum(lo - 1e-12 <= truth <= hi + 1e-12 for lo, hi in cis), len(cis)),
             statistics.fmean((hi - lo) / 2 for lo, hi in cis), len(rows) - len(cis))
 
 
@@ -203,6 +277,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--truths", nargs="+", default=list(TRUTHS), choices=list(TRUTHS))
     ap.add_argument("--half-width", type=float, default=0.03)
+    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
     ap.add_argument("--truth-seed", type=int, default=0)
     ap.add_argument("--variances", nargs="+", default=["jeffreys"], choices=list(VARIANCES),
                     help="jeffreys is estimate's; old and plain only for comparison")
@@ -210,17 +285,21 @@ def main() -> None:
     args = ap.parse_args()
     args.db.parent.mkdir(parents=True, exist_ok=True)
     db = demo_db(args.db)
+    from collections import Counter
+
+    from audit.views import as_view
+    sizes = Counter(d["doc"] for d in as_view(db, RUN).decisions())
     gain_rows = []
     for truth_name in args.truths:
         t0 = time.perf_counter()
-        audit = Audit(population(db, RUN, seed=args.truth_seed, truth=TRUTHS[truth_name]))
+        audit = Audit(population(db, RUN, seed=args.truth_seed, truth=TRUTHS[truth_name](sizes)))
         judge_f1 = audit.g(sum(audit.judge.values()))
         differ = sum(bool(np.any(audit.human[d] != audit.judge[d])) for d in audit.decisions_of)
         print(f"\n## truth `{truth_name}`: entity F1 {audit.truth:.4f} (judge-only {judge_f1:.4f}); "
               f"{differ} of {len(audit.decisions_of)} documents with decisions differ from the judge "
               f"({len(audit.units)} decisions, {len(audit.judge)} documents)")
         rows, stop_rows, res = [], [], {}
-        for design in DESIGNS:
+        for design in args.designs:
             res[design] = simulate(audit, args.rounds, design, args.half_width, tuple(args.variances))
             for name in args.variances:
                 by_n = res[design][name]["by_n"]
@@ -233,12 +312,13 @@ def main() -> None:
                     pts = [e for e, _, _, _ in by_n[n] if e is not None]
                     ses = [se for _, _, se, _ in by_n[n] if se is not None]
                     sd = statistics.stdev(pts)
-                    cells.append("no CI" if cov is None else
-                                 f"{cov:.2f} / ±{hw:.3f} (SE {statistics.fmean(ses):.4f}, sd {sd:.4f}"
+                    bias = statistics.fmean(pts) - audit.truth
+                    cells.append(f"no CI, bias {bias:+.4f}" if cov is None else
+                                 f"{cov} / ±{hw:.3f} (SE {statistics.fmean(ses):.4f}, sd {sd:.4f}, bias {bias:+.4f}"
                                  + (f", {no_ci} no CI" if no_ci else "") + ")")
                 rows.append([design, name, *cells])
                 stops = res[design][name]["stop"]
-                stop_rows.append([design, name, f"{sum(c for _, _, c in stops) / len(stops):.2f}",
+                stop_rows.append([design, name, coverage_text(sum(c for _, _, c in stops), len(stops)),
                                   statistics.median(n for n, _, _ in stops),
                                   statistics.median(d for _, d, _ in stops)])
         print_table(f"fixed-n interval, {args.rounds} rounds: coverage / mean half-width (mean SE, sd of the "
@@ -258,9 +338,10 @@ def main() -> None:
             return "—" if x is None or y is None else f"{x / y:.2f}"
 
         gain_rows.append([truth_name, f"{audit.truth:.3f} / {judge_f1:.3f}", shown(need["stratified"]),
-                          shown(need["SRS"]), ratio("stratified", "SRS", need), shown(need["no take-all"]),
+                          shown(need["SRS"]), ratio("stratified", "SRS", need),
+                          shown(need.get("no take-all", (None, None))),
                           f"{stop['stratified']:.0f}", f"{stop['SRS']:.0f}", ratio("stratified", "SRS", stop),
-                          f"{stop['no take-all']:.0f}"])
+                          f"{stop['no take-all']:.0f}" if "no take-all" in stop else "—"])
         print(f"<!-- {truth_name}: {time.perf_counter() - t0:.0f} s -->", flush=True)
     print_table(f"gain: reviews to ±{args.half_width} on entity F1, plan + queue vs simple random sampling of "
                 f"documents (same difference estimator, jeffreys variance; documents (decisions)), {args.rounds} "

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from audit.agreement import agreement, agreement_rows
+from audit.agreement import agreement, agreement_rows, raw_agreement_interval
 from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
 from audit.alt_test import MIN_HUMANS as ALT_MIN_HUMANS
 from audit.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
@@ -66,8 +66,7 @@ def stats_table(groups: dict, task: str) -> pd.DataFrame:
         rows.append({
             "group": group_title(task, g), "n": s["n"], "documents": s.get("n_clusters"), "statistic": stat.name,
             "value [95%]": stat.text(3) if stat.defined else "undefined (see note)",
-            "raw agreement": fmt_ci(s["raw_agreement"],
-                                    s.get("raw_agreement_cluster_ci") or s.get("raw_agreement_ci")),
+            "raw agreement": fmt_ci(s["raw_agreement"], raw_agreement_interval(s)[0]),
             "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
             "lenient": count(s.get("judge_lenient")), "strict": count(s.get("judge_strict")),
         })

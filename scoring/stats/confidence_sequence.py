@@ -104,3 +104,49 @@ def reviews_to_anytime_target(plan: Any, residuals: Mapping[str, float], half_wi
         total = nxt
     m = multiplier(max(total, 1), planned_n=n_plan, alpha=alpha)
     return {**out, "interval": "anytime", "multiplier": m, "planned_n": n_plan}
+
+
+def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float, *, now_half_width: float | None,
+                    now_se: float | None, min_sampled: int, certain: Collection[str] = (),
+                    alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:
+    """How many more sampled blocks the queue needs before the anytime interval the estimate shows is at most
+    ±`half_width`: what the interval needs first (`min_sampled` sampled blocks, and an interval at all), then the
+    half-width it aims at.
+
+    `now_half_width` is the estimate's anytime half-width now (None while it is withheld) and `now_se` its standard
+    error: 0 more only when that interval exists and is narrow enough, never on a projection alone. Otherwise the
+    projection (`reviews_to_anytime_target`, whose planning variance smooths the residuals) is calibrated to the
+    estimator: the target is rescaled by the ratio of the estimate's variance to the planning variance at the
+    current sample, so the advice counts the variance the interval uses (the Jeffreys hurdle form), not its own.
+    Adds `waiting_for`: `minimum` (fewer than `min_sampled` sampled blocks), `interval` (withheld for another
+    reason) or `width`."""
+    now = len(residuals)
+    open_blocks = sum(1 for b in plan.blocks if b.id not in residuals and b.id not in set(certain))
+    if now_half_width is not None and now_half_width <= half_width + 1e-12:
+        out = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha)
+        return {**out, "more": 0, "more_units": 0.0, "waiting_for": None}
+    aim = half_width
+    first = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha)
+    planning = first.get("variance_now")
+    if now_se is not None and planning:
+        # the estimator's variance over the planning one, at the same sample: scale the target by it
+        aim = half_width * math.sqrt(planning) / max(now_se, 1e-300)
+    out = first if aim == half_width else reviews_to_anytime_target(plan, residuals, aim, certain=certain,
+                                                                    alpha=alpha)
+    more = int(out["more"])
+    waiting = "width"
+    if now < min_sampled:
+        waiting = "minimum"
+        more = max(more, min_sampled - now)
+    elif now_half_width is None:
+        waiting = "interval"
+    more = min(max(more, 1), open_blocks)  # not there yet: at least one more review, at most what is left
+    per_block = out["more_units"] / out["more"] if out["more"] else _mean_block(plan, residuals, certain)
+    return {**out, "more": more, "more_units": round(more * per_block, 1), "waiting_for": waiting}
+
+
+def _mean_block(plan: Any, residuals: Mapping[str, float], certain: Collection[str]) -> float:
+    """Mean decisions per open block (the advice's decisions when the projection adds none)."""
+    skip = set(residuals) | set(certain)
+    sizes = [max(len(b.units), 1) for b in plan.blocks if b.id not in skip]
+    return sum(sizes) / len(sizes) if sizes else 0.0

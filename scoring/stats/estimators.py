@@ -39,6 +39,9 @@ from scoring.stats.difference import (
 )
 
 MIN_REVIEWS = 30
+LAMBDA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""λ values `tuned_estimate` tries beside PPI++'s λ* (0 and 1 included: never wider than either end; each costs one
+pass over the run's blocks)."""
 VARIANCE: Variance = "jeffreys"
 """Within-stratum variance of P/R/F1 and ratings (and of `audit estimate`): the hurdle covariance with a Jeffreys
 differing rate (`difference.difference_totals`); its coverage per truth model is in bench/README.md."""
@@ -124,8 +127,9 @@ def delta_method(g: Callable[[np.ndarray], float], total: np.ndarray, cov: np.nd
 
 def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float, dist: str,
                  bounds: tuple[float, float] | None, min_reviews: int, min_differing: int,
-                 linear: bool) -> Estimate:
-    """Estimate of g(Σ c^H) with a Wald (linear g) or delta-method interval."""
+                 linear: bool, grad: np.ndarray | None = None) -> Estimate:
+    """Estimate of g(Σ c^H) with a Wald (linear g) or delta-method interval (`grad`: the gradient to linearise
+    with, else g's at the estimate)."""
     judge_only = float(g(tot.judge))
     n_rev = tot.n_sampled + tot.n_certain
     if tot.total is None:
@@ -137,7 +141,10 @@ def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float,
     if tot.cov is None or withheld:
         return Estimate(float(g(tot.total)), None, None, judge_only, n_rev, tot.n_sampled, tot.n_total, "none",
                         withheld or tot.reason or "", None, tot.df)
-    value, se, _ = delta_method(g, tot.total, tot.cov)
+    if grad is None:
+        value, se, _ = delta_method(g, tot.total, tot.cov)
+    else:
+        value, se = float(g(tot.total)), float(np.sqrt(max(float(grad @ tot.cov @ grad), 0.0)))
     q = _quantile(level, tot.df, dist)
     raw = (value - q * se, value + q * se)
     ci, clipped = _clip(raw, bounds)
@@ -163,10 +170,12 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
                    min_differing: int = MIN_DIFFERING, prior_weight: float = 0.0,
                    variance: Variance | None = None) -> tuple[Estimate, float | None]:
     """The power-tuned (PPI++) estimate of g(Σ c^H) and its λ: the gradient of g at the difference estimate picks
-    λ (`difference.tuned_lambda`), then the λ-estimator's totals give the value and a delta-method interval. A
-    weak judge gets λ near 0 (the reviewed sample alone), a good one λ near 1 (the difference estimator); the
-    interval is never much wider than the better of the two. λ is None (and the difference estimator is used)
-    when there is nothing to tune on."""
+    the candidate λ* (`difference.tuned_lambda`, which minimises the plain covariance); the interval, though, uses
+    `variance` (the Jeffreys hurdle form), so λ is the candidate among λ*, `LAMBDA_GRID` (0 and 1 included) whose
+    interval under that variance is narrowest, every candidate linearised at the difference estimate. A weak judge
+    gets λ near 0 (the reviewed sample alone), a good one λ near 1 (the difference estimator); the interval is
+    never wider than either (issue 39 point 3). λ is None (and the difference estimator is used) while the
+    interval is withheld."""
     full = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, variance=variance)
     # nothing to tune while the interval is withheld: the numerical gradient costs 2 evaluations of g per count
     # (LitXBench: ~700 counts, 30 s for a page that would show no interval anyway)
@@ -176,14 +185,24 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
                                min_differing=min_differing), None
     _, _, grad = delta_method(g, full.total, full.cov if full.cov is not None else np.zeros((full.total.size,) * 2))
     lam = tuned_lambda(judge, strata, sampled, grad, certain=certain)
-    if lam is None:
+    # λ* above minimises the plain covariance; the interval uses `variance` (the Jeffreys hurdle form), so λ is
+    # chosen on that: the candidates λ*, a grid and both ends, each interval linearised at the difference estimate
+    # (one gradient for all, so the ends compare exactly), the narrowest kept: never wider than either end
+    best: tuple[float, float, Estimate] | None = None
+    for cand in sorted({*LAMBDA_GRID} | ({lam} if lam is not None else set())):
+        tot = full if cand == 1.0 else difference_totals(judge, strata, sampled, certain=certain,
+                                                        prior_weight=prior_weight, lam=cand, variance=variance)
+        est = _from_totals(tot, g, level=level, dist=dist, bounds=bounds, min_reviews=min_reviews,
+                           min_differing=min_differing, linear=False, grad=grad)
+        if est.ci is None:
+            continue
+        width = est.ci[1] - est.ci[0]
+        if best is None or width < best[0] - 1e-15 or (abs(width - best[0]) <= 1e-15 and cand == lam):
+            best = (width, cand, est)
+    if best is None:
         return metric_estimate(full, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
                                min_differing=min_differing), None
-    tuned = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, lam=lam,
-                              variance=variance)
-    est = metric_estimate(tuned, g, bounds=bounds, level=level, dist=dist, min_reviews=min_reviews,
-                          min_differing=min_differing)
-    return est, lam
+    return best[2], best[1]
 
 
 def anytime_estimate(fixed: Estimate, *, planned_n: int, level: float = 0.95,

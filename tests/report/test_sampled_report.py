@@ -112,3 +112,34 @@ def test_litxbench_panel_counts_the_pairings_reviews_forced_and_forbade(tmp_path
     page = report_html(build_report(view))
     assert "Pairings forced by reviews (judge: no pair, reviewers: a pair): 3; pairings forbidden by reviews " \
            "(judge: a pair, reviewers: none): 1." in page
+
+
+def test_the_headline_says_what_the_estimate_rests_on_in_the_estimates_own_words(sampled):
+    db, _, _ = sampled
+    report = build_report(load_view(db, CHIMERA))
+    first = next(iter(report.data["sampling"][ALL_KINDS]["estimate"].values()))
+    headline = next(s for s in report.sections if s.title.startswith("1."))
+    assert any(f"from {first['documents']}." in b for b in headline.body)
+    assert "sampled documents (of" in first["documents"]
+
+
+def test_raw_agreement_shows_the_document_bootstrap_interval_its_caption_names(sampled):
+    """Issue 39 point 5: the report printed the Wilson interval (decisions independent) under "bootstrap resampling
+    documents"; it now prints the interval the caption names."""
+    from audit.report import interval
+
+    db, _, _ = sampled
+    report = build_report(load_view(db, CHIMERA))
+    hvj = report.data["agreement"]["human_vs_judge"]
+    section = next(s for s in report.sections if s.title.startswith("4."))
+    page = "".join(section.body)
+    assert "bootstrap resampling documents" in page
+    checked = 0
+    for stats in hvj.values():
+        cluster, wilson = stats.get("raw_agreement_cluster_ci"), stats.get("raw_agreement_ci")
+        if cluster is None or wilson is None or interval(cluster, 3) == interval(wilson, 3):
+            continue
+        assert interval(cluster, 3) in page
+        assert interval(wilson, 3) not in page
+        checked += 1
+    assert checked

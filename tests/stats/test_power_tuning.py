@@ -55,6 +55,40 @@ def test_tuned_width_is_at_most_the_better_of_the_two(error, lam_range):
         assert w["tuned"] <= min(w["human-only"], w["difference"]) * 1.02
 
 
+def _strata_population(seed: int):
+    """Several 0/1 strata of mixed size, prevalence, judge error and sample size: some samples unanimous, where the
+    Jeffreys variance the interval uses departs from the plain covariance PPI++'s λ* minimises."""
+    rng = random.Random(seed)
+    judge, human, strata, picks = {}, {}, {}, []
+    for h in range(rng.randint(2, 6)):
+        size, p = rng.randint(10, 120), rng.choice([0.02, 0.05, 0.2, 0.5])
+        err, m = rng.choice([0.0, 0.0, 0.02, 0.1, 0.4]), rng.randint(3, 12)
+        ids = [f"{h}-{i}" for i in range(size)]
+        for b in ids:
+            strata[b], judge[b] = str(h), float(rng.random() < p)
+            human[b] = 1 - judge[b] if rng.random() < err else judge[b]
+        picks += rng.sample(ids, min(m, size - 1))
+    return judge, strata, {b: human[b] for b in picks}
+
+
+def test_tuned_interval_is_never_wider_than_either_end_under_the_jeffreys_variance():
+    """Issue 39 point 3: λ tuned on plain covariances gave intervals wider than the better end (seeds 13, 118,
+    151 here; λ* = 1 or 0.375); λ is now chosen on the variance the interval uses, both ends among the candidates."""
+    for seed in range(160):
+        judge, strata, sampled = _strata_population(seed)
+        size = len(judge)
+
+        def g(t, size=size):
+            return float(t[0]) / size
+
+        ends = [metric_estimate(difference_totals(judge, strata, sampled, lam=lam, variance="jeffreys"), g,
+                                min_differing=0, min_reviews=0) for lam in (0.0, 1.0)]
+        tuned, lam = tuned_estimate(judge, strata, sampled, g, min_differing=0, min_reviews=0, variance="jeffreys")
+        best = min(e.ci[1] - e.ci[0] for e in ends)
+        assert tuned.ci[1] - tuned.ci[0] <= best + 1e-9, (seed, lam)
+        assert lam is not None and 0 <= lam <= 1
+
+
 def test_no_lambda_without_two_reviews_in_a_stratum():
     assert tuned_lambda({"a": 1.0, "b": 0.0, "c": 1.0}, {"a": "s", "b": "s", "c": "s"}, {"a": 1.0},
                         np.array([1.0])) is None
