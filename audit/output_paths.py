@@ -202,9 +202,10 @@ def write_output(path: str | Path, data: str | bytes, option: str, rule: OutputR
     return stage_output(path, data, option, rule).commit()
 
 
-def write_new_file(path: str | Path, data: bytes) -> Path:
-    """Write a file into a private folder (a dashboard upload kept while it is read): the same whole-file write."""
-    return write_output(path, data, "upload", OutputRule())
+def write_new_file(path: str | Path, data: bytes, *, replace: bool = False) -> Path:
+    """Write a file into a private temporary folder (a dashboard upload kept while it is read): the same checks and
+    whole-file write as every output."""
+    return write_output(path, data, "upload", OutputRule(force=replace))
 
 
 def _fsync_dir(folder: Path) -> None:
