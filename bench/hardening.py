@@ -690,7 +690,9 @@ def section_kill_commands(work: Path, base_db: Path, points: int, seed: int) -> 
     """kill -9 at random points during `report`, `assign`, `plan`, `import-reviews` and `judge-batch import`
     (issue 34): afterwards the database passes `PRAGMA integrity_check` and every table holds either the rows it
     held before or those an uninterrupted command leaves (nothing half-written); the output file is absent or
-    complete. Half the kills at moments spread over the command's duration, half once its WAL starts growing."""
+    complete (a kill while it is written leaves a hidden temporary file beside it, counted apart: the target is
+    never half there). Half the kills at moments spread over the command's duration, half once it starts writing
+    (its WAL grows, or its output's temporary file appears)."""
     rng = random.Random(seed)
     out = []
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
@@ -717,10 +719,12 @@ def section_kill_commands(work: Path, base_db: Path, points: int, seed: int) -> 
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if k % 2 == 0:
                 time.sleep(full_s * (0.3 + 0.8 * rng.random()))
-            else:
+            else:  # once the command starts writing: its WAL grows, or its output's temporary file appears
                 wal, deadline = Path(f"{db}-wal"), time.monotonic() + 3 * full_s
                 while proc.poll() is None and time.monotonic() < deadline:
-                    if wal.exists() and wal.stat().st_size > 0:
+                    if target and (target.exists() or any(target.parent.glob(f".{target.name}.*.tmp"))):
+                        break
+                    if not target and wal.exists() and wal.stat().st_size > 0:
                         time.sleep(rng.random() * 0.05)
                         break
                     time.sleep(0.0005)
