@@ -50,8 +50,9 @@ def disk_full(e: BaseException, path: str | Path) -> bool:
 
 def disk_full_message(path: str | Path) -> str:
     """The one message for a full disk under the database, wherever it is met (open, review, store)."""
-    return (f"{path}: disk full: the database could not be written in {Path(path).resolve().parent}; nothing was "
-            "changed and nothing stored was lost; free some space and try again")
+    where = f" in {Path(path).resolve().parent}" if Path(path).exists() else ""  # the dashboard says "the database"
+    return (f"{path}: disk full: the database could not be written{where}; nothing was changed and nothing stored "
+            "was lost; free some space and try again")
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -306,3 +306,14 @@ def test_a_report_on_a_full_disk_leaves_no_truncated_file(db, full_disk, capsys)
     line = error(capsys)
     assert "disk full" in line and str(out) in line
     assert sorted(p.name for p in full_disk.iterdir()) == ["filler"]
+
+
+def test_the_new_run_form_says_disk_full_too():
+    """The dashboard's form uses the CLI's message (`ui.newrun.input_problem`): no folder named for "the database"."""
+    from ui.newrun import input_problem
+
+    e = sqlite3.OperationalError("database or disk is full")
+    e.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
+    message = input_problem(e)
+    assert message.startswith("the database: disk full") and "nothing stored was lost" in message
+    assert " in /" not in message
