@@ -113,7 +113,9 @@ def check_output(path: str | Path, option: str, rule: OutputRule) -> Path:
     parent = p.parent
     if not parent.is_dir():
         raise AuditError(f"{p}: {option}: the folder {parent} does not exist")
-    if p.exists() or p.is_symlink():
+    if p.is_symlink() and not p.exists():
+        raise AuditError(f"{p}: {option} is a link to a missing file ({os.readlink(p)}); give another file name")
+    if p.exists():
         try:
             st = p.stat()
         except OSError as e:

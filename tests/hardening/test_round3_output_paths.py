@@ -317,3 +317,10 @@ def test_the_new_run_form_says_disk_full_too():
     message = input_problem(e)
     assert message.startswith("the database: disk full") and "nothing stored was lost" in message
     assert " in /" not in message
+
+
+def test_a_dangling_link_is_refused_by_name(tmp_path):
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "gone" / "x.json")
+    with pytest.raises(AuditError, match="link to a missing file"):
+        OutputRule(force=True).check(link)
