@@ -121,7 +121,13 @@ def cmd_score(args: argparse.Namespace) -> None:
         bar.close()
     print(f"run: {row['name']}", file=sys.stderr)
     if log:
-        n = log.commit()
+        try:
+            n = log.commit()
+        except AuditError:  # the rename failed after the store: take the run back, as if it failed before
+            from audit.runs import delete_run
+
+            delete_run(db, row["name"], force=True)
+            raise
         print(f"judge log: {args.judge_log} ({n} lines; re-score offline with --judge replay:{args.judge_log})",
               file=sys.stderr)
     for w in row["summary"].get("warnings", []):

@@ -324,3 +324,13 @@ def test_a_dangling_link_is_refused_by_name(tmp_path):
     link.symlink_to(tmp_path / "gone" / "x.json")
     with pytest.raises(AuditError, match="link to a missing file"):
         OutputRule(force=True).check(link)
+
+
+def test_a_judge_log_whose_rename_fails_takes_the_run_back(db, tmp_path, capsys, monkeypatch):
+    def no_rename(*_: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(output_paths.os, "replace", no_rename)
+    log = tmp_path / "run.judge.jsonl"
+    assert main(["--db", str(db), *SCORE, "--run", "new", "--judge-log", str(log)]) == 2
+    assert str(log) in error(capsys) and runs(db) == ["base"] and files(tmp_path) == ["audit.db"]
