@@ -7,6 +7,7 @@ Each subcommand parses arguments, calls one function in `audit/`, prints JSON an
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sqlite3
@@ -17,8 +18,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
+from audit.output_paths import OutputRule, cause
 from audit.reviews import MAX_DECISION_ID
-from audit.store import BUSY_TIMEOUT_MS, default_db_path, open_db
+from audit.store import BUSY_TIMEOUT_MS, default_db_path, disk_full, disk_full_message, open_db
 from scoring.errors import InputError, JudgeSpecError, text_problem
 
 
@@ -26,26 +28,32 @@ def _print_json(obj: object) -> None:
     print(json.dumps(obj, indent=1, ensure_ascii=False))
 
 
-def _emit(text: str, out: str | None) -> None:
-    """Write to `out` (saying so on stderr), or to stdout."""
+def _emit(text: str, out: str | None, rule: OutputRule, option: str = "--out") -> None:
+    """Write to `out` whole (`audit.output_paths`; saying so on stderr), or to stdout."""
     if out:
-        _check_out(out, "--out")
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        rule.write(out, text, option)
         print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
 
 
-def _check_out(out: str, option: str) -> None:
-    """Refuse an output path that cannot be written, before any work is done (so nothing is half done)."""
-    p = Path(out)
-    if p.is_dir():
-        raise AuditError(f"{p}: {option} is a folder; give a file name")
-    if not p.parent.is_dir():
-        raise AuditError(f"{p}: {option}: the folder {p.parent} does not exist")
-    if p.exists() and not os.access(p, os.W_OK) or not p.exists() and not os.access(p.parent, os.W_OK):
-        raise AuditError(f"{p}: {option}: no permission to write there")
+def _rule(args: argparse.Namespace, *, inputs: Sequence[str | None] = ()) -> OutputRule:
+    """The output rule of this command: never its database, never its inputs, an existing file only with --force
+    (`delete-run --exported` never replaces one: its --force deletes reviews)."""
+    if args.fn is cmd_delete_run:
+        return OutputRule(db=args.db, force=False, force_hint="")
+    return OutputRule(db=args.db, inputs=tuple(i for i in inputs if i), force=bool(getattr(args, "force", False)))
+
+
+def _run_rule(args: argparse.Namespace, db: Database) -> OutputRule:
+    """`_rule` plus the run's recorded inputs (by SHA-256: the store keeps their digests, not their paths)."""
+    from dataclasses import replace
+
+    from audit.store import run_row
+
+    recorded = run_row(db, args.run)["inputs"]
+    digests = frozenset(v["sha256"] for v in recorded.values() if isinstance(v, dict) and v.get("sha256"))
+    return replace(_rule(args), input_digests=digests)
 
 
 def _open(path: str) -> Database:
@@ -76,8 +84,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     """
     from tqdm import tqdm
 
-    from audit.runs import execute_run, plan_run, write_judge_log
-    from audit.views import decisions
+    from audit.runs import JudgeLogWriter, execute_run, plan_run
     from scoring.families import get_task
     from scoring.judges.answer import JudgeStats
 
@@ -93,20 +100,34 @@ def cmd_score(args: argparse.Namespace) -> None:
 
     if args.judge is not None and not args.judge.strip():
         raise AuditError(f"--judge is empty; give a judge spec ({', '.join(task.judge_specs)}, or replay:PATH)")
-    if args.judge_log:
-        _check_out(args.judge_log, "--judge-log")
-    db = _open(args.db)
     inputs = {s.name: getattr(args, s.name) for s in task.inputs if getattr(args, s.name, None)}
-    options = {o.name: getattr(args, o.name) for o in task.options}
     judge = args.judge or task.judge_specs[0]
+    replay = judge.split(":", 1)[1] if judge.startswith("replay:") else None
+    rule = _rule(args, inputs=[*inputs.values(), replay])
+    if args.judge_log:
+        rule.check(args.judge_log, "--judge-log")
+    db = _open(args.db)
+    options = {o.name: getattr(args, o.name) for o in task.options}
+    log = JudgeLogWriter(task, args.judge_log, rule) if args.judge_log else None
     try:
         plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options, allow_empty=args.allow_empty)
-        row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial)
+        row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial,
+                          before_store=log.stage if log else None)
+    except BaseException:
+        if log:
+            log.discard()
+        raise
     finally:
         bar.close()
     print(f"run: {row['name']}", file=sys.stderr)
-    if args.judge_log:
-        n = write_judge_log(task, list(decisions(db, row["name"])), args.judge_log)
+    if log:
+        try:
+            n = log.commit()
+        except AuditError:  # the rename failed after the store: take the run back, as if it failed before
+            from audit.runs import delete_run
+
+            delete_run(db, row["name"], force=True)
+            raise
         print(f"judge log: {args.judge_log} ({n} lines; re-score offline with --judge replay:{args.judge_log})",
               file=sys.stderr)
     for w in row["summary"].get("warnings", []):
@@ -124,11 +145,11 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
     from audit.runs import delete_run
 
     if args.exported:
-        _check_out(args.exported, "--exported")
+        _rule(args).check(args.exported, "--exported")
     db = _open(args.db)
     exported = False
     if args.exported:
-        _emit(export_reviews(db, args.run), args.exported)
+        _emit(export_reviews(db, args.run), args.exported, _run_rule(args, db), "--exported")
         exported = True
     _print_json(delete_run(db, args.run, force=args.force, exported=exported))
 
@@ -283,9 +304,10 @@ def cmd_export(args: argparse.Namespace) -> None:
     from audit.export import export_run
 
     if args.out:
-        _check_out(args.out, "--out")
-    text = export_run(_open(args.db), args.run, args.format, policy=args.policy)
-    _emit(text, args.out)
+        _rule(args).check(args.out)
+    db = _open(args.db)
+    text = export_run(db, args.run, args.format, policy=args.policy)
+    _emit(text, args.out, _run_rule(args, db))
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -298,11 +320,14 @@ def cmd_report(args: argparse.Namespace) -> None:
     from audit.report import write_report
     from audit.views import load_view
 
-    _check_out(args.out, "--out")
+    _rule(args).check(args.out)
     if args.figures is not None and Path(args.figures).exists() and not Path(args.figures).is_dir():
         raise AuditError(f"{args.figures}: --figures must be a folder")
-    view = load_view(_open(args.db), args.run, args.policy)
-    result = write_report(view, args.out, args.figures)
+    db = _open(args.db)
+    rule = _run_rule(args, db)
+    rule.check(args.out)
+    view = load_view(db, args.run, args.policy)
+    result = write_report(view, args.out, args.figures, rule=rule)
     print(f"wrote {args.out}", file=sys.stderr)
     _print_json(result)
 
@@ -315,9 +340,10 @@ def cmd_export_reviews(args: argparse.Namespace) -> None:
     from audit.reviews_io import export_reviews
 
     if args.out:
-        _check_out(args.out, "--out")
-    text = export_reviews(_open(args.db), args.run)
-    _emit(text, args.out)
+        _rule(args).check(args.out)
+    db = _open(args.db)
+    text = export_reviews(db, args.run)
+    _emit(text, args.out, _run_rule(args, db))
 
 
 def cmd_import_reviews(args: argparse.Namespace) -> None:
@@ -381,10 +407,17 @@ def cmd_judge_batch(args: argparse.Namespace) -> None:
     from audit.judge_batch import run_command
     from scoring.families import TASKS
 
-    report = run_command(_open(args.db), args, [s.name for s in TASKS[args.task].inputs])
+    names = [s.name for s in TASKS[args.task].inputs]
+    rule = _rule(args, inputs=[*(getattr(args, n, None) for n in names), args.results])
+    if args.action == "export" and args.out:
+        rule.check(args.out)
+    report = run_command(_open(args.db), args, names, rule)
     for prob in report.get("problem_lines", [])[:20]:
         print(f"warning: line {prob['line']}: {prob['reason']}", file=sys.stderr)
     _print_json(report)
+
+
+FORCE_HELP = "replace an existing output file (never the database or an input of the run)"
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -426,6 +459,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         f.add_argument("--run", default=None, help="run name (default derived from the predictions and judge)")
         f.add_argument("--judge-log", default=None, help="also write the run's judge log (replay format) to this "
                        "file (it is always available later with `export --format judgelog`)")
+        f.add_argument("--force", action="store_true", help=FORCE_HELP)
         f.add_argument("--allow-partial", action="store_true", help="store the run even when most judge answers "
                        "are missing (they count as not matched); without it such a run fails and stores nothing")
         f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
@@ -484,19 +518,22 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument("--format", default="json", choices=["json", "csv", "latex", "judgelog"])
     _policy_argument(s)
-    s.add_argument("--out", default=None)
+    s.add_argument("--out", default=None, help="the file to write (default: standard output)")
+    s.add_argument("--force", action="store_true", help=FORCE_HELP)
     s = add("report", cmd_report)
     s.add_argument("--run", required=True)
     s.add_argument("--out", required=True, help="the HTML file to write")
     s.add_argument("--figures", default=None, metavar="DIR", help="also write every figure as SVG and PDF, and the "
                    "LaTeX table, into DIR (created if missing)")
+    s.add_argument("--force", action="store_true", help=FORCE_HELP)
     _policy_argument(s)
     s = add("compare", cmd_compare)
     s.add_argument("--run", required=True, help="run A (rows of the confusion matrix)")
     s.add_argument("--other", required=True, help="run B, same gold file")
     s = add("export-reviews", cmd_export_reviews)
     s.add_argument("--run", required=True)
-    s.add_argument("--out", default=None)
+    s.add_argument("--out", default=None, help="the file to write (default: standard output)")
+    s.add_argument("--force", action="store_true", help=FORCE_HELP)
     s = add("import-reviews", cmd_import_reviews)
     s.add_argument("--run", required=True)
     s.add_argument("file", help="a file written by export-reviews")
@@ -515,6 +552,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     batch = add("judge-batch", cmd_judge_batch)
     judge_batch_arguments(batch, _input_names(TASKS, wanted), list(TASKS))
+    batch.add_argument("--force", action="store_true", help=FORCE_HELP)
     batch.set_defaults(late_positional="results")
     return p
 
@@ -587,6 +625,8 @@ def explain(e: BaseException, db_path: str) -> tuple[str, int]:
         return str(e), 2
     if isinstance(e, sqlite3.DatabaseError):
         text = str(e) if len(str(e)) < 200 else str(e)[:160] + "..."
+        if disk_full(e, db_path):
+            return disk_full_message(db_path), 2
         if isinstance(e, sqlite3.IntegrityError):
             return f"internal error: {db_path}: the database refused a change ({text}); please report it", 1
         if "readonly" in text or "read-only" in text:
@@ -595,12 +635,13 @@ def explain(e: BaseException, db_path: str) -> tuple[str, int]:
         if "locked" in text or "busy" in text:
             return (f"{db_path}: the database is busy: another process held its write lock for "
                     f"{BUSY_TIMEOUT_MS // 1000} s; try again", 2)
-        if "full" in text or "I/O" in text:
-            return f"{db_path}: cannot write the database ({text})", 2
+        if "I/O" in text:
+            return f"{db_path}: cannot write the database (SQLite: {text}); the change was not stored", 2
         return f"{db_path}: the database is damaged or not a Rejudge database (SQLite: {text})", 2
     if isinstance(e, OSError):
         where = f"{e.filename}: " if e.filename else ""
-        return f"{where}{e.strerror or e}", 2
+        full = e.errno in (errno.ENOSPC, errno.EDQUOT)  # a full disk is named as such, never "cannot read"
+        return f"{where}{cause(e) if full else e.strerror or e}", 2
     if isinstance(e, RecursionError):
         return "input nested too deeply to read", 2
     if isinstance(e, MemoryError):

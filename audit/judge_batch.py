@@ -31,6 +31,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
+from audit.output_paths import OutputRule
 from audit.runs import plan_run
 from audit.store import SqliteAnswerCache
 from scoring.errors import InputError, JudgeSpecError, parse_json
@@ -99,22 +100,23 @@ def _questions(db: Database, task: str, inputs: Mapping[str, str], judge_spec: s
     return judge, SqliteAnswerCache(db, judge.spec, judge.identity()), by_key, stats
 
 
-def export_requests(db: Database, task: str, inputs: Mapping[str, str], judge_spec: str, out: str | Path) -> dict:
+def export_requests(db: Database, task: str, inputs: Mapping[str, str], judge_spec: str, out: str | Path,
+                    rule: OutputRule | None = None) -> dict:
     """Write every uncached question of the run as a Batch API request line to `out`.
 
     Returns:
         {"questions" (distinct questions of the run), "cached", "exported", "out", "judge", "prompt_hash"}.
     Raises:
-        InputError, JudgeSpecError: bad inputs or judge spec. AuditError: not an LLM judge, or `out` unusable.
+        InputError, JudgeSpecError: bad inputs or judge spec. AuditError: not an LLM judge, or `out` refused or
+        not written (`audit.output_paths`: written whole or not at all).
     """
-    p = Path(out)
-    if p.is_dir() or not p.parent.is_dir():
-        raise AuditError(f"{p}: give a file name in an existing folder for the requests")
+    rule = rule or OutputRule(inputs=tuple(inputs.values()), force=True)
+    p = rule.check(out)
     judge, _, by_key, stats = _questions(db, task, inputs, judge_spec, uncached_only=True)
     lines = [json.dumps({"custom_id": k, "method": "POST", "url": BATCH_URL,
                          "body": judge.request_body(q)}, ensure_ascii=False)  # type: ignore[attr-defined]
              for k, q in by_key.items()]
-    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    rule.write(p, "".join(line + "\n" for line in lines))
     ident = judge.identity()
     return {"questions": stats.distinct_queries, "cached": stats.cached, "exported": len(lines), "out": str(p),
             "judge": judge.spec, "prompt_hash": ident.get("prompt_hash")}
@@ -255,13 +257,14 @@ def add_arguments(parser: argparse.ArgumentParser, input_names: Sequence[str], t
         parser.add_argument(f"--{name}", default=None, metavar="PATH", help=f"the run's {name} input")
 
 
-def run_command(db: Database, args: argparse.Namespace, input_names: Sequence[str]) -> dict:
+def run_command(db: Database, args: argparse.Namespace, input_names: Sequence[str],
+                rule: OutputRule | None = None) -> dict:
     """`judge-batch export|import` with parsed arguments."""
     inputs = {n: getattr(args, n) for n in input_names if getattr(args, n, None)}
     if args.action == "export":
         if not args.out:
             raise AuditError("judge-batch export needs --out FILE")
-        return export_requests(db, args.task, inputs, args.judge, args.out)
+        return export_requests(db, args.task, inputs, args.judge, args.out, rule)
     if not args.results:
         raise AuditError("judge-batch import needs the results file: judge-batch import RESULTS.jsonl --task ...")
     return import_results(db, args.task, inputs, args.judge, args.results)

@@ -36,6 +36,7 @@ from audit.agreement_rule import (
 )
 from audit.assigned_review import planned_overlap_text
 from audit.export import export_json, export_latex
+from audit.output_paths import OutputRule
 from audit.views import RunView
 
 DATA_ELEMENT_ID = "rejudge-data"
@@ -700,29 +701,32 @@ def report_html(report: Report) -> str:
             + f"<script>{bundle}</script><script>{RENDER}</script></body></html>\n")
 
 
-def write_figures(report: Report, view: RunView, folder: str | Path) -> list[Path]:
-    """Every figure as NAME.svg and NAME.pdf, and the LaTeX table (`table.tex`), into `folder`."""
+def write_figures(report: Report, view: RunView, folder: str | Path, rule: OutputRule | None = None) -> list[Path]:
+    """Every figure as NAME.svg and NAME.pdf, and the LaTeX table (`table.tex`), into `folder`; each file written
+    whole by the output rule (`audit.output_paths`: an existing file is replaced only with `force`)."""
     import vl_convert
 
+    rule = rule or OutputRule(force=True)
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     version = _vl_version()
-    written = []
+    files: list[tuple[Path, str | bytes]] = []
     for f in report.figures:
-        svg, pdf = out / f"{f.name}.svg", out / f"{f.name}.pdf"
-        svg.write_text(vl_convert.vegalite_to_svg(f.spec, vl_version=version), encoding="utf-8")
-        pdf.write_bytes(vl_convert.vegalite_to_pdf(f.spec, vl_version=version))
-        written += [svg, pdf]
-    tex = out / "table.tex"
-    tex.write_text(export_latex(view.db, view), encoding="utf-8")
-    return [*written, tex]
+        files += [(out / f"{f.name}.svg", vl_convert.vegalite_to_svg(f.spec, vl_version=version)),
+                  (out / f"{f.name}.pdf", vl_convert.vegalite_to_pdf(f.spec, vl_version=version))]
+    files.append((out / "table.tex", export_latex(view.db, view)))
+    for path, _ in files:  # every name checked before the first is written
+        rule.check(path, "--figures")
+    return [rule.write(path, data, "--figures") for path, data in files]
 
 
-def write_report(view: RunView, out: str | Path, figures_dir: str | Path | None = None) -> dict:
-    """Build the run's report, write it to `out` (and its figures and LaTeX table to `figures_dir`); say what was
-    written."""
+def write_report(view: RunView, out: str | Path, figures_dir: str | Path | None = None,
+                 rule: OutputRule | None = None) -> dict:
+    """Build the run's report, write it to `out` whole (and its figures and LaTeX table to `figures_dir`); say what
+    was written. `rule`: what may not be overwritten (`audit.output_paths`; default: replace any file)."""
+    rule = rule or OutputRule(force=True)
     report = build_report(view)
-    Path(out).write_text(report_html(report), encoding="utf-8")
-    written = write_figures(report, view, figures_dir) if figures_dir is not None else []
+    rule.write(out, report_html(report))
+    written = write_figures(report, view, figures_dir, rule) if figures_dir is not None else []
     return {"report": str(out), "figures": [f.name for f in report.figures], "files": [str(p) for p in written],
             "policy": view.policy}

@@ -171,7 +171,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
         apply_reviews(db, run_id)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a full disk rolls back by itself: its error, not ROLLBACK's, must reach the user
+            conn.execute("ROLLBACK")
         raise
     return row | {"id": cur.lastrowid}
 

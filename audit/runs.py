@@ -14,7 +14,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError, RunExists
+from audit.output_paths import OutputRule, Staged, stage_output
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeFailed
@@ -196,8 +197,12 @@ def check_answers(stats: JudgeStats, judge: Judge, *, allow_partial: bool = Fals
 
 
 def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None,
-                stats: JudgeStats | None = None, allow_partial: bool = False) -> dict:
+                stats: JudgeStats | None = None, allow_partial: bool = False,
+                before_store: Callable[[list[Decision]], None] | None = None) -> dict:
     """Ask the judge (through the cache) and store the run with every decision, all or nothing.
+
+    `before_store(decisions)` runs once the decisions are known and the name is free, before anything of the run
+    is stored: when it raises, nothing is (`score --judge-log` writes its log there).
 
     Judge answers received stay in the cache even when the run is not stored (cancelled, failed, name taken, or
     mostly missing answers without `allow_partial`: `check_answers`).
@@ -222,6 +227,10 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
     inputs = {k: _file_info(v, plan.input_names.get(k)) for k, v in plan.inputs.items()}
     if plan.options:
         inputs["options"] = dict(plan.options)
+    if before_store is not None:
+        if list(db.query("SELECT 1 FROM runs WHERE name = ?", [plan.name])):
+            raise RunExists(f"run {plan.name!r} already exists in this database; pick another name with --run")
+        before_store(decisions)
     _store(db, task, plan.name, judge, plan.loaded, decisions, inputs, summary, plan.options)
     return run_row(db, plan.name)
 
@@ -254,16 +263,41 @@ def _cycle_collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def write_judge_log(task: TaskFamily, decisions: list, path: str | Path) -> int:
-    """Write the run's judge log (replay format) to a path the user chose; returns the number of lines."""
+def judge_log_text(task: TaskFamily, decisions: Sequence[object]) -> tuple[str, int]:
+    """The run's judge log (replay format) and its number of lines, from decisions or stored decision rows."""
     lines = task.judge_log(decisions)
-    p = Path(path)
-    if p.is_dir():
-        raise AuditError(f"{p}: is a folder; give a file name for the judge log")
-    if not p.parent.is_dir():
-        raise AuditError(f"{p.parent}: folder does not exist")
-    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
-    return len(lines)
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), len(lines)
+
+
+def write_judge_log(task: TaskFamily, decisions: list, path: str | Path, rule: OutputRule | None = None) -> int:
+    """Write the run's judge log (replay format) to a path the user chose, whole; returns the number of lines."""
+    text, n = judge_log_text(task, decisions)
+    (rule or OutputRule(force=True)).write(path, text, "--judge-log")
+    return n
+
+
+class JudgeLogWriter:
+    """`score --judge-log`: the log is written (to a temporary file beside its target) from the decisions before
+    the run is stored, and appears at its path once the run is stored; a log that cannot be written stores
+    nothing."""
+
+    def __init__(self, task: TaskFamily, path: str | Path, rule: OutputRule) -> None:
+        self.task, self.path, self.rule = task, path, rule
+        self.staged: Staged | None = None
+        self.lines = 0
+
+    def stage(self, decisions: Sequence[Decision]) -> None:
+        text, self.lines = judge_log_text(self.task, decisions)
+        self.staged = stage_output(self.path, text, "--judge-log", self.rule)
+
+    def commit(self) -> int:
+        if self.staged is not None:
+            self.staged.commit()
+        return self.lines
+
+    def discard(self) -> None:
+        if self.staged is not None:
+            self.staged.discard()
 
 
 def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Loaded, decisions: list[Decision],

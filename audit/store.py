@@ -26,6 +26,35 @@ def default_db_path() -> str:
     return os.environ.get("REJUDGE_DB") or "rejudge.db"
 
 
+LOW_SPACE_BYTES = 1 << 20
+"""Free space below which an SQLite I/O error is taken for a full disk (SQLite reports a failed write to the WAL
+index as a disk I/O error, not SQLITE_FULL)."""
+
+
+def disk_full(e: BaseException, path: str | Path) -> bool:
+    """Whether an SQLite error on the database at `path` comes from a full disk: SQLITE_FULL, or an I/O error
+    while the database's file system has (almost) no free space left."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is None:
+        return False
+    if code & 0xFF == sqlite3.SQLITE_FULL:
+        return True
+    if code & 0xFF != sqlite3.SQLITE_IOERR:
+        return False
+    try:
+        st = os.statvfs(Path(path).resolve().parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_SPACE_BYTES
+
+
+def disk_full_message(path: str | Path) -> str:
+    """The one message for a full disk under the database, wherever it is met (open, review, store)."""
+    where = f" in {Path(path).resolve().parent}" if Path(path).exists() else ""  # the dashboard says "the database"
+    return (f"{path}: disk full: the database could not be written{where}; nothing was changed and nothing stored "
+            "was lost; free some space and try again")
+
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 MIGRATIONS_TABLE = "_sqlite_migrations"
 NEW_DB_HINT = "give --db (or $REJUDGE_DB) a file name that does not exist yet to start a new database"
@@ -258,6 +287,8 @@ def _inspect(p: Path, read_only: bool) -> _Inspection:
         _quick_check(conn, p)
         return _Inspection(version, applied, tables, app_id, schema_problem(conn, applied) if applied else None)
     except sqlite3.OperationalError as e:
+        if disk_full(e, p):  # opening a WAL database writes its index (-shm) and WAL files
+            raise DatabaseRefused(disk_full_message(p)) from None
         raise DatabaseRefused(f"{p}: cannot read the database (SQLite: {e})") from None
     except sqlite3.DatabaseError as e:
         raise DatabaseRefused(f"{p}: the database is damaged or not a database (SQLite: {e}); restore it from a "
@@ -303,7 +334,10 @@ class _WriteLock:
         self.conn.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, *_: object) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:  # SQLite rolls back by itself on some errors (a full disk): the original
+            self.conn.execute("ROLLBACK")  # error, not "no transaction is active", is what the user must see
 
 
 def transaction(db: Database) -> _WriteLock:

@@ -17,12 +17,16 @@ Four sections, each printed as a table (goal in brackets):
 5. **Round 2** (issue 27; goal 0 tracebacks, 0 silent acceptances, 0 partial writes, 0 files modified on refusal):
    every module of `bench/hardening_cases/` (one per surface), each case judged by the rule in its `__init__.py`
    (`judge_case2`) on a fresh database copy in a folder of its own.
+6. **Round 3** (issue 34; same goal, counted apart): every `bench/hardening_cases/r3_*.py` module, run and judged as
+   round 2's. The kill section also kills `report`, `assign`, `plan`, `import-reviews` and `judge-batch import` at
+   random points (`--command-kills` each): nothing half-written.
 
 Cases of section 1 and 4 run in processes forked from this one after `audit.cli` is imported (the CLI's imports
 take ~2 s, which would make 200 cases take minutes); `--exec` runs each as `python -m audit` instead. Sections 2
 and 3 always use fresh interpreters.
 
-    python bench/hardening.py [--exec] [--only inputs,kill,concurrent,damaged,round2] [--kills 17] [--reviews 1500]
+    python bench/hardening.py [--exec] [--only inputs,kill,concurrent,damaged,round2,round3] [--kills 17]
+        [--command-kills 6] [--reviews 1500]
 """
 
 from __future__ import annotations
@@ -635,6 +639,130 @@ def section_kill(work: Path, base_db: Path, points: int, seed: int) -> dict:
             "full_s": full, "reopen_ok": p.returncode == 0}
 
 
+def _table_counts(db: Path) -> dict[str, int]:
+    """Rows of every table (what a killed command may have changed: all of it or none)."""
+    with sqlite3.connect(db) as c:
+        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                          "'sqlite_%'")]
+        counts = {t: c.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+    c.close()
+    return counts
+
+
+def kill_commands(work: Path, base_db: Path) -> dict[str, tuple[list[str], Path | None]]:
+    """The commands issue 34 kills at random points (argv after `--db DB`; the file each writes, if any)."""
+    good, _ = review_lines(base_db)
+    with sqlite3.connect(base_db) as c:
+        decs = c.execute("SELECT d.doc_id, d.kind, d.type, d.left, d.right FROM decisions d JOIN runs r ON "
+                         "r.id = d.run_id WHERE r.name = ? ORDER BY d.id", [BASE_RUN]).fetchall()
+    c.close()
+    reviews = work / "kill-reviews.jsonl"
+    reviews.write_text("".join(json.dumps({**good, "uid": f"kill-{i}", "doc": d[0], "kind": d[1], "type": d[2],
+                                           "left": d[3], "right": d[4], "reviewer": f"r{i % 7}"}) + "\n"
+                               for i, d in enumerate(decs)), encoding="utf-8")
+    batch = ["--task", "chimera", "--gold", str(GOLD), "--pred", str(PRED), "--judge", "openai:gpt-4o-mini"]
+    requests, results = work / "kill-requests.jsonl", work / "kill-results.jsonl"
+    scratch = work / "kill-export.db"
+    copy_db(base_db, scratch)
+    subprocess.run([sys.executable, "-m", "audit", "--db", str(scratch), "judge-batch", "export", *batch, "--out",
+                    str(requests)], cwd=ROOT, check=True, capture_output=True, env={**os.environ,
+                                                                                   "OPENAI_API_KEY": "sk-bench"})
+    lines = []
+    for i, line in enumerate(requests.read_text(encoding="utf-8").splitlines()):
+        r = json.loads(line)
+        body = {"model": r["body"]["model"], "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "yes" if i % 2 else "no"}}], "usage": {"prompt_tokens": 9,
+                                                                                  "completion_tokens": 1}}
+        lines.append(json.dumps({"id": f"b{i}", "custom_id": r["custom_id"], "error": None,
+                                 "response": {"status_code": 200, "body": body}}))
+    results.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    report = work / "kill-report.html"
+    return {
+        "report": (["report", "--run", BASE_RUN, "--out", str(report), "--force"], report),
+        "assign": (["assign", "--run", BASE_RUN, "--reviewers", "ana,bo,cy", "--double-code", "0.3"], None),
+        "plan": (["plan", "--run", BASE_RUN, "--seed", "3"], None),
+        "import-reviews": (["import-reviews", "--run", BASE_RUN, str(reviews)], None),
+        "judge-batch import": (["judge-batch", "import", str(results), *batch], None),
+    }
+
+
+def section_kill_commands(work: Path, base_db: Path, points: int, seed: int) -> list[dict]:
+    """kill -9 at random points during `report`, `assign`, `plan`, `import-reviews` and `judge-batch import`
+    (issue 34): afterwards the database passes `PRAGMA integrity_check` and every table holds either the rows it
+    held before or those an uninterrupted command leaves (nothing half-written); the output file is absent or
+    complete (a kill while it is written leaves a hidden temporary file beside it, counted apart: the target is
+    never half there). Half the kills at moments spread over the command's duration, half once it starts writing
+    (its WAL grows, or its output's temporary file appears)."""
+    rng = random.Random(seed)
+    out = []
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
+    for name, (argv, target) in kill_commands(work, base_db).items():
+        folder = work / "kill-cmd" / name.replace(" ", "-")
+        folder.mkdir(parents=True)
+        full_db = folder / "full.db"
+        copy_db(base_db, full_db)
+        before = _table_counts(full_db)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "audit", "--db", str(full_db), *argv], cwd=ROOT, check=True,
+                       capture_output=True, env=env)
+        full_s = time.perf_counter() - t0
+        after = _table_counts(full_db)
+        complete = target.read_text(encoding="utf-8") if target else None
+        if target:
+            target.unlink()
+        row = {"command": name, "points": points, "finished": 0, "stored": 0, "absent": 0, "half": 0,
+               "file_complete": 0, "file_absent": 0, "temp_left": 0, "full_s": full_s, "problems": []}
+        for k in range(points):
+            db = folder / f"k{k}.db"
+            copy_db(base_db, db)
+            proc = subprocess.Popen([sys.executable, "-m", "audit", "--db", str(db), *argv], cwd=ROOT, env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if k % 2 == 0:
+                time.sleep(full_s * (0.3 + 0.8 * rng.random()))
+            else:  # once the command starts writing: its WAL grows, or its output's temporary file appears
+                wal, deadline = Path(f"{db}-wal"), time.monotonic() + 3 * full_s
+                while proc.poll() is None and time.monotonic() < deadline:
+                    if target and (target.exists() or any(target.parent.glob(f".{target.name}.*.tmp"))):
+                        break
+                    if not target and wal.exists() and wal.stat().st_size > 0:
+                        time.sleep(rng.random() * 0.05)
+                        break
+                    time.sleep(0.0005)
+            row["finished"] += proc.poll() is not None
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            with sqlite3.connect(db) as c:
+                ok = c.execute("PRAGMA integrity_check").fetchone()[0]
+            c.close()
+            now_counts = _table_counts(db)
+            if ok != "ok" or now_counts not in (before, after):
+                row["half"] += 1
+                changed = {t: (before.get(t), n, after.get(t)) for t, n in now_counts.items()
+                           if n not in (before.get(t), after.get(t))}
+                row["problems"].append(f"{name} k{k}: integrity {ok}; tables neither before nor after: {changed}")
+            elif now_counts == after and after != before:
+                row["stored"] += 1
+            else:
+                row["absent"] += 1
+            if target:
+                temps = [p for p in target.parent.glob(f".{target.name}.*.tmp")]
+                row["temp_left"] += len(temps)
+                for p in temps:
+                    p.unlink()
+                if target.exists():
+                    text = target.read_text(encoding="utf-8", errors="replace")
+                    if text.endswith("</html>\n") and abs(len(text) - len(complete or "")) < 200:
+                        row["file_complete"] += 1
+                    else:
+                        row["half"] += 1
+                        row["problems"].append(f"{name} k{k}: {target.name} half-written ({len(text)} bytes)")
+                    target.unlink()
+                else:
+                    row["file_absent"] += 1
+        out.append(row)
+    return out
+
+
 # ---------------------------------------------------------------- section 3: concurrent reviews
 
 WRITER = textwrap.dedent("""
@@ -840,7 +968,24 @@ def round2_modules() -> list[str]:
 
     import bench.hardening_cases as pkg
 
-    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith(("_", "r3_")))
+
+
+def round3_notes() -> list[str]:
+    """What the round-3 modules could not try here (e.g. full-disk cases without root), from their `NOTES`."""
+    import importlib
+
+    return [n for m in round3_modules() for n in getattr(importlib.import_module(f"bench.hardening_cases.{m}"),
+                                                          "NOTES", [])]
+
+
+def round3_modules() -> list[str]:
+    """Every round-3 case module (issue 34): bench/hardening_cases/r3_*.py, whoever wrote one; counted apart."""
+    import pkgutil
+
+    import bench.hardening_cases as pkg
+
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("r3_"))
 
 
 def _tree_hash(path: Path) -> dict[str, str]:
@@ -923,14 +1068,17 @@ def _rows(db: Path) -> tuple | None:
     return tuple(runs), counts, tuple(reviews)
 
 
-def section_round2(work: Path, base_db: Path, fork: bool, modules: list[str] | None = None) -> list[Outcome2]:
+def section_round2(work: Path, base_db: Path, fork: bool, modules: list[str] | None = None,
+                   label: str = "round2") -> list[Outcome2]:
+    """Run every case of the modules (default: round 2's) on fresh database copies; `label` names the work folder
+    (round 3 runs its `r3_*` modules through this same runner and rule)."""
     import importlib
 
     out: list[Outcome2] = []
     n = 0
-    for name in modules or round2_modules():
+    for name in modules if modules is not None else round2_modules():
         mod = importlib.import_module(f"bench.hardening_cases.{name}")
-        mwork = work / "round2" / name
+        mwork = work / label / name
         mwork.mkdir(parents=True, exist_ok=True)
         for case in mod.cases(mwork, base_db):
             n += 1
@@ -975,8 +1123,10 @@ def make_base(work: Path) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exec", action="store_true", help="run every case as a fresh `python -m audit` (slow)")
-    ap.add_argument("--only", default="inputs,kill,concurrent,damaged,round2")
+    ap.add_argument("--only", default="inputs,kill,concurrent,damaged,round2,round3")
     ap.add_argument("--kills", type=int, default=17)
+    ap.add_argument("--command-kills", type=int, default=6, help="kill -9 points per command of issue 34's list "
+                    "(report, assign, plan, import-reviews, judge-batch import)")
     ap.add_argument("--reviews", type=int, default=1500, help="reviews each process adds one by one (then 2x that "
                                                               "by import)")
     ap.add_argument("--seed", type=int, default=0)
@@ -1035,6 +1185,20 @@ def main() -> int:
                 print(f"- HALF-WRITTEN {p}")
             summary.append(("kill -9 points / half-written runs", f"{k['points']} / {k['half']}",
                             verdict(k["half"] == 0 and k["reopen_ok"])))
+            kc = section_kill_commands(work, base, args.command_kills, args.seed)
+            print_table("kill -9 during other commands (issue 34; fresh database copy per kill)",
+                        ["command", "kill points", "finished before the kill", "changes stored whole",
+                         "nothing stored", "half-written", "output complete / absent", "temp files left",
+                         "uninterrupted (s)"],
+                        [(r["command"], r["points"], r["finished"], r["stored"], r["absent"], r["half"],
+                          f"{r['file_complete']} / {r['file_absent']}" if r["command"] == "report" else "-",
+                          r["temp_left"], f"{r['full_s']:.1f}") for r in kc])
+            for r in kc:
+                for p in r["problems"]:
+                    print(f"- HALF-WRITTEN {p}")
+            summary.append(("round 3: kill -9 points in report/assign/plan/import-reviews/judge-batch import / "
+                            "half-written", f"{sum(r['points'] for r in kc)} / {sum(r['half'] for r in kc)}",
+                            verdict(not any(r["half"] for r in kc))))
         if "concurrent" in only:
             c = section_concurrent(work, base, args.reviews)
             print_table("Two processes reviewing one run at once (add_review one by one, then import_reviews)",
@@ -1067,6 +1231,26 @@ def main() -> int:
                     print(f"  [{o.case.group}] {o.case.name}: {o.status} {last[:160]}")  # type: ignore
             total = rows[-1]
             summary.append(("round 2: cases / as expected / tracebacks / silent / partial writes / files modified "
+                            "(goal n / n / 0 / 0 / 0 / 0)", " / ".join(str(x) for x in total[1:]),
+                            verdict(total[1] == total[2] and not any(total[3:]))))
+        if "round3" in only:
+            t0 = time.perf_counter()
+            outcomes = section_round2(work, base, fork, round3_modules(), label="round3")
+            rows = round2_rows(outcomes)
+            print_table(f"Round 3 (issue 34): bench/hardening_cases/r3_*.py ({', '.join(round3_modules())}; "
+                        f"{time.perf_counter() - t0:.0f} s)",
+                        ["group", "cases", "clear errors / documented-ok", "tracebacks", "silent acceptances",
+                         "partial writes", "files modified on refusal"], rows)
+            for o in outcomes:
+                if not o.good:
+                    print(f"- NOT AS EXPECTED [{o.case.group}] {o.case.name}: {o.problem}")  # type: ignore
+                elif args.verbose:
+                    last = o.stderr.strip().splitlines()[-1] if o.stderr.strip() else ""
+                    print(f"  [{o.case.group}] {o.case.name}: {o.status} {last[:160]}")  # type: ignore
+            for note in round3_notes():
+                print(f"- {note}")
+            total = rows[-1]
+            summary.append(("round 3: cases / as expected / tracebacks / silent / partial writes / files modified "
                             "(goal n / n / 0 / 0 / 0 / 0)", " / ".join(str(x) for x in total[1:]),
                             verdict(total[1] == total[2] and not any(total[3:]))))
         print_table(f"Hardening summary ({time.perf_counter() - t_all:.0f} s)", ["figure", "value", "goal"], summary)

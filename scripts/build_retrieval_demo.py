@@ -36,6 +36,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from audit.output_paths import OutputRule  # noqa: E402
 from scoring.judges.embed import SCORE_DECIMALS, load_model  # noqa: E402
 
 DEFAULT_SOURCE = Path("/work/shared/data/chimera")
@@ -123,9 +124,9 @@ def main() -> None:
     args = ap.parse_args()
     lines, info = build(args.source)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as f:
-        for rec in lines:
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    # the bundled file is rebuilt in place (force), whole, never over the CHIMERA files it is built from
+    rule = OutputRule(inputs=(args.source / "train.csv", args.source / "eval.csv"), force=True)
+    rule.write(args.out, "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in lines))
     info["inputs_sha256"] = {n: hashlib.sha256((args.source / n).read_bytes()).hexdigest()
                              for n in ("train.csv", "eval.csv")}
     info["output_sha256"] = hashlib.sha256(args.out.read_bytes()).hexdigest()

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from sklearn.metrics import cohen_kappa_score  # noqa: E402
 
+from audit.output_paths import OutputRule  # noqa: E402
 from audit.runs import score_run, write_judge_log  # noqa: E402
 from audit.store import open_db  # noqa: E402
 from audit.views import decisions  # noqa: E402
@@ -122,7 +123,8 @@ def main() -> None:
             wall = time.perf_counter() - t0
             score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED)}, "exact", run=exact_run)
             stats = row["summary"]["judge"]
-            n_lines = write_judge_log(get_task("chimera"), list(decisions(db, run)), args.out)
+            n_lines = write_judge_log(get_task("chimera"), list(decisions(db, run)), args.out,
+                                      OutputRule(db=args.db, inputs=(GOLD, PRED), force=True))
             values: dict[str, int] = {}
             for d in decisions(db, run):
                 for order in ("pred_gold", "gold_pred"):

@@ -14,6 +14,7 @@ from sqlite_utils import Database
 
 from audit.demo import DATA, bundled_files
 from audit.errors import AuditError
+from audit.output_paths import write_new_file
 from audit.runs import execute_run, plan_run
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
@@ -40,8 +41,8 @@ class Source:
         if self.path is not None:
             return self.path
         folder.mkdir(parents=True, exist_ok=True)
-        for fname, data in self.files:
-            (folder / Path(fname).name).write_bytes(data)
+        for fname, data in self.files:  # two uploads of one name: the last wins, as a folder copy would
+            write_new_file(folder / Path(fname).name, data, replace=True)
         return folder if as_folder else folder / Path(self.files[0][0]).name
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
+from audit.output_paths import write_new_file
 from audit.reviews_io import import_reviews
 from scoring.errors import InputError
 from ui import auth
@@ -19,8 +20,8 @@ def import_uploaded_reviews(conn: Database, run: object, name: str, data: bytes)
     if why := auth.refused("import_reviews"):
         return False, f"Nothing was imported. {why}"
     path = Path(tempfile.mkdtemp(prefix="rejudge-reviews-")) / Path(name).name
-    path.write_bytes(data)
     try:
+        write_new_file(path, data)  # a full disk: "Nothing was imported. ... disk full"
         res = import_reviews(conn, run, path)
         local = (f" {res['stored_as_local']} signed-in identities in the file were stored as unverified local names."
                  if res.get("stored_as_local") else "")

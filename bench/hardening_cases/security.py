@@ -39,7 +39,9 @@ def _score_and_export(work: Path, db: Path, judge: str, env: dict[str, str] | No
     if status != 0:
         return status, err
     for fmt, name in (("json", "export.json"), ("judgelog", "export.jsonl")):
-        status, more = _cli(["export", "--db", str(db), "--run", "r", "--format", fmt, "--out", str(work / name)])
+        # every case exports into the same file: each replaces the one before (issue 34: only with --force)
+        status, more = _cli(["export", "--db", str(db), "--run", "r", "--format", fmt, "--out", str(work / name),
+                             "--force"])
         err += more
         if status != 0:
             return status, err

@@ -135,6 +135,8 @@ def test_the_cli_round_trip_and_its_errors(server: JudgeServer, tmp_path: Path,
     assert server.requests == 0
     capsys.readouterr()
     assert main(["--db", db, "judge-batch", "export", *common[:-1], "exact", "--out", str(req)]) == 2
+    assert "the file exists" in capsys.readouterr().err  # requests.jsonl is never replaced without --force
+    assert main(["--db", db, "judge-batch", "export", *common[:-1], "exact", "--out", str(req), "--force"]) == 2
     assert "needs an LLM judge" in capsys.readouterr().err
     assert main(["--db", db, "judge-batch", "import", *common]) == 2
     assert "needs the results file" in capsys.readouterr().err
