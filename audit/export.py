@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import unicodedata
 from datetime import UTC, datetime
 
 from sqlite_utils import Database
@@ -23,7 +25,8 @@ from audit.errors import AuditError
 from audit.views import RunRef, RunView, as_view
 
 FORMATS = ("json", "csv", "latex", "judgelog")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+_FORMULA_START = frozenset("=+-@\t\r\n")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 def rejudge_version() -> str:
@@ -111,9 +114,22 @@ def public_identity(identity: dict) -> dict:
 
 
 def csv_cell(value: object) -> object:
-    """A value safe in a spreadsheet: text starting with = + - @ TAB CR LF gets a leading quote."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
+    """A value safe in a spreadsheet (OWASP "CSV injection"): text a spreadsheet could read as a formula gets a
+    leading quote. That is text whose first character is = + - @ TAB CR LF, also behind leading blanks or invisible
+    format characters (a spreadsheet trims them) and in their full-width or other compatibility forms (`＝`, `﹢`:
+    NFKC-normalised to decide). Numbers are data: int and float cells pass, and so does text that is exactly a
+    plain decimal number (`-0.16`, `+3`, `1e-5`), which a spreadsheet reads as that number and never runs.
+
+    >>> [csv_cell(v) for v in ("=1+1", " =1+1", "\uff1dcmd", "\u200b@x", "-0.16", -0.16, "a=b", "-1+1")]
+    ["'=1+1", "' =1+1", "'\uff1dcmd", "'\u200b@x", '-0.16', -0.16, 'a=b', "'-1+1"]
+    """
+    if not isinstance(value, str) or _PLAIN_NUMBER.fullmatch(value):
+        return value
+    for c in value:
+        if unicodedata.normalize("NFKC", c)[:1] in _FORMULA_START:
+            return "'" + value
+        if not (c.isspace() or unicodedata.category(c) == "Cf"):
+            break
     return value
 
 
