@@ -161,12 +161,21 @@ def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
 _TEX = str.maketrans({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
                       "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                       "\n": " ", "\r": " ", "\t": " ", "<": r"\textless{}", ">": r"\textgreater{}",
-                      "|": r"\textbar{}"})
+                      "|": r"\textbar{}", "[": "{[}", "]": "{]}"})
 
 
 def tex(s: object) -> str:
-    """Text as LaTeX that typesets literally (no command, no comment, no line break survives)."""
-    return "".join(c for c in str(s) if c.isprintable() or c in "\n\r\t").translate(_TEX)
+    r"""Text as LaTeX that typesets literally: no command (`\input`, `\write18`, `\url` lose their backslash), no
+    comment, no unbalanced brace, no line break survives, and nothing a preceding `\\` would read as its argument
+    (`[...]`, a leading `*`). The one LaTeX escaping of the product: every text cell, caption and label part.
+
+    >>> tex(r"\input{x} [1cm] 5%")
+    '\\textbackslash{}input\\{x\\} {[}1cm{]} 5\\%'
+    >>> tex("*a")
+    '{}*a'
+    """
+    out = "".join(c for c in str(s) if c.isprintable() or c in "\n\r\t").translate(_TEX)
+    return "{}" + out if out.startswith("*") else out
 
 
 def _kappa_note(agr: dict) -> str:
@@ -248,7 +257,7 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
     task = view.task
     orig, aud = task.metric_rows(data["original"]), task.metric_rows(data["audited"])
     rc = data["reviews"]
-    label = "tab:rejudge-" + "".join(c if c.isalnum() else "-" for c in data["run"])[:60]
+    label = "tab:rejudge-" + "".join(c if c.isascii() and c.isalnum() else "-" for c in data["run"])[:60]
     caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}; "
                f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled (effective labels: "
                f"{tex(view.policy)} policy); {_kappa_note(data['agreement'])}.")
