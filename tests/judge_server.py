@@ -296,6 +296,18 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002, ARG002 - silence the access log
         return
 
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError:  # a client that hung up on a huge or dripping reply (as it should)
+            self.close_connection = True
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+
     def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, *, count: bool = True) -> None:
         if self.judge_server.drip and count:
             self._drip(status, payload, headers or {})
