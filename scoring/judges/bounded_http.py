@@ -155,6 +155,11 @@ def _same_host(a: httpx2.URL, b: httpx2.URL) -> bool:
     return ha == hb and (pa == pb or (sa, sb) == ("http", "https") and pb == 443)
 
 
+POOL_LIMITS = {"max_connections": 1000, "max_keepalive_connections": 100, "keepalive_expiry": 5.0}
+"""The openai client's own connection limits (httpcore's default of 10 connections would make requests beyond the
+tenth in flight wait for a connection, and time out, at a higher concurrency)."""
+
+
 class BoundedTransport(httpx2.BaseTransport):
     """An `httpx2` transport with a total `deadline` (seconds) per request and a reply cap of `max_bytes`, that
     refuses a redirect to another host. Proxies come from the environment (`HTTPS_PROXY`, `NO_PROXY`...), as the
@@ -174,10 +179,9 @@ class BoundedTransport(httpx2.BaseTransport):
             proxy = None
         with self._lock:
             if proxy not in self._pools:
-                backend = _DeadlineBackend()
-                self._pools[proxy] = (httpcore2.HTTPProxy(proxy_url=proxy, ssl_context=self._ssl,
-                                                          network_backend=backend) if proxy
-                                      else httpcore2.ConnectionPool(ssl_context=self._ssl, network_backend=backend))
+                kw = {"ssl_context": self._ssl, "network_backend": _DeadlineBackend(), **POOL_LIMITS}
+                self._pools[proxy] = (httpcore2.HTTPProxy(proxy_url=proxy, **kw) if proxy
+                                      else httpcore2.ConnectionPool(**kw))
             return self._pools[proxy]
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:

@@ -13,7 +13,7 @@ from scoring.judges.answer import MISSING, REQUEST_FAILED, YES
 from scoring.judges.bounded_http import ENV_MAX_REPLY_BYTES
 from scoring.judges.openai_compat import ENV_TIMEOUT, OpenAIJudge, served_models
 from tests.judge_server import JudgeServer
-from tests.judges.test_llm_judge import KEY, make_judge, q
+from tests.judges.test_llm_judge import KEY, make_judge, q, queries
 
 
 def test_a_server_that_drips_one_byte_at_a_time_is_cut_off_at_the_deadline() -> None:
@@ -83,3 +83,11 @@ def test_the_model_probe_goes_through_the_same_client() -> None:
     with JudgeServer(models=["m"], api_key=KEY) as srv:
         assert served_models(srv.base_url, KEY) == ["m"]
         assert served_models(srv.base_url, "wrong") == []
+
+
+def test_many_requests_in_flight_do_not_wait_for_a_connection_past_their_deadline() -> None:
+    # 30 at once, each answered after 0.8 s, deadline 1.5 s: with httpcore's default pool of 10 connections the
+    # last 20 waited for a connection and timed out.
+    with JudgeServer(delay=0.8) as srv:
+        answers = make_judge(srv, concurrency=30, timeout=1.5, max_retries=0).ask_many(queries(30))
+    assert [a.value for a in answers].count(MISSING) == 0
