@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import unicodedata
 from datetime import UTC, datetime
 
 from sqlite_utils import Database
@@ -23,7 +25,8 @@ from audit.errors import AuditError
 from audit.views import RunRef, RunView, as_view
 
 FORMATS = ("json", "csv", "latex", "judgelog")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+_FORMULA_START = frozenset("=+-@\t\r\n")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 def rejudge_version() -> str:
@@ -111,9 +114,22 @@ def public_identity(identity: dict) -> dict:
 
 
 def csv_cell(value: object) -> object:
-    """A value safe in a spreadsheet: text starting with = + - @ TAB CR LF gets a leading quote."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
+    """A value safe in a spreadsheet (OWASP "CSV injection"): text a spreadsheet could read as a formula gets a
+    leading quote. That is text whose first character is = + - @ TAB CR LF, also behind leading blanks or invisible
+    format characters (a spreadsheet trims them) and in their full-width or other compatibility forms (`＝`, `﹢`:
+    NFKC-normalised to decide). Numbers are data: int and float cells pass, and so does text that is exactly a
+    plain decimal number (`-0.16`, `+3`, `1e-5`), which a spreadsheet reads as that number and never runs.
+
+    >>> [csv_cell(v) for v in ("=1+1", " =1+1", "\uff1dcmd", "\u200b@x", "-0.16", -0.16, "a=b", "-1+1")]
+    ["'=1+1", "' =1+1", "'\uff1dcmd", "'\u200b@x", '-0.16', -0.16, 'a=b', "'-1+1"]
+    """
+    if not isinstance(value, str) or _PLAIN_NUMBER.fullmatch(value):
+        return value
+    for c in value:
+        if unicodedata.normalize("NFKC", c)[:1] in _FORMULA_START:
+            return "'" + value
+        if not (c.isspace() or unicodedata.category(c) == "Cf"):
+            break
     return value
 
 
@@ -145,12 +161,21 @@ def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
 _TEX = str.maketrans({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
                       "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                       "\n": " ", "\r": " ", "\t": " ", "<": r"\textless{}", ">": r"\textgreater{}",
-                      "|": r"\textbar{}"})
+                      "|": r"\textbar{}", "[": "{[}", "]": "{]}"})
 
 
 def tex(s: object) -> str:
-    """Text as LaTeX that typesets literally (no command, no comment, no line break survives)."""
-    return "".join(c for c in str(s) if c.isprintable() or c in "\n\r\t").translate(_TEX)
+    r"""Text as LaTeX that typesets literally: no command (`\input`, `\write18`, `\url` lose their backslash), no
+    comment, no unbalanced brace, no line break survives, and nothing a preceding `\\` would read as its argument
+    (`[...]`, a leading `*`). The one LaTeX escaping of the product: every text cell, caption and label part.
+
+    >>> tex(r"\input{x} [1cm] 5%")
+    '\\textbackslash{}input\\{x\\} {[}1cm{]} 5\\%'
+    >>> tex("*a")
+    '{}*a'
+    """
+    out = "".join(c for c in str(s) if c.isprintable() or c in "\n\r\t").translate(_TEX)
+    return "{}" + out if out.startswith("*") else out
 
 
 def _kappa_note(agr: dict) -> str:
@@ -232,7 +257,7 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
     task = view.task
     orig, aud = task.metric_rows(data["original"]), task.metric_rows(data["audited"])
     rc = data["reviews"]
-    label = "tab:rejudge-" + "".join(c if c.isalnum() else "-" for c in data["run"])[:60]
+    label = "tab:rejudge-" + "".join(c if c.isascii() and c.isalnum() else "-" for c in data["run"])[:60]
     caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}; "
                f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled (effective labels: "
                f"{tex(view.policy)} policy); {_kappa_note(data['agreement'])}.")

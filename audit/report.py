@@ -6,13 +6,16 @@ coverage, 4 agreement with the human-human ceiling, 5 the family's own panel (ch
 never by its name), 6 provenance. Figures come from `audit.figures`, the builders the dashboard pages use.
 
 Safety: the file loads nothing (Vega, Vega-Lite and vega-embed are inlined; a Content-Security-Policy refuses every
-request), every text from the data goes through `html.escape`, and the data embedded for the charts (and for a
-reader or test to parse back: `<script type="application/json" id="rejudge-data">`) has `<`, `>` and `&` written as
-JSON escapes, so no text from the data can close the script element.
+request and runs only the report's own two scripts, by hash), every text from the data goes through `html.escape`,
+and the data embedded for the charts (and for a reader or test to parse back: `<script type="application/json"
+id="rejudge-data">`) has `<`, `>` and `&` written as JSON escapes, so no text from the data can close the script
+element.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import math
@@ -661,9 +664,18 @@ figure{margin:12px 0 20px}figcaption{color:#475569;font-size:.85rem;margin-top:4
 .figs{display:flex;flex-wrap:wrap;gap:24px 40px}
 """
 
-CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
-       "img-src data: blob:; font-src data:")
-"""Nothing is fetched: the page works offline, and injected markup (had any escaped the escaping) could load nothing."""
+def script_hash(script: str) -> str:
+    """The CSP source that allows exactly this inline script: `'sha256-<base64 of its UTF-8 digest>'`."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(*scripts: str) -> str:
+    """The report's Content-Security-Policy: nothing is fetched (the page works offline), and the only scripts that
+    run are the report's own, allowed by their hashes; no 'unsafe-inline' for script, so an inline `<script>` or
+    event handler that escaped the escaping would not run either. 'unsafe-eval' stays: Vega compiles its
+    expressions with `new Function`. Styles may be inline (Vega sets them on the charts it draws)."""
+    return (f"default-src 'none'; script-src {' '.join(script_hash(x) for x in scripts)} 'unsafe-eval'; "
+            "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; base-uri 'none'; form-action 'none'")
 
 RENDER = """
 const payload = JSON.parse(document.getElementById("DATA_ID").textContent);
@@ -693,8 +705,9 @@ def report_html(report: Report) -> str:
         parts.append("</section>")
     payload = {"run": report.run, "export": report.data, "figures": {f.name: f.spec for f in report.figures}}
     bundle = javascript_bundle().replace("</script", "<\\/script")
+    csp = content_security_policy(bundle, RENDER)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             f"<title>Audit report: {esc(report.run)}</title><style>{CSS}</style></head><body><main>"
             + "\n".join(parts)
             + f'</main><script type="application/json" id="{DATA_ELEMENT_ID}">{script_json(payload)}</script>'

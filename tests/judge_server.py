@@ -28,6 +28,7 @@ import re
 import socket
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,6 +64,10 @@ def equal_spans_json(prompt: str) -> str:
                        "answer": "yes" if same else "no"})
 
 
+PAD_MARK = "@@pad@@"
+"""Where `pad_reply` padding goes in a reply (written in pieces, never built whole)."""
+
+
 class JudgeServer:
     """A scripted `/v1/chat/completions` endpoint; see the module docstring.
 
@@ -93,6 +98,13 @@ class JudgeServer:
             echoes it back), to check that clients keep keys out of the answers they store.
         basic_auth: (user, password) every request (chat, `/props`, `/models`) must carry as Basic auth, else 401.
         root: the path the OpenAI-compatible routes live under (default `/v1`; e.g. `/v1/key-3f9a…`).
+        drip: seconds between the bytes of every chat reply, headers included (a server that answers at one byte
+            a second: each read arrives in time, the request never ends).
+        pad_reply: bytes of padding added to every chat reply's answer text (a huge reply, sent without a
+            `Content-Length`: read to the end of the connection).
+        gzip_reply: every chat reply is gzip-compressed (`Content-Encoding: gzip`), e.g. a padded one: a bomb.
+        redirect_to: every chat request is answered `307` with `Location: redirect_to` + the request's path (a
+            judge behind a redirect, e.g. to another host).
     """
 
     def __init__(self, script: Script | None = None, *, delay: float | Callable[[str], float] = 0.0,
@@ -102,7 +114,12 @@ class JudgeServer:
                  die_after: int | None = None, always_status: int | None = None, usage_value: object = None,
                  model_name: str | None = None, models: list[str] | None = None, port: int = 0,
                  echo_auth_in_reply: bool = False, basic_auth: tuple[str, str] | None = None,
-                 root: str = "/v1") -> None:
+                 root: str = "/v1", drip: float = 0.0, pad_reply: int = 0, gzip_reply: bool = False,
+                 redirect_to: str | None = None) -> None:
+        self.drip = drip
+        self.pad_reply = pad_reply
+        self.gzip_reply = gzip_reply
+        self.redirect_to = redirect_to
         self.script = script
         self.delay = delay
         self.rate_limit_first = rate_limit_first
@@ -124,6 +141,8 @@ class JudgeServer:
         self.basic_auth = basic_auth
         self.root = "/" + root.strip("/")
         self.props_auth: list[str] = []
+        self.bytes_sent = 0
+        """Bytes of padded replies written (`pad_reply`): what a client took before hanging up."""
         self.dead = threading.Event()
         self.lock = threading.Lock()
         self.requests = 0
@@ -277,17 +296,69 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002, ARG002 - silence the access log
         return
 
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError:  # a client that hung up on a huge or dripping reply (as it should)
+            self.close_connection = True
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+
     def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, *, count: bool = True) -> None:
+        if self.judge_server.drip and count:
+            self._drip(status, payload, headers or {})
+            return
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
+        if self.judge_server.pad_reply and count:  # no length announced: the client learns the size by reading
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(payload)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(payload)
+        if self.judge_server.pad_reply and count:
+            self._write_padded(payload)
+        else:
+            self.wfile.write(payload)
         if count:  # chat requests only: `GET /props` probes are in `props_auth`
             with self.judge_server.lock:
                 self.judge_server.status_counts[status] += 1
+
+    def _write_padded(self, payload: bytes) -> None:
+        """`payload` with `pad_reply` spaces in place of its `PAD_MARK`, written 64 KiB at a time (never held
+        whole), gzip-compressed on the way if `gzip_reply`; `bytes_sent` counts what the client took."""
+        srv = self.judge_server
+        head, _, tail = payload.partition(PAD_MARK.encode())
+        packer = zlib.compressobj(wbits=16 + zlib.MAX_WBITS) if srv.gzip_reply else None
+        pieces = [head, *[b" " * 65536] * (srv.pad_reply // 65536), b" " * (srv.pad_reply % 65536), tail]
+        try:
+            for piece in pieces:
+                data = packer.compress(piece) if packer else piece
+                self.wfile.write(data)
+                with srv.lock:
+                    srv.bytes_sent += len(data)
+            if packer:
+                self.wfile.write(packer.flush())
+        except OSError:  # the client stopped reading
+            pass
+
+    def _drip(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
+        head = f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        self.close_connection = True
+        try:
+            for byte in head.encode() + payload:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(self.judge_server.drip)
+        except OSError:  # the client gave up
+            pass
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None, *, count: bool = True) -> None:
         self._send(status, json.dumps({"error": {"message": message, "type": "test", "code": status}}).encode(),
@@ -333,6 +404,9 @@ class _Handler(BaseHTTPRequestHandler):
         if srv.dead.is_set():
             self.close_connection = True
             return
+        if srv.redirect_to is not None:
+            self._send(307, b"", {"Location": srv.redirect_to.rstrip("/") + self.path})
+            return
         n, hold = srv._admit(body, prompt, auth)
         try:
             if self._unauthorized(auth):
@@ -365,7 +439,11 @@ class _Handler(BaseHTTPRequestHandler):
             if n in srv.malformed_on:
                 self._send(200, b'{"id": "chatcmpl-broken", "choices": [')
                 return
-            payload = json.dumps(srv._completion(body, prompt, auth)).encode()
+            completion = srv._completion(body, prompt, auth)
+            if srv.pad_reply:
+                completion["choices"][0]["message"]["content"] += PAD_MARK
+            payload = json.dumps(completion).encode()
+            extra = {"Content-Encoding": "gzip"} if srv.gzip_reply else {}
             with srv.lock:
                 if srv.dead.is_set():
                     self.close_connection = True
@@ -373,7 +451,7 @@ class _Handler(BaseHTTPRequestHandler):
                 srv.answered += 1
                 srv.prompts_answered[prompt] += 1
                 dies = srv.die_after is not None and srv.answered >= srv.die_after
-            self._send(200, payload)
+            self._send(200, payload, extra)
             if dies:
                 self.close_connection = True
                 srv.die()

@@ -67,9 +67,26 @@ def visible_rows(rows: list[dict]) -> list[dict]:
     return [{k: visible(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
 
 
+_AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|@")
+_WJ = "\u2060"
+"""WORD JOINER: invisible, zero-width, no line break; it ends a URL scheme, `www` or an address's `@`."""
+
+
+def no_autolink(text: str) -> str:
+    """`text` with every place where Streamlit's Markdown would start a link by itself (GFM autolink literals:
+    `http://`, `https://`, `www.`, `mailto:`, `a@b.org`) broken by an invisible word joiner. Escaping does not
+    stop them: the autolink pass runs over the text after escapes are resolved.
+
+    >>> no_autolink("see http://x.org, WWW.y.org, a@b.org").replace("\u2060", "|")
+    'see http|://x.org, WWW|.y.org, a@|b.org'
+    """
+    return _AUTOLINK.sub(lambda m: m.group(0) + _WJ, text)
+
+
 def md_literal(text: object) -> str:
-    """`text` as a Markdown fragment that renders literally (safe to embed in our own Markdown)."""
-    return _PUNCT.sub(r"\\\1", visible(text)).replace("\n", "  \n")
+    """`text` as a Markdown fragment that renders literally (safe to embed in our own Markdown): no markup and
+    no link made from a URL or an address in it (`no_autolink`)."""
+    return _PUNCT.sub(r"\\\1", no_autolink(visible(text))).replace("\n", "  \n")
 
 
 def show_text(text: object, kind: str = "text") -> None:

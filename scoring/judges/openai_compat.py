@@ -12,8 +12,11 @@ a `schema` (llama-cpp-python's server; the default for a local URL).
 See docs/judges.md for the user-facing description.
 
 - Configuration: `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `REJUDGE_JUDGE_JSON_DIALECT` (or constructor arguments);
-  run-time knobs that do not change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT`,
-  `REJUDGE_JUDGE_MAX_RETRIES` and `REJUDGE_JUDGE_BACKOFF`. The key is sent as a bearer token and kept nowhere
+  run-time knobs that do not change answers come from `REJUDGE_JUDGE_CONCURRENCY`, `REJUDGE_JUDGE_TIMEOUT` (the
+  total deadline of a request), `REJUDGE_JUDGE_MAX_REPLY_BYTES` (the reply size limit), `REJUDGE_JUDGE_MAX_RETRIES`
+  and `REJUDGE_JUDGE_BACKOFF`. Every request, probes included, goes through `scoring.judges.bounded_http` (those
+  two limits; a redirect to another host is refused and stops the job).
+  The key is sent as a bearer token and kept nowhere
   else: not in `identity()`, not in cache keys, not in failure messages, not in stored replies; credentials in
   the URL (user info, query, a key in the path) and any `Authorization` value a server echoes are redacted from
   everything recorded (`scoring.judges.redact`).
@@ -53,6 +56,13 @@ import openai
 from scoring.errors import InputError, JudgeSpecError, parse_json
 from scoring.jsonl import check_file
 from scoring.judges.answer import CANCELLED, INVALID, MISSING, NOT_SENT, REQUEST_FAILED, Answer, token_count
+from scoring.judges.bounded_http import (
+    DEFAULT_MAX_REPLY_BYTES,
+    ENV_MAX_REPLY_BYTES,
+    ReplyRefused,
+    bounded_client,
+    bounded_get,
+)
 from scoring.judges.prompts import PromptTemplate
 from scoring.judges.question import Question
 from scoring.judges.redact import redact_secrets, redact_url, url_secrets
@@ -74,7 +84,8 @@ CIRCUIT_FAILURES = 5
 a server that answers every request with an error (the circuit breaker). With more requests in flight than that,
 `concurrency + 2`, so that one burst of simultaneous errors is not enough."""
 DEFAULT_TIMEOUT = 60.0
-"""Seconds per request (connect + read); a long abstract with a 400-token answer takes a few seconds."""
+"""The deadline of a request in seconds, start to last byte (connect, send, headers and body together, not per
+read); a long abstract with a 400-token answer takes a few seconds."""
 DEFAULT_MAX_RETRIES = 6
 DEFAULT_BACKOFF = 1.0
 """Base delay in seconds: retry k waits a random time in [b * 2**k / 2, b * 2**k], capped at MAX_BACKOFF."""
@@ -252,8 +263,6 @@ def probe_headers(base_url: str, api_key: str | None) -> dict[str, str]:
 def server_slots(base_url: str, timeout: float = 1.0, api_key: str | None = None) -> int | None:
     """Parallel slots a llama.cpp-style server reports (`GET /props` -> `total_slots`), or None. Asked with the
     credentials and query the chat requests carry (`probe_headers`), so a server behind a key answers it too."""
-    import urllib.request
-
     headers = probe_headers(base_url, api_key)
     root = _endpoint_root(base_url)
     root = root[:-3] if root.endswith("/v1") else root
@@ -262,11 +271,10 @@ def server_slots(base_url: str, timeout: float = 1.0, api_key: str | None = None
     except ValueError:
         return None
     for path in ("/props", "/v1/props"):
-        request = urllib.request.Request(root + path + (f"?{query}" if query else ""), headers=headers)
+        raw = bounded_get(root + path + (f"?{query}" if query else ""), headers, timeout, 65536)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as r:  # noqa: S310 (the user's endpoint)
-                data = json.loads(r.read(65536))
-        except Exception:  # noqa: BLE001 - an endpoint without the route: no information
+            data = json.loads(raw) if raw is not None else None
+        except ValueError:
             continue
         slots = data.get("total_slots") if isinstance(data, dict) else None
         if isinstance(slots, int) and slots > 0:
@@ -277,20 +285,17 @@ def server_slots(base_url: str, timeout: float = 1.0, api_key: str | None = None
 def served_models(base_url: str | None = None, api_key: str | None = None, timeout: float = 2.0) -> list[str]:
     """The model names an endpoint serves (`GET {base_url}/models`, with the credentials requests carry), [] when
     it does not say. A llama.cpp or vLLM server lists the one model it serves: the name a run should carry."""
-    import urllib.request
-
     url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).strip()
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
     try:
         query = urlsplit(url).query
     except ValueError:
         return []
-    request = urllib.request.Request(_endpoint_root(url) + "/models" + (f"?{query}" if query else ""),
-                                     headers=probe_headers(url, key))
+    raw = bounded_get(_endpoint_root(url) + "/models" + (f"?{query}" if query else ""), probe_headers(url, key),
+                      timeout, 1 << 20)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as r:  # noqa: S310 (the user's endpoint)
-            data = json.loads(r.read(1 << 20))
-    except Exception:  # noqa: BLE001 - an endpoint without the route, or down: no information
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:  # an endpoint without the route, or down: no information
         return []
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
@@ -325,7 +330,10 @@ class OpenAIJudge(Judge):
             without a key gets a placeholder.
         concurrency: requests in flight at once (default `$REJUDGE_JUDGE_CONCURRENCY`, else what the endpoint
             can serve: `default_concurrency`).
-        timeout: seconds per request (default `$REJUDGE_JUDGE_TIMEOUT`, else 60).
+        timeout: the deadline of each request in seconds, start to last byte (default `$REJUDGE_JUDGE_TIMEOUT`,
+            else 60).
+        max_reply_bytes: the largest reply read (default `$REJUDGE_JUDGE_MAX_REPLY_BYTES`, else 4 MiB); a
+            larger one is a failed request, and is never held in memory.
         max_retries: retries per query after the first attempt (default `$REJUDGE_JUDGE_MAX_RETRIES`, else 6).
         backoff: base of the exponential backoff in seconds (default `$REJUDGE_JUDGE_BACKOFF`, else 1).
         temperature: sampling temperature (0, as the paper).
@@ -344,7 +352,7 @@ class OpenAIJudge(Judge):
                  concurrency: int | None = None, timeout: float | None = None, max_retries: int | None = None,
                  backoff: float | None = None, temperature: float = 0.0, max_tokens: int = 400,
                  prices: Mapping[str, tuple[float, float]] | None = None, answer_mode: str = TEXT,
-                 dialect: str | None = None) -> None:
+                 dialect: str | None = None, max_reply_bytes: int | None = None) -> None:
         model = model.strip()
         if answer_mode not in (TEXT, JSON):
             raise JudgeSpecError(f"answer_mode must be {TEXT!r} or {JSON!r}, got {answer_mode!r}")
@@ -376,8 +384,12 @@ class OpenAIJudge(Judge):
         self.max_retries = int(max_retries if max_retries is not None
                                else _env_number(ENV_MAX_RETRIES, DEFAULT_MAX_RETRIES, int, 0))
         self.backoff = float(backoff if backoff is not None else _env_number(ENV_BACKOFF, DEFAULT_BACKOFF, float, 0))
-        if self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
-            raise JudgeSpecError("openai judge: concurrency >= 1, timeout > 0, max_retries >= 0 and backoff >= 0")
+        self.max_reply_bytes = int(max_reply_bytes if max_reply_bytes is not None
+                                   else _env_number(ENV_MAX_REPLY_BYTES, DEFAULT_MAX_REPLY_BYTES, int, 1024))
+        if self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0 \
+                or self.max_reply_bytes < 1024:
+            raise JudgeSpecError("openai judge: concurrency >= 1, timeout > 0, max_retries >= 0, backoff >= 0 and "
+                                 "max_reply_bytes >= 1024")
         self.temperature = float(temperature)
         self.max_tokens = int(max_tokens)
         self.prices = dict(prices) if prices is not None else load_prices()
@@ -387,7 +399,8 @@ class OpenAIJudge(Judge):
         # `default_query`: the client would otherwise glue the path onto it.
         root, _, query = self.base_url.partition("?")
         self._client = openai.OpenAI(api_key=key, base_url=root.rstrip("/"), max_retries=0, timeout=self.timeout,
-                                     default_query=dict(parse_qsl(query)) or None)
+                                     default_query=dict(parse_qsl(query)) or None,
+                                     http_client=bounded_client(self.timeout, self.max_reply_bytes))
         self._cancel = threading.Event()
         self._halt = threading.Event()
         """Set on cancel() or a fatal error: wakes every worker waiting to retry."""
@@ -418,7 +431,7 @@ class OpenAIJudge(Judge):
         template gives `prompt` and `prompt_hash`; several give `prompts` {name: hash} as well."""
         out = {"spec": self.spec, "model": self.model, "base_url": redact_url(self.base_url),
                "params": self.params, "answer_mode": self.answer_mode, "concurrency": self.concurrency,
-               "timeout": self.timeout, "max_retries": self.max_retries,
+               "timeout": self.timeout, "max_reply_bytes": self.max_reply_bytes, "max_retries": self.max_retries,
                "price_usd_per_1m": list(p) if (p := model_price(self.model, self.prices)) else None}
         if self.answer_mode == JSON:
             out["dialect"] = self.dialect
@@ -643,7 +656,10 @@ class OpenAIJudge(Judge):
         try:
             completion = self._client.chat.completions.create(**body, timeout=self.timeout)
         except openai.APITimeoutError:
-            raise _Failure(f"timed out after {self.timeout:g} s", retryable=True) from None
+            raise _Failure(f"timed out: no complete reply within {self.timeout:g} s (the deadline per request, "
+                           f"{ENV_TIMEOUT})", retryable=True) from None
+        except ReplyRefused as e:
+            raise _Failure(self._redact(e.reason), retryable=False, fatal=e.fatal) from None
         except openai.APIConnectionError as e:
             cause = e.__cause__ or e.__context__
             raise _Failure(self._redact(f"connection error: {e}" + (f" ({_short(cause, 120)})" if cause else "")),

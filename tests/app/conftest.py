@@ -98,7 +98,8 @@ def table(at: AppTest, *columns: str):
 
 
 def plain(text: str) -> str:
-    """Markdown shown by `ui.text.show_text` without its backslash escapes (what the reader sees)."""
+    """Markdown shown by `ui.text.show_text` without its backslash escapes and the invisible word joiners that
+    keep an address from becoming a link (what the reader sees)."""
     import re
 
-    return re.sub(r"\\(.)", r"\1", text)
+    return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")

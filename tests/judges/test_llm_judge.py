@@ -317,7 +317,7 @@ def test_timeouts_are_retried_then_reported() -> None:
         judge = make_judge(srv, timeout=0.2, max_retries=1)
         slow, fast = judge.ask_many([q("slow", "slow"), q("fast", "fast")])
     assert fast.value == YES
-    assert slow.value == MISSING and slow.retries == 1 and "timed out after 0.2 s" in (slow.rationale or "")
+    assert slow.value == MISSING and slow.retries == 1 and "no complete reply within 0.2 s" in (slow.rationale or "")
 
 
 def test_unparseable_answers_are_invalid_with_their_raw_text() -> None:
