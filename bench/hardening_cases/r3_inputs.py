@@ -248,6 +248,107 @@ def _cli_cases(work: Path) -> list[Case2]:
     return out
 
 
+def _run_field(run: str, want: Callable[[dict], str | None]) -> Callable[[Path, Path, str], str | None]:
+    """Check of a documented behaviour: run `run` is stored and `want(row)` (its judge_spec, identity and summary
+    parsed) finds nothing wrong."""
+    def check(work: Path, db: Path, stderr: str) -> str | None:  # noqa: ARG001
+        with sqlite3.connect(db) as c:
+            row = c.execute("SELECT judge_spec, judge_identity, summary FROM runs WHERE name = ?", [run]).fetchone()
+        c.close()
+        if row is None:
+            return f"run {run!r} was not stored"
+        return want({"judge_spec": row[0], "identity": json.loads(row[1] or "{}"), "summary": json.loads(row[2])})
+    return check
+
+
+def _sidecar_claim(row: dict) -> str | None:
+    from scoring.judges.replay import SIDECAR_NOTE
+
+    if not row["judge_spec"].startswith("replay:"):
+        return f"the run's judge is {row['judge_spec']!r}, not the replay that answered"
+    if row["identity"].get("source_note") != SIDECAR_NOTE:
+        return "the sidecar's claim is shown without saying it is a claim"
+    return None
+
+
+def _one_invalid(row: dict) -> str | None:
+    judge = row["summary"].get("judge", {})
+    return None if judge.get("invalid") == 1 else f"judge stats {judge}: expected exactly one invalid answer"
+
+
+def _live_surrogate(gold: Path, pred: Path) -> Callable[[Path, Path], tuple[int, str]]:
+    """`score --judge openai:test-model` against a local server whose first reply holds a lone surrogate."""
+    def call(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
+        import contextlib
+        import os
+
+        from audit.cli import main
+        from tests.judge_server import JudgeServer
+
+        replies = iter(["<answer>yes</answer> \ud800"])
+        err = io.StringIO()
+        with JudgeServer(lambda _prompt: next(replies, "<answer>yes</answer>")) as srv:
+            saved = dict(os.environ)
+            os.environ.update({"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "sk-r3", "REJUDGE_JUDGE_BACKOFF":
+                               "0.001", "REJUDGE_JUDGE_CONCURRENCY": "1"})
+            try:
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    argv = [str(a).replace("{db}", str(db)) for a in chimera_argv(gold, pred, "openai:test-model")]
+                    status = main([*argv, "--run", "live-surrogate"])
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+        return status, err.getvalue()
+    return call
+
+
+BATCH_URL = "http://127.0.0.1:9/v1"
+"""The endpoint the batch case's cache keys name (nothing is sent to it)."""
+
+
+def _batch_results(d: Path, gold: Path, pred: Path, model: str) -> Path:
+    """A Batch API results file answering every exported request `yes`, each body naming `model`."""
+    import os
+
+    from audit.judge_batch import export_requests
+    from audit.store import open_db
+
+    saved = dict(os.environ)
+    os.environ.update({"OPENAI_BASE_URL": BATCH_URL, "OPENAI_API_KEY": "sk-r3"})
+    try:
+        req = d / "requests.jsonl"
+        export_requests(open_db(d / "export.db"), "chimera", {"gold": str(gold), "pred": str(pred)},
+                        "openai:test-model", req)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    lines = [json.loads(x) for x in req.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return _jsonl(d / "results.jsonl", [
+        {"custom_id": r["custom_id"], "error": None, "response": {"status_code": 200, "body": {
+            "model": model, "choices": [{"message": {"role": "assistant", "content": "<answer>yes</answer>"},
+                                         "finish_reason": "stop"}]}}} for r in lines])
+
+
+def _judge_cases(work: Path) -> list[Case2]:
+    group = "r3 inputs: judges"
+    d = work / "judges"
+    gold, pred = gold_csv(d / "gold.csv"), _pred(d / "pred.jsonl")
+    log = judge_log(d / "claimed.jsonl")
+    _write(d / "claimed.meta.json", json.dumps({"judge_spec": "openai:gpt-4o", "model": "gpt-4o"}))
+    results = _batch_results(d, gold, pred, "gpt-4o")
+    return [
+        Case2(group, "replay sidecar claiming openai:gpt-4o (documented: shown as the sidecar's claim)",
+              [*chimera_argv(gold, pred, f"replay:{log}"), "--run", "claimed"], expect="ok",
+              check=_run_field("claimed", _sidecar_claim)),
+        Case2(group, "judge-batch import of results answered by another model",
+              ["judge-batch", "import", "--db", "{db}", "--task", "chimera", "--gold", str(gold), "--pred", str(pred),
+               "--judge", "openai:test-model", str(results)], env={"OPENAI_BASE_URL": BATCH_URL,
+                                                                   "OPENAI_API_KEY": "sk-r3"}, watch=[results]),
+        Case2(group, "live reply with a lone surrogate (one invalid answer, the run completes)", None, expect="ok",
+              call=_live_surrogate(gold, pred), check=_run_field("live-surrogate", _one_invalid)),
+    ]
+
+
 def cases(work: Path, base_db: Path) -> list[Case2]:  # noqa: ARG001 (every case copies the base itself)
     return [*_chimera_gold_cases(work), *_log_cases(work), *_retrieval_cases(work), *_ideation_cases(work),
-            *_litx_cases(work), *_cli_cases(work)]
+            *_litx_cases(work), *_cli_cases(work), *_judge_cases(work)]
