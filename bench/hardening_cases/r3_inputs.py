@@ -349,6 +349,23 @@ def _judge_cases(work: Path) -> list[Case2]:
     ]
 
 
+def _form_cases(work: Path) -> list[Case2]:
+    """The dashboard's new-run form reads inputs with the same loaders: a gold CSV with a repeated column shows it
+    (round 2's form driver, `inputs._form`)."""
+    from bench.hardening_cases.inputs import _form
+
+    # the demo gold (the form's default predictions match it) with a second, empty readable_relations column
+    csv.field_size_limit(2**27)
+    with (ROOT / "data" / "chimera" / "eval.csv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([[*rows[0], "readable_relations"],
+                                                    *([*r, "{}"] for r in rows[1:] if r)])
+    gold = _write(work / "form" / "dup-rr.csv", buf.getvalue())
+    return [Case2("r3 inputs: new-run form", "gold CSV with two readable_relations columns", None,
+                  call=_form("chimera", "gold", gold), watch=[gold])]
+
+
 def cases(work: Path, base_db: Path) -> list[Case2]:  # noqa: ARG001 (every case copies the base itself)
     return [*_chimera_gold_cases(work), *_log_cases(work), *_retrieval_cases(work), *_ideation_cases(work),
-            *_litx_cases(work), *_cli_cases(work), *_judge_cases(work)]
+            *_litx_cases(work), *_cli_cases(work), *_judge_cases(work), *_form_cases(work)]
