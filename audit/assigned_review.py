@@ -154,8 +154,9 @@ def set_review_assignment(db: Database, run: str, reviewers: Sequence[str], *, m
     if not names or len(names) > MAX_REVIEWERS:
         raise AuditError(f"an assignment names from 1 to {MAX_REVIEWERS} reviewers (their e-mail addresses in team "
                          f"mode), got {len(names)}")
-    if isinstance(min_reviewers, bool) or not isinstance(min_reviewers, int) or min_reviewers < 1:
-        raise AuditError(f"min reviewers must be a whole number from 1, got {min_reviewers!r}")
+    if isinstance(min_reviewers, bool) or not isinstance(min_reviewers, int) or not 1 <= min_reviewers <= MAX_REVIEWERS:
+        raise AuditError(f"min reviewers must be a whole number from 1 to {MAX_REVIEWERS}, got "
+                         f"{str(min_reviewers)[:40]}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise AuditError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
     docs, universe = _universe(db, run, documents)

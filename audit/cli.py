@@ -76,6 +76,18 @@ def _decision_id(text: str) -> int:
     return value
 
 
+def _db_path(text: str) -> str:
+    """argparse type of --db: a file's path. An empty one would fall back to ./rejudge.db unseen, and `:memory:`
+    (SQLite's database that lives only while the command runs) would store a run nobody can open again."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give the database file's path (or leave --db out for "
+                                         "$REJUDGE_DB or ./rejudge.db)")
+    if text.strip() == ":memory:" or text.startswith("file:"):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a file: a database there would vanish with the "
+                                         "command; give a file's path")
+    return text
+
+
 def cmd_score(args: argparse.Namespace) -> None:
     """Score a run with a judge; store it with every decision; print its metrics as JSON (the run name on stderr).
 
@@ -424,7 +436,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The CLI's parser for this command line: only the families it names are imported (see
     `_requested_families`), so `--help`, `runs` or `review` load no family and `score chimera` loads CHIMERA alone."""
     p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
-    p.add_argument("--db", default=None, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+    p.add_argument("--db", default=None, type=_db_path, help="database path (default $REJUDGE_DB or ./rejudge.db)")
     sub = p.add_subparsers(dest="command", required=True)
 
     def add(name: str, fn: Callable[[argparse.Namespace], None]) -> argparse.ArgumentParser:
@@ -432,7 +444,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         summary = " ".join(doc.split("\n\n")[0].split())  # the whole first paragraph, never half a sentence
         sp = sub.add_parser(name, help=summary, description=doc,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-        sp.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+        sp.add_argument("--db", default=argparse.SUPPRESS, type=_db_path,
+                        help="database path (default $REJUDGE_DB or ./rejudge.db)")
         sp.set_defaults(fn=fn)
         return sp
 
@@ -448,7 +461,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             continue
         fam = TASKS[name]
         f = fams.add_parser(fam.name, help=fam.title, description=f"Score a {fam.title} run.")
-        f.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+        f.add_argument("--db", default=argparse.SUPPRESS, type=_db_path,
+                        help="database path (default $REJUDGE_DB or ./rejudge.db)")
         for spec in fam.inputs:
             f.add_argument(f"--{spec.name}", required=spec.required, metavar="DIR" if spec.folder else "PATH",
                            help=f"{spec.title}: {spec.help}")

@@ -37,6 +37,7 @@ from audit.store import SqliteAnswerCache
 from scoring.errors import InputError, JudgeSpecError, parse_json
 from scoring.jsonl import read_lines
 from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept, token_count
+from scoring.judges.openai_compat import same_model
 from scoring.judges.question import Question, answer_problem
 from scoring.judges.redact import public_text
 from scoring.judges.registry import JudgeOptions, kinds
@@ -149,6 +150,14 @@ def _reply(rec: Mapping) -> tuple[str, str | None, int, int] | str:
             token_count(usage.get("completion_tokens")))
 
 
+def _model_of(rec: Mapping) -> str | None:
+    """The `model` a result line's response body names (which model answered), or None when it names none."""
+    resp = rec.get("response")
+    body = resp.get("body") if isinstance(resp, Mapping) and "body" in resp else resp
+    model = body.get("model") if isinstance(body, Mapping) else None
+    return model if isinstance(model, str) and model else None
+
+
 def _error_text(err: object) -> str:
     """A result line's `error`, with its message: OpenAI's `{"code", "message"}`, vLLM's `ErrorResponse`
     (`{"object": "error", "message", "type", "code"}`, or the message nested in `{"error": {...}}`), or text.
@@ -220,6 +229,13 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
         reply = _reply(rec)  # type: ignore[arg-type] (a dict: it has a custom_id)
         if isinstance(reply, str):
             problem(lineno, cid, reply)
+            continue
+        answered = _model_of(rec)  # type: ignore[arg-type]
+        configured = getattr(judge, "model", None)
+        if answered is not None and isinstance(configured, str) and not same_model(answered, configured):
+            problem(lineno, cid, f"answered by model {answered[:80]!r}, not the judge's {configured!r}: not cached "
+                                 "(the run would name a model that did not answer; import it with "
+                                 f"--judge openai:{answered[:80]})")
             continue
         if cid in cached:
             already += 1

@@ -228,7 +228,11 @@ def _timestamp(value: str, path: str, line: int) -> str:
     if t is None or t.tzinfo is None:
         raise InputError(path, line, f"field 'created' must be an ISO-8601 date and time with a UTC offset, "
                                      f"like 2026-01-31T09:30:00+00:00; got {value[:40]!r}")
-    return t.astimezone(UTC).isoformat(timespec="microseconds")
+    try:
+        return t.astimezone(UTC).isoformat(timespec="microseconds")
+    except OverflowError:  # year 1 west of UTC, or 9999 east of it: no such time in UTC
+        raise InputError(path, line, f"field 'created' {value[:40]!r} is out of range (in UTC it falls before "
+                                     "year 1 or after 9999)") from None
 
 
 def _json_type(v: object) -> str:

@@ -53,7 +53,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import openai
 
-from scoring.errors import InputError, JudgeSpecError, parse_json
+from scoring.errors import InputError, JudgeSpecError, parse_json, text_problem
 from scoring.jsonl import check_file
 from scoring.judges.answer import CANCELLED, INVALID, MISSING, NOT_SENT, REQUEST_FAILED, Answer, token_count
 from scoring.judges.bounded_http import (
@@ -693,6 +693,10 @@ class OpenAIJudge(Judge):
         """The answer a reply gives to `query`, read by the parser of the form this judge asked (live replies and
         Batch API results alike). The reply text and rationale are stored (cache, decisions, judge logs): the key
         and any `Authorization` value a server echoed are redacted from both, after parsing."""
+        if raw and (problem := text_problem(raw)):  # a `\\ud800` escape: unstorable, so one invalid answer
+            raw = raw.encode("utf-8", "replace").decode("utf-8")
+            return Answer(INVALID, raw=self._redact(raw), rationale=f"unparseable: the reply {problem}",
+                          prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, retries=retries)
         parsed = self.form(query).parse(raw, truncated=finish_reason == "length")
         raw = self._redact(raw) if raw else raw
         if parsed.value != INVALID:
@@ -701,6 +705,20 @@ class OpenAIJudge(Judge):
                           completion_tokens=completion_tokens, retries=retries)
         return Answer(INVALID, raw=raw, rationale=self._redact(f"unparseable: {parsed.reason}"),
                       prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, retries=retries)
+
+
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4})$")
+
+
+def same_model(answered: str, configured: str) -> bool:
+    """Whether a reply's `model` is the configured one: the same name, or a dated snapshot of it (OpenAI answers
+    `gpt-4o-mini` with `gpt-4o-mini-2024-07-18`, `gpt-4` with `gpt-4-0613`).
+
+    >>> same_model("gpt-4o-mini-2024-07-18", "gpt-4o-mini"), same_model("gpt-4o", "gpt-4o-mini")
+    (True, False)
+    """
+    return answered == configured or (answered.startswith(configured)
+                                      and _SNAPSHOT.fullmatch(answered[len(configured):]) is not None)
 
 
 def _refused(cause: BaseException | None) -> bool:

@@ -13,9 +13,9 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from scoring.errors import InputError, JudgeSpecError
+from scoring.errors import InputError, JudgeSpecError, loads_strict, refused_line
 from scoring.jsonl import read_records
-from scoring.judges.answer import MISSING, Answer
+from scoring.judges.answer import INVALID, MISSING, Answer
 from scoring.judges.question import Question
 from scoring.judges.redact import public_field
 from scoring.judges.transport import LocalJudge
@@ -29,6 +29,8 @@ LogLineReader = Callable[[Mapping, str, int], tuple[tuple[str, ...], Answer]]
 
 SOURCE_FIELDS = ("judge_spec", "model", "prompt", "prompt_hash", "params", "dialect", "what")
 """What a replay judge's identity shows from the log's `.meta.json`: which judge, model and prompt answered."""
+SIDECAR_NOTE = "as the judge log's .meta.json says (not verified: the answers were replayed from the log)"
+"""Shown beside `source` in the identity: the sidecar is a claim of whoever wrote the log, not what answered."""
 
 
 class ReplayJudge(LocalJudge):
@@ -51,22 +53,31 @@ class ReplayJudge(LocalJudge):
 
     def _load_meta(self) -> None:
         meta = Path(self.path).with_suffix(".meta.json")
-        if not meta.is_file():
+        if not meta.exists():
             return
+        if not meta.is_file():
+            raise InputError(str(meta), None, "the judge log's metadata is not a file (a folder?); remove it or "
+                                              "write the JSON object that names the judge")
         size = meta.stat().st_size
         if size > MAX_META_BYTES:
             raise InputError(str(meta), None, f"the judge log's metadata is {size:,} bytes; at most "
                                               f"{MAX_META_BYTES // 1024} KiB are read (it names the judge, "
                                               "model and prompt: remove the rest, or the file)")
+        with meta.open("rb") as f:
+            raw = f.read(MAX_META_BYTES + 1)
         try:
-            with meta.open("rb") as f:
-                data = json.loads(f.read(MAX_META_BYTES + 1).decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-            raise InputError(str(meta), getattr(e, "lineno", None), "the judge log's metadata is not valid JSON") \
-                from None
-        except ValueError:  # Python refuses to read an integer of more than 4,300 digits
-            raise InputError(str(meta), None, "the judge log's metadata holds a number too long to read "
-                                              "(over 4,300 digits)") from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(str(meta), raw[:e.start].count(b"\n") + 1, "the judge log's metadata is not valid "
+                                                                         "JSON (not UTF-8 text)") from None
+        try:  # the input rules of every reader: no NaN or Infinity, no duplicate key, no over-long number
+            data = loads_strict(text)
+        except json.JSONDecodeError as e:
+            raise InputError(str(meta), e.lineno, f"the judge log's metadata is not valid JSON: {e.msg}") from None
+        except RecursionError:
+            raise InputError(str(meta), None, "the judge log's metadata is nested too deeply") from None
+        except ValueError as e:
+            raise InputError(str(meta), refused_line(text, e), f"the judge log's metadata: {e}") from None
         if not isinstance(data, dict):
             raise InputError(str(meta), None, "the judge log's metadata must be a JSON object")
         # Copied into the run's identity and every export: endpoints, paths and keys redacted, each field bounded.
@@ -84,11 +95,17 @@ class ReplayJudge(LocalJudge):
         self.file_hash = h.hexdigest()
         if not self.answers:
             raise InputError(self.path, None, "the judge log has no answers")
+        if all(a.value == INVALID for a in self.answers.values()):
+            first = next(iter(self.answers.values()))
+            raise InputError(self.path, None, f"none of the judge log's {len(self.answers):,} answers can be read "
+                                              f"(e.g. {str(first.raw)[:40]!r}; expected one of the question's answer "
+                                              "words): replayed, every decision would be 'invalid'")
 
     def identity(self) -> dict:
         out = {"spec": self.spec, "log_sha256": self.file_hash, "answers": len(self.answers)}
         if self.source is not None:
             out["source"] = self.source
+            out["source_note"] = SIDECAR_NOTE
         return out
 
     def answer(self, query: Question) -> Answer:

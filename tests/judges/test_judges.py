@@ -147,7 +147,7 @@ def test_every_kind_builds_from_its_module_with_the_users_options(tmp_path, monk
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     log = write_jsonl(tmp_path / "log.jsonl", [
-        {"paper_id": "d", "entity_type": "t", "span1": "a", "span2": "b", "answer": "yes"}])
+        {"paper_id": "d", "entity_type": "comb-element", "span1": "a", "span2": "b", "answer": "yes"}])
     args = {"exact": "", "fuzzy": "90", "embed": "0.8", "openai": "m", "openai-json": "m", "replay": str(log)}
     options = JudgeOptions(base_url="http://127.0.0.1:9/v1", api_key="sk-never-recorded", concurrency=3,
                            temperature=0.5)

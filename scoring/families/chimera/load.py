@@ -9,6 +9,7 @@ from pathlib import Path
 
 from scoring.errors import InputError, is_blank, parse_json, text_problem
 from scoring.families.chimera.model import (
+    CLASSES,
     ENTITIES_OF,
     ENTITY_TYPES,
     GOLD_COLUMNS,
@@ -22,6 +23,7 @@ from scoring.families.chimera.model import (
     normalise_name,
 )
 from scoring.jsonl import json_type, read_lines
+from scoring.limits import MAX_ID_CHARS, MAX_SPAN_CHARS
 
 
 def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tuple[int, dict[str, str]]]:
@@ -38,6 +40,10 @@ def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tup
     start = 1
     try:
         header = next(reader, [])
+        repeated = sorted({c for c in header if header.count(c) > 1})
+        if repeated:  # a dict of the row would keep the last column of a name and drop the others unseen
+            raise InputError(str(path), 1, f"column name(s) {', '.join(map(repr, repeated))} appear more than once "
+                                           "in the header; which column is meant? Rename or remove the copies")
         missing = [c for c in required if c not in header]
         if missing:
             raise InputError(str(path), 1, f"missing column(s) {', '.join(missing)}; {hint}")
@@ -57,10 +63,21 @@ def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tup
         raise InputError(str(path), reader.line_num, f"malformed CSV: {e}") from None
 
 
-def parse_relations(value: object, path: str, line: int, notes: list[str] | None = None) -> tuple[Relation, ...]:
+def span_problem(s: str) -> str | None:
+    """Why `s` cannot be a span (a lone surrogate, a NUL, over `MAX_SPAN_CHARS`), or None when it can."""
+    if "\x00" in s:
+        return f"contains a NUL character (at character {s.index(chr(0)) + 1})"
+    if len(s) > MAX_SPAN_CHARS:
+        return f"is {len(s):,} characters long; the limit is {MAX_SPAN_CHARS:,} (scoring.limits.MAX_SPAN_CHARS)"
+    return text_problem(s)
+
+
+def parse_relations(value: object, path: str, line: int, notes: list[str] | None = None, *,
+                    gold: bool = False) -> tuple[Relation, ...]:
     """Validate and normalise a `{relation_type: [{entity_type: [span, ...]}, ...]}` mapping.
 
-    A single relation given as a mapping instead of a one-item list is accepted (the LLM output shape).
+    In predictions a single relation given as a mapping instead of a one-item list is accepted (the LLM output
+    shape); gold (`gold=True`) must give the list.
     """
     if not isinstance(value, dict):
         raise InputError(path, line, f"relations must be a JSON object, got {json_type(value)}")
@@ -72,6 +89,9 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
                                          f"{', '.join(RELATION_TYPES)} (or analogy, blend)")
         if rtype != raw_type and notes is not None:
             notes.append(f"{path}:{line}: relation type {raw_type!r} read as {rtype!r}")
+        if isinstance(rels, dict) and gold:
+            raise InputError(path, line, f"relation {raw_type!r} is an object; gold relations are a list of "
+                                         "relations (write [{...}])")
         if isinstance(rels, dict):
             rels = [rels]
         if not isinstance(rels, list):
@@ -100,7 +120,7 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
                     if is_blank(s):
                         raise InputError(path, line, f"empty span in {raw_etype!r}" + (
                             "" if not s.strip() else " (only invisible characters such as zero-width spaces)"))
-                    problem = text_problem(s)
+                    problem = span_problem(s)
                     if problem:
                         raise InputError(path, line, f"span in {raw_etype!r} {problem}")
                     entities.append((etype, s))
@@ -120,9 +140,14 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
     docs: list[ChimeraDoc] = []
     seen: set[str] = set()
     for line, row in _csv_records(p, GOLD_COLUMNS, f"a CHIMERA gold CSV needs {', '.join(GOLD_COLUMNS)}"):
-        pid = (row.get("paper_id") or "").strip()
-        if not pid:
+        pid = row.get("paper_id") or ""
+        if not pid.strip():
             raise InputError(str(p), line, "empty paper_id")
+        if pid != pid.strip():
+            raise InputError(str(p), line, f"paper_id {pid!r} has spaces around it; predictions and judge logs name "
+                                           "it exactly, so remove them")
+        if len(pid) > MAX_ID_CHARS:
+            raise InputError(str(p), line, f"paper_id is {len(pid):,} characters long; the limit is {MAX_ID_CHARS:,}")
         if any(unicodedata.category(c)[0] == "C" for c in pid):
             raise InputError(str(p), line, f"paper_id {pid!r} contains control or invisible characters")
         if pid in seen:
@@ -130,7 +155,7 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
         seen.add(pid)
         text = row.get("text") or ""
         rr = parse_json(row.get("readable_relations") or "{}", str(p), line, "readable_relations")
-        gold = parse_relations(rr, str(p), line)
+        gold = parse_relations(rr, str(p), line, gold=True)
         spans: list[GoldSpan] = []
         if row.get("entities"):
             ents = parse_json(row["entities"], str(p), line, "entities")
@@ -144,10 +169,17 @@ def load_gold(path: str | Path) -> list[ChimeraDoc]:
                     spans.append(GoldSpan(normalise_name(str(e["tag"])), str(e["value"]), start, end))
                 except (KeyError, TypeError, ValueError):
                     raise InputError(str(p), line, "each entity needs start, end, tag and value") from None
-                problem = text_problem(spans[-1].value)
+                problem = span_problem(spans[-1].value)
                 if problem:
                     raise InputError(str(p), line, f"entity value {problem}")
-        docs.append(ChimeraDoc(pid, text, (row.get("document_class") or "").strip(), gold, tuple(spans), line))
+                if not 0 <= start <= end <= len(text):
+                    raise InputError(str(p), line, f"entity {spans[-1].value[:40]!r} at {start}..{end} lies outside "
+                                                   f"the text ({len(text):,} characters)")
+        doc_class = (row.get("document_class") or "").strip()
+        if doc_class and doc_class not in CLASSES:
+            raise InputError(str(p), line, f"unknown document_class {doc_class[:40]!r}; expected one of "
+                                           f"{', '.join(CLASSES)} (or leave it empty)")
+        docs.append(ChimeraDoc(pid, text, doc_class, gold, tuple(spans), line))
     if not docs:
         raise InputError(str(p), None, "no abstracts in the gold file")
     return docs

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from scoring.errors import InputError, text_problem
-from scoring.families.chimera.model import normalise_name
+from scoring.families.chimera.model import ENTITY_TYPES, normalise_name
 from scoring.families.chimera.prompts import CHIMERA_SPAN, SPAN_JSON, parse_span_answer
 from scoring.judges.answer import INVALID, NO, YES, Answer
 from scoring.judges.prompts import Parsed, PromptTemplate
@@ -99,5 +99,15 @@ def read_span_log_line(rec: Mapping, path: str, lineno: int,
 
 
 def read_log_line(rec: Mapping, path: str, lineno: int) -> tuple[tuple[str, ...], Answer]:
-    """A CHIMERA judge-log line; old entity-type spellings (analogy-src, ...) are read as the scorer's names."""
-    return read_span_log_line(rec, path, lineno, normalise_name)
+    """A CHIMERA judge-log line; old entity-type spellings (analogy-src, ...) are read as the scorer's names.
+
+    Raises:
+        InputError: as `read_span_log_line`, or an entity type CHIMERA does not have (a differently cased one
+            too: its answers would silently answer no question).
+    """
+    key, ans = read_span_log_line(rec, path, lineno, normalise_name)
+    if key[1] not in ENTITY_TYPES:
+        near = [t for t in ENTITY_TYPES if t.casefold() == key[1].strip().casefold()]
+        raise InputError(path, lineno, f"unknown entity type {rec['entity_type'][:40]!r}; expected one of "
+                                       f"{', '.join(ENTITY_TYPES)}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+    return key, ans

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scoring.families.ideation.model import CRITERIA
 from scoring.stats.agreement import krippendorff_alpha
 from scoring.stats.bootstrap import N_RESAMPLES, SEED, ratio_interval
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "ideation"
 SCORES_CSV = DATA / "si2024_ideation_scores.csv"
-CRITERIA = ("novelty", "feasibility", "effectiveness", "excitement", "overall")
 CONDITIONS = ("Human", "AI", "AI_Rerank")
 SCALE_NOTE = "Si et al. scores are on 1-10; mapped to 1-5 as s5 = 1 + 4 (s10 - 1) / 9 (linear)"
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError, is_blank
-from scoring.families.ideation.model import MAX_INPUT_BYTES, VERDICTS, Idea, Question, Rating, Verdict
+from scoring.families.ideation.model import CRITERIA, MAX_INPUT_BYTES, VERDICTS, Idea, Question, Rating, Verdict
 from scoring.jsonl import json_type, read_records
+from scoring.limits import MAX_ID_CHARS, MAX_SYSTEM_NAME_CHARS
 
 Pools = Mapping[str, Sequence[str]]
 
@@ -41,9 +42,16 @@ def _text(rec: Mapping, key: str, path: str, line: int, *, optional: bool = Fals
     return v
 
 
+SYSTEM_FIELDS = ("system", "first", "second")
+
+
 def _id(rec: Mapping, key: str, path: str, line: int) -> str:
     v = _text(rec, key, path, line)
     assert v is not None
+    limit = MAX_SYSTEM_NAME_CHARS if key in SYSTEM_FIELDS else MAX_ID_CHARS
+    if len(v.strip()) > limit:
+        raise InputError(path, line, f"field '{key}' is {len(v.strip()):,} characters long; the limit is {limit:,}"
+                                     " (scoring.limits)")
     return v.strip()
 
 
@@ -88,7 +96,13 @@ def _pool(pools: Pools, qid: str, path: str, line: int) -> Sequence[str]:
 
 
 def _criterion(rec: Mapping, path: str, line: int) -> str:
-    return _id(rec, "criterion", path, line)
+    """One of `CRITERIA`, exactly: another spelling would be a criterion of its own, its ratings matching none."""
+    c = _id(rec, "criterion", path, line)
+    if c not in CRITERIA:
+        near = [k for k in CRITERIA if k == c.casefold()]
+        raise InputError(path, line, f"unknown criterion {c[:40]!r}; expected one of {', '.join(CRITERIA)}"
+                                     + (f" (written {near[0]!r})" if near else ""))
+    return c
 
 
 def _rating(rec: Mapping, pools: Pools, path: str, line: int) -> Rating:
@@ -124,8 +138,9 @@ def _verdict(rec: Mapping, pools: Pools, path: str, line: int) -> Verdict:
         raise InputError(path, line, f"an idea cannot be compared with itself ({first!r} is first and second)")
     verdict = _text(rec, "verdict", path, line)
     assert verdict is not None
+    # Read in any case (documented): the four words are all a verdict can be, so `First` can only mean first.
     if verdict.strip().lower() not in VERDICTS:
-        raise InputError(path, line, f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+        raise InputError(path, line, f"verdict {verdict[:40]!r} is not one of {', '.join(VERDICTS)}")
     return Verdict(qid, criterion, first, second, verdict.strip().lower(),
                    _text(rec, "rationale", path, line, optional=True), _text(rec, "raw", path, line, optional=True),
                    line)

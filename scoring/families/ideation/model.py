@@ -19,6 +19,9 @@ SCORE_LABELS = ("1", "2", "3", "4", "5")
 WIN_A, WIN_B, WIN_TIE, SPLIT = "a", "b", "tie", "split"
 """Comparison labels in idea terms: left idea (a) won, right idea (b) won, tie; `split` = the two calls disagree."""
 MAX_INPUT_BYTES = 512 * 1024 * 1024
+CRITERIA = ("novelty", "feasibility", "effectiveness", "excitement", "overall")
+"""The criteria an idea is rated or compared on (the judge's three, and the human study's five), written in lower
+case: a file's criterion must be one of them exactly, so `Novelty` never becomes a criterion of its own."""
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,9 @@ class LitXBenchTask(FamilyBase):
         docs, warnings, missing = [], [], []
         for pid, gp in gold_files.items():
             graw = read_json(gp)
-            parse_paper(graw, pid, str(gp))
+            if not parse_paper(graw, pid, str(gp)).materials:
+                raise InputError(str(gp), None, "the gold paper has no output materials (a gold file lists what "
+                                                "the paper reports; leave a paper with nothing out of the gold folder)")
             if not isinstance(graw, list) and isinstance(graw, Mapping):
                 graw = graw.get("experiments", graw)
             praw: Any = []

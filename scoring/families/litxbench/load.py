@@ -22,6 +22,7 @@ from scoring.errors import InputError, loads_strict, number_problem, refused_lin
 from scoring.families.litxbench.elements import ATOMIC_MASS
 from scoring.families.litxbench.model import (
     ENUM_KINDS,
+    KIND_UNITS,
     MAX_INPUT_BYTES,
     MAX_JSON_DEPTH,
     MAX_TEXTS_BYTES,
@@ -46,7 +47,7 @@ from scoring.families.litxbench.model import (
     lattice_parameters,
     parse_qualified,
 )
-from scoring.families.litxbench.units import parse_unit
+from scoring.families.litxbench.units import compatible, parse_unit
 from scoring.jsonl import check_file, check_folder
 
 E = TypeVar("E", bound=Enum)
@@ -132,13 +133,21 @@ def _value(value: Any, path: str) -> Any:
     return value
 
 
+DIMENSIONS = {"temperature": "kelvin", "pressure": "pascal", "duration": "second"}
+"""A unit of the dimension each quantity field must have (a `phase_fraction` may be a fraction or a percentage)."""
+
+
 def _quantity(data: Any, path: str) -> Quantity | None:
     if data is None:
         return None
     d = _obj(data, path, "quantity")
     if "value" not in d or "unit" not in d:
         raise _Bad(path, "a quantity needs both 'value' and 'unit'")
-    return Quantity(_value(d["value"], f"{path}.value"), _unit(d["unit"], f"{path}.unit"))
+    unit = _unit(d["unit"], f"{path}.unit")
+    field = path.rsplit(".", 1)[-1]
+    if field in DIMENSIONS and not compatible(unit, parse_unit(DIMENSIONS[field])):
+        raise _Bad(f"{path}.unit", f"unit {d['unit']!r} is not a unit of {field} (like {DIMENSIONS[field]})")
+    return Quantity(_value(d["value"], f"{path}.value"), unit)
 
 
 # ---------------------------------------------------------------- compositions
@@ -265,6 +274,9 @@ def _measurement(d: Mapping, path: str, kind_mode: str, *, stat_path: str | None
         if key not in d:
             raise _Bad(path, f"a measurement needs {key!r}")
     kind, is_enum = _kind(d["kind"], f"{path}.kind", kind_mode)
+    unit = _unit(d["unit"], f"{path}.unit")
+    if kind in KIND_UNITS and not compatible(unit, parse_unit(KIND_UNITS[kind])):
+        raise _Bad(f"{path}.unit", f"unit {d['unit']!r} is not a unit of a {kind} (like {KIND_UNITS[kind]})")
     unc = d.get("uncertainty")
     if unc is not None:
         unc = _number(unc, f"{path}.uncertainty")
@@ -272,7 +284,7 @@ def _measurement(d: Mapping, path: str, kind_mode: str, *, stat_path: str | None
         resolve_enum(d["measurement_statistic"], MeasurementStatistic, stat_path or f"{path}.measurement_statistic")
     if d.get("measurement_method") is not None:
         resolve_enum(d["measurement_method"], MeasurementMethod, f"{path}.measurement_method")
-    return Measurement(kind, is_enum, _value(d["value"], f"{path}.value"), _unit(d["unit"], f"{path}.unit"), unc,
+    return Measurement(kind, is_enum, _value(d["value"], f"{path}.value"), unit, unc,
                        _quantity(d.get("temperature"), f"{path}.temperature"),
                        _quantity(d.get("pressure"), f"{path}.pressure"), path)
 
@@ -589,6 +601,10 @@ def json_files(folder: str | Path) -> dict[str, Path]:
         raise InputError(str(f), None, "not a folder (a run is a folder of <paper_id>.json files)")
     check_folder(f)
     out = {}
+    other_case = sorted(p.name for p in f.iterdir() if p.suffix.lower() == ".json" and p.suffix != ".json")
+    if other_case:  # `*.json` would leave them out unseen (and only on a case-sensitive file system)
+        raise InputError(str(f / other_case[0]), None, f"file name ends in {Path(other_case[0]).suffix!r}; name "
+                                                       "it <paper_id>.json (lower case) so it is read")
     for p in sorted(f.glob("*.json")):
         if not p.is_file():
             raise InputError(str(p), None, "is not a regular file (a folder named .json?)")

@@ -190,6 +190,23 @@ ALLOY_MEASUREMENT_KINDS = (
 PHASE_MEASUREMENT_KINDS = ("volume_fraction", "length", "grain_size", "phase_size")
 """`PhaseMeasurementKind` (member name = value)."""
 ENUM_KINDS = frozenset(ALLOY_MEASUREMENT_KINDS + PHASE_MEASUREMENT_KINDS)
+_PRESSURE = ("vickers_hardness", "berkovich_hardness", "yield_strength_tension", "ultimate_tensile_strength",
+             "fracture_strength_tension", "true_stress_tension", "yield_strength_compression",
+             "ultimate_compressive_strength", "fracture_strength_compression", "true_stress_compression",
+             "elastic_limit_compression", "elastic_limit_tension", "youngs_modulus")
+_RATIO = ("pugh_ductility_ratio", "ultimate_strain_tension", "fracture_strain_tension",
+          "strain_hardening_exponent_tension", "poissons_ratio_tension", "ultimate_strain_compression",
+          "fracture_strain_compression", "strain_hardening_exponent_compression", "poissons_ratio_compression",
+          "lattice_strain", "volume_fraction")
+KIND_UNITS: dict[str, str] = {
+    **dict.fromkeys(_PRESSURE, "megapascal"), **dict.fromkeys(_RATIO, "dimensionless"),
+    **dict.fromkeys(("crystallite_size", "length", "grain_size", "phase_size"), "micrometer"),
+    **dict.fromkeys(("melting_point", "solidus", "liquidus"), "kelvin"),
+    **dict.fromkeys(("fracture_energy_tension", "fracture_energy_compression", "work_of_fracture"),
+                    "megajoule / meter ** 2"),
+    "density": "gram / centimeter ** 3", "fracture_toughness": "megapascal * meter ** 0.5"}
+"""A unit of the dimension each enum measurement kind is measured in (a unit of another dimension is refused: a
+hardness in parsec can never be compared with the paper's)."""
 
 
 def parse_qualified(value: Any) -> tuple[float | int | None, ValueQualifier]:

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoring.errors import InputError
+from scoring.errors import InputError, is_blank
 from scoring.families.retrieval.model import RELATION_ALIASES, RELATIONS, RankedQuery
 from scoring.jsonl import read_records
+from scoring.limits import MAX_ID_CHARS, MAX_QUERY_CHARS
 
 UNSEEN_TIES = ("gold below the cut with unlisted neighbours and no 'gold_block': ties with them cannot be seen, "
                "counted as none")
@@ -137,6 +138,15 @@ def parse_line(path: str, lineno: int, rec: Any) -> tuple[RankedQuery, list[str]
     qid = q.string("id")
     relation = q.string("relation")
     assert qid is not None and relation is not None
+    if is_blank(qid):
+        raise q.fail("field 'id' is empty: every query needs an id of its own (reviews and exports name it)")
+    if len(qid) > MAX_ID_CHARS:
+        raise q.fail(f"field 'id' is {len(qid):,} characters long; the limit is {MAX_ID_CHARS:,}")
+    for name in ("query", "anchor_text", "positive"):
+        text = rec.get(name)
+        if isinstance(text, str) and len(text) > MAX_QUERY_CHARS:
+            raise q.fail(f"field {name!r} is {len(text):,} characters long; the limit is {MAX_QUERY_CHARS:,} "
+                         "(scoring.limits.MAX_QUERY_CHARS)")
     if relation in RELATION_ALIASES:
         notes.append(f"relation {relation!r} renamed {RELATION_ALIASES[relation]!r}")
         relation = RELATION_ALIASES[relation]
