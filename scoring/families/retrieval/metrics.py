@@ -22,6 +22,7 @@ above lowers a by one, each accepted tied one lowers t by one.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
@@ -85,31 +86,46 @@ def _expected_order_statistic(ranges: Sequence[RankRange], j: int) -> float:
     E[X_(j)] = sum over x >= 0 of P(X_(j) > x) = sum_x P(fewer than j ranks are <= x). Ranks with one value add a
     fixed count; for the others the count is Poisson-binomial, whose distribution only changes at the x inside their
     ranges, so between those it is summed over whole stretches at once.
+
+    At an x inside no spread range every rank's chance of being <= x is 0 or 1, so the distribution is exactly one
+    count (the number of ranges wholly <= x) and the term is exactly 1 or 0. Inside, a range with chance 1 shifts
+    the distribution by one place and one with chance 0 leaves it as it is, exactly, so only the ranges containing
+    x are multiplied in (in input order, then shifted): the same floating-point operations on the same values as
+    multiplying in every range, at a fraction of the cost (10,000 queries, #38).
     """
     fixed = sorted(lo for lo, hi in ranges if lo == hi)
     spread = [(lo, hi) for lo, hi in ranges if lo != hi]
     if not spread:
         return float(sorted(fixed)[j - 1])
     los = np.array([lo for lo, _ in spread], dtype=float)
+    his = np.array([hi for _, hi in spread], dtype=float)
     widths = np.array([hi - lo + 1 for lo, hi in spread], dtype=float)
+    size = len(spread) + 1
 
-    def p_below(x: int) -> float:  # P(fewer than j of the ranks are <= x)
-        need = j - int(np.searchsorted(fixed, x, side="right"))
+    def p_below(x: int, n_fixed_below: int) -> float:  # P(fewer than j of the ranks are <= x)
+        need = j - n_fixed_below
         if need <= 0:
             return 0.0
-        p = np.clip((x - los + 1) / widths, 0.0, 1.0)
-        pmf = np.zeros(len(p) + 1)
-        pmf[0] = 1.0
+        inside = np.flatnonzero((los <= x) & (x < his))
+        done = int(np.count_nonzero(his <= x))  # ranges wholly <= x: chance exactly 1
+        if not len(inside):
+            return 1.0 if need > done else 0.0
+        p = np.clip((x - los[inside] + 1) / widths[inside], 0.0, 1.0)
+        part = np.zeros(len(p) + 1)
+        part[0] = 1.0
         for i, pi in enumerate(p):  # add one rank at a time
-            pmf[1:i + 2] = pmf[1:i + 2] * (1 - pi) + pmf[:i + 1] * pi
-            pmf[0] *= 1 - pi
+            part[1:i + 2] = part[1:i + 2] * (1 - pi) + part[:i + 1] * pi
+            part[0] *= 1 - pi
+        pmf = np.zeros(size)
+        pmf[done:done + len(part)] = part
         return float(pmf[:need].sum())
 
     # x where the summand can change: each fixed rank, and every x of a spread range
     points = sorted({*fixed, *(x for lo, hi in spread for x in range(lo, hi + 1))} | {0})
+    below = np.searchsorted(fixed, points, side="right").tolist()
     total = 0.0
-    for a, b in zip(points, [*points[1:], None], strict=True):
-        term = p_below(a)
+    for a, b, n_below in zip(points, [*points[1:], None], below, strict=True):
+        term = p_below(a, n_below)
         if b is None:
             if term > 1e-15:
                 raise AssertionError("order statistic unbounded")  # every rank is finite: cannot happen
@@ -180,15 +196,30 @@ def _as_range(r: int | float | RankRange) -> RankRange:
 
 def summarise(ranks: Sequence[int | RankRange]) -> dict:
     """`n`, `mr`, `mrr`, `hits@K`, `median_rank` of one subset's gold ranks, each a rank or a `RankRange` (uniform
-    over its ranks): every figure is its expectation (all 0 and a `note` if empty)."""
+    over its ranks): every figure is its expectation (all 0 and a `note` if empty).
+
+    Each mean is `statistics.fmean` of the per-query figures (`math.fsum` / n), the per-query figures computed on
+    arrays with the same operations as `expected_reciprocal` and `expected_hit` (exact for whole ranks; a spread
+    range's reciprocal goes through `expected_reciprocal` itself), so the figures are those of a query-by-query
+    loop, bit for bit.
+    """
     ranges = [_as_range(r) for r in ranks]
+    return summarise_ranges(ranges, whole=all(isinstance(lo, int) and isinstance(hi, int) for lo, hi in ranges))
+
+
+def summarise_ranges(ranges: Sequence[RankRange], *, whole: bool = True) -> dict:
+    """`summarise` of rank ranges already as (lowest, highest) pairs, of whole numbers unless `whole` is False."""
     n = len(ranges)
     if n == 0:
         return {**{m: 0 for m in METRIC_NAMES}, "note": EMPTY_NOTE}
-    out: dict = {"n": n, "mr": statistics.fmean((lo + hi) / 2 for lo, hi in ranges),
-                 "mrr": statistics.fmean(expected_reciprocal(r) for r in ranges)}
+    lo, hi = np.array(ranges, dtype=np.int64 if whole else float).T
+    width = hi - lo + 1
+    rr = 1 / lo
+    for i in np.flatnonzero(lo != hi).tolist():
+        rr[i] = expected_reciprocal(ranges[i])
+    out: dict = {"n": n, "mr": math.fsum(((lo + hi) / 2).tolist()) / n, "mrr": math.fsum(rr.tolist()) / n}
     for k in HITS_AT:
-        out[f"hits@{k}"] = statistics.fmean(expected_hit(r, k) for r in ranges)
+        out[f"hits@{k}"] = math.fsum((np.minimum(np.maximum(k - lo + 1, 0), width) / width).tolist()) / n
     out["median_rank"] = expected_median(ranges)
     return out
 
@@ -196,6 +227,11 @@ def summarise(ranks: Sequence[int | RankRange]) -> dict:
 def metrics_from_ranks(ranks: Mapping[str, Sequence[int | RankRange]], subsets: Sequence[str]) -> dict:
     """{subset: summary} from the gold ranks (or rank ranges) of each subset."""
     return {s: summarise(ranks.get(s, ())) for s in subsets}
+
+
+def metrics_from_ranges(ranges: Mapping[str, Sequence[RankRange]], subsets: Sequence[str]) -> dict:
+    """`metrics_from_ranks` of (lowest, highest) pairs of whole ranks (no conversion of each rank)."""
+    return {s: summarise_ranges(ranges.get(s, ())) for s in subsets}
 
 
 def subset_ranks(queries: Sequence[RankedQuery], policy: TiePolicy = DEFAULT_POLICY,
