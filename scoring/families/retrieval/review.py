@@ -19,7 +19,6 @@ from scoring.families.retrieval.metrics import (
     block_counts,
     expected_hit,
     expected_reciprocal,
-    metrics_from_ranges,
     rank_in_block,
     rank_range,
     reviewable_positions,
@@ -38,6 +37,7 @@ from scoring.families.retrieval.model import (
     RankedQuery,
     TiePolicy,
 )
+from scoring.families.retrieval.ranktable import policy_summaries
 from scoring.judges.answer import MISSING, JudgeStats, answer_dict
 from scoring.judges.asking import ask_with_cache
 from scoring.judges.transport import AnswerCache, Judge, Progress
@@ -128,28 +128,9 @@ def _summary_from_sums(sums: Mapping | None) -> dict:
     return out
 
 
-def _bounds(per_doc: Sequence[Mapping], subsets: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
-    """{subset: (optimistic rank, pessimistic rank) of each of its queries}, read once for every tie policy."""
-    out = {}
-    for s in subsets:
-        out[s] = [(int(c["optimistic"]["rank"]), int(c["pessimistic"]["rank"]))
-                  for c in (d.get(s) for d in per_doc) if c is not None]
-    return out
-
-
-def _policy_ranges(bounds: Mapping[str, list[tuple[int, int]]], policy: TiePolicy) -> dict[str, list[tuple[int, int]]]:
-    """Each query's rank range under `policy` (as `_range_of`) from its optimistic and pessimistic ranks."""
-    if policy == "mean":
-        return dict(bounds)
-    if policy == "optimistic":
-        return {s: [(lo, lo) for lo, _ in b] for s, b in bounds.items()}
-    return {s: [(hi, hi) for _, hi in b] for s, b in bounds.items()}
-
-
 def metrics_with_policy(per_doc: Sequence[Mapping], policy: TiePolicy = DEFAULT_POLICY) -> dict:
     """`{subset: summary}` under one tie policy, from every query's counts (`query_counts`)."""
-    subsets = _subsets({}, per_doc)
-    return metrics_from_ranges(_policy_ranges(_bounds(per_doc, subsets), policy), subsets)
+    return policy_summaries(per_doc)[policy]
 
 
 def metrics_from_counts(total: Mapping, per_doc: Sequence[Mapping] | None = None,
@@ -157,9 +138,7 @@ def metrics_from_counts(total: Mapping, per_doc: Sequence[Mapping] | None = None
     """The metrics JSON (`metrics.full_report` layout) from summed counts and, for medians, each query's counts."""
     subsets = _subsets(total, per_doc)
     if per_doc is not None:
-        doc_subsets = _subsets({}, per_doc)
-        bounds = _bounds(per_doc, doc_subsets)
-        by_policy = {p: metrics_from_ranges(_policy_ranges(bounds, p), doc_subsets) for p in TIE_POLICIES}
+        by_policy = policy_summaries(per_doc)
     else:
         by_policy = {p: {s: _summary_from_sums(total.get(s, {}).get(p)) for s in subsets} for p in TIE_POLICIES}
     with_ties = {s: total.get(s, {}).get("with_ties", 0) for s in subsets}
