@@ -15,16 +15,10 @@ from typing import NamedTuple
 from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
+from audit.limits import BUSY_TIMEOUT_MS, default_db_path  # noqa: F401 (re-exported)
 from audit.migrations import SCHEMA_VERSION, migrations
 from audit.schema_check import schema_problem
 from scoring.judges.answer import Answer
-
-BUSY_TIMEOUT_MS = 15_000  # two reviewers writing at once wait for each other instead of failing
-
-
-def default_db_path() -> str:
-    return os.environ.get("REJUDGE_DB") or "rejudge.db"
-
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 MIGRATIONS_TABLE = "_sqlite_migrations"
