@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,24 +88,35 @@ def _child(args: list[str], timeout: float) -> dict:
         return {"wall": wall, "rss": rss, "cpu": usage.ru_utime + usage.ru_stime, "out": out.read()}
 
 
-def measure(pred: Path, folder: Path, reviews: int, timeout: float) -> dict[str, dict]:
+STEPS = ("score", "review (median)", "plan", "queue --next", "estimate", "report", "export")
+
+
+def measure(pred: Path, folder: Path, reviews: int, timeout: float, steps: Sequence[str] = STEPS) -> dict[str, dict]:
+    """Each step's figures on a fresh database scored from `pred`; after a step that did not finish (or one
+    skipped) the ones that need it are reported as not run."""
     db = folder / "bench.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     audit = ["-m", "audit", "--db", str(db)]
-    out = {"score": _child([*audit, "score", "retrieval", "--pred", str(pred), "--run", RUN], timeout)}
+    not_run = {"wall": float("nan"), "rss": float("nan"), "cpu": float("nan"), "p90": float("nan")}
+    out = {step: dict(not_run) for step in STEPS}
+    out["score"] = _child([*audit, "score", "retrieval", "--pred", str(pred), "--run", RUN], timeout)
     out["score"]["db_mb"] = db.stat().st_size / 2**20
-    r = _child(["-c", REVIEW_CHILD, str(db), str(reviews)], timeout)
-    figures = (json.loads(r["out"].strip().splitlines()[-1]) if r["out"]
-               else {"median": float("inf"), "p90": float("inf"), "cpu": float("nan")})
-    out["review (median)"] = {"wall": figures["median"], "rss": float("nan"), "cpu": figures["cpu"],
-                              "p90": figures["p90"]}
-    out["plan"] = _child([*audit, "plan", "--run", RUN, "--seed", "1"], timeout)
-    out["queue --next"] = _child([*audit, "queue", "--run", RUN, "--next"], timeout)
-    out["estimate"] = _child([*audit, "estimate", "--run", RUN], timeout)
-    out["report"] = _child([*audit, "report", "--run", RUN, "--out", str(folder / "report.html")], timeout)
-    out["export"] = _child([*audit, "export", "--run", RUN, "--format", "json", "--out", str(folder / "export.json")],
-                           timeout)
+    if out["score"]["wall"] == float("inf"):
+        return out
+    if "review (median)" in steps:
+        r = _child(["-c", REVIEW_CHILD, str(db), str(reviews)], timeout)
+        figures = (json.loads(r["out"].strip().splitlines()[-1]) if r["out"]
+                   else {"median": float("inf"), "p90": float("inf"), "cpu": float("nan")})
+        out["review (median)"] = {"wall": figures["median"], "rss": float("nan"), "cpu": figures["cpu"],
+                                  "p90": figures["p90"]}
+    commands = {"plan": ["plan", "--run", RUN, "--seed", "1"], "queue --next": ["queue", "--run", RUN, "--next"],
+                "estimate": ["estimate", "--run", RUN],
+                "report": ["report", "--run", RUN, "--out", str(folder / "report.html")],
+                "export": ["export", "--run", RUN, "--format", "json", "--out", str(folder / "export.json")]}
+    for step, command in commands.items():
+        if step in steps:
+            out[step] = _child([*audit, *command], timeout)
     return out
 
 
@@ -114,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reviews", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=600, help="seconds after which a step is stopped")
+    ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of: {', '.join(STEPS)} (score "
+                    "always runs)")
     args = ap.parse_args(argv)
     data = workdir() / f"retrieval-{args.n}-s{args.seed}"
     if not (data / "rankings.jsonl").is_file():
@@ -122,16 +136,18 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(dir=workdir()) as tmp:
         (Path(tmp) / "demo").mkdir()
         (Path(tmp) / "big").mkdir()
-        demo = measure(SOURCE, Path(tmp) / "demo", args.reviews, args.timeout)
-        big = measure(data / "rankings.jsonl", Path(tmp) / "big", args.reviews, args.timeout)
+        steps = args.steps.split(",")
+        demo = measure(SOURCE, Path(tmp) / "demo", args.reviews, args.timeout, steps)
+        big = measure(data / "rankings.jsonl", Path(tmp) / "big", args.reviews, args.timeout, steps)
     load_after = os.getloadavg()
     rows = []
     for step, goal in GOALS.items():
         b, d = big[step], demo[step]
         mem_goal = MEMORY_GOALS.get(step)
         met = b["wall"] <= goal and (mem_goal is None or b["rss"] <= mem_goal)
+        verdict = "not run" if b["wall"] != b["wall"] else "met" if met else "MISSED"
         rows.append([step, b["wall"], b["cpu"], b["rss"], b["wall"] / d["wall"],
-                     f"≤ {goal:g} s" + (f", ≤ {mem_goal:g} MiB" if mem_goal else ""), "met" if met else "MISSED"])
+                     f"≤ {goal:g} s" + (f", ≤ {mem_goal:g} MiB" if mem_goal else ""), verdict])
     print_table(f"Retrieval at {args.n:,} queries (seed {args.seed}) against the demo run (252); load "
                 f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (1-min average, {os.cpu_count()} cores)",
                 ["step", "wall s", "CPU s", "peak RSS MiB", "× demo", "goal", ""], rows)
