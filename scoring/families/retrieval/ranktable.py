@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from scoring.families.retrieval.metrics import (
@@ -158,9 +158,10 @@ _KEEP = 4
 _LOCK = threading.Lock()  # dashboard sessions are threads of one process
 
 
-def policy_summaries(per_doc: Sequence[Mapping]) -> dict[str, dict[str, dict]]:
+def policy_summaries(per_doc: Iterable[Mapping]) -> dict[str, dict[str, dict]]:
     """{policy: {subset: summary}} of every query's counts, from the table of the run they belong to (updated
     with the queries that changed since), or a new one."""
+    per_doc = per_doc if isinstance(per_doc, list | tuple) else list(per_doc)
     with _LOCK:
         for i, table in enumerate(_TABLES):
             changed = table.changed(per_doc)
