@@ -2,6 +2,11 @@
 
 Each subcommand parses arguments, calls one function in `audit/`, prints JSON and turns errors into a single
 `error: ...` line on stderr: exit status 2 for bad input, 1 for an internal error (never a traceback).
+
+What is imported when: this module's own imports are light (no sqlite_utils, which imports pandas; no store; no
+family), so `--help` and argument errors answer at interpreter speed (#38). The store is imported in one place,
+`_open`, when a command opens the database; each command imports the module that does its work; a family is
+imported when a command line names it (`build_parser`) or a run of it is opened.
 """
 
 from __future__ import annotations
@@ -14,14 +19,16 @@ import sqlite3
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
 from audit.errors import AuditError
+from audit.judge_batch_args import add_arguments as judge_batch_arguments
+from audit.limits import BUSY_TIMEOUT_MS, MAX_DECISION_ID, default_db_path, disk_full, disk_full_message
 from audit.output_paths import OutputRule, cause
-from audit.reviews import MAX_DECISION_ID
-from audit.store import BUSY_TIMEOUT_MS, default_db_path, disk_full, disk_full_message, open_db
 from scoring.errors import InputError, JudgeSpecError, text_problem
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 
 def _print_json(obj: object) -> None:
@@ -57,8 +64,10 @@ def _run_rule(args: argparse.Namespace, db: Database) -> OutputRule:
 
 
 def _open(path: str) -> Database:
-    """The database, with any audited state a migration left stale rebuilt (`audit.stale`)."""
+    """The database, with any audited state a migration left stale rebuilt (`audit.stale`): the one place the
+    CLI imports the store."""
     from audit.stale import rebuild_stale_runs
+    from audit.store import open_db
 
     db = open_db(path)
     rebuild_stale_runs(db)
@@ -562,8 +571,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--check", action="append", default=None, metavar="NAME",
                    help="also report over this stored check (repeatable; with --report: only these)")
     s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
-    from audit.judge_batch import add_arguments as judge_batch_arguments
-
     batch = add("judge-batch", cmd_judge_batch)
     judge_batch_arguments(batch, _input_names(TASKS, wanted), list(TASKS))
     batch.add_argument("--force", action="store_true", help=FORCE_HELP)

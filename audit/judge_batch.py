@@ -31,6 +31,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
+from audit.judge_batch_args import LLM_FORMS, add_arguments  # noqa: F401 (re-exported)
 from audit.output_paths import OutputRule
 from audit.runs import plan_run
 from audit.store import SqliteAnswerCache
@@ -40,15 +41,13 @@ from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kep
 from scoring.judges.openai_compat import same_model
 from scoring.judges.question import Question, answer_problem
 from scoring.judges.redact import public_text
-from scoring.judges.registry import JudgeOptions, kinds
+from scoring.judges.registry import JudgeOptions
 from scoring.judges.transport import AnswerCallback, Judge, Progress
 
 BATCH_URL = "/v1/chat/completions"
 UNSENT_KEY = "judge-batch-sends-no-request"
 """The key judge-batch builds the judge with when none is set: the request files carry no key, nothing is sent."""
 MAX_PROBLEMS_SHOWN = 50
-LLM_FORMS = " or ".join(k.form for k in kinds() if k.llm)
-"""The LLM judge kinds, from the judge-kind table: `openai:MODEL or openai-json:MODEL`."""
 
 
 class _Recorder(Judge):
@@ -259,18 +258,6 @@ def import_results(db: Database, task: str, inputs: Mapping[str, str], judge_spe
     return {"lines": lines, "imported": len(answers), "values": values, "already_cached": already,
             "problems": len(problems), "problem_lines": problems[:MAX_PROBLEMS_SHOWN],
             "remaining": len(by_key) - len(cached) - len(answers), "judge": judge.spec}
-
-
-def add_arguments(parser: argparse.ArgumentParser, input_names: Sequence[str], tasks: Sequence[str]) -> None:
-    """The `judge-batch` command's arguments (every family's input flags; the task picks the ones it takes)."""
-    parser.add_argument("action", choices=["export", "import"])
-    parser.add_argument("results", nargs="?", help="import: the results file (OpenAI Batch API or vLLM run-batch)")
-    parser.add_argument("--task", required=True, choices=list(tasks))
-    parser.add_argument("--judge", required=True, help=f"the live judge's spec: {LLM_FORMS} (with the same "
-                        "OPENAI_BASE_URL as `score`: the endpoint is part of the cache key)")
-    parser.add_argument("--out", default=None, help="export: the requests file to write")
-    for name in dict.fromkeys(input_names):
-        parser.add_argument(f"--{name}", default=None, metavar="PATH", help=f"the run's {name} input")
 
 
 def run_command(db: Database, args: argparse.Namespace, input_names: Sequence[str],

@@ -10,6 +10,7 @@ from sqlite_utils import Database
 from audit.effective import POLICIES, Effective, current_labels, effective_label  # noqa: F401 - the rule's home
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
 from audit.identity import reviewer_key
+from audit.limits import MAX_DECISION_ID  # noqa: F401 (re-exported)
 from audit.store import now, run_row
 from scoring.errors import text_problem
 from scoring.families import get_task
@@ -19,7 +20,6 @@ MAX_NOTE_CHARS = 5_000
 MAX_NAME_CHARS = 100
 
 
-MAX_DECISION_ID = 2**63 - 1  # SQLite's largest integer
 MAX_CLIENT_ID_CHARS = 100
 
 

@@ -15,45 +15,10 @@ from typing import NamedTuple
 from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
+from audit.limits import BUSY_TIMEOUT_MS, default_db_path, disk_full, disk_full_message  # noqa: F401 (re-exported)
 from audit.migrations import SCHEMA_VERSION, migrations
 from audit.schema_check import schema_problem
 from scoring.judges.answer import Answer
-
-BUSY_TIMEOUT_MS = 15_000  # two reviewers writing at once wait for each other instead of failing
-
-
-def default_db_path() -> str:
-    return os.environ.get("REJUDGE_DB") or "rejudge.db"
-
-
-LOW_SPACE_BYTES = 1 << 20
-"""Free space below which an SQLite I/O error is taken for a full disk (SQLite reports a failed write to the WAL
-index as a disk I/O error, not SQLITE_FULL)."""
-
-
-def disk_full(e: BaseException, path: str | Path) -> bool:
-    """Whether an SQLite error on the database at `path` comes from a full disk: SQLITE_FULL, or an I/O error
-    while the database's file system has (almost) no free space left."""
-    code = getattr(e, "sqlite_errorcode", None)
-    if code is None:
-        return False
-    if code & 0xFF == sqlite3.SQLITE_FULL:
-        return True
-    if code & 0xFF != sqlite3.SQLITE_IOERR:
-        return False
-    try:
-        st = os.statvfs(Path(path).resolve().parent)
-    except OSError:
-        return False
-    return st.f_bavail * st.f_frsize < LOW_SPACE_BYTES
-
-
-def disk_full_message(path: str | Path) -> str:
-    """The one message for a full disk under the database, wherever it is met (open, review, store)."""
-    where = f" in {Path(path).resolve().parent}" if Path(path).exists() else ""  # the dashboard says "the database"
-    return (f"{path}: disk full: the database could not be written{where}; nothing was changed and nothing stored "
-            "was lost; free some space and try again")
-
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 MIGRATIONS_TABLE = "_sqlite_migrations"

@@ -16,6 +16,8 @@ no in both orders for the rest; about 20% of the answers to unequal pairs are ye
 files, byte for byte.
 
     python bench/generate.py N OUTDIR [--seed S]
+
+`--family retrieval` writes N ranked queries instead (`bench/generate_retrieval.py`: the demo's rank distribution).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import print_table  # noqa: E402
+from bench.generate_retrieval import generate_retrieval  # noqa: E402
 
 SOURCE = ROOT / "data" / "chimera" / "eval.csv"
 ENTITY_TYPES = ("comb-element", "inspiration-src", "inspiration-target")
@@ -203,8 +206,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("n", type=int, help="number of abstracts")
     ap.add_argument("outdir", help="output folder (gold.csv, pred.jsonl, judge.jsonl)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--family", choices=("chimera", "retrieval"), default="chimera",
+                    help="chimera (default: abstracts, predictions, judge log) or retrieval (ranked queries)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
+    if args.family == "retrieval":
+        r = generate_retrieval(args.n, args.outdir, seed=args.seed)
+        print_table(f"Generated {args.n:,} ranked queries (seed {args.seed}) in {time.perf_counter() - t0:.2f} s",
+                    ["file", "queries", "candidates listed"],
+                    [[str(Path(args.outdir) / "rankings.jsonl"), r["queries"], r["candidates"]]])
+        return
     info = generate(args.n, args.outdir, seed=args.seed)
     dt = time.perf_counter() - t0
     out = Path(args.outdir)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from scoring.errors import InputError
-from scoring.families.base import TaskFamily
+
+if TYPE_CHECKING:  # the protocol is for type checkers: listing the families imports none of their machinery
+    from scoring.families.base import TaskFamily
 
 FAMILIES: dict[str, str] = {
     "chimera": "scoring.families.chimera.family:ChimeraTask",
@@ -29,7 +32,7 @@ FAMILIES: dict[str, str] = {
 family's first demo run is the one the dashboard opens on)."""
 
 
-class _LazyRegistry(Mapping[str, TaskFamily]):
+class _LazyRegistry(Mapping[str, "TaskFamily"]):
     """A read-only mapping name -> family that imports a family's module the first time it is looked up.
 
     Iterating, `len` and `in` read the names alone; `TASKS[name]`, `.get`, `.values()` and `.items()` import what

@@ -9,7 +9,7 @@ or `missing` (never answered: not in a replay log, a failed or cancelled request
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 YES, NO, INVALID, MISSING = "yes", "no", "invalid", "missing"
 CANCELLED = "cancelled"
@@ -109,3 +109,23 @@ class JudgeStats:
             "cancelled": self.cancelled,
             "cost_usd": self.cost_usd,
         }
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def answer_dict(a: object) -> dict:
+    """An answer's fields in declaration order, leaving out the empty ones (None, 0, False) but `value`.
+
+    Read field by field: `dataclasses.asdict` deep-copies each value and was the top cost of scoring 10k CHIMERA
+    abstracts (and half of scoring 10k retrieval queries).
+    A field holding anything but a scalar (none today) goes through `asdict` so it is copied as before.
+    """
+    names = _FIELD_NAMES.get(type(a))
+    if names is None:
+        names = _FIELD_NAMES[type(a)] = tuple(f.name for f in fields(a))  # type: ignore[arg-type]
+    values = [getattr(a, k) for k in names]
+    if not _SCALARS.issuperset(map(type, values)):
+        return {k: v for k, v in asdict(a).items() if v not in (None, 0, False) or k == "value"}  # type: ignore[call-overload]
+    return {k: v for k, v in zip(names, values, strict=True) if v not in (None, 0, False) or k == "value"}

@@ -8,7 +8,6 @@ a match label per (doc, entity type, unordered span pair).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, fields
 
 from scoring.decisions import INVALID_LABEL, MATCH, NO_MATCH, Decision
 from scoring.families.chimera import strict
@@ -30,7 +29,7 @@ from scoring.families.chimera.model import (  # noqa: F401
     normalise_name,
 )
 from scoring.families.chimera.questions import SpanQuery, span_question
-from scoring.judges.answer import INVALID, MISSING, NO, YES, JudgeStats
+from scoring.judges.answer import INVALID, MISSING, NO, YES, JudgeStats, answer_dict
 from scoring.judges.asking import ask_with_cache
 from scoring.judges.transport import AnswerCache, Judge, Progress
 from scoring.stats.prf import Counts, add_counts, criteria, zero_counts
@@ -144,31 +143,12 @@ def decide(docs: Sequence[ChimeraDoc], preds: Mapping[str, ChimeraPrediction], j
         for t, left, right, sides in pairs:
             i_fwd, i_bwd = query_index[(doc.paper_id, t, left, right)], query_index[(doc.paper_id, t, right, left)]
             fwd, bwd = answers[i_fwd], answers[i_bwd]
-            as_dict = _answer_dict(fwd)
-            detail = {"pred_gold": as_dict, "gold_pred": as_dict.copy() if i_bwd == i_fwd else _answer_dict(bwd),
+            as_dict = answer_dict(fwd)
+            detail = {"pred_gold": as_dict, "gold_pred": as_dict.copy() if i_bwd == i_fwd else answer_dict(bwd),
                       "sides": sides}
             decisions.append(Decision(doc.paper_id, KIND, t, left, right, label_from_answers(fwd.value, bwd.value),
                                       detail))
     return decisions, stats
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _answer_dict(a: object) -> dict:
-    """An answer's fields in declaration order, leaving out the empty ones (None, 0, False) but `value`.
-
-    Read field by field: `dataclasses.asdict` deep-copies each value and was the top cost of scoring 10k abstracts.
-    A field holding anything but a scalar (none today) goes through `asdict` so it is copied as before.
-    """
-    names = _FIELD_NAMES.get(type(a))
-    if names is None:
-        names = _FIELD_NAMES[type(a)] = tuple(f.name for f in fields(a))  # type: ignore[arg-type]
-    values = [getattr(a, k) for k in names]
-    if not _SCALARS.issuperset(map(type, values)):
-        return {k: v for k, v in asdict(a).items() if v not in (None, 0, False) or k == "value"}  # type: ignore[call-overload]
-    return {k: v for k, v in zip(names, values, strict=True) if v not in (None, 0, False) or k == "value"}
 
 
 # ---------------------------------------------------------------- aggregate

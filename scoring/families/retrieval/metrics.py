@@ -22,7 +22,10 @@ above lowers a by one, each accepted tied one lowers t by one.
 
 from __future__ import annotations
 
-import statistics
+import bisect
+import itertools
+import math
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -79,37 +82,53 @@ def expected_hit(r: RankRange, k: int) -> float:
     return min(max(k - lo + 1, 0), hi - lo + 1) / (hi - lo + 1)
 
 
-def _expected_order_statistic(ranges: Sequence[RankRange], j: int) -> float:
-    """E[j-th smallest rank] (1-based j) of independent ranks, each uniform on its range.
+def _expected_order_statistic(fixed: Mapping[int, int], spread: Sequence[RankRange], j: int) -> float:
+    """E[j-th smallest rank] (1-based j) of independent ranks: `fixed` ({rank: how many queries have it}) and the
+    `spread` ones, each uniform on its range (in input order).
 
     E[X_(j)] = sum over x >= 0 of P(X_(j) > x) = sum_x P(fewer than j ranks are <= x). Ranks with one value add a
     fixed count; for the others the count is Poisson-binomial, whose distribution only changes at the x inside their
     ranges, so between those it is summed over whole stretches at once.
-    """
-    fixed = sorted(lo for lo, hi in ranges if lo == hi)
-    spread = [(lo, hi) for lo, hi in ranges if lo != hi]
-    if not spread:
-        return float(sorted(fixed)[j - 1])
-    los = np.array([lo for lo, _ in spread], dtype=float)
-    widths = np.array([hi - lo + 1 for lo, hi in spread], dtype=float)
 
-    def p_below(x: int) -> float:  # P(fewer than j of the ranks are <= x)
-        need = j - int(np.searchsorted(fixed, x, side="right"))
+    At an x inside no spread range every rank's chance of being <= x is 0 or 1, so the distribution is exactly one
+    count (the number of ranges wholly <= x) and the term is exactly 1 or 0. Inside, a range with chance 1 shifts
+    the distribution by one place and one with chance 0 leaves it as it is, exactly, so only the ranges containing
+    x are multiplied in (in input order, then shifted): the same floating-point operations on the same values as
+    multiplying in every range, at a fraction of the cost (10,000 queries, #38).
+    """
+    keys = sorted(fixed)
+    cum = list(itertools.accumulate(fixed[k] for k in keys))
+    if not spread:
+        return float(keys[bisect.bisect_left(cum, j)])
+    los = np.array([lo for lo, _ in spread], dtype=float)
+    his = np.array([hi for _, hi in spread], dtype=float)
+    widths = np.array([hi - lo + 1 for lo, hi in spread], dtype=float)
+    size = len(spread) + 1
+
+    def p_below(x: int, n_fixed_below: int) -> float:  # P(fewer than j of the ranks are <= x)
+        need = j - n_fixed_below
         if need <= 0:
             return 0.0
-        p = np.clip((x - los + 1) / widths, 0.0, 1.0)
-        pmf = np.zeros(len(p) + 1)
-        pmf[0] = 1.0
+        inside = np.flatnonzero((los <= x) & (x < his))
+        done = int(np.count_nonzero(his <= x))  # ranges wholly <= x: chance exactly 1
+        if not len(inside):
+            return 1.0 if need > done else 0.0
+        p = np.clip((x - los[inside] + 1) / widths[inside], 0.0, 1.0)
+        part = np.zeros(len(p) + 1)
+        part[0] = 1.0
         for i, pi in enumerate(p):  # add one rank at a time
-            pmf[1:i + 2] = pmf[1:i + 2] * (1 - pi) + pmf[:i + 1] * pi
-            pmf[0] *= 1 - pi
+            part[1:i + 2] = part[1:i + 2] * (1 - pi) + part[:i + 1] * pi
+            part[0] *= 1 - pi
+        pmf = np.zeros(size)
+        pmf[done:done + len(part)] = part
         return float(pmf[:need].sum())
 
     # x where the summand can change: each fixed rank, and every x of a spread range
-    points = sorted({*fixed, *(x for lo, hi in spread for x in range(lo, hi + 1))} | {0})
+    points = sorted({*keys, *(x for lo, hi in spread for x in range(lo, hi + 1))} | {0})
     total = 0.0
     for a, b in zip(points, [*points[1:], None], strict=True):
-        term = p_below(a)
+        i = bisect.bisect_right(keys, a)
+        term = p_below(a, cum[i - 1] if i else 0)
         if b is None:
             if term > 1e-15:
                 raise AssertionError("order statistic unbounded")  # every rank is finite: cannot happen
@@ -118,15 +137,31 @@ def _expected_order_statistic(ranges: Sequence[RankRange], j: int) -> float:
     return total
 
 
+def _kth(keys: Sequence[int], cum: Sequence[int], k: int) -> int:
+    """The k-th smallest (0-based) of the ranks counted by sorted `keys` and their cumulative counts `cum`."""
+    return keys[bisect.bisect_right(cum, k)]
+
+
+def median_of_counts(fixed: Mapping[int, int], spread: Sequence[RankRange] = ()) -> float:
+    """`expected_median` of `fixed` ranks ({rank: count}) and `spread` ranges (in input order): `statistics.median`
+    of the ranks when none is spread (the middle one, or the midpoint of the two middle ones)."""
+    n = sum(fixed.values()) + len(spread)
+    if not spread:
+        keys = sorted(fixed)
+        cum = list(itertools.accumulate(fixed[k] for k in keys))
+        if n % 2:
+            return _kth(keys, cum, n // 2)
+        return (_kth(keys, cum, n // 2 - 1) + _kth(keys, cum, n // 2)) / 2
+    if n % 2:
+        return _expected_order_statistic(fixed, spread, (n + 1) // 2)
+    return (_expected_order_statistic(fixed, spread, n // 2)
+            + _expected_order_statistic(fixed, spread, n // 2 + 1)) / 2
+
+
 def expected_median(ranges: Sequence[RankRange]) -> float:
     """E[statistics.median(ranks)] over every order within the ties (the midpoint of the two middle values for an
     even count), exactly."""
-    n = len(ranges)
-    if all(lo == hi for lo, hi in ranges):
-        return statistics.median(lo for lo, _ in ranges)
-    if n % 2:
-        return _expected_order_statistic(ranges, (n + 1) // 2)
-    return (_expected_order_statistic(ranges, n // 2) + _expected_order_statistic(ranges, n // 2 + 1)) / 2
+    return median_of_counts(Counter(lo for lo, hi in ranges if lo == hi), [r for r in ranges if r[0] != r[1]])
 
 
 def reviewable_positions(q: RankedQuery) -> list[int]:
@@ -180,15 +215,30 @@ def _as_range(r: int | float | RankRange) -> RankRange:
 
 def summarise(ranks: Sequence[int | RankRange]) -> dict:
     """`n`, `mr`, `mrr`, `hits@K`, `median_rank` of one subset's gold ranks, each a rank or a `RankRange` (uniform
-    over its ranks): every figure is its expectation (all 0 and a `note` if empty)."""
+    over its ranks): every figure is its expectation (all 0 and a `note` if empty).
+
+    Each mean is `statistics.fmean` of the per-query figures (`math.fsum` / n), the per-query figures computed on
+    arrays with the same operations as `expected_reciprocal` and `expected_hit` (exact for whole ranks; a spread
+    range's reciprocal goes through `expected_reciprocal` itself), so the figures are those of a query-by-query
+    loop, bit for bit.
+    """
     ranges = [_as_range(r) for r in ranks]
+    return summarise_ranges(ranges, whole=all(isinstance(lo, int) and isinstance(hi, int) for lo, hi in ranges))
+
+
+def summarise_ranges(ranges: Sequence[RankRange], *, whole: bool = True) -> dict:
+    """`summarise` of rank ranges already as (lowest, highest) pairs, of whole numbers unless `whole` is False."""
     n = len(ranges)
     if n == 0:
         return {**{m: 0 for m in METRIC_NAMES}, "note": EMPTY_NOTE}
-    out: dict = {"n": n, "mr": statistics.fmean((lo + hi) / 2 for lo, hi in ranges),
-                 "mrr": statistics.fmean(expected_reciprocal(r) for r in ranges)}
+    lo, hi = np.array(ranges, dtype=np.int64 if whole else float).T
+    width = hi - lo + 1
+    rr = 1 / lo
+    for i in np.flatnonzero(lo != hi).tolist():
+        rr[i] = expected_reciprocal(ranges[i])
+    out: dict = {"n": n, "mr": math.fsum(((lo + hi) / 2).tolist()) / n, "mrr": math.fsum(rr.tolist()) / n}
     for k in HITS_AT:
-        out[f"hits@{k}"] = statistics.fmean(expected_hit(r, k) for r in ranges)
+        out[f"hits@{k}"] = math.fsum((np.minimum(np.maximum(k - lo + 1, 0), width) / width).tolist()) / n
     out["median_rank"] = expected_median(ranges)
     return out
 

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from scoring.families.base import add_nested, sum_nested
-from scoring.families.chimera import scorer, strict
+from scoring.families.chimera import strict
 from scoring.families.chimera.model import Relation
+from scoring.judges.answer import answer_dict
 from tests.conftest import ROOT
 
 CE, SRC = "comb-element", "inspiration-src"
@@ -112,7 +113,7 @@ def asdict_answer(a) -> dict:
                  st.none() | st.sampled_from((0.0, 0.5, 1.0)), st.booleans(), st.integers(0, 2),
                  st.none() | st.just((1, 2))))
 def test_answer_dict_is_asdicts(a):
-    got = scorer._answer_dict(a)
+    got = answer_dict(a)
     assert got == asdict_answer(a)
     assert list(got) == list(asdict_answer(a))  # same key order, so the stored JSON is the same bytes
 

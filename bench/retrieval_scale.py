@@ -1,0 +1,159 @@
+"""Retrieval at a realistic size: every CLI step and one review -> audited metrics, against the demo run (#38).
+
+For the demo run (`data/retrieval/demo_rankings.jsonl`, 252 queries) and a generated run of N queries with the
+demo's rank distribution (`bench/generate.py N DIR --family retrieval`, seeded), each in a fresh database:
+
+1. `python -m audit score retrieval --pred FILE` (a child process: wall time, peak RSS via wait4, database size);
+2. one review -> audited metrics: in a child process (warm: the run opened once), `--reviews` reviews of
+   decisions spread over the run, alternately accepting a candidate and confirming the judge, each followed by
+   `load_view(db, run).audit.metrics` (what every page and `review --json` reads); median and p90 wall and CPU;
+3. `plan --seed 1`, `queue --next`, `estimate`, `report --out`, `export --format json --out` (children).
+
+Ratios are N-run / demo-run in the same invocation; the load (`os.getloadavg`) is printed with the figures.
+
+    python bench/retrieval_scale.py [N] [--seed S] [--reviews 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import print_table, workdir  # noqa: E402
+from bench.generate_retrieval import SOURCE, generate_retrieval  # noqa: E402
+
+RUN = "bench"
+GOALS = {"score": 15.0, "review (median)": 0.05, "plan": 10.0, "queue --next": 1.0, "estimate": 5.0,
+         "report": 5.0, "export": 5.0}
+MEMORY_GOALS = {"score": 600.0, "plan": 600.0}
+
+REVIEW_CHILD = r"""
+import json, statistics, sys, time
+from audit.reviews import add_review
+from audit.store import open_db
+from audit.views import load_view
+db = open_db(sys.argv[1])
+n = int(sys.argv[2])
+load_view(db, "bench").audit.metrics  # warm: imports, the run's counts
+ids = [r[0] for r in db.execute("SELECT id FROM decisions ORDER BY id")]
+picked = ids[:: max(1, len(ids) // n)][:n]
+wall, cpu = [], []
+for i, d in enumerate(picked):
+    t, c = time.perf_counter(), time.process_time()
+    add_review(db, "bench", d, "acceptable" if i % 2 else "not-acceptable", "bench")
+    load_view(db, "bench").audit.metrics
+    wall.append(time.perf_counter() - t)
+    cpu.append(time.process_time() - c)
+wall.sort()
+print(json.dumps({"median": statistics.median(wall), "p90": wall[int(0.9 * (len(wall) - 1))],
+                  "cpu": statistics.median(cpu)}))
+"""
+
+
+def _child(args: list[str], timeout: float) -> dict:
+    """Run `python ARGS` from the repository root: wall seconds, CPU seconds, peak RSS (MiB, from wait4) and
+    stdout; a step still running after `timeout` seconds is killed and reported with wall = inf."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=out, stderr=err, text=True)
+        killed = False
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > timeout and not killed:
+                p.kill()
+                killed = True
+            time.sleep(0.02)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        rss = usage.ru_maxrss / 1024
+        if killed:
+            return {"wall": float("inf"), "rss": rss, "cpu": float("nan"), "out": ""}
+        out.seek(0)
+        err.seek(0)
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed ({p.returncode}): {err.read()[-2000:]}")
+        return {"wall": wall, "rss": rss, "cpu": usage.ru_utime + usage.ru_stime, "out": out.read()}
+
+
+STEPS = ("score", "review (median)", "plan", "queue --next", "estimate", "report", "export")
+
+
+def measure(pred: Path, folder: Path, reviews: int, timeout: float, steps: Sequence[str] = STEPS) -> dict[str, dict]:
+    """Each step's figures on a fresh database scored from `pred`; after a step that did not finish (or one
+    skipped) the ones that need it are reported as not run."""
+    db = folder / "bench.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    audit = ["-m", "audit", "--db", str(db)]
+    not_run = {"wall": float("nan"), "rss": float("nan"), "cpu": float("nan"), "p90": float("nan")}
+    out = {step: dict(not_run) for step in STEPS}
+    out["score"] = _child([*audit, "score", "retrieval", "--pred", str(pred), "--run", RUN], timeout)
+    out["score"]["db_mb"] = db.stat().st_size / 2**20
+    if out["score"]["wall"] == float("inf"):
+        return out
+    if "review (median)" in steps:
+        r = _child(["-c", REVIEW_CHILD, str(db), str(reviews)], timeout)
+        figures = (json.loads(r["out"].strip().splitlines()[-1]) if r["out"]
+                   else {"median": float("inf"), "p90": float("inf"), "cpu": float("nan")})
+        out["review (median)"] = {"wall": figures["median"], "rss": float("nan"), "cpu": figures["cpu"],
+                                  "p90": figures["p90"]}
+    commands = {"plan": ["plan", "--run", RUN, "--seed", "1"], "queue --next": ["queue", "--run", RUN, "--next"],
+                "estimate": ["estimate", "--run", RUN],
+                "report": ["report", "--run", RUN, "--out", str(folder / "report.html")],
+                "export": ["export", "--run", RUN, "--format", "json", "--out", str(folder / "export.json")]}
+    for step, command in commands.items():
+        if step in steps:
+            out[step] = _child([*audit, *command], timeout)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("n", type=int, nargs="?", default=10_000, help="generated queries (default 10,000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reviews", type=int, default=40)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds after which a step is stopped")
+    ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of: {', '.join(STEPS)} (score "
+                    "always runs)")
+    args = ap.parse_args(argv)
+    data = workdir() / f"retrieval-{args.n}-s{args.seed}"
+    if not (data / "rankings.jsonl").is_file():
+        generate_retrieval(args.n, data, seed=args.seed)
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(dir=workdir()) as tmp:
+        (Path(tmp) / "demo").mkdir()
+        (Path(tmp) / "big").mkdir()
+        steps = args.steps.split(",")
+        demo = measure(SOURCE, Path(tmp) / "demo", args.reviews, args.timeout, steps)
+        big = measure(data / "rankings.jsonl", Path(tmp) / "big", args.reviews, args.timeout, steps)
+    load_after = os.getloadavg()
+    rows = []
+    for step, goal in GOALS.items():
+        b, d = big[step], demo[step]
+        mem_goal = MEMORY_GOALS.get(step)
+        met = b["wall"] <= goal and (mem_goal is None or b["rss"] <= mem_goal)
+        verdict = "not run" if b["wall"] != b["wall"] else "met" if met else "MISSED"
+        rows.append([step, b["wall"], b["cpu"], b["rss"], b["wall"] / d["wall"],
+                     f"≤ {goal:g} s" + (f", ≤ {mem_goal:g} MiB" if mem_goal else ""), verdict])
+    print_table(f"Retrieval at {args.n:,} queries (seed {args.seed}) against the demo run (252); load "
+                f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (1-min average, {os.cpu_count()} cores)",
+                ["step", "wall s", "CPU s", "peak RSS MiB", "× demo", "goal", ""], rows)
+    print(f"\nreview p90 {big['review (median)']['p90'] * 1000:.0f} ms; database {big['score']['db_mb']:.0f} MB "
+          f"(demo {demo['score']['db_mb']:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
