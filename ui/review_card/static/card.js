@@ -141,6 +141,15 @@ function render(s) {
   }
 }
 
+// A queue control just changed (the Queue box, a filter, a switch): the control keeps the focus, so the review
+// keys would be typed into it. The card takes the keys back; a text being typed inside the card is left alone.
+function takeKeys(root) {
+  const el = document.activeElement;
+  if (!el || el === document.body || root.contains(el)) return;
+  if (el.blur) el.blur();
+  root.focus({preventScroll: true});
+}
+
 function needsCards(s) {
   if (s.cursor >= s.total) return false;
   const ahead = Math.min(s.total - 1, s.cursor + 8);
@@ -409,6 +418,7 @@ export default function (component) {
               problems: data.problems || [], maxNote: data.max_note || 5000, maxItem: data.max_item || 2000};
   merge(s, data);
   render(s);
+  if (fresh) takeKeys(root);
   if (!root.__rjrcClicks) {
     root.__rjrcClicks = true;
     root.addEventListener("click", (e) => {

@@ -1,0 +1,70 @@
+"""Issue 40 in the browser: the review keys belong to the card again after a queue control changes (0); certain
+decisions the judge contradicted come first (1); nothing of the judge reaches a blind reviewer of the sample queue,
+and `?blind=true` means blind (2); labels outlive a closed tab (5); the card shows the spans in their sentences, the
+progress toward the sampling target and the decision number the CLI takes (7).
+
+These tests use a server of their own: the sample queue needs a sampling plan, which would change the default
+queue of the shared demo server's other tests."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import closing
+
+import pytest
+from playwright.sync_api import expect
+
+from audit.store import open_db
+from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, VIEWPORT
+from tests.e2e.e2e_helpers import assert_no_exception, select, wait_idle
+from tests.e2e.e2e_server import AppServer, start_app, stop_app
+
+
+@pytest.fixture(scope="module")
+def own_app(tmp_path_factory, browser) -> Iterator[AppServer]:
+    server = start_app(tmp_path_factory.mktemp("e2e-issue40"))
+    ctx = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = ctx.new_page()
+        page.goto(server.url)
+        page.get_by_role("heading", name=re.compile(r"^Rejudge")).wait_for(timeout=HEALTH_TIMEOUT_S * 1000)
+        ctx.close()
+        yield server
+    finally:
+        stop_app(server)
+
+
+def _rows(db, reviewer: str) -> list[tuple]:
+    with closing(open_db(db).conn) as conn:
+        return conn.execute("SELECT decision_id, label FROM reviews WHERE reviewer = ? ORDER BY id",
+                            [reviewer]).fetchall()
+
+
+def _open_card(page, url: str) -> None:
+    page.goto(url)
+    page.locator(".rjrc-card[data-decision]:not([data-decision=''])").wait_for(timeout=60_000)
+    wait_idle(page)
+    assert_no_exception(page)
+
+
+def _wait_rows(db, reviewer: str, n: int, timeout: float = 30) -> list[tuple]:
+    deadline = time.time() + timeout
+    while len(rows := _rows(db, reviewer)) < n and time.time() < deadline:
+        time.sleep(0.3)
+    return rows
+
+
+def test_keys_belong_to_the_card_after_the_queue_box_changes(own_app, new_page):
+    """Issue 40.0: the Queue box chosen with the mouse keeps no focus: a / o / n go to the card, not the box."""
+    page = new_page()
+    _open_card(page, f"{own_app.url}/queue?run={DEMO}&reviewer=switcher")
+    select(page, "queue.mode", "all — every decision")
+    page.locator(".rjrc-card[data-decision]:not([data-decision=''])").wait_for(timeout=60_000)
+    wait_idle(page)
+    for key in ("a", "o", "n", "a"):
+        page.keyboard.press(key)
+    expect(page.get_by_role("listbox")).to_have_count(0)  # the box's dropdown did not open
+    rows = _wait_rows(own_app.db, "switcher", 3)
+    assert [r[1] for r in rows] == ["match", "no-match", "match"]
