@@ -68,3 +68,21 @@ def test_keys_belong_to_the_card_after_the_queue_box_changes(own_app, new_page):
     expect(page.get_by_role("listbox")).to_have_count(0)  # the box's dropdown did not open
     rows = _wait_rows(own_app.db, "switcher", 3)
     assert [r[1] for r in rows] == ["match", "no-match", "match"]
+
+
+def test_the_default_queue_serves_the_judges_contradicted_certain_answers_first(own_app, new_page, shots):
+    """Issue 40.1: on the SmolLM2 demo the first cards of the default queue are the identical pairs the judge called
+    no match (37), and the page says why they come first."""
+    page = new_page()
+    _open_card(page, f"{own_app.url}/queue?run=demo-chimera-smollm2&reviewer=first")
+    expect(page.get_by_text(re.compile(r"37 decisions whose answer is certain"))).to_be_visible()
+    seen = []
+    for _ in range(3):
+        seen.append(int(page.locator(".rjrc-card").get_attribute("data-decision")))
+        page.keyboard.press("n")
+    page.keyboard.press("p")
+    page.screenshot(path=str(shots / "issue40-contradicted-first.png"), full_page=True)
+    with closing(open_db(own_app.db).conn) as conn:
+        rows = conn.execute(f"SELECT left = right, judge_label FROM decisions WHERE id IN ({','.join('?' * 3)})",
+                            seen).fetchall()
+    assert rows == [(1, "no-match")] * 3

@@ -438,7 +438,9 @@ export default function (component) {
   }
   if (fresh && s.outbox.length) later(s);
   return () => {
-    if (!root.isConnected) {
+    // A control above the card that appears or goes (the queue's switches) re-mounts it: the new mount may run
+    // before this cleanup, and the keys it listens with are then its own, not to be removed here.
+    if (!root.isConnected && (!STORE.state || STORE.state.root === root)) {
       document.removeEventListener("keydown", STORE.keys, true);
       STORE.keys = null;
       clearInterval(STORE.timer);
