@@ -17,6 +17,7 @@ from audit.errors import AuditError
 from audit.queue import (
     BLIND_QUEUES,
     QUEUES,
+    certain_decisions,
     decision_types,
     decision_view,
     describe_change,
@@ -96,9 +97,14 @@ if mode == "sample":
                       f"next: {nxt['doc']} (stratum {nxt['stratum']}, {nxt['why']}); about {nxt['more_to_target']} "
                       f"more documents ({nxt['more_decisions_to_target'] or 0:.0f} decisions) reach ±"
                       f"{nxt['target_half_width']:.2f} on the headline metric.", "caption")
-skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and share is None and st.toggle(
-    f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)})", value=True,
-    key="queue.skip_trivial")
+# Blind: no skipping and no reordering of certain decisions (both follow the judge's answers)
+skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and share is None and not hidden and st.toggle(
+    f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)}) where the judge gave it",
+    value=True, key="queue.skip_trivial")
+contradicted = sum(s == "contradicted" for s in certain_decisions(run_view).values()) if task.certain_decisions else 0
+if contradicted and mode != "sample" and not hidden:  # which decisions the judge got wrong is the judge's answer
+    show_text(f"{contradicted} decisions whose answer is certain ({task.certain_decisions}) got another answer from "
+              "the judge: they come first in this queue, as the judge's plainest errors.", "caption")
 if share and task.certain_decisions:
     show_text(f"Your share includes its decisions whose answer is certain ({task.certain_decisions}): a share is "
               "whole documents, and a document counts in the estimates once all its decisions are labelled.",
@@ -116,7 +122,7 @@ if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the frag
     st.session_state[KEY] = key
     st.session_state[IDS] = suggested_first(
         share_queue_ids(conn, run_view, who, mode, share, types=types, judge_labels=labels, doc=doc_filter,
-                        skip_trivial=skip_trivial), nxt["decisions"] if nxt else ())
+                        skip_trivial=skip_trivial, blind=hidden), nxt["decisions"] if nxt else ())
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
     st.session_state.pop(STRIP, None)
