@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 from sqlite_utils import Database
 
+from audit.coverage import coverage
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
 from audit.store import dumps, now, transaction
@@ -266,11 +267,13 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
     tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
     so_far = view.audit.metrics
+    covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
     out = {}
     options = row["inputs"].get("options") or {}
     for cell in task.headline:
         if task.sampled_by(cell) == "median":
             out["/".join(cell.path)] = median_headline(view, plan, cell, sampled, certain, strata, options)
+            out["/".join(cell.path)]["coverage"] = covered
             continue
         if task.sampled_by(cell) is None:
             continue
@@ -284,6 +287,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
                                                                   "nothing to tune on yet: the difference estimate")}
         h["n_documents_sampled"] = len(sampled)
         h["n_documents_known"] = len(certain)
+        h["coverage"] = covered  # n_reviewed counts documents without decisions too: say what was sampled
         h["label"] = cell.label
         h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance

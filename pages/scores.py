@@ -72,14 +72,14 @@ else:
                       "reviewed so far": format_value(e["reviewed_so_far"], unit),
                       "judge bias (judge − estimate)": EMPTY if e["bias"] is None else format_delta(e["bias"], unit),
                       "bias interval": interval(e.get("bias_ci"), unit, change=True),
-                      "reviewed / documents": f"{e['n_reviewed']} of {e['n_total']}",
+                      "documents": e["coverage"]["text"],
                       "note": e["note"] or e.get("how") or ""})
     target = "/".join(target_cell(task).path)
     first = table[list(est).index(target)] if target in est else table[0]
     if first["estimate"] != EMPTY and first["95% interval (fixed-n)"] != EMPTY:
         show_text(f"Estimated audited {first['metric']} = {first['estimate']}, 95% interval "
                   f"{first['95% interval (fixed-n)']} (fixed-n), {first['95% interval (anytime)']} (anytime), from "
-                  f"{first['reviewed / documents']} documents reviewed (judge only {first['judge only']}).",
+                  f"{first['documents']} (judge only {first['judge only']}).",
                   "success")
     elif len(plan.blocks) < MIN_SAMPLED_BLOCKS:
         show_text(f"No interval until every document is reviewed: this plan has {len(plan.blocks)} documents and "
