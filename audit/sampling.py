@@ -396,4 +396,4 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
             "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
             "target_half_width": half_width, "target_interval": target["interval"],
-            "target_metric": "/".join(cell.path), "target_label": cell.label}
+            "target_metric": "/".join(cell.path), "target_label": cell.label, "sampled_documents": len(residuals)}

@@ -26,6 +26,7 @@ from audit.queue import (
     suggested_first,
 )
 from audit.reviews import add_review, review_note
+from audit.sample_progress import card_progress, sample_caption
 from audit.sampling import create_plan, load_plan, next_sample
 from audit.store import default_db_path, open_db
 from audit.views import document
@@ -93,10 +94,7 @@ if mode == "sample":
             nxt = None
             show_error(str(e))
         if nxt is not None:
-            show_text(f"Sample queue: documents in the plan's order (reviews here count as sample draws). Suggested "
-                      f"next: {nxt['doc']} (stratum {nxt['stratum']}, {nxt['why']}); about {nxt['more_to_target']} "
-                      f"more documents ({nxt['more_decisions_to_target'] or 0:.0f} decisions) reach ±"
-                      f"{nxt['target_half_width']:.2f} on the headline metric.", "caption")
+            show_text(sample_caption(nxt, blind=hidden), "caption")
 # Blind: no skipping and no reordering of certain decisions (both follow the judge's answers)
 skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and share is None and not hidden and st.toggle(
     f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)}) where the judge gave it",
@@ -301,10 +299,15 @@ def browser_panel() -> None:
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),
                             authorize=lambda r: auth.check(auth.review_action(r)), check=auth.check)
+    progress = f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue"
+    if mode == "sample" and plan is not None:  # read afresh: each key press moves the sample toward its target
+        try:
+            progress += " · " + card_progress(next_sample(fconn, run_view.on(fconn)), blind=hidden)
+        except AuditError as e:
+            progress += f" · {e}"
     browser_card(fconn, run_view, ids, token=queue_token(st.session_state[KEY]), reviewer=reviewer_now,
                  connect=lambda: open_db(default_db_path()),
-                 payload=lambda doc: document(fconn, run_view, doc)["payload"],
-                 progress=f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue")
+                 payload=lambda doc: document(fconn, run_view, doc)["payload"], progress=progress)
     if not hidden:
         progress_table(fconn)
 

@@ -86,3 +86,44 @@ def test_the_default_queue_serves_the_judges_contradicted_certain_answers_first(
         rows = conn.execute(f"SELECT left = right, judge_label FROM decisions WHERE id IN ({','.join('?' * 3)})",
                             seen).fetchall()
     assert rows == [(1, "no-match")] * 3
+
+
+def _plan(db, run: str = DEMO) -> None:
+    from audit.sampling import create_plan, load_plan
+    from audit.views import load_view
+
+    conn = open_db(db)
+    with closing(conn.conn):
+        if load_plan(conn, load_view(conn, run)) is None:
+            create_plan(conn, run, seed=0)
+
+
+def test_a_blind_sample_queue_shows_nothing_of_the_judge_and_blind_true_is_blind(own_app, new_page, shots):
+    """Issue 40.2: `?blind=true` opens blind review; the sample queue's caption and card name no stratum, no why and
+    no count toward the target (all follow the judge's answers); an unknown spelling is refused, never sighted."""
+    _plan(own_app.db)
+    page = new_page()
+    _open_card(page, f"{own_app.url}/queue?run={DEMO}&reviewer=blindy&blind=true")
+    expect(page.get_by_role("switch", name="Blind review").or_(
+        page.get_by_role("checkbox", name="Blind review")).first).to_be_checked()
+    expect(page.get_by_text(re.compile(r"Sample queue: documents in the plan's order"))).to_be_visible()
+    expect(page.locator(".rjrc-top")).to_contain_text("Sample: document 1")
+    page.screenshot(path=str(shots / "issue40-blind-sample.png"), full_page=True)
+    text = page.locator("section.main, [data-testid='stMain']").first.inner_text()
+    for leak in ("stratum", "minimum", "more documents", "±0.03", "judge said", "Judge label"):
+        assert leak not in text, leak
+    page = new_page()
+    page.goto(f"{own_app.url}/queue?run={DEMO}&reviewer=blindy&blind=maybe")
+    expect(page.get_by_text(re.compile(r"value is not understood, so it is not opened"))).to_be_visible(
+        timeout=60_000)
+    expect(page.locator(".rjrc-card")).to_have_count(0)
+
+
+def test_the_sighted_sample_card_shows_progress_toward_the_target(own_app, new_page, shots):
+    """Issue 40.7: the card says which document of about how many reach ±0.03."""
+    _plan(own_app.db)
+    page = new_page()
+    _open_card(page, f"{own_app.url}/queue?run={DEMO}&reviewer=seer")
+    expect(page.locator(".rjrc-top")).to_contain_text(re.compile(r"Sample: document 1 of ~\d+ to ±0\.03"))
+    expect(page.get_by_text(re.compile(r"Suggested next: .* \(stratum "))).to_be_visible()
+    page.screenshot(path=str(shots / "issue40-sighted-sample.png"), full_page=True)
