@@ -127,3 +127,27 @@ def test_the_sighted_sample_card_shows_progress_toward_the_target(own_app, new_p
     expect(page.locator(".rjrc-top")).to_contain_text(re.compile(r"Sample: document 1 of ~\d+ to ±0\.03"))
     expect(page.get_by_text(re.compile(r"Suggested next: .* \(stratum "))).to_be_visible()
     page.screenshot(path=str(shots / "issue40-sighted-sample.png"), full_page=True)
+
+
+def test_labels_typed_just_before_the_tab_closes_are_stored_on_the_next_visit(own_app, browser):
+    """Issue 40.5: 15 keys, the tab closed at once (the labels' sends may not have left it); the next visit in the
+    same browser sends what was not stored, each label once; the card counts what is not saved yet."""
+    ctx = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = ctx.new_page()
+        _open_card(page, f"{own_app.url}/queue?run=demo-chimera-smollm2&reviewer=closer")
+        page.evaluate("""() => {  // the websocket's sends are lost from now on: the tab is as good as closed
+            WebSocket.prototype.send = function () {};
+        }""")
+        for i in range(15):
+            page.keyboard.press("a" if i % 2 == 0 else "o")
+        expect(page.locator(".rjrc-status")).to_contain_text("15 pending (not saved yet)")
+        page.close(run_before_unload=True)
+        assert len(_rows(own_app.db, "closer")) < 15
+        again = ctx.new_page()
+        _open_card(again, f"{own_app.url}/queue?run=demo-chimera-smollm2&reviewer=closer")
+        rows = _wait_rows(own_app.db, "closer", 15)
+        assert len(rows) == 15 and len({r[0] for r in rows}) == 15
+        expect(again.locator(".rjrc-status")).not_to_contain_text("not saved yet", timeout=30_000)
+    finally:
+        ctx.close()
