@@ -151,3 +151,20 @@ def test_labels_typed_just_before_the_tab_closes_are_stored_on_the_next_visit(ow
         expect(again.locator(".rjrc-status")).not_to_contain_text("not saved yet", timeout=30_000)
     finally:
         ctx.close()
+
+
+def test_the_card_shows_each_span_in_its_sentence_marked(own_app, new_page, shots):
+    """Issue 40.7: the card shows the sentence(s) of the abstract holding the two spans, each span marked, without
+    opening the whole abstract."""
+    page = new_page()
+    _open_card(page, f"{own_app.url}/queue?run={DEMO}&reviewer=reader")
+    for _ in range(3):
+        decision = int(page.locator(".rjrc-card").get_attribute("data-decision"))
+        expect(page.locator(".rjrc-context dd mark").first).to_be_visible()
+        marked = {" ".join(m.split()).lower() for m in page.locator(".rjrc-context dd mark").all_inner_texts()}
+        with closing(open_db(own_app.db).conn) as conn:
+            left, right = conn.execute("SELECT left, right FROM decisions WHERE id = ?", [decision]).fetchone()
+        assert marked == {" ".join(left.split()).lower(), " ".join(right.split()).lower()}, (decision, marked)
+        page.keyboard.press("n")
+    page.keyboard.press("p")
+    page.screenshot(path=str(shots / "issue40-span-sentences.png"), full_page=True)
