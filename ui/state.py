@@ -388,9 +388,9 @@ def adopt_url_settings() -> None:
         st.session_state[NAME_KEY] = name
     blind_flag = url_flag(st.query_params.get(URL_BLIND))
     if blind_flag is None:  # never sighted by a misspelling: the link is refused, the session adopts nothing
-        st.error(f"This link's `?{URL_BLIND}=` value is not understood, so it is not opened (it might have meant "
-                 f"blind review): use `{URL_BLIND}=1` (or true / yes / on) for blind review, `{URL_BLIND}=0` for "
-                 "sighted.")
+        show_text(f"This link's ?{URL_BLIND}= value is not understood, so it is not opened (it might have meant "
+                  f"blind review): use {URL_BLIND}=1 (or true / yes / on) for blind review, {URL_BLIND}=0 for "
+                  "sighted.", "error")
         st.stop()
     if blind_flag and BLIND_KEY not in st.session_state:
         st.session_state[BLIND_KEY] = True
