@@ -188,6 +188,14 @@ def _on_move(to: int) -> None:
     st.session_state[POS] = max(0, to)
 
 
+def sample_line(fconn: Database) -> str:
+    """The sample's progress toward its target (`audit.sample_progress`), read afresh: each label moves it."""
+    try:
+        return card_progress(next_sample(fconn, run_view.on(fconn)), blind=hidden)
+    except AuditError as e:
+        return str(e)
+
+
 def share_status(fconn: Database) -> bool:
     """Under an assigned review, the reviewer's "your share: k of n" line (and "done" when it is); whether it is."""
     shared = share_progress(fconn, run, who) if share is not None else None
@@ -211,6 +219,8 @@ def card_panel(fconn: Database) -> None:
     done = labelled_count(fconn, row["id"], who) if who else 0
     st.progress(done / total if total else 1.0,
                 text=f"You have labelled {done} of {total} decisions · {len(ids)} in this queue")
+    if mode == "sample" and plan is not None:
+        show_text(sample_line(fconn), "caption")
     share_done = share_status(fconn)
     if st.session_state.get(ERROR):
         show_text(st.session_state.pop(ERROR), "error")
@@ -300,11 +310,8 @@ def browser_panel() -> None:
                             identity=auth.identity_columns(),
                             authorize=lambda r: auth.check(auth.review_action(r)), check=auth.check)
     progress = f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue"
-    if mode == "sample" and plan is not None:  # read afresh: each key press moves the sample toward its target
-        try:
-            progress += " · " + card_progress(next_sample(fconn, run_view.on(fconn)), blind=hidden)
-        except AuditError as e:
-            progress += f" · {e}"
+    if mode == "sample" and plan is not None:
+        progress += " · " + sample_line(fconn)
     browser_card(fconn, run_view, ids, token=queue_token(st.session_state[KEY]), reviewer=reviewer_now,
                  connect=lambda: open_db(default_db_path()),
                  payload=lambda doc: document(fconn, run_view, doc)["payload"], progress=progress)
