@@ -253,14 +253,14 @@ def share_of(db: Database, run: str, reviewer: str) -> list[int] | None:
 
 def share_queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, share: Sequence[int] | None, *,
                     types: Iterable[str] = (), judge_labels: Iterable[str] = (), doc: str = "",
-                    skip_trivial: bool = False) -> list[int]:
+                    skip_trivial: bool = False, blind: bool = False) -> list[int]:
     """The review queue's decision ids (`audit.queue.queue_ids`) cut to `share` (None: not cut). Inside a share
     `skip_trivial` does not apply: the share's certain decisions are served like the others (the module's rule),
     so a reviewer who labels everything their queue serves finishes the share `share_progress` counts."""
     from audit.queue import queue_ids  # the queue module reads no assignment; this one cuts its answer
 
     ids = queue_ids(db, run, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc,
-                    skip_trivial=skip_trivial and share is None)
+                    skip_trivial=skip_trivial and share is None, blind=blind)
     if share is None:
         return ids
     mine = set(share)

@@ -74,15 +74,17 @@ def _open(path: str) -> Database:
     return db
 
 
-def _decision_id(text: str) -> int:
-    """argparse type of --decision: a positive whole number SQLite can hold."""
+def _decision_id(text: str) -> int | str:
+    """argparse type of --decision: `#N`, the decision's number in its run as the pages and the review card show
+    it (kept as the string `#N`, resolved against the run), or its id, a positive whole number SQLite can hold."""
+    number = text.strip().startswith("#")
     try:
-        value = int(text)
+        value = int(text.strip().removeprefix("#"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number or #number") from None
     if not 0 < value <= MAX_DECISION_ID:
         raise argparse.ArgumentTypeError(f"{text[:40]} is not a decision id (1 .. {MAX_DECISION_ID})")
-    return value
+    return f"#{value}" if number else value
 
 
 def _db_path(text: str) -> str:
@@ -227,8 +229,15 @@ def cmd_review(args: argparse.Namespace) -> None:
 
     db = _open(args.db)
     label = None if args.label == "undo" else args.label
-    before = load_view(db, args.run).audit.metrics
-    row = add_review(db, args.run, args.decision, label, args.reviewer, note=args.note, blind=args.blind,
+    first = load_view(db, args.run)
+    before = first.audit.metrics
+    decision = args.decision
+    if isinstance(decision, str):  # `#N`, as the card shows it
+        try:
+            decision = first.decision_by_number(int(decision[1:]))
+        except KeyError as e:
+            raise AuditError(e.args[0]) from None
+    row = add_review(db, args.run, decision, label, args.reviewer, note=args.note, blind=args.blind,
                      role=args.role, sampled=args.sampled)
     view = load_view(db, args.run)
     a = view.audit
@@ -236,7 +245,8 @@ def cmd_review(args: argparse.Namespace) -> None:
         _print_json({"review": row, "reviews": a.review_counts, "audited": a.metrics})
         return
     rc = a.review_counts
-    print(describe_change(view.task, args.decision, label, before, a.metrics))
+    print(describe_change(view.task, decision, label, before, a.metrics,
+                          number=view.decision_numbers([decision])[decision]))
     print(f"run {args.run}: {Noun('decision').count(rc['reviewed'])} reviewed, {rc['overruled']} overruled, "
           f"{rc['conflicted']} conflicted (--json: the review row and the audited metrics)")
 
@@ -500,7 +510,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _policy_argument(s)
     s = add("review", cmd_review)
     s.add_argument("--run", required=True)
-    s.add_argument("--decision", required=True, type=_decision_id)
+    s.add_argument("--decision", required=True, type=_decision_id,
+                   help="the decision as the review card shows it (#12: its number in the run) or its id")
     s.add_argument("--label", required=True, help="a label of the decision kind's scheme (see `decisions`) or undo")
     s.add_argument("--reviewer", required=True)
     s.add_argument("--note", default=None)

@@ -16,7 +16,7 @@ from sqlite_utils import Database
 from audit.effective import current_labels
 from audit.numbers import format_delta
 from audit.views import RunRef, RunView, as_view
-from scoring.families.base import TaskFamily
+from scoring.families.base import Certainty, TaskFamily, certainty
 
 QUEUES = {
     "unreviewed": "not labelled by you yet",
@@ -45,20 +45,39 @@ def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int
 
 
 def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Iterable[str] = (),
-              judge_labels: Iterable[str] = (), doc: str = "", skip_trivial: bool = False) -> list[int]:
-    """Ids of the decisions in queue `mode` for `reviewer`, in id order (the same set as `queue` over
-    `audit.views.decisions`, read with a few queries instead of building every decision). `skip_trivial` leaves
-    out decisions whose answer is certain (the family's `trivial`, e.g. two identical strings)."""
+              judge_labels: Iterable[str] = (), doc: str = "", skip_trivial: bool = False,
+              blind: bool = False) -> list[int]:
+    """Ids of the decisions in queue `mode` for `reviewer` (the same set as `queue` over `audit.views.decisions`,
+    read with a few queries instead of building every decision): in id order, except that certain decisions the
+    judge contradicted (`scoring.families.base.certainty`, e.g. two identical strings it called no match) come first,
+    as the judge's plainest errors; the sample queue keeps its plan's order. `skip_trivial` leaves out the certain
+    decisions the judge answered as certain (and only those). A `blind` queue does neither, in id order: which
+    decisions come first or are left out would tell a blind reviewer the judge's answers."""
     if mode not in QUEUES:
         raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
     view = as_view(db, run)
+    ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc)
+    if blind or mode == "sample" or not view.task.certain_decisions:  # the sample's order is its plan's
+        return ids
+    state = certain_decisions(view)
+    ids = [i for i in ids if not (skip_trivial and state.get(i) == "agreed")]
+    return [i for i in ids if state.get(i) == "contradicted"] + [i for i in ids if state.get(i) != "contradicted"]
+
+
+def certain_decisions(run: RunView) -> dict[int, Certainty]:
+    """The run's certain decisions by id, each `agreed` or `contradicted` (`scoring.families.base.certainty`)."""
+    out = {}
+    for i, kind, typ, left, right, judge in run.db.execute(
+            "SELECT id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ?", [run.id]):
+        state = certainty(run.task, {"kind": kind, "type": typ, "left": left, "right": right, "judge": judge})
+        if state is not None:
+            out[i] = state
+    return out
+
+
+def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str], judge_labels: Iterable[str],
+               doc: str) -> list[int]:
     db, run_id = view.db, view.id
-    if skip_trivial:
-        trivial = {i for i, kind, typ, left, right, judge in db.execute(
-            "SELECT id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ?", [run_id])
-            if view.task.trivial({"kind": kind, "type": typ, "left": left, "right": right, "judge": judge})}
-        return [i for i in queue_ids(db, view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc)
-                if i not in trivial]
     q = "SELECT id, doc_id, type, judge_label FROM decisions WHERE run_id = ?"
     args: list = [run_id]
     types, judge_labels = sorted(set(types)), sorted(set(judge_labels))

@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 from sqlite_utils import Database
 
+from audit.coverage import coverage
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
 from audit.store import dumps, now, transaction
@@ -267,11 +268,13 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
     tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
     so_far = view.audit.metrics
+    covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
     out = {}
     options = row["inputs"].get("options") or {}
     for cell in task.headline:
         if task.sampled_by(cell) == "median":
             out["/".join(cell.path)] = median_headline(view, plan, cell, sampled, certain, strata, options)
+            out["/".join(cell.path)].update(coverage=covered, documents=covered["text"])
             continue
         if task.sampled_by(cell) is None:
             continue
@@ -286,7 +289,8 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
         h["n_documents_sampled"] = len(sampled)
         h["n_documents_known"] = len(certain)
         h["n_documents_planned"] = len(plan.blocks)
-        h["documents"] = documents_text(h)
+        h["coverage"] = covered  # n_reviewed counts documents without decisions too: say what was sampled
+        h["documents"] = covered["text"]
         h["label"] = cell.label
         h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
@@ -333,21 +337,7 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
              how="median of the difference-estimated distribution function (PPI for quantiles, stratified); "
                  "fixed-n interval: stratified bootstrap of the plan's sample (percentile); anytime: the confidence "
                  "sequence inverted on the distribution function; no power tuning (no λ) for a median")
-    h["documents"] = documents_text(h)
     return h
-
-
-def documents_text(e: Mapping) -> str:
-    """What an estimate rests on, in words every surface shows (Scores page, `audit estimate`'s JSON `documents`,
-    the HTML report): the sampled documents, of those with decisions, and the documents without any, which are
-    known exactly and were never reviewed, e.g. "30 sampled documents (of 69 with decisions; 147 have none)".
-    `e`: one metric of `estimate`."""
-    sampled, planned, total = e["n_documents_sampled"], e["n_documents_planned"], e["n_total"]
-    none = total - planned
-    hand = e["n_documents_known"] - none  # blocks of the plan reviewed by hand: exact, not sample draws
-    where = f"of {planned} with decisions; {none} {'has' if none == 1 else 'have'} none" if none else f"of {planned}"
-    text = f"{sampled} sampled document{'' if sampled == 1 else 's'} ({where})"
-    return text + (f", {hand} more reviewed by hand (exact)" if hand > 0 else "")
 
 
 def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
@@ -422,4 +412,5 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
             "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
             "target_half_width": half_width, "target_interval": target["interval"],
-            "target_metric": "/".join(cell.path), "target_label": cell.label, "waiting_for": target["waiting_for"]}
+            "target_metric": "/".join(cell.path), "target_label": cell.label, "waiting_for": target["waiting_for"],
+            "sampled_documents": len(residuals)}

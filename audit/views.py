@@ -151,6 +151,18 @@ class RunView:
             self.db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [self.id]), start=1)}
         return {i: rank[i] for i in decision_ids}
 
+    def decision_by_number(self, number: int) -> int:
+        """The id of the run's decision `#number` (`decision_numbers` inverted: what the card shows, the CLI takes).
+
+        Raises:
+            KeyError: the run has fewer decisions.
+        """
+        row = self.db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id LIMIT 1 OFFSET ?",
+                              [self.id, number - 1]).fetchone() if number >= 1 else None
+        if row is None:
+            raise KeyError(f"run {self.name!r} has no decision #{number} (it has {self.row['n_decisions']})")
+        return row[0]
+
     def decision(self, decision_id: int) -> dict:
         """One decision as `decisions` gives it, read now (its reviews too), not from the view's snapshot.
 

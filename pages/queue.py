@@ -17,6 +17,7 @@ from audit.errors import AuditError
 from audit.queue import (
     BLIND_QUEUES,
     QUEUES,
+    certain_decisions,
     decision_types,
     decision_view,
     describe_change,
@@ -25,6 +26,7 @@ from audit.queue import (
     suggested_first,
 )
 from audit.reviews import add_review, review_note
+from audit.sample_progress import card_progress, sample_caption
 from audit.sampling import create_plan, load_plan, next_sample
 from audit.store import default_db_path, open_db
 from audit.views import document
@@ -93,13 +95,15 @@ if mode == "sample":
             nxt = None
             show_error(str(e))
         if nxt is not None:
-            show_text(f"Sample queue: documents in the plan's order (reviews here count as sample draws). Suggested "
-                      f"next: {nxt['doc']} (stratum {nxt['stratum']}, {nxt['why']}); about {nxt['more_to_target']} "
-                      f"more documents ({nxt['more_decisions_to_target'] or 0:.0f} decisions) reach ±"
-                      f"{nxt['target_half_width']:.2f} on the headline metric.", "caption")
-skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and share is None and st.toggle(
-    f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)})", value=True,
-    key="queue.skip_trivial")
+            show_text(sample_caption(nxt, blind=hidden), "caption")
+# Blind: no skipping and no reordering of certain decisions (both follow the judge's answers)
+skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and share is None and not hidden and st.toggle(
+    f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)}) where the judge gave it",
+    value=True, key="queue.skip_trivial")
+contradicted = sum(s == "contradicted" for s in certain_decisions(run_view).values()) if task.certain_decisions else 0
+if contradicted and mode != "sample" and not hidden:  # which decisions the judge got wrong is the judge's answer
+    show_text(f"{contradicted} decisions whose answer is certain ({task.certain_decisions}) got another answer from "
+              "the judge: they come first in this queue, as the judge's plainest errors.", "caption")
 if share and task.certain_decisions:
     show_text(f"Your share includes its decisions whose answer is certain ({task.certain_decisions}): a share is "
               "whole documents, and a document counts in the estimates once all its decisions are labelled.",
@@ -117,7 +121,7 @@ if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the frag
     st.session_state[KEY] = key
     st.session_state[IDS] = suggested_first(
         share_queue_ids(conn, run_view, who, mode, share, types=types, judge_labels=labels, doc=doc_filter,
-                        skip_trivial=skip_trivial), nxt["decisions"] if nxt else ())
+                        skip_trivial=skip_trivial, blind=hidden), nxt["decisions"] if nxt else ())
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
     st.session_state.pop(STRIP, None)
@@ -185,6 +189,14 @@ def _on_move(to: int) -> None:
     st.session_state[POS] = max(0, to)
 
 
+def sample_line(fconn: Database) -> str:
+    """The sample's progress toward its target (`audit.sample_progress`), read afresh: each label moves it."""
+    try:
+        return card_progress(next_sample(fconn, run_view.on(fconn)), blind=hidden)
+    except AuditError as e:
+        return str(e)
+
+
 def share_status(fconn: Database) -> bool:
     """Under an assigned review, the reviewer's "your share: k of n" line (and "done" when it is); whether it is."""
     shared = share_progress(fconn, run, who) if share is not None else None
@@ -208,6 +220,8 @@ def card_panel(fconn: Database) -> None:
     done = labelled_count(fconn, row["id"], who) if who else 0
     st.progress(done / total if total else 1.0,
                 text=f"You have labelled {done} of {total} decisions · {len(ids)} in this queue")
+    if mode == "sample" and plan is not None:
+        show_text(sample_line(fconn), "caption")
     share_done = share_status(fconn)
     if st.session_state.get(ERROR):
         show_text(st.session_state.pop(ERROR), "error")
@@ -296,10 +310,12 @@ def browser_panel() -> None:
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),
                             authorize=lambda r: auth.check(auth.review_action(r)), check=auth.check)
+    progress = f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue"
+    if mode == "sample" and plan is not None:
+        progress += " · " + sample_line(fconn)
     browser_card(fconn, run_view, ids, token=queue_token(st.session_state[KEY]), reviewer=reviewer_now,
                  connect=lambda: open_db(default_db_path()),
-                 payload=lambda doc: document(fconn, run_view, doc)["payload"],
-                 progress=f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue")
+                 payload=lambda doc: document(fconn, run_view, doc)["payload"], progress=progress)
     if not hidden:
         progress_table(fconn)
 

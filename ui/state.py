@@ -347,6 +347,20 @@ def _carried() -> dict[str, object]:
             URL_POLICY: "" if policy() == DEFAULT_POLICY else policy()}
 
 
+_YES, _NO = ("1", "true", "yes", "on", "y", "t"), ("0", "false", "no", "off", "n", "f", "")
+
+
+def url_flag(value: str | None) -> bool | None:
+    """A yes/no URL parameter in its usual spellings (`1`, `true`, `yes`, `on`, … any case; absent or empty: no);
+    None for anything else, which the caller refuses rather than guesses.
+
+    >>> [url_flag(v) for v in ("1", "TRUE", "yes", None, "0", "off", "maybe")]
+    [True, True, True, False, False, False, None]
+    """
+    v = (value or "").strip().lower()
+    return True if v in _YES else False if v in _NO else None
+
+
 def adopt_url_settings() -> None:
     """A new session (a reload, a link, a bookmark) takes the current run, the reviewer name, blind and
     adjudicator mode and the effective-label policy from the URL (once).
@@ -362,9 +376,15 @@ def adopt_url_settings() -> None:
     name = st.query_params.get(URL_REVIEWER)
     if name and not st.session_state.get(NAME_KEY) and not auth.team_mode():  # team mode: the sign-in names you
         st.session_state[NAME_KEY] = name
-    if st.query_params.get(URL_BLIND) == "1" and BLIND_KEY not in st.session_state:
+    blind_flag = url_flag(st.query_params.get(URL_BLIND))
+    if blind_flag is None:  # never sighted by a misspelling: the link is refused, the session adopts nothing
+        show_text(f"This link's ?{URL_BLIND}= value is not understood, so it is not opened (it might have meant "
+                  f"blind review): use {URL_BLIND}=1 (or true / yes / on) for blind review, {URL_BLIND}=0 for "
+                  "sighted.", "error")
+        st.stop()
+    if blind_flag and BLIND_KEY not in st.session_state:
         st.session_state[BLIND_KEY] = True
-    if st.query_params.get(URL_ADJ) == "1" and ADJUDICATOR_KEY not in st.session_state:
+    if url_flag(st.query_params.get(URL_ADJ)) and ADJUDICATOR_KEY not in st.session_state:
         st.session_state[ADJUDICATOR_KEY] = True
     if st.query_params.get(URL_POLICY) in POLICIES and POLICY_KEY not in st.session_state:
         st.session_state[POLICY_KEY] = st.query_params.get(URL_POLICY)

@@ -183,6 +183,26 @@ SampledBy = Literal["totals", "median"]
 """
 
 
+Certainty = Literal["agreed", "contradicted"]
+
+
+def certainty(task: TaskFamily, decision: Mapping) -> Certainty | None:
+    """The one rule for certain decisions (issue 40.1), for the queue, agreement and every family: a decision is
+    certain (`agreed`: skipping it loses nothing) only where the judge gave the answer the family's `certain_label`
+    says it must have; where the judge answered otherwise (`contradicted`) it is the judge's plainest error and is
+    served first. None: the decision's answer is not certain.
+
+    >>> from scoring.families.chimera.family import ChimeraTask
+    >>> pair = {"kind": "span_pair", "type": "task", "left": "x", "right": "x"}
+    >>> certainty(ChimeraTask(), {**pair, "judge": "match"}), certainty(ChimeraTask(), {**pair, "judge": "no-match"})
+    ('agreed', 'contradicted')
+    """
+    answer = task.certain_label(decision)
+    if answer is None:
+        return None
+    return "agreed" if decision.get("judge") == answer else "contradicted"
+
+
 class TaskFamily(Protocol):
     """What the shell (store, re-scoring, pages, agreement, export, CLI) needs from a benchmark family.
 
@@ -296,9 +316,14 @@ class TaskFamily(Protocol):
         judge label); ideation comparisons vote once per order asked, so a human verdict meets each call."""
         ...
 
+    def certain_label(self, decision: Mapping) -> str | None:
+        """The label a decision is certain to have by construction (CHIMERA: two identical strings are a `match`);
+        None when its answer is not certain. Read through `certainty`, never alone."""
+        ...
+
     def trivial(self, decision: Mapping) -> bool:
-        """A decision whose answer is certain (CHIMERA: two identical strings): agreement reports it apart and
-        the review queue skips it by default."""
+        """A certain decision the judge answered as certain (`certainty(...) == "agreed"`): agreement reports it
+        apart and the review queue may skip it; one where the judge contradicted the certain answer is not."""
         ...
 
     def questions_for(self, payload: Mapping, decision: Mapping) -> list:
@@ -397,9 +422,13 @@ class FamilyBase:
         """One vote: the judge label."""
         return [decision["judge"]]
 
-    def trivial(self, decision: Mapping) -> bool:  # noqa: ARG002 (default)
+    def certain_label(self, decision: Mapping) -> str | None:  # noqa: ARG002 (default)
         """No decision is certain before it is asked."""
-        return False
+        return None
+
+    def trivial(self, decision: Mapping) -> bool:
+        """`certainty` says the judge gave the certain answer (families declare `certain_label`, not this)."""
+        return certainty(self, decision) == "agreed"
 
     def questions_for(self, payload: Mapping, decision: Mapping) -> list:  # noqa: ARG002 (default)
         """[]: no LLM answers this family's decisions, so there is nothing to re-ask."""

@@ -38,6 +38,7 @@ from scoring.families.base import (
     MetricCell,
     OptionSpec,
     TaskFamily,
+    certainty,
 )
 from scoring.judges.answer import MISSING
 from tests.support.batch_round_trip import SPEC, batch_round_trip, scripted_endpoint
@@ -153,6 +154,24 @@ def test_demo_run_scores_one_decision_per_question(name, scored):
     assert rows and all(isinstance(r, dict) for r in rows)
     for d in decs:
         assert isinstance(fam.trivial(d), bool) and all(isinstance(v, str) for v in fam.judge_votes(d))
+
+
+def test_a_decision_is_certain_only_where_the_judge_gave_the_certain_answer(scored):
+    """Issue 40.1, for every family: `trivial` (what agreement reports apart and the queue may skip) holds only where
+    the judge agreed with `certain_label`; the same decision with any other judge label is `contradicted`, never
+    trivial (the queue serves it first). The judge's label is the input chosen to evade the rule."""
+    fam = scored.fam
+    for d in scored.decisions:
+        answer = fam.certain_label(d)
+        assert answer is None or answer in fam.label_schemes[d["kind"]].labels, (d["id"], answer)
+        assert fam.trivial(d) == (answer is not None and d["judge"] == answer)
+        assert certainty(fam, d) == (None if answer is None else "agreed" if d["judge"] == answer else "contradicted")
+        if answer is None:
+            continue
+        for other in fam.label_schemes[d["kind"]].judge_labels:
+            if other != answer:
+                flipped = {**d, "judge": other}
+                assert not fam.trivial(flipped) and certainty(fam, flipped) == "contradicted", (d["id"], other)
 
 
 def test_take_all_strata_are_the_familys_own_strata(scored):

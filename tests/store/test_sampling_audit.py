@@ -191,8 +191,9 @@ def test_estimate_says_per_stratum_what_its_variance_rests_on(db_with_run):
 
 def test_the_estimate_counts_sampled_documents_not_documents_without_decisions(db_with_run):
     """Issue 39 point 5: after 40 sampled documents the Scores page said "187 of 216 documents reviewed" (the 147
-    documents without decisions counted as reviewed); every surface now shows `documents_text`."""
-    from audit.sampling import documents_text
+    documents without decisions counted as reviewed); every surface now shows the one sentence of
+    `audit.coverage`."""
+    from audit.coverage import coverage_text
 
     db = db_with_run
     create_plan(db, "mixed", seed=4)
@@ -204,10 +205,10 @@ def test_the_estimate_counts_sampled_documents_not_documents_without_decisions(d
         none = e["n_total"] - planned
         assert none > 0 and e["n_documents_sampled"] == 40
         assert e["documents"] == f"40 sampled documents (of {planned} with decisions; {none} have none)"
-        assert e["documents"] == documents_text(e)
+        assert e["documents"] == coverage_text(e["coverage"]) == e["coverage"]["text"]
     # a hand-reviewed document of the plan is named apart, never as a sampled one
     pick = next_sample(db, "mixed")
     _review_block(db, pick, rng, sampled=False)
     e = next(iter(estimate(db, "mixed").values()))
     assert e["documents"].startswith("40 sampled documents") and e["documents"].endswith(
-        ", 1 more reviewed by hand (exact)")
+        "; 1 more reviewed whole outside the sample")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import html
+import re
 
 import streamlit as st
 
 from scoring.families.chimera.scorer import ENTITY_TYPES, doc_from_json, flat_entities, match_summary
 from ui.families import DocumentContext
-from ui.highlight import highlight_html, legend_html, locate, type_colours
+from ui.highlight import highlight_html, legend_html, locate, trim, type_colours
 from ui.text import md_literal, show_text
 
 COLOURS = type_colours(ENTITY_TYPES)
@@ -74,6 +75,36 @@ def _side_ranges(text: str, span: str, sides: list[str] | None, default: str, t:
     hits = [(s, e, t) for s, e in locate(text, span)]
     sides = sides or [default]
     return (hits if "gold" in sides else []), (hits if "predicted" in sides else [])
+
+
+_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
+
+
+def _sentence_of(text: str, start: int) -> tuple[int, int]:
+    """The sentence of `text` (ended by . ! or ?) that holds position `start`, without its outer whitespace."""
+    for m in _SENTENCE.finditer(text):
+        if m.start() <= start < m.end():
+            return trim(text, m.start(), m.end())
+    return 0, len(text)
+
+
+def card_context(payload: dict, d: dict) -> list[tuple]:
+    """Each span in its sentence of the abstract, spans marked (issue 40.7: a pair is judged in context): one line
+    when both sit in one sentence, else one per span; `(label, sentence, [(start, end), …])` for the review card."""
+    text = payload.get("text") or ""
+    found = {which: locate(text, d[which])[:1] for which in ("left", "right")}
+    lines: list[tuple] = []
+    sentences: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for which in ("left", "right"):
+        if not found[which]:
+            lines.append((_sides(d, which), "(not found verbatim in the abstract)", []))
+            continue
+        s, e = found[which][0]
+        sentences.setdefault(_sentence_of(text, s), []).append((s, e))
+    for (a, b), spans in sentences.items():
+        label = "both spans" if len(spans) == 2 else _sides(d, "left" if found["left"][:1] == spans else "right")
+        lines.append((f"in the abstract ({label})", text[a:b], [(s - a, e - a) for s, e in sorted(set(spans))]))
+    return lines
 
 
 def preview(payload: dict, d: dict) -> None:

@@ -46,8 +46,24 @@ def _keyed(buttons: list[tuple[str, str, str, str | None]]) -> list[tuple[str, s
     return [(lab, text, key, short or next(spare, None)) for lab, text, key, short in buttons]
 
 
+def _marked(text: str, ranges: Sequence[tuple[int, int]]) -> str:
+    """`text` escaped, its `ranges` (the decision's spans) wrapped in `<mark>`.
+
+    >>> _marked("a <b> c", [(2, 5)])
+    'a <mark class="rjrc-span">&lt;b&gt;</mark> c'
+    """
+    out, at = [], 0
+    for s, e in sorted(ranges):
+        if s < at:  # overlapping spans: marked once
+            continue
+        out += [html.escape(visible(text[at:s])), '<mark class="rjrc-span">', html.escape(visible(text[s:e])),
+                "</mark>"]
+        at = e
+    return "".join(out) + html.escape(visible(text[at:]))
+
+
 def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number: int, who: str, role: str,
-              blind: bool, context: Sequence[tuple[str, str]] = (), gold: Sequence[str] = ()) -> dict:
+              blind: bool, context: Sequence[tuple] = (), gold: Sequence[str] = ()) -> dict:
     """One card: its header, the html `ui.decisions.card_html` draws, the context lines (escaped), the label
     buttons of the kind's scheme with their keys, the reviewer's own current label (`mine`), and for the errata
     form the document's `gold` items and the one the decision is about (read from the card's own, blind-safe,
@@ -63,7 +79,7 @@ def card_item(d: dict, task_name: str, scheme: LabelScheme, *, pos: int, number:
         "pos": pos, "id": d["id"], "num": number,
         "head": f"{doc_noun(task_name).capitalize()} {visible(d['doc'])} · decision #{number} (id {d['id']})",
         "html": card_html(d, task_name, scheme, blind=blind, number=number),
-        "context": [[html.escape(k), html.escape(visible(v))] for k, v in context],
+        "context": [[html.escape(k), _marked(v, marks[0] if marks else ())] for k, v, *marks in context],
         "buttons": [{"label": lab, "text": text, "key": short or "",
                      "aria": text + (f" (key {short})" if short else "")} for lab, text, _, short in buttons],
         "hint": hint,

@@ -33,5 +33,6 @@ def stratum(decisions: Sequence[Mapping]) -> str:
 
 
 def trivial(decision: Mapping) -> bool:
-    """An identical-string pair: the judge's 'match' is certain, reviewing it teaches nothing."""
+    """An identical-string pair, whose answer is certain (a match); whether the judge gave it is
+    `scoring.families.base.certainty`'s question."""
     return decision["left"] == decision["right"]

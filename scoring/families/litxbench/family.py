@@ -178,18 +178,18 @@ class LitXBenchTask(FamilyBase):
     def moot(self, payload: Mapping, labels: Labels) -> set[tuple[str, str, str, str]]:
         return review.moot(review.doc_from_payload(payload), labels)
 
-    def trivial(self, decision: Mapping) -> bool:
+    def certain_label(self, decision: Mapping) -> str | None:
         """A composition item pair whose gold and predicted compositions read the same: the official score of
         identical compositions is 1, so the match is certain.
 
-        >>> LitXBenchTask().trivial({"kind": "item_pair", "type": "composition",
+        >>> LitXBenchTask().certain_label({"kind": "item_pair", "type": "composition",
         ...     "left": "e[0].m[1] composition Nb1 Ti1", "right": "e[0].m[2] composition Nb1 Ti1"})
-        True
+        'match'
         """
         if decision["kind"] != KIND_ITEM or decision["type"] != "composition":
-            return False
+            return None
         what = [str(decision[side]).split(" ", 1)[1:] for side in ("left", "right")]
-        return bool(what[0]) and what[0] == what[1]
+        return MATCH if bool(what[0]) and what[0] == what[1] else None
 
     def outcome(self, payload: Mapping, counts: Mapping) -> str:
         c = counts.get("papers", {}).get(payload["paper_id"], {})

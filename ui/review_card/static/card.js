@@ -1,7 +1,7 @@
 // The review card: holds the next cards of the queue, answers the review keys at once, and sends every label to
 // Python as an event with its own client id ("outbox" state: every label not answered yet, re-sent until Python
-// answers it; Python stores a client id once). Unanswered labels are kept in sessionStorage, so a reload re-sends
-// them; the card shows a label as saved only once Python's answer says it is stored.
+// answers it; Python stores a client id once). Unanswered labels are kept in localStorage, so a reload or the next
+// visit after a closed tab re-sends them; the card shows a label as saved only once Python's answer says it is stored.
 
 const STORE = (window.__rjReviewCard = window.__rjReviewCard || {});
 const RESEND_MS = 3000;
@@ -11,18 +11,55 @@ function newId() {
   return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 12);
 }
 
-function storageKey(s) { return `rejudge.review_card.outbox:${s.run}:${s.who}`; }
+// The outbox is kept in localStorage, one entry per tab (a tab's id lives in its sessionStorage, so a reload keeps
+// it): a closed tab's labels survive it and the next visit by the same reviewer to the same run sends them (the
+// store writes a client id once, so a label another open tab also sends is stored once).
+const PREFIX = "rejudge.review_card.outbox:";
+const TAB_KEY = "rejudge.review_card.tab";
 
-function loadOutbox(s) {
+function tabId() {
   try {
-    const raw = sessionStorage.getItem(storageKey(s));
+    let id = sessionStorage.getItem(TAB_KEY);
+    if (!id) { id = newId(); sessionStorage.setItem(TAB_KEY, id); }
+    return id;
+  } catch (e) { return STORE.tab || (STORE.tab = newId()); }
+}
+
+function storagePrefix(s) { return `${PREFIX}${encodeURIComponent(s.run)}:${encodeURIComponent(s.who)}:`; }
+
+function storageKey(s) { return storagePrefix(s) + tabId(); }
+
+function parseEvents(raw, s) {
+  try {
     const events = raw ? JSON.parse(raw) : [];
     return Array.isArray(events) ? events.filter((e) => e && e.cid && e.run === s.run && e.who === s.who) : [];
   } catch (e) { return []; }
 }
 
+function loadOutbox(s) {  // this tab's labels, and those a closed tab left behind (claimed: sent from here now)
+  const out = [], seen = new Set();
+  const take = (events) => { for (const e of events) if (!seen.has(e.cid)) { seen.add(e.cid); out.push(e); } };
+  try {
+    const mine = storageKey(s), prefix = storagePrefix(s);
+    take(parseEvents(localStorage.getItem(mine), s));
+    const others = [];
+    for (let i = 0; i < localStorage.length; i++) {
+      const k = localStorage.key(i);
+      if (k && k !== mine && k.startsWith(prefix)) others.push(k);
+    }
+    for (const k of others) { take(parseEvents(localStorage.getItem(k), s)); localStorage.removeItem(k); }
+    const old = `${PREFIX}${s.run}:${s.who}`;  // the tab-only store of earlier versions
+    take(parseEvents(sessionStorage.getItem(old), s));
+    sessionStorage.removeItem(old);
+  } catch (e) { /* storage off: the outbox lives in this page only */ }
+  return out;
+}
+
 function saveOutbox(s) {
-  try { sessionStorage.setItem(storageKey(s), JSON.stringify(s.outbox)); } catch (e) { /* storage full or off */ }
+  try {
+    if (s.outbox.length) localStorage.setItem(storageKey(s), JSON.stringify(s.outbox));
+    else localStorage.removeItem(storageKey(s));
+  } catch (e) { /* storage full or off */ }
 }
 
 function freshState(data) {
@@ -83,7 +120,7 @@ function statusLine(s) {  // labels and undos; a flag's own status sits under it
   for (const [cid, a] of s.acks) { if (flags.has(cid)) continue; if (a.ok) saved += 1; else failed += 1; }
   const pending = s.outbox.filter((e) => e.type !== "erratum").length;
   const parts = [`${saved} saved`];
-  if (pending) parts.push(`<span class="pending">${pending} pending</span>`);
+  if (pending) parts.push(`<span class="pending">${pending} pending (not saved yet)</span>`);
   if (failed) parts.push(`<span class="error">${failed} not stored</span>`);
   return parts.join(" · ");
 }
@@ -139,6 +176,15 @@ function render(s) {
     const again = root.querySelector(`[data-focus="${focused}"]`);
     if (again && !again.disabled) again.focus();
   }
+}
+
+// A queue control just changed (the Queue box, a filter, a switch): the control keeps the focus, so the review
+// keys would be typed into it. The card takes the keys back; a text being typed inside the card is left alone.
+function takeKeys(root) {
+  const el = document.activeElement;
+  if (!el || el === document.body || root.contains(el)) return;
+  if (el.blur) el.blur();
+  root.focus({preventScroll: true});
 }
 
 function needsCards(s) {
@@ -409,6 +455,7 @@ export default function (component) {
               problems: data.problems || [], maxNote: data.max_note || 5000, maxItem: data.max_item || 2000};
   merge(s, data);
   render(s);
+  if (fresh) takeKeys(root);
   if (!root.__rjrcClicks) {
     root.__rjrcClicks = true;
     root.addEventListener("click", (e) => {
@@ -426,9 +473,16 @@ export default function (component) {
       if (st && (st.outbox.length || needsCards(st)) && Date.now() - st.lastSend > RESEND_MS) flush(st, true);
     }, 1000);
   }
+  if (!STORE.hide) {  // the tab is going: send what is not stored now (it is in localStorage anyway)
+    STORE.hide = () => { const st = STORE.state; if (st && st.outbox.length) { saveOutbox(st); flush(st, true); } };
+    window.addEventListener("pagehide", STORE.hide);
+    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") STORE.hide(); });
+  }
   if (fresh && s.outbox.length) later(s);
   return () => {
-    if (!root.isConnected) {
+    // A control above the card that appears or goes (the queue's switches) re-mounts it: the new mount may run
+    // before this cleanup, and the keys it listens with are then its own, not to be removed here.
+    if (!root.isConnected && (!STORE.state || STORE.state.root === root)) {
       document.removeEventListener("keydown", STORE.keys, true);
       STORE.keys = null;
       clearInterval(STORE.timer);
