@@ -34,6 +34,7 @@ from audit.agreement_rule import (
     statistic_of,
 )
 from audit.assigned_review import planned_overlap_text
+from audit.estimate_text import export_estimates
 from audit.export import export_json, export_latex
 from audit.views import RunView
 
@@ -126,12 +127,8 @@ def build_report(view: RunView) -> Report:
 
 
 def _headline_estimates(data: Mapping) -> dict:
-    """The sample estimates in an export: its plan over all decision kinds, else its first plan ({} without)."""
-    from audit.sampling import ALL_KINDS
-
-    sampling = data.get("sampling", {})
-    chosen = sampling.get(ALL_KINDS) or next(iter(sampling.values()), {})
-    return chosen.get("estimate") or {}
+    """The sample estimates in an export (`audit.estimate_text.export_estimates`)."""
+    return export_estimates(data)
 
 
 def sample_estimates(view: RunView) -> dict:
