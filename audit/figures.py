@@ -85,9 +85,11 @@ def headline_intervals(points: Sequence[Mapping]) -> alt.FacetChart:
 
 def bias_intervals(rows: Sequence[Mapping]) -> alt.LayerChart:
     """The judge's bias (judge only − audited or estimated) per metric with its interval; 0 = no bias.
-    `rows`: {label, value, low, high, n} (series defaults to "judge bias")."""
-    return _interval_plot([{"series": "judge bias", **r} for r in rows], x_title="judge bias (judge only − audited)",
-                          reference=0.0)
+    `rows`: {label, value, low, high, n, against} (series defaults to "judge bias"); the axis title names what the
+    rows subtract (`against`: `estimate`, or `audited (reviewed so far)`)."""
+    against = " / ".join(dict.fromkeys(str(r.get("against") or "audited") for r in rows)) or "audited"
+    return _interval_plot([{"series": "judge bias", **r} for r in rows],
+                          x_title=f"judge bias (judge only − {against})", reference=0.0)
 
 
 def original_vs_audited(rows: pd.DataFrame, section: str) -> alt.Chart:

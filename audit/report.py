@@ -34,7 +34,7 @@ from audit.agreement_rule import (
     statistic_of,
 )
 from audit.assigned_review import planned_overlap_text
-from audit.estimate_text import export_estimates
+from audit.estimate_text import ANYTIME, FIXED_N, INTERVALS_EXPLAINED, estimate_lines, export_estimates
 from audit.export import export_json, export_latex
 from audit.views import RunView
 
@@ -228,29 +228,45 @@ def alpha_groups_of(agreement: Mapping) -> dict[str, Mapping]:
 
 def _headline(view: RunView, data: Mapping) -> Section:
     s = Section("1. Headline: judge only vs audited")
-    points, bias = headline_points(view, _headline_estimates(data))
+    estimates = _headline_estimates(data)
+    points, bias = headline_points(view, estimates)
     rc = data["reviews"]
+    lines = {e.label: e for e in estimate_lines(view.task, estimates)}
     estimated = any(p["series"] == "estimated" for p in points)
     s.body.append(para(f"{rc['reviewed']} of {view.row['n_decisions']} decisions reviewed, {rc['overruled']} "
-                       f"overruled. 'Audited' applies the reviewers' labels to the reviewed decisions and keeps the "
-                       f"judge's label elsewhere" + ("; 'estimated' is what a full human review would give, "
-                                                     "estimated from the sampled reviews with a 95% interval."
-                                                     if estimated else ".")))
+                       f"overruled. 'Audited' (reviewed so far) applies the reviewers' labels to the reviewed "
+                       f"decisions and keeps the judge's label elsewhere" + (
+                           "; the estimate is what a full human review would give, estimated from the sampled "
+                           f"reviews, with two 95% intervals ({INTERVALS_EXPLAINED})." if lines else
+                           "; the run has no sampling plan, so there is no estimate of a full human review (create "
+                           "one with `python -m audit plan` and review through the sample queue).")))
+    target = next((e for e in lines.values() if e.reviewable and e.estimate is not None), None)
+    if target is not None:
+        s.body.append(para(f"Estimated full review: {target.words()}, from {target.n_sampled} sampled documents."))
     by_label = {}
     for p in points:
         by_label.setdefault(p["label"], {})[p["series"]] = p
     rows = []
     for label, d in by_label.items():
-        est = d.get("estimated")
+        e = lines.get(label)
         b = next((x for x in bias if x["label"] == label), None)
+        if e is None:
+            fixed = anytime = "—"
+        elif not e.reviewable:
+            fixed = anytime = "exact: no review can change it"
+        else:
+            fixed = interval(e.fixed_n) if e.fixed_n else e.note or "—"
+            anytime = interval(e.anytime) if e.anytime else e.note or "—"
         rows.append([label, d["judge only"]["value"], d["audited"]["value"],
-                     "—" if est is None else f"{num(est['value'])} {interval((est['low'], est['high']))}",
-                     "—" if b is None else num(b["value"]) + (f" {interval((b['low'], b['high']))}"
-                                                              if b["low"] is not None else "")])
-    s.body.append(table(["metric", "judge only", "audited", "estimated [95% interval]", "judge bias"], rows))
+                     "—" if e is None else num(e.estimate), fixed, anytime,
+                     "—" if b is None else f"{num(b['value'])} (exact)" if e is not None and not e.reviewable
+                     else num(b["value"]) + (f" {interval((b['low'], b['high']))}" if b["low"] is not None else "")])
+    s.body.append(table(["metric", "judge only", "audited (reviewed so far)", "estimate", FIXED_N, ANYTIME,
+                         "judge bias"], rows))
     if points:
         s.figures.append(_figure("headline", "Headline metrics", figures.headline_intervals(points),
-                                 "Judge only vs audited" + (" vs estimated (95% interval)" if estimated else "")))
+                                 "Judge only vs audited" + (" vs estimated (95% fixed-n interval)" if estimated
+                                                            else "")))
     if bias:
         s.figures.append(_figure("bias", "The judge's bias", figures.bias_intervals(bias),
                                  "Judge only minus " + bias[0]["against"] + "; 0 = no bias."))

@@ -1,22 +1,26 @@
-"""The paper table (`audit.export.export_latex`, also the report's `table.tex`): it carries the estimated
-full-review score with both labelled intervals (not only reviewed-so-far, issue #40 point 4), and every export
-compiles (issue #40 point 6): pdflatex where installed, and always no character outside ASCII."""
+"""The paper-facing numbers. The LaTeX table (`audit.export.export_latex`, also the report's `table.tex`) and the
+report's headline carry the estimated full-review score with both labelled intervals, not only reviewed-so-far
+(issue #40 point 4); every LaTeX export compiles (point 6): pdflatex where installed, and always no character
+outside ASCII; the bias chart's axis names what it subtracts (point 9)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 
 import pytest
 
+from audit import figures
 from audit.demo import load_demo
 from audit.export import export_json, export_latex
+from audit.report import build_report
 from audit.reviews import add_review
 from audit.sampling import ALL_KINDS, create_plan
 from audit.store import open_db
 from audit.tex_ascii import ascii_char, ascii_tex
-from audit.views import decisions
+from audit.views import decisions, load_view
 from tests.report.test_sampled_report import review_sampled_blocks
 
 SMOL = "demo-chimera-smollm2"
@@ -101,3 +105,32 @@ def test_a_look_alike_of_a_latex_special_never_becomes_live():
     """Full-width $ and \\ fold (NFKC) to the real ones; they must not come out as live LaTeX."""
     out = ascii_tex("＄x＄ ＼input ％")
     assert out.isascii() and "$" not in out and "\\input" not in out and "%" not in out
+
+
+def test_the_report_headline_gives_the_estimate_with_both_labelled_intervals(db):
+    view = load_view(db, SMOL)
+    report = build_report(view)
+    est = export_json(db, SMOL)["sampling"][ALL_KINDS]["estimate"]
+    body = "".join(report.sections[0].body)
+    head = re.search(r"<thead>(.*?)</thead>", body).group(1)
+    assert re.findall(r"<th>(.*?)</th>", head) == ["metric", "judge only", "audited (reviewed so far)", "estimate",
+                                                   "95% interval (fixed-n)", "95% interval (anytime)", "judge bias"]
+    e = est["entities/avg/f1"]
+    fixed, anytime = ("[{:.4f}, {:.4f}]".format(*ci) for ci in (e["ci"], e["anytime"]["ci"]))
+    assert f"<td>entity F1 (macro avg)</td><td>{e['judge_only']:.4f}</td><td>{e['reviewed_so_far']:.4f}</td>" \
+           f"<td>{e['estimate']:.4f}</td><td>{fixed}</td><td>{anytime}</td>" in body
+    assert f"Estimated full review: entity F1 (macro avg) {e['estimate']:.4f}, 95% interval {fixed} (fixed-n), " \
+           f"{anytime} (anytime), from 40 sampled documents." in body
+    # classification F1 takes no judge: exact, not "0.8219 [0.8219, 0.8219]"
+    row = re.search(r"<td>classification F1 \(macro avg\)</td>(.*?)</tr>", body).group(1)
+    assert "exact: no review can change it" in row and "[0.8219, 0.8219]" not in row
+
+
+def test_the_bias_chart_axis_names_what_it_subtracts(db):
+    view = load_view(db, SMOL)
+    bias = next(f for f in build_report(view).figures if f.name == "bias")
+    titles = json.dumps(bias.spec, ensure_ascii=False)
+    assert "judge bias (judge only − estimate)" in titles and "− audited" not in titles
+    so_far = figures.bias_intervals([{"label": "F1", "value": 0.1, "low": None, "high": None, "n": 3,
+                                      "against": "audited (reviewed so far)"}]).to_dict()
+    assert "judge bias (judge only − audited (reviewed so far))" in json.dumps(so_far, ensure_ascii=False)
