@@ -7,6 +7,7 @@ from ui import auth
 from ui.assignments import blind_assignment_editor, review_assignment_editor
 from ui.first_start import demo_progress
 from ui.newrun import new_run_form
+from ui.owner_only import role_button
 from ui.runs_table import demo_lines, runs_frame
 from ui.state import current_run, db, is_blind_reviewer, link_params
 from ui.text import md_literal, show_text
@@ -42,8 +43,9 @@ with st.container(border=True):
         st.caption("This database is read-only: it can be browsed and exported; the demo runs cannot be added.")
     elif missing:
         st.caption(f"Not in this database: {md_literal(', '.join(missing))}.")
-        if st.button("Load the demo runs", key="runs.load_demo", help="Score the bundled demo runs this database "
-                     "lacks (offline judges, about 10–20 s); `python -m audit demo` does the same"):
+        if role_button("Load the demo runs", action="load_runs", key="runs.load_demo",
+                       help="Score the bundled demo runs this database lacks (offline judges, about 10–20 s); "
+                            "`python -m audit demo` does the same"):
             auth.guard("load_runs")
             load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))
             st.rerun()
