@@ -27,7 +27,7 @@ with st.container(border=True):
     st.markdown("**Start here** — the bundled demo runs, scored on first start:")
     for name, title, _ in demo_lines():
         note = demo_note(name, blind=hidden)  # a blind reviewer does not read the official (judge-derived) F1
-        st.markdown(f"- **{md_literal(name)}** ({md_literal(title)}): {md_literal(note)}")
+        st.markdown(f"- **{md_literal(name)}** · {md_literal(title)}: {md_literal(note)}")  # the title has brackets
     # one link per line: side by side in three columns their labels were cut ("…and its scor")
     st.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
                  query_params=link_params(run=first))
@@ -60,7 +60,8 @@ if runs.empty:
     st.info("No runs yet: score one below.")
 else:
     st.dataframe(runs, hide_index=True, key="runs.table",
-                 column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open ›"),
+                                "judge": st.column_config.TextColumn("judge", width=270)})  # never cut
     names = runs["run"].tolist()
     if st.session_state.get("runs.pick") not in names or st.session_state.get("runs.pick_follows") != current_run():
         # the session's run changed (a new run was scored, or the sidebar switched): the box follows it

@@ -1,0 +1,23 @@
+"""The smaller things of issue #40 point 9 a researcher trips over on the pages: wording that reads as a wrong
+number, and tables that hide what matters at 1280 px."""
+
+from __future__ import annotations
+
+import re
+
+from tests.app.conftest import plain, table
+
+
+def test_the_runs_table_puts_the_link_run_judge_and_scores_first_and_keeps_them_short(app):
+    runs = table(app, "open", "run", "judge")
+    assert list(runs.columns[:5]) == ["open", "run", "family", "judge", "scores (original)"]
+    assert "replay:judge_smollm2_structured.jsonl" in set(runs["judge"])  # the log's name, not its folders
+    assert not any("/" in j for j in runs["judge"])
+    assert set(runs["family"]) <= {"chimera", "retrieval", "ideation", "litxbench"}
+
+
+def test_the_demo_list_never_nests_brackets(app):
+    lines = [plain(m.value) for m in app.markdown if "demo-retrieval-wordllama" in plain(m.value)]
+    assert lines
+    for line in lines:
+        assert not re.search(r"\([^()]*\([^()]*\)\)", line), line  # "(CHIMERA ... (ranking))"
