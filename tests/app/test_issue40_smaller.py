@@ -21,3 +21,14 @@ def test_the_demo_list_never_nests_brackets(app):
     assert lines
     for line in lines:
         assert not re.search(r"\([^()]*\([^()]*\)\)", line), line  # "(CHIMERA ... (ranking))"
+
+
+def test_the_readme_states_the_alternative_annotator_minimum_the_page_uses():
+    from scoring.stats.alt_test import MIN_HUMANS_PER_ITEM, RECOMMENDED_HUMANS
+    from tests.conftest import ROOT
+
+    words = {2: "two", 3: "three", 4: "four"}
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    found = re.search(r"alternative annotator test .*? on items with at least (\w+)\s+human labels", text)
+    assert found and found.group(1) == words[MIN_HUMANS_PER_ITEM], found and found.group(0)
+    assert f"recommends {words[RECOMMENDED_HUMANS]}" in text
