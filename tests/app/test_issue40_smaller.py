@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.app.conftest import plain, table
+from tests.app.conftest import open_page, plain, table
 
 
 def test_the_runs_table_puts_the_link_run_judge_and_scores_first_and_keeps_them_short(app):
@@ -32,3 +32,21 @@ def test_the_readme_states_the_alternative_annotator_minimum_the_page_uses():
     found = re.search(r"alternative annotator test .*? on items with at least (\w+)\s+human labels", text)
     assert found and found.group(1) == words[MIN_HUMANS_PER_ITEM], found and found.group(0)
     assert f"recommends {words[RECOMMENDED_HUMANS]}" in text
+
+
+def test_compare_says_when_it_compares_predictions_not_judges(app):
+    at = open_page(app, "compare", run="demo-litxbench-drop-meas30")
+    assert not at.exception
+    warnings = [plain(w.value) for w in at.warning]
+    assert any(w.startswith("These runs compare two prediction sets, not two judges") and "pred" in w
+               and "the judge is the same in both" in w for w in warnings), warnings
+
+
+def test_compare_of_two_judges_warns_nothing_and_explains_a_zero(app):
+    at = open_page(app, "compare", run="demo-chimera-smollm2")
+    assert not at.exception
+    assert not [w for w in at.warning if "not two judges" in w.value]
+    scores = table(at, "metric", "A − B")
+    diffs = dict(zip(scores["metric"], scores["A − B"], strict=True))
+    assert diffs["classification F1 (macro avg)"] == "0 (no judge decision behind it)"
+    assert re.fullmatch(r"[+-]0\.\d{4}", diffs["entity F1 (macro avg)"])
