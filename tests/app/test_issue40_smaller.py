@@ -50,3 +50,18 @@ def test_compare_of_two_judges_warns_nothing_and_explains_a_zero(app):
     diffs = dict(zip(scores["metric"], scores["A − B"], strict=True))
     assert diffs["classification F1 (macro avg)"] == "0 (no judge decision behind it)"
     assert re.fullmatch(r"[+-]0\.\d{4}", diffs["entity F1 (macro avg)"])
+
+
+def test_a_wide_score_table_puts_the_change_beside_the_scores(app_db):
+    """LitXBench's per-level tables are wider than a 1280 px page: ΔF1 sits right after f1 audited, the counts
+    (which scroll) come after it."""
+    from audit.store import open_db
+    from audit.views import load_view
+    from ui.metrics import comparison_rows, section_frame
+
+    view = load_view(open_db(app_db), "demo-litxbench-drop-meas30")
+    rows = comparison_rows(view.task, view.row["original_metrics"], view.audit.metrics)
+    cols = list(section_frame(rows[rows["section"] == "multi-level"]).columns)
+    assert cols[:8] == ["type", "precision", "precision audited", "recall", "recall audited", "f1", "f1 audited",
+                        "ΔF1"], cols
+    assert {"tp", "fp", "fn"} <= set(cols[8:])
