@@ -74,22 +74,18 @@ def cmd_score(args: argparse.Namespace) -> None:
     Example: python -m audit score chimera --gold data/chimera/eval.csv --pred data/chimera/pred_mixed.jsonl
     --judge replay:data/chimera/judge_mixed.jsonl
     """
-    from tqdm import tqdm
-
+    from audit.cli_progress import Progress
     from audit.runs import execute_run, plan_run, write_judge_log
     from audit.views import decisions
     from scoring.families import get_task
     from scoring.judges.answer import JudgeStats
 
     task = get_task(args.task)
-    bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)
+    bar = Progress("judging", "questions")  # plain lines every 30 s when stderr is a file
     stats = JudgeStats()
 
     def progress(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.set_postfix(cached=stats.cached, failed=stats.failed, invalid=stats.invalid, refresh=False)
-        bar.refresh()
+        bar.update(done, total, cached=stats.cached, failed=stats.failed, invalid=stats.invalid)
 
     if args.judge is not None and not args.judge.strip():
         raise AuditError(f"--judge is empty; give a judge spec ({', '.join(task.judge_specs)}, or replay:PATH)")
@@ -347,19 +343,17 @@ def cmd_stability(args: argparse.Namespace) -> None:
 
     Example: python -m audit stability --run my-gpt-run --repeats 5 --temperature 0.7 --sample 100 --seed 1
     """
-    from tqdm import tqdm
-
+    from audit.cli_progress import Progress
     from audit.stability import run_check, stability_report
 
     db = _open(args.db)
     if args.report:
         _print_json(stability_report(db, args.run, args.check or None))
         return
-    bar = tqdm(total=0, desc="re-asking", unit="q", file=sys.stderr, disable=None)
+    bar = Progress("re-asking", "questions")
 
     def progress(done: int, total: int) -> None:
-        bar.total, bar.n = total, done
-        bar.refresh()
+        bar.update(done, total)
 
     try:
         check = run_check(db, args.run, repeats=args.repeats, temperature=args.temperature, judge_spec=args.judge,
