@@ -34,7 +34,14 @@ from audit.agreement_rule import (
     statistic_of,
 )
 from audit.assigned_review import planned_overlap_text
-from audit.estimate_text import ANYTIME, FIXED_N, INTERVALS_EXPLAINED, estimate_lines, export_estimates
+from audit.estimate_text import (
+    ANYTIME,
+    FIXED_N,
+    INTERVALS_EXPLAINED,
+    NOT_REVIEWABLE,
+    estimate_lines,
+    export_estimates,
+)
 from audit.export import export_json, export_latex
 from audit.views import RunView
 
@@ -253,7 +260,7 @@ def _headline(view: RunView, data: Mapping) -> Section:
         if e is None:
             fixed = anytime = "—"
         elif not e.reviewable:
-            fixed = anytime = "exact: no review can change it"
+            fixed = anytime = "exact"
         else:
             fixed = interval(e.fixed_n) if e.fixed_n else e.note or "—"
             anytime = interval(e.anytime) if e.anytime else e.note or "—"
@@ -263,6 +270,9 @@ def _headline(view: RunView, data: Mapping) -> Section:
                      else num(b["value"]) + (f" {interval((b['low'], b['high']))}" if b["low"] is not None else "")])
     s.body.append(table(["metric", "judge only", "audited (reviewed so far)", "estimate", FIXED_N, ANYTIME,
                          "judge bias"], rows))
+    exact = [e.label for e in lines.values() if not e.reviewable]
+    if exact:
+        s.body.append(para(f"Exact: {', '.join(exact)}: {NOT_REVIEWABLE.removeprefix('exact: ')}."))
     if points:
         s.figures.append(_figure("headline", "Headline metrics", figures.headline_intervals(points),
                                  "Judge only vs audited" + (" vs estimated (95% fixed-n interval)" if estimated

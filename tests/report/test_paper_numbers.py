@@ -123,7 +123,8 @@ def test_the_report_headline_gives_the_estimate_with_both_labelled_intervals(db)
            f"{anytime} (anytime), from 40 sampled documents." in body
     # classification F1 takes no judge: exact, not "0.8219 [0.8219, 0.8219]"
     row = re.search(r"<td>classification F1 \(macro avg\)</td>(.*?)</tr>", body).group(1)
-    assert "exact: no review can change it" in row and "[0.8219, 0.8219]" not in row
+    assert "<td>exact</td>" in row and "[0.8219, 0.8219]" not in row
+    assert "Exact: classification F1 (macro avg): no review can change it (no judge decision behind it)." in body
 
 
 def test_the_bias_chart_axis_names_what_it_subtracts(db):
