@@ -139,6 +139,8 @@ def number_formats(frame: pd.DataFrame) -> dict:
             halves = frame[c].dropna().map(lambda v: float(2 * v).is_integer()).all() and c not in (
                 *NUMBER_COLUMNS, *(f"{k} audited" for k in NUMBER_COLUMNS), "ΔF1")
             out[c] = st.column_config.NumberColumn(c, format="%.1f" if halves else "%.4f")
-        elif c != "type":  # counts ("57 → 61"): narrow, so the scores fit a 1280 px page
-            out[c] = st.column_config.Column(c, width="small")
+    cols = list(frame.columns)
+    if "ΔF1" in cols:  # the counts after the change ("57 → 61"): narrow, so the scores fit a 1280 px page
+        for c in cols[cols.index("ΔF1") + 1:]:
+            out.setdefault(c, st.column_config.Column(c, width="small"))
     return out

@@ -65,3 +65,21 @@ def test_a_wide_score_table_puts_the_change_beside_the_scores(app_db):
     assert cols[:8] == ["type", "precision", "precision audited", "recall", "recall audited", "f1", "f1 audited",
                         "ΔF1"], cols
     assert {"tp", "fp", "fn"} <= set(cols[8:])
+
+
+def test_only_the_counts_after_the_change_are_narrowed(app_db):
+    """Ideation's score pairs ("2.6939 → 2.6327") keep their width; a P / R / F1 table's counts are narrow."""
+    from audit.store import open_db
+    from audit.views import load_view
+    from ui.metrics import comparison_rows, number_formats, section_frame
+
+    for run, section, wide in (("demo-ideation-si2024-humans", "Human", None),
+                               ("demo-litxbench-drop-meas30", "multi-level", "tp")):
+        view = load_view(open_db(app_db), run)
+        rows = comparison_rows(view.task, view.row["original_metrics"], view.audit.metrics)
+        frame = section_frame(rows[rows["section"] == section])
+        narrow = {c for c, cfg in number_formats(frame).items() if cfg.get("width") == "small"}
+        if wide is None:
+            assert not narrow, narrow
+        else:
+            assert wide in narrow and not narrow & {"precision", "f1 audited", "ΔF1"}
