@@ -17,6 +17,7 @@ import html
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -100,13 +101,20 @@ def interval(ci: Sequence | None, digits: int = 4) -> str:
     return f"[{num(ci[0], digits)}, {num(ci[1], digits)}]" if ci else "—"
 
 
+_NUMBER = re.compile(r"[-+]?\d[\d.,]*( %| pt)?")
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[object]], *, numeric: bool = True) -> str:
     """An HTML table; numbers formatted by `num`, every other cell escaped."""
     def cell(v: object) -> str:
         return num(v) if numeric and isinstance(v, int | float) and not isinstance(v, bool) else esc(v)
 
+    def td(v: object) -> str:
+        text = cell(v)  # a number never breaks inside ("0.821 / 9" in a narrow column); other text may anywhere
+        return f'<td class="num">{text}</td>' if _NUMBER.fullmatch(text) else f"<td>{text}</td>"
+
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(td(v) for v in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -673,6 +681,7 @@ padding-bottom:4px}h3{font-size:1rem;margin:18px 0 6px}
 p.sub{color:#475569;margin:0 0 16px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:.85rem;max-width:100%}
 th,td{border:1px solid #e2e8f0;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td.num{overflow-wrap:normal;white-space:nowrap}
 th{background:#f1f5f9}
 figure{margin:12px 0 20px}figcaption{color:#475569;font-size:.85rem;margin-top:4px}
 .figs{display:flex;flex-wrap:wrap;gap:24px 40px}

@@ -117,8 +117,9 @@ def test_the_report_headline_gives_the_estimate_with_both_labelled_intervals(db)
                                                    "95% interval (fixed-n)", "95% interval (anytime)", "judge bias"]
     e = est["entities/avg/f1"]
     fixed, anytime = ("[{:.4f}, {:.4f}]".format(*ci) for ci in (e["ci"], e["anytime"]["ci"]))
-    assert f"<td>entity F1 (macro avg)</td><td>{e['judge_only']:.4f}</td><td>{e['reviewed_so_far']:.4f}</td>" \
-           f"<td>{e['estimate']:.4f}</td><td>{fixed}</td><td>{anytime}</td>" in body
+    n = '<td class="num">'  # a number never breaks inside its cell
+    assert f"<td>entity F1 (macro avg)</td>{n}{e['judge_only']:.4f}</td>{n}{e['reviewed_so_far']:.4f}</td>" \
+           f"{n}{e['estimate']:.4f}</td><td>{fixed}</td><td>{anytime}</td>" in body
     assert f"Estimated full review: entity F1 (macro avg) {e['estimate']:.4f}, 95% interval {fixed} (fixed-n), " \
            f"{anytime} (anytime), from 40 sampled documents." in body
     # classification F1 takes no judge: exact, not "0.8219 [0.8219, 0.8219]"
