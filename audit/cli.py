@@ -95,11 +95,13 @@ def cmd_score(args: argparse.Namespace) -> None:
     inputs = {s.name: getattr(args, s.name) for s in task.inputs if getattr(args, s.name, None)}
     options = {o.name: getattr(args, o.name) for o in task.options}
     judge = args.judge or task.judge_specs[0]
+    ok = False
     try:
         plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options, allow_empty=args.allow_empty)
         row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial)
+        ok = True
     finally:
-        bar.close()
+        bar.close(final=ok)
     print(f"run: {row['name']}", file=sys.stderr)
     if args.judge_log:
         n = write_judge_log(task, list(decisions(db, row["name"])), args.judge_log)
@@ -355,11 +357,13 @@ def cmd_stability(args: argparse.Namespace) -> None:
     def progress(done: int, total: int) -> None:
         bar.update(done, total)
 
+    ok = False
     try:
         check = run_check(db, args.run, repeats=args.repeats, temperature=args.temperature, judge_spec=args.judge,
                           sample=args.sample, seed=args.seed, name=args.name, progress=progress)
+        ok = True
     finally:
-        bar.close()
+        bar.close(final=ok)
     print(f"check: {check['check']}", file=sys.stderr)
     _print_json({"check": check, "report": stability_report(db, args.run, [check["check"], *(args.check or [])])})
 

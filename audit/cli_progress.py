@@ -14,7 +14,7 @@ LINE_EVERY_S = 30.0
 
 
 class Progress:
-    """`update(done, total, **counts)` as the job advances; `close()` at the end (a last line if any was due)."""
+    """`update(done, total, **counts)` as the job advances; `close()` at the end."""
 
     def __init__(self, desc: str, unit: str, *, stream: TextIO | None = None, every_s: float = LINE_EVERY_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -35,7 +35,7 @@ class Progress:
             self.bar.refresh()
             return
         now = self.clock()
-        if now - self.last >= self.every_s or (total and done >= total and self.printed != (done, total)):
+        if now - self.last >= self.every_s:
             self._line(now)
 
     def _line(self, now: float) -> None:
@@ -48,8 +48,10 @@ class Progress:
               flush=True)
         self.last, self.printed = now, (done, total)
 
-    def close(self) -> None:
+    def close(self, *, final: bool = True) -> None:
+        """End the bar; on a file, a last line when the job ended well (`final`): a failed job's one error line
+        stands alone."""
         if self.bar is not None:
             self.bar.close()
-        elif self.state is not None and self.printed != self.state[:2]:
+        elif final and self.state is not None and self.printed != self.state[:2]:
             self._line(self.clock())

@@ -33,13 +33,14 @@ def test_a_file_gets_a_line_at_each_interval_and_one_at_the_end():
                      "judging: 170 of 200 questions (85 %), failed 0, 75 s"]
 
 
-def test_the_last_question_is_said_at_once():
-    out, clock = io.StringIO(), Clock()
-    bar = Progress("judging", "questions", stream=out, every_s=30, clock=clock)
-    clock.now = 5
-    bar.update(200, 200)
-    bar.close()
-    assert out.getvalue().splitlines() == ["judging: 200 of 200 questions (100 %), 5 s"]
+def test_the_end_is_said_when_the_job_succeeds_and_a_failure_keeps_its_one_error_line():
+    for final, want in ((True, ["judging: 200 of 200 questions (100 %), 5 s"]), (False, [])):
+        out, clock = io.StringIO(), Clock()
+        bar = Progress("judging", "questions", stream=out, every_s=30, clock=clock)
+        clock.now = 5
+        bar.update(200, 200)
+        bar.close(final=final)
+        assert out.getvalue().splitlines() == want
 
 
 def test_cli_score_with_stderr_in_a_file_reports_progress(tmp_path, capsys):
