@@ -15,8 +15,18 @@ from ui.state import adopt_url_settings, db, sidebar_controls
 # A bundled icon: the Material icon font would be fetched from the internet (console errors offline)
 st.set_page_config(page_title="Rejudge", page_icon=str(Path(__file__).parent / "ui" / "favicon.png"), layout="wide")
 
+RUNS_PATH = "runs"
+
+
+def runs_path() -> None:
+    """`/runs`, the Runs page's own path: Streamlit serves the default page at the root only, so this hidden page
+    sends the visitor there with the URL's settings (run, reviewer, modes) kept."""
+    st.switch_page(pages[0], query_params=st.query_params.to_dict())
+
+
 pages = [
-    st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="runs", default=True),
+    # the default page's url_path is never served (the root is); `runs_path` answers /runs
+    st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="start", default=True),
     st.Page("pages/overview.py", title="Run overview", icon=":material/dashboard:", url_path="overview"),
     st.Page("pages/document.py", title="Document review", icon=":material/article:", url_path="document"),
     st.Page("pages/queue.py", title="Review queue", icon=":material/checklist:", url_path="queue"),
@@ -26,6 +36,7 @@ pages = [
     st.Page("pages/errata.py", title="Gold errata", icon=":material/flag:", url_path="errata"),
     st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
+    st.Page(runs_path, title="Runs", url_path=RUNS_PATH, visibility="hidden"),
 ]
 
 

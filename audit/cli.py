@@ -105,21 +105,17 @@ def cmd_score(args: argparse.Namespace) -> None:
     Example: python -m audit score chimera --gold data/chimera/eval.csv --pred data/chimera/pred_mixed.jsonl
     --judge replay:data/chimera/judge_mixed.jsonl
     """
-    from tqdm import tqdm
-
+    from audit.cli_progress import Progress
     from audit.runs import JudgeLogWriter, execute_run, plan_run
     from scoring.families import get_task
     from scoring.judges.answer import JudgeStats
 
     task = get_task(args.task)
-    bar = tqdm(total=0, desc="judging", unit="q", file=sys.stderr, disable=None)
+    bar = Progress("judging", "questions")  # plain lines every 30 s when stderr is a file
     stats = JudgeStats()
 
     def progress(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.set_postfix(cached=stats.cached, failed=stats.failed, invalid=stats.invalid, refresh=False)
-        bar.refresh()
+        bar.update(done, total, cached=stats.cached, failed=stats.failed, invalid=stats.invalid)
 
     if args.judge is not None and not args.judge.strip():
         raise AuditError(f"--judge is empty; give a judge spec ({', '.join(task.judge_specs)}, or replay:PATH)")
@@ -132,16 +128,18 @@ def cmd_score(args: argparse.Namespace) -> None:
     db = _open(args.db)
     options = {o.name: getattr(args, o.name) for o in task.options}
     log = JudgeLogWriter(task, args.judge_log, rule) if args.judge_log else None
+    ok = False
     try:
         plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options, allow_empty=args.allow_empty)
         row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial,
                           before_store=log.stage if log else None)
+        ok = True
     except BaseException:
         if log:
             log.discard()
         raise
     finally:
-        bar.close()
+        bar.close(final=ok)
     print(f"run: {row['name']}", file=sys.stderr)
     if log:
         try:
@@ -404,25 +402,25 @@ def cmd_stability(args: argparse.Namespace) -> None:
 
     Example: python -m audit stability --run my-gpt-run --repeats 5 --temperature 0.7 --sample 100 --seed 1
     """
-    from tqdm import tqdm
-
+    from audit.cli_progress import Progress
     from audit.stability import run_check, stability_report
 
     db = _open(args.db)
     if args.report:
         _print_json(stability_report(db, args.run, args.check or None))
         return
-    bar = tqdm(total=0, desc="re-asking", unit="q", file=sys.stderr, disable=None)
+    bar = Progress("re-asking", "questions")
 
     def progress(done: int, total: int) -> None:
-        bar.total, bar.n = total, done
-        bar.refresh()
+        bar.update(done, total)
 
+    ok = False
     try:
         check = run_check(db, args.run, repeats=args.repeats, temperature=args.temperature, judge_spec=args.judge,
                           sample=args.sample, seed=args.seed, name=args.name, progress=progress)
+        ok = True
     finally:
-        bar.close()
+        bar.close(final=ok)
     print(f"check: {check['check']}", file=sys.stderr)
     _print_json({"check": check, "report": stability_report(db, args.run, [check["check"], *(args.check or [])])})
 

@@ -74,3 +74,24 @@ def compare_runs(db: Database, run_a: RunRef, run_b: RunRef, *, n_resamples: int
             "b": {"run": name_b, "judge": rb["judge_spec"], "metrics": rb["original_metrics"]},
             "shared": len(shared), "only_a": len(da) - len(shared), "only_b": len(db_) - len(shared),
             "stats": stats, "differ": differ}
+
+
+def what_differs(db: Database, run_a: RunRef, run_b: RunRef) -> str | None:
+    """None when two runs differ in their judge only (what Compare judges is for); else in words what else
+    differs, so a page never calls a comparison of two prediction sets one of two judges (LitXBench's demo runs
+    share the official judge and differ in their predictions)."""
+    ra, rb = as_view(db, run_a).row, as_view(db, run_b).row
+    differ = [k for k in sorted(set(ra["inputs"]) | set(rb["inputs"]))
+              if isinstance(ra["inputs"].get(k), dict) and "sha256" in ra["inputs"][k]
+              and (rb["inputs"].get(k) or {}).get("sha256") != ra["inputs"][k]["sha256"]]
+    same_judge = ra["judge_spec"] == rb["judge_spec"]
+    if not differ and not same_judge:
+        return None
+    parts = []
+    if differ:
+        names = ", ".join(f"{k} ({ra['inputs'][k].get('name')} vs {(rb['inputs'].get(k) or {}).get('name')})"
+                          for k in differ)
+        parts.append(f"their inputs differ: {names}")
+    parts.append("the judge is the same in both" if same_judge else "the judges differ too")
+    what = "two prediction sets" if differ and same_judge else "more than the judge"
+    return f"These runs compare {what}, not two judges: " + "; ".join(parts) + "."

@@ -22,7 +22,10 @@ from audit.agreement import agreement
 from audit.agreement_rule import Statistic, statistic_of
 from audit.effective import POLICIES
 from audit.errors import AuditError
+from audit.estimate_text import INTERVALS_EXPLAINED, EstimateLine, estimate_lines, export_estimates, interval_text
+from audit.tex_ascii import ascii_tex
 from audit.views import RunRef, RunView, as_view
+from scoring.families.base import MetricCell
 
 FORMATS = ("json", "csv", "latex", "judgelog")
 _FORMULA_START = frozenset("=+-@\t\r\n")
@@ -223,7 +226,7 @@ def latex_body(orig: list[dict], aud: list[dict]) -> list[str]:
     other = [(o, a) for o, a in zip(orig, aud, strict=True) if not _is_prf(o)]
     if prf:
         lines += [r"\begin{tabular}{llrrrrrr}", r"\toprule",
-                  r" & & \multicolumn{3}{c}{Original} & \multicolumn{3}{c}{Audited} \\",
+                  r" & & \multicolumn{3}{c}{Original} & \multicolumn{3}{c}{Reviewed so far} \\",
                   r"\cmidrule(lr){3-5}\cmidrule(lr){6-8}",
                   r"Section & Type & P & R & F1 & P & R & F1 \\", r"\midrule"]
         for o, a in prf:
@@ -237,7 +240,8 @@ def latex_body(orig: list[dict], aud: list[dict]) -> list[str]:
         count = {k: all(float(r[k]).is_integer() for pair in other for r in pair
                         if isinstance(r.get(k), int | float)) for k in keys}
         lines += ([r"\par\medskip"] if prf else []) + [
-            r"\begin{tabular}{lllrr}", r"\toprule", r"Section & Type & Measure & Original & Audited \\", r"\midrule"]
+            r"\begin{tabular}{lllrr}", r"\toprule", r"Section & Type & Measure & Original & Reviewed so far \\",
+            r"\midrule"]
         for o, a in other:
             for k in keys:
                 if k in o and (o[k] is not None or a.get(k) is not None):
@@ -248,24 +252,68 @@ def latex_body(orig: list[dict], aud: list[dict]) -> list[str]:
     return lines
 
 
+def _tex_estimate_number(cell: MetricCell, v: object) -> str:
+    """A number of the estimate table as the P / R / F1 table prints it: a P, R or F1 in percent, else
+    `tex_number`."""
+    if isinstance(v, int | float) and not isinstance(v, bool) and cell.path[-1] in ("precision", "recall", "f1"):
+        return f"{100 * v:.1f}"
+    return tex_number(v, count=cell.unit == "count")
+
+
+def latex_estimates(lines: list[EstimateLine]) -> list[str]:
+    """The tabular of the estimated full-review scores: metric, judge only, reviewed so far, the estimate and its
+    two labelled 95% intervals (6 columns; a number no review changes says so instead of a zero-width interval)."""
+    if not lines:
+        return []
+    out = [r"\begin{tabular}{lrrrrr}", r"\toprule",
+           r"Metric & Judge only & Reviewed so far & Estimate & 95\% fixed-n & 95\% anytime \\", r"\midrule"]
+    for e in lines:
+        def one(v: object, cell: MetricCell = e.cell) -> str:
+            return _tex_estimate_number(cell, v)
+        if e.reviewable:
+            fixed = interval_text(e.fixed_n, one) if e.fixed_n else "--"
+            anytime = interval_text(e.anytime, one) if e.anytime else "--"
+        else:
+            fixed = anytime = r"\multicolumn{1}{c}{exact}"
+        out.append(f"{tex(e.label)} & {one(e.judge_only)} & {one(e.reviewed_so_far)} & {one(e.estimate)} & "
+                   f"{fixed} & {anytime} \\\\")
+    return out + [r"\bottomrule", r"\end{tabular}"]
+
+
+def _estimate_note(lines: list[EstimateLine], n_decisions_reviewed: int) -> str:
+    """The caption's clause on what the table's numbers are: reviewed-so-far keeps the judge's label on
+    unreviewed decisions; the estimate (with both intervals, labelled) is what a full human review would give."""
+    so_far = "reviewed so far: the reviewers' labels where given, the judge's elsewhere"
+    if not lines:
+        return (f"{so_far}; no sampling plan, so no estimate of a full human review" if n_decisions_reviewed
+                else so_far)
+    target = next((e for e in lines if e.reviewable and e.estimate is not None), lines[0])
+    n = target.n_sampled
+    return (f"{so_far}; estimated full human review from {n} sampled documents: "
+            f"{tex(target.words(lambda v: _tex_estimate_number(target.cell, v)))}; {tex(INTERVALS_EXPLAINED)}")
+
+
 def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str:
-    """A booktabs table (caption, label) of original vs audited P / R / F1 per section and type, macro averages
-    labelled, the effective-label policy and the human-judge agreement in the caption. Needs
-    \\usepackage{booktabs}."""
+    """A booktabs table (caption, label) of original vs reviewed-so-far P / R / F1 per section and type, macro
+    averages labelled, then (with a sampling plan) the estimated full-review headline scores with both labelled
+    intervals; the effective-label policy, the estimate and the human-judge agreement in the caption. ASCII only
+    (`audit.tex_ascii`), so pdflatex compiles it whatever the text carries. Needs \\usepackage{booktabs}."""
     view = as_view(db, run, policy)
     data = export_json(view.db, view)
     task = view.task
     orig, aud = task.metric_rows(data["original"]), task.metric_rows(data["audited"])
     rc = data["reviews"]
+    est = estimate_lines(task, export_estimates(data))
     label = "tab:rejudge-" + "".join(c if c.isascii() and c.isalnum() else "-" for c in data["run"])[:60]
     caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}; "
                f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled (effective labels: "
-               f"{tex(view.policy)} policy); {_kappa_note(data['agreement'])}.")
+               f"{tex(view.policy)} policy); {_estimate_note(est, rc['reviewed'])}; {_kappa_note(data['agreement'])}.")
     lines = [r"% Rejudge export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering",
              r"\small"]
     lines += latex_body(orig, aud)
+    lines += ([r"\par\medskip"] if est else []) + latex_estimates(est)
     lines += [f"\\caption{{{caption}}}", f"\\label{{{label}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+    return ascii_tex("\n".join(lines) + "\n")
 
 
 def export_run(db: Database, run: RunRef, fmt: str, *, policy: str | None = None) -> str:

@@ -64,6 +64,8 @@ def headline_intervals(points: Sequence[Mapping]) -> alt.FacetChart:
     inside_low, inside_high = df["bound_low"].notna(), df["bound_high"].notna()
     df.loc[inside_low, "pad_low"] = df.loc[inside_low, ["pad_low", "bound_low"]].max(axis=1)
     df.loc[inside_high, "pad_high"] = df.loc[inside_high, ["pad_high", "bound_high"]].min(axis=1)
+    # a value label at the right end of its axis (F1 = 1) goes left of its dot: to the right it is cut off
+    df["at_right"] = df["high"] >= df["pad_high"] - (df["pad_high"] - df["pad_low"]) * 0.2
     labels = list(dict.fromkeys(df["label"]))
     series = [s for s in SERIES_ORDER if s in set(df["series"])]
     base = alt.Chart().encode(
@@ -76,8 +78,11 @@ def headline_intervals(points: Sequence[Mapping]) -> alt.FacetChart:
     dot = base.mark_point(filled=True, size=80).encode(
         x="value:Q", tooltip=["label:N", "series:N", alt.Tooltip("value:Q", format=".4f"),
                               alt.Tooltip("low:Q", format=".4f"), alt.Tooltip("high:Q", format=".4f"), "n:Q"])
-    text = base.mark_text(align="left", dx=8, fontSize=10).encode(x="high:Q", text=alt.Text("value:Q", format=".4~f"))
-    return (alt.layer(span, rule, dot, text, data=df).properties(width=460, height=alt.Step(14))
+    text = base.mark_text(align="left", dx=8, fontSize=10).encode(x="high:Q", text=alt.Text("value:Q", format=".4~f")) \
+        .transform_filter("!datum.at_right")
+    text_left = base.mark_text(align="right", dx=-8, fontSize=10).encode(
+        x="low:Q", text=alt.Text("value:Q", format=".4~f")).transform_filter("datum.at_right")
+    return (alt.layer(span, rule, dot, text, text_left, data=df).properties(width=460, height=alt.Step(14))
             .facet(row=alt.Row("label:N", sort=labels, title=None,
                                header=alt.Header(labelAngle=0, labelAlign="left", labelLimit=260)))
             .resolve_scale(x="independent"))
@@ -85,9 +90,11 @@ def headline_intervals(points: Sequence[Mapping]) -> alt.FacetChart:
 
 def bias_intervals(rows: Sequence[Mapping]) -> alt.LayerChart:
     """The judge's bias (judge only − audited or estimated) per metric with its interval; 0 = no bias.
-    `rows`: {label, value, low, high, n} (series defaults to "judge bias")."""
-    return _interval_plot([{"series": "judge bias", **r} for r in rows], x_title="judge bias (judge only − audited)",
-                          reference=0.0)
+    `rows`: {label, value, low, high, n, against} (series defaults to "judge bias"); the axis title names what the
+    rows subtract (`against`: `estimate`, or `audited (reviewed so far)`)."""
+    against = " / ".join(dict.fromkeys(str(r.get("against") or "audited") for r in rows)) or "audited"
+    return _interval_plot([{"series": "judge bias", **r} for r in rows],
+                          x_title=f"judge bias (judge only − {against})", reference=0.0)
 
 
 def original_vs_audited(rows: pd.DataFrame, section: str) -> alt.Chart:
@@ -103,7 +110,9 @@ def original_vs_audited(rows: pd.DataFrame, section: str) -> alt.Chart:
                 axis=alt.Axis(labelAngle=-35, labelLimit=0, labelOverlap=False, labelFontSize=11)),
         xOffset=alt.XOffset("score:N", sort=order),
         y=alt.Y("F1:Q", title="F1", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1f")),
-        color=alt.Color("score:N", sort=order, title=None, legend=alt.Legend(orient="bottom", labelLimit=0)),
+        # one entry per line: side by side, "audited" was cut off in a narrow column (five sections at 1280 px)
+        color=alt.Color("score:N", sort=order, title=None, legend=alt.Legend(orient="bottom", direction="vertical",
+                                                                              labelLimit=0)),
         tooltip=["type", "score", alt.Tooltip("F1:Q", format=".4f"), alt.Tooltip("change:Q", format="+.4f")],
     ).properties(height=240)
 

@@ -47,3 +47,12 @@ def format_delta(delta: float, unit: str = "score") -> str:
         return f"{delta:+.0f}" if float(delta).is_integer() else f"{delta:+.1f}" if abs(delta) >= 0.05 else \
             f"{delta:+.1e}"
     return f"{delta:+.4f}" if abs(delta) >= 5e-5 else f"{delta:+.1e}"  # a change, not "+0.0000"
+
+
+def count_noun(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number, never "1 answer(s)".
+
+    >>> count_noun(1, "judge answer"), count_noun(3, "judge answer"), count_noun(0, "reply", "replies")
+    ('1 judge answer', '3 judge answers', '0 replies')
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -20,6 +20,7 @@ import html
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,14 @@ from audit.agreement_rule import (
     statistic_of,
 )
 from audit.assigned_review import planned_overlap_text
+from audit.estimate_text import (
+    ANYTIME,
+    FIXED_N,
+    INTERVALS_EXPLAINED,
+    NOT_REVIEWABLE,
+    estimate_lines,
+    export_estimates,
+)
 from audit.export import export_json, export_latex
 from audit.output_paths import OutputRule
 from audit.views import RunView
@@ -97,13 +106,20 @@ def interval(ci: Sequence | None, digits: int = 4) -> str:
     return f"[{num(ci[0], digits)}, {num(ci[1], digits)}]" if ci else "—"
 
 
+_NUMBER = re.compile(r"[-+]?\d[\d.,]*( %| pt)?")
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[object]], *, numeric: bool = True) -> str:
     """An HTML table; numbers formatted by `num`, every other cell escaped."""
     def cell(v: object) -> str:
         return num(v) if numeric and isinstance(v, int | float) and not isinstance(v, bool) else esc(v)
 
+    def td(v: object) -> str:
+        text = cell(v)  # a number never breaks inside ("0.821 / 9" in a narrow column); other text may anywhere
+        return f'<td class="num">{text}</td>' if _NUMBER.fullmatch(text) else f"<td>{text}</td>"
+
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(td(v) for v in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -131,12 +147,8 @@ def build_report(view: RunView) -> Report:
 
 
 def _headline_estimates(data: Mapping) -> dict:
-    """The sample estimates in an export: its plan over all decision kinds, else its first plan ({} without)."""
-    from audit.sampling import ALL_KINDS
-
-    sampling = data.get("sampling", {})
-    chosen = sampling.get(ALL_KINDS) or next(iter(sampling.values()), {})
-    return chosen.get("estimate") or {}
+    """The sample estimates in an export (`audit.estimate_text.export_estimates`)."""
+    return export_estimates(data)
 
 
 def sample_estimates(view: RunView) -> dict:
@@ -236,31 +248,50 @@ def alpha_groups_of(agreement: Mapping) -> dict[str, Mapping]:
 
 def _headline(view: RunView, data: Mapping) -> Section:
     s = Section("1. Headline: judge only vs audited")
-    points, bias = headline_points(view, _headline_estimates(data))
+    estimates = _headline_estimates(data)
+    points, bias = headline_points(view, estimates)
     rc = data["reviews"]
+    lines = {e.label: e for e in estimate_lines(view.task, estimates)}
     estimated = any(p["series"] == "estimated" for p in points)
-    basis = next((e["documents"] for e in _headline_estimates(data).values() if e.get("documents")), None)
+    basis = next((e["documents"] for e in estimates.values() if e.get("documents")), None)
     s.body.append(para(f"{rc['reviewed']} of {view.row['n_decisions']} decisions reviewed, {rc['overruled']} "
-                       f"overruled. 'Audited' applies the reviewers' labels to the reviewed decisions and keeps the "
-                       f"judge's label elsewhere" + ("; 'estimated' is what a full human review would give, "
-                                                     "estimated from the sampled reviews with a 95% interval"
-                                                     + (f", from {basis}." if basis else ".")
-                                                     if estimated else ".")))
+                       f"overruled. 'Audited' (reviewed so far) applies the reviewers' labels to the reviewed "
+                       f"decisions and keeps the judge's label elsewhere" + (
+                           "; the estimate is what a full human review would give, estimated from the sampled "
+                           f"reviews, with two 95% intervals ({INTERVALS_EXPLAINED})." if lines else
+                           "; the run has no sampling plan, so there is no estimate of a full human review (create "
+                           "one with `python -m audit plan` and review through the sample queue).")))
+    target = next((e for e in lines.values() if e.reviewable and e.estimate is not None), None)
+    if target is not None:
+        rests_on = basis or f"{target.n_sampled} sampled documents"
+        s.body.append(para(f"Estimated full review: {target.words()}, from {rests_on}."))
     by_label = {}
     for p in points:
         by_label.setdefault(p["label"], {})[p["series"]] = p
     rows = []
     for label, d in by_label.items():
-        est = d.get("estimated")
+        e = lines.get(label)
         b = next((x for x in bias if x["label"] == label), None)
+        if e is None:
+            fixed = anytime = "—"
+        elif not e.reviewable:
+            fixed = anytime = "exact"
+        else:
+            fixed = interval(e.fixed_n) if e.fixed_n else e.note or "—"
+            anytime = interval(e.anytime) if e.anytime else e.note or "—"
         rows.append([label, d["judge only"]["value"], d["audited"]["value"],
-                     "—" if est is None else f"{num(est['value'])} {interval((est['low'], est['high']))}",
-                     "—" if b is None else num(b["value"]) + (f" {interval((b['low'], b['high']))}"
-                                                              if b["low"] is not None else "")])
-    s.body.append(table(["metric", "judge only", "audited", "estimated [95% interval]", "judge bias"], rows))
+                     "—" if e is None else num(e.estimate), fixed, anytime,
+                     "—" if b is None else f"{num(b['value'])} (exact)" if e is not None and not e.reviewable
+                     else num(b["value"]) + (f" {interval((b['low'], b['high']))}" if b["low"] is not None else "")])
+    s.body.append(table(["metric", "judge only", "audited (reviewed so far)", "estimate", FIXED_N, ANYTIME,
+                         "judge bias"], rows))
+    exact = [e.label for e in lines.values() if not e.reviewable]
+    if exact:
+        s.body.append(para(f"Exact: {', '.join(exact)}: {NOT_REVIEWABLE.removeprefix('exact: ')}."))
     if points:
         s.figures.append(_figure("headline", "Headline metrics", figures.headline_intervals(points),
-                                 "Judge only vs audited" + (" vs estimated (95% interval)" if estimated else "")))
+                                 "Judge only vs audited" + (" vs estimated (95% fixed-n interval)" if estimated
+                                                            else "")))
     if bias:
         s.figures.append(_figure("bias", "The judge's bias", figures.bias_intervals(bias),
                                  "Judge only minus " + bias[0]["against"] + "; 0 = no bias."))
@@ -659,6 +690,7 @@ padding-bottom:4px}h3{font-size:1rem;margin:18px 0 6px}
 p.sub{color:#475569;margin:0 0 16px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:.85rem;max-width:100%}
 th,td{border:1px solid #e2e8f0;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td.num{overflow-wrap:normal;white-space:nowrap}
 th{background:#f1f5f9}
 figure{margin:12px 0 20px}figcaption{color:#475569;font-size:.85rem;margin-top:4px}
 .figs{display:flex;flex-wrap:wrap;gap:24px 40px}

@@ -22,6 +22,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError, RunExists
+from audit.numbers import count_noun
 from audit.output_paths import OutputRule, Staged, stage_output
 from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
@@ -165,10 +166,12 @@ def check_matched(loaded: Loaded, pred: str, *, allow_empty: bool = False) -> No
     if any(u.casefold() in gold for u in unknown):
         why = "; their file names differ from the gold names only in upper/lower case"
     elif unknown:
-        why = f"; its {len(unknown)} prediction(s) name other documents (another run's, or another gold set's?)"
+        why = (f"; its {count_noun(len(unknown), 'prediction')} name other documents (another run's, or another "
+               "gold set's?)")
     else:
         why = "; it holds no prediction"
-    raise InputError(pred, None, f"no prediction matches any of the {len(loaded.docs)} gold item(s){why}. Nothing "
+    raise InputError(pred, None, f"no prediction matches any of the {count_noun(len(loaded.docs), 'gold item')}"
+                                 f"{why}. Nothing "
                                  "was stored; check the predictions, or pass --allow-empty to score them as empty")
 
 
@@ -217,10 +220,12 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
     warnings = list(plan.loaded.warnings)
     if stats.missing:
         where = "the server gave no answer" if judge.cacheable else "the questions are missing from the judge log"
-        warnings.append(f"{stats.missing} judge answer(s) were not available ({where}); those decisions are "
-                        "labelled 'invalid', count as not matched, and are in the review queue 'invalid'")
+        warnings.append(f"{count_noun(stats.missing, 'judge answer')} {'was' if stats.missing == 1 else 'were'} not "
+                        f"available ({where}); those decisions are labelled 'invalid', count as not matched, and "
+                        "are in the review queue 'invalid'")
     if stats.invalid:
-        warnings.append(f"{stats.invalid} judge answer(s) could not be read; those decisions are labelled 'invalid' "
+        warnings.append(f"{count_noun(stats.invalid, 'judge answer')} could not be read; those decisions are labelled "
+                        "'invalid' "
                         "unless another answer settles them")
     summary = {"judge": stats.as_dict(), "warnings": warnings, "notes": plan.loaded.notes[:50],
                "n_notes": len(plan.loaded.notes), **plan.loaded.extra}
@@ -346,7 +351,7 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
     row = run_row(db, name)
     n_reviews, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [row["id"]]).fetchone()
     if n_reviews and not (force or exported):
-        raise AuditError(f"run {name!r} has {n_reviews} review(s); export them first "
+        raise AuditError(f"run {name!r} has {count_noun(n_reviews, 'review')}; export them first "
                          f"(`python -m audit export-reviews --run {name!r} --out FILE`) and delete with "
                          "--exported FILE, or pass --force to delete them too")
     with transaction(db):

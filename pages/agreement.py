@@ -10,6 +10,7 @@ from audit.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
 from audit.alt_test import RECOMMENDED_HUMANS as ALT_RECOMMENDED
 from audit.assigned_review import assignment_stamp, planned_overlap_text
 from audit.figures import agreement_intervals, confusion_heatmap
+from audit.numbers import count_noun
 from audit.report import agreement_points, alpha_groups_of
 from audit.store import default_db_path, reviews_version
 from audit.views import RunView
@@ -127,11 +128,13 @@ if result.get("unit"):
     show_text(f"Unit: {result['unit']}" + (f" · reviews used: {result['reviews_used']}"
                                            if result.get("reviews_used") else ""), "caption")
 if result["excluded_judge_invalid"]:
-    st.caption(f"{result['excluded_judge_invalid']} decision(s) with an unreadable judge answer are left out of "
+    n = int(result["excluded_judge_invalid"])
+    st.caption(f"{count_noun(n, 'decision')} with an unreadable judge answer {'is' if n == 1 else 'are'} left out of "
                "human vs judge.")
 if result.get("excluded_conflicted"):
-    st.caption(f"{int(result['excluded_conflicted'])} decision(s) whose reviewers disagree (not adjudicated) are left "
-               "out of human vs judge.")
+    n = int(result["excluded_conflicted"])
+    st.caption(f"{count_noun(n, 'decision')} whose reviewers disagree (not adjudicated) {'is' if n == 1 else 'are'} "
+               "left out of human vs judge.")
 if hvj:
     show_table(hvj, row["task"], "agreement.hvj")
 points = agreement_points(run_view, result)  # the report's agreement chart, from the same rows

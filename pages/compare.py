@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from audit.agreement_rule import statistic_of
-from audit.compare import comparable_runs, compare_runs
+from audit.compare import comparable_runs, compare_runs, what_differs
 from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
@@ -44,6 +44,9 @@ try:
 except AuditError as e:
     show_error(str(e))
     st.stop()
+differs = what_differs(conn, view_a, view_b)
+if differs:
+    show_text(differs, "warning")
 st.caption(f"A = {md_literal(a)} (judge {md_literal(short_spec(res['a']['judge']))}) · B = {md_literal(b)} "
            f"(judge {md_literal(short_spec(res['b']['judge']))})")
 s = res["stats"]
@@ -70,8 +73,11 @@ st.subheader("Scores: A, B and the signed difference A − B")
 rows = []
 for cell in task.headline:
     va, vb = cell.value(res["a"]["metrics"]), cell.value(res["b"]["metrics"])
+    diff = EMPTY if va is None or vb is None else format_delta(va - vb, cell.unit)
+    if diff == format_delta(0.0, cell.unit):  # a bare "0" beside "-0.1604" reads as a different kind of number
+        diff += " (no judge decision behind it)" if not cell.reviewable else " (equal)"
     rows.append({"metric": cell.label, "A": format_value(va, cell.unit), "B": format_value(vb, cell.unit),
-                 "A − B": EMPTY if va is None or vb is None else format_delta(va - vb, cell.unit)})
+                 "A − B": diff})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="compare.metrics",
              column_config={"A": st.column_config.TextColumn(f"A: {a}"), "B": st.column_config.TextColumn(f"B: {b}"),
                             "A − B": st.column_config.TextColumn("A − B", help="Positive: judge A scores higher.")})

@@ -13,6 +13,7 @@ from audit.reviews_io import export_reviews
 from audit.views import RunRef
 from ui import auth
 from ui.entry import page_prologue
+from ui.owner_only import role_button, why_not
 from ui.review_upload import import_uploaded_reviews
 from ui.state import blind_guard, current_view, db
 from ui.text import md_literal, show_text
@@ -87,8 +88,11 @@ if auth.may("export_reviews"):  # reviews name who labelled what: the owner's to
 else:  # the file is never built for anyone else (the button's data exists only where it is drawn)
     show_text(auth.refused("export_reviews"), "caption")
 up = st.file_uploader("Merge reviews exported from another database", type=["jsonl", "json"],
-                      key="export.import", help="Rows already present (same id) are skipped; nothing is lost.")
-if up is not None and st.button("Import reviews", key="export.import_go"):
+                      key="export.import", help="Rows already present (same id) are skipped; nothing is lost.",
+                      disabled=why_not("import_reviews") is not None)
+if why_not("import_reviews") and up is None:
+    show_text(why_not("import_reviews"), "caption")
+if up is not None and role_button("Import reviews", action="import_reviews", key="export.import_go"):
     auth.guard("import_reviews")
     ok, message = import_uploaded_reviews(conn, run, up.name, up.getvalue())
     show_text(message, "success" if ok else "error")

@@ -35,6 +35,7 @@ from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.entry import page_prologue
 from ui.errata import errata_form
 from ui.families import doc_noun, view
+from ui.owner_only import role_button
 from ui.review_card.component import queue_token
 from ui.review_card.component import review_card as browser_card
 from ui.review_card.store import Reviewer
@@ -81,7 +82,7 @@ if mode == "sample":
         show_text("This run has no sampling plan yet. A plan fixes, before review, which documents to review in "
                   "which order, so that a partial review gives an honest estimate of the full-review score "
                   "(Scores page).", "info")
-        if st.button("Create a sampling plan (seed 0)", key="queue.create_plan"):
+        if role_button("Create a sampling plan (seed 0)", action="edit_assignments", key="queue.create_plan"):
             auth.guard("edit_assignments")
             try:
                 create_plan(conn, run_view, seed=0)

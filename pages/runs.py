@@ -8,6 +8,7 @@ from ui.assignments import blind_assignment_editor, review_assignment_editor
 from ui.entry import page_prologue
 from ui.first_start import demo_progress
 from ui.newrun import new_run_form
+from ui.owner_only import role_button
 from ui.runs_table import demo_lines, runs_frame
 from ui.state import current_run, is_blind_reviewer, link_params
 from ui.text import md_literal, show_text
@@ -27,7 +28,7 @@ with st.container(border=True):
     st.markdown("**Start here** — the bundled demo runs, scored on first start:")
     for name, title, _ in demo_lines():
         note = demo_note(name, blind=hidden)  # a blind reviewer does not read the official (judge-derived) F1
-        st.markdown(f"- **{md_literal(name)}** ({md_literal(title)}): {md_literal(note)}")
+        st.markdown(f"- **{md_literal(name)}** · {md_literal(title)}: {md_literal(note)}")  # the title has brackets
     # one link per line: side by side in three columns their labels were cut ("…and its scor")
     st.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",
                  query_params=link_params(run=first))
@@ -43,8 +44,9 @@ with st.container(border=True):
         st.caption("This database is read-only: it can be browsed and exported; the demo runs cannot be added.")
     elif missing:
         st.caption(f"Not in this database: {md_literal(', '.join(missing))}.")
-        if st.button("Load the demo runs", key="runs.load_demo", help="Score the bundled demo runs this database "
-                     "lacks (offline judges, about 10–20 s); `python -m audit demo` does the same"):
+        if role_button("Load the demo runs", action="load_runs", key="runs.load_demo",
+                       help="Score the bundled demo runs this database lacks (offline judges, about 10–20 s); "
+                            "`python -m audit demo` does the same"):
             auth.guard("load_runs")
             load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))
             st.rerun()
@@ -59,7 +61,8 @@ if runs.empty:
     st.info("No runs yet: score one below.")
 else:
     st.dataframe(runs, hide_index=True, key="runs.table",
-                 column_config={"open": st.column_config.LinkColumn("open", display_text="open ›")})
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open ›"),
+                                "judge": st.column_config.TextColumn("judge", width=270)})  # never cut
     names = runs["run"].tolist()
     if st.session_state.get("runs.pick") not in names or st.session_state.get("runs.pick_follows") != current_run():
         # the session's run changed (a new run was scored, or the sidebar switched): the box follows it

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from audit.estimate_text import NOT_REVIEWABLE
 from audit.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.report import headline_points, per_type_rows
@@ -61,9 +62,11 @@ else:
     for key, e in est.items():
         unit = cells[key].unit
         tuned = e.get("power_tuned")
+        exact = not cells[key].reviewable  # no review can move it: "exact", not a zero-width interval
         table.append({"metric": e["label"], "estimate": format_value(e["estimate"], unit),
-                      "95% interval (fixed-n)": interval(e["ci"], unit),
-                      "95% interval (anytime)": interval((e.get("anytime") or {}).get("ci"), unit),
+                      "95% interval (fixed-n)": "exact" if exact else interval(e["ci"], unit),
+                      "95% interval (anytime)": "exact" if exact else interval((e.get("anytime") or {}).get("ci"),
+                                                                              unit),
                       # λ before the tuned columns: the table is wider than the page, λ stays in view
                       "λ": f"{EMPTY} (median)" if not tuned else f"{EMPTY} (not tuned)"
                       if tuned["lambda"] is None else format_value(tuned["lambda"]),
@@ -74,7 +77,7 @@ else:
                       "judge bias (judge − estimate)": EMPTY if e["bias"] is None else format_delta(e["bias"], unit),
                       "bias interval": interval(e.get("bias_ci"), unit, change=True),
                       "documents": e["documents"],
-                      "note": e["note"] or e.get("how") or ""})
+                      "note": NOT_REVIEWABLE if exact else e["note"] or e.get("how") or ""})
     target = "/".join(target_cell(task).path)
     first = table[list(est).index(target)] if target in est else table[0]
     if first["estimate"] != EMPTY and first["95% interval (fixed-n)"] != EMPTY:

@@ -15,6 +15,7 @@ from audit.assigned_review import (
 )
 from audit.assignments import EVERYONE, blind_assignments, set_blind_assignment
 from audit.errors import AuditError
+from audit.numbers import count_noun
 from ui import auth
 from ui.text import show_text
 
@@ -59,7 +60,7 @@ def review_assignment_editor(conn: Database, run: str) -> None:
                   "reviewers is accidental).", "caption")
     else:
         show_text(f"Run {run}: {current['planned_documents']} documents ({current['planned_decisions']} decisions: "
-                  f"{current['universe']}) shared by {len(current['reviewers'])} reviewer(s); "
+                  f"{current['universe']}) shared by {count_noun(len(current['reviewers']), 'reviewer')}; "
                   f"{current['double_coded_documents']} documents ({current['double_coded_decisions']} decisions) "
                   f"double-coded by {current['min_reviewers']} reviewers each; seed {current['seed']}; set by "
                   f"{current['set_by']}.", "caption")

@@ -112,7 +112,11 @@ def section_frame(part: pd.DataFrame) -> pd.DataFrame:
             out[c] = part[c].map(lambda v: EMPTY if is_missing(v) else format_value(v))
         else:
             out[c] = part[c]
-    return pd.DataFrame(out, index=part.index)
+    cols = list(out)
+    if "ΔF1" in cols and "f1 audited" in cols:  # the change beside the scores: a wide table (LitXBench) scrolls
+        cols.remove("ΔF1")
+        cols.insert(cols.index("f1 audited") + 1, "ΔF1")
+    return pd.DataFrame({c: out[c] for c in cols}, index=part.index)
 
 
 def section_tables(task: TaskFamily, original: dict, audited: dict, key: str = "metrics") -> None:
@@ -135,4 +139,8 @@ def number_formats(frame: pd.DataFrame) -> dict:
             halves = frame[c].dropna().map(lambda v: float(2 * v).is_integer()).all() and c not in (
                 *NUMBER_COLUMNS, *(f"{k} audited" for k in NUMBER_COLUMNS), "ΔF1")
             out[c] = st.column_config.NumberColumn(c, format="%.1f" if halves else "%.4f")
+    cols = list(frame.columns)
+    if "ΔF1" in cols:  # the counts after the change ("57 → 61"): narrow, so the scores fit a 1280 px page
+        for c in cols[cols.index("ΔF1") + 1:]:
+            out.setdefault(c, st.column_config.Column(c, width="small"))
     return out

@@ -22,6 +22,7 @@ from scoring.families.base import DemoRun, InputSpec, TaskFamily
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions, describe, kind_of
 from ui import auth
+from ui.owner_only import role_button
 from ui.text import show_error
 
 UPLOAD = "Upload…"
@@ -225,7 +226,7 @@ def new_run_form(conn: Database) -> ScoredRun | None:
     if st.session_state.get("newrun.cancel"):
         st.info("Scoring was cancelled. Judge answers received so far are cached: score again to resume where it "
                 "stopped; nothing was stored as a run.")
-    if not st.button("Score", key="newrun.score", type="primary"):
+    if not role_button("Score", action="score_run", key="newrun.score", type="primary"):
         return None
     auth.guard("score_run")
     missing = [s.title for s in task.inputs if s.required and sources[s.name] is None]

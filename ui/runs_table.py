@@ -6,6 +6,7 @@ import pandas as pd
 from sqlite_utils import Database
 
 from audit.demo import demo_runs
+from audit.export import _public_spec as public_spec
 from audit.numbers import format_value
 from audit.store import list_runs
 from scoring.families import TASKS
@@ -26,13 +27,16 @@ def family_title(task: str) -> str:
 
 
 def runs_frame(conn: Database, *, hide_scores: bool) -> pd.DataFrame:
-    """One row per run, newest first, with an `open` link; scores left out for a blind reviewer."""
-    df = pd.DataFrame([{"run": r["name"], "benchmark": family_title(r["task"]), "judge": short_spec(r["judge_spec"]),
+    """One row per run, newest first, with an `open` link; scores left out for a blind reviewer. The columns that
+    matter come first and stay short (the family's name, the judge log's file name), so at 1280 px the link, the
+    run, its judge and its scores are in view; the family's full title is the run overview's."""
+    df = pd.DataFrame([{"run": r["name"], "family": r["task"],
+                        "judge": public_spec(short_spec(r["judge_spec"])),
                         **({} if hide_scores else {"scores (original)": headline_value(r)}),
                         "documents": r["n_docs"], "decisions": r["n_decisions"],
                         "created": r["created"][:19].replace("T", " ")} for r in list_runs(conn)])
     if not df.empty:
-        df["open"] = [link("overview", run=r) for r in df["run"]]
+        df.insert(0, "open", [link("overview", run=r) for r in df["run"]])
     return df
 
 

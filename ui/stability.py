@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils import Database
 
+from audit.numbers import count_noun
 from audit.stability import list_checks, stability_report
 from audit.views import RunView
 from ui.state import links
@@ -55,7 +56,8 @@ def render_stability(conn: Database, run_view: RunView) -> None:
         return
     report = stability_report(conn, run_view)
     flips = report["flip_rate"]["all"]
-    title = f"Judge stability: {len(checks)} check(s), flip rate {_percent(flips['rate'])} of {flips['n']} decisions"
+    title = (f"Judge stability: {count_noun(len(checks), 'check')}, flip rate {_percent(flips['rate'])} of "
+             f"{flips['n']} decisions")
     with st.expander(title, expanded=False):
         st.dataframe([{"check": c["name"], "judge": c["judge"], "attempts": c["attempts"],
                        "decisions": c["decisions"], "answers": c["answers"],
@@ -68,7 +70,7 @@ def render_stability(conn: Database, run_view: RunView) -> None:
         if not unstable:
             show_text("Every re-asked decision kept its label, the run's label.")
             return
-        st.caption(f"{len(unstable)} unstable decision(s): the label flipped between attempts or differs from "
-                   "the run's judge label.")
+        st.caption(f"{count_noun(len(unstable), 'unstable decision')}: the label flipped between attempts or "
+                   "differs from the run's judge label.")
         st.dataframe(unstable, hide_index=True, key="overview.stability.unstable",
                      column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})

@@ -206,8 +206,9 @@ def test_compare_page_differences_and_the_humans_side(reviewed, app_db):
     va, vb = (load_view(db, r).row["original_metrics"] for r in (DEMO, "mixed-exact"))
     for cell, shown in zip(load_view(db, DEMO).task.headline, signed["A − B"], strict=True):
         diff = cell.value(va) - cell.value(vb)
-        # the shared delta rule: an equal score reads 0, never "+0.0000"
-        assert shown == ("0" if diff == 0 else format_delta(diff, cell.unit)) and shown != "+0.0000"
+        # the shared delta rule: an equal score reads 0, never "+0.0000", and says why it is 0 (#40 point 9)
+        zero = "0 (no judge decision behind it)" if not cell.reviewable else "0 (equal)"
+        assert shown == (zero if diff == 0 else format_delta(diff, cell.unit)) and shown != "+0.0000"
     humans = table(at, "agree with A", "agree with B")
     expected = humans_vs_judges(db, DEMO, "mixed-exact")
     assert len(humans) == len(expected)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from audit.estimate_text import NOT_REVIEWABLE
 from audit.numbers import format_value
 from audit.reviews import add_review
 from audit.reviews_io import import_reviews
@@ -134,9 +135,13 @@ def test_scores_page_shows_estimate_both_intervals_and_lambda(audited_app, run):
     for i, (key, e) in enumerate(expected.items()):
         unit = cells[key].unit
         assert shown["estimate"][i] == format_value(e["estimate"], unit)
-        assert shown["95% interval (fixed-n)"][i] == _interval(e["ci"], unit)
-        assert shown["95% interval (anytime)"][i] == _interval(e["anytime"]["ci"], unit)
         assert e["anytime"]["interval"] == "anytime"
+        if not cells[key].reviewable:  # no review moves it (#40 point 9): "exact", not "[0.8219, 0.8219]"
+            assert shown["95% interval (fixed-n)"][i] == shown["95% interval (anytime)"][i] == "exact"
+            assert shown["note"][i] == NOT_REVIEWABLE
+        else:
+            assert shown["95% interval (fixed-n)"][i] == _interval(e["ci"], unit)
+            assert shown["95% interval (anytime)"][i] == _interval(e["anytime"]["ci"], unit)
         tuned = e["power_tuned"]
         if tuned is None:  # the median rank: no power tuning
             assert shown["λ"][i] == "– (median)"

@@ -141,14 +141,21 @@ def test_a_flagged_erratum_stores_the_identity(app_db, roles_file, discovery_url
     assert rows(app_db, "SELECT reviewer, auth_email, auth_mode FROM errata") == [(REVIEWER, REVIEWER, "oidc")]
 
 
-# Every mutating path: (action, how to reach it and try it, what must not have changed).
+# Every mutating path: (action, how to reach it and try it, what must not have changed). A control drawn disabled
+# for the person cannot be clicked (tests/auth/test_owner_controls_disabled.py checks it says why).
+def click(at, key: str) -> None:
+    button = at.button(key=key)
+    if not button.disabled:
+        button.click().run()
+
+
 def _load_demo(at, db_path):
     from audit.runs import delete_run
     with closing(open_db(db_path).conn) as conn:
         from sqlite_utils import Database
         delete_run(Database(conn), "demo-ideation-si2024-humans", force=True)
     at.run()
-    at.button(key="runs.load_demo").click().run()
+    click(at, "runs.load_demo")
     return rows(db_path, "SELECT COUNT(*) FROM runs WHERE name = 'demo-ideation-si2024-humans'")[0][0]
 
 
@@ -157,7 +164,7 @@ def _score(at, db_path):
     at.selectbox(key="newrun.chimera.pred.choice").set_value("chimera/pred_perfect.jsonl")
     at.selectbox(key="newrun.chimera.judge").set_value("exact — case/whitespace-insensitive equality")
     at.text_input(key="newrun.name").set_value("perfect-exact")
-    at.button(key="newrun.score").click().run()
+    click(at, "newrun.score")
     return rows(db_path, "SELECT COUNT(*) FROM runs WHERE name = 'perfect-exact'")[0][0]
 
 
@@ -167,7 +174,7 @@ def _plan(at, db_path):
     at.query_params["run"] = DEMO
     at.run()
     at.selectbox(key="queue.mode").set_value("sample").run()
-    at.button(key="queue.create_plan").click().run()
+    click(at, "queue.create_plan")
     return rows(db_path, "SELECT COUNT(*) FROM sampling_plans")[0][0]
 
 
@@ -199,10 +206,10 @@ def _import_reviews(at, db_path):
     at.query_params["run"] = DEMO
     at.run()
     up = at.get("file_uploader")
-    if not up:
+    if not up or up[0].proto.disabled:
         return 0
     up[0].set_value(("r.jsonl", (json.dumps(line) + "\n").encode(), "application/json")).run()
-    at.button(key="export.import_go").click().run()
+    click(at, "export.import_go")
     return rows(db_path, "SELECT COUNT(*) FROM reviews WHERE uid = ?", ["f" * 32])[0][0]
 
 

@@ -133,3 +133,30 @@ def test_the_headline_axis_stays_inside_the_metrics_range_and_holds_every_value(
             assert r["pad_low"] <= min(r["low"], r["value"]) and max(r["high"], r["value"]) <= r["pad_high"]
             if bounds is not None:
                 assert lo_b <= r["pad_low"] and r["pad_high"] <= hi_b
+
+
+def _text_layers(spec: dict) -> list[dict]:
+    return [layer for layer in spec["spec"]["layer"] if (layer.get("mark") or {}).get("type") == "text"]
+
+
+def test_a_value_at_the_top_of_its_axis_is_labelled_left_of_its_dot():
+    """Issue #40 point 9: LitXBench's F1 = 1 labels were cut at the right edge (the axis ends at the bound 1)."""
+    points = [{"label": "process F1", "series": s, "value": 1.0, "low": None, "high": None, "n": 1,
+               "bounds": (0.0, 1.0)} for s in ("judge only", "audited")]
+    points += [{"label": "value F1", "series": s, "value": v, "low": None, "high": None, "n": 1,
+                "bounds": (0.0, 1.0)} for s, v in (("judge only", 0.90), ("audited", 0.93))]
+    spec = figures.headline_intervals(points).to_dict()
+    at_right = {(r["label"], r["series"]): r["at_right"] for r in rows_of(spec) if "at_right" in r}
+    assert at_right[("process F1", "judge only")] and at_right[("process F1", "audited")]
+    assert not at_right[("value F1", "judge only")]  # the lower of two values keeps its label on the right
+    layers = {layer["mark"]["align"]: layer for layer in _text_layers(spec)}
+    assert layers["right"]["encoding"]["x"]["field"] == "low" and layers["right"]["mark"]["dx"] < 0
+    assert layers["right"]["transform"] == [{"filter": "datum.at_right"}]
+    assert layers["left"]["transform"] == [{"filter": "!datum.at_right"}]
+
+
+def test_the_per_type_legend_stacks_its_entries():
+    """Five sections side by side at 1280 px: a horizontal legend lost its second entry ("audited")."""
+    rows = pd.DataFrame([{"section": "entities", "type": "a", "f1": 0.5, "f1 audited": 0.6}])
+    legend = figures.original_vs_audited(rows, "entities").to_dict()["encoding"]["color"]["legend"]
+    assert legend["direction"] == "vertical" and legend["labelLimit"] == 0

@@ -102,3 +102,14 @@ def test_replay_log_missing_pairs_are_reported_not_invented(fresh_db, tmp_path):
     assert "invalid" in labels
     ex = judge["missing_examples"][0]
     assert {"paper_id", "entity_type", "span1", "span2"} <= set(ex)
+
+
+def test_one_missing_judge_answer_is_said_in_the_singular(fresh_db, tmp_path):
+    """Issue #40 point 9: "1 judge answer(s) were not available" reads as a template; one is one answer."""
+    lines = JUDGE_LOG.read_text().splitlines()
+    short = tmp_path / "one-short.jsonl"
+    short.write_text("\n".join(lines[:-1]) + "\n")
+    row = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{short}", run="one")
+    assert row["summary"]["judge"]["missing"] == 1
+    (warning,) = [w for w in row["summary"]["warnings"] if "not available" in w]
+    assert warning.startswith("1 judge answer was not available") and "(s)" not in warning

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from audit.numbers import count_noun
 from scoring.families.retrieval.metrics import query_rank, reviewable_positions
 from scoring.families.retrieval.model import ACCEPTABLE, NOT_ACCEPTABLE, TIE_POLICIES, RankedQuery
 from scoring.families.retrieval.review import query_from_json
@@ -89,7 +90,7 @@ def render_document(ctx: DocumentContext) -> None:
             show_text(readable(q.context))
     st.markdown(f"**Gold answer:** {md_literal(readable(q.positive))} <small>({md_literal(q.positive_id)})</small>",
                 unsafe_allow_html=True)
-    block = (f"tied with {q.tied} other candidate(s), ranks {q.gold_block[0]}–{q.gold_block[1]}" if q.tied
+    block = (f"tied with {count_noun(q.tied, 'other candidate')}, ranks {q.gold_block[0]}–{q.gold_block[1]}" if q.tied
              else "no tie")
     st.caption(f"{q.n_candidates} candidates · {md_literal(block)}"
                + (" · no scores in the file: ties cannot be seen" if q.scores is None else ""))
