@@ -17,8 +17,8 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.reviews import MAX_DECISION_ID
-from audit.store import BUSY_TIMEOUT_MS, default_db_path, open_db
+from audit.review.reviews import MAX_DECISION_ID
+from audit.store.database import BUSY_TIMEOUT_MS, default_db_path, open_db
 from scoring.errors import InputError, JudgeSpecError, text_problem
 
 
@@ -120,7 +120,7 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
 
     Example: python -m audit delete-run --run old-run --exported old-run.reviews.jsonl
     """
-    from audit.reviews_io import export_reviews
+    from audit.review.reviews_io import export_reviews
     from audit.runs import delete_run
 
     if args.exported:
@@ -138,7 +138,7 @@ def cmd_runs(args: argparse.Namespace) -> None:
 
     Example: python -m audit runs
     """
-    from audit.store import list_runs
+    from audit.store.database import list_runs
 
     for r in list_runs(_open(args.db)):
         print(json.dumps({k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}))
@@ -178,8 +178,8 @@ def cmd_review(args: argparse.Namespace) -> None:
 
     Example: python -m audit review --run demo-chimera-mixed --decision 1 --label no-match --reviewer ana
     """
-    from audit.queue import describe_change
-    from audit.reviews import add_review
+    from audit.review.queue import describe_change
+    from audit.review.reviews import add_review
     from audit.views import load_view
     from scoring.families.base import Noun
 
@@ -204,7 +204,7 @@ def cmd_plan(args: argparse.Namespace) -> None:
 
     Example: python -m audit plan --run demo-chimera-mixed --seed 1
     """
-    from audit.sampling import create_plan
+    from audit.review.sampling import create_plan
 
     _print_json(create_plan(_open(args.db), args.run, kind=args.kind, seed=args.seed))
 
@@ -216,7 +216,12 @@ def cmd_assign(args: argparse.Namespace) -> None:
 
     Example: python -m audit assign --run demo-chimera-mixed --reviewers ana@lab.org,bo@lab.org --double-code 0.2
     """
-    from audit.assigned_review import DoubleCode, clear_review_assignment, review_assignment, set_review_assignment
+    from audit.review.assigned_review import (
+        DoubleCode,
+        clear_review_assignment,
+        review_assignment,
+        set_review_assignment,
+    )
 
     db = _open(args.db)
     if args.clear:
@@ -235,7 +240,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
 
     Example: python -m audit queue --run demo-chimera-mixed --next
     """
-    from audit.sampling import next_sample
+    from audit.review.sampling import next_sample
 
     _print_json(next_sample(_open(args.db), args.run, args.kind, half_width=args.half_width, metric=args.metric))
 
@@ -248,7 +253,7 @@ def cmd_estimate(args: argparse.Namespace) -> None:
 
     Example: python -m audit estimate --run demo-chimera-mixed
     """
-    from audit.sampling import estimate
+    from audit.review.sampling import estimate
 
     _print_json(estimate(_open(args.db), args.run, args.kind))
 
@@ -269,7 +274,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
 
     Example: python -m audit agreement --run demo-chimera-mixed
     """
-    from audit.agreement import agreement
+    from audit.outputs.agreement import agreement
 
     _print_json(agreement(_open(args.db), args.run, policy=args.policy, epsilon=args.epsilon))
 
@@ -280,7 +285,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
     Example: python -m audit export --run demo-chimera-mixed --format json --out audited.json
     """
-    from audit.export import export_run
+    from audit.outputs.export import export_run
 
     if args.out:
         _check_out(args.out, "--out")
@@ -295,7 +300,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 
     Example: python -m audit report --run demo-chimera-mixed --out demo-chimera-mixed.report.html --figures figs
     """
-    from audit.report import write_report
+    from audit.outputs.report import write_report
     from audit.views import load_view
 
     _check_out(args.out, "--out")
@@ -312,7 +317,7 @@ def cmd_export_reviews(args: argparse.Namespace) -> None:
 
     Example: python -m audit export-reviews --run demo-chimera-mixed --out ana.reviews.jsonl
     """
-    from audit.reviews_io import export_reviews
+    from audit.review.reviews_io import export_reviews
 
     if args.out:
         _check_out(args.out, "--out")
@@ -325,7 +330,7 @@ def cmd_import_reviews(args: argparse.Namespace) -> None:
 
     Example: python -m audit import-reviews --run demo-chimera-mixed ana.reviews.jsonl
     """
-    from audit.reviews_io import import_reviews
+    from audit.review.reviews_io import import_reviews
 
     _print_json(import_reviews(_open(args.db), args.run, args.file))
 
@@ -335,7 +340,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
     Example: python -m audit compare --run demo-chimera-mixed --other demo-fuzzy
     """
-    from audit.compare import compare_runs
+    from audit.outputs.compare import compare_runs
 
     _print_json(compare_runs(_open(args.db), args.run, args.other))
 
@@ -349,7 +354,7 @@ def cmd_stability(args: argparse.Namespace) -> None:
     """
     from tqdm import tqdm
 
-    from audit.stability import run_check, stability_report
+    from audit.outputs.stability import run_check, stability_report
 
     db = _open(args.db)
     if args.report:

@@ -32,7 +32,7 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.runs import plan_run
-from audit.store import SqliteAnswerCache
+from audit.store.database import SqliteAnswerCache
 from scoring.errors import InputError, JudgeSpecError, parse_json
 from scoring.jsonl import read_lines
 from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept, token_count

@@ -3,7 +3,8 @@
 Each run keeps its audited state in the store: the effective label of every reviewed decision (`effective`), the
 audited counts of every document whose labels changed (`doc_audit`), the audited total and the id of the last
 review applied (`audit_state`), all under the default effective-label policy. Every write of reviews
-(`audit.reviews.add_review`, `audit.reviews_io`) calls `apply_reviews` inside its own transaction, which re-counts
+(`audit.review.reviews.add_review`, `audit.review.reviews_io`) calls `apply_reviews` inside its own transaction,
+which re-counts
 only the documents of the new reviews. Reading (`audit_of`, once per page render through `audit.views.RunView`)
 never writes: another policy, or a state that is behind its reviews (a database written by an older version, or
 opened read-only), is computed in memory from the reviews.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_labels, review_summary
-from audit.store import dumps, run_row, transaction
+from audit.store.database import dumps, run_row, transaction
 from scoring.families import get_task
 from scoring.families.base import TaskFamily, add_nested
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError, RunExists
-from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
+from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeFailed
 from scoring.families import get_task

@@ -2,7 +2,7 @@
 
 A migration that changes decisions or reviews (m004's twin merge) cannot re-count documents: counting is family
 code, which keeps changing after the migration is written. It deletes the run's derived audited state instead
-(`audit.migrations.mark_audit_stale`): a run without an `audit_state` row is stale. Until it is rebuilt, reads
+(`audit.store.migrations.mark_audit_stale`): a run without an `audit_state` row is stale. Until it is rebuilt, reads
 recompute it in memory (`audit.rescoring.audit_run`) and the next review write rebuilds it; `rebuild_stale_runs`,
 called once after opening a writable database, stores it again at once.
 """
@@ -14,7 +14,7 @@ import json
 from sqlite_utils import Database
 
 from audit.rescoring import rebuild_audit_state, run_options
-from audit.store import dumps, transaction
+from audit.store.database import dumps, transaction
 from scoring.families import get_task
 
 

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from audit.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.numbers import EMPTY, format_delta, format_value
-from audit.report import headline_points, per_type_rows
-from audit.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
+from audit.outputs.figures import bias_intervals, headline_intervals, original_vs_audited
+from audit.outputs.report import headline_points, per_type_rows
+from audit.review.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
 from ui.families import kind_title
 from ui.metrics import headline, section_tables
 from ui.state import blind_guard, current_view, db, policy_radio

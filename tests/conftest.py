@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.store import open_db
+from audit.store.database import open_db
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "chimera"

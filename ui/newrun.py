@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
-from sqlite_utils import Database
 
 from audit.demo import DATA, bundled_files
 from audit.errors import AuditError
 from audit.runs import execute_run, plan_run
+from audit.store.database import Database
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
 from scoring.families.base import DemoRun, InputSpec, TaskFamily

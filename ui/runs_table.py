@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
-from sqlite_utils import Database
 
 from audit.demo import demo_runs
 from audit.numbers import format_value
-from audit.store import list_runs
+from audit.store.database import Database, list_runs
 from scoring.families import TASKS
 from ui.state import link, short_spec
 

@@ -79,6 +79,9 @@ class LabelScheme:
     """Keyboard shortcut per label for the review queue."""
     symmetric: bool = False
     """`left`/`right` are an unordered pair: (x, y) and (y, x) name the same decision (CHIMERA span pairs)."""
+    pairing: bool = False
+    """The kind decides whether two items are paired by a matching (LitXBench's Hungarian levels): a positive
+    effective label the judge did not give forces a pairing, the other way round forbids one."""
     mirror: Mapping[str, str] = field(default_factory=dict)
     """Symmetric kinds whose labels name a side: the same verdict's label with left and right swapped (ideation:
     `a` <-> `b`); a label not in it means the same either way (CHIMERA's `match`)."""
@@ -306,6 +309,10 @@ class TaskFamily(Protocol):
         a stability check can re-ask them; [] for families whose judge is not an LLM."""
         ...
 
+    answer_examples: Mapping[str, Sequence[tuple[tuple[str, ...], str | None]]]
+    """Per kind asked of an LLM: answer tuples (in `questions_for`'s order) and the label the paper's rule gives
+    them, written apart from `label_from_answers` so the contract battery can hold one against the other."""
+
     def label_from_answers(self, decision: Mapping, answers: Sequence[str]) -> str | None:
         """The decision label that answers to `questions_for` (in that order) give, comparable with the judge
         label; None when the family has no rule for them (a stability check then shows the answers, joined)."""
@@ -352,6 +359,8 @@ class FamilyBase:
     review queue offers no switch to skip them."""
     kind_titles: Mapping[str, str] = MappingProxyType({})
     """Decision kinds' names for people where the kind with spaces does not say it (`span pair (predicted ⇄ gold)`)."""
+    answer_examples: Mapping[str, Sequence[tuple[tuple[str, ...], str | None]]] = MappingProxyType({})
+    """None: no kind is asked of an LLM (see `TaskFamily.answer_examples`)."""
 
     def kind_title(self, kind: str) -> str:
         """A decision kind named for people: `kind_titles`, else the kind with spaces (`material pair`)."""

@@ -29,7 +29,7 @@ def _navigation_through_app(monkeypatch):
 def seeded_template(tmp_path_factory):
     """A database with every demo run scored (as the first start leaves it), built once per test process."""
     from audit.demo import load_demo
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     path = tmp_path_factory.mktemp("template") / "seeded.db"
     db = open_db(path)
@@ -53,7 +53,7 @@ def app_db(tmp_path, monkeypatch, seeded_template):
 @pytest.fixture
 def conn(app_db):
     """An open connection to `app_db`, closed after the test."""
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     c = open_db(app_db)
     yield c

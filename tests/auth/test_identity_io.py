@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from audit.reviews import add_review
-from audit.reviews_io import IDENTITY, export_reviews, import_reviews
+from audit.review.reviews import add_review
+from audit.review.reviews_io import IDENTITY, export_reviews, import_reviews
 from scoring.errors import InputError
 from tests.store.test_reviews_io import scored
 

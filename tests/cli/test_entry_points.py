@@ -61,7 +61,7 @@ def test_score_task_help_lists_the_familys_inputs(task: str, capsys: pytest.Capt
 def demo_db(tmp_path_factory) -> str:
     """A database holding every family's demo run."""
     from audit.demo import load_demo
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     path = tmp_path_factory.mktemp("entry") / "demo.db"
     load_demo(open_db(path))

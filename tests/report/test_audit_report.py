@@ -11,14 +11,14 @@ import re
 import pandas as pd
 import pytest
 
-from audit.agreement_rule import group_title
 from audit.cli import main
 from audit.demo import demo_runs, load_demo
-from audit.export import export_json
-from audit.report import DATA_ELEMENT_ID, build_report, report_html
-from audit.reviews import add_review
+from audit.outputs.agreement_rule import group_title
+from audit.outputs.export import export_json
+from audit.outputs.report import DATA_ELEMENT_ID, build_report, report_html
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import load_view
 from tests.conftest import GOLD, write_jsonl
 

@@ -9,10 +9,10 @@ from collections import Counter
 import pytest
 
 from audit.demo import load_demo
-from audit.report import build_report, pairings_overruled, report_html
-from audit.reviews import add_review
-from audit.sampling import ALL_KINDS, create_plan, next_sample, plans
-from audit.store import open_db
+from audit.outputs.report import build_report, pairings_overruled, report_html
+from audit.review.reviews import add_review
+from audit.review.sampling import ALL_KINDS, create_plan, next_sample, plans
+from audit.store.database import open_db
 from audit.views import load_view
 
 CHIMERA = "demo-chimera-mixed"

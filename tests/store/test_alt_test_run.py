@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from audit.agreement import agreement
-from audit.alt_test import alt_test_of_run
 from audit.cli import main
 from audit.demo import load_demo
 from audit.effective import current_labels
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.outputs.agreement import agreement
+from audit.outputs.alt_test import alt_test_of_run
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import as_view
 from scoring.stats.alt_test import alt_test
 

@@ -32,6 +32,11 @@ class ChimeraTask(FamilyBase):
     title = "CHIMERA recombination extraction"
     doc_noun = Noun("abstract", article="an")
     certain_decisions = "two identical strings"
+    # the paper's rule (chimera.md): a span pair matches iff the judge says yes in both span orders
+    answer_examples = MappingProxyType({chimera.KIND: (
+        (("yes", "yes"), "match"), (("yes", "no"), "no-match"), (("no", "yes"), "no-match"),
+        (("no", "no"), "no-match"), (("yes", "invalid"), "invalid"), (("invalid", "no"), "no-match"),
+        (("missing", "yes"), "invalid"))})
     kind_titles = MappingProxyType({chimera.KIND: "span pair (predicted ⇄ gold)"})
     label_schemes = {chimera.KIND: LabelScheme(
         "binary", ("match", "no-match"), positive="match", symmetric=True,

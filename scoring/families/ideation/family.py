@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from scoring.decisions import Decision
@@ -79,6 +80,9 @@ class IdeationTask(FamilyBase):
     name = "ideation"
     title = "Scientific ideation (absolute ratings and pairwise comparisons)"
     doc_noun = Noun("question")
+    # a rating is its one answer; the two orders of a comparison have no joint label of their own (ideation.md:
+    # both orders are votes, counted apart)
+    answer_examples = MappingProxyType({RATING: ((("1",), "1"), (("5",), "5")), COMPARISON: ((("a", "b"), None),)})
     label_schemes = {
         RATING: LabelScheme("ordinal", SCORE_LABELS, titles={"1": "1 (worst)", "5": "5 (best)"},
                             keys={s: s for s in SCORE_LABELS}),

@@ -49,8 +49,8 @@ PRED_HELP = ("Folder of predicted litx-json v1 files with the gold file names; a
              "accepted.")
 TEXT_HELP = "Folder of paper texts `<paper_id>.md` for the hallucination check (optional)."
 CORRECTED_NOTE = "corrected variant (NOT official): relative tolerance 1e-3 instead of absolute 1e-6"
-_PAIR = LabelScheme("binary", (MATCH, NO_MATCH), positive=MATCH, titles={MATCH: "match", NO_MATCH: "no match"},
-                    keys={MATCH: "a", NO_MATCH: "o"})
+_PAIR = LabelScheme("binary", (MATCH, NO_MATCH), positive=MATCH, pairing=True,
+                    titles={MATCH: "match", NO_MATCH: "no match"}, keys={MATCH: "a", NO_MATCH: "o"})
 
 
 class OfficialJudge(Judge):

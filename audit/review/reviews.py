@@ -9,7 +9,8 @@ from sqlite_utils import Database
 
 from audit.effective import POLICIES, Effective, current_labels, effective_label  # noqa: F401 - the rule's home
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
-from audit.store import now, run_row
+from audit.rescoring import apply_reviews
+from audit.store.database import now, run_row
 from scoring.errors import text_problem
 from scoring.families import get_task
 
@@ -109,7 +110,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     `auth_mode` 'local' (the reviewer name is an unverified label).
 
     `sampled`: the decision was served by the run's sampling plan (the "sample" queue), so its document may
-    enter the partial-audit estimator as a sample draw (`audit/sampling.py`); hand-picked reviews never do.
+    enter the partial-audit estimator as a sample draw (`audit/review/sampling.py`); hand-picked reviews never do.
 
     `client_id`: the sender's own id of this label (the browser review card, `ui/review_card`); a review whose
     client id is already stored is not written again: the stored row is returned, marked `duplicate`.
@@ -139,11 +140,10 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     note = check_note(note)
     check_client_id(client_id)
     if sampled:
-        from audit.sampling import check_sample_draw  # only the sample queue's own suggestion is a random draw
+        # imported here, not above: sampling's statistics (SciPy) stay out of commands that only read reviews
+        from audit.review.sampling import check_sample_draw
 
         check_sample_draw(db, run, decision_id)
-    from audit.rescoring import apply_reviews  # rescoring reads the effective-label rule from this module
-
     row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,
            "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now(),
            "sampled": int(bool(sampled)), "auth_subject": auth_subject, "auth_email": auth_email,

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from audit.effective import current_labels
 from audit.numbers import format_delta
+from audit.review.sampling import load_plan
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import TaskFamily
 
@@ -218,7 +219,6 @@ def describe_change(task: TaskFamily, decision_id: int, label: str | None, befor
 def _sample_ids(view: RunView, reviewer: str, allowed: set[int]) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
     block's decisions the reviewer has not labelled yet; [] without a plan."""
-    from audit.sampling import load_plan
 
     plan = load_plan(view.db, view)
     if plan is None:

@@ -1,4 +1,4 @@
-"""Schema changes, one registered function each; `audit.store.open_db` applies the pending ones.
+"""Schema changes, one registered function each; `audit.store.database.open_db` applies the pending ones.
 
 Never edit a migration that has been applied somewhere; add a new one. A migration works on the schema and data
 it was written for: what it needs is written (frozen) here, never imported from the application or the families

@@ -16,18 +16,21 @@ from datetime import UTC, datetime
 
 from sqlite_utils import Database
 
-from audit.agreement import agreement
-from audit.agreement_rule import Statistic, statistic_of
+from audit import __version__
 from audit.effective import POLICIES
 from audit.errors import AuditError
+from audit.outputs.agreement import agreement
+from audit.outputs.agreement_rule import Statistic, statistic_of
+from audit.outputs.stability import list_checks, stability_report
+from audit.review.sampling import ALL_KINDS, estimate, plans
 from audit.views import RunRef, RunView, as_view
+from scoring.judges.redact import public_field, redact_url
 
 FORMATS = ("json", "csv", "latex", "judgelog")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def rejudge_version() -> str:
-    from audit import __version__
 
     return __version__
 
@@ -58,10 +61,9 @@ def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, polic
 
 
 def _stability(view: RunView) -> dict | None:
-    """The run's judge-stability checks (`audit.stability`): each check, the flip rates and the share changed vs
+    """The run's judge-stability checks (`audit.outputs.stability`): each check, the flip rates and the share changed vs
     the run's label with Wilson intervals (overall and by kind, type, run label), and the unstable decisions with
     their labels per attempt. None when the run has no check."""
-    from audit.stability import list_checks, stability_report
 
     if not list_checks(view.db, view):
         return None
@@ -76,7 +78,6 @@ def _stability(view: RunView) -> dict | None:
 
 def _sampling(view: RunView) -> dict:
     """Every sampling plan of the run (strata, seed, random ranks) with the estimates it gives now."""
-    from audit.sampling import ALL_KINDS, estimate, plans
 
     out = {}
     for kind, plan in plans(view.db, view).items():
@@ -98,7 +99,6 @@ def public_identity(identity: dict) -> dict:
     """The judge identity as exported and shown (the overview page): no local folders, and the endpoint and the
     replay log's metadata redacted again (`scoring.judges.redact`), so a run stored before they were redacted shows
     and exports none of their secrets."""
-    from scoring.judges.redact import public_field, redact_url
 
     out = dict(identity)
     if "spec" in out:
@@ -154,7 +154,7 @@ def tex(s: object) -> str:
 
 
 def _kappa_note(agr: dict) -> str:
-    """The caption's agreement clause under `audit.agreement_rule`: the family's statistic (weighted for ordinal
+    """The caption's agreement clause under `audit.outputs.agreement_rule`: the family's statistic (weighted for ordinal
     kinds), an undefined one in words, never as 0."""
     hvj = agr.get("human_vs_judge", {})
     if not hvj.get("all"):

@@ -15,8 +15,8 @@ from typing import NamedTuple
 from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
-from audit.migrations import SCHEMA_VERSION, migrations
-from audit.schema_check import schema_problem
+from audit.store.migrations import SCHEMA_VERSION, migrations
+from audit.store.schema_check import schema_problem
 from scoring.judges.answer import Answer
 
 BUSY_TIMEOUT_MS = 15_000  # two reviewers writing at once wait for each other instead of failing

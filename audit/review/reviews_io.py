@@ -13,8 +13,8 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.rescoring import apply_reviews
-from audit.reviews import ROLES, allowed_labels, check_note, check_reviewer
-from audit.store import run_row, transaction
+from audit.review.reviews import ROLES, allowed_labels, check_note, check_reviewer
+from audit.store.database import run_row, transaction
 from scoring.errors import InputError, text_problem
 from scoring.families import get_task
 from scoring.jsonl import read_records
@@ -194,7 +194,7 @@ def _check_record(rec: object, path: str, line: int) -> dict:
 
 
 def _timestamp(value: str, path: str, line: int) -> str:
-    """An ISO-8601 date and time with a UTC offset, as the store writes them (`audit.store.now`)."""
+    """An ISO-8601 date and time with a UTC offset, as the store writes them (`audit.store.database.now`)."""
     try:
         t = datetime.fromisoformat(value) if TIMESTAMP.match(value) else None
     except ValueError:
