@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import copy_of
+
 PANEL = """
 import streamlit as st
 from audit.store.database import open_db
@@ -14,13 +16,8 @@ view(st.session_state["task"]).render_run(open_db(st.session_state["db"]), st.se
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    from audit.demo import load_demo
-    from audit.store.database import open_db
-
-    path = tmp_path_factory.mktemp("panels") / "d.db"
-    load_demo(open_db(path))
-    return path
+def demo_db(tmp_path_factory, demo_template):
+    return copy_of(demo_template, tmp_path_factory.mktemp("panels") / "d.db")
 
 
 @pytest.mark.parametrize(("task", "run", "needle"), [

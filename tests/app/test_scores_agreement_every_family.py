@@ -79,11 +79,11 @@ def _rest_by_hand(db, run: str, work: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def audited_template(seeded_template):
+def audited_template(demo_template):
     """The seeded demo database with a sampling plan on every family's demo run and sampled reviews (built once)."""
     work = Path(tempfile.mkdtemp(prefix="audited-"))
     path = work / "audited.db"
-    shutil.copyfile(seeded_template, path)
+    shutil.copyfile(demo_template, path)
     db = open_db(path)
     for run, (documents, role) in SAMPLED.items():
         create_plan(db, run, seed=1)

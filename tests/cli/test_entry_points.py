@@ -15,7 +15,7 @@ import pytest
 
 from audit.cli import main
 from scoring.families import TASKS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_of
 
 ENV = os.environ | {"PYTHONPATH": str(ROOT)}
 
@@ -58,14 +58,9 @@ def test_score_task_help_lists_the_familys_inputs(task: str, capsys: pytest.Capt
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> str:
+def demo_db(tmp_path_factory, demo_template) -> str:
     """A database holding every family's demo run."""
-    from audit.demo import load_demo
-    from audit.store.database import open_db
-
-    path = tmp_path_factory.mktemp("entry") / "demo.db"
-    load_demo(open_db(path))
-    return str(path)
+    return str(copy_of(demo_template, tmp_path_factory.mktemp("entry") / "demo.db"))
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["runs"], ["export-reviews", "--run", "demo-chimera-mixed"],
