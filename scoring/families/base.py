@@ -6,6 +6,8 @@ metrics. Counts are nested dicts of numbers so the shell can sum them without kn
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,6 +291,17 @@ class TaskFamily(Protocol):
         information only (kind, type, left, right, judge label, detail; never a human label)."""
         ...
 
+    def gold_key(self, payload: Mapping) -> str:
+        """A content hash of one document's gold side: runs of the family share a review only on documents whose
+        gold keys agree (a review settles a question, not a run; two runs on different gold never share)."""
+        ...
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """A content hash of the judge question one decision asks inside its document, the same in every run that
+        asks it (CHIMERA: entity type and the unordered span pair; LitXBench: the paired items' content, not their
+        paths): within a gold document, runs share the reviews of decisions with the same key."""
+        ...
+
     def sampling_take_all(self, strata: Collection[str]) -> set[str]:
         """Which of a plan's strata the plan reviews whole before sampling (`build_plan(take_all=...)`; the sample
         queue serves them first): a subset of `strata`, from their names only."""
@@ -376,6 +389,19 @@ class FamilyBase:
         score (F1, MRR, a rate), none for the others (a rank)."""
         return (0.0, 1.0) if cell.higher_is_better else None
 
+    def gold_key(self, payload: Mapping) -> str:
+        """The hash of the payload's `gold` (a family whose gold lives elsewhere overrides it)."""
+        return content_hash(payload.get("gold"))
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:  # noqa: ARG002 (default)
+        """Kind, type, left and right as stored (ids that mean the same in every run on the same gold); an
+        unordered pair for a symmetric kind whose labels name no side."""
+        scheme = self.label_schemes.get(decision["kind"])
+        sides = [decision["left"], decision["right"]]
+        if scheme is not None and scheme.symmetric and not scheme.mirror:
+            sides.sort()
+        return content_hash([decision["kind"], decision["type"], *sides])
+
     def sampling_take_all(self, strata: Collection[str]) -> set[str]:  # noqa: ARG002 (default)
         """Of a plan's strata (names `sampling_stratum` gave), those to review whole before any is sampled: strata
         where one review can move a headline metric by a jump no sample variance foresees. Default: none."""
@@ -437,6 +463,12 @@ class FamilyBase:
         if total is None:
             total = sum_nested(docs)
         return self.metrics(total, docs if self.needs_doc_counts else None, options)
+
+
+def content_hash(value: object) -> str:
+    """A stable hash of JSON-able content (key order and non-ASCII spelled one way): question and gold keys."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 def add_nested(total: dict, part: Mapping, sign: int = 1) -> dict:

@@ -212,8 +212,36 @@ def check_stratum_reads_judge_side_only(fam: TaskFamily, docs: Sequence[DocCase]
                             "human fields change")
 
 
-CHECKS = (check_aggregate_is_a_fold, check_totals_cells_need_only_totals, check_reviews_can_move_the_score,
-          check_label_from_answers, check_trivial_is_certain, check_stratum_reads_judge_side_only)
+def check_question_keys(fam: TaskFamily, docs: Sequence[DocCase]) -> None:
+    """One question key per decision of a document (two decisions never share a question), the same key for a
+    symmetric decision keyed the other way round where its labels name no side (a mirrored kind, ideation's
+    `a`/`b`, is a question in the order asked), and keys and gold keys read from content alone (a deep copy
+    of the payload gives the same)."""
+    for doc in docs:
+        gk = fam.gold_key(doc.payload)
+        if not isinstance(gk, str) or not gk or fam.gold_key(copy.deepcopy(doc.payload)) != gk:
+            raise _fail(fam, "question keys", f"document {doc.doc}: gold_key is not a stable string")
+        seen: dict[str, dict] = {}
+        for d in doc.decisions:
+            key = fam.question_key(doc.payload, d)
+            if not isinstance(key, str) or not key:
+                raise _fail(fam, "question keys", f"document {doc.doc}: a key must be a non-empty string")
+            if key in seen:
+                raise _fail(fam, "question keys", f"document {doc.doc}: two decisions share a question key "
+                            f"({seen[key]['left']!r}/{seen[key]['right']!r} and {d['left']!r}/{d['right']!r})")
+            seen[key] = d
+            if fam.question_key(copy.deepcopy(doc.payload), dict(d)) != key:
+                raise _fail(fam, "question keys", f"document {doc.doc}: the key is not read from content alone")
+            scheme = fam.label_schemes[d["kind"]]
+            swapped = {**d, "left": d["right"], "right": d["left"]}
+            if scheme.symmetric and not scheme.mirror and fam.question_key(doc.payload, swapped) != key:
+                raise _fail(fam, "question keys", f"document {doc.doc}: a symmetric {d['kind']} decision keyed "
+                            "the other way round asks another question")
+
+
+CHECKS = (check_question_keys, check_aggregate_is_a_fold, check_totals_cells_need_only_totals,
+          check_reviews_can_move_the_score, check_label_from_answers, check_trivial_is_certain,
+          check_stratum_reads_judge_side_only)
 
 
 def check_family(fam: TaskFamily, docs: Sequence[DocCase], options: Mapping[str, str] | None = None) -> list[str]:

@@ -8,7 +8,17 @@ from types import MappingProxyType
 from typing import Any
 
 from scoring.decisions import Decision
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, Noun
+from scoring.families.base import (
+    DemoRun,
+    FamilyBase,
+    InputSpec,
+    Labels,
+    LabelScheme,
+    Loaded,
+    MetricCell,
+    Noun,
+    content_hash,
+)
 from scoring.families.chimera import sampling as chimera_sampling
 from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera import strict
@@ -100,6 +110,14 @@ class ChimeraTask(FamilyBase):
         d, p = chimera.doc_from_json(payload)
         by_pair = {(t, left, right): lab for (_, t, left, right), lab in labels.items()}
         return chimera.doc_counts(d, p, chimera.match_fn_from_labels(by_pair))
+
+    def gold_key(self, payload: Mapping) -> str:
+        """The abstract, its class and its gold entities and relations."""
+        return content_hash([payload["paper_id"], payload["text"], payload.get("document_class"), payload["gold"]])
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """Entity type and the unordered span pair: (x, y) and (y, x) are one question."""
+        return content_hash([decision["kind"], decision["type"], sorted([decision["left"], decision["right"]])])
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         return chimera_sampling.stratum(decisions)

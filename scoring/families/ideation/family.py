@@ -26,6 +26,7 @@ from scoring.families.base import (
     Noun,
     OptionSpec,
     SampledBy,
+    content_hash,
 )
 from scoring.families.ideation import decide as dec
 from scoring.families.ideation import scores
@@ -326,6 +327,19 @@ class IdeationTask(FamilyBase):
                                   "second": call["second"], "verdict": call["verdict"],
                                   "rationale": call.get("rationale"), "raw": call.get("raw")})
         return lines
+
+    def gold_key(self, payload: Mapping) -> str:
+        """The research question (the ideas are the systems' outputs, compared inside the run)."""
+        return content_hash([payload["question_id"], payload["question"]])
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """A rating: the system's idea (name and text) and the criterion; a comparison: both ideas in the order
+        asked."""
+        text = {i["system"]: i["idea"] for i in payload["ideas"]}
+        ideas = [[decision["left"], text.get(decision["left"])]]
+        if decision["right"]:
+            ideas.append([decision["right"], text.get(decision["right"])])
+        return content_hash([decision["kind"], decision["type"], ideas])
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         """Questions by the share of their comparisons the judge split (the winner changed with the order): where
