@@ -285,8 +285,8 @@ def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
         return None
     wanted = set(share)
     reviews: dict[int, list[dict]] = {}
-    for r in db.query("SELECT v.decision_id, v.reviewer, v.label, v.role FROM reviews v JOIN runs r ON r.id = v.run_id "
-                      "WHERE r.name = ? AND v.reviewer = ? ORDER BY v.created, v.id", [run, reviewer]):
+    for r in db.query("SELECT v.decision_id, v.reviewer, v.label, v.role FROM run_reviews v JOIN runs r ON "
+                      "r.id = v.run_id WHERE r.name = ? AND v.reviewer = ? ORDER BY v.created, v.id", [run, reviewer]):
         if r["decision_id"] in wanted:
             reviews.setdefault(r["decision_id"], []).append(r)
     done = sum(reviewer in current_labels(revs)[0] for revs in reviews.values())

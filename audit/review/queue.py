@@ -34,7 +34,7 @@ BLIND_QUEUES = ("unreviewed", "all", "sample")
 
 
 def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int, list[dict]]:
-    q = "SELECT id, decision_id, reviewer, label, role FROM reviews WHERE run_id = ?"
+    q = "SELECT id, decision_id, reviewer, label, role FROM run_reviews WHERE run_id = ?"
     args: list = [run_id]
     if reviewer is not None:
         q += " AND reviewer = ?"

@@ -9,7 +9,7 @@ from sqlite_utils import Database
 
 from audit.effective import POLICIES, Effective, current_labels, effective_label  # noqa: F401 - the rule's home
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
-from audit.rescoring import apply_reviews
+from audit.rescoring import apply_reviews_everywhere, reviews_by_decision
 from audit.store.database import now, run_row
 from scoring.errors import text_problem
 from scoring.families import get_task
@@ -157,8 +157,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
                 conn.execute("ROLLBACK")
                 return stored | {"duplicate": True}
         if expect_last_review is not None:
-            last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM reviews WHERE decision_id = ?",
-                                [decision_id]).fetchone()[0]
+            last = max((r["id"] for r in reviews_by_decision(db, run_id, [decision_id]).get(decision_id, [])),
+                       default=0)
             if last != expect_last_review:
                 raise StaleReview(f"decision {decision_id} was reviewed by someone else since you opened it; "
                                   "reload to see the new review")
@@ -166,7 +166,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
             "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled, "
             "auth_subject, auth_email, auth_mode, client_id) VALUES (:uid, :run_id, :decision_id, :reviewer, :label, "
             ":role, :note, :blind, :created, :sampled, :auth_subject, :auth_email, :auth_mode, :client_id)", row)
-        apply_reviews(db, run_id)
+        apply_reviews_everywhere(db, run_id, [decision_id])
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

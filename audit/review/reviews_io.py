@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.rescoring import apply_reviews
+from audit.rescoring import apply_reviews_everywhere
 from audit.review.reviews import ROLES, allowed_labels, check_note, check_reviewer
 from audit.store.database import run_row, transaction
 from scoring.errors import InputError, text_problem
@@ -125,7 +125,7 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
         db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, "
                             "created, sampled, auth_subject, auth_email, auth_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
                             "?, ?, ?, ?)", new)
-        apply_reviews(db, row["id"])
+        apply_reviews_everywhere(db, row["id"], sorted({r[2] for r in new}))
     return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented}
 
 

@@ -83,7 +83,7 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     if plan is None:
         raise AuditError(f"run {view.name!r} has no sampling plan, so no review is a sample draw; create one with "
                          f"`python -m audit plan --run {view.name}`, or {hint}")
-    if view.db.execute("SELECT 1 FROM reviews WHERE run_id = ? AND sampled = 1 AND decision_id IN (SELECT id FROM "
+    if view.db.execute("SELECT 1 FROM run_reviews WHERE run_id = ? AND sampled = 1 AND decision_id IN (SELECT id FROM "
                        "decisions WHERE run_id = ? AND doc_id = ?) LIMIT 1", [view.id, view.id, doc]).fetchone():
         return  # a block the queue served already
     block = next((b for b in plan.blocks if b.id == doc), None)
@@ -225,7 +225,7 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     decs = view.decisions()
     labelled: dict[str, list[bool]] = {}
     via_sample: dict[str, bool] = {}
-    sampled_reviews = {r[0] for r in db.execute("SELECT DISTINCT decision_id FROM reviews WHERE run_id = ? AND "
+    sampled_reviews = {r[0] for r in db.execute("SELECT DISTINCT decision_id FROM run_reviews WHERE run_id = ? AND "
                                                 "sampled = 1", [row["id"]])}
     unit_ids = {u for b in plan.blocks for u in b.units}
     for d in decs:

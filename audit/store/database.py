@@ -376,6 +376,8 @@ class SqliteAnswerCache:
 
 
 def reviews_version(db: Database, run_id: int) -> tuple[int, int]:
-    """(count, newest id) of the run's reviews: changes whenever a review is added or imported."""
-    n, last = db.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM reviews WHERE run_id = ?", [run_id]).fetchone()
+    """(count, newest id) of the reviews the run sees (its own and those settling its questions in other runs):
+    changes whenever one is added or imported."""
+    n, last = db.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM run_reviews WHERE run_id = ?",
+                         [run_id]).fetchone()
     return n, last

@@ -471,6 +471,13 @@ def content_hash(value: object) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+def decision_qkey(fam: TaskFamily, payload: Mapping, decision: Mapping, gold_key: str | None = None) -> str:
+    """The key under which runs share a decision's reviews: the family, the document's gold key and the family's
+    question key (`gold_key`: the document's, when the caller has it already)."""
+    return content_hash([fam.name, gold_key if gold_key is not None else fam.gold_key(payload),
+                         fam.question_key(payload, decision)])
+
+
 def add_nested(total: dict, part: Mapping, sign: int = 1) -> dict:
     """total += sign * part, for nested dicts of numbers (in place; returns total)."""
     for k, v in part.items():
