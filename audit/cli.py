@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from audit.errors import AuditError
 from audit.judge_batch_args import add_arguments as judge_batch_arguments
-from audit.limits import BUSY_TIMEOUT_MS, MAX_DECISION_ID, default_db_path, disk_full, disk_full_message
 from audit.output_paths import OutputRule, cause
+from audit.store.limits import BUSY_TIMEOUT_MS, MAX_DECISION_ID, default_db_path, disk_full, disk_full_message
 from scoring.errors import InputError, JudgeSpecError, text_problem
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def _run_rule(args: argparse.Namespace, db: Database) -> OutputRule:
     """`_rule` plus the run's recorded inputs (by SHA-256: the store keeps their digests, not their paths)."""
     from dataclasses import replace
 
-    from audit.store import run_row
+    from audit.store.database import run_row
 
     recorded = run_row(db, args.run)["inputs"]
     digests = frozenset(v["sha256"] for v in recorded.values() if isinstance(v, dict) and v.get("sha256"))
@@ -67,7 +67,7 @@ def _open(path: str) -> Database:
     """The database, with any audited state a migration left stale rebuilt (`audit.stale`): the one place the
     CLI imports the store."""
     from audit.stale import rebuild_stale_runs
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     db = open_db(path)
     rebuild_stale_runs(db)
@@ -162,7 +162,7 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
 
     Example: python -m audit delete-run --run old-run --exported old-run.reviews.jsonl
     """
-    from audit.reviews_io import export_reviews
+    from audit.review.reviews_io import export_reviews
     from audit.runs import delete_run
 
     if args.exported:
@@ -180,7 +180,7 @@ def cmd_runs(args: argparse.Namespace) -> None:
 
     Example: python -m audit runs
     """
-    from audit.store import list_runs
+    from audit.store.database import list_runs
 
     for r in list_runs(_open(args.db)):
         print(json.dumps({k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}))
@@ -220,8 +220,8 @@ def cmd_review(args: argparse.Namespace) -> None:
 
     Example: python -m audit review --run demo-chimera-mixed --decision 1 --label no-match --reviewer ana
     """
-    from audit.queue import describe_change
-    from audit.reviews import add_review
+    from audit.review.queue import describe_change
+    from audit.review.reviews import add_review
     from audit.views import load_view
     from scoring.families.base import Noun
 
@@ -254,7 +254,7 @@ def cmd_plan(args: argparse.Namespace) -> None:
 
     Example: python -m audit plan --run demo-chimera-mixed --seed 1
     """
-    from audit.sampling import create_plan
+    from audit.review.sampling import create_plan
 
     _print_json(create_plan(_open(args.db), args.run, kind=args.kind, seed=args.seed))
 
@@ -266,7 +266,12 @@ def cmd_assign(args: argparse.Namespace) -> None:
 
     Example: python -m audit assign --run demo-chimera-mixed --reviewers ana@lab.org,bo@lab.org --double-code 0.2
     """
-    from audit.assigned_review import DoubleCode, clear_review_assignment, review_assignment, set_review_assignment
+    from audit.review.assigned_review import (
+        DoubleCode,
+        clear_review_assignment,
+        review_assignment,
+        set_review_assignment,
+    )
 
     db = _open(args.db)
     if args.clear:
@@ -285,7 +290,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
 
     Example: python -m audit queue --run demo-chimera-mixed --next
     """
-    from audit.sampling import next_sample
+    from audit.review.sampling import next_sample
 
     _print_json(next_sample(_open(args.db), args.run, args.kind, half_width=args.half_width, metric=args.metric))
 
@@ -298,7 +303,7 @@ def cmd_estimate(args: argparse.Namespace) -> None:
 
     Example: python -m audit estimate --run demo-chimera-mixed
     """
-    from audit.sampling import estimate
+    from audit.review.sampling import estimate
 
     _print_json(estimate(_open(args.db), args.run, args.kind))
 
@@ -319,7 +324,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
 
     Example: python -m audit agreement --run demo-chimera-mixed
     """
-    from audit.agreement import agreement
+    from audit.outputs.agreement import agreement
 
     _print_json(agreement(_open(args.db), args.run, policy=args.policy, epsilon=args.epsilon))
 
@@ -330,7 +335,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
     Example: python -m audit export --run demo-chimera-mixed --format json --out audited.json
     """
-    from audit.export import export_run
+    from audit.outputs.export import export_run
 
     if args.out:
         _rule(args).check(args.out)
@@ -346,7 +351,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 
     Example: python -m audit report --run demo-chimera-mixed --out demo-chimera-mixed.report.html --figures figs
     """
-    from audit.report import write_report
+    from audit.outputs.report import write_report
     from audit.views import load_view
 
     _rule(args).check(args.out)
@@ -366,7 +371,7 @@ def cmd_export_reviews(args: argparse.Namespace) -> None:
 
     Example: python -m audit export-reviews --run demo-chimera-mixed --out ana.reviews.jsonl
     """
-    from audit.reviews_io import export_reviews
+    from audit.review.reviews_io import export_reviews
 
     if args.out:
         _rule(args).check(args.out)
@@ -380,7 +385,7 @@ def cmd_import_reviews(args: argparse.Namespace) -> None:
 
     Example: python -m audit import-reviews --run demo-chimera-mixed ana.reviews.jsonl
     """
-    from audit.reviews_io import import_reviews
+    from audit.review.reviews_io import import_reviews
 
     _print_json(import_reviews(_open(args.db), args.run, args.file))
 
@@ -390,7 +395,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
     Example: python -m audit compare --run demo-chimera-mixed --other demo-fuzzy
     """
-    from audit.compare import compare_runs
+    from audit.outputs.compare import compare_runs
 
     _print_json(compare_runs(_open(args.db), args.run, args.other))
 
@@ -403,7 +408,7 @@ def cmd_stability(args: argparse.Namespace) -> None:
     Example: python -m audit stability --run my-gpt-run --repeats 5 --temperature 0.7 --sample 100 --seed 1
     """
     from audit.cli_progress import Progress
-    from audit.stability import run_check, stability_report
+    from audit.outputs.stability import run_check, stability_report
 
     db = _open(args.db)
     if args.report:

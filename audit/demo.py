@@ -12,9 +12,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError, RunExists
-from audit.reviews_io import import_reviews
+from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
-from audit.store import now, transaction
+from audit.store.database import now, transaction
 from scoring.families import TASKS
 from scoring.families.base import DemoRun
 

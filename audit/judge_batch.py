@@ -34,7 +34,7 @@ from audit.errors import AuditError
 from audit.judge_batch_args import LLM_FORMS, add_arguments  # noqa: F401 (re-exported)
 from audit.output_paths import OutputRule
 from audit.runs import plan_run
-from audit.store import SqliteAnswerCache
+from audit.store.database import SqliteAnswerCache
 from scoring.errors import InputError, JudgeSpecError, parse_json
 from scoring.jsonl import read_lines
 from scoring.judges.answer import CANCELLED, MISSING, Answer, JudgeStats, is_kept, token_count

@@ -3,7 +3,8 @@
 Each run keeps its audited state in the store: the effective label of every reviewed decision (`effective`), the
 audited counts of every document whose labels changed (`doc_audit`), the audited total and the id of the last
 review applied (`audit_state`), all under the default effective-label policy. Every write of reviews
-(`audit.reviews.add_review`, `audit.reviews_io`) calls `apply_reviews` inside its own transaction, which re-counts
+(`audit.review.reviews.add_review`, `audit.review.reviews_io`) calls `apply_reviews` inside its own transaction,
+which re-counts
 only the documents of the new reviews. Reading (`audit_of`, once per page render through `audit.views.RunView`)
 never writes: another policy, or a state that is behind its reviews (a database written by an older version, or
 opened read-only), is computed in memory from the reviews.
@@ -21,9 +22,9 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_labels, review_summary
-from audit.store import dumps, run_row, transaction
+from audit.store.database import dumps, run_row, transaction
 from scoring.families import get_task
-from scoring.families.base import TaskFamily, add_nested
+from scoring.families.base import TaskFamily, add_nested, decision_qkey
 
 _CHUNK = 900  # SQLite's default limit on bound parameters is 999
 
@@ -44,21 +45,36 @@ class Audit:
 def reviews_by_decision(db: Database, run_id: int, decision_ids: list[int] | None = None) -> dict[int, list[dict]]:
     """Review rows grouped by decision, oldest first (by creation time: imported reviews keep theirs)."""
     out: dict[int, list[dict]] = defaultdict(list)
-    cols = "id, decision_id, reviewer, label, role, blind, note, created"
+    cols = "id, decision_id, reviewer, label, role, blind, note, created, made_in_run"
     if decision_ids is None:
-        rows = db.query(f"SELECT {cols} FROM reviews WHERE run_id = ? ORDER BY created, id", [run_id])
+        rows = db.query(f"SELECT {cols} FROM run_reviews WHERE run_id = ? ORDER BY created, id", [run_id])
         for r in rows:
             out[r["decision_id"]].append(r)
         return out
-    for ids in _chunks(decision_ids):
-        for r in db.query(f"SELECT {cols} FROM reviews WHERE decision_id IN ({_marks(ids)}) ORDER BY created, id",
-                          ids):
+    for ids in _chunks(decision_ids, _CHUNK // 2):
+        for r in db.query(_SHARED_BY_DECISION.format(cols=_prefixed(cols), marks=_marks(ids)), [*ids, *ids]):
             out[r["decision_id"]].append(r)
     return out
 
 
-def _chunks(ids: list) -> list[list]:
-    return [ids[i:i + _CHUNK] for i in range(0, len(ids), _CHUNK)]
+# the reviews of given decisions, shared by question key as the `run_reviews` view does (migration m014), read
+# from the decisions (the view reads from the reviews: fast for a whole run, slow for a few decisions)
+_SHARED_BY_DECISION = """SELECT {cols} FROM (
+    SELECT v.*, d2.id AS target, v.run_id AS made_in FROM decisions d2 JOIN decisions d1 ON d1.qkey = d2.qkey
+    JOIN reviews v ON v.decision_id = d1.id WHERE d2.id IN ({marks}) AND d2.qkey IS NOT NULL
+    UNION ALL
+    SELECT v.*, v.decision_id AS target, v.run_id AS made_in FROM reviews v JOIN decisions d ON d.id = v.decision_id
+    WHERE v.decision_id IN ({marks}) AND d.qkey IS NULL) ORDER BY created, id"""
+
+
+def _prefixed(cols: str) -> str:
+    """The view's column names read from `_SHARED_BY_DECISION`'s rows."""
+    alias = {"decision_id": "target AS decision_id", "made_in_run": "made_in AS made_in_run"}
+    return ", ".join(alias.get(c.strip(), c.strip()) for c in cols.split(","))
+
+
+def _chunks(ids: list, size: int = _CHUNK) -> list[list]:
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
 
 
 def _marks(ids: list) -> str:
@@ -83,7 +99,7 @@ def doc_labels(db: Database, run_id: int, doc_id: str,
 
 
 def _newest_review(db: Database, run_id: int) -> int:
-    return db.execute("SELECT COALESCE(MAX(id), 0) FROM reviews WHERE run_id = ?", [run_id]).fetchone()[0]
+    return db.execute("SELECT COALESCE(MAX(id), 0) FROM run_reviews WHERE run_id = ?", [run_id]).fetchone()[0]
 
 
 @dataclass
@@ -115,8 +131,8 @@ def load_reviewed(db: Database, run_id: int, policy: str = DEFAULT_POLICY,
         # by id (`+run_id`: not through the run's index, which walked all its 683k decisions: #38), in that
         # index's order as before
         rows = {r["id"]: r for r in db.query(
-            f"SELECT {_DECISION_COLS} FROM decisions WHERE id IN (SELECT decision_id FROM reviews WHERE run_id = ?) "
-            "AND +run_id = ? ORDER BY doc_id, kind, type, left, right", [run_id, run_id])}
+            f"SELECT {_DECISION_COLS} FROM decisions WHERE id IN (SELECT decision_id FROM run_reviews WHERE "
+            "run_id = ?) AND +run_id = ? ORDER BY doc_id, kind, type, left, right", [run_id, run_id])}
     else:
         rows = {r["id"]: r for ids in _chunks(list(reviews)) for r in db.query(
             f"SELECT {_DECISION_COLS} FROM decisions WHERE id IN ({_marks(ids)})", ids)}
@@ -227,7 +243,7 @@ def apply_reviews(db: Database, run_id: int) -> None:
         last, total = 0, run["original_counts"]
     else:
         last, total = state[0], json.loads(state[1])
-    new = [r[0] for r in db.execute("SELECT DISTINCT decision_id FROM reviews WHERE run_id = ? AND id > ?",
+    new = [r[0] for r in db.execute("SELECT DISTINCT decision_id FROM run_reviews WHERE run_id = ? AND id > ?",
                                     [run_id, last])]
     newest = _newest_review(db, run_id)
     reviewed = load_reviewed(db, run_id, DEFAULT_POLICY, new)
@@ -248,10 +264,13 @@ def apply_reviews(db: Database, run_id: int) -> None:
         labels = doc_labels(db, run_id, doc_id)
         added = task.redecide(payload, labels)
         if added:
+            gold = task.gold_key(payload)
             db.conn.executemany(
-                "INSERT OR IGNORE INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail)) for d in added])
+                "INSERT OR IGNORE INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail),
+                  decision_qkey(task, payload, {"kind": d.kind, "type": d.type, "left": d.left, "right": d.right},
+                                gold)) for d in added])
             labels = doc_labels(db, run_id, doc_id)
             added_any = True
         counts = task.counts(payload, labels)
@@ -267,6 +286,26 @@ def apply_reviews(db: Database, run_id: int) -> None:
                    [run_id, run_id])
     db.execute("INSERT OR REPLACE INTO audit_state (run_id, last_review, total) VALUES (?, ?, ?)",
                [run_id, newest, dumps(total)])
+
+
+def sharing_runs(db: Database, run_id: int, decision_ids: list[int]) -> list[int]:
+    """Other runs that ask the questions of these decisions of `run_id` (same question key), in id order."""
+    out: set[int] = set()
+    for ids in _chunks(decision_ids):
+        out |= {r[0] for r in db.execute(
+            f"SELECT DISTINCT d2.run_id FROM decisions d1 JOIN decisions d2 ON d2.qkey = d1.qkey WHERE d1.id IN "
+            f"({_marks(ids)}) AND d1.qkey IS NOT NULL AND d2.run_id != ?", [*ids, run_id])}
+    return sorted(out)
+
+
+def apply_reviews_everywhere(db: Database, run_id: int, decision_ids: list[int]) -> list[int]:
+    """Inside the caller's write transaction: `apply_reviews` for the run the reviews were made in and for every
+    run sharing their questions (a review settles a question in every run that asks it); the other runs' ids."""
+    apply_reviews(db, run_id)
+    others = sharing_runs(db, run_id, decision_ids)
+    for other in others:
+        apply_reviews(db, other)
+    return others
 
 
 def rebuild_audit_state(db: Database, run: str) -> None:

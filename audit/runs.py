@@ -24,11 +24,12 @@ from sqlite_utils import Database
 from audit.errors import AuditError, RunExists
 from audit.numbers import count_noun
 from audit.output_paths import OutputRule, Staged, stage_output
-from audit.store import SqliteAnswerCache, dumps, now, run_row, transaction
+from audit.rescoring import rebuild_audit_state
+from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeFailed
 from scoring.families import get_task
-from scoring.families.base import Loaded, TaskFamily, sum_nested
+from scoring.families.base import Loaded, TaskFamily, decision_qkey, sum_nested
 from scoring.jsonl import check_folder
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions
@@ -312,9 +313,11 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Load
         by_doc.setdefault(d.doc, {})[(d.kind, d.type, d.left, d.right)] = d.judge
     doc_rows = []
     all_counts = []
+    keyed: dict[str, tuple[dict, str]] = {}
     for idx, doc in enumerate(loaded.docs):
         doc_id = task.doc_id(doc)
         payload = task.payload(doc)
+        keyed[doc_id] = (payload, task.gold_key(payload))
         counts = task.counts(payload, by_doc.get(doc_id, {}))
         all_counts.append(counts)
         doc_rows.append((doc_id, idx, dumps(payload), dumps(counts), task.outcome(payload, counts)))
@@ -333,10 +336,17 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Load
             "INSERT INTO documents (run_id, doc_id, idx, payload, counts, outcome) VALUES (?, ?, ?, ?, ?, ?)",
             [(run_id, *r) for r in doc_rows])
         db.conn.executemany(
-            "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail)) for d in decisions])
+            "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail), qkey_of(task, keyed, d))
+             for d in decisions])
         db.execute("INSERT INTO audit_state (run_id, last_review, total) VALUES (?, 0, ?)", [run_id, dumps(total)])
+
+
+def qkey_of(task: TaskFamily, keyed: Mapping[str, tuple[Mapping, str]], d: Decision) -> str | None:
+    """A new decision's question key (`decision_qkey`) from its document's payload and gold key."""
+    payload, gold = keyed[d.doc]
+    return decision_qkey(task, payload, {"kind": d.kind, "type": d.type, "left": d.left, "right": d.right}, gold)
 
 
 def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:
@@ -354,9 +364,16 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
         raise AuditError(f"run {name!r} has {count_noun(n_reviews, 'review')}; export them first "
                          f"(`python -m audit export-reviews --run {name!r} --out FILE`) and delete with "
                          "--exported FILE, or pass --force to delete them too")
+    # runs that saw this run's reviews (a review settles its question in every run): re-counted without them
+    sharing = [n for n, in db.execute(
+        "SELECT DISTINCT r.name FROM reviews v JOIN decisions d1 ON d1.id = v.decision_id JOIN decisions d2 ON "
+        "d2.qkey = d1.qkey JOIN runs r ON r.id = d2.run_id WHERE v.run_id = ? AND d2.run_id != ?",
+        [row["id"], row["id"]])]
     with transaction(db):
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
                       "review_assignments", "effective", "doc_audit", "audit_state", "decisions", "documents"):
             db.execute(f"DELETE FROM {table} WHERE run_id = ?", [row["id"]])
         db.execute("DELETE FROM runs WHERE id = ?", [row["id"]])
-    return {"deleted": name, "reviews_deleted": n_reviews}
+    for other in sharing:
+        rebuild_audit_state(db, other)
+    return {"deleted": name, "reviews_deleted": n_reviews, "runs_recounted": sharing}

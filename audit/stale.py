@@ -2,7 +2,7 @@
 
 A migration that changes decisions or reviews (m004's twin merge) cannot re-count documents: counting is family
 code, which keeps changing after the migration is written. It deletes the run's derived audited state instead
-(`audit.migrations.mark_audit_stale`): a run without an `audit_state` row is stale. Until it is rebuilt, reads
+(`audit.store.migrations.mark_audit_stale`): a run without an `audit_state` row is stale. Until it is rebuilt, reads
 recompute it in memory (`audit.rescoring.audit_run`) and the next review write rebuilds it; `rebuild_stale_runs`,
 called once after opening a writable database, stores it again at once.
 """
@@ -14,8 +14,32 @@ import json
 from sqlite_utils import Database
 
 from audit.rescoring import rebuild_audit_state, run_options
-from audit.store import dumps, transaction
+from audit.store.database import dumps, transaction
 from scoring.families import get_task
+from scoring.families.base import decision_qkey
+
+
+def fill_question_keys(db: Database) -> list[str]:
+    """Compute the question keys of the decisions of every run stored before they existed (`runs.qkeys_missing`,
+    migration m014), then mark stale every run of the same family (it may now share reviews with them); the names
+    keyed."""
+    done = []
+    for row in list(db.query("SELECT id, name, task FROM runs WHERE qkeys_missing = 1 ORDER BY id")):
+        task = get_task(row["task"])
+        keys = []
+        for doc_id, payload in db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?", [row["id"]]):
+            payload = json.loads(payload)
+            gold = task.gold_key(payload)
+            keys += [(decision_qkey(task, payload, {"kind": k, "type": t, "left": le, "right": r}, gold), i)
+                     for i, k, t, le, r in db.execute("SELECT id, kind, type, left, right FROM decisions WHERE "
+                                                      "run_id = ? AND doc_id = ?", [row["id"], doc_id])]
+        with transaction(db):
+            db.conn.executemany("UPDATE decisions SET qkey = ? WHERE id = ?", keys)
+            db.execute("UPDATE runs SET qkeys_missing = 0 WHERE id = ?", [row["id"]])
+            for (other,) in list(db.execute("SELECT id FROM runs WHERE task = ?", [row["task"]])):
+                db.execute("DELETE FROM audit_state WHERE run_id = ?", [other])
+        done.append(row["name"])
+    return done
 
 
 def stale_runs(db: Database) -> list[str]:
@@ -32,6 +56,7 @@ def rebuild_stale_runs(db: Database) -> list[str]:
     if getattr(db, "read_only", False):
         return []
     reaggregate_original_metrics(db)
+    fill_question_keys(db)
     names = stale_runs(db)
     for name in names:
         rebuild_audit_state(db, name)

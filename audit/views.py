@@ -17,7 +17,7 @@ from sqlite_utils import Database
 from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_label
 from audit.errors import AuditError
 from audit.rescoring import Audit, Reviewed, audit_of, doc_counts_in_order, load_reviewed, reviews_by_decision
-from audit.store import run_row
+from audit.store.database import run_row
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
 

@@ -4,13 +4,14 @@ A synthetic CHIMERA-shaped run (documents = blocks holding 1-8 match decisions; 
 unpaired predictions and gold items per document) is audited many times, each time in the seeded random order of
 a fresh plan (`sampling.build_plan`, seed = simulation number) and with the queue's own rule for which stratum to
 draw from (`sampling.next_unit`: 3 per stratum, then the largest Neyman gain of the residuals ∇g·(c^H − c^J), ∇g
-at the judge totals as `audit.sampling.next_sample` takes it). The reviewer stops at the first n ≥ 30 where the
+at the judge totals as `audit.review.sampling.next_sample` takes it). The reviewer stops at the first n ≥ 30 where the
 half-width is ≤ 0.03: once reading the fixed-n interval (what reviewers did), once the anytime one. Human labels
 are fixed per setting (the finite population); only the sample order varies, so coverage is design-based.
 
 The per-step loop is vectorised over simulations (the stratum choice and the stopping test re-derive the
 estimator's variance from running sums); every reported interval is then recomputed with the real code
-(`difference.difference_totals` with `estimators.VARIANCE`, the Jeffreys hurdle covariance `audit.sampling.estimate`
+(`difference.difference_totals` with `estimators.VARIANCE`, the Jeffreys hurdle covariance
+`audit.review.sampling.estimate`
 uses, `estimators.metric_estimate` and `estimators.anytime_estimate`) on the sampled set at the stop, and the run
 fails if the fast and the real half-widths disagree. `--check K` also replays K simulations through the real
 `next_unit` and compares picks.

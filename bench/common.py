@@ -86,7 +86,7 @@ def scored_db(n: int, dst: Path, seed: int = DEFAULT_SEED) -> Path:
     base = workdir() / f"scored-{n}-s{seed}.db"
     if not base.is_file():
         from audit.runs import score_run
-        from audit.store import open_db
+        from audit.store.database import open_db
 
         paths = data_paths(n, seed)
         tmp = base.with_suffix(".tmp.db")

@@ -2,9 +2,9 @@
 
 Two write paths the store offers, each on a fresh copy of the scored N-abstract run (default N = 10,000):
 
-- `add_review`: `audit.reviews.add_review`, one review per call and per transaction, as the dashboard and the
+- `add_review`: `audit.review.reviews.add_review`, one review per call and per transaction, as the dashboard and the
   CLI write them (what two reviewers clicking at once do);
-- `import_reviews`: `audit.reviews_io.import_reviews`, each process merging a JSON-lines file of its 50,000
+- `import_reviews`: `audit.review.reviews_io.import_reviews`, each process merging a JSON-lines file of its 50,000
   reviews in one transaction (the batch path: moving reviews between databases).
 
 What-ifs for the recommendation (not what the store does): `--synchronous NORMAL` sets that pragma on the
@@ -50,7 +50,7 @@ def _decisions(db_path: str) -> list[tuple]:
 
 def lean_add_review(conn, run: str, decision_id: int, label: str, reviewer: str, note: str) -> None:
     """What-if: add_review's checks from one query, then the same one-row BEGIN IMMEDIATE transaction."""
-    from audit.store import now
+    from audit.store.database import now
     from scoring.families import get_task
 
     r = conn.execute("SELECT d.run_id, d.kind, r.task FROM decisions d JOIN runs r ON r.id = d.run_id "
@@ -71,7 +71,7 @@ def lean_add_review(conn, run: str, decision_id: int, label: str, reviewer: str,
 
 
 def worker(k: int, db_path: str, path: str, per: int, barrier, results, synchronous: str | None = None) -> None:
-    from audit.store import now, open_db
+    from audit.store.database import now, open_db
 
     decs = _decisions(db_path)
     rng = random.Random(1000 + k)
@@ -91,7 +91,7 @@ def worker(k: int, db_path: str, path: str, per: int, barrier, results, synchron
                 errors.append(f"{type(e).__name__}: {e}")
         elapsed = time.perf_counter() - t0
     elif path == "add_review":
-        from audit.reviews import add_review
+        from audit.review.reviews import add_review
 
         plan = [(rng.choice(decs)[0], rng.choice(("match", "no-match"))) for _ in range(per)]
         barrier.wait()
@@ -103,7 +103,7 @@ def worker(k: int, db_path: str, path: str, per: int, barrier, results, synchron
                 errors.append(f"{type(e).__name__}: {e}")
         elapsed = time.perf_counter() - t0
     else:
-        from audit.reviews_io import import_reviews
+        from audit.review.reviews_io import import_reviews
 
         file = Path(workdir()) / f"import-{k}.jsonl"
         created = now()

@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from audit.sampling import flatten, leaf_paths, metric_of_totals  # noqa: E402
+from audit.review.sampling import flatten, leaf_paths, metric_of_totals  # noqa: E402
 from scoring.families.base import MetricCell, TaskFamily  # noqa: E402
 from scoring.stats.difference import difference_totals  # noqa: E402
 from scoring.stats.estimators import VARIANCE, Estimate, metric_estimate  # noqa: E402
@@ -192,7 +192,7 @@ def draw_queue(pop: Population, plan: Plan, n: int) -> list[str]:
     """n blocks as the sample queue serves them (`sampling.next_unit`: take-all, stratum minimums, then cost-aware
     Neyman steps) aiming at the family's default target cell, its residuals linearised at the judge-only totals
     (exact for a mean over items, whose gradient is constant)."""
-    from audit.sampling import target_cell
+    from audit.review.sampling import target_cell
     from scoring.stats.estimators import delta_method
 
     paths = _paths(pop)
@@ -208,7 +208,7 @@ def draw_queue(pop: Population, plan: Plan, n: int) -> list[str]:
 
 
 def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[str, Estimate]:
-    """What `audit.sampling.estimate` gives when exactly `sample` was reviewed through the queue."""
+    """What `audit.review.sampling.estimate` gives when exactly `sample` was reviewed through the queue."""
     task, options = pop.task, pop.options
     strata = plan.stratum_of()
     in_plan = set(strata)
@@ -273,7 +273,7 @@ def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: st
 
 def demo_db(path: Path):
     from audit.demo import load_demo
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     fresh = not path.exists()
     db = open_db(path)

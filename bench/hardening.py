@@ -389,8 +389,8 @@ def build_review_files(d: Path, good: dict) -> dict[str, Path]:
 
 def other_run_reviews(base_db: Path, d: Path) -> Path:
     """An export of the base run's reviews, to be imported into the second run of the same database."""
-    from audit.reviews_io import export_reviews
-    from audit.store import open_db
+    from audit.review.reviews_io import export_reviews
+    from audit.store.database import open_db
 
     db = open_db(base_db)
     p = d / "rev_uid_of_other_run.jsonl"
@@ -768,9 +768,9 @@ def section_kill_commands(work: Path, base_db: Path, points: int, seed: int) -> 
 WRITER = textwrap.dedent("""
     import json, sys, uuid
     sys.path.insert(0, {root!r})
-    from audit.store import open_db, now
-    from audit.reviews import add_review
-    from audit.reviews_io import import_reviews
+    from audit.store.database import open_db, now
+    from audit.review.reviews import add_review
+    from audit.review.reviews_io import import_reviews
     db_path, who, n, ids_file, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
     decs = json.load(open(ids_file))
     db = open_db(db_path)
@@ -853,7 +853,7 @@ def _rejudge_variant(base_db: Path, path: Path, sql: list[str]) -> None:
 
 def damaged_states(base_db: Path) -> dict[str, Callable[[Path], None]]:
     """name -> a function writing that database state at the given path."""
-    from audit.migrations import SCHEMA_VERSION
+    from audit.store.migrations import SCHEMA_VERSION
 
     size = base_db.stat().st_size
     raw = base_db.read_bytes()

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from audit.runs import score_run  # noqa: E402
-from audit.store import open_db  # noqa: E402
+from audit.store.database import open_db  # noqa: E402
 from tests.judge_server import JudgeServer  # noqa: E402
 
 

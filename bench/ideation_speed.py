@@ -2,7 +2,8 @@
 systems x 3 criteria, absolute ratings and pairwise calls in both orders, a few invalid answers).
 
 Scores the run into a fresh SQLite file (`audit.runs.score_run`, judge `file`), then 50 times: a random decision
-gets a review (a random allowed label) through `audit.reviews.add_review`, and `audit.rescoring.audit_run` returns
+gets a review (a random allowed label) through `audit.review.reviews.add_review`, and `audit.rescoring.audit_run`
+returns
 the updated metrics (bootstrap intervals over questions included). Prints median and p90; goal <= 50 ms median.
 
     python bench/ideation_speed.py [--questions 80] [--systems 5] [--reviews 50] [--seed 0]
@@ -65,9 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from audit.rescoring import audit_run
-    from audit.reviews import add_review
+    from audit.review.reviews import add_review
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from scoring.families import get_task
 
     rng = random.Random(args.seed)

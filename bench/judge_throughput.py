@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from audit.runs import score_run  # noqa: E402
-from audit.store import open_db  # noqa: E402
+from audit.store.database import open_db  # noqa: E402
 from tests.judge_server import JudgeServer  # noqa: E402
 
 GOLD = ROOT / "data/chimera/eval.csv"

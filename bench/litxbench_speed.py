@@ -12,7 +12,8 @@
    comparing. Its numbers are checked against `tests/fixtures/litxbench/expected_<variant>.json` (OK/DIFF), and so
    are ours, so both timings are of the right work.
 3. Review: `--reviews` random `material_pair` / `item_pair` decisions of the stored run, each overruled (a `match`
-   forbidden, a `no-match` forced) through `audit.reviews.add_review`, then `audit.rescoring.audit_run` returns the
+   forbidden, a `no-match` forced) through `audit.review.reviews.add_review`, then `audit.rescoring.audit_run`
+   returns the
    audited metrics; median / p90 / max (goal: median <= 50 ms).
 
 The venv is built on first use (`python3.12 -m venv` + `pip install litxbench==0.1.3`, a few minutes) under
@@ -182,8 +183,8 @@ def score_ours(db: object, inputs: dict[str, str]) -> tuple[float, dict[str, flo
 def time_reviews(db: object, n: int, seed: int) -> dict:
     """Overrule `n` random pair decisions one by one; per review the ms of add_review, audit_run, both."""
     from audit.rescoring import audit_run
-    from audit.reviews import add_review
-    from audit.store import run_row
+    from audit.review.reviews import add_review
+    from audit.store.database import run_row
 
     run_id = run_row(db, RUN)["id"]
     marks = ",".join("?" * len(PAIR_KINDS))
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--python312", help="Python 3.12 interpreter to build the venv with")
     args = ap.parse_args(argv)
 
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     inputs = {"gold": str(DATA / "gold"), "pred": str(DATA / f"pred_{args.variant}"), "text": str(DATA / "papers")}
     expected_path = FIX / f"expected_{args.variant}.json"

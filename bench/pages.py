@@ -53,8 +53,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 def prepare(n: int, seed: int) -> tuple[Path, str, int]:
     """(database, paper id of the abstract to open, its number of decisions)."""
-    from audit.reviews import add_review
-    from audit.store import open_db, run_row
+    from audit.review.reviews import add_review
+    from audit.store.database import open_db, run_row
 
     path = scored_db(n, workdir() / f"pages-{n}.db", seed)
     db = open_db(path)
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-browser", action="store_true", help="skip the real-server RSS measurement")
     args = ap.parse_args(argv)
     db_path, doc, n_dec = prepare(args.n, args.seed)
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     db = open_db(db_path)
     n_rev, n_revd = db.conn.execute("SELECT COUNT(*), COUNT(DISTINCT decision_id) FROM reviews").fetchone()

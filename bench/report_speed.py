@@ -1,6 +1,7 @@
 """Audit report time: every demo run and the generated 10,000-abstract CHIMERA run (goal: <= 5 s at 10k).
 
-Times `audit.report.build_report` + `report_html` (reads the run view, the JSON export with its agreement bootstrap,
+Times `audit.outputs.report.build_report` + `report_html` (reads the run view, the JSON export with its agreement
+bootstrap,
 every figure's spec, the HTML with Vega inlined) after one warm-up that builds the cached Vega bundle, and, apart,
 `write_figures` (SVG + PDF of every figure through vl-convert). Prints a Markdown table.
 
@@ -16,9 +17,9 @@ import time
 from pathlib import Path
 
 from audit.demo import demo_runs, load_demo
-from audit.report import build_report, javascript_bundle, report_html, write_figures
+from audit.outputs.report import build_report, javascript_bundle, report_html, write_figures
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import load_view
 from bench.common import data_paths, workdir
 

@@ -2,7 +2,7 @@
 
 A fresh copy of the scored run gets 5% of its decisions reviewed first (reviewer `pre`, 30% of them overruling
 the judge). Then 50 times: a random decision gets a review from reviewer `bench` (confirm or overrule, even
-odds) through `audit.reviews.add_review`, and `audit.rescoring.audit_run` returns the updated audited metrics.
+odds) through `audit.review.reviews.add_review`, and `audit.rescoring.audit_run` returns the updated audited metrics.
 Prints median and p90 of the whole step and of its two parts.
 
     python bench/rescore.py N [--seed S] [--reviews 50] [--pre-reviewed 0.05] [--profile]
@@ -33,8 +33,8 @@ def other(label: str) -> str:
 def pre_review(db, run: str, fraction: float, rng: random.Random, reviewer: str = "pre",
                p_overrule: float = 0.3) -> list[int]:
     """Review `fraction` of the run's decisions (through add_review); return their ids."""
-    from audit.reviews import add_review
-    from audit.store import run_row
+    from audit.review.reviews import add_review
+    from audit.store.database import run_row
 
     run_id = run_row(db, run)["id"]
     rows = list(db.conn.execute("SELECT id, judge_label FROM decisions WHERE run_id = ? ORDER BY id", [run_id]))
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
 
     from audit.rescoring import audit_run
-    from audit.reviews import add_review
-    from audit.store import open_db, run_row
+    from audit.review.reviews import add_review
+    from audit.store.database import open_db, run_row
 
     path = scored_db(args.n, workdir() / f"rescore-{args.n}.db", args.seed)
     db = open_db(path)

@@ -40,8 +40,8 @@ MEMORY_GOALS = {"score": 600.0, "plan": 600.0}
 
 REVIEW_CHILD = r"""
 import json, statistics, sys, time
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import load_view
 db = open_db(sys.argv[1])
 n = int(sys.argv[2])

@@ -72,7 +72,7 @@ def compare_metrics(a: dict, b: dict) -> tuple[int, int, float, list[str]]:
 def child_ours(gold: str, pred: str, log: str, db_path: str) -> dict:
     t_start = time.perf_counter()
     import audit.runs as runs
-    from audit.store import open_db
+    from audit.store.database import open_db
     from scoring.families import get_task
     from scoring.judges.replay import ReplayJudge
 

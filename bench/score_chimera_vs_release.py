@@ -43,7 +43,7 @@ def child(root: str, gold: str, pred: str, log: str, db_path: str) -> dict:
     sys.path[0] = root  # replaces this script's folder: only `root`'s packages are importable
     t_start = time.perf_counter()
     import audit.runs as runs
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     try:
         from scoring.families import get_task

@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from audit.sampling import flatten, metric_of_totals  # noqa: E402
+from audit.review.sampling import flatten, metric_of_totals  # noqa: E402
 from bench.common import print_table  # noqa: E402
 from bench.family_partial_audit import Population, _paths, demo_db, population  # noqa: E402
 from scoring.families.chimera.sampling import RARE_TYPES, _split  # noqa: E402
@@ -213,7 +213,7 @@ class Audit:
         stratum_fn = ((lambda us: task.sampling_stratum([u.info["decision"] for u in us])) if design != "SRS"
                       else (lambda _us: "all"))
         plan = build_plan(self.units, stratum_fn, seed)
-        if design == "stratified":  # as audit.sampling.create_plan builds it
+        if design == "stratified":  # as audit.review.sampling.create_plan builds it
             plan = build_plan(self.units, stratum_fn, seed, take_all=task.sampling_take_all(set(plan.strata())))
         picked: list[str] = []
         while (pick := next_unit(plan, {b: self.residual[b] for b in picked})) is not None:

@@ -3,16 +3,16 @@
 import pandas as pd
 import streamlit as st
 
-from audit.agreement import agreement, agreement_rows, raw_agreement_interval
-from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
-from audit.alt_test import MIN_HUMANS as ALT_MIN_HUMANS
-from audit.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
-from audit.alt_test import RECOMMENDED_HUMANS as ALT_RECOMMENDED
-from audit.assigned_review import assignment_stamp, planned_overlap_text
-from audit.figures import agreement_intervals, confusion_heatmap
 from audit.numbers import count_noun
-from audit.report import agreement_points, alpha_groups_of
-from audit.store import default_db_path, reviews_version
+from audit.outputs.agreement import agreement, agreement_rows, raw_agreement_interval
+from audit.outputs.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
+from audit.outputs.alt_test import MIN_HUMANS as ALT_MIN_HUMANS
+from audit.outputs.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
+from audit.outputs.alt_test import RECOMMENDED_HUMANS as ALT_RECOMMENDED
+from audit.outputs.figures import agreement_intervals, confusion_heatmap
+from audit.outputs.report import agreement_points, alpha_groups_of
+from audit.review.assigned_review import assignment_stamp, planned_overlap_text
+from audit.store.database import default_db_path, reviews_version
 from audit.views import RunView
 from ui.entry import page_prologue
 from ui.families import group_title, kind_title
@@ -20,7 +20,7 @@ from ui.state import blind_guard, current_view, links
 from ui.text import show_text
 
 HELP = {
-    "n": "Labels compared (one per decision; both orders of an ideation comparison count apart).",
+    "n": "Labels compared (one per decision; both orders of a pairwise comparison count apart).",
     "documents": "Documents the decisions come from: the intervals resample documents.",
     "statistic": "The family's label scheme decides: quadratic-weighted κ for ordered ratings, Cohen's κ otherwise.",
     "value [95%]": "The statistic with its 95% percentile bootstrap interval resampling documents; 'undefined' "
@@ -59,7 +59,8 @@ def count(value: int | None) -> str:
 
 
 def stats_table(groups: dict, task: str) -> pd.DataFrame:
-    """One row per group under `audit.agreement_rule`: the family's statistic, 'undefined' (never 0) when it says
+    """One row per group under `audit.outputs.agreement_rule`: the family's statistic, 'undefined' (never 0) when it
+    says
     nothing; why is said under the table (`notes`)."""
     rows = []
     for g, s in groups.items():

@@ -4,11 +4,11 @@ reviewers agreed with more."""
 import pandas as pd
 import streamlit as st
 
-from audit.agreement_rule import statistic_of
-from audit.compare import comparable_runs, compare_runs, what_differs
-from audit.compare_humans import humans_vs_judges
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
+from audit.outputs.agreement_rule import statistic_of
+from audit.outputs.compare import comparable_runs, compare_runs, what_differs
+from audit.outputs.compare_humans import humans_vs_judges
 from ui.entry import page_prologue
 from ui.families import kind_title
 from ui.state import blind_guard, blind_on, current_run, links, run_names, short_spec, view_of
@@ -96,7 +96,7 @@ if humans:
         "reviewed": h["decisions"], "human labels": h["labels"],
         "agree with A": f"{h['agree_a']} ({h['rate_a']:.1%})", "agree with B": f"{h['agree_b']} ({h['rate_b']:.1%})",
         "A − B": format_delta(h["diff"], "share"),
-        "closer to humans": {"A": f"A: {a}", "B": f"B: {b}"}.get(h["closer"], "tie"),
+        "closer to humans": {"A": f"A: {a}", "B": f"B: {b}"}.get(h["closer"], "neither (even)"),
     } for h in humans]), hide_index=True, key="compare.humans")
     st.caption("Each reviewer's current label on a shared decision (from run A, else run B) against each judge's "
                "label; A − B > 0 means the reviewers sided with judge A more often.")

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from audit.errata import current_errata
-from audit.reviews import add_review
+from audit.review.errata import current_errata
+from audit.review.reviews import add_review
 from ui import auth
 from ui.decisions import review_card
 from ui.entry import page_prologue

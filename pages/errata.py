@@ -4,8 +4,9 @@ corrections, the append-only history, and the errata file (JSON, CSV) for the be
 import pandas as pd
 import streamlit as st
 
-from audit.errata import current_errata, export_errata_csv, export_errata_json, history, withdraw_erratum
 from audit.errors import AuditError
+from audit.outputs.errata_export import export_errata_csv, export_errata_json
+from audit.review.errata import current_errata, history, withdraw_erratum
 from ui import auth
 from ui.entry import page_prologue
 from ui.families import doc_id_title

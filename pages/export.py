@@ -5,11 +5,12 @@ download data), so opening the page costs nothing."""
 from collections.abc import Callable
 
 import streamlit as st
-from sqlite_utils import Database
 
-from audit.errata import current_errata, export_errata_csv, export_errata_json
-from audit.export import export_run
-from audit.reviews_io import export_reviews
+from audit.outputs.errata_export import export_errata_csv, export_errata_json
+from audit.outputs.export import export_run
+from audit.review.errata import current_errata
+from audit.review.reviews_io import export_reviews
+from audit.store.database import Database
 from audit.views import RunRef
 from ui import auth
 from ui.entry import page_prologue

@@ -4,7 +4,7 @@
 import pandas as pd
 import streamlit as st
 
-from audit.export import public_identity
+from audit.outputs.export import public_identity
 from ui.entry import page_prologue
 from ui.families import doc_id_title, doc_noun, view
 from ui.judge_summary import judge_requests_text

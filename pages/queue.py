@@ -9,12 +9,11 @@ stored and what it changed.
 from __future__ import annotations
 
 import streamlit as st
-from sqlite_utils import Database
 
-from audit.assigned_review import assignment_stamp, share_of, share_progress, share_queue_ids
 from audit.effective import current_labels
 from audit.errors import AuditError
-from audit.queue import (
+from audit.review.assigned_review import assignment_stamp, share_of, share_progress, share_queue_ids
+from audit.review.queue import (
     BLIND_QUEUES,
     QUEUES,
     certain_decisions,
@@ -25,10 +24,10 @@ from audit.queue import (
     reviewer_progress_db,
     suggested_first,
 )
-from audit.reviews import add_review, review_note
-from audit.sample_progress import card_progress, sample_caption
-from audit.sampling import create_plan, load_plan, next_sample
-from audit.store import default_db_path, open_db
+from audit.review.reviews import add_review, review_note
+from audit.review.sample_progress import card_progress, sample_caption
+from audit.review.sampling import create_plan, load_plan, next_sample
+from audit.store.database import Database, default_db_path, open_db
 from audit.views import document
 from ui import auth
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
@@ -191,7 +190,7 @@ def _on_move(to: int) -> None:
 
 
 def sample_line(fconn: Database) -> str:
-    """The sample's progress toward its target (`audit.sample_progress`), read afresh: each label moves it."""
+    """The sample's progress toward its target (`audit.review.sample_progress`), read afresh: each label moves it."""
     try:
         return card_progress(next_sample(fconn, run_view.on(fconn)), blind=hidden)
     except AuditError as e:

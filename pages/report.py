@@ -3,9 +3,9 @@ click (one self-contained HTML file that opens offline)."""
 
 import streamlit as st
 
-from audit.assigned_review import assignment_stamp
-from audit.report import build_report, report_html
-from audit.store import default_db_path, reviews_version
+from audit.outputs.report import build_report, report_html
+from audit.review.assigned_review import assignment_stamp
+from audit.store.database import default_db_path, reviews_version
 from audit.views import RunView
 from ui.entry import page_prologue
 from ui.state import blind_guard, current_view

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from audit.estimate_text import NOT_REVIEWABLE
-from audit.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.numbers import EMPTY, format_delta, format_value
-from audit.report import headline_points, per_type_rows
-from audit.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
+from audit.outputs.estimate_text import NOT_REVIEWABLE
+from audit.outputs.figures import bias_intervals, headline_intervals, original_vs_audited
+from audit.outputs.report import headline_points, per_type_rows
+from audit.review.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
 from ui.entry import page_prologue
 from ui.families import kind_title
 from ui.metrics import headline, section_tables

@@ -39,7 +39,7 @@ from sklearn.metrics import cohen_kappa_score  # noqa: E402
 
 from audit.output_paths import OutputRule  # noqa: E402
 from audit.runs import score_run, write_judge_log  # noqa: E402
-from audit.store import open_db  # noqa: E402
+from audit.store.database import open_db  # noqa: E402
 from audit.views import decisions  # noqa: E402
 from scoring.families import get_task  # noqa: E402
 from scoring.families.chimera.questions import span_question  # noqa: E402

@@ -1,9 +1,10 @@
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from audit.store import open_db
+from audit.store.database import open_db
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "chimera"
@@ -26,12 +27,46 @@ def fresh_db(db_path: Path):
     db.conn.close()
 
 
-@pytest.fixture
-def db_with_run(fresh_db):
+def _closed(db) -> None:
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+
+
+@pytest.fixture(scope="session")
+def mixed_template(tmp_path_factory) -> Path:
+    """The CHIMERA mixed run scored once per test process; `db_with_run` hands each test a copy."""
     from audit.runs import score_run
 
-    score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="mixed")
-    return fresh_db
+    path = tmp_path_factory.mktemp("mixed-template") / "mixed.db"
+    db = open_db(path)
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="mixed")
+    _closed(db)
+    return path
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    """Every demo run scored (as the first start leaves the database), built once per test process."""
+    from audit.demo import load_demo
+
+    path = tmp_path_factory.mktemp("demo-template") / "demo.db"
+    db = open_db(path)
+    load_demo(db)
+    _closed(db)
+    return path
+
+
+def copy_of(template: Path, dst: Path) -> Path:
+    shutil.copyfile(template, dst)
+    return dst
+
+
+@pytest.fixture
+def db_with_run(db_path, mixed_template):
+    """A database holding the CHIMERA mixed run as `mixed` (a copy of the scored template)."""
+    db = open_db(copy_of(mixed_template, db_path))
+    yield db
+    db.conn.close()
 
 
 def write_jsonl(path: Path, rows: list) -> Path:

@@ -10,6 +10,10 @@
 - SQL only in audit/: outside it no `execute`/`executemany`/`executescript`/`query` call and no string that is an
   SQL statement (any case).
 - The shell (audit/, ui/ outside ui/families/, pages/, app.py) names no family, kind or label.
+- Inside audit/ the rooms stand on floors (`AUDIT_ROOMS`): store/ imports nothing of audit but `audit.errors`;
+  the rescoring core (effective, rescoring, views, runs, stale) the store; review/ the core and store; outputs/ review,
+  core and store; cli and demo everything. pages/ and ui/ import no store internals (migrations, schema check, plans).
+- No import circle among first-party modules, imports inside functions included (`import_cycles`).
 
 Each check is a function of (path, source), so `test_planted_violations_are_caught` can prove that every kind of
 violation fails.
@@ -29,7 +33,14 @@ PRODUCT = ("app.py", "audit", "scoring", "ui", "pages")
 FIRST_PARTY = ("audit", "scoring", "ui", "pages", "app", "tests", "bench")
 DYNAMIC_IMPORT_ALLOWED = {"scoring/families/__init__.py", "scoring/judges/registry.py", "ui/families/__init__.py"}
 SQL_CALLS = {"execute", "executemany", "executescript", "query"}
-SQL_TEXT = re.compile(r"^\s*(select\s.+\sfrom\s|insert\s+(or\s+\w+\s+)?into\s|update\s+\w+\s+set\s|delete\s+from\s|"
+# sqlite-utils' table API: `db["t"].insert(...)`, `db.table("t").delete_where(...)`
+# (`get` and `update` are left out: on a subscript they are far more often a dict's)
+TABLE_CALLS = {"insert", "insert_all", "upsert", "upsert_all", "delete", "delete_where", "create", "drop",
+               "transform", "add_column", "add_foreign_key", "create_index", "rows_where", "lookup", "count_where",
+               "enable_fts", "disable_fts", "search", "pks_and_rows_where", "create_view", "create_table"}
+SQLITE_MODULES = ("sqlite3", "sqlite_utils", "apsw")
+SQL_TEXT = re.compile(r"^\s*(with\s+(recursive\s+)?\w+(\s*\([^)]*\))?\s+as\s*\(|"
+                      r"select\s.+\sfrom\s|insert\s+(or\s+\w+\s+)?into\s|update\s+\w+\s+set\s|delete\s+from\s|"
                       r"create\s+(unique\s+)?(table|index|view|trigger)\s|drop\s+(table|index)\s|alter\s+table\s|"
                       r"pragma\s)", re.I | re.S)
 
@@ -108,7 +119,7 @@ def layer_violations(rel: str, source: str) -> list[str]:
                 why = "audit/ imports no Streamlit, ui or pages"
             elif fam:
                 why = "audit/ reaches families through the registry only"
-            elif rel == "audit/migrations.py" and top in FIRST_PARTY:
+            elif rel == "audit/store/migrations.py" and top in FIRST_PARTY:
                 why = "migrations work on the schema and data they were written for: no application code"
         elif first == "ui":
             own = rel.split("/")[2].removesuffix(".py") if rel.startswith("ui/families/") else None
@@ -116,8 +127,99 @@ def layer_violations(rel: str, source: str) -> list[str]:
                 why = "ui/ reaches a family's internals only from ui/families/<that family>.py"
         elif first in ("pages", "app.py") and top in FIRST_PARTY and top not in ("audit", "ui"):
             why = "pages and app.py import audit/ and ui/ only"
+        elif first in ("pages", "app.py") and _under(mod, "ui.families") and mod != "ui.families":
+            why = "pages reach a family's view through the registry (ui.families), never its module"
         if why:
             out.append(f"{rel}:{line}: imports {mod}: {why}")
+    return out
+
+
+# audit/'s rooms, from the ground up: each may import its own room and those listed (plus audit.errors,
+# audit.numbers and audit.output_paths, leaves that import nothing of audit but the errors).
+_CORE = ("audit.effective", "audit.rescoring", "audit.views", "audit.runs", "audit.stale")
+AUDIT_ROOMS: dict[str, tuple[str, ...]] = {
+    "audit.store": (),
+    "audit.effective": (),
+    "audit.rescoring": ("audit.store", "audit.effective"),
+    "audit.views": ("audit.store", "audit.effective", "audit.rescoring"),
+    "audit.runs": ("audit.store", "audit.effective", "audit.rescoring", "audit.views"),
+    "audit.stale": ("audit.store", "audit.effective", "audit.rescoring"),
+    "audit.judge_batch": ("audit.store", "audit.runs", "audit.judge_batch_args"),
+    "audit.review": ("audit.store", *_CORE),
+    "audit.outputs": ("audit.store", *_CORE, "audit.review"),
+}
+AUDIT_LEAVES = ("audit.errors", "audit.numbers", "audit.output_paths")
+STORE_INTERNALS = ("audit.store.migrations", "audit.store.schema_check", "audit.store.plans")
+
+
+def _audit_room(module: str) -> str | None:
+    return next((room for room in AUDIT_ROOMS if _under(module, room)), None)
+
+
+def audit_room_violations(rel: str, source: str) -> list[str]:
+    """Arrows against audit/'s floors, and pages/ui reaching into the store's internals."""
+    me = module_name(rel)
+    room = _audit_room(me)
+    out = []
+    for mod, line in imports(rel, source):
+        if not _under(mod, "audit") or mod == "audit":
+            continue
+        why = None
+        if room is not None:
+            allowed = (room, *AUDIT_ROOMS[room])
+            if not any(_under(mod, leaf) for leaf in AUDIT_LEAVES) and not any(_under(mod, a) for a in allowed):
+                why = f"{room} may import only {', '.join(allowed)} and {', '.join(AUDIT_LEAVES)}"
+        elif me.split(".")[0] in ("pages", "ui", "app") and any(_under(mod, s) for s in STORE_INTERNALS):
+            why = "pages and ui use the store through audit.store.database, never its internals"
+        elif any(_under(me, leaf) for leaf in AUDIT_LEAVES) and not _under(mod, "audit.errors"):
+            why = "audit.errors, audit.numbers and audit.output_paths are leaves: they import nothing of audit"
+        if why:
+            out.append(f"{rel}:{line}: imports {mod}: {why}")
+    return out
+
+
+def import_graph(sources: list[tuple[str, str]]) -> dict[str, set[str]]:
+    """Module -> first-party modules it imports anywhere in its text (inside functions too)."""
+    known = {module_name(rel) for rel, _ in sources}
+    graph: dict[str, set[str]] = {}
+    for rel, src in sources:
+        me = module_name(rel)
+        graph[me] = {m for m, _ in imports(rel, src) if m in known and m != me}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
     return out
 
 
@@ -128,6 +230,11 @@ def dynamic_imports(rel: str, source: str) -> list[str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Name) and node.id == "__import__":
             out.append(f"{rel}:{node.lineno}: __import__")
+        elif isinstance(node, ast.Attribute) and node.attr in ("__import__", "import_module"):
+            out.append(f"{rel}:{node.lineno}: .{node.attr}")
+        elif (isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name)
+              and node.value.id == "sys"):
+            out.append(f"{rel}:{node.lineno}: sys.modules (a module reached by name)")
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
             if any(n and _under(n, "importlib") for n in names):
@@ -146,7 +253,17 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
+def _is_table(node: ast.AST) -> bool:
+    """`x["name"]` or `x.table(...)` / `x.view(...)`: a sqlite-utils Table (or View)."""
+    return ((isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+             and isinstance(node.slice.value, str))
+            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("table", "view")))
+
+
 def sql_uses(rel: str, source: str) -> list[str]:
+    """Outside audit/: no SQL statement text (CTEs included), no execute/query call, no sqlite-utils table API call
+    and no import of an SQLite module (the type for hints comes from `audit.store.database`)."""
     if rel.startswith("audit/"):
         return []
     tree = ast.parse(source)
@@ -155,6 +272,15 @@ def sql_uses(rel: str, source: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
             out.append(f"{rel}:{node.lineno}: .{node.func.attr}(...) call")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TABLE_CALLS
+              and _is_table(node.func.value)):
+            out.append(f"{rel}:{node.lineno}: sqlite-utils table call .{node.func.attr}(...)")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "table":
+            out.append(f"{rel}:{node.lineno}: sqlite-utils .table(...)")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            if any(n and any(_under(n, m) for m in SQLITE_MODULES) for n in names):
+                out.append(f"{rel}:{node.lineno}: imports an SQLite module")
         elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
               and SQL_TEXT.match(node.value)):
             out.append(f"{rel}:{node.lineno}: SQL text {node.value.strip()[:30]!r}")
@@ -165,18 +291,37 @@ def family_literals(rel: str, source: str, words: set[str]) -> list[str]:
     """A shell file naming a family, kind or label as a string literal (migrations are history and exempt)."""
     shell = rel == "app.py" or rel.startswith(("audit/", "pages/")) or (rel.startswith("ui/")
                                                                        and not rel.startswith("ui/families/"))
-    if not shell or rel == "audit/migrations.py":
+    if not shell or rel == "audit/store/migrations.py":
         return []
-    return [f"{rel}:{node.lineno}: names {node.value!r}" for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words]
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    return [f"{rel}:{node.lineno}: names {node.value!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            and _names_a_word(node.value, words)]
+
+
+def _names_a_word(text: str, words: set[str]) -> bool:
+    """The text is a family's word, or spells a family's name in part: a prefix of 4+ letters (`"chim"`) or the name
+    inside a longer string (`"demo-chimera-mixed"`, `"scoring.families.chimera"`)."""
+    from scoring.families import TASKS
+
+    low = text.strip().lower()
+    if low in words:
+        return True
+    return any((len(low) >= 4 and name.startswith(low)) or name in low for name in TASKS if name in words)
 
 
 def family_words() -> set[str]:
+    """Family names, label scheme (kind) names, labels of three or more letters (`"1"`, `"a"` are too common to mean
+    a family) and the demo runs' names."""
     from scoring.families import TASKS
 
     words = set(TASKS)
     for fam in TASKS.values():
         words |= set(fam.label_schemes)
+        words |= {lab for scheme in fam.label_schemes.values() for lab in scheme.labels
+                  if len(lab) >= 3 and not lab.isdigit()}
+        words |= {d.name for d in fam.demo_runs(ROOT / "data")}
     return words
 
 
@@ -184,10 +329,22 @@ def product_sources() -> list[tuple[str, str]]:
     return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in py_files(*PRODUCT)]
 
 
-@pytest.mark.parametrize("check", [layer_violations, dynamic_imports, sql_uses], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("check", [layer_violations, audit_room_violations, dynamic_imports, sql_uses],
+                         ids=lambda f: f.__name__)
 def test_product_code_keeps_the_boundaries(check) -> None:
     problems = [p for rel, src in product_sources() for p in check(rel, src)]
     assert not problems, "\n".join(problems)
+
+
+def test_no_import_circle() -> None:
+    sources = product_sources()
+    assert not import_cycles(import_graph(sources)), import_cycles(import_graph(sources))
+
+
+def test_a_planted_circle_is_caught_even_inside_a_function() -> None:
+    sources = [("audit/review/queue.py", "from audit.review.sampling import load_plan\n"),
+               ("audit/review/sampling.py", "def f():\n    from audit.review.queue import queue_ids\n")]
+    assert import_cycles(import_graph(sources)) == [["audit.review.queue", "audit.review.sampling"]]
 
 
 def test_the_shell_names_no_family() -> None:
@@ -207,17 +364,33 @@ PLANTED = [
     ("ui/metrics.py", "Q = 'select name from runs where id = ?'\n", sql_uses),
     ("pages/scores.py", "rows = conn.query(q)\n", sql_uses),
     ("scoring/run.py", "import importlib\nm = importlib.import_module('x')\n", dynamic_imports),
-    ("audit/export.py", "m = __import__('streamlit')\n", dynamic_imports),
-    ("audit/export.py", "from scoring.families import chimera\n", layer_violations),
+    ("audit/outputs/export.py", "m = __import__('streamlit')\n", dynamic_imports),
+    ("audit/outputs/export.py", "from scoring.families import chimera\n", layer_violations),
     ("audit/views.py", "from scoring.families.litxbench.model import Paper\n", layer_violations),
     ("scoring/judges/replay.py", "from ..families.chimera import questions\n", layer_violations),
     ("scoring/stats/sampling.py", "from scoring.judges.answer import Answer\n", layer_violations),
     ("scoring/families/ideation/scores.py", "from ..chimera.scorer import score\n", layer_violations),
     ("scoring/decisions.py", "def f():\n    import streamlit as st\n    return st\n", layer_violations),
     ("pages/queue.py", "from scoring.families import get_task\n", layer_violations),
-    ("audit/migrations.py", "from audit.rescoring import rebuild\n", layer_violations),
+    ("audit/store/migrations.py", "from audit.rescoring import rebuild\n", layer_violations),
     ("ui/families/chimera.py", "from scoring.families.litxbench.model import Paper\n", layer_violations),
-    ("audit/queue.py", "from tests.support.queue_oracle import queue\n", layer_violations),
+    ("audit/review/queue.py", "from tests.support.queue_oracle import queue\n", layer_violations),
+    ("audit/store/database.py", "from audit.views import as_view\n", audit_room_violations),
+    ("audit/store/plans.py", "def f():\n    from audit.review.sampling import load_plan\n", audit_room_violations),
+    ("audit/review/queue.py", "from audit.outputs.export import write_csv\n", audit_room_violations),
+    ("audit/rescoring.py", "from audit.review.reviews import add_review\n", audit_room_violations),
+    ("audit/errors.py", "from audit.store.database import now\n", audit_room_violations),
+    ("pages/scores.py", "from audit.store.migrations import migrations\n", audit_room_violations),
+    ("pages/queue.py", "conn['reviews'].insert(row)\n", sql_uses),
+    ("pages/queue.py", "conn.table('runs').delete_where('id = ?', [1])\n", sql_uses),
+    ("ui/metrics.py", "Q = 'WITH x AS (SELECT id FROM runs) SELECT * FROM x'\n", sql_uses),
+    ("pages/queue.py", "import sqlite3\n", sql_uses),
+    ("ui/decisions.py", "from sqlite_utils import Database\n", sql_uses),
+    ("audit/outputs/export.py", "import builtins\nst = builtins.__import__('streamlit')\n", dynamic_imports),
+    ("audit/outputs/export.py", "import sys\nst = sys.modules.get('streamlit')\n", dynamic_imports),
+    ("pages/queue.py", "from ui.families import chimera\n", layer_violations),
+    ("pages/document.py", "import ui.families.chimera\n", layer_violations),
+    ("scoring/stats/estimators.py", "from scoring.families.chimera import scorer\n", layer_violations),
 ]
 
 
@@ -227,7 +400,10 @@ def test_planted_violations_are_caught(rel: str, source: str, check) -> None:
 
 
 def test_planted_family_literal_is_caught() -> None:
-    assert family_literals("audit/export.py", "if task == 'chimera':\n    pass\n", {"chimera"})
+    words = family_words()
+    for source in ("if task == 'chimera':\n    pass\n", "ok = name.startswith('chim')\n", "ok = label == 'match'\n",
+                   "RUN = 'demo-chimera-mixed'\n", "ok = kind == 'entity_pair'\n"):
+        assert family_literals("audit/outputs/export.py", source, words), source
     assert not family_literals("ui/families/chimera.py", "NAME = 'chimera'\n", {"chimera"})
 
 

@@ -1,21 +1,21 @@
 """The owner's assignments for the current run (Runs page): blind (the whole run, or one reviewer on it) and
-assigned review (who reviews which sampled documents, `audit.assigned_review`)."""
+assigned review (who reviews which sampled documents, `audit.review.assigned_review`)."""
 
 from __future__ import annotations
 
 import streamlit as st
-from sqlite_utils import Database
 
-from audit.assigned_review import (
+from audit.errors import AuditError
+from audit.numbers import count_noun
+from audit.review.assigned_review import (
     MAX_REVIEWERS,
     DoubleCode,
     clear_review_assignment,
     review_assignment,
     set_review_assignment,
 )
-from audit.assignments import EVERYONE, blind_assignments, set_blind_assignment
-from audit.errors import AuditError
-from audit.numbers import count_noun
+from audit.review.blind_assignments import EVERYONE, blind_assignments, set_blind_assignment
+from audit.store.database import Database
 from ui import auth
 from ui.text import show_text
 

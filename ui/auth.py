@@ -2,7 +2,8 @@
 `.streamlit/secrets.toml`: Streamlit's `st.login` against any OpenID Connect provider).
 
 Team mode trusts only `st.user`, which Streamlit reads from its signed identity cookie: never the URL or the
-session's widgets. The role comes from the roles file (`audit.roles`), decided by `audit.roles.permits`; every
+session's widgets. The role comes from the roles file (`audit.review.roles`), decided by
+`audit.review.roles.permits`; every
 mutating path calls `guard` (or `refused` in a callback) with its action, so a hidden button is never the check.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit.errors import AuditError
-from audit.roles import LOCAL, Roles, RolesFileError, load_roles, permits, refusal
+from audit.review.roles import LOCAL, Roles, RolesFileError, load_roles, permits, refusal
 from ui.text import md_literal, show_text
 
 ROLES_ENV = "REJUDGE_ROLES"
@@ -137,7 +138,8 @@ def email_verified(user: Mapping[str, object]) -> bool:
 
 
 def current_role() -> str | None:
-    """`audit.roles.LOCAL` in local mode; in team mode the signed-in person's role (None: none, or signed out)."""
+    """`audit.review.roles.LOCAL` in local mode; in team mode the signed-in person's role (None: none, or signed
+    out)."""
     if not team_mode():
         return LOCAL
     who = identity()

@@ -7,10 +7,10 @@ import html
 from collections.abc import Callable
 
 import streamlit as st
-from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.reviews import add_review
+from audit.review.reviews import add_review
+from audit.store.database import Database
 from scoring.families.base import LabelScheme
 from ui import auth
 from ui.families import kind_title, view
@@ -127,7 +127,7 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
                 role: str = "reviewer", focused: bool = False, shortcuts: bool = False,
                 store: Store | None = None, number: int | None = None) -> bool:
     """Render one decision with its label buttons and undo; writes go through `store` (default
-    `audit.reviews.add_review`).
+    `audit.review.reviews.add_review`).
 
     Returns True when a review was stored (the caller reruns).
     """

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
-from sqlite_utils import Database
 
+from audit.store.database import Database
 from ui import auth
 from ui.state import db
 

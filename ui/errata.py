@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import streamlit as st
-from sqlite_utils import Database
 
-from audit.errata import PROBLEMS, add_erratum, flagged_item
 from audit.errors import AuditError
+from audit.review.errata import PROBLEMS, add_erratum, flagged_item
+from audit.store.database import Database
 from audit.views import document
 from ui import auth
 from ui.families import gold_item_of, gold_items

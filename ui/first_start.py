@@ -6,10 +6,10 @@ from __future__ import annotations
 import threading
 
 import streamlit as st
-from sqlite_utils import Database
 from streamlit.delta_generator import DeltaGenerator
 
 from audit.demo import DemoProgress, is_seeded, load_demo, needs_seeding
+from audit.store.database import Database
 from ui import auth
 from ui.text import show_text
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
-from sqlite_utils import Database
 
 from audit.demo import DATA, bundled_files
 from audit.errors import AuditError
 from audit.output_paths import write_new_file
 from audit.runs import execute_run, plan_run
+from audit.store.database import Database
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
 from scoring.families.base import DemoRun, InputSpec, TaskFamily

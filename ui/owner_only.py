@@ -1,4 +1,4 @@
-"""Controls that only some roles may use (team mode, `audit.roles.ACTIONS`): drawn disabled for anyone else, with
+"""Controls that only some roles may use (team mode, `audit.review.roles.ACTIONS`): drawn disabled for anyone else, with
 the reason beside them, so nobody learns it only after a click. The page still checks on use (`ui.auth.guard`)."""
 
 from __future__ import annotations

@@ -5,11 +5,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from sqlite_utils import Database
-
 from audit.errors import AuditError
 from audit.output_paths import write_new_file
-from audit.reviews_io import import_reviews
+from audit.review.reviews_io import import_reviews
+from audit.store.database import Database
 from scoring.errors import InputError
 from ui import auth
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pandas as pd
-from sqlite_utils import Database
 
 from audit.demo import demo_runs
-from audit.export import _public_spec as public_spec
 from audit.numbers import format_value
-from audit.store import list_runs
+from audit.outputs.export import _public_spec as public_spec
+from audit.store.database import Database, list_runs
 from scoring.families import TASKS
 from ui.state import link, short_spec
 

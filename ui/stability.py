@@ -1,14 +1,14 @@
-"""The run overview's judge-stability section: the stored stability checks (`audit.stability`), the flip rates
+"""The run overview's judge-stability section: the stored stability checks (`audit.outputs.stability`), the flip rates
 with their Wilson intervals (overall, by kind, type and the run's judge label) and the unstable decisions, each
 with a link to its document."""
 
 from __future__ import annotations
 
 import streamlit as st
-from sqlite_utils import Database
 
 from audit.numbers import count_noun
-from audit.stability import list_checks, stability_report
+from audit.outputs.stability import list_checks, stability_report
+from audit.store.database import Database
 from audit.views import RunView
 from ui.state import links
 from ui.text import show_text

@@ -29,13 +29,12 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
-from sqlite_utils import Database
 
-from audit.assignments import blind_assignments
 from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import DatabaseRefused
-from audit.roles import blind_forced
-from audit.store import default_db_path, list_runs, open_db, reviews_version
+from audit.review.blind_assignments import blind_assignments
+from audit.review.roles import blind_forced
+from audit.store.database import Database, default_db_path, list_runs, open_db, reviews_version
 from audit.views import RunView, load_view
 from ui import auth
 from ui.text import show_text

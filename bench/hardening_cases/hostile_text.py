@@ -23,7 +23,7 @@ def hostile_database(base: Path, target: Path) -> str:
     """A copy of a database holding the ideation demo run with one system renamed to HOSTILE (payload and
     decisions alike); returns the system renamed."""
     from audit.demo import load_demo
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     shutil.copyfile(base, target)
     db = open_db(target)

@@ -51,8 +51,8 @@ def _forged_line(work: Path, db: Path) -> Path:
 
 
 def _import_forged(work: Path, db: Path) -> tuple[int, str]:
-    from audit.reviews_io import import_reviews
-    from audit.store import open_db
+    from audit.review.reviews_io import import_reviews
+    from audit.store.database import open_db
 
     conn = open_db(db)
     try:
@@ -73,10 +73,10 @@ def _forged_stored_local(work: Path, db: Path, stderr: str) -> str | None:  # no
 def _card(work: Path, db: Path) -> tuple[int, str]:
     """Three sessions' outboxes through `store_events`; the answers are kept in work/acks.json for the check."""
     from audit.errors import AuditError
-    from audit.queue import queue_ids
-    from audit.reviews import add_review
+    from audit.review.queue import queue_ids
+    from audit.review.reviews import add_review
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import as_view
     from ui.review_card.store import Reviewer, store_events
 
@@ -122,7 +122,7 @@ def _card_check(work: Path, db: Path, stderr: str) -> str | None:  # noqa: ARG00
 
 
 def _latin1_roles(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
-    from audit.roles import RolesFileError, load_roles
+    from audit.review.roles import RolesFileError, load_roles
 
     path = work / "rejudge.toml"
     path.write_bytes(b'[roles]\nowners = ["olga@lab.org"]\n# Ren\xe9\n')
@@ -135,7 +135,7 @@ def _latin1_roles(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
 
 def _roles_check(email: str) -> Callable[[Path, Path], tuple[int, str]]:
     def call(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
-        from audit.roles import parse_roles
+        from audit.review.roles import parse_roles
 
         roles = parse_roles('[roles]\nowners = ["kim@lab.org"]\nreviewers = ["@stanford.edu"]\n')
         role = roles.role_of(email)
@@ -154,8 +154,8 @@ def _unverified(value: object) -> Callable[[Path, Path], tuple[int, str]]:
 
 def _two_shares(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
     """`Straße` and `strasse` assigned together: two reviewers, two disjoint shares (casefold made them one)."""
-    from audit.assigned_review import set_review_assignment, share_of
-    from audit.store import open_db
+    from audit.review.assigned_review import set_review_assignment, share_of
+    from audit.store.database import open_db
 
     conn = open_db(db)
     try:

@@ -311,7 +311,7 @@ def _batch_results(d: Path, gold: Path, pred: Path, model: str) -> Path:
     import os
 
     from audit.judge_batch import export_requests
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     saved = dict(os.environ)
     os.environ.update({"OPENAI_BASE_URL": BATCH_URL, "OPENAI_API_KEY": "sk-r3"})

@@ -72,7 +72,7 @@ def _judge_case(name: str, server: dict, env: dict[str, str], says: Callable[[st
 
 def _planted_export(fmt: str, check: Callable[[str], str | None], plant: Callable) -> Case2:
     def call(work: Path, db: Path) -> tuple[int, str]:
-        from audit.store import open_db
+        from audit.store.database import open_db
 
         conn = open_db(db)
         try:
@@ -89,7 +89,7 @@ def _planted_export(fmt: str, check: Callable[[str], str | None], plant: Callabl
 
 def _plant_text(conn, texts: list[str]) -> None:  # noqa: ANN001 (sqlite_utils Database)
     """`texts` in the base run's spans and types (stored metrics too), and as review notes."""
-    from audit.reviews import add_review
+    from audit.review.reviews import add_review
 
     run_id = conn.execute("SELECT id FROM runs WHERE name = ?", [RUN]).fetchone()[0]
     ids = [r[0] for r in conn.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [run_id])]
@@ -123,7 +123,7 @@ def _literal_tex(text: str) -> str | None:
 
 def _report_case() -> Case2:
     def call(work: Path, db: Path) -> tuple[int, str]:
-        from audit.store import open_db
+        from audit.store.database import open_db
 
         conn = open_db(db)
         try:

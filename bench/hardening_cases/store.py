@@ -68,7 +68,7 @@ def overwrite_pages(data: bytes, pages: tuple[int, ...] = (3, 9, 17), page_size:
 
 
 def damaged_states(base: Path) -> dict[str, Callable[[Path], None]]:
-    from audit.migrations import SCHEMA_VERSION, migrations
+    from audit.store.migrations import SCHEMA_VERSION, migrations
 
     last = migrations._migrations[-1].name
     return {
@@ -160,8 +160,8 @@ def _dashboard(db: Path) -> tuple[int, str]:
 
 
 def _review_lines(base: Path) -> list[dict]:
-    from audit.reviews_io import export_reviews
-    from audit.store import open_db
+    from audit.review.reviews_io import export_reviews
+    from audit.store.database import open_db
 
     copy = _copy(base, base.parent / "export-source" / "x.db")
     db = open_db(copy)
@@ -179,9 +179,9 @@ def _write(p: Path, rows: list[dict]) -> Path:
 def _ideation_db(work: Path) -> tuple[Path, dict]:
     """A database with the ideation demo run `idea` and one review of a comparison by `ana` (label a)."""
     from audit.demo import DATA as DEMO
-    from audit.reviews import add_review
+    from audit.review.reviews import add_review
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import decisions
     from scoring.families import TASKS
 
@@ -255,8 +255,8 @@ def _import_cases(work: Path, base: Path) -> list[Case2]:
 
 
 def _review_lines_of(db: Path, run: str) -> list[dict]:
-    from audit.reviews_io import export_reviews
-    from audit.store import open_db
+    from audit.review.reviews_io import export_reviews
+    from audit.store.database import open_db
 
     copy = _copy(db, db.parent / f"{db.stem}-export" / "x.db")
     conn = open_db(copy)
@@ -277,9 +277,9 @@ def _ahead(seconds: int) -> str:
 def _planned(work: Path, base: Path) -> tuple[Path, Path, dict, str]:
     """(a copy with a plan, the same with the served block reviewed by hand, the served pick, a later block's
     decision id)."""
-    from audit.reviews import add_review
-    from audit.sampling import create_plan, load_plan, next_sample
-    from audit.store import open_db
+    from audit.review.reviews import add_review
+    from audit.review.sampling import create_plan, load_plan, next_sample
+    from audit.store.database import open_db
 
     planned = _copy(base, work / "prepared" / "planned.db")
     db = open_db(planned)

@@ -6,6 +6,8 @@ metrics. Counts are nested dicts of numbers so the shell can sum them without kn
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +81,9 @@ class LabelScheme:
     """Keyboard shortcut per label for the review queue."""
     symmetric: bool = False
     """`left`/`right` are an unordered pair: (x, y) and (y, x) name the same decision (CHIMERA span pairs)."""
+    pairing: bool = False
+    """The kind decides whether two items are paired by a matching (LitXBench's Hungarian levels): a positive
+    effective label the judge did not give forces a pairing, the other way round forbids one."""
     mirror: Mapping[str, str] = field(default_factory=dict)
     """Symmetric kinds whose labels name a side: the same verdict's label with left and right swapped (ideation:
     `a` <-> `b`); a label not in it means the same either way (CHIMERA's `match`)."""
@@ -306,6 +311,17 @@ class TaskFamily(Protocol):
         information only (kind, type, left, right, judge label, detail; never a human label)."""
         ...
 
+    def gold_key(self, payload: Mapping) -> str:
+        """A content hash of one document's gold side: runs of the family share a review only on documents whose
+        gold keys agree (a review settles a question, not a run; two runs on different gold never share)."""
+        ...
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """A content hash of the judge question one decision asks inside its document, the same in every run that
+        asks it (CHIMERA: entity type and the unordered span pair; LitXBench: the paired items' content, not their
+        paths): within a gold document, runs share the reviews of decisions with the same key."""
+        ...
+
     def sampling_take_all(self, strata: Collection[str]) -> set[str]:
         """Which of a plan's strata the plan reviews whole before sampling (`build_plan(take_all=...)`; the sample
         queue serves them first): a subset of `strata`, from their names only."""
@@ -330,6 +346,10 @@ class TaskFamily(Protocol):
         """The judge questions (`scoring.judges.question.Question`, every order asked) behind one stored decision, so
         a stability check can re-ask them; [] for families whose judge is not an LLM."""
         ...
+
+    answer_examples: Mapping[str, Sequence[tuple[tuple[str, ...], str | None]]]
+    """Per kind asked of an LLM: answer tuples (in `questions_for`'s order) and the label the paper's rule gives
+    them, written apart from `label_from_answers` so the contract battery can hold one against the other."""
 
     def label_from_answers(self, decision: Mapping, answers: Sequence[str]) -> str | None:
         """The decision label that answers to `questions_for` (in that order) give, comparable with the judge
@@ -377,6 +397,8 @@ class FamilyBase:
     review queue offers no switch to skip them."""
     kind_titles: Mapping[str, str] = MappingProxyType({})
     """Decision kinds' names for people where the kind with spaces does not say it (`span pair (predicted ⇄ gold)`)."""
+    answer_examples: Mapping[str, Sequence[tuple[tuple[str, ...], str | None]]] = MappingProxyType({})
+    """None: no kind is asked of an LLM (see `TaskFamily.answer_examples`)."""
 
     def kind_title(self, kind: str) -> str:
         """A decision kind named for people: `kind_titles`, else the kind with spaces (`material pair`)."""
@@ -391,6 +413,19 @@ class FamilyBase:
         """The range a cell's value lies in, to which an estimated interval is clipped: [0, 1] for a higher-is-better
         score (F1, MRR, a rate), none for the others (a rank)."""
         return (0.0, 1.0) if cell.higher_is_better else None
+
+    def gold_key(self, payload: Mapping) -> str:
+        """The hash of the payload's `gold` (a family whose gold lives elsewhere overrides it)."""
+        return content_hash(payload.get("gold"))
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:  # noqa: ARG002 (default)
+        """Kind, type, left and right as stored (ids that mean the same in every run on the same gold); an
+        unordered pair for a symmetric kind whose labels name no side."""
+        scheme = self.label_schemes.get(decision["kind"])
+        sides = [decision["left"], decision["right"]]
+        if scheme is not None and scheme.symmetric and not scheme.mirror:
+            sides.sort()
+        return content_hash([decision["kind"], decision["type"], *sides])
 
     def sampling_take_all(self, strata: Collection[str]) -> set[str]:  # noqa: ARG002 (default)
         """Of a plan's strata (names `sampling_stratum` gave), those to review whole before any is sampled: strata
@@ -457,6 +492,19 @@ class FamilyBase:
         if total is None:
             total = sum_nested(docs)
         return self.metrics(total, docs if self.needs_doc_counts else None, options)
+
+
+def content_hash(value: object) -> str:
+    """A stable hash of JSON-able content (key order and non-ASCII spelled one way): question and gold keys."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def decision_qkey(fam: TaskFamily, payload: Mapping, decision: Mapping, gold_key: str | None = None) -> str:
+    """The key under which runs share a decision's reviews: the family, the document's gold key and the family's
+    question key (`gold_key`: the document's, when the caller has it already)."""
+    return content_hash([fam.name, gold_key if gold_key is not None else fam.gold_key(payload),
+                         fam.question_key(payload, decision)])
 
 
 def add_nested(total: dict, part: Mapping, sign: int = 1) -> dict:

@@ -87,7 +87,7 @@ class LocalJudge(Judge):
 
 
 class AnswerCache(Protocol):
-    """Stores answers by request key (implemented over SQLite in `audit.store`)."""
+    """Stores answers by request key (implemented over SQLite in `audit.store.database`)."""
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Answer]: ...
 

@@ -25,26 +25,12 @@ def _navigation_through_app(monkeypatch):
     monkeypatch.setattr(PagesManager, "__init__", init)
 
 
-@pytest.fixture(scope="session")
-def seeded_template(tmp_path_factory):
-    """A database with every demo run scored (as the first start leaves it), built once per test process."""
-    from audit.demo import load_demo
-    from audit.store import open_db
-
-    path = tmp_path_factory.mktemp("template") / "seeded.db"
-    db = open_db(path)
-    load_demo(db)
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.conn.close()
-    return path
-
-
 @pytest.fixture
-def app_db(tmp_path, monkeypatch, seeded_template):
+def app_db(tmp_path, monkeypatch, demo_template):
     """The dashboard's database after its first start: a copy of the seeded template (tests of the first start
     itself use `new_app_db`)."""
     path = tmp_path / "app.db"
-    shutil.copyfile(seeded_template, path)
+    shutil.copyfile(demo_template, path)
     monkeypatch.setenv("REJUDGE_DB", str(path))
     monkeypatch.chdir(ROOT)
     return path
@@ -53,7 +39,7 @@ def app_db(tmp_path, monkeypatch, seeded_template):
 @pytest.fixture
 def conn(app_db):
     """An open connection to `app_db`, closed after the test."""
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     c = open_db(app_db)
     yield c

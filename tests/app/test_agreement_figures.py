@@ -1,13 +1,14 @@
-"""The Agreement page under `audit.agreement_rule`: an undefined κ is said in words and not drawn, ordinal ratings
+"""The Agreement page under `audit.outputs.agreement_rule`: an undefined κ is said in words and not drawn, ordinal
+ratings
 show quadratic-weighted κ, α says its level, and the "why" notes use plain words."""
 
 import pyarrow as pa
 import pytest
 
-from audit.agreement import agreement
 from audit.demo import demo_runs
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.outputs.agreement import agreement
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import decisions, load_view
 from tests.app.conftest import open_page, plain, table
 
@@ -97,7 +98,7 @@ def test_no_internal_name_on_any_agreement_page(app, app_db, run):
 
 
 def test_few_reviews_warn_on_the_page_and_say_where_the_minimum_comes_from(app, app_db):
-    from audit.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE
+    from audit.outputs.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE
 
     db = open_db(app_db)
     decs = [d for d in decisions(db, LITX) if d["kind"] == "material_pair"]

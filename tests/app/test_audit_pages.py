@@ -6,10 +6,11 @@ import re
 
 import pytest
 
-from audit.errata import current_errata, export_errata, export_errata_csv
 from audit.numbers import format_delta
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.outputs.errata_export import export_errata, export_errata_csv
+from audit.review.errata import current_errata
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import decisions, load_view
 from tests.app.conftest import open_page, plain, table
 from tests.conftest import GOLD, PRED_MIXED
@@ -147,7 +148,7 @@ def test_scores_page_shows_change_and_counts(reviewed, app_db):
 
 
 def test_agreement_page_tables_and_heatmap_cell(reviewed, app_db):
-    from audit.agreement import agreement_rows
+    from audit.outputs.agreement import agreement_rows
     rows = agreement_rows(open_db(app_db), DEMO)
     at = open_page(reviewed, "agreement", run=DEMO)
     assert not at.exception
@@ -185,7 +186,7 @@ def test_export_page_offers_one_click_downloads(reviewed):
 
 
 def test_compare_page_differences_and_the_humans_side(reviewed, app_db):
-    from audit.compare_humans import humans_vs_judges
+    from audit.outputs.compare_humans import humans_vs_judges
     from audit.runs import score_run
     db = open_db(app_db)
     score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed-exact")
@@ -248,7 +249,7 @@ def test_flag_gold_error_on_the_document_page_and_list_it(app, app_db):
 def test_sample_queue_marks_reviews_and_scores_show_the_estimate(app, app_db):
     """With a plan, the queue serves the sample first and its reviews count as sample draws; Scores shows the
     full-review estimate and the effective-label policy choice."""
-    from audit.sampling import create_plan, load_plan, next_sample
+    from audit.review.sampling import create_plan, load_plan, next_sample
 
     db = open_db(app_db)
     create_plan(db, DEMO, seed=2)

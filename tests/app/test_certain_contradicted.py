@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from audit.queue import queue_ids
+from audit.review.queue import queue_ids
 from audit.views import load_view
 from tests.app.conftest import open_page, plain
 

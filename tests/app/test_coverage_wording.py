@@ -1,11 +1,12 @@
 """Issue 40.3: after a partial audit the estimate says how many documents were *sampled*, of how many with decisions,
-and how many have none; the Scores page and the JSON say the same sentence (`audit.coverage`). Documents without a
+and how many have none; the Scores page and the JSON say the same sentence (`audit.review.coverage`). Documents
+without a
 decision of the plan's kind no longer count as "reviewed" (the old "177 of 216 documents reviewed" after 30)."""
 
 from __future__ import annotations
 
-from audit.reviews import add_review
-from audit.sampling import MIN_SAMPLED_BLOCKS, create_plan, estimate, next_sample
+from audit.review.reviews import add_review
+from audit.review.sampling import MIN_SAMPLED_BLOCKS, create_plan, estimate, next_sample
 from tests.app.conftest import open_page, plain, table
 
 RUN = "demo-chimera-mixed"

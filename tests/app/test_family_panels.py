@@ -5,22 +5,19 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import copy_of
+
 PANEL = """
 import streamlit as st
-from audit.store import open_db
+from audit.store.database import open_db
 from ui.families import view
 view(st.session_state["task"]).render_run(open_db(st.session_state["db"]), st.session_state["run"])
 """
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    from audit.demo import load_demo
-    from audit.store import open_db
-
-    path = tmp_path_factory.mktemp("panels") / "d.db"
-    load_demo(open_db(path))
-    return path
+def demo_db(tmp_path_factory, demo_template):
+    return copy_of(demo_template, tmp_path_factory.mktemp("panels") / "d.db")
 
 
 @pytest.mark.parametrize(("task", "run", "needle"), [
@@ -42,7 +39,7 @@ def test_tie_policy_table_in_words_and_ranks_as_ranks(demo_db):
     """The tie-policy table names its columns as the Scores tables do (no `median_rank`, `mr`) and prints a rank
     as the number rule does (140, not 140.0000)."""
     from audit.numbers import format_value
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import as_view
 
     at = AppTest.from_string(PANEL, default_timeout=60)

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from audit.demo import SEEDED, demo_runs, load_demo
 from audit.runs import delete_run
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
 

@@ -9,8 +9,8 @@ def test_the_check_sees_a_live_image_link_formula_and_rlo():
     assert live_text(["\\!\\[p\\]\\(http\\:\\/\\/tracker\\.invalid\\) \\$e\\^x\\$ ⟨RLO⟩evil"]) == []
 
 
-def test_hostile_system_names_render_as_text(tmp_path, seeded_template, monkeypatch):
+def test_hostile_system_names_render_as_text(tmp_path, demo_template, monkeypatch):
     monkeypatch.setenv("REJUDGE_DB", str(tmp_path / "unused.db"))
-    (case,) = cases(tmp_path, seeded_template)
-    status, err = case.call(tmp_path, seeded_template)
+    (case,) = cases(tmp_path, demo_template)
+    status, err = case.call(tmp_path, demo_template)
     assert (status, err) == (0, "")

@@ -55,7 +55,7 @@ def test_compare_of_two_judges_warns_nothing_and_explains_a_zero(app):
 def test_a_wide_score_table_puts_the_change_beside_the_scores(app_db):
     """LitXBench's per-level tables are wider than a 1280 px page: ΔF1 sits right after f1 audited, the counts
     (which scroll) come after it."""
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import load_view
     from ui.metrics import comparison_rows, section_frame
 
@@ -69,7 +69,7 @@ def test_a_wide_score_table_puts_the_change_beside_the_scores(app_db):
 
 def test_only_the_counts_after_the_change_are_narrowed(app_db):
     """Ideation's score pairs ("2.6939 → 2.6327") keep their width; a P / R / F1 table's counts are narrow."""
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import load_view
     from ui.metrics import comparison_rows, number_formats, section_frame
 

@@ -28,7 +28,7 @@ def test_the_overview_shows_a_stored_identity_as_the_export_does(app, app_db) ->
     """A run stored before redaction: the overview's judge table shows the endpoint and sidecar redacted."""
     import json
 
-    from audit.store import open_db
+    from audit.store.database import open_db
     from tests.app.conftest import open_page
 
     token = "sk-" + "Q7x" * 12

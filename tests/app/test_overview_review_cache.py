@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from audit.reviews import add_review, allowed_labels
+from audit.review.reviews import add_review, allowed_labels
 from audit.views import load_view
 from scoring.families.chimera import strict
 from tests.app.conftest import open_page, table

@@ -3,7 +3,7 @@ across pages, settings from the URL, hostile text. Expected counts are read from
 
 from collections import Counter
 
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.app.conftest import open_page, plain
 from tests.conftest import GOLD, PRED_MIXED, write_jsonl
 

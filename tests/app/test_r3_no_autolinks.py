@@ -16,9 +16,9 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit.errata import add_erratum
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.review.errata import add_erratum
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from tests.conftest import ROOT
 
 PLANT = " http://evil.invalid/x www.evil.invalid ana@evil.invalid"

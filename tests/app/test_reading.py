@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from audit.export import export_run
-from audit.queue import queue_ids
-from audit.store import open_db
+from audit.outputs.export import export_run
+from audit.review.queue import queue_ids
+from audit.store.database import open_db
 from audit.views import load_view
 from scoring.families import TASKS
 from tests.app.conftest import open_page, plain

@@ -65,8 +65,8 @@ def report_rows(spec: dict) -> list[tuple]:
 
 
 def sample_some_blocks(app_db, run: str) -> None:
-    from audit.sampling import create_plan, plans
-    from audit.store import open_db
+    from audit.review.sampling import create_plan, plans
+    from audit.store.database import open_db
     from tests.report.test_sampled_report import blocks_to_every_stratum, review_sampled_blocks
 
     db = open_db(app_db)
@@ -78,8 +78,8 @@ def sample_some_blocks(app_db, run: str) -> None:
 
 @pytest.mark.parametrize("run,sampled", [(DEMO_IDEATION, False), ("demo-chimera-mixed", True)])
 def test_scores_and_agreement_pages_draw_the_reports_charts_from_the_same_data(app, app_db, run, sampled):
-    from audit.report import build_report
-    from audit.store import open_db
+    from audit.outputs.report import build_report
+    from audit.store.database import open_db
     from audit.views import load_view
 
     if sampled:

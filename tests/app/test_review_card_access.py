@@ -6,8 +6,8 @@ sent behind it."""
 from __future__ import annotations
 
 from audit.errors import AuditError
-from audit.queue import decision_view, queue_ids
-from audit.reviews import add_review
+from audit.review.queue import decision_view, queue_ids
+from audit.review.reviews import add_review
 from audit.views import as_view
 from ui.review_card.store import Reviewer, store_events
 

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from audit.errors import AuditError
-from audit.queue import decision_view, queue_ids
-from audit.reviews import add_review
+from audit.review.queue import decision_view, queue_ids
+from audit.review.reviews import add_review
 from audit.views import RunView, as_view, document
 from ui.review_card.buffer import CARD_FIELDS, JUDGE_DERIVED, build_buffer, card_item
 from ui.review_card.store import Reviewer, store_events

@@ -2,7 +2,7 @@
 the queue page sends the browser (AppTest reads the component's data) and what it does with what the browser sends
 back (messages injected as the browser's component state), against the database.
 
-Rules they hold: one note rule for both cards (`audit.reviews.review_note`); a flag is stored once with the
+Rules they hold: one note rule for both cards (`audit.review.reviews.review_note`); a flag is stored once with the
 decision's own document, only for a session that may flag; a blind card's data says nothing of the judge."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from streamlit.testing.v1 import AppTest
 
-from audit.errata import PROBLEMS, flagged_item, history
 from audit.errors import AuditError
-from audit.queue import decision_view, queue_ids
-from audit.reviews import MAX_NOTE_CHARS, add_review, review_note
+from audit.review.errata import PROBLEMS, flagged_item, history
+from audit.review.queue import decision_view, queue_ids
+from audit.review.reviews import MAX_NOTE_CHARS, add_review, review_note
 from audit.views import as_view, document
 from tests.app.conftest import open_page
 from tests.conftest import ROOT

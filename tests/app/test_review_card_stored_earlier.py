@@ -4,7 +4,7 @@ with the decision's number, what the pages and the other strips call it (`#n`), 
 from __future__ import annotations
 
 import ui.review_card.store as card_store
-from audit.queue import queue_ids
+from audit.review.queue import queue_ids
 from audit.views import as_view
 from ui.review_card.store import Reviewer, store_events
 

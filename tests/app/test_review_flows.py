@@ -4,9 +4,9 @@ the Runs page's own run box follows a newly scored run."""
 
 import pytest
 
-from audit.compare import comparable_runs
 from audit.demo import demo_runs
-from audit.store import list_runs, open_db
+from audit.outputs.compare import comparable_runs
+from audit.store.database import list_runs, open_db
 from tests.app.conftest import open_page, plain
 
 DEMOS = [d.name for _, d in demo_runs()]
@@ -72,7 +72,7 @@ def test_every_declared_judge_derived_part_is_in_its_note():
 def test_a_plan_created_from_the_queue_serves_the_suggested_card_at_once(app, app_db, run):
     import re
 
-    from audit.sampling import load_plan, next_sample
+    from audit.review.sampling import load_plan, next_sample
 
     at = open_page(app, "queue", reviewer="ana", run=run)
     at.selectbox(key="queue.mode").set_value("sample").run()

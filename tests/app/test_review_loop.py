@@ -7,13 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.compare_humans import humans_vs_judges
 from audit.effective import POLICIES
-from audit.errata import add_erratum, current_errata, export_errata_csv, history, withdraw_erratum
 from audit.errors import AuditError
-from audit.queue import QUEUES, decision_view, describe_change, labelled_count, queue_ids
-from audit.reviews import add_review
-from audit.store import run_row
+from audit.outputs.compare_humans import humans_vs_judges
+from audit.outputs.errata_export import export_errata_csv
+from audit.review.errata import add_erratum, current_errata, history, withdraw_erratum
+from audit.review.queue import QUEUES, decision_view, describe_change, labelled_count, queue_ids
+from audit.review.reviews import add_review
+from audit.store.database import run_row
 from audit.views import decisions, load_view
 from scoring.families import get_task
 from tests.conftest import GOLD, PRED_MIXED
@@ -59,7 +60,7 @@ def test_the_conflicted_queue_follows_the_policy(reviewed_run):
 
 
 def test_sample_queue_serves_the_plan_in_order_and_skips_what_you_labelled(reviewed_run):
-    from audit.sampling import create_plan, load_plan
+    from audit.review.sampling import create_plan, load_plan
 
     assert queue_ids(reviewed_run, RUN, "ana", "sample") == []  # no plan yet
     create_plan(reviewed_run, RUN, seed=4)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-import audit.store
+import audit.store.database
 from tests.app.conftest import open_page
 
 RUN_LOOKUP = re.compile(r"FROM\s+runs\s+WHERE\s+name\s*=", re.IGNORECASE)
@@ -18,14 +18,14 @@ RUN_LOOKUP = re.compile(r"FROM\s+runs\s+WHERE\s+name\s*=", re.IGNORECASE)
 def lookups(monkeypatch):
     """The statements that look a run up by name, on every connection opened from now on."""
     seen: list[str] = []
-    connect = audit.store._connect
+    connect = audit.store.database._connect
 
     def traced(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         db = connect(*args, **kwargs)
         db.conn.set_trace_callback(lambda sql: seen.append(sql) if RUN_LOOKUP.search(sql) else None)
         return db
 
-    monkeypatch.setattr(audit.store, "_connect", traced)
+    monkeypatch.setattr(audit.store.database, "_connect", traced)
     return seen
 
 
@@ -41,9 +41,9 @@ def test_a_page_render_looks_its_run_up_once(app, lookups, page, policy):
 
 def test_the_counter_sees_lookups(app, lookups):
     """The trace sees what it counts: a helper called with a run name looks the run up itself."""
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import decisions
 
     lookups.clear()
-    decisions(open_db(audit.store.default_db_path()), app.session_state["current_run"])
+    decisions(open_db(audit.store.database.default_db_path()), app.session_state["current_run"])
     assert len(lookups) == 1

@@ -1,11 +1,11 @@
 """Issue 40.7 on the classic card: the sample queue says which document of about how many reach the target (the
-browser card's line, `audit.sample_progress`); blind, it says no count and no stratum (issue 40.2)."""
+browser card's line, `audit.review.sample_progress`); blind, it says no count and no stratum (issue 40.2)."""
 
 from __future__ import annotations
 
 import re
 
-from audit.sampling import create_plan
+from audit.review.sampling import create_plan
 from tests.app.conftest import open_page, plain
 from ui.state import BLIND_KEY
 

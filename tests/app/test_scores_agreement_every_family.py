@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from audit.estimate_text import NOT_REVIEWABLE
 from audit.numbers import format_value
-from audit.reviews import add_review
-from audit.reviews_io import import_reviews
-from audit.sampling import create_plan, estimate, next_sample
-from audit.store import open_db
+from audit.outputs.estimate_text import NOT_REVIEWABLE
+from audit.review.reviews import add_review
+from audit.review.reviews_io import import_reviews
+from audit.review.sampling import create_plan, estimate, next_sample
+from audit.store.database import open_db
 from audit.views import as_view
 from bench.family_partial_audit import truth_for
 from tests.app.conftest import open_page, plain, table
@@ -80,11 +80,11 @@ def _rest_by_hand(db, run: str, work: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def audited_template(seeded_template):
+def audited_template(demo_template):
     """The seeded demo database with a sampling plan on every family's demo run and sampled reviews (built once)."""
     work = Path(tempfile.mkdtemp(prefix="audited-"))
     path = work / "audited.db"
-    shutil.copyfile(seeded_template, path)
+    shutil.copyfile(demo_template, path)
     db = open_db(path)
     for run, (documents, role) in SAMPLED.items():
         create_plan(db, run, seed=1)

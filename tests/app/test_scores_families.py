@@ -7,9 +7,9 @@ import random
 import pytest
 
 from audit.numbers import format_value
-from audit.reviews import add_review
-from audit.sampling import create_plan, estimate, load_plan, next_sample
-from audit.store import open_db
+from audit.review.reviews import add_review
+from audit.review.sampling import create_plan, estimate, load_plan, next_sample
+from audit.store.database import open_db
 from audit.views import as_view
 from bench.family_partial_audit import truth_for
 from tests.app.conftest import open_page, plain, table

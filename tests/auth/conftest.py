@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import _navigation_through_app, app_db, seeded_template  # noqa: F401 - shared fixtures
+from tests.app.conftest import _navigation_through_app, app_db  # noqa: F401 - shared fixtures
 from tests.conftest import ROOT
 
 ROLES = """[roles]

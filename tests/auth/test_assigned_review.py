@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from audit.assigned_review import (
+from audit.errors import AuditError
+from audit.review.assigned_review import (
     DoubleCode,
     clear_review_assignment,
     distribute,
@@ -17,9 +18,8 @@ from audit.assigned_review import (
     set_review_assignment,
     share_of,
 )
-from audit.errors import AuditError
-from audit.reviews import add_review
-from audit.sampling import create_plan, load_plan
+from audit.review.reviews import add_review
+from audit.review.sampling import create_plan, load_plan
 
 REVIEWERS = ["ana@lab.org", "bo@lab.org", "cy@lab.org"]
 
@@ -145,7 +145,7 @@ def _label_share(db, who: str, ids: list[int], flip: set[int] = frozenset(), *, 
 
 
 def test_agreement_reports_the_planned_overlap_not_the_accidental_one(db_with_run):
-    from audit.agreement import agreement
+    from audit.outputs.agreement import agreement
 
     db = db_with_run
     ana, bo = REVIEWERS[:2]
@@ -197,9 +197,9 @@ def test_a_reviewer_who_labels_all_their_queue_serves_finishes_their_share(db_wi
     the share `share_progress` counts, and the planned overlap then counts every planned decision double-coded."""
     import random
 
-    from audit.agreement import agreement
-    from audit.assigned_review import review_assignment, share_progress, share_queue_ids
-    from audit.queue import BLIND_QUEUES
+    from audit.outputs.agreement import agreement
+    from audit.review.assigned_review import review_assignment, share_progress, share_queue_ids
+    from audit.review.queue import BLIND_QUEUES
 
     db, rng = db_with_run, random.Random(case)
     plan_when = rng.choice(["none", "before", "after"])
@@ -249,10 +249,10 @@ def _certain_in(db, ids: list[int]) -> set[int]:
 def test_the_report_says_the_planned_overlap_as_the_agreement_page_does(db_with_run, db_path, tmp_path):
     import html
 
-    from audit.agreement import agreement
-    from audit.assigned_review import planned_overlap_text
     from audit.cli import main
-    from audit.report import build_report
+    from audit.outputs.agreement import agreement
+    from audit.outputs.report import build_report
+    from audit.review.assigned_review import planned_overlap_text
     from audit.views import as_view
 
     db, (ana, bo) = db_with_run, REVIEWERS[:2]
@@ -282,7 +282,7 @@ def test_the_report_says_the_planned_overlap_as_the_agreement_page_does(db_with_
 
 
 def test_names_that_differ_only_by_case_folding_are_two_reviewers_and_look_alikes_are_refused(db_with_run):
-    """One identity rule (audit.identity.reviewer_key) in shares and reviews: `casefold` merged `Straße` and
+    """One identity rule (audit.review.identity.reviewer_key) in shares and reviews: `casefold` merged `Straße` and
     `strasse` into one share; a Cyrillic `а` in `аna` beside `ana` was a second, look-alike reviewer."""
     set_review_assignment(db_with_run, "mixed", ["Straße", "strasse"], min_reviewers=1,
                           set_by="owner")

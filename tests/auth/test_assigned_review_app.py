@@ -9,10 +9,10 @@ from contextlib import closing
 
 from sqlite_utils import Database
 
-from audit.assigned_review import DoubleCode, review_assignment, set_review_assignment, share_of
-from audit.roles import refusal
-from audit.sampling import create_plan
-from audit.store import open_db
+from audit.review.assigned_review import DoubleCode, review_assignment, set_review_assignment, share_of
+from audit.review.roles import refusal
+from audit.review.sampling import create_plan
+from audit.store.database import open_db
 from tests.auth.conftest import team_app
 from tests.auth.test_team_mode import ADJUDICATOR, DEMO, OWNER, REVIEWER, rows, texts
 
@@ -131,7 +131,7 @@ def test_an_adjudicators_conflict_queue_is_not_cut_to_a_share(app_db, roles_file
 
 
 def test_the_agreement_page_reports_the_planned_overlap(app_db, roles_file, discovery_url):
-    from audit.reviews import add_review
+    from audit.review.reviews import add_review
 
     shares = _assign(app_db)
     planned = set(shares[REVIEWER]) & set(shares[ROSA])

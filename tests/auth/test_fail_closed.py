@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
-from audit.roles import RolesFileError, load_roles
+from audit.review.roles import RolesFileError, load_roles
 from tests.auth.conftest import auth_secrets, team_app
 from tests.auth.test_team_mode import texts
 from tests.conftest import ROOT

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from audit.reviews import add_review
-from audit.reviews_io import IDENTITY, export_reviews, import_reviews
+from audit.review.reviews import add_review
+from audit.review.reviews_io import IDENTITY, export_reviews, import_reviews
 from scoring.errors import InputError
 from tests.store.test_reviews_io import scored
 
@@ -84,7 +84,7 @@ def test_malformed_identity_fields_are_refused(tmp_path, change, message):
 def test_a_forged_signed_in_line_is_stored_as_a_local_name_and_sampled_only_where_a_plan_draws(tmp_path):
     """A hand-written file claims `auth_mode: oidc` for the owner and `sampled: true`: a local import cannot verify
     the one, and the other is true only where this run's plan draws the block (issue 34)."""
-    from audit.sampling import create_plan, load_plan
+    from audit.review.sampling import create_plan, load_plan
 
     a, b = scored(tmp_path / "a.db"), scored(tmp_path / "b.db")
     add_review(a, "mixed", 1, "match", "x")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from audit.errata import add_erratum
-from audit.migrations import migrations
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.review.errata import add_erratum
+from audit.review.reviews import add_review
+from audit.store.database import open_db
+from audit.store.migrations import migrations
 from audit.views import decisions
 
 

@@ -7,9 +7,9 @@ from contextlib import closing
 
 import pytest
 
-from audit.roles import refusal
+from audit.review.roles import refusal
 from audit.runs import delete_run
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.app.conftest import plain
 from tests.auth.conftest import team_app
 

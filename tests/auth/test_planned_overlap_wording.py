@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.assigned_review import planned_overlap_text
+from audit.review.assigned_review import planned_overlap_text
 
 
 @pytest.mark.parametrize("planned,docs,done", [(1, 1, 0), (1, 1, 1), (2, 1, 1), (5, 2, 3)])

@@ -1,4 +1,4 @@
-"""The one decision of who may do what (`audit.roles`), and the roles file's parsing."""
+"""The one decision of who may do what (`audit.review.roles`), and the roles file's parsing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.roles import ACTIONS, LOCAL, RANKS, RolesFileError, blind_forced, parse_roles, permits
+from audit.review.roles import ACTIONS, LOCAL, RANKS, RolesFileError, blind_forced, parse_roles, permits
 
 ROLES = sorted(RANKS, key=RANKS.__getitem__)
 

@@ -7,9 +7,9 @@ from contextlib import closing
 
 import pytest
 
-from audit.assignments import EVERYONE, set_blind_assignment
-from audit.roles import ACTIONS, refusal
-from audit.store import open_db
+from audit.review.blind_assignments import EVERYONE, set_blind_assignment
+from audit.review.roles import ACTIONS, refusal
+from audit.store.database import open_db
 from tests.app.conftest import plain
 from tests.auth.conftest import team_app
 

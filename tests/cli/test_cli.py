@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from audit.cli import build_parser, main
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, ROOT, write_jsonl
 
 

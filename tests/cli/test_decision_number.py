@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from audit.cli import main
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import load_view
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 

@@ -15,18 +15,16 @@ import pytest
 
 from audit.cli import main
 from scoring.families import TASKS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_of
 
 ENV = os.environ | {"PYTHONPATH": str(ROOT)}
 
 LOADED = """
 import json, sys
-from audit.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-from scoring.families import TASKS
 print(json.dumps({"families": TASKS.loaded(),
                   "heavy": sorted(m for m in ("sklearn", "pint", "scipy", "streamlit") if m in sys.modules)}),
       file=sys.stderr)
@@ -41,8 +39,6 @@ def loaded_by(*argv: str, db: str) -> dict:
 
 
 HELP_IMPORTS = """
-import json, sys
-from audit.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -79,14 +75,9 @@ def test_score_task_help_lists_the_familys_inputs(task: str, capsys: pytest.Capt
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> str:
+def demo_db(tmp_path_factory, demo_template) -> str:
     """A database holding every family's demo run."""
-    from audit.demo import load_demo
-    from audit.store import open_db
-
-    path = tmp_path_factory.mktemp("entry") / "demo.db"
-    load_demo(open_db(path))
-    return str(path)
+    return str(copy_of(demo_template, tmp_path_factory.mktemp("entry") / "demo.db"))
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["runs"], ["export-reviews", "--run", "demo-chimera-mixed"],

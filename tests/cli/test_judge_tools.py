@@ -3,8 +3,8 @@
 import json
 
 from audit.cli import main
-from audit.compare import compare_runs
-from audit.store import open_db
+from audit.outputs.compare import compare_runs
+from audit.store.database import open_db
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.e2e.e2e_config import CHROMIUM, CHROMIUM_ARGS, DEMO, DOCS_SHOTS, HEALTH_TIMEOUT_S, VIEWPORT
 from tests.e2e.e2e_server import AppServer, start_app, stop_app
 

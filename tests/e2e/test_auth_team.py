@@ -22,8 +22,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlite_utils import Database
 
-from audit.assignments import EVERYONE, set_blind_assignment
-from audit.store import open_db
+from audit.review.blind_assignments import EVERYONE, set_blind_assignment
+from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, ROOT
 from tests.e2e.e2e_server import AppServer, free_port, stop_app, streamlit_command, wait_healthy
 
@@ -224,7 +224,7 @@ def test_unreachable_provider_is_a_clear_page(new_page: Callable[[], Page], tmp_
 
 def test_the_owner_assigns_review_and_each_reviewer_sees_their_share(team_app: AppServer,
                                                                      new_page: Callable[[], Page]):
-    from audit.assigned_review import clear_review_assignment, share_of
+    from audit.review.assigned_review import clear_review_assignment, share_of
 
     owner = new_page()
     sign_in(owner, team_app, OWNER)

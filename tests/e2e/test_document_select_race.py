@@ -13,7 +13,7 @@ from contextlib import closing
 
 from playwright.sync_api import expect
 
-from audit.store import open_db
+from audit.store.database import open_db
 
 RUN = "demo-chimera-mixed"
 AWAY = {"Run overview": "overview", "Scores": "scores", "Review queue": "queue", "Agreement": "agreement"}

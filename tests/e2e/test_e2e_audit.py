@@ -15,7 +15,7 @@ pytest.importorskip("playwright.sync_api")
 
 from playwright.sync_api import expect  # noqa: E402
 
-from audit.store import open_db  # noqa: E402
+from audit.store.database import open_db  # noqa: E402
 from tests.e2e.e2e_config import DEMO  # noqa: E402
 from tests.e2e.e2e_helpers import (  # noqa: E402
     RERUN_TIMEOUT,

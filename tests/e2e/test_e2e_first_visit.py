@@ -65,7 +65,7 @@ def test_first_start_shows_which_demo_run_it_prepares(tmp_path, new_page, shots)
 def test_a_read_only_database_browses_in_the_browser(tmp_path, new_page, shots):
     """A read-only database with the demo runs: the overview and scores open, nothing offers to write it."""
     from audit.demo import load_demo
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     db = open_db(tmp_path / "rejudge.db")
     load_demo(db)

@@ -11,8 +11,8 @@ import re
 import pytest
 
 from audit.demo import demo_runs, load_demo
-from audit.report import DATA_ELEMENT_ID, build_report, report_html
-from audit.store import open_db
+from audit.outputs.report import DATA_ELEMENT_ID, build_report, report_html
+from audit.store.database import open_db
 from audit.views import load_view
 from tests.e2e.e2e_config import ROOT
 

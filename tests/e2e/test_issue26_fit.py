@@ -15,8 +15,8 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from audit.demo import demo_runs
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import load_view
 from tests.e2e.e2e_config import VIEWPORT
 from tests.e2e.e2e_helpers import _DRAWN_JS, assert_no_exception, heading, wait_idle

@@ -16,7 +16,7 @@ from contextlib import closing
 import pytest
 from playwright.sync_api import expect
 
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, VIEWPORT
 from tests.e2e.e2e_helpers import assert_no_exception, select, wait_idle
 from tests.e2e.e2e_server import AppServer, start_app, stop_app
@@ -89,7 +89,7 @@ def test_the_default_queue_serves_the_judges_contradicted_certain_answers_first(
 
 
 def _plan(db, run: str = DEMO) -> None:
-    from audit.sampling import create_plan, load_plan
+    from audit.review.sampling import create_plan, load_plan
     from audit.views import load_view
 
     conn = open_db(db)

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from audit.errata import add_erratum
-from audit.report import DATA_ELEMENT_ID, build_report, report_html
-from audit.reviews import add_review
+from audit.outputs.report import DATA_ELEMENT_ID, build_report, report_html
+from audit.review.errata import add_erratum
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import load_view
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 

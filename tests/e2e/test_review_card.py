@@ -10,7 +10,7 @@ from contextlib import closing
 
 from playwright.sync_api import expect
 
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO
 from tests.e2e.e2e_helpers import assert_no_exception, wait_idle
 

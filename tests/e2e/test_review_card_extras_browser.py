@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO
 from tests.e2e.e2e_helpers import assert_no_exception, heading, wait_idle
 

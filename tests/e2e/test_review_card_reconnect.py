@@ -15,7 +15,7 @@ from contextlib import closing
 
 from playwright.sync_api import BrowserContext, Page, WebSocketRoute, expect
 
-from audit.store import open_db
+from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO
 from tests.e2e.e2e_helpers import assert_no_exception, wait_idle
 from tests.e2e.e2e_server import start_app, stop_app

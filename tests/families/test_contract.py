@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from audit.demo import DATA
+from audit.outputs.stability import sample_decisions
 from audit.rescoring import audit_run, run_options
-from audit.reviews_io import import_reviews
+from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
-from audit.stability import sample_decisions
-from audit.store import SqliteAnswerCache, open_db, run_row
+from audit.store.database import SqliteAnswerCache, open_db, run_row
 from audit.views import decisions, load_view
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
@@ -40,6 +40,7 @@ from scoring.families.base import (
     TaskFamily,
     certainty,
 )
+from scoring.families.checks import DocCase, check_family
 from scoring.judges.answer import MISSING
 from tests.support.batch_round_trip import SPEC, batch_round_trip, scripted_endpoint
 
@@ -427,3 +428,27 @@ def test_the_toy_family_scores_from_the_cli(toy_registered, tmp_path, capsys):  
     correct = sum(pred.get(g["id"], "").strip() == g["answer"] for g in gold)
     assert metrics["accuracy"] == correct / len(gold) and metrics["coverage"] == len(pred) / len(gold)
     assert run_row(open_db(db), "toy-cli")["task"] == "toy"
+
+
+# ---------------------------------------------------------------------------------------------- the library battery
+
+
+def doc_cases(scored: Scored) -> list[DocCase]:
+    """The demo run's documents as the library battery takes them: payload and judge-side decisions."""
+    by_doc: dict[str, list[dict]] = {}
+    for d in scored.decisions:
+        by_doc.setdefault(d["doc"], []).append({k: d[k] for k in ("kind", "type", "left", "right", "judge",
+                                                                   "detail")})
+    return [DocCase(d["doc"], d["payload"], by_doc.get(d["doc"], [])) for d in scored.docs]
+
+
+def test_the_library_battery_passes(scored):
+    """`scoring.families.checks.check_family`, what a family author runs, finds nothing on every family."""
+    assert check_family(scored.fam, doc_cases(scored), run_options(scored.row)) == []
+
+
+def test_the_judge_labels_give_the_stored_counts(scored):
+    """The battery's documents are the run's: their judge labels give each document's stored counts."""
+    fam = scored.fam
+    for case, doc in zip(doc_cases(scored), scored.docs, strict=True):
+        assert_close(fam.counts(case.payload, case.labels()), doc["counts"], case.doc)

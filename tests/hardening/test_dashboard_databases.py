@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit.migrations import SCHEMA_VERSION
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
+from audit.store.migrations import SCHEMA_VERSION
 from tests.conftest import GOLD, PRED_MIXED, ROOT
 
 

@@ -18,11 +18,11 @@ from sqlite_utils import Database
 
 from audit.cli import main
 from audit.errors import DatabaseRefused
-from audit.export import export_run
-from audit.migrations import SCHEMA_VERSION, migrations
-from audit.reviews import add_review
+from audit.outputs.export import export_run
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
+from audit.store.migrations import SCHEMA_VERSION, migrations
 from tests.conftest import GOLD, PRED_MIXED, ROOT
 
 NEW_DB = "a file name that does not exist yet to start a new database"
@@ -219,9 +219,7 @@ def test_an_sqlite_file_without_tables_or_user_version_becomes_a_database(tmp_pa
 
 
 OPENER = """
-import sys
 sys.path.insert(0, {root!r})
-from audit.store import open_db
 db = open_db(sys.argv[1])
 print(db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 """

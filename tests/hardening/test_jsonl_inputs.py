@@ -151,10 +151,10 @@ def test_every_loader_reads_lines_the_one_way(name: str, tmp_path: Path) -> None
 
 
 def test_review_import_reads_lines_the_one_way(tmp_path: Path) -> None:
-    from audit.reviews import add_review
-    from audit.reviews_io import export_reviews, import_reviews
+    from audit.review.reviews import add_review
+    from audit.review.reviews_io import export_reviews, import_reviews
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import decisions
 
     inputs = {"gold": str(ROOT / "data/chimera/eval.csv"), "pred": str(ROOT / "data/chimera/pred_mixed.jsonl")}

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from audit.errata import add_erratum, export_errata_csv
-from audit.export import csv_cell, export_csv
-from audit.reviews import add_review
+from audit.outputs.export import csv_cell, export_csv
+from audit.review.errata import add_erratum, export_errata_csv
+from audit.review.reviews import add_review
 
 HOSTILE = ["=1+1", " =HYPERLINK(\"http://evil.invalid\")", "\t=1", "\r=1", "\n=1", "\uff1dcmd|'/C calc'!A0",
            "\uff0b1+1", "\uff0d1+1", "\uff20SUM(A1)", "\u200b=1", "\u3000=1", "\ufe62x", "+1+1", "-1+1", "@SUM(A1)",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.export import export_latex, tex
+from audit.outputs.export import export_latex, tex
 
 HOSTILE = [r"[-40cm] row", "}}{{ unbalanced {", r"\input{/etc/passwd}", r"\immediate\write18{touch /tmp/pwned}",
            r"\url{http://evil.invalid}", "*star", "% comment & col # $x$ ^ _ ~ < > |", "a\\\\b\nnew\rline",

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from bench.hardening import judge_case2, round2_modules, round2_rows, run_case2
 from bench.hardening_cases import Case2
 from bench.hardening_cases import store as store_cases

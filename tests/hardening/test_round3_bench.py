@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from bench.hardening import round2_modules, round2_rows, round3_modules, run_case2
 from bench.hardening_cases import r3_data_loss
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED

@@ -16,7 +16,7 @@ import pytest
 
 from audit.judge_batch import export_requests, import_results
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from bench.hardening_cases.r3_inputs import RELATIONS, gold_csv, judge_log
 from scoring.judges.replay import SIDECAR_NOTE
 from tests.judge_server import JudgeServer

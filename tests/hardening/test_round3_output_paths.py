@@ -23,9 +23,9 @@ from audit import cli, output_paths
 from audit.cli import build_parser, main
 from audit.errors import AuditError
 from audit.output_paths import OPTION_FLAGS, OutputRule, write_output
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import disk_full, open_db, transaction
+from audit.store.database import disk_full, open_db, transaction
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
 

@@ -1,5 +1,6 @@
 """Issue 27, Security: secrets in judge endpoints, replay-log sidecars and judge replies reach neither the database
-nor an export (scoring/judges/redact.py, openai_compat.py, replay.py, audit/export.py), and the slot probe carries
+nor an export (scoring/judges/redact.py, openai_compat.py, replay.py, audit/outputs/export.py), and the slot probe
+carries
 the credentials the requests carry. Against the scripted server (tests/judge_server.py)."""
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.export import export_json, export_run
+from audit.outputs.export import export_json, export_run
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from scoring.errors import InputError
 from scoring.families.chimera.questions import read_span_log_line
 from scoring.judges.openai_compat import OpenAIJudge

@@ -11,10 +11,10 @@ import pytest
 
 from audit.cli import main
 from audit.errors import AuditError, UnknownRun
-from audit.reviews import MAX_NAME_CHARS, add_review
-from audit.reviews_io import export_reviews, import_reviews
+from audit.review.reviews import MAX_NAME_CHARS, add_review
+from audit.review.reviews_io import export_reviews, import_reviews
 from audit.runs import check_run_name, delete_run
-from audit.store import open_db
+from audit.store.database import open_db
 from scoring.errors import InputError
 from scoring.families.chimera import model
 from scoring.families.chimera.load import load_gold, load_predictions

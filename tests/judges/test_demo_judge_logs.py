@@ -9,7 +9,7 @@ from pathlib import Path
 from sklearn.metrics import cohen_kappa_score
 
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import decisions
 from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH, parse_span_json
 

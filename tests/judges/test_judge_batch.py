@@ -12,7 +12,7 @@ import pytest
 from audit.cli import main
 from audit.judge_batch import export_requests, import_results
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import decisions
 from scoring.errors import InputError
 from scoring.families import TASKS

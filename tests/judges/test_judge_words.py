@@ -21,7 +21,7 @@ def test_first_unreadable_replies_and_those_left_after_the_re_ask_are_both_said(
 
 def test_live_ideation_counts_each_unreadable_answer_once(monkeypatch, tmp_path):
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from scoring.families import get_task
     from tests.families.ideation.test_ideation_family import INPUTS
     from tests.judge_server import JudgeServer

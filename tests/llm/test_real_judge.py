@@ -24,7 +24,7 @@ if _WHY:
     pytest.skip(_WHY, allow_module_level=True)
 
 from audit.cli import main  # noqa: E402
-from audit.store import open_db  # noqa: E402
+from audit.store.database import open_db  # noqa: E402
 from audit.views import decisions  # noqa: E402
 from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH  # noqa: E402
 from scoring.families.chimera.questions import span_question  # noqa: E402

@@ -11,16 +11,16 @@ import re
 import pandas as pd
 import pytest
 
-from audit.agreement_rule import group_title
 from audit.cli import main
-from audit.demo import demo_runs, load_demo
-from audit.export import export_json
-from audit.report import DATA_ELEMENT_ID, build_report, report_html
-from audit.reviews import add_review
+from audit.demo import demo_runs
+from audit.outputs.agreement_rule import group_title
+from audit.outputs.export import export_json
+from audit.outputs.report import DATA_ELEMENT_ID, build_report, report_html
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import load_view
-from tests.conftest import GOLD, write_jsonl
+from tests.conftest import GOLD, copy_of, write_jsonl
 
 DATA_RE = re.compile(rf'<script type="application/json" id="{DATA_ELEMENT_ID}">(.*?)</script>', re.S)
 DEMO_RUNS = [d.name for _, d in demo_runs()]
@@ -41,11 +41,8 @@ def without_time(export: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("report") / "demo.db"
-    db = open_db(path)
-    load_demo(db)
-    return db
+def demo_db(tmp_path_factory, demo_template):
+    return open_db(copy_of(demo_template, tmp_path_factory.mktemp("report") / "demo.db"))
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""The chart builders of `audit.figures`, tested on the Vega-Lite spec each one produces: its marks, its fields and
+"""The chart builders of `audit.outputs.figures`, tested on the Vega-Lite spec each one produces: its marks, its
+fields and
 the numbers in its inline data (the builders are pure: rows in, spec out)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import random
 import pandas as pd
 import pytest
 
-from audit import figures
+from audit.outputs import figures
 
 
 def rows_of(spec: dict) -> list[dict]:

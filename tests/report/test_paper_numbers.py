@@ -1,4 +1,5 @@
-"""The paper-facing numbers. The LaTeX table (`audit.export.export_latex`, also the report's `table.tex`) and the
+"""The paper-facing numbers. The LaTeX table (`audit.outputs.export.export_latex`, also the report's `table.tex`) and
+the
 report's headline carry the estimated full-review score with both labelled intervals, not only reviewed-so-far
 (issue #40 point 4); every LaTeX export compiles (point 6): pdflatex where installed, and always no character
 outside ASCII; the bias chart's axis names what it subtracts (point 9)."""
@@ -12,14 +13,14 @@ import subprocess
 
 import pytest
 
-from audit import figures
 from audit.demo import load_demo
-from audit.export import export_json, export_latex
-from audit.report import build_report
-from audit.reviews import add_review
-from audit.sampling import ALL_KINDS, create_plan
-from audit.store import open_db
-from audit.tex_ascii import ascii_char, ascii_tex
+from audit.outputs import figures
+from audit.outputs.export import export_json, export_latex
+from audit.outputs.report import build_report
+from audit.outputs.tex_ascii import ascii_char, ascii_tex
+from audit.review.reviews import add_review
+from audit.review.sampling import ALL_KINDS, create_plan
+from audit.store.database import open_db
 from audit.views import decisions, load_view
 from tests.report.test_sampled_report import review_sampled_blocks
 

@@ -9,10 +9,10 @@ from collections import Counter
 import pytest
 
 from audit.demo import load_demo
-from audit.report import build_report, pairings_overruled, report_html
-from audit.reviews import add_review
-from audit.sampling import ALL_KINDS, create_plan, next_sample, plans
-from audit.store import open_db
+from audit.outputs.report import build_report, pairings_overruled, report_html
+from audit.review.reviews import add_review
+from audit.review.sampling import ALL_KINDS, create_plan, next_sample, plans
+from audit.store.database import open_db
 from audit.views import load_view
 
 CHIMERA = "demo-chimera-mixed"
@@ -126,7 +126,7 @@ def test_the_headline_says_what_the_estimate_rests_on_in_the_estimates_own_words
 def test_raw_agreement_shows_the_document_bootstrap_interval_its_caption_names(sampled):
     """Issue 39 point 5: the report printed the Wilson interval (decisions independent) under "bootstrap resampling
     documents"; it now prints the interval the caption names."""
-    from audit.report import interval
+    from audit.outputs.report import interval
 
     db, _, _ = sampled
     report = build_report(load_view(db, CHIMERA))

@@ -1,4 +1,5 @@
-"""One rule for agreement figures (`audit.agreement_rule`): an undefined κ is said in words (null plus a reason in
+"""One rule for agreement figures (`audit.outputs.agreement_rule`): an undefined κ is said in words (null plus a
+reason in
 JSON), never printed or drawn as 0; the family's label scheme picks the statistic on every surface; α is ordinal per
 ordinal criterion."""
 
@@ -8,13 +9,13 @@ import shutil
 
 import pytest
 
-from audit.agreement import agreement
-from audit.agreement_rule import MIN_DECISIONS, kappa_statistic
 from audit.demo import load_demo
-from audit.export import export_json, export_latex
-from audit.report import agreement_points, build_report, report_html
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.outputs.agreement import agreement
+from audit.outputs.agreement_rule import MIN_DECISIONS, kappa_statistic
+from audit.outputs.export import export_json, export_latex
+from audit.outputs.report import agreement_points, build_report, report_html
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import decisions
 from scoring.stats.agreement import multi_rater_stats, pair_stats
 

@@ -2,9 +2,9 @@
 
 import json
 
-from audit.agreement import agreement
 from audit.cli import main
-from audit.reviews import add_review
+from audit.outputs.agreement import agreement
+from audit.review.reviews import add_review
 from audit.views import decisions
 
 

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from audit.agreement import agreement
-from audit.alt_test import alt_test_of_run
 from audit.cli import main
-from audit.demo import load_demo
 from audit.effective import current_labels
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.outputs.agreement import agreement
+from audit.outputs.alt_test import alt_test_of_run
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import as_view
 from scoring.stats.alt_test import alt_test
+from tests.conftest import copy_of
 
 RUN = "demo-ideation-si2024-humans"
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("alt") / "demo.db"
-    load_demo(open_db(path))
-    return path
+def demo_db(tmp_path_factory, demo_template):
+    return copy_of(demo_template, tmp_path_factory.mktemp("alt") / "demo.db")
 
 
 def test_the_si2024_reviews_have_a_verdict_stated_with_epsilon(demo_db):

@@ -1,4 +1,5 @@
-"""The queue's change strip (`audit.queue.describe_change`) compares every metric cell the family declares, with a
+"""The queue's change strip (`audit.review.queue.describe_change`) compares every metric cell the family declares,
+with a
 tolerance: an ideation mean 3.0204 → 3.0000 is a change, LitXBench's float counts are listed as whole numbers."""
 
 import random
@@ -7,9 +8,9 @@ import shutil
 import pytest
 
 from audit.demo import load_demo
-from audit.queue import changed, describe_change, metric_changes
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.review.queue import changed, describe_change, metric_changes
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import as_view, decisions
 
 IDEATION = "demo-ideation-si2024-humans"

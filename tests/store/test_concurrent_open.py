@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from audit.reviews import add_review
-from audit.store import open_db
+from audit.review.reviews import add_review
+from audit.store.database import open_db
 from audit.views import decisions
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
-import audit.errata as errata
-from audit.errata import add_erratum
+import audit.review.errata as errata
+from audit.review.errata import add_erratum
 from audit.views import decisions
 
 

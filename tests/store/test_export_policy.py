@@ -18,7 +18,7 @@ import pytest
 
 from audit.cli import main
 from audit.effective import POLICIES
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.views import decisions, document, document_ids
 from scoring.families import get_task
 from scoring.families.base import add_nested

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from audit.export import export_run
+from audit.outputs.export import export_run
 from audit.runs import score_run
 from audit.runs import write_judge_log as _write_log
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import decisions
 from scoring.errors import JudgeFailed
 from scoring.families import get_task
@@ -204,9 +204,6 @@ def test_a_second_run_into_the_same_db_sends_no_requests(server: JudgeServer, db
 
 
 RUN_IN_CHILD = """
-import sys
-from audit.runs import score_run
-from audit.store import open_db
 score_run(open_db(sys.argv[1]), "chimera", {"gold": sys.argv[2], "pred": sys.argv[3]}, "openai:test-model",
           run="resumed")
 """

@@ -9,12 +9,12 @@ import sys
 
 from sqlite_utils import Database
 
-from audit.migrations import migrations
 from audit.rescoring import audit_run
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.stale import rebuild_stale_runs, stale_runs
-from audit.store import open_db
+from audit.store.database import open_db
+from audit.store.migrations import migrations
 from audit.views import decisions
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, ROOT
 
@@ -62,7 +62,7 @@ def test_twins_merge_reviews_move_and_conflicts_are_reported(tmp_path):
 
 
 def test_review_import_accepts_either_orientation(tmp_path, db_with_run):
-    from audit.reviews_io import import_reviews
+    from audit.review.reviews_io import import_reviews
 
     d = next(x for x in decisions(db_with_run, "mixed") if x["left"] != x["right"])
     line = {"uid": "u-flip", "doc": d["doc"], "kind": d["kind"], "type": d["type"], "left": d["right"],
@@ -141,7 +141,7 @@ def test_oldest_schema_with_twins_migrates_to_the_audited_metrics_of_one_decisio
 
 
 def test_migrations_import_no_application_code():
-    code = ("import sys, audit.migrations; print(sorted(m for m in sys.modules if m in ('audit.rescoring', "
-            "'audit.reviews') or m == 'scoring.families' or m.startswith('scoring.families.')))")
+    code = ("import sys, audit.store.migrations; print(sorted(m for m in sys.modules if m in ('audit.rescoring', "
+            "'audit.review.reviews') or m == 'scoring.families' or m.startswith('scoring.families.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout

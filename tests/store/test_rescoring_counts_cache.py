@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from audit.rescoring import audit_run
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.runs import delete_run, score_run
-from audit.store import open_db, run_row
+from audit.store.database import open_db, run_row
 from tests.conftest import ROOT
 
 DEMO = ROOT / "data" / "retrieval" / "demo_rankings.jsonl"

@@ -8,7 +8,7 @@ import pytest
 from audit.effective import POLICIES, effective_label
 from audit.errors import BadLabel, StaleReview, UnknownDecision, UnknownRun
 from audit.rescoring import audit_run
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.views import decisions, document, load_view
 from scoring.families.chimera import scorer as chimera
 
@@ -116,7 +116,7 @@ def test_effective_label_policies(reviews, policy, label, source):
 def test_majority_policy_scores_in_memory_and_is_exported(db_with_run):
     import json as _json
 
-    from audit.export import export_json
+    from audit.outputs.export import export_json
 
     d = next(x for x in decisions(db_with_run, "mixed") if x["judge"] == "match" and x["left"] != x["right"])
     for who, lab in (("ana", "no-match"), ("bo", "no-match"), ("cy", "match")):

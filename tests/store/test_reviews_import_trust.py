@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from audit.reviews import add_review
-from audit.reviews_io import MAX_CLOCK_SKEW, export_reviews, import_reviews
+from audit.review.reviews import add_review
+from audit.review.reviews_io import MAX_CLOCK_SKEW, export_reviews, import_reviews
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import decisions
 from scoring.errors import InputError
 from tests.conftest import GOLD, PRED_MIXED

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from audit.reviews import add_review
-from audit.reviews_io import export_reviews, import_reviews
+from audit.review.reviews import add_review
+from audit.review.reviews_io import export_reviews, import_reviews
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from scoring.errors import InputError
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 

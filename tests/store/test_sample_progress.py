@@ -3,7 +3,7 @@ may stop; a blind one says neither the stratum, nor why, nor how many more (all 
 
 from __future__ import annotations
 
-from audit.sample_progress import card_progress, sample_caption
+from audit.review.sample_progress import card_progress, sample_caption
 
 NXT = {"doc": "2211.01142", "stratum": "no-match", "why": "minimum", "more_to_target": 58,
        "more_decisions_to_target": 40.0, "target_half_width": 0.03, "target_label": "entity F1",

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from audit.reviews import add_review
-from audit.sampling import MIN_SAMPLED_BLOCKS, create_plan, estimate, next_sample
+from audit.review.reviews import add_review
+from audit.review.sampling import MIN_SAMPLED_BLOCKS, create_plan, estimate, next_sample
 from audit.views import decisions
 
 TARGET = "entities/avg/f1"

@@ -10,8 +10,8 @@ import pytest
 
 from audit.cli import main
 from audit.errors import AuditError
-from audit.reviews import add_review
-from audit.sampling import create_plan, estimate, load_plan, next_sample
+from audit.review.reviews import add_review
+from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 
 
 def reviews(db) -> list[tuple]:

@@ -1,4 +1,4 @@
-"""Partial audits through the store: plan, sample queue, estimate (audit/sampling.py)."""
+"""Partial audits through the store: plan, sample queue, estimate (audit/review/sampling.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from audit.errors import AuditError
 from audit.rescoring import audit_run
-from audit.reviews import add_review
-from audit.sampling import create_plan, estimate, load_plan, next_sample
+from audit.review.reviews import add_review
+from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 from audit.views import decisions
 
 
@@ -73,9 +73,9 @@ def test_hand_picked_reviews_never_enter_as_sample_draws(db_with_run):
 def test_merging_reviews_keeps_the_sample_and_its_estimate(db_with_run, tmp_path):
     """Invariant: exporting a sampled audit's reviews and importing them into another database holding the same run
     and plan gives the same estimate (the `sampled` flag travels with each review)."""
-    from audit.reviews_io import export_reviews, import_reviews
+    from audit.review.reviews_io import export_reviews, import_reviews
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
     db = db_with_run
@@ -192,8 +192,8 @@ def test_estimate_says_per_stratum_what_its_variance_rests_on(db_with_run):
 def test_the_estimate_counts_sampled_documents_not_documents_without_decisions(db_with_run):
     """Issue 39 point 5: after 40 sampled documents the Scores page said "187 of 216 documents reviewed" (the 147
     documents without decisions counted as reviewed); every surface now shows the one sentence of
-    `audit.coverage`."""
-    from audit.coverage import coverage_text
+    `audit.review.coverage`."""
+    from audit.review.coverage import coverage_text
 
     db = db_with_run
     create_plan(db, "mixed", seed=4)

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
-from audit.queue import queue_ids
 from audit.rescoring import audit_run
-from audit.reviews import add_review
+from audit.review.queue import queue_ids
+from audit.review.reviews import add_review
+from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 from audit.runs import score_run
-from audit.sampling import create_plan, estimate, load_plan, next_sample
 from audit.views import as_view
 from bench.family_partial_audit import coverage, draw, estimate_round, plan_for, population, truth_for
 
@@ -41,7 +41,7 @@ def _small_rankings(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def runs_db(tmp_path_factory):
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     d = tmp_path_factory.mktemp("families")
     db = open_db(d / "families.db")
@@ -58,7 +58,7 @@ def runs_db(tmp_path_factory):
 def db(runs_db, tmp_path):
     import shutil
 
-    from audit.store import open_db
+    from audit.store.database import open_db
 
     path = tmp_path / "copy.db"
     shutil.copyfile(runs_db, path)

@@ -15,8 +15,8 @@ import pytest
 
 from audit.cli import main
 from audit.rescoring import audit_run
-from audit.reviews import add_review
-from audit.sampling import create_plan, estimate, load_plan, next_sample, plans
+from audit.review.reviews import add_review
+from audit.review.sampling import create_plan, estimate, load_plan, next_sample, plans
 from audit.views import as_view
 from scoring.families.chimera.family import ChimeraTask
 from scoring.families.retrieval.family import TAIL_STRATA, RetrievalTask

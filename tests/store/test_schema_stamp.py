@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from audit import store
 from audit.cli import main
 from audit.errors import DatabaseRefused
-from audit.migrations import SCHEMA_VERSION, migrations
 from audit.runs import score_run
-from audit.store import APPLICATION_ID, open_db
+from audit.store import database as store
+from audit.store.database import APPLICATION_ID, open_db
+from audit.store.migrations import SCHEMA_VERSION, migrations
 from tests.conftest import GOLD, PRED_MIXED
 
 

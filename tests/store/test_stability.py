@@ -1,4 +1,4 @@
-"""Judge stability checks (audit/stability.py, scoring/stats/stability.py): re-asking a seeded sample of a run's
+"""Judge stability checks (audit/outputs/stability.py, scoring/stats/stability.py): re-asking a seeded sample of a run's
 questions against the scripted local server (tests/judge_server.py) with a seeded non-deterministic answer rule,
 so every expected flip is computed from the rule, independently of the code under test; and once against a real
 llama.cpp server when one is available."""
@@ -13,9 +13,9 @@ from collections import Counter
 import pytest
 
 from audit.errors import AuditError
+from audit.outputs.stability import list_checks, run_check, sample_decisions, stability_report, unstable_decisions
 from audit.runs import score_run
-from audit.stability import list_checks, run_check, sample_decisions, stability_report, unstable_decisions
-from audit.store import open_db
+from audit.store.database import open_db
 from scoring.families.chimera.prompts import render_span_prompt
 from scoring.stats.intervals import wilson_interval
 from scoring.stats.stability import distribution, flipped, rates_by
@@ -320,7 +320,7 @@ def test_a_server_dying_during_a_check_stores_no_check(scored, monkeypatch):
 
 
 def test_stability_results_are_in_the_json_export(scored):
-    from audit.export import export_json
+    from audit.outputs.export import export_json
 
     assert export_json(scored, RUN, with_agreement=False)["stability"] is None
     run_check(scored, RUN, repeats=3, temperature=0.7, sample=20, seed=2)

@@ -8,7 +8,7 @@ import sqlite3
 
 from audit.runs import score_run
 from audit.stale import rebuild_stale_runs
-from audit.store import open_db
+from audit.store.database import open_db
 from scoring.families import get_task
 from tests.conftest import ROOT
 

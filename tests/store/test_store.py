@@ -7,9 +7,9 @@ import textwrap
 import pytest
 
 from audit.errors import RunExists
-from audit.migrations import SCHEMA_VERSION
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
+from audit.store.migrations import SCHEMA_VERSION
 from scoring.errors import InputError
 from scoring.judges.local import ExactJudge
 from scoring.judges.registry import JudgeKind, register_judge
@@ -70,8 +70,8 @@ def test_rescoring_same_inputs_asks_nothing_new(fresh_db):
 WRITER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
-    from audit.store import open_db
-    from audit.reviews import add_review
+    from audit.store.database import open_db
+    from audit.review.reviews import add_review
     db = open_db(sys.argv[1])
     for i in range(int(sys.argv[3])):
         add_review(db, "mixed", 1 + i % 20, "match" if i % 2 else "no-match", sys.argv[2], note=str(i))

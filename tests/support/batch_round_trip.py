@@ -21,7 +21,7 @@ from audit.demo import DATA
 from audit.errors import AuditError
 from audit.judge_batch import export_requests, import_results
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from scoring.families import get_task
 from tests.judge_server import JudgeServer, equal_spans_script, spans_of
 

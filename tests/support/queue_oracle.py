@@ -1,11 +1,12 @@
-"""The queue rule written plainly over built decisions: the oracle `audit.queue.queue_ids` (which reads ids with a
+"""The queue rule written plainly over built decisions: the oracle `audit.review.queue.queue_ids` (which reads ids
+with a
 few SQL queries) is tested against. Test-only: the product never builds every decision to pick a queue."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from audit.queue import QUEUES
+from audit.review.queue import QUEUES
 
 
 def in_queue(d: dict, queue: str, reviewer: str) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from audit.agreement_rule import group_title as agreement_group_title
+from audit.outputs.agreement_rule import group_title as agreement_group_title
 from scoring.families import get_task
 from scoring.families.base import Noun
 
@@ -75,7 +75,8 @@ def kind_title(task: str, kind: str) -> str:
 
 
 def group_title(task: str, group: str) -> str:
-    """An agreement group named for people (`audit.agreement_rule.group_title`, as the report and charts say)."""
+    """An agreement group named for people (`audit.outputs.agreement_rule.group_title`, as the report and charts
+    say)."""
     return agreement_group_title(get_task(task), group)
 
 

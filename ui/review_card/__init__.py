@@ -7,6 +7,7 @@ next decisions of the queue, answers the review keys at once and sends each labe
 - `static/` the component's HTML, CSS and JavaScript (no build step, nothing fetched from elsewhere).
 
 Besides the labels, the card has the classic card's note box (sent with the card's label, stored by
-`audit.reviews.review_note`), its errata form (a flag is an outbox event too, stored once by `audit.errata`) and
+`audit.review.reviews.review_note`), its errata form (a flag is an outbox event too, stored once by
+`audit.review.errata`) and
 its "open the whole document" link (followed in the same session through a trigger and `st.switch_page`).
 """

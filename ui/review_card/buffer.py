@@ -11,9 +11,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
-from sqlite_utils import Database
-
-from audit.queue import decision_view
+from audit.review.queue import decision_view
+from audit.store.database import Database
 from audit.views import RunView
 from scoring.families.base import LabelScheme
 from ui.decisions import card_html, label_buttons, shortcut_hint

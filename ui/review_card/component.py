@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import streamlit as st
-from sqlite_utils import Database
 
-from audit.errata import MAX_ITEM_CHARS, PROBLEMS
-from audit.queue import decision_view
-from audit.reviews import MAX_NOTE_CHARS
+from audit.review.errata import MAX_ITEM_CHARS, PROBLEMS
+from audit.review.queue import decision_view
+from audit.review.reviews import MAX_NOTE_CHARS
+from audit.store.database import Database
 from audit.views import RunView
 from ui.decisions import CARD_STYLE
 from ui.families import doc_noun

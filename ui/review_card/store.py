@@ -3,7 +3,7 @@
 An event is `{"cid", "type": "label" | "undo", "decision", "label", "note", "undo_of", "run", "who"}`; `cid` is
 the card's own id of that key press. A flag of a gold error is `{"cid", "type": "erratum", "decision", "item"
 (the listed gold item, or null), "typed", "problem", "correction", "note", "run", "who"}`: stored like the classic
-card's errata form stores it (`audit.errata`), its document the decision's (never the browser's word).
+card's errata form stores it (`audit.review.errata`), its document the decision's (never the browser's word).
 
 An event whose client id is stored already (a re-send after a reconnect or a reload) is acknowledged without
 writing (only to the reviewer who sent it); an undo restores the label this reviewer (adjudicator: the
@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sqlite_utils import Database
-
 from audit.effective import current_labels
-from audit.errata import add_erratum, flagged_item
 from audit.errors import AuditError
-from audit.queue import decision_view, describe_change
-from audit.reviews import add_review, review_by_client_id, review_note, stored_client_ids
+from audit.review.errata import add_erratum, flagged_item
+from audit.review.queue import decision_view, describe_change
+from audit.review.reviews import add_review, review_by_client_id, review_note, stored_client_ids
+from audit.store.database import Database
 from audit.views import RunView
 
 MAX_EVENTS = 200

@@ -8,7 +8,17 @@ from types import MappingProxyType
 from typing import Any
 
 from scoring.decisions import Decision
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, Noun
+from scoring.families.base import (
+    DemoRun,
+    FamilyBase,
+    InputSpec,
+    Labels,
+    LabelScheme,
+    Loaded,
+    MetricCell,
+    Noun,
+    content_hash,
+)
 from scoring.families.chimera import sampling as chimera_sampling
 from scoring.families.chimera import scorer as chimera
 from scoring.families.chimera import strict
@@ -32,6 +42,11 @@ class ChimeraTask(FamilyBase):
     title = "CHIMERA recombination extraction"
     doc_noun = Noun("abstract", article="an")
     certain_decisions = "two identical strings"
+    # the paper's rule (chimera.md): a span pair matches iff the judge says yes in both span orders
+    answer_examples = MappingProxyType({chimera.KIND: (
+        (("yes", "yes"), "match"), (("yes", "no"), "no-match"), (("no", "yes"), "no-match"),
+        (("no", "no"), "no-match"), (("yes", "invalid"), "invalid"), (("invalid", "no"), "no-match"),
+        (("missing", "yes"), "invalid"))})
     kind_titles = MappingProxyType({chimera.KIND: "span pair (predicted ⇄ gold)"})
     label_schemes = {chimera.KIND: LabelScheme(
         "binary", ("match", "no-match"), positive="match", symmetric=True,
@@ -95,6 +110,14 @@ class ChimeraTask(FamilyBase):
         d, p = chimera.doc_from_json(payload)
         by_pair = {(t, left, right): lab for (_, t, left, right), lab in labels.items()}
         return chimera.doc_counts(d, p, chimera.match_fn_from_labels(by_pair))
+
+    def gold_key(self, payload: Mapping) -> str:
+        """The abstract, its class and its gold entities and relations."""
+        return content_hash([payload["paper_id"], payload["text"], payload.get("document_class"), payload["gold"]])
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """Entity type and the unordered span pair: (x, y) and (y, x) are one question."""
+        return content_hash([decision["kind"], decision["type"], sorted([decision["left"], decision["right"]])])
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         return chimera_sampling.stratum(decisions)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from scoring.decisions import Decision
@@ -25,6 +26,7 @@ from scoring.families.base import (
     Noun,
     OptionSpec,
     SampledBy,
+    content_hash,
 )
 from scoring.families.ideation import decide as dec
 from scoring.families.ideation import scores
@@ -79,6 +81,9 @@ class IdeationTask(FamilyBase):
     name = "ideation"
     title = "Scientific ideation (absolute ratings and pairwise comparisons)"
     doc_noun = Noun("question")
+    # a rating is its one answer; the two orders of a comparison have no joint label of their own (ideation.md:
+    # both orders are votes, counted apart)
+    answer_examples = MappingProxyType({RATING: ((("1",), "1"), (("5",), "5")), COMPARISON: ((("a", "b"), None),)})
     label_schemes = {
         RATING: LabelScheme("ordinal", SCORE_LABELS, titles={"1": "1 (worst)", "5": "5 (best)"},
                             keys={s: s for s in SCORE_LABELS}),
@@ -322,6 +327,19 @@ class IdeationTask(FamilyBase):
                                   "second": call["second"], "verdict": call["verdict"],
                                   "rationale": call.get("rationale"), "raw": call.get("raw")})
         return lines
+
+    def gold_key(self, payload: Mapping) -> str:
+        """The research question (the ideas are the systems' outputs, compared inside the run)."""
+        return content_hash([payload["question_id"], payload["question"]])
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """A rating: the system's idea (name and text) and the criterion; a comparison: both ideas in the order
+        asked."""
+        text = {i["system"]: i["idea"] for i in payload["ideas"]}
+        ideas = [[decision["left"], text.get(decision["left"])]]
+        if decision["right"]:
+            ideas.append([decision["right"], text.get(decision["right"])])
+        return content_hash([decision["kind"], decision["type"], ideas])
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         """Questions by the share of their comparisons the judge split (the winner changed with the order): where

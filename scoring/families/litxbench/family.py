@@ -15,7 +15,17 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeSpecError
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, Noun
+from scoring.families.base import (
+    DemoRun,
+    FamilyBase,
+    InputSpec,
+    Labels,
+    LabelScheme,
+    Loaded,
+    MetricCell,
+    Noun,
+    content_hash,
+)
 from scoring.families.litxbench import review
 from scoring.families.litxbench.load import json_files, load_texts, parse_paper, read_json
 from scoring.families.litxbench.model import (
@@ -49,8 +59,8 @@ PRED_HELP = ("Folder of predicted litx-json v1 files with the gold file names; a
              "accepted.")
 TEXT_HELP = "Folder of paper texts `<paper_id>.md` for the hallucination check (optional)."
 CORRECTED_NOTE = "corrected variant (NOT official): relative tolerance 1e-3 instead of absolute 1e-6"
-_PAIR = LabelScheme("binary", (MATCH, NO_MATCH), positive=MATCH, titles={MATCH: "match", NO_MATCH: "no match"},
-                    keys={MATCH: "a", NO_MATCH: "o"})
+_PAIR = LabelScheme("binary", (MATCH, NO_MATCH), positive=MATCH, pairing=True,
+                    titles={MATCH: "match", NO_MATCH: "no match"}, keys={MATCH: "a", NO_MATCH: "o"})
 
 
 class OfficialJudge(Judge):
@@ -234,6 +244,20 @@ class LitXBenchTask(FamilyBase):
                         "left": get("left"), "right": get("right"),
                         "label": get("judge") or get("judge_label")})
         return out
+
+    def gold_key(self, payload: Mapping) -> str:
+        """The paper and its gold experiments."""
+        return content_hash([payload["paper_id"], payload["gold"]])
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """A pairing: the content of the predicted and the gold thing (not their paths, which follow the
+        prediction's order); a number: its source, its value and the predicted item holding it."""
+        if decision["kind"] == KIND_NUMBER:  # the value, where the prediction holds it
+            return content_hash([decision["kind"], decision["type"], decision["right"],
+                                 review.content_at(payload["pred"], decision["left"])])
+        pred = review.content_at(payload["pred"], review.path_of(decision["left"]))
+        gold = review.content_at(payload["gold"], review.path_of(decision["right"]))
+        return content_hash([decision["kind"], decision["type"], pred, gold])
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         """Papers whose solver left pairs unmatched or numbers not found apart from clean ones."""

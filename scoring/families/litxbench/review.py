@@ -68,6 +68,51 @@ def path_of(s: str) -> str:
     return s.split(" ", 1)[0]
 
 
+_STEP_RE = re.compile(r"([A-Za-z_][\w]*)?((?:\[\d+\])*)")
+
+
+def content_at(root: object, path: str) -> list:
+    """What a decision path names, as content: at every list step on the way the element's content and how many
+    identical elements come before it in that list (two identical predicted items are two questions, whichever
+    order the prediction lists them in, and an item is told apart by the material it lies in)."""
+    node: object = {"experiments": root} if isinstance(root, list) else root
+    out: list = []
+    for step in path.split("."):
+        m = _STEP_RE.fullmatch(step)
+        if m is None:
+            return [path]
+        if m.group(1):
+            if not isinstance(node, Mapping) or m.group(1) not in node:
+                return [path]
+            node = node[m.group(1)]
+        for index in map(int, re.findall(r"\[(\d+)\]", m.group(2) or "")):
+            if not isinstance(node, list) or index >= len(node):
+                return [path]
+            element = node[index]
+            out.append([m.group(1), element, sum(x == element for x in node[:index])])
+            node = element
+    return [*out, path.rsplit("]", 1)[-1], node]
+
+
+def resolve_path(root: object, path: str) -> object:
+    """The value a decision path (`experiments[0].output_materials[1].measurements[2]`) names inside a paper's
+    experiments list (a path that names nothing gives the path itself, so a key still exists)."""
+    node: object = {"experiments": root} if isinstance(root, list) else root
+    for step in path.split("."):
+        m = _STEP_RE.fullmatch(step)
+        if m is None:
+            return path
+        if m.group(1):
+            if not isinstance(node, Mapping) or m.group(1) not in node:
+                return path
+            node = node[m.group(1)]
+        for index in re.findall(r"\[(\d+)\]", m.group(2) or ""):
+            if not isinstance(node, list) or int(index) >= len(node):
+                return path
+            node = node[int(index)]
+    return node
+
+
 def material_of(path: str) -> str:
     m = _MATERIAL_RE.match(path)
     return m.group(1) if m else path

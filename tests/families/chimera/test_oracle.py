@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from audit.effective import POLICIES
 from audit.rescoring import audit_run
-from audit.reviews import add_review
+from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store import open_db
+from audit.store.database import open_db
 from audit.views import decisions, load_view
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 from tests.support import naive_chimera

@@ -153,7 +153,7 @@ def test_live_judge_asks_every_rating_and_both_orders_and_reasks_unreadable_once
     """Through a scripted OpenAI-compatible server: Q x N x 3 ratings + Q x C(N,2) x 2 x 3 calls; a reply without
     the SCORE slot is asked again once with the format reminder; a re-run asks nothing (cache)."""
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from tests.judge_server import JudgeServer
 
     def script(prompt: str) -> str:
@@ -295,9 +295,9 @@ def test_audited_metrics_equal_pure_scores_with_reviewed_answers(tmp_path_factor
 
 def test_reviews_through_the_store_give_the_pure_scores_with_reviewed_answers(tmp_path):
     from audit.rescoring import audit_run
-    from audit.reviews import add_review
+    from audit.review.reviews import add_review
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import decisions as stored_decisions
 
     db = open_db(tmp_path / "r.db")
@@ -315,10 +315,10 @@ def test_reviews_through_the_store_give_the_pure_scores_with_reviewed_answers(tm
 
 def test_human_verdict_meets_each_judge_call(tmp_path):
     """Agreement for comparisons: a human verdict is compared with each valid call (both orders), not once."""
-    from audit.agreement import agreement
-    from audit.reviews import add_review
+    from audit.outputs.agreement import agreement
+    from audit.review.reviews import add_review
     from audit.runs import score_run
-    from audit.store import open_db
+    from audit.store.database import open_db
     from audit.views import decisions
 
     db = open_db(tmp_path / "a.db")

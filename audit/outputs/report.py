@@ -3,7 +3,7 @@ table) built from ONE run view and its JSON export, so the report's numbers are 
 
 Sections: 1 headline (judge only vs audited or estimated, with the judge's bias), 2 where the judge erred, 3
 coverage, 4 agreement with the human-human ceiling, 5 the family's own panel (chosen by the metrics it reports,
-never by its name), 6 provenance. Figures come from `audit.figures`, the builders the dashboard pages use.
+never by its name), 6 provenance. Figures come from `audit.outputs.figures`, the builders the dashboard pages use.
 
 Safety: the file loads nothing (Vega, Vega-Lite and vega-embed are inlined; a Content-Security-Policy refuses every
 request and runs only the report's own two scripts, by hash), every text from the data goes through `html.escape`,
@@ -28,9 +28,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from audit import figures
-from audit.agreement import raw_agreement_interval
-from audit.agreement_rule import (
+from audit.output_paths import OutputRule
+from audit.outputs import figures
+from audit.outputs.agreement import agreement as compute_agreement
+from audit.outputs.agreement import raw_agreement_interval
+from audit.outputs.agreement_rule import (
     MIN_DECISIONS,
     MIN_DOCUMENTS,
     MINIMUM_SOURCE,
@@ -38,8 +40,7 @@ from audit.agreement_rule import (
     group_title,
     statistic_of,
 )
-from audit.assigned_review import planned_overlap_text
-from audit.estimate_text import (
+from audit.outputs.estimate_text import (
     ANYTIME,
     FIXED_N,
     INTERVALS_EXPLAINED,
@@ -47,8 +48,9 @@ from audit.estimate_text import (
     estimate_lines,
     export_estimates,
 )
-from audit.export import export_json, export_latex
-from audit.output_paths import OutputRule
+from audit.outputs.export import export_json, export_latex
+from audit.review.assigned_review import planned_overlap_text
+from audit.review.sampling import ALL_KINDS, estimate, plans
 from audit.views import RunView
 
 DATA_ELEMENT_ID = "rejudge-data"
@@ -79,7 +81,7 @@ class Report:
     run: str
     task_title: str
     data: dict
-    """The run's JSON export (`audit.export.export_json`): every number the report shows comes from it."""
+    """The run's JSON export (`audit.outputs.export.export_json`): every number the report shows comes from it."""
     sections: list[Section]
 
     @property
@@ -147,14 +149,13 @@ def build_report(view: RunView) -> Report:
 
 
 def _headline_estimates(data: Mapping) -> dict:
-    """The sample estimates in an export (`audit.estimate_text.export_estimates`)."""
+    """The sample estimates in an export (`audit.outputs.estimate_text.export_estimates`)."""
     return export_estimates(data)
 
 
 def sample_estimates(view: RunView) -> dict:
     """The headline estimates the run's sampling plan gives now, chosen as `_headline_estimates` chooses them from
     the export (the plan over all decision kinds, else the first): {} without a plan."""
-    from audit.sampling import ALL_KINDS, estimate, plans
 
     found = plans(view.db, view)
     if not found:
@@ -215,10 +216,10 @@ def agreement_points(view: RunView, agreement: Mapping | None = None) -> list[di
     """The rows of `figures.agreement_intervals`: human vs judge kappa (weighted kappa for ordinal kinds) per group,
     the human-human pairs' kappa and Krippendorff's alpha over all reviewers (the ceiling).
 
-    `agreement`: `audit.agreement.agreement` of the view when the caller has it (the report: from the export; the
+    `agreement`: `audit.outputs.agreement.agreement` of the view when the caller has it (the report: from the export;
+    the
     Agreement page: its cached one), else computed here."""
     if agreement is None:
-        from audit.agreement import agreement as compute_agreement
 
         agreement = compute_agreement(view.db, view)
     hvj = agreement.get("human_vs_judge", {})
@@ -513,14 +514,14 @@ def _panel_corrected(view: RunView, data: Mapping, s: Section) -> None:
 
 
 def pairings_overruled(view: RunView) -> tuple[int, int]:
-    """(forced, forbidden): reviewed pairing decisions (the binary kinds whose positive label is `match`) whose
-    effective label is a pair where the judge's is not, and the other way round."""
-    pairing = {k for k, sc in view.task.label_schemes.items() if sc.scale == "binary" and sc.positive == "match"}
+    """(forced, forbidden): reviewed pairing decisions (kinds whose label scheme says `pairing`) whose effective
+    label is a pair (the scheme's positive label) where the judge's is not, and the other way round."""
+    positive = {k: sc.positive for k, sc in view.task.label_schemes.items() if sc.pairing}
     forced = forbidden = 0
     for d, e in _settled(view):
-        if d["kind"] in pairing and e.label != d["judge_label"]:
-            forced += e.label == "match"
-            forbidden += d["judge_label"] == "match"
+        if d["kind"] in positive and e.label != d["judge_label"]:
+            forced += e.label == positive[d["kind"]]
+            forbidden += d["judge_label"] == positive[d["kind"]]
     return forced, forbidden
 
 
@@ -597,7 +598,6 @@ def _provenance(view: RunView, data: Mapping) -> Section:
     facts = [["run", data["run"]], ["task", view.task.title], ["scored", data["created"]],
              ["report made", data["exported"]], ["Rejudge version", data["rejudge_version"]],
              ["effective-label policy", f"{pol['name']}: {pol['rule']}"]]
-    from audit.sampling import ALL_KINDS
 
     for kind, smp in data.get("sampling", {}).items():
         plan = smp["plan"]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
-from audit.agreement_rule import apply_kappa_rule
 from audit.errors import AuditError
-from audit.store import list_runs
+from audit.outputs.agreement_rule import apply_kappa_rule
+from audit.store.database import list_runs
 from audit.views import RunRef, as_view
+from scoring.families import TASKS
 from scoring.stats.agreement import pair_stats
 
 
 def _first_input_sha(row: dict) -> str | None:
-    from scoring.families import TASKS
 
     task = TASKS.get(row["task"])
     if task is None or not task.inputs:

@@ -1,7 +1,7 @@
 """The store's constants and its full-disk rule, which the CLI needs before it opens anything (stdlib only, so
 `--help` loads no store).
 
-`audit.store` and `audit.reviews` import these from here; `python -m audit --help` reads them without importing
+`audit.store` and `audit.review.reviews` import these from here; `python -m audit --help` reads them without importing
 sqlite_utils (which imports pandas) or the store (#38).
 """
 

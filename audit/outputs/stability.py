@@ -27,7 +27,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.store import dumps, now, run_row, transaction
+from audit.store.database import dumps, now, run_row, transaction
 from audit.views import RunRef, RunView
 from scoring.errors import JudgeFailed
 from scoring.families import get_task

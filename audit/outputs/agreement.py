@@ -15,7 +15,7 @@ Units and choices (documented in the README):
   criterion (type) at the ordinal level (ideation: novelty, feasibility, effectiveness apart); each says its
   `level`. The pooled `alpha` is the only group's when there is one, else undefined with a reason (labels on
   different scales do not pool). Cohen's kappa per reviewer pair beside it, never one kappa pooled over pairs.
-- Every kappa goes through `audit.agreement_rule`: the family's label scheme picks the headline statistic
+- Every kappa goes through `audit.outputs.agreement_rule`: the family's label scheme picks the headline statistic
   (quadratic-weighted for ordinal groups), a kappa that says nothing (one label only) is null with a reason.
 """
 
@@ -27,9 +27,10 @@ from itertools import combinations
 
 from sqlite_utils import Database
 
-from audit.agreement_rule import apply_kappa_rule, minimums
-from audit.alt_test import alt_test_of_run
 from audit.errors import AuditError
+from audit.outputs.agreement_rule import apply_kappa_rule, minimums
+from audit.outputs.alt_test import alt_test_of_run
+from audit.review.assigned_review import double_coded_plan
 from audit.views import RunRef, RunView, as_view
 from scoring.decisions import INVALID_LABEL
 from scoring.stats.agreement import group_stats, multi_rater_stats, pair_stats
@@ -101,7 +102,7 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
     """`{"human_vs_judge": {group: stats}, "human_vs_human": {"alpha": {...}, "pairs": {pair: stats}},
     "alt_test": {kind: ...}, ...}`.
 
-    `alt_test`: can the judge replace a human annotator (`audit.alt_test`, docs/alt-test.md), with `epsilon`.
+    `alt_test`: can the judge replace a human annotator (`audit.outputs.alt_test`, docs/alt-test.md), with `epsilon`.
 
     Groups are `all`, `non-trivial` (when the family has trivial decisions), each decision kind and `kind/type`;
     every group's stats carry n, n_clusters (documents), kappa with a document-bootstrap interval, raw agreement
@@ -142,7 +143,7 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
 def human_vs_human(hvh_rows: list[dict], ratings: dict[str, dict[str, str]], rating_groups: dict[str, tuple[str, str]],
                    opts: dict) -> dict:
     """`{"alpha", "alpha_by_group", "pairs"}` over these rows of `agreement_rows` (Cohen's kappa per reviewer pair
-    under `audit.agreement_rule`, Krippendorff's alpha per kind and criterion, the pooled one)."""
+    under `audit.outputs.agreement_rule`, Krippendorff's alpha per kind and criterion, the pooled one)."""
     ordinal = opts["ordinal_kinds"]
     pairs: dict[str, dict] = {}
     for pair in sorted({r["pair"] for r in hvh_rows}):
@@ -158,7 +159,6 @@ def planned_overlap(view: RunView, rows: dict, opts: dict) -> dict | None:
     """The assigned review's planned overlap (None: the run has no assignment): how many decisions were planned to
     be double-coded, how many carry at least `min_reviewers` human labels now (in the reviews used), and the
     human-human agreement on that planned subset alone (`human_vs_human`), not on accidental overlap."""
-    from audit.assigned_review import double_coded_plan
 
     plan = double_coded_plan(view.db, view.name)
     if plan is None:

@@ -18,14 +18,24 @@ from datetime import UTC, datetime
 
 from sqlite_utils import Database
 
-from audit.agreement import agreement
-from audit.agreement_rule import Statistic, statistic_of
+from audit import __version__
 from audit.effective import POLICIES
 from audit.errors import AuditError
-from audit.estimate_text import INTERVALS_EXPLAINED, EstimateLine, estimate_lines, export_estimates, interval_text
-from audit.tex_ascii import ascii_tex
+from audit.outputs.agreement import agreement
+from audit.outputs.agreement_rule import Statistic, statistic_of
+from audit.outputs.estimate_text import (
+    INTERVALS_EXPLAINED,
+    EstimateLine,
+    estimate_lines,
+    export_estimates,
+    interval_text,
+)
+from audit.outputs.stability import list_checks, stability_report
+from audit.outputs.tex_ascii import ascii_tex
+from audit.review.sampling import ALL_KINDS, estimate, plans
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell
+from scoring.judges.redact import public_field, redact_url
 
 FORMATS = ("json", "csv", "latex", "judgelog")
 _FORMULA_START = frozenset("=+-@\t\r\n")
@@ -33,7 +43,6 @@ _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.
 
 
 def rejudge_version() -> str:
-    from audit import __version__
 
     return __version__
 
@@ -64,10 +73,9 @@ def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, polic
 
 
 def _stability(view: RunView) -> dict | None:
-    """The run's judge-stability checks (`audit.stability`): each check, the flip rates and the share changed vs
+    """The run's judge-stability checks (`audit.outputs.stability`): each check, the flip rates and the share changed vs
     the run's label with Wilson intervals (overall and by kind, type, run label), and the unstable decisions with
     their labels per attempt. None when the run has no check."""
-    from audit.stability import list_checks, stability_report
 
     if not list_checks(view.db, view):
         return None
@@ -82,7 +90,6 @@ def _stability(view: RunView) -> dict | None:
 
 def _sampling(view: RunView) -> dict:
     """Every sampling plan of the run (strata, seed, random ranks) with the estimates it gives now."""
-    from audit.sampling import ALL_KINDS, estimate, plans
 
     out = {}
     for kind, plan in plans(view.db, view).items():
@@ -104,7 +111,6 @@ def public_identity(identity: dict) -> dict:
     """The judge identity as exported and shown (the overview page): no local folders, and the endpoint and the
     replay log's metadata redacted again (`scoring.judges.redact`), so a run stored before they were redacted shows
     and exports none of their secrets."""
-    from scoring.judges.redact import public_field, redact_url
 
     out = dict(identity)
     if "spec" in out:
@@ -182,7 +188,7 @@ def tex(s: object) -> str:
 
 
 def _kappa_note(agr: dict) -> str:
-    """The caption's agreement clause under `audit.agreement_rule`: the family's statistic (weighted for ordinal
+    """The caption's agreement clause under `audit.outputs.agreement_rule`: the family's statistic (weighted for ordinal
     kinds), an undefined one in words, never as 0."""
     hvj = agr.get("human_vs_judge", {})
     if not hvj.get("all"):
@@ -297,7 +303,7 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
     """A booktabs table (caption, label) of original vs reviewed-so-far P / R / F1 per section and type, macro
     averages labelled, then (with a sampling plan) the estimated full-review headline scores with both labelled
     intervals; the effective-label policy, the estimate and the human-judge agreement in the caption. ASCII only
-    (`audit.tex_ascii`), so pdflatex compiles it whatever the text carries. Needs \\usepackage{booktabs}."""
+    (`audit.outputs.tex_ascii`), so pdflatex compiles it whatever the text carries. Needs \\usepackage{booktabs}."""
     view = as_view(db, run, policy)
     data = export_json(view.db, view)
     task = view.task

@@ -60,7 +60,7 @@ def interval_text(ci: tuple[float, float] | list | None, one) -> str:
 
 
 def estimate_lines(task: TaskFamily, estimates: Mapping) -> list[EstimateLine]:
-    """The lines of `audit.sampling.estimate`'s (or an export's `sampling[...]["estimate"]`) result, in the
+    """The lines of `audit.review.sampling.estimate`'s (or an export's `sampling[...]["estimate"]`) result, in the
     family's headline order; [] without a plan."""
     out = []
     for cell in task.headline:
@@ -75,9 +75,9 @@ def estimate_lines(task: TaskFamily, estimates: Mapping) -> list[EstimateLine]:
 
 
 def export_estimates(data: Mapping) -> dict:
-    """The headline estimates in an export (`audit.export.export_json`): its plan over all decision kinds, else
+    """The headline estimates in an export (`audit.outputs.export.export_json`): its plan over all decision kinds, else
     its first plan; {} without a plan. The report and the LaTeX table read the same one."""
-    from audit.sampling import ALL_KINDS
+    from audit.review.sampling import ALL_KINDS
 
     sampling = data.get("sampling") or {}
     chosen = sampling.get(ALL_KINDS) or next(iter(sampling.values()), {})

@@ -22,7 +22,7 @@ def humans_vs_judges(db: Database, run_a: RunRef, run_b: RunRef) -> list[dict]:
     """Rows per (kind, type) and one `all` row, only where humans labelled shared decisions:
     `kind`, `type`, `decisions` (shared decisions with a human label), `labels` (reviewer × decision pairs),
     `agree_a` / `agree_b` (labels equal to judge A's / B's), `rate_a` / `rate_b` (shares), `diff` (rate A − rate B)
-    and `closer` (`A`, `B` or `tie`)."""
+    and `closer` (`A`, `B` or `even`)."""
     da = {_key(d): d for d in as_view(db, run_a).decisions()}
     db_ = {_key(d): d for d in as_view(db, run_b).decisions()}
     groups: dict[tuple[str, str], dict] = defaultdict(lambda: {"decisions": 0, "labels": 0, "agree_a": 0,
@@ -44,5 +44,5 @@ def humans_vs_judges(db: Database, run_a: RunRef, run_b: RunRef) -> list[dict]:
     for (kind, typ), c in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
         ra, rb = c["agree_a"] / c["labels"], c["agree_b"] / c["labels"]
         rows.append({"kind": kind, "type": typ, **c, "rate_a": ra, "rate_b": rb, "diff": ra - rb,
-                     "closer": "A" if ra > rb else "B" if rb > ra else "tie"})
+                     "closer": "A" if ra > rb else "B" if rb > ra else "even"})
     return rows

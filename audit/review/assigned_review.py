@@ -18,7 +18,7 @@
   instead would make a finished share leave its documents incomplete, and the sampled estimate counts a document
   only once all its decisions are labelled; agreement reports trivial decisions apart anyway.
 
-Who may set it is `audit.roles`' decision (action `edit_assignments`); the CLI is trusted, like every CLI write.
+Who may set it is `audit.review.roles`' decision (action `edit_assignments`); the CLI is trusted, like every CLI write.
 """
 
 from __future__ import annotations
@@ -31,10 +31,13 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from audit.effective import current_labels
 from audit.errors import AuditError
-from audit.identity import reviewer_key
-from audit.reviews import check_reviewer
-from audit.store import now, run_row, transaction
+from audit.review.identity import reviewer_key
+from audit.review.queue import queue_ids
+from audit.review.reviews import check_reviewer
+from audit.review.sampling import load_plan
+from audit.store.database import now, run_row, transaction
 from audit.views import RunRef
 from scoring.families.base import Noun
 
@@ -118,7 +121,6 @@ def distribute(documents: Sequence[str], reviewers: Sequence[str], *, min_review
 
 def _universe(db: Database, run: str, documents: int | None) -> tuple[list[str], str]:
     """The documents to distribute, in serving order, and what they are (for the summary)."""
-    from audit.sampling import load_plan  # the sampling module asks this one which documents are planned
 
     plan = load_plan(db, run)
     if plan is None:
@@ -254,10 +256,9 @@ def share_of(db: Database, run: str, reviewer: str) -> list[int] | None:
 def share_queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, share: Sequence[int] | None, *,
                     types: Iterable[str] = (), judge_labels: Iterable[str] = (), doc: str = "",
                     skip_trivial: bool = False, blind: bool = False) -> list[int]:
-    """The review queue's decision ids (`audit.queue.queue_ids`) cut to `share` (None: not cut). Inside a share
+    """The review queue's decision ids (`audit.review.queue.queue_ids`) cut to `share` (None: not cut). Inside a share
     `skip_trivial` does not apply: the share's certain decisions are served like the others (the module's rule),
     so a reviewer who labels everything their queue serves finishes the share `share_progress` counts."""
-    from audit.queue import queue_ids  # the queue module reads no assignment; this one cuts its answer
 
     ids = queue_ids(db, run, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc,
                     skip_trivial=skip_trivial and share is None, blind=blind)
@@ -266,10 +267,6 @@ def share_queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, share: 
     mine = set(share)
     return [i for i in ids if i in mine]
 
-
-def planned_documents(db: Database, run_id: int) -> set[str]:
-    """The documents the run's assignment distributed (empty: no assignment)."""
-    return {r[0] for r in db.execute("SELECT DISTINCT doc_id FROM review_shares WHERE run_id = ?", [run_id])}
 
 
 def double_coded_plan(db: Database, run: str) -> dict | None:
@@ -285,15 +282,13 @@ def double_coded_plan(db: Database, run: str) -> dict | None:
 def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
     """`{"done", "of", "documents"}`: decisions of `reviewer`'s share carrying their current label, of how many, in
     how many documents (None: the run has no assignment)."""
-    from audit.effective import current_labels
-
     share = share_of(db, run, reviewer)
     if share is None:
         return None
     wanted = set(share)
     reviews: dict[int, list[dict]] = {}
-    for r in db.query("SELECT v.decision_id, v.reviewer, v.label, v.role FROM reviews v JOIN runs r ON r.id = v.run_id "
-                      "WHERE r.name = ? AND v.reviewer = ? ORDER BY v.created, v.id", [run, reviewer]):
+    for r in db.query("SELECT v.decision_id, v.reviewer, v.label, v.role FROM run_reviews v JOIN runs r ON "
+                      "r.id = v.run_id WHERE r.name = ? AND v.reviewer = ? ORDER BY v.created, v.id", [run, reviewer]):
         if r["decision_id"] in wanted:
             reviews.setdefault(r["decision_id"], []).append(r)
     done = sum(reviewer in current_labels(revs)[0] for revs in reviews.values())
@@ -304,7 +299,7 @@ def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
 
 
 def planned_overlap_text(overlap: Mapping) -> str:
-    """`audit.agreement.planned_overlap` in one sentence, as the Agreement page and the report say it.
+    """`audit.outputs.agreement.planned_overlap` in one sentence, as the Agreement page and the report say it.
 
     >>> planned_overlap_text({"double_coded": 3, "planned_decisions": 5, "planned_documents": 2,
     ...                       "min_reviewers": 2})[-78:]

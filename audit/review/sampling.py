@@ -20,10 +20,11 @@ from dataclasses import replace
 import numpy as np
 from sqlite_utils import Database
 
-from audit.coverage import coverage
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
-from audit.store import dumps, now, transaction
+from audit.review.coverage import coverage
+from audit.store.database import dumps, now, transaction
+from audit.store.plans import planned_documents
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
@@ -37,6 +38,7 @@ from scoring.stats.estimators import (
     metric_estimate,
     tuned_estimate,
 )
+from scoring.stats.quantile import METHOD, median_estimates
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
 
 MIN_SAMPLED_BLOCKS = MIN_REVIEWS
@@ -82,11 +84,10 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     if plan is None:
         raise AuditError(f"run {view.name!r} has no sampling plan, so no review is a sample draw; create one with "
                          f"`python -m audit plan --run {view.name}`, or {hint}")
-    if view.db.execute("SELECT 1 FROM reviews WHERE run_id = ? AND sampled = 1 AND decision_id IN (SELECT id FROM "
+    if view.db.execute("SELECT 1 FROM run_reviews WHERE run_id = ? AND sampled = 1 AND decision_id IN (SELECT id FROM "
                        "decisions WHERE run_id = ? AND doc_id = ?) LIMIT 1", [view.id, view.id, doc]).fetchone():
         return  # a block the queue served already
     block = next((b for b in plan.blocks if b.id == doc), None)
-    from audit.assigned_review import planned_documents
 
     # assigned review: a prefix of the plan's order fixed in advance, its shares reviewed in parallel (a co-reviewer
     # may have labelled it from another queue first: it stays a draw, or the other's share could never be finished)
@@ -225,7 +226,7 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     decs = view.decisions()
     labelled: dict[str, list[bool]] = {}
     via_sample: dict[str, bool] = {}
-    sampled_reviews = {r[0] for r in db.execute("SELECT DISTINCT decision_id FROM reviews WHERE run_id = ? AND "
+    sampled_reviews = {r[0] for r in db.execute("SELECT DISTINCT decision_id FROM run_reviews WHERE run_id = ? AND "
                                                 "sampled = 1", [row["id"]])}
     unit_ids = {u for b in plan.blocks for u in b.units}
     for d in decs:
@@ -312,7 +313,6 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
     """The `estimate` entry of a `median` cell (`TaskFamily.sampled_by`): the difference-estimated distribution
     function's median with a stratified bootstrap interval and an anytime one (the confidence sequence inverted on
     the distribution function, `scoring.stats.quantile`); a complete review gives the family's own value."""
-    from scoring.stats.quantile import METHOD, median_estimates
 
     task = view.task
     judge_counts = {r["doc_id"]: json.loads(r["counts"]) for r in

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 import altair as alt
 import pandas as pd
 
-from audit.agreement_rule import statistic_of
+from audit.outputs.agreement_rule import statistic_of
 
 INTERVAL_COLUMNS = ["label", "series", "value", "low", "high", "n"]
 HEADLINE_COLUMNS = [*INTERVAL_COLUMNS, "bound_low", "bound_high"]
@@ -125,13 +125,14 @@ def agreement_intervals(rows: Sequence[Mapping], *, x_title: str = "agreement (9
 
 
 def kappa_with_intervals(groups: Mapping[str, Mapping]) -> alt.LayerChart:
-    """Each group's headline κ (`audit.agreement_rule`: weighted for ordinal groups) with its interval: one series
+    """Each group's headline κ (`audit.outputs.agreement_rule`: weighted for ordinal groups) with its interval: one
+    series
     of `agreement_intervals`."""
     return agreement_intervals(kappa_rows(groups, "human vs judge"), x_title="κ (95% cluster-bootstrap interval)")
 
 
 def kappa_rows(groups: Mapping[str, Mapping], series: str, title: Callable[[str], str] = str) -> list[dict]:
-    """Interval rows of each group's headline statistic (`audit.agreement_rule.statistic_of`), labelled with the
+    """Interval rows of each group's headline statistic (`audit.outputs.agreement_rule.statistic_of`), labelled with the
     group's `title` and the statistic's name; an undefined one is left out, never drawn at 0."""
     out = []
     for g, s in groups.items():

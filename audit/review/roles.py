@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from audit.identity import AddressError, canonical_address, reviewer_key
+from audit.review.identity import AddressError, canonical_address, reviewer_key
 
 RANKS = {"reviewer": 1, "adjudicator": 2, "owner": 3}
 LOCAL = "local"
@@ -102,7 +102,7 @@ def parse_roles(text: str, source: str = "rejudge.toml") -> Roles:
                 raise RolesFileError(f"{source}: roles.{key}: {entry!r} is neither an address (name@domain) "
                                      "nor a domain (@domain)")
             try:
-                local, domain = canonical_address(entry)  # the one comparison rule (audit.identity)
+                local, domain = canonical_address(entry)  # the one comparison rule (audit.review.identity)
             except AddressError as e:
                 raise RolesFileError(f"{source}: roles.{key}: {entry!r}: {e}") from None
             entry = f"{local}@{domain}"

@@ -3,7 +3,7 @@
 A default pdflatex stops with a fatal error on a character its fonts do not set up (`Unicode character κ
 (U+03BA) not set up for use with LaTeX`), and a caption carries such characters from the reasons and names it
 quotes (κ, curly quotes around a label, a minus sign). `ascii_tex` is the last step of every LaTeX export
-(`audit.export.export_latex`, so the report's `table.tex` too): it runs on text that is already escaped (`tex`)
+(`audit.outputs.export.export_latex`, so the report's `table.tex` too): it runs on text that is already escaped (`tex`)
 and only ever adds fixed commands, so nothing a run name or span carries becomes live LaTeX.
 """
 

@@ -9,9 +9,10 @@ from sqlite_utils import Database
 
 from audit.effective import POLICIES, Effective, current_labels, effective_label  # noqa: F401 - the rule's home
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
-from audit.identity import reviewer_key
-from audit.limits import MAX_DECISION_ID  # noqa: F401 (re-exported)
-from audit.store import now, run_row
+from audit.rescoring import apply_reviews_everywhere, reviews_by_decision
+from audit.review.identity import reviewer_key
+from audit.store.database import now, run_row
+from audit.store.limits import MAX_DECISION_ID  # noqa: F401 (re-exported)
 from scoring.errors import text_problem
 from scoring.families import get_task
 
@@ -41,7 +42,7 @@ def check_reviewer(name: object) -> str:
     if bad:
         raise AuditError(f"reviewer name contains control or invisible character(s) "
                          f"{', '.join(repr(c) for c in bad[:3])}")
-    reviewer_key(name)  # refuses a look-alike of another name (audit.identity: the one identity rule)
+    reviewer_key(name)  # refuses a look-alike of another name (audit.review.identity: the one identity rule)
     return unicodedata.normalize("NFC", name)
 
 
@@ -111,7 +112,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     `auth_mode` 'local' (the reviewer name is an unverified label).
 
     `sampled`: the decision was served by the run's sampling plan (the "sample" queue), so its document may
-    enter the partial-audit estimator as a sample draw (`audit/sampling.py`); hand-picked reviews never do.
+    enter the partial-audit estimator as a sample draw (`audit/review/sampling.py`); hand-picked reviews never do.
 
     `client_id`: the sender's own id of this label (the browser review card, `ui/review_card`); a review whose
     client id is already stored is not written again: the stored row is returned, marked `duplicate`.
@@ -141,11 +142,10 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     note = check_note(note)
     check_client_id(client_id)
     if sampled:
-        from audit.sampling import check_sample_draw  # only the sample queue's own suggestion is a random draw
+        # imported here, not above: sampling's statistics (SciPy) stay out of commands that only read reviews
+        from audit.review.sampling import check_sample_draw
 
         check_sample_draw(db, run, decision_id)
-    from audit.rescoring import apply_reviews  # rescoring reads the effective-label rule from this module
-
     row = {"uid": uuid.uuid4().hex, "run_id": run_id, "decision_id": decision_id, "reviewer": reviewer,
            "label": label, "role": role, "note": note or None, "blind": int(blind), "created": now(),
            "sampled": int(bool(sampled)), "auth_subject": auth_subject, "auth_email": auth_email,
@@ -159,8 +159,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
                 conn.execute("ROLLBACK")
                 return stored | {"duplicate": True}
         if expect_last_review is not None:
-            last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM reviews WHERE decision_id = ?",
-                                [decision_id]).fetchone()[0]
+            last = max((r["id"] for r in reviews_by_decision(db, run_id, [decision_id]).get(decision_id, [])),
+                       default=0)
             if last != expect_last_review:
                 raise StaleReview(f"decision {decision_id} was reviewed by someone else since you opened it; "
                                   "reload to see the new review")
@@ -168,7 +168,7 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
             "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled, "
             "auth_subject, auth_email, auth_mode, client_id) VALUES (:uid, :run_id, :decision_id, :reviewer, :label, "
             ":role, :note, :blind, :created, :sampled, :auth_subject, :auth_email, :auth_mode, :client_id)", row)
-        apply_reviews(db, run_id)
+        apply_reviews_everywhere(db, run_id, [decision_id])
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # a full disk rolls back by itself: its error, not ROLLBACK's, must reach the user

@@ -1,4 +1,4 @@
-"""Is a database's schema the one its recorded migrations made? Read-only, before `audit.store.open_db` writes.
+"""Is a database's schema the one its recorded migrations made? Read-only, before `audit.store.database.open_db` writes.
 
 The expected schema of a set of applied migrations is built by running exactly those migrations on an empty
 in-memory database (their own code, so it cannot drift from them). A file is refused when an object those
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from sqlite_utils import Database
 
-from audit.migrations import migrations
+from audit.store.migrations import migrations
 
 Schema = dict[str, frozenset[str]]
 """`table:NAME` -> its column names; `index:NAME` -> empty."""

@@ -1,7 +1,7 @@
 """Blind by assignment: the owner makes a run, or one reviewer on a run, blind (table `blind_assignments`, m010).
 
-Who may set them is `audit.roles`' decision (action `edit_assignments`); what they mean for a reviewer is
-`audit.roles.blind_forced`.
+Who may set them is `audit.review.roles`' decision (action `edit_assignments`); what they mean for a reviewer is
+`audit.review.roles.blind_forced`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.identity import reviewer_key
-from audit.store import now, run_row
+from audit.review.identity import reviewer_key
+from audit.store.database import now, run_row
 
 EVERYONE = "*"
 

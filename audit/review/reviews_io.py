@@ -12,9 +12,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.rescoring import apply_reviews
-from audit.reviews import ROLES, allowed_labels, check_note, check_reviewer
-from audit.store import run_row, transaction
+from audit.rescoring import apply_reviews_everywhere
+from audit.review.reviews import ROLES, allowed_labels, check_note, check_reviewer
+from audit.store.database import run_row, transaction
 from scoring.errors import InputError, text_problem
 from scoring.families import get_task
 from scoring.jsonl import read_records
@@ -140,7 +140,7 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
         db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, "
                             "created, sampled, auth_subject, auth_email, auth_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
                             "?, ?, ?, ?)", new)
-        apply_reviews(db, row["id"])
+        apply_reviews_everywhere(db, row["id"], sorted({r[2] for r in new}))
     return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented,
             "stored_as_local": unverified, "not_sample_draws": unsampled}
 
@@ -220,7 +220,7 @@ def _check_record(rec: object, path: str, line: int) -> dict:
 
 
 def _timestamp(value: str, path: str, line: int) -> str:
-    """An ISO-8601 date and time with a UTC offset, as the store writes them (`audit.store.now`)."""
+    """An ISO-8601 date and time with a UTC offset, as the store writes them (`audit.store.database.now`)."""
     try:
         t = datetime.fromisoformat(value) if TIMESTAMP.match(value) else None
     except ValueError:

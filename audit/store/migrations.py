@@ -1,4 +1,4 @@
-"""Schema changes, one registered function each; `audit.store.open_db` applies the pending ones.
+"""Schema changes, one registered function each; `audit.store.database.open_db` applies the pending ones.
 
 Never edit a migration that has been applied somewhere; add a new one. A migration works on the schema and data
 it was written for: what it needs is written (frozen) here, never imported from the application or the families
@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 13  # m013 is the newest (there is no m009)
+SCHEMA_VERSION = 14  # m014 is the newest (there is no m009)
 
 
 @migrations()
@@ -224,3 +224,36 @@ def m013_review_client_id(db: Database) -> None:
     re-sent after a reconnect is stored once (unique where set; rows written otherwise leave it empty)."""
     db.execute("ALTER TABLE reviews ADD COLUMN client_id TEXT")
     db.execute("CREATE UNIQUE INDEX reviews_client_id ON reviews(client_id) WHERE client_id IS NOT NULL")
+
+
+# the reviews each run sees: every review of a decision with the same question key (same family, same gold content
+# of the document, same judge question; `scoring.families.base.TaskFamily.question_key`), whichever run it was made
+# in; a decision without a key (not yet keyed) sees its own reviews only. A review is a sample draw only in the run
+# whose queue served it.
+_REVIEW_COLS = "id, uid, reviewer, label, role, note, blind, created, auth_subject, auth_email, auth_mode, client_id"
+RUN_REVIEWS_VIEW = f"""CREATE VIEW run_reviews AS
+    SELECT {", ".join("v." + c for c in _REVIEW_COLS.split(", "))}, d2.run_id AS run_id, d2.id AS decision_id,
+           CASE WHEN v.run_id = d2.run_id THEN v.sampled ELSE 0 END AS sampled, v.run_id AS made_in_run,
+           v.decision_id AS made_on_decision
+    FROM reviews v CROSS JOIN decisions d1 CROSS JOIN decisions d2
+    WHERE d1.id = v.decision_id AND d1.qkey IS NOT NULL AND d2.qkey = d1.qkey
+    UNION ALL
+    SELECT {", ".join("v." + c for c in _REVIEW_COLS.split(", "))}, v.run_id, v.decision_id, v.sampled, v.run_id,
+           v.decision_id
+    FROM reviews v CROSS JOIN decisions d1
+    WHERE d1.id = v.decision_id AND d1.qkey IS NULL"""
+
+
+@migrations()
+def m014_shared_questions(db: Database) -> None:
+    """A review settles a question, not a run (issue 36): decisions get their question key (`qkey`: family, the
+    document's gold key and the family's question key, hashed), and the `run_reviews` view gives every run the
+    reviews of its questions from every run. Keys are family code, so this migration only marks the runs stored
+    before it (`runs.qkeys_missing`); the application computes their keys and rebuilds the audited state of every
+    run that then shares a question (`audit/stale.py`). Until then a run sees its own reviews only, as before."""
+    db.execute("ALTER TABLE decisions ADD COLUMN qkey TEXT")
+    db.execute("CREATE INDEX decisions_qkey ON decisions(qkey, run_id) WHERE qkey IS NOT NULL")
+    db.execute("ALTER TABLE runs ADD COLUMN qkeys_missing INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE runs SET qkeys_missing = 1")
+    db.execute("DROP VIEW IF EXISTS run_reviews")
+    db.execute(RUN_REVIEWS_VIEW)

@@ -15,9 +15,9 @@ from typing import NamedTuple
 from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
-from audit.limits import BUSY_TIMEOUT_MS, default_db_path, disk_full, disk_full_message  # noqa: F401 (re-exported)
-from audit.migrations import SCHEMA_VERSION, migrations
-from audit.schema_check import schema_problem
+from audit.store.limits import BUSY_TIMEOUT_MS, default_db_path, disk_full, disk_full_message  # noqa: F401 (re-exported)
+from audit.store.migrations import SCHEMA_VERSION, migrations
+from audit.store.schema_check import schema_problem
 from scoring.judges.answer import Answer
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -375,6 +375,8 @@ class SqliteAnswerCache:
 
 
 def reviews_version(db: Database, run_id: int) -> tuple[int, int]:
-    """(count, newest id) of the run's reviews: changes whenever a review is added or imported."""
-    n, last = db.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM reviews WHERE run_id = ?", [run_id]).fetchone()
+    """(count, newest id) of the reviews the run sees (its own and those settling its questions in other runs):
+    changes whenever one is added or imported."""
+    n, last = db.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM run_reviews WHERE run_id = ?",
+                         [run_id]).fetchone()
     return n, last

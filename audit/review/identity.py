@@ -47,7 +47,7 @@ def canonical_address(email: str) -> tuple[str, str]:
     ('jürgen', 'xn--mnchen-3ya.de')
     >>> canonical_address("\\u212aim@lab.org")
     Traceback (most recent call last):
-    audit.identity.AddressError: the local part '\u212aim' holds look-alike characters (NFKC changes it)
+    audit.review.identity.AddressError: the local part '\u212aim' holds look-alike characters (NFKC changes it)
 
     Raises:
         AddressError: not one `@`, or look-alike characters that NFKC normalisation would change.

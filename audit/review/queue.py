@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from audit.effective import current_labels
 from audit.numbers import format_delta
+from audit.review.sampling import load_plan
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import Certainty, TaskFamily, certainty
 
@@ -33,7 +34,7 @@ BLIND_QUEUES = ("unreviewed", "all", "sample")
 
 
 def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int, list[dict]]:
-    q = "SELECT id, decision_id, reviewer, label, role FROM reviews WHERE run_id = ?"
+    q = "SELECT id, decision_id, reviewer, label, role FROM run_reviews WHERE run_id = ?"
     args: list = [run_id]
     if reviewer is not None:
         q += " AND reviewer = ?"
@@ -237,7 +238,6 @@ def describe_change(task: TaskFamily, decision_id: int, label: str | None, befor
 def _sample_ids(view: RunView, reviewer: str, allowed: set[int]) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
     block's decisions the reviewer has not labelled yet; [] without a plan."""
-    from audit.sampling import load_plan
 
     plan = load_plan(view.db, view)
     if plan is None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 
 def sample_caption(nxt: Mapping, *, blind: bool) -> str:
-    """The queue page's line about the sample queue's next document (`audit.sampling.next_sample`'s answer)."""
+    """The queue page's line about the sample queue's next document (`audit.review.sampling.next_sample`'s answer)."""
     head = "Sample queue: documents in the plan's order (reviews here count as sample draws)."
     if blind:
         return f"{head} Next: {nxt['doc']}."

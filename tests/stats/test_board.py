@@ -1,0 +1,125 @@
+"""Board statistics (`scoring.stats.board`): exact at full review, paired differences, rank sets, coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from scoring.stats.board import board_estimate, competition_ranks, joint_vectors, rank_sets, settled
+from scoring.stats.difference import difference_totals
+from scoring.stats.estimators import metric_estimate
+
+
+def f1(v: np.ndarray) -> float:
+    tp, fp, fn = v
+    return 2 * tp / (2 * tp + fp + fn) if (2 * tp + fp + fn) else 0.0
+
+
+def simulate(rng: np.random.Generator, n_docs: int, systems: dict[str, float], judge_error: float):
+    """Per system and document (tp, fp, fn) under the humans (truth) and under a judge that flips a share of
+    decisions; the systems share each document's difficulty, so their residuals correlate."""
+    human, judge = {s: {} for s in systems}, {s: {} for s in systems}
+    for d in range(n_docs):
+        hard = rng.random()
+        for s, skill in systems.items():
+            n = 6
+            hits = rng.binomial(n, max(0.05, min(0.95, skill - 0.3 * hard)))
+            h = np.array([hits, n - hits, n - hits], dtype=float)
+            flips = rng.binomial(hits, judge_error)  # the judge rejects true matches
+            j = h + np.array([-flips, flips, flips])
+            human[s][f"d{d}"], judge[s][f"d{d}"] = h, j
+    return human, judge
+
+
+def board_of(human, judge, sampled_docs, strata=None):
+    docs = list(joint_vectors(judge)[0])
+    strata = strata or {d: "all" for d in docs}
+    sampled = {s: {d: human[s][d] for d in sampled_docs} for s in human}
+    return board_estimate(judge, strata, sampled, {s: f1 for s in human}), None
+
+
+def test_a_full_review_is_exact_with_point_intervals_and_single_ranks():
+    rng = np.random.default_rng(0)
+    human, judge = simulate(rng, 40, {"A": 0.8, "B": 0.6, "C": 0.4}, 0.2)
+    board, _ = board_of(human, judge, list(joint_vectors(human)[0]))
+    for s, e in board.per_system.items():
+        truth = f1(sum(human[s].values()))
+        assert e.method == "exact" and e.estimate == pytest.approx(truth) and e.ci == (e.estimate, e.estimate)
+        assert e.judge_only == pytest.approx(f1(sum(judge[s].values())))
+    assert all(p.simultaneous.ci[0] == p.simultaneous.ci[1] for p in board.pairs)
+    assert board.rank_sets == {s: (r, r) for s, r in board.rank_audited.items()}
+    assert sorted(board.rank_audited.values()) == [1, 2, 3]
+
+
+def test_the_difference_interval_uses_the_pairing():
+    """Two systems that share their documents' difficulty: the difference's SE is below what independent samples
+    of the two would give (sqrt of the sum of variances)."""
+    rng = np.random.default_rng(1)
+    human, judge = simulate(rng, 300, {"A": 0.7, "B": 0.65}, 0.25)
+    docs = list(joint_vectors(human)[0])
+    sample = list(rng.choice(docs, 80, replace=False))
+    board, _ = board_of(human, judge, sample)
+    a, b = board.per_system["A"], board.per_system["B"]
+    (pair,) = board.pairs
+    assert pair.estimate.se is not None and a.se and b.se
+    assert pair.estimate.se < np.sqrt(a.se**2 + b.se**2)
+    assert pair.estimate.estimate == pytest.approx(a.estimate - b.estimate)
+
+
+def test_ranks_and_rank_sets():
+    assert competition_ranks({"A": 0.5, "B": 0.7, "C": 0.5}, higher_is_better=True) == {"A": 2, "B": 1, "C": 2}
+    assert competition_ranks({"A": 3.0, "B": 1.0}, higher_is_better=False) == {"A": 2, "B": 1}
+    # B surely above A and C; A vs C unsettled
+    iv = {("A", "B"): (-0.3, -0.1), ("A", "C"): (-0.05, 0.1), ("B", "C"): (0.1, 0.4)}
+    assert rank_sets(["A", "B", "C"], iv) == {"A": (2, 3), "B": (1, 1), "C": (2, 3)}
+    # the same with lower is better: the signs turn
+    assert rank_sets(["A", "B", "C"], iv, higher_is_better=False) == {"A": (1, 2), "B": (3, 3), "C": (1, 2)}
+    # an exact tie shares the ranks it spans
+    assert rank_sets(["A", "B"], {("A", "B"): (0.0, 0.0)}) == {"A": (1, 2), "B": (1, 2)}
+
+
+def test_settled_says_which_adjacent_pair_holds():
+    rng = np.random.default_rng(2)
+    human, judge = simulate(rng, 60, {"A": 0.95, "B": 0.6, "C": 0.2}, 0.1)
+    human["D"], judge["D"] = human["C"], judge["C"]
+    board, _ = board_of(human, judge, list(joint_vectors(human)[0]))
+    assert settled(board) == ["A > B holds", "B > C holds", "C and D tie"]
+    few = board_of(human, judge, list(joint_vectors(human)[0])[:5])[0]
+    assert all("no interval" in w or "not settled" in w for w in settled(few))
+
+
+@given(hs.integers(0, 2**31 - 1))
+@settings(max_examples=25, deadline=None)
+def test_estimates_equal_the_single_system_estimator(seed):
+    """Each system's board estimate is the one-system difference estimator on its own vectors (same sample, same
+    strata): the board never shows a system a number its own run would not under that plan."""
+    rng = np.random.default_rng(seed)
+    human, judge = simulate(rng, 50, {"A": 0.7, "B": 0.5}, 0.2)
+    docs = list(joint_vectors(human)[0])
+    sample = list(rng.choice(docs, 35, replace=False))
+    board, _ = board_of(human, judge, sample)
+    for s in human:
+        own = difference_totals(judge[s], {d: "all" for d in docs}, {d: human[s][d] for d in sample},
+                                variance="jeffreys")
+        e = metric_estimate(own, f1)
+        got = board.per_system[s]
+        assert got == e
+
+
+def test_coverage_of_differences_on_a_known_truth():
+    """Seeded simulation: the nominal 95% difference interval covers the true difference in most rounds (a quick
+    check; bench/board_coverage.py measures it with its binomial interval)."""
+    rng = np.random.default_rng(3)
+    covered = total = 0
+    for _ in range(60):
+        human, judge = simulate(rng, 200, {"A": 0.7, "B": 0.6}, 0.3)
+        truth = f1(sum(human["A"].values())) - f1(sum(human["B"].values()))
+        docs = list(joint_vectors(human)[0])
+        board, _ = board_of(human, judge, list(rng.choice(docs, 60, replace=False)))
+        ci = board.pairs[0].estimate.ci
+        if ci is not None:
+            total += 1
+            covered += ci[0] <= truth <= ci[1]
+    assert total >= 50 and covered / total >= 0.85
