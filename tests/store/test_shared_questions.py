@@ -1,0 +1,220 @@
+"""A review settles a question, not a run (issue 36 §1).
+
+Invariant, on random review sets made in random runs: for every run, the audited state (stored incrementally, and
+rebuilt from all reviews) equals the family's own counting with the judge's answers replaced by the effective
+labels, where a decision's reviews are every review of any decision asking the same question (same family, same
+gold content of the document, same `question_key`) in any run. The oracle groups reviews by keys it computes from
+the documents' payloads itself, never from the store's `qkey` column.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from audit.demo import DATA
+from audit.effective import effective_labels
+from audit.rescoring import audit_run, rebuild_audit_state, run_options
+from audit.review.reviews import add_review
+from audit.runs import delete_run, score_run
+from audit.stale import rebuild_stale_runs
+from audit.store.database import open_db, run_row
+from audit.views import decisions
+from scoring.families import TASKS
+from scoring.families.base import content_hash
+from tests.conftest import GOLD
+
+PAIRS = {"chimera": ["demo-chimera-mixed", "demo-chimera-smollm2"],
+         "litxbench": ["demo-litxbench-drop-meas30", "demo-litxbench-process-perturb"]}
+
+
+def _score_demos(db, family: str) -> list[str]:
+    fam = TASKS[family]
+    names = []
+    for demo in fam.demo_runs(DATA):
+        if demo.name in PAIRS[family]:
+            score_run(db, family, demo.inputs, demo.judge, run=demo.name)
+            names.append(demo.name)
+    return names
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("shared") / "shared.db"
+    db = open_db(path)
+    for family in PAIRS:
+        _score_demos(db, family)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+    return path
+
+
+@pytest.fixture
+def db(template, tmp_path):
+    path = tmp_path / "db.db"
+    shutil.copyfile(template, path)
+    d = open_db(path)
+    yield d
+    d.conn.close()
+
+
+def _payloads(db, run: str) -> dict[str, dict]:
+    rid = run_row(db, run)["id"]
+    return {doc: json.loads(p) for doc, p in db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?",
+                                                        [rid])}
+
+
+def _oracle_key(fam, payload: dict, d: dict) -> str:
+    return content_hash([fam.name, fam.gold_key(payload), fam.question_key(payload, d)])
+
+
+def _close(a, b, where=""):
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (where, sorted(set(a) ^ set(b)))
+        for k in a:
+            _close(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (where, a, b)
+    else:
+        assert a == b, (where, a, b)
+
+
+def check_invariant(db, runs: list[str]) -> None:
+    """Every run's audited metrics and counts equal the family's counting under labels from all shared reviews."""
+    rows = {r: run_row(db, r) for r in runs}
+    fam = TASKS[rows[runs[0]]["task"]]
+    payloads = {r: _payloads(db, r) for r in runs}
+    decs = {r: list(decisions(db, r)) for r in runs}
+    key_of = {d["id"]: _oracle_key(fam, payloads[r][d["doc"]], d) for r in runs for d in decs[r]}
+    by_key: dict[str, list[dict]] = defaultdict(list)
+    for r in db.query("SELECT id, decision_id, reviewer, label, role, blind, note, created FROM reviews "
+                      "ORDER BY created, id"):
+        if r["decision_id"] in key_of:
+            by_key[key_of[r["decision_id"]]].append(r)
+    for run in runs:
+        judge = {d["id"]: d["judge"] for d in decs[run]}
+        reviews = {d["id"]: by_key[key_of[d["id"]]] for d in decs[run] if by_key.get(key_of[d["id"]])}
+        eff = effective_labels(judge, reviews)
+        per_doc = []
+        for doc, payload in sorted(payloads[run].items(), key=lambda kv: kv[0]):
+            labels = {(d["kind"], d["type"], d["left"], d["right"]): (eff[d["id"]].label if d["id"] in eff
+                                                                      else d["judge"])
+                      for d in decs[run] if d["doc"] == doc}
+            per_doc.append(fam.counts(payload, labels))
+        want = fam.aggregate(per_doc, run_options(rows[run]))
+        for rebuild in (False, True):
+            got = audit_run(db, run, rebuild=rebuild)
+            _close(got.metrics, want, f"{run} rebuild={rebuild}")
+
+
+def _random_reviews(db, runs: list[str], rng: random.Random, n: int) -> None:
+    fam = TASKS[run_row(db, runs[0])["task"]]
+    shared = {}
+    payloads = {r: _payloads(db, r) for r in runs}
+    for r in runs:
+        for d in decisions(db, r):
+            shared.setdefault(_oracle_key(fam, payloads[r][d["doc"]], d), []).append((r, d))
+    keys = [k for k, v in shared.items() if len({r for r, _ in v}) > 1]
+    assert keys, "the demo runs share no question"
+    everything = [x for v in shared.values() for x in v]
+    for _ in range(n):
+        # mostly questions two runs share, reviewed in either run
+        run, d = rng.choice(shared[rng.choice(keys)]) if rng.random() < 0.8 else rng.choice(everything)
+        labels = fam.label_schemes[d["kind"]].labels
+        who = rng.choice(["ana", "bo", "cy"])
+        label = None if rng.random() < 0.1 else rng.choice(labels)  # None: withdraw the last label
+        role = "adjudicator" if rng.random() < 0.1 else "reviewer"
+        add_review(db, run, d["id"], label, who, role=role)
+
+
+@pytest.mark.parametrize("family", list(PAIRS))
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_audited_equals_the_scorer_with_every_shared_review(db, family, seed):
+    runs = PAIRS[family]
+    _random_reviews(db, runs, random.Random(seed), 60)
+    check_invariant(db, runs)
+
+
+def test_a_review_in_one_run_changes_the_other_runs_audited_metrics(db):
+    a, b = PAIRS["chimera"]
+    fam = TASKS["chimera"]
+    pa, pb = _payloads(db, a), _payloads(db, b)
+    keys_b = {_oracle_key(fam, pb[d["doc"]], d): d for d in decisions(db, b)}
+    d_a = next(d for d in decisions(db, a)
+               if (k := _oracle_key(fam, pa[d["doc"]], d)) in keys_b and keys_b[k]["judge"] == "match")
+    before = audit_run(db, b).metrics
+    add_review(db, a, d_a["id"], "no-match", "ana")
+    assert audit_run(db, b).metrics != before
+    shared = next(d for d in decisions(db, b) if d["id"] == keys_b[_oracle_key(fam, pa[d_a["doc"]], d_a)]["id"])
+    assert shared["effective"] == "no-match" and shared["human"] == {"ana": "no-match"}
+    # the review keeps the run it was made in
+    assert db.execute("SELECT run_id FROM reviews").fetchall() == [(run_row(db, a)["id"],)]
+    check_invariant(db, [a, b])
+
+
+def test_runs_on_different_gold_never_share(db, tmp_path):
+    """A third CHIMERA run whose gold text differs for one abstract: the reviews of that abstract stay home."""
+    rows = list(csv.DictReader(GOLD.open(encoding="utf-8", newline="")))
+    fam = TASKS["chimera"]
+    a = PAIRS["chimera"][0]
+    pa = _payloads(db, a)
+    reviewed_doc = next(d["doc"] for d in decisions(db, a))
+    gold = tmp_path / "eval.csv"
+    with gold.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            if r["paper_id"] == reviewed_doc:
+                r = {**r, "text": r["text"] + " (revised)"}
+            w.writerow(r)
+    demo = fam.demo_runs(DATA)[0]
+    score_run(db, "chimera", {**demo.inputs, "gold": str(gold)}, demo.judge, run="other-gold")
+    other = {d["doc"]: d for d in decisions(db, "other-gold")}
+    pc = _payloads(db, "other-gold")
+    assert fam.gold_key(pc[reviewed_doc]) != fam.gold_key(pa[reviewed_doc]), "the gold text was not changed"
+    d = next(d for d in decisions(db, a) if d["doc"] == reviewed_doc)
+    add_review(db, a, d["id"], "no-match" if d["judge"] == "match" else "match", "ana")
+    assert all(not x["human"] for x in decisions(db, "other-gold") if x["doc"] == reviewed_doc)
+    assert other  # the run has decisions at all
+    # an untouched abstract of the same run still shares with run a
+    check_invariant(db, [a, "other-gold"])
+
+
+def test_a_database_keyed_later_keeps_every_review_and_shares_them(db):
+    """A database from before question keys (keys unset, runs marked): nothing changes until the keys are filled;
+    then every review is kept and counts in every run that asks its question."""
+    a, b = PAIRS["chimera"]
+    _random_reviews(db, [a, b], random.Random(9), 40)
+    n_reviews = db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    db.execute("UPDATE decisions SET qkey = NULL")
+    db.execute("UPDATE runs SET qkeys_missing = 1")
+    db.execute("DELETE FROM audit_state")
+    for run in (a, b):
+        rebuild_audit_state(db, run)  # before the keys: each run sees its own reviews only
+    own = {r: {d["id"] for d in decisions(db, r) if d["reviews"]} for r in (a, b)}
+    made_in = {r: {i for i, in db.execute("SELECT DISTINCT decision_id FROM reviews WHERE run_id = ?",
+                                           [run_row(db, r)["id"]])} for r in (a, b)}
+    assert own == made_in
+    assert {a, b} <= set(rebuild_stale_runs(db))
+    assert db.execute("SELECT COUNT(*) FROM decisions WHERE qkey IS NULL").fetchone()[0] == 0
+    assert db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == n_reviews
+    check_invariant(db, [a, b])
+
+
+def test_deleting_a_run_recounts_the_runs_that_used_its_reviews(db):
+    a, b = PAIRS["chimera"]
+    _random_reviews(db, [a, b], random.Random(5), 30)
+    result = delete_run(db, a, force=True)
+    assert b in result["runs_recounted"]
+    check_invariant(db, [b])
