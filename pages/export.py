@@ -58,7 +58,7 @@ for fmt, suffix, title, mime, what in FILES:
     file_name = f"{run}.{suffix}"
     action = NAMES_REVIEWERS.get(fmt)
     if action and not auth.may(action):  # never built for anyone else (the data exists only where it is drawn)
-        c1.caption(f"{title}: {auth.refused(action)}")
+        c1.caption(f"{title}: {md_literal(auth.refused(action) or '')}")
         c2.markdown(f"**{md_literal(file_name)}** — {md_literal(what)}")
         continue
     c1.download_button(title, builder(lambda c, r, f=fmt: export_run(c, r, f)), file_name=file_name, mime=mime,

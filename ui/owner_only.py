@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import auth
-from ui.text import show_text
+from ui.text import md_literal, show_text
 
 
 def why_not(action: str) -> str | None:
@@ -18,7 +18,7 @@ def role_button(label: str, *, action: str, key: str, help: str | None = None, *
     """`st.button` for `action`: disabled with the refusal as its tooltip and a caption for a person who may not;
     True only when clicked by one who may."""
     why = why_not(action)
-    clicked = st.button(label, key=key, disabled=why is not None, help=why or help, **kwargs)  # type: ignore[arg-type]
+    clicked = st.button(md_literal(label), key=key, disabled=why is not None, help=why or help, **kwargs)  # type: ignore[arg-type]
     if why is not None:
         show_text(why, "caption")
     return clicked and why is None

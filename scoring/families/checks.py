@@ -170,21 +170,27 @@ def check_label_from_answers(fam: TaskFamily, docs: Sequence[DocCase]) -> None:
 
 
 def check_trivial_is_certain(fam: TaskFamily, docs: Sequence[DocCase]) -> None:
-    """A decision `trivial` calls certain is so from its question alone: the judge's label and detail do not
-    change the call, and where the family re-asks its questions, every answer tuple of `answer_examples` that
-    gives the certain label is one a correct judge could give (the certain label is one of the kind's labels).
-    A `trivial` true for every decision of a kind is refused: nothing would be left to review."""
-    for doc in docs:
-        for d in doc.decisions:
-            call = fam.trivial(d)
-            for judge in fam.label_schemes[d["kind"]].judge_labels:
-                if fam.trivial({**d, "judge": judge, "detail": {}}) != call:
-                    raise _fail(fam, "trivial", f"decision {d['kind']} {d['left']!r}/{d['right']!r} is certain "
-                                "or not depending on the judge's answer")
+    """A decision's certain answer (`certain_label`) is read from its question alone: the judge's label and detail
+    do not change it, it is one of the kind's labels, and `trivial` is exactly "certain and the judge agreed"
+    (`certainty`, issue 40.1). A `certain_label` for every decision of a kind is refused: nothing would be left
+    that needs a judge."""
     by_kind: dict[str, list[bool]] = {}
     for doc in docs:
         for d in doc.decisions:
-            by_kind.setdefault(d["kind"], []).append(fam.trivial(d))
+            answer = fam.certain_label(d)
+            scheme = fam.label_schemes[d["kind"]]
+            if answer is not None and answer not in scheme.labels:
+                raise _fail(fam, "trivial", f"certain label {answer!r} of a {d['kind']} decision is no label of "
+                            "its kind")
+            for judge in scheme.judge_labels:
+                other = {**d, "judge": judge, "detail": {}}
+                if fam.certain_label(other) != answer:
+                    raise _fail(fam, "trivial", f"decision {d['kind']} {d['left']!r}/{d['right']!r} is certain "
+                                "or not depending on the judge's answer")
+                if fam.trivial(other) != (answer is not None and judge == answer):
+                    raise _fail(fam, "trivial", f"decision {d['kind']} {d['left']!r}/{d['right']!r}: trivial must "
+                                "be 'certain, and the judge gave the certain answer'")
+            by_kind.setdefault(d["kind"], []).append(answer is not None)
     for kind, calls in by_kind.items():
         if len(calls) > 1 and all(calls):
             raise _fail(fam, "trivial", f"every {kind} decision ({len(calls)}) is called certain")

@@ -74,9 +74,9 @@ def _planted(v: object) -> object:
 
 
 @pytest.fixture(scope="module")
-def planted_db(tmp_path_factory, seeded_template):
+def planted_db(tmp_path_factory, demo_template):
     path = tmp_path_factory.mktemp("planted") / "planted.db"
-    shutil.copyfile(seeded_template, path)
+    shutil.copyfile(demo_template, path)
     db = open_db(path)
     with db.conn:
         for run_id, doc, payload in list(db.execute("SELECT run_id, doc_id, payload FROM documents")):

@@ -57,6 +57,9 @@ def _unsafe_parts(node: ast.AST, src: str) -> list[str]:
         return _unsafe_parts(node.left, src) + _unsafe_parts(node.right, src)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SAFE_CALLS:
         return []
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "count_noun"
+            and all(isinstance(a, ast.Constant) for a in node.args[1:])):
+        return []  # a count and a noun written in the code (`audit.numbers.count_noun(n, "decision")`)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
             and isinstance(node.func.value, ast.Constant):
         arg = node.args[0] if node.args else None
@@ -112,8 +115,10 @@ def test_the_check_catches_data_in_markdown(tmp_path):
     sample.write_text('import streamlit as st\nname = "x"\nst.caption(f"run {name}")\nst.warning("a " + name)\n'
                       'st.info(f"ok {md_literal(name)} {len(name)} {0.5:.2f}")\ncol.markdown(name)\n'
                       'st.expander(f"{g.label()} x")\nc.button(label=name)\nst.page_link("p.py", label=name)\n'
-                      'st.expander(md_literal(name))\n')
-    assert [p for _, p in markdown_calls(sample)] == ["name", "name", "name", "g.label()", "name", "name"]
+                      'st.expander(md_literal(name))\n'
+                      'st.caption(count_noun(3, name))\n')
+    assert [p for _, p in markdown_calls(sample)] == ["name", "name", "name", "g.label()", "name", "name",
+                                                      "count_noun(3, name)"]
 
 
 @pytest.mark.parametrize("hostile", ["![x](http://evil.example/p.png)", "[click](javascript:alert(1))",

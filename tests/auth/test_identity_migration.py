@@ -5,7 +5,7 @@ from __future__ import annotations
 from audit.review.errata import add_erratum
 from audit.review.reviews import add_review
 from audit.store.database import open_db
-from audit.store.migrations import migrations
+from audit.store.migrations import RUN_REVIEWS_VIEW, migrations
 from audit.views import decisions
 
 
@@ -14,7 +14,9 @@ def test_existing_rows_are_kept_and_marked_local(db_with_run, tmp_path):
     first = next(iter(decisions(db, "mixed")))
     add_review(db, "mixed", first["id"], "match", "ana")
     add_erratum(db, "mixed", first["doc"], "x", "other", "ana")
-    # back to the schema before m010, with the rows as an older Rejudge stored them
+    # back to the schema before m010, with the rows as an older Rejudge stored them (m014's view of the reviews,
+    # which names their columns, did not exist then)
+    db.execute("DROP VIEW run_reviews")
     for table in ("reviews", "errata", "stability_answers"):
         for column in ("auth_subject", "auth_email", "auth_mode"):
             db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
@@ -23,6 +25,7 @@ def test_existing_rows_are_kept_and_marked_local(db_with_run, tmp_path):
     before = db.execute("SELECT id, reviewer, label FROM reviews").fetchall()
     assert migrations.pending(db)
     migrations.apply(db)
+    db.execute(RUN_REVIEWS_VIEW)
     assert db.execute("SELECT id, reviewer, label FROM reviews").fetchall() == before
     for table in ("reviews", "errata"):
         assert db.execute(f"SELECT auth_mode, auth_subject, auth_email FROM {table}").fetchall() == [

@@ -21,10 +21,12 @@ ENV = os.environ | {"PYTHONPATH": str(ROOT)}
 
 LOADED = """
 import json, sys
+from audit.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
     pass
+from scoring.families import TASKS
 print(json.dumps({"families": TASKS.loaded(),
                   "heavy": sorted(m for m in ("sklearn", "pint", "scipy", "streamlit") if m in sys.modules)}),
       file=sys.stderr)
@@ -39,11 +41,13 @@ def loaded_by(*argv: str, db: str) -> dict:
 
 
 HELP_IMPORTS = """
+import json, sys
+from audit.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-heavy = ("pandas", "numpy", "sqlite_utils", "audit.store", "audit.runs", "scoring.families.base")
+heavy = ("pandas", "numpy", "sqlite_utils", "audit.store.database", "audit.runs", "scoring.families.base")
 print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.stderr)
 """
 

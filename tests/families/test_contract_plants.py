@@ -64,15 +64,25 @@ class KeepsState(BASE):
 
 
 class EverythingCertain(BASE):
-    def trivial(self, decision: Mapping) -> bool:
-        return True
+    """Calls every decision certain."""
+
+    def certain_label(self, decision: Mapping) -> str | None:
+        return MATCH
 
 
 class CertainByTheJudge(BASE):
     """Calls a decision certain when the judge matched it (the judge's answer is not the question)."""
 
+    def certain_label(self, decision: Mapping) -> str | None:
+        return MATCH if decision["judge"] == MATCH else None
+
+
+class SkipsWhatTheJudgeContradicted(BASE):
+    """Identical strings are trivial whatever the judge said (the rule before issue 40.1: the queue then hid the
+    judge's worst errors)."""
+
     def trivial(self, decision: Mapping) -> bool:
-        return decision["judge"] == MATCH
+        return self.certain_label(decision) is not None
 
 
 class EitherOrder(BASE):
@@ -122,6 +132,7 @@ PLANTS = [
     (TotalsFromDocuments, check_totals_cells_need_only_totals, True),
     (EverythingCertain, check_trivial_is_certain, False),
     (CertainByTheJudge, check_trivial_is_certain, False),
+    (SkipsWhatTheJudgeContradicted, check_trivial_is_certain, False),
     (EitherOrder, check_label_from_answers, False),
     (StratumReadsHumans, check_stratum_reads_judge_side_only, False),
     (ReviewsCannotMove, check_reviews_can_move_the_score, False),

@@ -219,7 +219,9 @@ def test_an_sqlite_file_without_tables_or_user_version_becomes_a_database(tmp_pa
 
 
 OPENER = """
+import sys
 sys.path.insert(0, {root!r})
+from audit.store.database import open_db
 db = open_db(sys.argv[1])
 print(db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 """

@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
+from audit.outputs.errata_export import export_errata_csv
 from audit.outputs.export import csv_cell, export_csv
-from audit.review.errata import add_erratum, export_errata_csv
+from audit.review.errata import add_erratum
 from audit.review.reviews import add_review
 
 HOSTILE = ["=1+1", " =HYPERLINK(\"http://evil.invalid\")", "\t=1", "\r=1", "\n=1", "\uff1dcmd|'/C calc'!A0",

@@ -265,7 +265,7 @@ def test_prediction_folders_that_match_no_gold_paper_are_refused(tmp_path, db, c
     gold, pred = litx_folders(tmp_path)
     (pred / "p1.json").unlink()
     msg = refused(capsys, db, litx(db, gold, pred))
-    assert "no prediction matches any of the 1 gold item(s); it holds no prediction" in msg, msg
+    assert "no prediction matches any of the 1 gold item; it holds no prediction" in msg, msg
     (pred / "P1.json").write_text(paper())
     msg = refused(capsys, db, litx(db, gold, pred))
     assert "only in upper/lower case" in msg, msg

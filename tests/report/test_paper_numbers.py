@@ -61,7 +61,8 @@ def test_the_table_and_caption_carry_the_estimate_with_both_labelled_intervals(d
     assert f"entity F1 (macro avg) & {' & '.join(pct)} & {fixed} & {anytime} \\\\" in table
     assert r"Metric & Judge only & Reviewed so far & Estimate & 95\% fixed-n & 95\% anytime \\" in table
     cap = caption(table)
-    assert f"entity F1 (macro avg) {pct[2]}, 95\\% interval {fixed} (fixed-n), {anytime} (anytime)" in cap
+    tex_fixed, tex_anytime = (s.replace("[", "{[}").replace("]", "{]}") for s in (fixed, anytime))  # tex() braces
+    assert f"entity F1 (macro avg) {pct[2]}, 95\\% interval {tex_fixed} (fixed-n), {tex_anytime} (anytime)" in cap
     assert "40 sampled documents" in cap and "reviewed so far" in cap
     # classification F1 takes no judge: said exact, never a zero-width interval
     assert re.search(r"classification F1 \(macro avg\)( & 82\.2){3} & \\multicolumn\{1\}\{c\}\{exact\}", table)
@@ -122,7 +123,7 @@ def test_the_report_headline_gives_the_estimate_with_both_labelled_intervals(db)
     assert f"<td>entity F1 (macro avg)</td>{n}{e['judge_only']:.4f}</td>{n}{e['reviewed_so_far']:.4f}</td>" \
            f"{n}{e['estimate']:.4f}</td><td>{fixed}</td><td>{anytime}</td>" in body
     assert f"Estimated full review: entity F1 (macro avg) {e['estimate']:.4f}, 95% interval {fixed} (fixed-n), " \
-           f"{anytime} (anytime), from 40 sampled documents." in body
+           f"{anytime} (anytime), from {e['documents']}." in body and e["documents"].startswith("40 sampled")
     # classification F1 takes no judge: exact, not "0.8219 [0.8219, 0.8219]"
     row = re.search(r"<td>classification F1 \(macro avg\)</td>(.*?)</tr>", body).group(1)
     assert "<td>exact</td>" in row and "[0.8219, 0.8219]" not in row

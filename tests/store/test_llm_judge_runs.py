@@ -204,6 +204,9 @@ def test_a_second_run_into_the_same_db_sends_no_requests(server: JudgeServer, db
 
 
 RUN_IN_CHILD = """
+import sys
+from audit.runs import score_run
+from audit.store.database import open_db
 score_run(open_db(sys.argv[1]), "chimera", {"gold": sys.argv[2], "pred": sys.argv[3]}, "openai:test-model",
           run="resumed")
 """
