@@ -43,7 +43,6 @@ pages = [
 def preamble() -> StreamlitPage:
     """What every rerun runs before the page: the URL's settings, navigation, the gate, the database, the sidebar."""
     adopt_url_settings()  # before st.navigation draws a link: a click during this run must not lose the URL's settings
-    warm_statistics()
     admitted = auth.admitted()  # team mode: signed in and named in the roles file; local mode: always
     # before any slow work, so a deep link's page is known on a fresh server's first run
     nav = st.navigation(pages, position="sidebar" if admitted else "hidden")
@@ -51,6 +50,8 @@ def preamble() -> StreamlitPage:
     conn = db()
     rebuild_stale_runs(conn)  # once after a migration marked a run's audited state stale; a query otherwise
     prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes
+    # after the demo runs: on a first start its import would hold the GIL and a core the scoring waits for
+    warm_statistics()
     with st.sidebar:
         sidebar_controls(conn)  # the current run and the reviewer's settings, on every page (also a first deep link)
     return nav

@@ -24,7 +24,7 @@ from sqlite_utils import Database
 from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_labels, review_summary
 from audit.store.database import dumps, run_row, transaction
 from scoring.families import get_task
-from scoring.families.base import TaskFamily, add_nested, decision_qkey
+from scoring.families.base import TaskFamily, add_nested, decision_qkeys
 
 _CHUNK = 900  # SQLite's default limit on bound parameters is 999
 
@@ -264,13 +264,13 @@ def apply_reviews(db: Database, run_id: int) -> None:
         labels = doc_labels(db, run_id, doc_id)
         added = task.redecide(payload, labels)
         if added:
-            gold = task.gold_key(payload)
+            qkeys = decision_qkeys(task, payload, [{"kind": d.kind, "type": d.type, "left": d.left, "right": d.right}
+                                                   for d in added])
             db.conn.executemany(
                 "INSERT OR IGNORE INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail),
-                  decision_qkey(task, payload, {"kind": d.kind, "type": d.type, "left": d.left, "right": d.right},
-                                gold)) for d in added])
+                [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail), q)
+                 for d, q in zip(added, qkeys, strict=True)])
             labels = doc_labels(db, run_id, doc_id)
             added_any = True
         counts = task.counts(payload, labels)

@@ -29,7 +29,7 @@ from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transac
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeFailed
 from scoring.families import get_task
-from scoring.families.base import Loaded, TaskFamily, decision_qkey, sum_nested
+from scoring.families.base import Loaded, TaskFamily, decision_qkeys, sum_nested
 from scoring.jsonl import check_folder
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions
@@ -338,15 +338,25 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Load
         db.conn.executemany(
             "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail), qkey_of(task, keyed, d))
-             for d in decisions])
+            [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail), q)
+             for d, q in zip(decisions, qkeys_of(task, keyed, decisions), strict=True)])
         db.execute("INSERT INTO audit_state (run_id, last_review, total) VALUES (?, 0, ?)", [run_id, dumps(total)])
 
 
-def qkey_of(task: TaskFamily, keyed: Mapping[str, tuple[Mapping, str]], d: Decision) -> str | None:
-    """A new decision's question key (`decision_qkey`) from its document's payload and gold key."""
-    payload, gold = keyed[d.doc]
-    return decision_qkey(task, payload, {"kind": d.kind, "type": d.type, "left": d.left, "right": d.right}, gold)
+def qkeys_of(task: TaskFamily, keyed: Mapping[str, tuple[Mapping, str]], decisions: Sequence[Decision]) -> list[str]:
+    """New decisions' question keys (`decision_qkeys`, one call per document) from their documents' payloads and
+    gold keys, in the decisions' order."""
+    by_doc: dict[str, list[int]] = {}
+    for i, d in enumerate(decisions):
+        by_doc.setdefault(d.doc, []).append(i)
+    out: list[str] = [""] * len(decisions)
+    for doc, idxs in by_doc.items():
+        payload, gold = keyed[doc]
+        asked = [{"kind": decisions[i].kind, "type": decisions[i].type, "left": decisions[i].left,
+                  "right": decisions[i].right} for i in idxs]
+        for i, q in zip(idxs, decision_qkeys(task, payload, asked, gold), strict=True):
+            out[i] = q
+    return out
 
 
 def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:

@@ -16,7 +16,7 @@ from sqlite_utils import Database
 from audit.rescoring import rebuild_audit_state, run_options
 from audit.store.database import dumps, transaction
 from scoring.families import get_task
-from scoring.families.base import decision_qkey
+from scoring.families.base import decision_qkeys
 
 
 def fill_question_keys(db: Database) -> list[str]:
@@ -30,9 +30,10 @@ def fill_question_keys(db: Database) -> list[str]:
         for doc_id, payload in db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?", [row["id"]]):
             payload = json.loads(payload)
             gold = task.gold_key(payload)
-            keys += [(decision_qkey(task, payload, {"kind": k, "type": t, "left": le, "right": r}, gold), i)
-                     for i, k, t, le, r in db.execute("SELECT id, kind, type, left, right FROM decisions WHERE "
-                                                      "run_id = ? AND doc_id = ?", [row["id"], doc_id])]
+            rows = db.execute("SELECT id, kind, type, left, right FROM decisions WHERE run_id = ? AND doc_id = ?",
+                              [row["id"], doc_id]).fetchall()
+            asked = [{"kind": k, "type": t, "left": le, "right": r} for _, k, t, le, r in rows]
+            keys += zip(decision_qkeys(task, payload, asked, gold), [r[0] for r in rows], strict=True)
         with transaction(db):
             db.conn.executemany("UPDATE decisions SET qkey = ? WHERE id = ?", keys)
             db.execute("UPDATE runs SET qkeys_missing = 0 WHERE id = ?", [row["id"]])

@@ -45,7 +45,7 @@ with st.container(border=True):
     elif missing:
         st.caption(f"Not in this database: {md_literal(', '.join(missing))}.")
         if role_button("Load the demo runs", action="load_runs", key="runs.load_demo",
-                       help="Score the bundled demo runs this database lacks (offline judges, about 10–20 s); "
+                       help="Score the bundled demo runs this database lacks (offline judges, about 5–15 s); "
                             "`python -m audit demo` does the same"):
             auth.guard("load_runs")
             load_demo(conn, demo_progress(st.progress(0.0, text="starting…")))

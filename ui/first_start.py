@@ -36,7 +36,7 @@ def prepare_demo(conn: Database) -> None:
     with box.container():
         st.subheader("Preparing the demo runs (first start only)")
         st.caption("Every benchmark family's bundled demo run is scored once into this new database, with "
-                   "offline judges; this takes about 10–20 s. Later starts open at once.")
+                   "offline judges; this takes about 5–15 s. Later starts open at once.")
         bar = st.progress(0.0, text="loading the benchmark families…")
     with _seeding_lock():
         if needs_seeding(conn):

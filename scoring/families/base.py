@@ -322,6 +322,11 @@ class TaskFamily(Protocol):
         paths): within a gold document, runs share the reviews of decisions with the same key."""
         ...
 
+    def question_keys(self, payload: Mapping, decisions: Sequence[Mapping]) -> list[str]:
+        """`question_key` of each decision of one document, in order: the same keys, computed once per document
+        (a family whose keys hash large shared content reuses it across the document's decisions)."""
+        ...
+
     def sampling_take_all(self, strata: Collection[str]) -> set[str]:
         """Which of a plan's strata the plan reviews whole before sampling (`build_plan(take_all=...)`; the sample
         queue serves them first): a subset of `strata`, from their names only."""
@@ -427,6 +432,9 @@ class FamilyBase:
             sides.sort()
         return content_hash([decision["kind"], decision["type"], *sides])
 
+    def question_keys(self, payload: Mapping, decisions: Sequence[Mapping]) -> list[str]:
+        return [self.question_key(payload, d) for d in decisions]
+
     def sampling_take_all(self, strata: Collection[str]) -> set[str]:  # noqa: ARG002 (default)
         """Of a plan's strata (names `sampling_stratum` gave), those to review whole before any is sampled: strata
         where one review can move a headline metric by a jump no sample variance foresees. Default: none."""
@@ -494,17 +502,39 @@ class FamilyBase:
         return self.metrics(total, docs if self.needs_doc_counts else None, options)
 
 
-def content_hash(value: object) -> str:
-    """A stable hash of JSON-able content (key order and non-ASCII spelled one way): question and gold keys."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+def canonical_json(value: object) -> str:
+    """JSON-able content spelled one way (sorted keys, no spaces, non-ASCII as is): what `content_hash` hashes.
+
+    A list's text is "[" + its items' texts joined by "," + "]", so a caller may join texts it computed once."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def json_list(item_texts: Iterable[str]) -> str:
+    """`canonical_json` of a list, from its items' canonical texts."""
+    return "[" + ",".join(item_texts) + "]"
+
+
+def hash_text(text: str) -> str:
+    """`content_hash` of the content whose `canonical_json` is `text`."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+def content_hash(value: object) -> str:
+    """A stable hash of JSON-able content (key order and non-ASCII spelled one way): question and gold keys."""
+    return hash_text(canonical_json(value))
+
+
+def decision_qkeys(fam: TaskFamily, payload: Mapping, decisions: Sequence[Mapping],
+                   gold_key: str | None = None) -> list[str]:
+    """The keys under which runs share the reviews of one document's decisions: the family, the document's gold
+    key and the family's question key (`gold_key`: the document's, when the caller has it already)."""
+    gold = gold_key if gold_key is not None else fam.gold_key(payload)
+    return [content_hash([fam.name, gold, q]) for q in fam.question_keys(payload, decisions)]
+
+
 def decision_qkey(fam: TaskFamily, payload: Mapping, decision: Mapping, gold_key: str | None = None) -> str:
-    """The key under which runs share a decision's reviews: the family, the document's gold key and the family's
-    question key (`gold_key`: the document's, when the caller has it already)."""
-    return content_hash([fam.name, gold_key if gold_key is not None else fam.gold_key(payload),
-                         fam.question_key(payload, decision)])
+    """`decision_qkeys` of one decision."""
+    return decision_qkeys(fam, payload, [decision], gold_key)[0]
 
 
 def add_nested(total: dict, part: Mapping, sign: int = 1) -> dict:

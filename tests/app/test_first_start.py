@@ -18,6 +18,7 @@ from audit.runs import delete_run
 from audit.store.database import open_db
 from tests.app.conftest import open_page
 from tests.conftest import ROOT
+from ui import first_start
 
 PAGES = ("runs", "overview", "queue", "scores", "agreement", "export", "document", "errata", "compare")
 
@@ -41,6 +42,18 @@ def test_the_first_start_scores_every_demo_run_once_and_records_it(new_app_db: P
     first_run()
     assert run_names(app_db) == {d.name for _, d in demo_runs()}
     assert open_db(app_db).execute("SELECT value FROM settings WHERE key = ?", [SEEDED]).fetchone() == ("1",)
+
+
+def test_the_statistics_warm_up_starts_after_the_first_start_scored_the_demo(
+        new_app_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The background import of the statistics stack (~1.3 s of CPU) does not compete with the first start's
+    scoring for the GIL and a core (#40.9)."""
+    events: list[str] = []
+    real_load = first_start.load_demo
+    monkeypatch.setattr(first_start, "load_demo", lambda *a, **k: events.append("demo scored") or real_load(*a, **k))
+    monkeypatch.setattr(first_start, "warm_statistics", lambda: events.append("statistics warm-up"))
+    first_run()
+    assert events == ["demo scored", "statistics warm-up"]
 
 
 def test_a_demo_run_deleted_on_purpose_stays_deleted_until_loaded_again(app_db: Path) -> None:

@@ -24,7 +24,10 @@ from scoring.families.base import (
     Loaded,
     MetricCell,
     Noun,
+    canonical_json,
     content_hash,
+    hash_text,
+    json_list,
 )
 from scoring.families.litxbench import review
 from scoring.families.litxbench.load import json_files, load_texts, parse_paper, read_json
@@ -252,12 +255,22 @@ class LitXBenchTask(FamilyBase):
     def question_key(self, payload: Mapping, decision: Mapping) -> str:
         """A pairing: the content of the predicted and the gold thing (not their paths, which follow the
         prediction's order); a number: its source, its value and the predicted item holding it."""
-        if decision["kind"] == KIND_NUMBER:  # the value, where the prediction holds it
-            return content_hash([decision["kind"], decision["type"], decision["right"],
-                                 review.content_at(payload["pred"], decision["left"])])
-        pred = review.content_at(payload["pred"], review.path_of(decision["left"]))
-        gold = review.content_at(payload["gold"], review.path_of(decision["right"]))
-        return content_hash([decision["kind"], decision["type"], pred, gold])
+        return self.question_keys(payload, [decision])[0]
+
+    def question_keys(self, payload: Mapping, decisions: Sequence[Mapping]) -> list[str]:
+        """The keys `content_hash` gives [kind, type, content_at(pred, left), content_at(gold, right)] (a number:
+        [kind, type, right, content_at(pred, left)]), each content spelled once per document (`review.ContentTexts`:
+        spelling it per decision was most of the CPU time of storing a run)."""
+        pred, gold = review.ContentTexts(payload["pred"]), review.ContentTexts(payload["gold"])
+        keys = []
+        for d in decisions:
+            head = [canonical_json(d["kind"]), canonical_json(d["type"])]
+            if d["kind"] == KIND_NUMBER:  # the value, where the prediction holds it
+                parts = [*head, canonical_json(d["right"]), pred.text(d["left"])]
+            else:
+                parts = [*head, pred.text(review.path_of(d["left"])), gold.text(review.path_of(d["right"]))]
+            keys.append(hash_text(json_list(parts)))
+        return keys
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         """Papers whose solver left pairs unmatched or numbers not found apart from clean ones."""

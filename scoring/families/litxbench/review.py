@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from scoring.decisions import Decision
+from scoring.families.base import canonical_json, json_list
 from scoring.families.litxbench import hallucination
 from scoring.families.litxbench.load import parse_paper
 from scoring.families.litxbench.match import (
@@ -92,6 +93,41 @@ def content_at(root: object, path: str) -> list:
             out.append([m.group(1), element, sum(x == element for x in node[:index])])
             node = element
     return [*out, path.rsplit("]", 1)[-1], node]
+
+
+class ContentTexts:
+    """`canonical_json(content_at(root, path))` for the paths of one document side, each list element's text
+    computed once: a document's decisions name the same experiments and materials hundreds of times.
+
+    Elements are remembered by identity, so the root must not change while this lives (one `question_keys` call)."""
+
+    def __init__(self, root: object) -> None:
+        self.root = root
+        self._elements: dict[int, str] = {}
+        self._paths: dict[str, str] = {}
+
+    def text(self, path: str) -> str:
+        found = self._paths.get(path)
+        if found is None:
+            found = self._paths[path] = self._text(path)
+        return found
+
+    def _element(self, element: object) -> str:
+        found = self._elements.get(id(element))
+        if found is None:
+            found = self._elements[id(element)] = canonical_json(element)
+        return found
+
+    def _text(self, path: str) -> str:
+        content = content_at(self.root, path)
+        if len(content) < 2:  # a path that names nothing: [path]
+            return canonical_json(content)
+        *steps, tail, node = content
+        texts = [json_list([canonical_json(name), self._element(element), canonical_json(n)])
+                 for name, element, n in steps]
+        # the node is the last step's element (alive in the root), or a value reached by name: spelled anew
+        node_text = self._element(node) if steps and node is steps[-1][1] else canonical_json(node)
+        return json_list([*texts, canonical_json(tail), node_text])
 
 
 def resolve_path(root: object, path: str) -> object:
