@@ -1,0 +1,98 @@
+"""The out-of-sample report of an improved judge: every number here compares, on the same reviewed decisions, the
+original judge's labels and the cross-fitted ones (each decision labelled by the judge fitted without its document)
+with the humans'.
+
+- kappa before and after (quadratic-weighted for an ordinal scale) with document-bootstrap intervals
+  (`scoring.stats.agreement.pair_stats`), the change with a paired document bootstrap
+  (`scoring.stats.crossfit.paired_kappa_change`) and the claim rule (`improvement_shown`);
+- TPR/TNR of a binary scale (per-label recall of the others) with Wilson intervals, both confusion matrices, the
+  decisions each judge gets wrong;
+- `headline_gap`: |judge-only − audited| of a headline metric over the reviewed documents, before and after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from scoring.families.base import MetricCell, TaskFamily
+from scoring.improve.crossfit import Item
+from scoring.stats.agreement import pair_stats
+from scoring.stats.crossfit import improvement_shown, paired_kappa_change
+from scoring.stats.intervals import wilson_interval
+
+METHOD = "K-fold cross-fitting by document; paired document bootstrap of the change in kappa"
+NO_IMPROVEMENT = "no improvement shown"
+
+
+def _recalls(confusion: Mapping, labels: Sequence[str]) -> dict[str, dict]:
+    """Per human label: how many of those decisions the judge labelled the same, with a Wilson interval."""
+    out = {}
+    for i, lab in enumerate(labels):
+        row = confusion["counts"][i]
+        n = sum(row)
+        out[lab] = {"recall": row[i] / n if n else None, "ci": wilson_interval(row[i], n), "n": n}
+    return out
+
+
+def _side(human: list[str], judge: list[str], docs: list[str], labels: Sequence[str], *, ordinal: bool,
+          positive: str | None, n_resamples: int, seed: int) -> dict:
+    s = pair_stats(human, judge, labels=labels, clusters=docs, ordinal=ordinal, positive=positive,
+                   n_resamples=n_resamples, seed=seed)
+    recalls = _recalls(s["confusion"], labels)
+    out = {"kappa": s["weighted_kappa"] if ordinal else s["kappa"],
+           "kappa_ci": s["weighted_kappa_ci"] if ordinal else s["kappa_ci"],
+           "statistic": "quadratic-weighted kappa" if ordinal else "Cohen's kappa",
+           "confusion": s["confusion"], "recall": recalls}
+    if positive is not None and len(labels) == 2:
+        negative = next(lab for lab in labels if lab != positive)
+        out |= {"tpr": recalls[positive]["recall"], "tpr_ci": recalls[positive]["ci"],
+                "tnr": recalls[negative]["recall"], "tnr_ci": recalls[negative]["ci"]}
+    return out
+
+
+def evaluate(items: Sequence[Item], after: Mapping[int, str], labels: Sequence[str], *, ordinal: bool = False,
+             positive: str | None = None, n_resamples: int = 2000, seed: int = 0) -> dict:
+    """The before/after report on `items` with `after` (decision -> cross-fitted label): `kappa_before`,
+    `kappa_after`, `delta_kappa`, `delta_kappa_ci`, `improved`, `reason`, `before` / `after` (kappa with interval,
+    confusion, recalls, TPR/TNR), `disagreeing_before` / `disagreeing_after` (decision ids), `n_decisions`,
+    `n_documents`, `method`."""
+    human = [i.human for i in items]
+    before = [i.judge for i in items]
+    fitted = [after[i.decision] for i in items]
+    docs = [i.doc for i in items]
+    change = paired_kappa_change(human, before, fitted, docs, labels, ordinal=ordinal, n_resamples=n_resamples,
+                                 seed=seed)
+    opts = {"ordinal": ordinal, "positive": positive, "n_resamples": n_resamples, "seed": seed}
+    improved = improvement_shown(change["delta_kappa_ci"])
+    return {"method": METHOD, "kappa_before": change["kappa_before"], "kappa_after": change["kappa_after"],
+            "delta_kappa": change["delta_kappa"], "delta_kappa_ci": change["delta_kappa_ci"],
+            "n_decisions": len(items), "n_documents": change["n_documents"], "improved": improved,
+            "reason": claim_reason(change, improved),
+            "before": _side(human, before, docs, labels, **opts), "after": _side(human, fitted, docs, labels, **opts),
+            "disagreeing_before": [i.decision for i in items if i.judge != i.human],
+            "disagreeing_after": [i.decision for i in items if after[i.decision] != i.human]}
+
+
+def claim_reason(change: Mapping, improved: bool) -> str:
+    """The sentence that goes with the claim (or with its absence)."""
+    ci = change["delta_kappa_ci"]
+    if improved:
+        return (f"improvement shown: out-of-sample kappa {change['kappa_before']:.3f} -> {change['kappa_after']:.3f}, "
+                f"change {change['delta_kappa']:+.3f} (95% interval {ci[0]:+.3f} to {ci[1]:+.3f}, above 0)")
+    if ci is None:
+        return f"{NO_IMPROVEMENT}: the change in kappa has no interval ({change['reason']}); the old judge is kept"
+    return (f"{NO_IMPROVEMENT}: out-of-sample change in kappa {change['delta_kappa']:+.3f}, 95% interval "
+            f"{ci[0]:+.3f} to {ci[1]:+.3f} does not exclude 0; the old judge is kept")
+
+
+Labels = Mapping[tuple[str, str, str, str], str]
+
+
+def headline_gap(task: TaskFamily, cell: MetricCell, payloads: Sequence[Mapping],
+                 judge: Sequence[Labels], human: Sequence[Labels]) -> float | None:
+    """|metric under the judge's labels − metric under the humans'| of one headline cell, over these documents
+    (payload i with judge[i] and human[i]); None when the metric is undefined on either side."""
+    judged = task.aggregate([task.counts(p, lab) for p, lab in zip(payloads, judge, strict=True)])
+    audited = task.aggregate([task.counts(p, lab) for p, lab in zip(payloads, human, strict=True)])
+    a, b = cell.value(judged), cell.value(audited)
+    return None if a is None or b is None else abs(a - b)
