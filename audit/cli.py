@@ -375,6 +375,45 @@ def cmd_stability(args: argparse.Namespace) -> None:
     _print_json({"check": check, "report": stability_report(db, args.run, [check["check"], *(args.check or [])])})
 
 
+def cmd_improve_judge(args: argparse.Namespace) -> None:
+    """Improve the run's judge from its reviews and prove it out of sample: K-fold cross-fitting by document
+    (each reviewed decision judged by a judge fitted without its document), kappa before and after, the change with
+    a paired document-bootstrap interval; an improvement is claimed only when that interval excludes 0. Strategies:
+    threshold (fuzzy, embed judges), calibrate (ordinal ratings); few-shot and rules are not built yet.
+
+    Example: python -m audit improve-judge --run my-fuzzy-run --strategy threshold --seed 0 --out improved.json
+    """
+    from audit.outputs.improve_judge import improve_judge
+
+    _check_new_out(args.out, force=args.force)
+    result = improve_judge(_open(args.db), args.run, args.strategy, seed=args.seed, folds=args.folds,
+                           min_alpha=args.min_alpha, min_documents=args.min_documents, policy=args.policy)
+    _write_new(args.out, json.dumps(result, indent=1, ensure_ascii=False) + "\n", force=args.force)
+    ev = result["evaluation"]
+    print(f"{result['reason']} ({ev['n_decisions']} decisions in {ev['n_documents']} documents; judge after: "
+          f"{result['judge_after']['spec']})", file=sys.stderr)
+
+
+def _check_new_out(out: str, *, force: bool) -> None:
+    """`_check_out`, and an existing file is refused unless --force (a result is never overwritten by accident)."""
+    _check_out(out, "--out")
+    if Path(out).exists() and not force:
+        raise AuditError(f"{out}: --out exists; choose another name or pass --force to replace it")
+
+
+def _write_new(out: str, text: str, *, force: bool) -> None:
+    """Write `text` to a temporary file beside `out`, then rename it into place: `out` is whole or untouched."""
+    _check_new_out(out, force=force)
+    target = Path(out)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"wrote {out}", file=sys.stderr)
+
+
 def cmd_judge_batch(args: argparse.Namespace) -> None:
     """Judge at scale: `export` writes every uncached judge question of a run as OpenAI Batch API request lines
     (custom_id = cache key; for the OpenAI Batch API or vLLM run-batch); `import` caches a results file's answers
@@ -516,6 +555,21 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--check", action="append", default=None, metavar="NAME",
                    help="also report over this stored check (repeatable; with --report: only these)")
     s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
+    from scoring.improve.preflight import DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
+    from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
+
+    s = add("improve-judge", cmd_improve_judge)
+    s.add_argument("--run", required=True)
+    s.add_argument("--strategy", required=True, choices=list(IMPROVE_STRATEGIES))
+    s.add_argument("--seed", type=int, default=0, help="seed of the document folds and the bootstrap (default 0)")
+    s.add_argument("--folds", type=int, default=5, help="document folds K of the cross-fitting (default 5)")
+    s.add_argument("--min-alpha", type=float, default=DEFAULT_MIN_ALPHA, help="refuse when the human-human alpha on "
+                   f"double-reviewed decisions is below this (default {DEFAULT_MIN_ALPHA})")
+    s.add_argument("--min-documents", type=int, default=MIN_DOCUMENTS, help="refuse with fewer reviewed documents "
+                   f"(at most and by default {MIN_DOCUMENTS}; at least two per fold in any case)")
+    s.add_argument("--out", required=True, help="the JSON file to write (refused if it exists, unless --force)")
+    s.add_argument("--force", action="store_true", help="replace --out if it exists")
+    _policy_argument(s)
     from audit.judge_batch import add_arguments as judge_batch_arguments
 
     batch = add("judge-batch", cmd_judge_batch)
