@@ -21,9 +21,8 @@ from audit.review.sampling import target_cell
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import LabelScheme
 from scoring.improve.calibrate import apply_calibration, fit_calibration
-from scoring.improve.crossfit import Apply, CrossFitted, Fit, Item, cross_fit
-from scoring.improve.evaluate import evaluate as evaluate_items
-from scoring.improve.evaluate import headline_gap
+from scoring.improve.crossfit import Apply, Fit, Item
+from scoring.improve.evaluate import cross_fitted_report, headline_gap
 from scoring.improve.preflight import DEFAULT_MIN_ALPHA, MIN_DOCUMENTS, NOT_BUILT, STRATEGIES, preflight
 from scoring.improve.threshold import apply_threshold, fit_threshold, labels_at, scored_from_answers
 from scoring.judges.thresholds import threshold_of
@@ -168,7 +167,7 @@ def _gaps(view: RunView, items: Sequence[Item], after: Mapping[int, str]) -> dic
 
 def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, folds: int = DEFAULT_FOLDS,
                   min_alpha: float = DEFAULT_MIN_ALPHA, min_documents: int = MIN_DOCUMENTS,
-                  n_resamples: int = 2000, reviews: str = "auto", policy: str | None = None) -> dict:
+                  n_resamples: int = 1000, reviews: str = "auto", policy: str | None = None) -> dict:
     """The issue's JSON: `folds`, `judge_before`, `judge_after`, `evaluation` {method, kappa_before, kappa_after,
     delta_kappa, delta_kappa_ci, gap_before, gap_after, n_decisions, n_documents, ...}, `improved`, `reason`, and
     `preflight`, `learnt_from` (seed, folds, review ids, decisions, documents), `fold_judges`.
@@ -199,9 +198,9 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
            "documents_needed": check.documents_needed, "notes": check.notes, "reviews_used": rows["reviews_used"]}
     if check.refusal:
         raise AuditError(f"improve-judge refused: {check.refusal}")
-    fitted: CrossFitted = cross_fit(plan.items, plan.fit, plan.apply, k=folds, seed=seed)
-    evaluation = evaluate_items(plan.items, fitted.after, _eval_labels(plan, fitted), ordinal=plan.scheme.scale
-                                == "ordinal", positive=plan.scheme.positive, n_resamples=n_resamples, seed=seed)
+    fitted, evaluation = cross_fitted_report(plan.items, plan.fit, plan.apply, plan.labels, k=folds, seed=seed,
+                                             ordinal=plan.scheme.scale == "ordinal", positive=plan.scheme.positive,
+                                             n_resamples=n_resamples)
     evaluation |= _gaps(view, plan.items, fitted.after)
     learnt = {"seed": seed, "folds": folds, "documents": sorted({i.doc for i in plan.items}),
               "decisions": [i.decision for i in plan.items],
@@ -213,9 +212,3 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
             "fold_judges": [plan.judge_after(m) | {"held_out_documents": f}
                             for m, f in zip(fitted.fold_models, fitted.folds, strict=True)],
             "evaluation": evaluation, "improved": evaluation["improved"], "reason": evaluation["reason"]}
-
-
-def _eval_labels(plan: Plan, fitted: CrossFitted) -> list[str]:
-    """The scale, plus the judge's `invalid` label when an improved judge gave it (it then counts as a miss)."""
-    seen = {*fitted.after.values(), *(i.judge for i in plan.items)}
-    return [*plan.labels, *([plan.scheme.invalid] if plan.scheme.invalid in seen else [])]

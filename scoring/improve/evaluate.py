@@ -12,15 +12,20 @@ with the humans'.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.improve.crossfit import Item
-from scoring.stats.agreement import pair_stats
+from scoring.improve.crossfit import Apply, CrossFitted, Fit, Item, cross_fit, refit_deltas
+from scoring.stats.agreement import CONFIDENCE, MIN_VALID_RESAMPLE_FRACTION, kappas_of_tables, pair_stats
+from scoring.stats.bootstrap import percentile_interval
 from scoring.stats.crossfit import improvement_shown, paired_kappa_change
 from scoring.stats.intervals import wilson_interval
 
-METHOD = "K-fold cross-fitting by document; paired document bootstrap of the change in kappa"
+METHOD = ("K-fold cross-fitting by document; the change in kappa with a paired document bootstrap that re-runs the "
+          "whole fit in every resample")
+FIXED_METHOD = "paired document bootstrap with the cross-fitted judges held fixed (shown beside; claims too often)"
 NO_IMPROVEMENT = "no improvement shown"
 
 
@@ -34,8 +39,8 @@ def _recalls(confusion: Mapping, labels: Sequence[str]) -> dict[str, dict]:
     return out
 
 
-def _side(human: list[str], judge: list[str], docs: list[str], labels: Sequence[str], *, ordinal: bool,
-          positive: str | None, n_resamples: int, seed: int) -> dict:
+def _side(human: list[str], judge: list[str], docs: list[str], labels: Sequence[str], scale: Sequence[str], *,
+          ordinal: bool, positive: str | None, n_resamples: int, seed: int) -> dict:
     s = pair_stats(human, judge, labels=labels, clusters=docs, ordinal=ordinal, positive=positive,
                    n_resamples=n_resamples, seed=seed)
     recalls = _recalls(s["confusion"], labels)
@@ -43,32 +48,85 @@ def _side(human: list[str], judge: list[str], docs: list[str], labels: Sequence[
            "kappa_ci": s["weighted_kappa_ci"] if ordinal else s["kappa_ci"],
            "statistic": "quadratic-weighted kappa" if ordinal else "Cohen's kappa",
            "confusion": s["confusion"], "recall": recalls}
-    if positive is not None and len(labels) == 2:
-        negative = next(lab for lab in labels if lab != positive)
+    if positive is not None and len(scale) == 2:
+        negative = next(lab for lab in scale if lab != positive)
         out |= {"tpr": recalls[positive]["recall"], "tpr_ci": recalls[positive]["ci"],
                 "tnr": recalls[negative]["recall"], "tnr_ci": recalls[negative]["ci"]}
     return out
 
 
+def kappa_change(labels: Sequence[str], *, ordinal: bool) -> Callable[[Sequence[Item], Sequence[str]], float | None]:
+    """kappa(humans, labels given) − kappa(humans, original judge) on some items; None when either is undefined.
+    A judge label outside `labels` (unreadable) is one more category, as in `evaluate`."""
+    index = {lab: i for i, lab in enumerate(labels)}
+    k = len(labels) + 1
+
+    def change(items: Sequence[Item], after: Sequence[str]) -> float | None:
+        tables = np.zeros((2, k, k))
+        for i, a in zip(items, after, strict=True):
+            h = index[i.human]
+            tables[0, h, index.get(i.judge, k - 1)] += 1
+            tables[1, h, index.get(a, k - 1)] += 1
+        kappas, defined = kappas_of_tables(tables, quadratic=ordinal)
+        return float(kappas[1] - kappas[0]) if defined.all() else None
+
+    return change
+
+
+def cross_fitted_report(items: Sequence[Item], fit: Fit, apply: Apply, labels: Sequence[str], *, k: int, seed: int,
+                        ordinal: bool = False, positive: str | None = None, n_resamples: int = 1000,
+                        ) -> tuple[CrossFitted, dict]:
+    """The whole pure pipeline every surface uses: cross-fit (`cross_fit`), the resampled changes with the fit re-run
+    in each resample (`refit_deltas`, same folds), and `evaluate`. `labels` gains the scheme's unreadable label by
+    """
+    fitted = cross_fit(items, fit, apply, k=k, seed=seed)
+    deltas = refit_deltas(items, fit, apply, fitted.folds, kappa_change(labels, ordinal=ordinal),
+                          n_resamples=n_resamples, seed=seed)
+    return fitted, evaluate(items, fitted.after, labels, ordinal=ordinal, positive=positive,
+                            n_resamples=n_resamples, seed=seed, resampled=deltas)
+
+
 def evaluate(items: Sequence[Item], after: Mapping[int, str], labels: Sequence[str], *, ordinal: bool = False,
-             positive: str | None = None, n_resamples: int = 2000, seed: int = 0) -> dict:
+             positive: str | None = None, n_resamples: int = 2000, seed: int = 0,
+             resampled: Sequence[float | None] | None = None) -> dict:
     """The before/after report on `items` with `after` (decision -> cross-fitted label): `kappa_before`,
     `kappa_after`, `delta_kappa`, `delta_kappa_ci`, `improved`, `reason`, `before` / `after` (kappa with interval,
     confusion, recalls, TPR/TNR), `disagreeing_before` / `disagreeing_after` (decision ids), `n_decisions`,
-    `n_documents`, `method`."""
+    `n_documents`, `method`.
+
+    `labels` is the scale; a judge label outside it (unreadable) is added as one more category, so it counts as a
+    disagreement. `resampled`: the change in resamples that re-ran the fit (`refit_deltas`); its percentile interval
+    is then `delta_kappa_ci`, the one the claim rule reads, and the interval with the judges held fixed is kept
+    beside as `delta_kappa_ci_fixed_judges`. Without it, the fixed-judges interval is the only one."""
     human = [i.human for i in items]
     before = [i.judge for i in items]
     fitted = [after[i.decision] for i in items]
+    scale = list(labels)
+    labels = scale + sorted({*before, *fitted} - set(scale))
     docs = [i.doc for i in items]
     change = paired_kappa_change(human, before, fitted, docs, labels, ordinal=ordinal, n_resamples=n_resamples,
                                  seed=seed)
     opts = {"ordinal": ordinal, "positive": positive, "n_resamples": n_resamples, "seed": seed}
+    fixed_ci = change["delta_kappa_ci"]
+    method = FIXED_METHOD
+    if resampled is not None:
+        method = METHOD
+        valid = [d for d in resampled if d is not None]
+        if change["delta_kappa"] is None:
+            pass
+        elif len(valid) < MIN_VALID_RESAMPLE_FRACTION * len(resampled):
+            change = dict(change, delta_kappa_ci=None, reason=f"only {len(valid)} of {len(resampled)} resamples had "
+                          "both kappas defined")
+        else:
+            change = dict(change, delta_kappa_ci=percentile_interval(np.array(valid), CONFIDENCE))
     improved = improvement_shown(change["delta_kappa_ci"])
-    return {"method": METHOD, "kappa_before": change["kappa_before"], "kappa_after": change["kappa_after"],
+    return {"method": method, "kappa_before": change["kappa_before"], "kappa_after": change["kappa_after"],
             "delta_kappa": change["delta_kappa"], "delta_kappa_ci": change["delta_kappa_ci"],
+            "delta_kappa_ci_fixed_judges": fixed_ci, "fixed_judges_method": FIXED_METHOD,
             "n_decisions": len(items), "n_documents": change["n_documents"], "improved": improved,
             "reason": claim_reason(change, improved),
-            "before": _side(human, before, docs, labels, **opts), "after": _side(human, fitted, docs, labels, **opts),
+            "before": _side(human, before, docs, labels, scale, **opts),
+            "after": _side(human, fitted, docs, labels, scale, **opts),
             "disagreeing_before": [i.decision for i in items if i.judge != i.human],
             "disagreeing_after": [i.decision for i in items if after[i.decision] != i.human]}
 

@@ -61,28 +61,38 @@ def scored_from_answers(answers: Sequence[Answer], label_of: Callable[[list[str]
                   [(a.score or 0.0) if a.value in (YES, NO) else None for a in answers], label_of, scale)
 
 
-def labels_at(items: Sequence[Item], thresholds: Sequence[float]) -> list[list[str]]:
-    """Each item's label at each threshold: [threshold][item]."""
+def _count_codes(items: Sequence[Item], thresholds: Sequence[float], codes: dict[str, int]) -> np.ndarray:
+    """Each item's label code at each threshold, shape (items, thresholds)."""
     width = max((len(i.features.scores) for i in items), default=0)
     scores = np.full((len(items), width), -np.inf)
+    by_count = np.zeros((len(items), width + 1), dtype=np.int64)
     for r, i in enumerate(items):
-        scores[r, :len(i.features.scores)] = i.features.scores
-    counts = (scores[:, :, None] >= np.asarray(thresholds, dtype=float)[None, None, :]).sum(axis=1)  # (n, T)
-    return [[i.features.labels_by_count[c] for i, c in zip(items, counts[:, t], strict=True)]
-            for t in range(len(thresholds))]
+        n = len(i.features.scores)
+        scores[r, :n] = i.features.scores
+        by_count[r, :n + 1] = [codes.setdefault(lab, len(codes)) for lab in i.features.labels_by_count]
+    counts = (scores[:, :, None] >= np.asarray(thresholds, dtype=float)[None, None, :]).sum(axis=1)
+    return np.take_along_axis(by_count, counts, axis=1)
+
+
+def labels_at(items: Sequence[Item], thresholds: Sequence[float]) -> list[list[str]]:
+    """Each item's label at each threshold: [threshold][item]."""
+    codes: dict[str, int] = {}
+    at = _count_codes(items, thresholds, codes)
+    names = list(codes)
+    return [[names[c] for c in at[:, t]] for t in range(len(thresholds))]
 
 
 def kappa_curve(items: Sequence[Item], grid: Sequence[float], labels: Sequence[str]) -> list[float | None]:
     """Cohen's kappa of the items' labels at each threshold of `grid` against their human labels (None where
-    undefined)."""
-    index = {lab: i for i, lab in enumerate(labels)}
+    undefined). A label outside `labels` (an unreadable answer) leaves the decision out at that threshold."""
+    codes = {lab: i for i, lab in enumerate(labels)}
     k = len(labels)
-    human = np.array([index[i.human] for i in items], dtype=np.int64)
-    tables = np.zeros((len(grid), k, k))
-    for t, row in enumerate(labels_at(items, grid)):
-        judge = np.array([index.get(lab, -1) for lab in row], dtype=np.int64)
-        keep = judge >= 0
-        np.add.at(tables[t], (human[keep], judge[keep]), 1)
+    judge = _count_codes(items, grid, codes)  # labels outside the scale get codes >= k
+    human = np.array([codes[i.human] for i in items], dtype=np.int64)
+    keep = judge < k
+    t_index = np.broadcast_to(np.arange(len(grid))[None, :], judge.shape)
+    cells = (t_index * k * k + human[:, None] * k + judge)[keep]
+    tables = np.bincount(cells, minlength=len(grid) * k * k).reshape(len(grid), k, k)
     kappas, defined = kappas_of_tables(tables)
     out: list[float | None] = [None] * len(grid)
     for t, value in zip(np.flatnonzero(defined), kappas, strict=True):

@@ -10,7 +10,7 @@ import pytest
 
 from scoring.improve.calibrate import apply_calibration, fit_calibration
 from scoring.improve.crossfit import Item, cross_fit
-from scoring.improve.evaluate import evaluate
+from scoring.improve.evaluate import cross_fitted_report, evaluate
 from scoring.improve.preflight import preflight
 from scoring.improve.threshold import apply_threshold, best_threshold, fit_threshold, scored
 from scoring.stats.agreement import pair_stats
@@ -124,8 +124,8 @@ def test_best_threshold_takes_the_middle_of_the_widest_plateau_nearest_the_origi
 
 def test_out_of_sample_threshold_gain_is_claimed_on_a_too_strict_judge():
     items = strict_judge_items(seed=5)  # 150 decisions in 30 documents
-    fitted = cross_fit(items, threshold_fit, apply_threshold, k=5, seed=0)
-    ev = evaluate(items, fitted.after, LABELS, positive="match", n_resamples=1000, seed=0)
+    _, ev = cross_fitted_report(items, threshold_fit, apply_threshold, LABELS, k=5, seed=0, positive="match",
+                                n_resamples=300)
     assert ev["delta_kappa"] >= 0.10 and ev["delta_kappa_ci"][0] > 0 and ev["improved"]
     assert ev["reason"].startswith("improvement shown")
     assert ev["after"]["tpr"] > ev["before"]["tpr"] and ev["after"]["tpr_ci"][0] <= ev["after"]["tpr"]
@@ -134,12 +134,13 @@ def test_out_of_sample_threshold_gain_is_claimed_on_a_too_strict_judge():
 
 def test_labels_independent_of_the_judge_are_claimed_at_about_the_nominal_rate():
     """Human coin flips: whatever threshold the folds pick, nothing is there to find. The claim is one-sided at 97.5%,
-    so about 1 in 40 seeds may claim; 40 seeds with at most 4 claims (P(X >= 5) < 0.01 at the nominal rate)."""
+    so about 1 in 40 seeds may claim; 40 seeds with at most 4 claims (P(X >= 5) < 0.01 at the nominal rate). Measured
+    over 200 seeds: 0 claims with the fit re-run in each resample, 11 (5.5%) with the judges held fixed."""
     claims = 0
     for seed in range(40):
         items = strict_judge_items(seed=100 + seed, signal=False)
-        fitted = cross_fit(items, threshold_fit, apply_threshold, k=5, seed=seed)
-        ev = evaluate(items, fitted.after, LABELS, positive="match", n_resamples=500, seed=seed)
+        _, ev = cross_fitted_report(items, threshold_fit, apply_threshold, LABELS, k=5, seed=seed,
+                                    positive="match", n_resamples=200)
         claims += ev["improved"]
         assert ev["improved"] or ev["reason"].startswith("no improvement shown")
     assert claims <= 4
