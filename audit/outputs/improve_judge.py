@@ -119,11 +119,11 @@ def _calibrate_plan(view: RunView, rows: list[dict]) -> Plan:
                          "is not built yet")
     scheme = view.task.label_schemes[kinds[0]]
     labels = tuple(scheme.labels)
-    items = [Item(r["decision"], r["doc"], r["human"], r["judge"])
+    items = [Item(r["decision"], r["doc"], r["human"], r["judge"], r["type"])  # one map per criterion (type)
              for r in _reviewed(rows, kinds) if r["judge"] in labels and r["human"] in labels]
 
     def judge_after(model: dict) -> dict:
-        return {"spec": view.row["judge_spec"], "strategy": "calibrate", "calibration": model["map"],
+        return {"spec": view.row["judge_spec"], "strategy": "calibrate", "calibration": model["maps"],
                 "note": "the judge's ratings mapped through `calibration`; `score` does not take a calibrated judge "
                         "yet"}
 

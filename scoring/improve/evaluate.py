@@ -139,6 +139,9 @@ def claim_reason(change: Mapping, improved: bool) -> str:
                 f"change {change['delta_kappa']:+.3f} (95% interval {ci[0]:+.3f} to {ci[1]:+.3f}, above 0)")
     if ci is None:
         return f"{NO_IMPROVEMENT}: the change in kappa has no interval ({change['reason']}); the old judge is kept"
+    if ci[1] < 0:
+        return (f"{NO_IMPROVEMENT}: the fitted judge is worse out of sample (change in kappa "
+                f"{change['delta_kappa']:+.3f}, 95% interval {ci[0]:+.3f} to {ci[1]:+.3f}); the old judge is kept")
     return (f"{NO_IMPROVEMENT}: out-of-sample change in kappa {change['delta_kappa']:+.3f}, 95% interval "
             f"{ci[0]:+.3f} to {ci[1]:+.3f} does not exclude 0; the old judge is kept")
 

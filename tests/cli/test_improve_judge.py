@@ -13,6 +13,7 @@ from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
+from tests.conftest import copy_of
 from tests.support.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
 
 RUN = "strict"
@@ -138,3 +139,21 @@ def test_humans_who_disagree_stop_it_before_any_fitting(strict_db, strict_templa
     assert improve(strict_db, out, "--strategy", "threshold", "--min-alpha", "0.2") == 0
     pre = json.loads(out.read_text())["preflight"]
     assert pre["double_reviewed"] > 0 and pre["human_alpha"] < 0.667
+
+
+def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims_nothing(demo_template, db_path,
+                                                                                        tmp_path, capsys):
+    """The bundled ideation review: humans agree little with each other (alpha 0.10 on effectiveness), so the
+    pre-flight refuses; told to go on, the per-criterion isotonic maps do not beat the judge out of sample."""
+    copy_of(demo_template, db_path)
+    run = "demo-ideation-si2024-humans"
+    out = tmp_path / "cal.json"
+    argv = ["--db", str(db_path), "improve-judge", "--run", run, "--strategy", "calibrate", "--out", str(out)]
+    assert main(argv) == 2
+    assert "human-human agreement is too low (alpha 0.096" in capsys.readouterr().err
+    assert main([*argv, "--min-alpha", "0"]) == 0
+    r = json.loads(out.read_text())
+    assert set(r["judge_after"]["calibration"]) == {"effectiveness", "feasibility", "novelty"}
+    assert r["evaluation"]["before"]["statistic"] == "quadratic-weighted kappa"
+    assert r["improved"] is False and r["reason"].startswith("no improvement shown")
+    assert r["preflight"]["double_reviewed"] == 126

@@ -166,7 +166,7 @@ def test_calibration_undoes_a_judge_that_rates_one_point_high():
         h = int(rng.integers(1, 5))
         items.append(Item(i, f"doc{i // 5:02d}", str(h), str(min(5, h + 1))))
     model = fit_calibration(items, scale)
-    assert model["map"] == {"1": "1", "2": "1", "3": "2", "4": "3", "5": "4"}
+    assert model["maps"] == {"": {"1": "1", "2": "1", "3": "2", "4": "3", "5": "4"}}
     fitted = cross_fit(items, lambda part: fit_calibration(part, scale), apply_calibration, k=5, seed=0)
     ev = evaluate(items, fitted.after, scale, ordinal=True, n_resamples=500)
     assert ev["kappa_after"] == pytest.approx(1.0) and ev["improved"]
