@@ -8,18 +8,22 @@
   together, so the pairing is kept).
 - `improvement_shown`: the one rule: an improvement is claimed only when the change's interval excludes 0 on the
   side of improvement.
+- `cross_fitted_totals`: the difference estimator when the judge was improved on the very reviews that correct it
+  (cross-prediction-powered inference, Zrnic & Candès 2024; tables-and-trained-judges.md §2): each reviewed block's
+  residual uses the fold judge that never saw it, every block's judge-only part the folds' average judge.
 
 Pure numpy; imports neither families nor judges.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 
 from scoring.stats.agreement import CONFIDENCE, MIN_VALID_RESAMPLE_FRACTION, kappas_of_tables
 from scoring.stats.bootstrap import percentile_interval, resampled_sums
+from scoring.stats.difference import Totals, Variance, Vector, difference_totals
 
 
 def document_folds(doc_ids: Sequence[str], k: int, seed: int) -> list[list[str]]:
@@ -114,3 +118,35 @@ def improvement_shown(delta_kappa_ci: Sequence[float] | None) -> bool:
     (True, False, False)
     """
     return delta_kappa_ci is not None and delta_kappa_ci[0] > 0
+
+
+def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapping[str, str],
+                        sampled: Mapping[str, Vector], fold_of: Mapping[str, int], *,
+                        variance: Variance = "plain") -> Totals:
+    """T̂ = Σ_{b∈s} c^H_b + Σ_{b∉s} c̄_b + Σ_h ((M_h − m_h)/m_h) Σ_{b∈s_h} (c^H_b − c^(−k(b))_b), with c^(−k)_b block
+    b's judge-only vector under the judge fitted without fold k, c̄_b their average over the K folds and k(b) the
+    fold of reviewed block b: reviewed blocks count as reviewed, the others by the average judge, corrected by the
+    expanded cross-fitted residuals (a full review gives Σ c^H exactly). Its covariance is the single-run one (with
+    the finite-population correction) of those residuals.
+
+    It is `scoring.stats.difference.difference_totals` with each reviewed block's judge vector taken from its own
+    fold's judge and every other block's from the average judge: one estimator, its strata, variance modes and
+    delta method unchanged. The spread of c̄ across folds adds variance the formula leaves out, small when the run
+    has many more blocks than reviews (bench/crossfit_coverage.py measures the coverage).
+
+    Args:
+        fold_judge: for EVERY block, its K judge-only vectors, fold 0 .. K−1.
+        strata: every block's stratum.
+        sampled: human vectors of the blocks reviewed through the random sample.
+        fold_of: each sampled block's fold.
+
+    >>> t = cross_fitted_totals({"a": [1, 3], "b": [0, 2], "c": [5, 5]}, dict.fromkeys("abc", "h"),
+    ...                         {"a": 2, "b": 1}, {"a": 0, "b": 1})
+    >>> float(t.total[0])  # 2 + 1 + 5 + (1/2)·((2 − 1) + (1 − 2))
+    8.0
+    """
+    judge = {b: np.mean([np.atleast_1d(np.asarray(v, dtype=float)) for v in vs], axis=0)
+             for b, vs in fold_judge.items()}
+    for b in sampled:
+        judge[b] = np.atleast_1d(np.asarray(fold_judge[b][fold_of[b]], dtype=float))
+    return difference_totals(judge, strata, sampled, variance=variance)
