@@ -79,17 +79,21 @@ else:
 def fmt(value: float | None, ci: list | None = None, sign: str = "") -> str:
     if value is None:
         return "—"
-    return f"{value:{sign}.3f}" + (f" [{ci[0]:{sign}.3f}, {ci[1]:{sign}.3f}]" if ci else "")
+    return f"{value:{sign}.3f}" + (f" {interval(ci, sign)}" if ci else "")
+
+
+def interval(ci: list | None, sign: str = "") -> str:
+    return "no interval" if not ci else f"[{ci[0]:{sign}.3f}, {ci[1]:{sign}.3f}]"
 
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("κ before", fmt(ev["kappa_before"]), help=ev["before"]["statistic"] + ", the original judge")
-m1.caption(f"95% interval {fmt(ev['before']['kappa'], ev['before']['kappa_ci'])}")
+m1.caption(f"95% interval {interval(ev['before']['kappa_ci'])}")
 m2.metric("κ after (out of sample)", fmt(ev["kappa_after"]), help="Each decision judged by the fold's judge that "
           "never saw its document.")
-m2.caption(f"95% interval {fmt(ev['after']['kappa'], ev['after']['kappa_ci'])}")
+m2.caption(f"95% interval {interval(ev['after']['kappa_ci'])}")
 m3.metric("Δκ", fmt(ev["delta_kappa"], sign="+"), help=ev["method"])
-m3.caption(f"95% interval {fmt(ev['delta_kappa'], ev['delta_kappa_ci'], '+')}")
+m3.caption(f"95% interval {interval(ev['delta_kappa_ci'], '+')}")
 m4.metric("Judge after", result["judge_after"]["spec"], help="Fitted on every reviewed document: the judge to keep.")
 m4.caption(f"{ev['n_decisions']} decisions in {ev['n_documents']} documents")
 st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {ev['documents']} reviewed documents: "

@@ -50,8 +50,8 @@ def preflight(alpha: float | None, n_double: int, n_documents: int, *, folds: in
     elif alpha < min_alpha:
         return Preflight(f"human-human agreement is too low (alpha {alpha:.3f} on {n_double} decision(s) reviewed "
                          f"by two or more people, below the minimum {min_alpha:g}): the labels are the problem, not "
-                         "the judge; settle the disagreements (adjudicate, clarify the guideline) or lower "
-                         "--min-alpha", notes)
+                         "the judge; settle the disagreements (adjudicate, clarify the guideline) or lower the "
+                         "minimum human alpha (--min-alpha)", notes)
     else:
         notes.append(f"human-human agreement alpha {alpha:.3f} on {n_double} decision(s) reviewed twice "
                      f"(minimum {min_alpha:g})")
