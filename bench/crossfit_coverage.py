@@ -5,7 +5,9 @@ truth model. Each round reviews m documents drawn at random, improves the judge 
 strategy (`scoring.improve.threshold`) and estimates the run's total of true matches three ways:
 - `original`: the difference estimator with the original judge (fixed before the sample: valid; the width to beat);
 - `naive reuse`: the judge fitted on all reviewed documents, then the usual difference estimator on the same reviews;
-- `cross-fitted`: `scoring.stats.crossfit.cross_fitted_totals` with K document folds.
+- `cross-fitted`: `scoring.stats.crossfit.cross_fitted_totals` with K document folds, with the plain sample
+  variance and with the Jeffreys hurdle variance `estimate` uses (scoring/stats/difference.py), both with the
+  folds' spread term; and with the residual variance alone (no spread term), to show what the term buys.
 Prints coverage of the 95% interval (with its Wilson interval) and the mean width per truth model.
 
     python bench/crossfit_coverage.py [--rounds 500] [--docs 300] [--reviewed 30] [--folds 5]
@@ -92,8 +94,12 @@ def one_round(scores: np.ndarray, truth: np.ndarray, m: int, k: int, rng: np.ran
         per_fold.append(counts(fit_threshold([x for x in items if x.doc not in held], GRID, LABELS,
                                              ORIGINAL)["threshold"]))
     fold_of = {b: f for f, fold in enumerate(folds) for b in fold}
-    tot = cross_fitted_totals({b: [c[i] for c in per_fold] for i, b in enumerate(blocks)}, strata, sampled, fold_of)
-    out["cross-fitted"] = _interval(float(tot.total[0]), float(tot.cov[0, 0]), tot.df)
+    fold_judge = {b: [c[i] for c in per_fold] for i, b in enumerate(blocks)}
+    for name, variance, spread in (("cross-fitted, residual variance only", "plain", False),
+                                   ("cross-fitted (plain)", "plain", True),
+                                   ("cross-fitted (jeffreys)", "jeffreys", True)):
+        tot = cross_fitted_totals(fold_judge, strata, sampled, fold_of, variance=variance, fold_spread=spread)
+        out[name] = _interval(float(tot.total[0]), float(tot.cov[0, 0]), tot.df)
     return {name: (lo <= human.sum() <= hi, hi - lo) for name, (lo, hi) in out.items()}
 
 

@@ -18,6 +18,7 @@ Pure numpy; imports neither families nor judges.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -122,7 +123,7 @@ def improvement_shown(delta_kappa_ci: Sequence[float] | None) -> bool:
 
 def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapping[str, str],
                         sampled: Mapping[str, Vector], fold_of: Mapping[str, int], *,
-                        variance: Variance = "plain") -> Totals:
+                        variance: Variance = "plain", fold_spread: bool = True) -> Totals:
     """T̂ = Σ_{b∈s} c^H_b + Σ_{b∉s} c̄_b + Σ_h ((M_h − m_h)/m_h) Σ_{b∈s_h} (c^H_b − c^(−k(b))_b), with c^(−k)_b block
     b's judge-only vector under the judge fitted without fold k, c̄_b their average over the K folds and k(b) the
     fold of reviewed block b: reviewed blocks count as reviewed, the others by the average judge, corrected by the
@@ -131,8 +132,11 @@ def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapp
 
     It is `scoring.stats.difference.difference_totals` with each reviewed block's judge vector taken from its own
     fold's judge and every other block's from the average judge: one estimator, its strata, variance modes and
-    delta method unchanged. The spread of c̄ across folds adds variance the formula leaves out, small when the run
-    has many more blocks than reviews (bench/crossfit_coverage.py measures the coverage).
+    delta method unchanged. The average judge moves with the reviews it was fitted on; with `fold_spread` (the
+    default) the covariance adds the spread of the estimate across the fold judges, (K − 1)/K Σ_k (T_k − T̄)(T_k −
+    T̄)ᵀ, T_k the estimate with fold judge k judging every block (Σ_{b∉s} c^(−k)_b + the expanded residuals of
+    c^(−k)): how far the corrected estimate moves with the fit, not the judge total alone (which the residuals
+    largely correct). bench/crossfit_coverage.py measures both.
 
     Args:
         fold_judge: for EVERY block, its K judge-only vectors, fold 0 .. K−1.
@@ -149,4 +153,23 @@ def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapp
              for b, vs in fold_judge.items()}
     for b in sampled:
         judge[b] = np.atleast_1d(np.asarray(fold_judge[b][fold_of[b]], dtype=float))
-    return difference_totals(judge, strata, sampled, variance=variance)
+    tot = difference_totals(judge, strata, sampled, variance=variance)
+    if not fold_spread or tot.cov is None or len(sampled) == len(fold_judge):
+        return tot
+    size: dict[str, int] = {}
+    drawn: dict[str, int] = {}
+    for b in fold_judge:
+        size[strata[b]] = size.get(strata[b], 0) + 1
+    for b in sampled:
+        drawn[strata[b]] = drawn.get(strata[b], 0) + 1
+    per_fold = []
+    for k in range(len(next(iter(fold_judge.values())))):  # the estimate if fold judge k judged every block
+        t = sum(np.atleast_1d(np.asarray(vs[k], dtype=float)) for b, vs in fold_judge.items() if b not in sampled)
+        for b, y in sampled.items():
+            h = strata[b]
+            t = t + (size[h] - drawn[h]) / drawn[h] * (np.atleast_1d(np.asarray(y, dtype=float))
+                                                       - np.asarray(fold_judge[b][k], dtype=float))
+        per_fold.append(t)
+    dev = np.array(per_fold) - np.mean(per_fold, axis=0)
+    k = len(per_fold)
+    return replace(tot, cov=tot.cov + (k - 1) / k * dev.T @ dev)
