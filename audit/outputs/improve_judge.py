@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from audit.errors import AuditError
-from audit.outputs.agreement import agreement_rows, alpha_groups
+from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
 from audit.review.sampling import target_cell
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import LabelScheme
@@ -204,7 +204,8 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
     evaluation |= _gaps(view, plan.items, fitted.after)
     learnt = {"seed": seed, "folds": folds, "documents": sorted({i.doc for i in plan.items}),
               "decisions": [i.decision for i in plan.items],
-              "review_ids": sorted(r["id"] for i in plan.items for r in view.reviews.get(i.decision, [])),
+              "review_ids": sorted(r["id"] for i in plan.items
+                                   for r in reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"])),
               "reviews_used": rows["reviews_used"], "effective_label_policy": view.policy}
     return {"run": view.name, "strategy": strategy, "preflight": pre, "folds": fitted.folds,
             "judge_before": {"spec": view.row["judge_spec"], "identity": view.row["judge_identity"]},

@@ -77,8 +77,7 @@ def cross_fitted_report(items: Sequence[Item], fit: Fit, apply: Apply, labels: S
                         ordinal: bool = False, positive: str | None = None, n_resamples: int = 1000,
                         ) -> tuple[CrossFitted, dict]:
     """The whole pure pipeline every surface uses: cross-fit (`cross_fit`), the resampled changes with the fit re-run
-    in each resample (`refit_deltas`, same folds), and `evaluate`. `labels` gains the scheme's unreadable label by
-    """
+    in each resample (`refit_deltas`, same folds), and `evaluate`. `labels` is the scale."""
     fitted = cross_fit(items, fit, apply, k=k, seed=seed)
     deltas = refit_deltas(items, fit, apply, fitted.folds, kappa_change(labels, ordinal=ordinal),
                           n_resamples=n_resamples, seed=seed)
