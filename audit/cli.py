@@ -99,9 +99,15 @@ def cmd_score(args: argparse.Namespace) -> None:
     inputs = {s.name: getattr(args, s.name) for s in task.inputs if getattr(args, s.name, None)}
     options = {o.name: getattr(args, o.name) for o in task.options}
     judge = args.judge or task.judge_specs[0]
+    learnt = None
+    if args.learnt_from:
+        from audit.outputs.improve_judge import learnt_from_file
+
+        learnt = learnt_from_file(args.learnt_from, judge.strip())
     try:
         plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options, allow_empty=args.allow_empty)
-        row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial)
+        row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial,
+                          learnt_from=learnt)
     finally:
         bar.close()
     print(f"run: {row['name']}", file=sys.stderr)
@@ -474,6 +480,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                        "are missing (they count as not matched); without it such a run fails and stores nothing")
         f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
                        "prediction (all count as empty); without it such inputs are refused")
+        f.add_argument("--learnt-from", default=None, metavar="FILE", help="the judge was improved on reviews: the "
+                       "improve-judge result that made it (recorded with the run; withdrawing one of those reviews "
+                       "marks it stale)")
     s = add("delete-run", cmd_delete_run)
     s.add_argument("--run", required=True)
     s.add_argument("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first")

@@ -14,6 +14,7 @@ from audit.outputs.improve_judge import (
     STRATEGIES,
     applicability,
     improve_judge,
+    learning_status,
 )
 from audit.store.database import reviews_version
 from ui import auth
@@ -28,6 +29,9 @@ st.markdown("Can the reviews make the judge better, so the next run needs fewer 
             "judged by a judge fitted **without it** (K folds of documents), and κ before and after is compared on "
             "the same decisions. An improvement is claimed only when the change's 95% interval lies above 0.")
 view = current_view(conn)
+learnt = learning_status(conn, view.row["judge_identity"])
+if learnt:
+    show_text(learnt["text"].capitalize() + ".", "warning" if learnt["stale"] else "info")
 offered = [s for s in STRATEGIES if applicability(view, s) is None]
 for s in STRATEGIES:
     if s not in offered:

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from audit.errors import AuditError
+from audit.effective import current_rows
+from audit.errors import AuditError, UnknownRun
 from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
+from audit.rescoring import reviews_by_decision
 from audit.review.sampling import target_cell
+from audit.store.database import run_row
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import LabelScheme
 from scoring.improve.calibrate import apply_calibration, fit_calibration
@@ -202,10 +205,10 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
                                              ordinal=plan.scheme.scale == "ordinal", positive=plan.scheme.positive,
                                              n_resamples=n_resamples)
     evaluation |= _gaps(view, plan.items, fitted.after)
-    learnt = {"seed": seed, "folds": folds, "documents": sorted({i.doc for i in plan.items}),
-              "decisions": [i.decision for i in plan.items],
-              "review_ids": sorted(r["id"] for i in plan.items
-                                   for r in reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"])),
+    learnt = {"run": view.name, "strategy": strategy, "seed": seed, "folds": folds,
+              "documents": sorted({i.doc for i in plan.items}), "decisions": [i.decision for i in plan.items],
+              "review_ids": sorted(r["id"] for i in plan.items for r in current_rows(
+                  reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"]))),
               "reviews_used": rows["reviews_used"], "effective_label_policy": view.policy}
     return {"run": view.name, "strategy": strategy, "preflight": pre, "folds": fitted.folds,
             "judge_before": {"spec": view.row["judge_spec"], "identity": view.row["judge_identity"]},
@@ -213,3 +216,51 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
             "fold_judges": [plan.judge_after(m) | {"held_out_documents": f}
                             for m, f in zip(fitted.fold_models, fitted.folds, strict=True)],
             "evaluation": evaluation, "improved": evaluation["improved"], "reason": evaluation["reason"]}
+
+
+def learnt_from_file(path: str, spec: str) -> dict:
+    """What an improved judge learnt from, read from an `improve-judge` result file, for `score --learnt-from`: the
+    file's `judge_after.learnt_from` when its `judge_after.spec` is `spec`.
+
+    Raises:
+        AuditError: the file is not such a result, or its judge is another spec (the file and the reason named).
+    """
+    import json
+    from pathlib import Path
+
+    try:
+        result = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise AuditError(f"{path}: --learnt-from must be a file written by improve-judge ({e})") from None
+    after = result.get("judge_after") if isinstance(result, dict) else None
+    if not isinstance(after, dict) or not isinstance(after.get("learnt_from"), dict):
+        raise AuditError(f"{path}: --learnt-from must be a file written by improve-judge (no judge_after.learnt_from)")
+    if after.get("spec") != spec:
+        raise AuditError(f"{path}: it improved the judge to {after.get('spec')!r}, not {spec!r}; score with "
+                         f"--judge {after.get('spec')}")
+    return after["learnt_from"] | {"improved": bool(result.get("improved"))}
+
+
+def learning_status(db: Database, identity: dict) -> dict | None:
+    """For a run whose judge was improved on reviews (`learnt_from` in its judge identity): how many of those
+    reviews are still current in the run they came from, which were withdrawn or changed since (`stale` when any),
+    and a sentence saying so. None for any other judge."""
+    learnt = identity.get("learnt_from")
+    if not isinstance(learnt, dict):
+        return None
+    ids = set(learnt.get("review_ids") or [])
+    try:
+        source = run_row(db, learnt.get("run", ""))
+    except UnknownRun:
+        return {"run": learnt.get("run"), "learnt_from": len(ids), "withdrawn": sorted(ids), "stale": True,
+                "text": f"this judge learnt from {len(ids)} reviews of run {learnt.get('run')!r}, which is no longer "
+                        "in this database: it cannot be checked"}
+    current = {r["id"] for revs in reviews_by_decision(db, source["id"], list(learnt.get("decisions") or [])).values()
+               for r in current_rows(revs)}
+    withdrawn = sorted(ids - current)
+    text = (f"this judge learnt from {len(ids)} reviews of run {source['name']!r} (seed {learnt.get('seed')}, "
+            f"{learnt.get('folds')} folds)")
+    if withdrawn:
+        text += f"; {len(withdrawn)} of them were withdrawn or changed since: it is stale, improve it again"
+    return {"run": source["name"], "learnt_from": len(ids), "withdrawn": withdrawn, "stale": bool(withdrawn),
+            "text": text}

@@ -62,3 +62,22 @@ def test_a_run_no_strategy_fits_says_so(app):
     at = open_page(app, "improve_judge", run="demo-chimera-mixed")
     assert not at.exception
     assert any("No strategy applies" in plain(i.value) for i in at.info)
+
+
+def test_a_judge_improved_on_withdrawn_reviews_is_shown_stale(app, app_db, strict_run, tmp_path):
+    from audit.outputs.improve_judge import improve_judge
+    from audit.review.reviews import add_review
+    from audit.runs import score_run
+
+    db = open_db(app_db)
+    after = improve_judge(db, strict_run, "threshold", n_resamples=50)["judge_after"]
+    pred = tmp_path / "pred.jsonl"  # written by the strict_run fixture
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(pred)}, after["spec"], run="improved",
+              learnt_from=after["learnt_from"])
+    at = open_page(app, "improve_judge", run="improved")
+    assert any("learnt from" in plain(i.value) for i in at.info)
+    add_review(db, strict_run, after["learnt_from"]["decisions"][0], None, "ann")
+    db.conn.close()
+    at = open_page(app, "improve_judge", run="improved")
+    assert not at.exception
+    assert any("it is stale, improve it again" in plain(w.value) for w in at.warning)

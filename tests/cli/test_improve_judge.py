@@ -157,3 +157,29 @@ def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims
     assert r["evaluation"]["before"]["statistic"] == "quadratic-weighted kappa"
     assert r["improved"] is False and r["reason"].startswith("no improvement shown")
     assert r["preflight"]["double_reviewed"] == 126
+
+
+def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale_when_one_is_withdrawn(
+        strict_db, strict_template, tmp_path, capsys):
+    from audit.outputs.improve_judge import learning_status
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    result = json.loads(out.read_text())
+    spec = result["judge_after"]["spec"]
+    score = ["--db", str(strict_db), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1])]
+    assert main([*score, "--judge", "fuzzy:50", "--run", "wrong", "--learnt-from", str(out)]) == 2
+    assert f"it improved the judge to '{spec}', not 'fuzzy:50'" in capsys.readouterr().err
+    assert main([*score, "--judge", spec, "--run", "next", "--learnt-from", str(out)]) == 0
+    db = open_db(strict_db)
+    identity = load_view(db, "next").row["judge_identity"]
+    assert identity["learnt_from"]["review_ids"] == result["judge_after"]["learnt_from"]["review_ids"]
+    status = learning_status(db, identity)
+    assert status["stale"] is False and status["learnt_from"] == len(identity["learnt_from"]["review_ids"])
+    first = result["judge_after"]["learnt_from"]["decisions"][0]
+    add_review(db, RUN, first, None, "ann")  # the reviewer withdraws a label the judge learnt from
+    status = learning_status(db, identity)
+    assert status["stale"] is True and len(status["withdrawn"]) == 1 and "stale" in status["text"]
+    assert learning_status(db, load_view(db, RUN).row["judge_identity"]) is None
+    db.conn.close()
