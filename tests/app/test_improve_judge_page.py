@@ -81,3 +81,14 @@ def test_a_judge_improved_on_withdrawn_reviews_is_shown_stale(app, app_db, stric
     at = open_page(app, "improve_judge", run="improved")
     assert not at.exception
     assert any("it is stale, improve it again" in plain(w.value) for w in at.warning)
+
+
+def test_calibrate_shows_its_maps_and_claims_nothing_on_the_ideation_demo(app):
+    at = open_page(app, "improve_judge", run=DEMO_IDEATION)
+    at.number_input(key="improve.min_alpha").set_value(0.0)
+    at = _go(at)
+    assert not at.exception
+    assert plain(at.warning[0].value).startswith("no improvement shown")
+    maps = table(at, "effectiveness", "feasibility", "novelty")
+    assert len(maps) == 5
+    assert not at.get("arrow_vega_lite_chart") and not at.get("vega_lite_chart")
