@@ -33,6 +33,7 @@ pages = [
     st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
     st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),
     st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/improve_judge.py", title="Improve the judge", icon=":material/tune:", url_path="improve_judge"),
     st.Page("pages/errata.py", title="Gold errata", icon=":material/flag:", url_path="errata"),
     st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),

@@ -127,12 +127,17 @@ def cmd_score(args: argparse.Namespace) -> None:
         rule.check(args.judge_log, "--judge-log")
     db = _open(args.db)
     options = {o.name: getattr(args, o.name) for o in task.options}
+    learnt = None
+    if args.learnt_from:
+        from audit.outputs.improve_judge import learnt_from_file
+
+        learnt = learnt_from_file(args.learnt_from, judge.strip())
     log = JudgeLogWriter(task, args.judge_log, rule) if args.judge_log else None
     ok = False
     try:
         plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options, allow_empty=args.allow_empty)
         row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial,
-                          before_store=log.stage if log else None)
+                          before_store=log.stage if log else None, learnt_from=learnt)
         ok = True
     except BaseException:
         if log:
@@ -430,6 +435,27 @@ def cmd_stability(args: argparse.Namespace) -> None:
     _print_json({"check": check, "report": stability_report(db, args.run, [check["check"], *(args.check or [])])})
 
 
+def cmd_improve_judge(args: argparse.Namespace) -> None:
+    """Improve the run's judge from its reviews and prove it out of sample: K-fold cross-fitting by document
+    (each reviewed decision judged by a judge fitted without its document), kappa before and after, the change with
+    a paired document-bootstrap interval; an improvement is claimed only when that interval excludes 0. Strategies:
+    threshold (fuzzy, embed judges), calibrate (ordinal ratings); few-shot and rules are not built yet.
+
+    Example: python -m audit improve-judge --run my-fuzzy-run --strategy threshold --seed 0 --out improved.json
+    """
+    from audit.outputs.improve_judge import improve_judge
+
+    db = _open(args.db)
+    rule = _run_rule(args, db)
+    rule.check(args.out, "--out")
+    result = improve_judge(db, args.run, args.strategy, seed=args.seed, folds=args.folds, min_alpha=args.min_alpha,
+                           min_documents=args.min_documents, policy=args.policy)
+    _emit(json.dumps(result, indent=1, ensure_ascii=False) + "\n", args.out, rule)
+    ev = result["evaluation"]
+    print(f"{result['reason']} ({ev['n_decisions']} decisions in {ev['n_documents']} documents; judge after: "
+          f"{result['judge_after']['spec']})", file=sys.stderr)
+
+
 def cmd_judge_batch(args: argparse.Namespace) -> None:
     """Judge at scale: `export` writes every uncached judge question of a run as OpenAI Batch API request lines
     (custom_id = cache key; for the OpenAI Batch API or vLLM run-batch); `import` caches a results file's answers
@@ -500,6 +526,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                        "are missing (they count as not matched); without it such a run fails and stores nothing")
         f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
                        "prediction (all count as empty); without it such inputs are refused")
+        f.add_argument("--learnt-from", default=None, metavar="FILE", help="the judge was improved on reviews: the "
+                       "improve-judge result that made it (recorded with the run; withdrawing one of those reviews "
+                       "marks it stale)")
     s = add("delete-run", cmd_delete_run)
     s.add_argument("--run", required=True)
     s.add_argument("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first")
@@ -585,6 +614,21 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--check", action="append", default=None, metavar="NAME",
                    help="also report over this stored check (repeatable; with --report: only these)")
     s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
+    from scoring.improve.preflight import DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
+    from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
+
+    s = add("improve-judge", cmd_improve_judge)
+    s.add_argument("--run", required=True)
+    s.add_argument("--strategy", required=True, choices=list(IMPROVE_STRATEGIES))
+    s.add_argument("--seed", type=int, default=0, help="seed of the document folds and the bootstrap (default 0)")
+    s.add_argument("--folds", type=int, default=5, help="document folds K of the cross-fitting (default 5)")
+    s.add_argument("--min-alpha", type=float, default=DEFAULT_MIN_ALPHA, help="refuse when the human-human alpha on "
+                   f"double-reviewed decisions is below this (default {DEFAULT_MIN_ALPHA})")
+    s.add_argument("--min-documents", type=int, default=MIN_DOCUMENTS, help="refuse with fewer reviewed documents "
+                   f"(at most and by default {MIN_DOCUMENTS}; at least two per fold in any case)")
+    s.add_argument("--out", required=True, help="the JSON file to write (refused if it exists, unless --force)")
+    s.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _policy_argument(s)
     batch = add("judge-batch", cmd_judge_batch)
     judge_batch_arguments(batch, _input_names(TASKS, wanted), list(TASKS))
     batch.add_argument("--force", action="store_true", help=FORCE_HELP)

@@ -61,24 +61,39 @@ def check_policy(policy: str) -> str:
     return policy
 
 
+def current_rows(reviews: Iterable[Mapping]) -> list[Mapping]:
+    """The review rows that hold a decision's current labels, from its rows oldest first: each reviewer's latest
+    labelled review (an undo removes it) and the latest adjudication when it carries a label.
+
+    >>> [r["id"] for r in current_rows([{"id": 1, "reviewer": "ana", "label": "no", "role": "reviewer"},
+    ...                                  {"id": 2, "reviewer": "bo", "label": "yes", "role": "reviewer"},
+    ...                                  {"id": 3, "reviewer": "ana", "label": None, "role": "reviewer"}])]
+    [2]
+    """
+    humans: dict[str, Mapping] = {}
+    adjudication: Mapping | None = None
+    for r in reviews:
+        if r["role"] == "adjudicator":
+            adjudication = r
+        elif r["label"] is None:
+            humans.pop(r["reviewer"], None)
+        else:
+            humans[r["reviewer"]] = r
+    return [*humans.values(), *([adjudication] if adjudication is not None and adjudication["label"] is not None
+                                else [])]
+
+
 def current_labels(reviews: Iterable[Mapping]) -> tuple[dict[str, str], str | None]:
-    """Each reviewer's latest label and the latest adjudication, from review rows oldest first.
+    """Each reviewer's latest label and the latest adjudication, from review rows oldest first (`current_rows`).
 
     >>> current_labels([{"reviewer": "ana", "label": "no", "role": "reviewer"},
     ...                 {"reviewer": "bo", "label": "yes", "role": "reviewer"},
     ...                 {"reviewer": "ana", "label": None, "role": "reviewer"}])
     ({'bo': 'yes'}, None)
     """
-    humans: dict[str, str] = {}
-    adjudicated: str | None = None
-    for r in reviews:
-        if r["role"] == "adjudicator":
-            adjudicated = r["label"]
-        elif r["label"] is None:
-            humans.pop(r["reviewer"], None)
-        else:
-            humans[r["reviewer"]] = r["label"]
-    return humans, adjudicated
+    rows = current_rows(reviews)
+    humans = {r["reviewer"]: r["label"] for r in rows if r["role"] != "adjudicator"}
+    return humans, next((r["label"] for r in rows if r["role"] == "adjudicator"), None)
 
 
 def effective_label(judge_label: str, reviews: Sequence[Mapping], policy: str = DEFAULT_POLICY) -> Effective:

@@ -202,7 +202,8 @@ def check_answers(stats: JudgeStats, judge: Judge, *, allow_partial: bool = Fals
 
 def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None,
                 stats: JudgeStats | None = None, allow_partial: bool = False,
-                before_store: Callable[[list[Decision]], None] | None = None) -> dict:
+                before_store: Callable[[list[Decision]], None] | None = None,
+                learnt_from: Mapping | None = None) -> dict:
     """Ask the judge (through the cache) and store the run with every decision, all or nothing.
 
     `before_store(decisions)` runs once the decisions are known and the name is free, before anything of the run
@@ -210,6 +211,9 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
 
     Judge answers received stay in the cache even when the run is not stored (cancelled, failed, name taken, or
     mostly missing answers without `allow_partial`: `check_answers`).
+
+    `learnt_from`: the judge was improved on reviews (`improve-judge`'s `judge_after.learnt_from`): stored in the
+    run's judge identity, so withdrawing a review it learnt from can be shown (`audit.outputs.improve_judge`).
 
     Returns:
         The run's row (name, original metrics, summary with judge counts and warnings).
@@ -233,23 +237,24 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
     inputs = {k: _file_info(v, plan.input_names.get(k)) for k, v in plan.inputs.items()}
     if plan.options:
         inputs["options"] = dict(plan.options)
+    identity = judge.identity() | ({"learnt_from": dict(learnt_from)} if learnt_from else {})
     if before_store is not None:
         if list(db.query("SELECT 1 FROM runs WHERE name = ?", [plan.name])):
             raise RunExists(f"run {plan.name!r} already exists in this database; pick another name with --run")
         before_store(decisions)
-    _store(db, task, plan.name, judge, plan.loaded, decisions, inputs, summary, plan.options)
+    _store(db, task, plan.name, judge, identity, plan.loaded, decisions, inputs, summary, plan.options)
     return run_row(db, plan.name)
 
 
 def score_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec: str, *, run: str | None = None,
               progress: Progress | None = None, input_names: Mapping[str, str] | None = None,
               stats: JudgeStats | None = None, judge_options: JudgeOptions | None = None,
-              options: Mapping[str, str] | None = None) -> dict:
+              options: Mapping[str, str] | None = None, learnt_from: Mapping | None = None) -> dict:
     """`plan_run` then `execute_run`: score inputs (paths by the family's input names) and store the run."""
     with _cycle_collector_paused():
         plan = plan_run(db, task_name, inputs, judge_spec, run=run, input_names=input_names,
                         judge_options=judge_options, options=options)
-        return execute_run(db, plan, progress=progress, stats=stats)
+        return execute_run(db, plan, progress=progress, stats=stats, learnt_from=learnt_from)
 
 
 @contextmanager
@@ -306,8 +311,8 @@ class JudgeLogWriter:
             self.staged.discard()
 
 
-def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Loaded, decisions: list[Decision],
-           inputs: dict, summary: dict, options: Mapping[str, str]) -> None:
+def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: dict, loaded: Loaded,
+           decisions: list[Decision], inputs: dict, summary: dict, options: Mapping[str, str]) -> None:
     by_doc: dict[str, dict] = {}
     for d in decisions:
         by_doc.setdefault(d.doc, {})[(d.kind, d.type, d.left, d.right)] = d.judge
@@ -329,7 +334,7 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, loaded: Load
         cur = db.conn.execute(
             "INSERT INTO runs (name, task, judge_spec, judge_identity, created, inputs, summary, original_metrics, "
             "original_counts, n_docs, n_decisions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, task.name, judge.spec, dumps(judge.identity()), now(), dumps(inputs), dumps(summary),
+            (name, task.name, judge.spec, dumps(identity), now(), dumps(inputs), dumps(summary),
              dumps(metrics), dumps(total), len(doc_rows), len(decisions)))
         run_id = cur.lastrowid
         db.conn.executemany(

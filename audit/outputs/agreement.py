@@ -47,6 +47,13 @@ def _review_filter(view: RunView, reviews: str) -> str:
     return reviews
 
 
+def reviews_in(reviews: list[dict], used: str) -> list[dict]:
+    """The reviews of one decision that a review set (`blind`, `sighted`, `all`) counts; an adjudicator's always."""
+    if used == "all":
+        return reviews
+    return [r for r in reviews if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
+
+
 def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: str | None = None) -> dict:
     """Rows for human vs judge (one per decision: the effective human label), human vs human (one per reviewer
     pair and decision), the multi-rater table {decision: {reviewer: label}} and what was left out."""
@@ -57,8 +64,7 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
     groups: dict[str, tuple[str, str]] = {}
     skipped_invalid = skipped_conflicted = 0
     for dec_id, revs in view.reviews.items():
-        if used != "all":
-            revs = [r for r in revs if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
+        revs = reviews_in(revs, used)
         d = view.reviewed.rows[dec_id]
         e = view.effective_of(d["judge_label"], revs)
         humans = e.human_labels

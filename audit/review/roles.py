@@ -36,6 +36,7 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "edit_assignments": ("owner", "change a run's review assignments (blind, sampling plan)"),
     "export_reviews": ("owner", "export a run's reviews"),
     "import_reviews": ("owner", "import reviews into a run"),
+    "improve_judge": ("owner", "improve the judge from the reviews"),
 }
 ROLE_KEYS = {"owners": "owner", "adjudicators": "adjudicator", "reviewers": "reviewer"}
 

@@ -368,6 +368,18 @@ def _kappa_from_tables(tables: np.ndarray, weights: np.ndarray) -> tuple[np.ndar
     return 1.0 - observed[defined] / expected[defined], defined
 
 
+def kappas_of_tables(tables: np.ndarray, *, quadratic: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Cohen's kappa (or, with ``quadratic``, the quadratic-weighted kappa) of each count table in a stack of shape
+    (R, k, k), as `cohen_kappa` / `quadratic_weighted_kappa` define them: ``(kappas of the defined tables, mask)``.
+
+    >>> k, ok = kappas_of_tables(np.array([[[20, 20], [10, 50]], [[5, 0], [0, 0]]]))
+    >>> [round(float(x), 4) for x in k], ok.tolist()
+    ([0.3478], [True, False])
+    """
+    tables = np.asarray(tables, dtype=np.float64)
+    return _kappa_from_tables(tables, _disagreement_weights(tables.shape[1], quadratic=quadratic))
+
+
 def _cluster_bootstrap_tables(
     codes_a: np.ndarray, codes_b: np.ndarray, cluster_codes: np.ndarray, k: int, n_resamples: int, seed: int | None
 ) -> np.ndarray:

@@ -88,6 +88,7 @@ COMMANDS = {
     "score": [[*SCORE, "--run", "new"]],
     "judge-batch": [["judge-batch", "export", "--task", "chimera", "--gold", str(GOLD), "--pred", str(PRED_MIXED),
                      "--judge", "openai:gpt-4o-mini"]],
+    "improve-judge": [["improve-judge", "--run", "base", "--strategy", "threshold"]],
 }
 """Each command with an output option, with the arguments it needs besides that option."""
 

@@ -1,0 +1,266 @@
+"""Improve a run's judge from its reviews and prove it on documents the improvement never saw (issue #37).
+
+One function, `improve_judge`, for every surface (the CLI's `improve-judge`, the page): pre-flight (human-human
+agreement, enough documents), K-fold cross-fitting by document (`scoring.improve.crossfit`), the strategy's fit
+(`scoring.improve.threshold`, `scoring.improve.calibrate`), the out-of-sample report (`scoring.improve.evaluate`) and
+the judge to keep (fitted on every reviewed document) with what it learnt from. Which reviews and which effective
+labels are used follows the agreement page (`audit.outputs.agreement.agreement_rows`): blind reviews only when the
+run has any, decisions settled by humans, judge answers that could be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from audit.effective import current_rows
+from audit.errors import AuditError, UnknownRun
+from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
+from audit.rescoring import reviews_by_decision
+from audit.review.sampling import target_cell
+from audit.store.database import run_row
+from audit.views import RunRef, RunView, as_view
+from scoring.families.base import LabelScheme
+from scoring.improve.calibrate import apply_calibration, fit_calibration
+from scoring.improve.crossfit import Apply, Fit, Item
+from scoring.improve.evaluate import cross_fitted_report, headline_gap
+from scoring.improve.preflight import DEFAULT_MIN_ALPHA, MIN_DOCUMENTS, NOT_BUILT, STRATEGIES, preflight
+from scoring.improve.threshold import apply_threshold, fit_threshold, labels_at, scored_from_answers
+from scoring.judges.thresholds import threshold_of
+
+DEFAULT_FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a strategy learns from on this run, and how."""
+
+    items: list[Item]
+    labels: tuple[str, ...]
+    scheme: LabelScheme
+    fit: Fit
+    apply: Apply
+    judge_after: Callable[[dict], dict]
+    """The full model as the judge to keep (its spec when it has one)."""
+
+
+def applicability(view: RunView, strategy: str) -> str | None:
+    """Why `strategy` does not apply to this run's judge and family (one line), or None when it does."""
+    spec = view.row["judge_spec"]
+    if strategy in NOT_BUILT:
+        return (f"{strategy}: not built yet (it would put reviewed decisions or the reviewers' notes into an LLM "
+                "judge's prompt); use threshold (fuzzy, embed judges) or calibrate (ordinal ratings)")
+    if strategy == "threshold":
+        if threshold_of(spec) is None:
+            return (f"threshold: applies to judges that compare a similarity score to a threshold (fuzzy, embed); "
+                    f"this run's judge is {spec}")
+        if not _kinds(view, "binary"):
+            return "threshold: applies to yes/no decisions; this run's family has none"
+        return None
+    if strategy == "calibrate":
+        if not _kinds(view, "ordinal"):
+            return "calibrate: applies to ordinal ratings (a scale such as 1-5); this run's family has none"
+        return None
+    raise AuditError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+
+
+def _kinds(view: RunView, scale: str) -> list[str]:
+    return [k for k, s in view.task.label_schemes.items() if s.scale == scale]
+
+
+def _reviewed(rows: list[dict], kinds: Sequence[str]) -> list[dict]:
+    """One row per reviewed decision of these kinds (agreement's rows repeat a decision per judge call)."""
+    out: dict[int, dict] = {}
+    for r in rows:
+        if r["kind"] in kinds:
+            out.setdefault(r["decision"], r)
+    return [out[i] for i in sorted(out)]
+
+
+def _threshold_plan(view: RunView, rows: list[dict]) -> Plan:
+    task = view.task
+    form, original = threshold_of(view.row["judge_spec"])  # type: ignore[misc]
+    kinds = _kinds(view, "binary")
+    if len(kinds) != 1:
+        raise AuditError(f"threshold: this family has {len(kinds)} yes/no decision kinds; tuning one threshold "
+                         "for several is not built yet")
+    scheme = task.label_schemes[kinds[0]]
+    judge = task.make_judge(form.spec(original))
+    payloads: dict[str, Mapping] = {}
+    items = []
+    for r in _reviewed(rows, kinds):
+        d = view.reviewed.rows[r["decision"]]
+        payload = payloads.setdefault(d["doc_id"], view.document(d["doc_id"])["payload"])
+        decision = {"kind": d["kind"], "type": d["type"], "left": d["left"], "right": d["right"],
+                    "judge": d["judge_label"]}
+        answers = judge.ask_many(task.questions_for(payload, decision))
+        features = scored_from_answers(answers, lambda a, dec=decision: task.label_from_answers(dec, a), form.scale)
+        item = Item(r["decision"], d["doc_id"], r["human"], d["judge_label"], features)
+        again = labels_at([item], [original])[0][0]
+        if again != d["judge_label"]:
+            raise AuditError(f"decision {r['decision']}: {form.spec(original)} now says {again!r} where the run "
+                             f"stored {d['judge_label']!r}: the run's answers do not come from this judge, so its "
+                             "threshold cannot be tuned on them")
+        items.append(item)
+    labels = tuple(scheme.labels)
+
+    def judge_after(model: dict) -> dict:
+        return {"spec": form.spec(model["threshold"]), "strategy": "threshold", "threshold": model["threshold"],
+                "kappa_fit": model["kappa_fit"], "curve": model["curve"]}
+
+    return Plan(items, labels, scheme, lambda part: fit_threshold(part, form.grid, labels, original),
+                apply_threshold, judge_after)
+
+
+def _calibrate_plan(view: RunView, rows: list[dict]) -> Plan:
+    kinds = _kinds(view, "ordinal")
+    schemes = {view.task.label_schemes[k].labels for k in kinds}
+    if len(schemes) != 1:
+        raise AuditError("calibrate: this family's ordinal kinds use different scales; calibrating them together "
+                         "is not built yet")
+    scheme = view.task.label_schemes[kinds[0]]
+    labels = tuple(scheme.labels)
+    items = [Item(r["decision"], r["doc"], r["human"], r["judge"], r["type"])  # one map per criterion (type)
+             for r in _reviewed(rows, kinds) if r["judge"] in labels and r["human"] in labels]
+
+    def judge_after(model: dict) -> dict:
+        return {"spec": view.row["judge_spec"], "strategy": "calibrate", "calibration": model["maps"],
+                "note": "the judge's ratings mapped through `calibration`; `score` does not take a calibrated judge "
+                        "yet"}
+
+    return Plan(items, labels, scheme, lambda part: fit_calibration(part, labels), apply_calibration, judge_after)
+
+
+def _human_agreement(view: RunView, rows: dict, kinds: Sequence[str]) -> tuple[float | None, int, dict]:
+    """The lowest Krippendorff's alpha over the groups of these kinds (a kind, or an ordinal kind's criterion),
+    the decisions two or more people labelled, and every group's alpha."""
+    ordinal = {k: list(s.labels) for k, s in view.task.label_schemes.items() if s.scale == "ordinal"}
+    ratings = {u: h for u, h in rows["ratings"].items() if rows["rating_groups"][u][0] in kinds}
+    groups = alpha_groups(ratings, {u: rows["rating_groups"][u] for u in ratings}, ordinal)
+    alphas = [g["alpha"] for g in groups.values() if g.get("alpha") is not None]
+    n_double = sum(len(h) >= 2 for h in ratings.values())
+    return (min(alphas) if alphas else None), n_double, {
+        name: {"alpha": g.get("alpha"), "alpha_ci": g.get("alpha_ci"), "level": g["level"]}
+        for name, g in groups.items()}
+
+
+def _gaps(view: RunView, items: Sequence[Item], after: Mapping[int, str]) -> dict:
+    """|judge-only − audited| of the headline metric over the reviewed documents, before and after. A decision
+    nobody reviewed (or not learnt from) keeps the original judge's label on every side."""
+    task = view.task
+    cell = target_cell(task)
+    by_doc: dict[str, list[Item]] = {}
+    for i in items:
+        by_doc.setdefault(i.doc, []).append(i)
+    payloads, judged, fitted, human = [], [], [], []
+    for doc, its in sorted(by_doc.items()):
+        decisions = view.decisions(doc)
+        key = {d["id"]: (d["kind"], d["type"], d["left"], d["right"]) for d in decisions}
+        base = {key[d["id"]]: d["judge"] for d in decisions}
+        payloads.append(view.document(doc)["payload"])
+        judged.append(base)
+        fitted.append(base | {key[i.decision]: after[i.decision] for i in its})
+        human.append(base | {key[i.decision]: i.human for i in its})
+    return {"metric": cell.label, "documents": len(payloads),
+            "gap_before": headline_gap(task, cell, payloads, judged, human),
+            "gap_after": headline_gap(task, cell, payloads, fitted, human)}
+
+
+def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, folds: int = DEFAULT_FOLDS,
+                  min_alpha: float = DEFAULT_MIN_ALPHA, min_documents: int = MIN_DOCUMENTS,
+                  n_resamples: int = 1000, reviews: str = "auto", policy: str | None = None) -> dict:
+    """The issue's JSON: `folds`, `judge_before`, `judge_after`, `evaluation` {method, kappa_before, kappa_after,
+    delta_kappa, delta_kappa_ci, gap_before, gap_after, n_decisions, n_documents, ...}, `improved`, `reason`, and
+    `preflight`, `learnt_from` (seed, folds, review ids, decisions, documents), `fold_judges`.
+
+    Raises:
+        AuditError: the strategy does not apply (one line saying why), the pre-flight refuses (too little
+            human-human agreement, too few reviewed documents: the number needed), or bad arguments.
+    """
+    if strategy not in STRATEGIES:
+        raise AuditError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if not 2 <= folds <= 50:
+        raise AuditError(f"--folds must be between 2 and 50, got {folds}")
+    if not 1 <= min_documents <= MIN_DOCUMENTS:
+        raise AuditError(f"the minimum of reviewed documents must be between 1 and {MIN_DOCUMENTS}, "
+                         f"got {min_documents}")
+    view = as_view(db, run, policy)
+    why = applicability(view, strategy)
+    if why:
+        raise AuditError(why)
+    rows = agreement_rows(db, view, reviews=reviews)
+    plan = (_threshold_plan if strategy == "threshold" else _calibrate_plan)(view, rows["hvj"])
+    kinds = sorted({k for k, s in view.task.label_schemes.items() if s is plan.scheme})
+    alpha, n_double, by_group = _human_agreement(view, rows, kinds)
+    n_documents = len({i.doc for i in plan.items})
+    check = preflight(alpha, n_double, n_documents, folds=folds, min_alpha=min_alpha, min_documents=min_documents)
+    pre = {"human_alpha": alpha, "human_alpha_by_group": by_group, "double_reviewed": n_double,
+           "min_alpha": min_alpha, "reviewed_documents": n_documents, "min_documents": max(min_documents, 2 * folds),
+           "documents_needed": check.documents_needed, "notes": check.notes, "reviews_used": rows["reviews_used"]}
+    if check.refusal:
+        raise AuditError(f"improve-judge refused: {check.refusal}")
+    fitted, evaluation = cross_fitted_report(plan.items, plan.fit, plan.apply, plan.labels, k=folds, seed=seed,
+                                             ordinal=plan.scheme.scale == "ordinal", positive=plan.scheme.positive,
+                                             n_resamples=n_resamples)
+    evaluation |= _gaps(view, plan.items, fitted.after)
+    learnt = {"run": view.name, "strategy": strategy, "seed": seed, "folds": folds,
+              "documents": sorted({i.doc for i in plan.items}), "decisions": [i.decision for i in plan.items],
+              "review_ids": sorted(r["id"] for i in plan.items for r in current_rows(
+                  reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"]))),
+              "reviews_used": rows["reviews_used"], "effective_label_policy": view.policy}
+    return {"run": view.name, "strategy": strategy, "preflight": pre, "folds": fitted.folds,
+            "judge_before": {"spec": view.row["judge_spec"], "identity": view.row["judge_identity"]},
+            "judge_after": plan.judge_after(fitted.full_model) | {"learnt_from": learnt},
+            "fold_judges": [plan.judge_after(m) | {"held_out_documents": f}
+                            for m, f in zip(fitted.fold_models, fitted.folds, strict=True)],
+            "evaluation": evaluation, "improved": evaluation["improved"], "reason": evaluation["reason"]}
+
+
+def learnt_from_file(path: str, spec: str) -> dict:
+    """What an improved judge learnt from, read from an `improve-judge` result file, for `score --learnt-from`: the
+    file's `judge_after.learnt_from` when its `judge_after.spec` is `spec`.
+
+    Raises:
+        AuditError: the file is not such a result, or its judge is another spec (the file and the reason named).
+    """
+    import json
+    from pathlib import Path
+
+    try:
+        result = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise AuditError(f"{path}: --learnt-from must be a file written by improve-judge ({e})") from None
+    after = result.get("judge_after") if isinstance(result, dict) else None
+    if not isinstance(after, dict) or not isinstance(after.get("learnt_from"), dict):
+        raise AuditError(f"{path}: --learnt-from must be a file written by improve-judge (no judge_after.learnt_from)")
+    if after.get("spec") != spec:
+        raise AuditError(f"{path}: it improved the judge to {after.get('spec')!r}, not {spec!r}; score with "
+                         f"--judge {after.get('spec')}")
+    return after["learnt_from"] | {"improved": bool(result.get("improved"))}
+
+
+def learning_status(db: Database, identity: dict) -> dict | None:
+    """For a run whose judge was improved on reviews (`learnt_from` in its judge identity): how many of those
+    reviews are still current in the run they came from, which were withdrawn or changed since (`stale` when any),
+    and a sentence saying so. None for any other judge."""
+    learnt = identity.get("learnt_from")
+    if not isinstance(learnt, dict):
+        return None
+    ids = set(learnt.get("review_ids") or [])
+    try:
+        source = run_row(db, learnt.get("run", ""))
+    except UnknownRun:
+        return {"run": learnt.get("run"), "learnt_from": len(ids), "withdrawn": sorted(ids), "stale": True,
+                "text": f"this judge learnt from {len(ids)} reviews of run {learnt.get('run')!r}, which is no longer "
+                        "in this database: it cannot be checked"}
+    current = {r["id"] for revs in reviews_by_decision(db, source["id"], list(learnt.get("decisions") or [])).values()
+               for r in current_rows(revs)}
+    withdrawn = sorted(ids - current)
+    text = (f"this judge learnt from {len(ids)} reviews of run {source['name']!r} (seed {learnt.get('seed')}, "
+            f"{learnt.get('folds')} folds)")
+    if withdrawn:
+        text += f"; {len(withdrawn)} of them were withdrawn or changed since: it is stale, improve it again"
+    return {"run": source["name"], "learnt_from": len(ids), "withdrawn": withdrawn, "stale": bool(withdrawn),
+            "text": text}

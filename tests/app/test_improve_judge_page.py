@@ -1,0 +1,94 @@
+"""The Improve the judge page (issue #37): the CLI's result, shown; the pre-flight's refusal, said (team mode:
+tests/auth/test_improve_judge_team.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.store.database import open_db
+from tests.app.conftest import open_page, plain, table
+from tests.cli.test_improve_judge import RUN, review_documents
+from tests.support.paraphrase_run import GOLD, write_paraphrase_predictions
+
+DEMO_IDEATION = "demo-ideation-si2024-humans"
+
+
+@pytest.fixture
+def strict_run(app_db, tmp_path):
+    """A fuzzy:95 run of paraphrase predictions beside the demo runs, 25 of its documents reviewed."""
+    from audit.runs import score_run
+
+    truth = write_paraphrase_predictions(tmp_path / "pred.jsonl", seed=1)
+    db = open_db(app_db)
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(tmp_path / "pred.jsonl")}, "fuzzy:95", run=RUN)
+    db.conn.close()
+    review_documents(app_db, truth, 25)
+    return RUN
+
+
+def _go(at):
+    return at.button(key="improve.go").click().run()
+
+
+def test_the_page_fits_and_shows_the_out_of_sample_result(app, strict_run):
+    at = open_page(app, "improve_judge", run=strict_run)
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Improve the judge"]
+    assert at.selectbox(key="improve.strategy").options == ["threshold"]
+    shown = " ".join(plain(c.value) for c in at.caption)
+    assert "few-shot: not built yet" in shown and "calibrate: applies to ordinal ratings" in shown
+    at = _go(at)
+    assert not at.exception
+    assert plain(at.success[0].value).startswith("improvement shown")
+    labels = {m.label: m.value for m in at.metric}
+    assert float(labels["Δκ"]) >= 0.10 and labels["Judge after"].startswith("fuzzy:")
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # the κ-vs-threshold curve
+    wrong = table(at, "open", "human", "before", "after")
+    assert wrong["open"].str.startswith("document?").all() and (wrong["before"] == "wrong").sum() > 0
+    assert table(at, "human label", "judge agrees", "n")["n"].sum() > 0
+    assert len(at.get("download_button")) == 1
+
+
+def test_the_pre_flight_refusal_is_said_on_the_page(app):
+    at = open_page(app, "improve_judge", run=DEMO_IDEATION)
+    assert at.selectbox(key="improve.strategy").options == ["calibrate"]
+    at = _go(at)
+    assert not at.exception
+    assert any("human-human agreement is too low" in plain(e.value) for e in at.error)
+    assert not at.metric
+
+
+def test_a_run_no_strategy_fits_says_so(app):
+    at = open_page(app, "improve_judge", run="demo-chimera-mixed")
+    assert not at.exception
+    assert any("No strategy applies" in plain(i.value) for i in at.info)
+
+
+def test_a_judge_improved_on_withdrawn_reviews_is_shown_stale(app, app_db, strict_run, tmp_path):
+    from audit.outputs.improve_judge import improve_judge
+    from audit.review.reviews import add_review
+    from audit.runs import score_run
+
+    db = open_db(app_db)
+    after = improve_judge(db, strict_run, "threshold", n_resamples=50)["judge_after"]
+    pred = tmp_path / "pred.jsonl"  # written by the strict_run fixture
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(pred)}, after["spec"], run="improved",
+              learnt_from=after["learnt_from"])
+    at = open_page(app, "improve_judge", run="improved")
+    assert any("learnt from" in plain(i.value) for i in at.info)
+    add_review(db, strict_run, after["learnt_from"]["decisions"][0], None, "ann")
+    db.conn.close()
+    at = open_page(app, "improve_judge", run="improved")
+    assert not at.exception
+    assert any("it is stale, improve it again" in plain(w.value) for w in at.warning)
+
+
+def test_calibrate_shows_its_maps_and_claims_nothing_on_the_ideation_demo(app):
+    at = open_page(app, "improve_judge", run=DEMO_IDEATION)
+    at.number_input(key="improve.min_alpha").set_value(0.0)
+    at = _go(at)
+    assert not at.exception
+    assert plain(at.warning[0].value).startswith("no improvement shown")
+    maps = table(at, "effectiveness", "feasibility", "novelty")
+    assert len(maps) == 5
+    assert not at.get("arrow_vega_lite_chart") and not at.get("vega_lite_chart")

@@ -1,0 +1,185 @@
+"""`python -m audit improve-judge` (issue #37) on a CHIMERA run whose fuzzy judge is too strict on paraphrases."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from audit.review.reviews import add_review
+from audit.runs import score_run
+from audit.store.database import open_db
+from audit.views import load_view
+from tests.conftest import copy_of
+from tests.support.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
+
+RUN = "strict"
+
+
+@pytest.fixture(scope="module")
+def strict_template(tmp_path_factory) -> tuple[Path, Path, dict]:
+    """Paraphrase predictions scored with fuzzy:95 (too strict), nothing reviewed yet."""
+    d = tmp_path_factory.mktemp("strict")
+    truth = write_paraphrase_predictions(d / "pred.jsonl", seed=0)
+    db = open_db(d / "strict.db")
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(d / "pred.jsonl")}, "fuzzy:95", run=RUN)
+    db.conn.close()
+    return d / "strict.db", d / "pred.jsonl", truth
+
+
+@pytest.fixture
+def strict_db(tmp_path, strict_template):
+    path = tmp_path / "db.db"
+    shutil.copyfile(strict_template[0], path)
+    return path
+
+
+def review_documents(path: Path, truth: dict, n_docs: int, reviewer: str = "ann",
+                     flip_every: int = 0) -> list[int]:
+    """Review every decision of the first `n_docs` documents with the careful human's label (every `flip_every`-th
+    one flipped, for a second reviewer who disagrees)."""
+    db = open_db(path)
+    decisions = load_view(db, RUN).decisions()
+    docs = sorted({d["doc"] for d in decisions})[:n_docs]
+    ids = []
+    for n, d in enumerate(x for x in decisions if x["doc"] in docs):
+        label = true_label(truth, d["doc"], d["type"], d["left"], d["right"])
+        if flip_every and n % flip_every == 0:
+            label = "no-match" if label == "match" else "match"
+        add_review(db, RUN, d["id"], label, reviewer)
+        ids.append(d["id"])
+    db.conn.close()
+    return ids
+
+
+def improve(path: Path, out: Path, *extra: str) -> int:
+    return main(["--db", str(path), "improve-judge", "--run", RUN, "--out", str(out), *extra])
+
+
+def test_threshold_raises_out_of_sample_kappa_on_a_too_strict_fuzzy_judge(strict_db, strict_template, tmp_path,
+                                                                             capsys):
+    reviewed = review_documents(strict_db, strict_template[2], 30)
+    assert len(reviewed) <= 300
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold", "--seed", "0") == 0
+    r = json.loads(out.read_text())
+    ev = r["evaluation"]
+    assert ev["n_documents"] == 30 and ev["n_decisions"] == len(reviewed)
+    assert ev["kappa_after"] - ev["kappa_before"] >= 0.10 and ev["delta_kappa_ci"][0] > 0
+    assert r["improved"] is True and r["reason"].startswith("improvement shown")
+    assert ev["gap_after"] < ev["gap_before"]
+    assert ev["method"].startswith("K-fold cross-fitting by document")
+    # the improved judge is a spec `score` takes, with what it learnt from
+    spec = r["judge_after"]["spec"]
+    assert spec.startswith("fuzzy:") and float(spec.partition(":")[2]) < 95
+    learnt = r["judge_after"]["learnt_from"]
+    assert learnt["seed"] == 0 and learnt["folds"] == 5 and len(learnt["review_ids"]) == len(reviewed)
+    assert sorted(d for f in r["folds"] for d in f) == learnt["documents"]
+    assert r["judge_before"]["spec"] == "fuzzy:95"
+    assert "improvement shown" in capsys.readouterr().err
+    db = open_db(strict_db)
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(strict_template[1])}, spec, run="improved")
+    assert load_view(db, "improved").row["judge_spec"] == spec
+    db.conn.close()
+
+
+def test_the_same_seed_gives_the_same_folds_and_an_existing_file_is_kept(strict_db, strict_template, tmp_path,
+                                                                           capsys):
+    review_documents(strict_db, strict_template[2], 24)
+    out = tmp_path / "r.json"
+    assert improve(strict_db, out, "--strategy", "threshold", "--seed", "3") == 0
+    first = out.read_text()
+    assert improve(strict_db, out, "--strategy", "threshold", "--seed", "3") == 2
+    assert "exists" in capsys.readouterr().err and out.read_text() == first
+    assert improve(strict_db, out, "--strategy", "threshold", "--seed", "3", "--force") == 0
+    assert json.loads(out.read_text())["folds"] == json.loads(first)["folds"]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(("strategy", "says"), [
+    ("few-shot", "few-shot: not built yet"),
+    ("rules", "rules: not built yet"),
+    ("calibrate", "calibrate: applies to ordinal ratings"),
+])
+def test_a_strategy_that_does_not_apply_says_so_in_one_line(strict_db, tmp_path, capsys, strategy, says):
+    assert improve(strict_db, tmp_path / "x.json", "--strategy", strategy) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_threshold_needs_a_judge_with_a_threshold(db_with_run, db_path, tmp_path, capsys):
+    db_with_run.conn.close()
+    assert main(["--db", str(db_path), "improve-judge", "--run", "mixed", "--strategy", "threshold",
+                 "--out", str(tmp_path / "x.json")]) == 2
+    assert "threshold: applies to judges that compare a similarity score" in capsys.readouterr().err
+
+
+def test_too_few_documents_are_refused_with_the_number_needed(strict_db, strict_template, tmp_path, capsys):
+    review_documents(strict_db, strict_template[2], 12)
+    assert improve(strict_db, tmp_path / "x.json", "--strategy", "threshold") == 2
+    err = capsys.readouterr().err
+    assert "12 reviewed, 20 needed" in err and "review 8 more document(s)" in err
+    assert improve(strict_db, tmp_path / "x.json", "--strategy", "threshold", "--min-documents", "10") == 0
+    assert improve(strict_db, tmp_path / "y.json", "--strategy", "threshold", "--min-documents", "21") == 2
+    assert "between 1 and 20" in capsys.readouterr().err
+
+
+def test_humans_who_disagree_stop_it_before_any_fitting(strict_db, strict_template, tmp_path, capsys):
+    review_documents(strict_db, strict_template[2], 25)
+    review_documents(strict_db, strict_template[2], 25, reviewer="bob", flip_every=3)
+    out = tmp_path / "x.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 2
+    err = capsys.readouterr().err
+    assert "human-human agreement is too low" in err and "the labels are the problem, not the judge" in err
+    assert not out.exists()
+    assert improve(strict_db, out, "--strategy", "threshold", "--min-alpha", "0.2") == 0
+    pre = json.loads(out.read_text())["preflight"]
+    assert pre["double_reviewed"] > 0 and pre["human_alpha"] < 0.667
+
+
+def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims_nothing(demo_template, db_path,
+                                                                                        tmp_path, capsys):
+    """The bundled ideation review: humans agree little with each other (alpha 0.10 on effectiveness), so the
+    pre-flight refuses; told to go on, the per-criterion isotonic maps do not beat the judge out of sample."""
+    copy_of(demo_template, db_path)
+    run = "demo-ideation-si2024-humans"
+    out = tmp_path / "cal.json"
+    argv = ["--db", str(db_path), "improve-judge", "--run", run, "--strategy", "calibrate", "--out", str(out)]
+    assert main(argv) == 2
+    assert "human-human agreement is too low (alpha 0.096" in capsys.readouterr().err
+    assert main([*argv, "--min-alpha", "0"]) == 0
+    r = json.loads(out.read_text())
+    assert set(r["judge_after"]["calibration"]) == {"effectiveness", "feasibility", "novelty"}
+    assert r["evaluation"]["before"]["statistic"] == "quadratic-weighted kappa"
+    assert r["improved"] is False and r["reason"].startswith("no improvement shown")
+    assert r["preflight"]["double_reviewed"] == 126
+
+
+def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale_when_one_is_withdrawn(
+        strict_db, strict_template, tmp_path, capsys):
+    from audit.outputs.improve_judge import learning_status
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    result = json.loads(out.read_text())
+    spec = result["judge_after"]["spec"]
+    score = ["--db", str(strict_db), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1])]
+    assert main([*score, "--judge", "fuzzy:50", "--run", "wrong", "--learnt-from", str(out)]) == 2
+    assert f"it improved the judge to '{spec}', not 'fuzzy:50'" in capsys.readouterr().err
+    assert main([*score, "--judge", spec, "--run", "next", "--learnt-from", str(out)]) == 0
+    db = open_db(strict_db)
+    identity = load_view(db, "next").row["judge_identity"]
+    assert identity["learnt_from"]["review_ids"] == result["judge_after"]["learnt_from"]["review_ids"]
+    status = learning_status(db, identity)
+    assert status["stale"] is False and status["learnt_from"] == len(identity["learnt_from"]["review_ids"])
+    first = result["judge_after"]["learnt_from"]["decisions"][0]
+    add_review(db, RUN, first, None, "ann")  # the reviewer withdraws a label the judge learnt from
+    status = learning_status(db, identity)
+    assert status["stale"] is True and len(status["withdrawn"]) == 1 and "stale" in status["text"]
+    assert learning_status(db, load_view(db, RUN).row["judge_identity"]) is None
+    db.conn.close()
