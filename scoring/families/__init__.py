@@ -78,6 +78,7 @@ IMPORTERS: dict[str, str] = {
     "inspect": "scoring.families.verdicts.inspect_log:IMPORTER",
     "lm-eval": "scoring.families.verdicts.lmeval_log:IMPORTER",
     "promptfoo": "scoring.families.verdicts.promptfoo_log:IMPORTER",
+    "deepeval": "scoring.families.verdicts.deepeval_log:IMPORTER",
 }
 """Framework name -> `module:attribute` of its `scoring.families.verdicts.importers.Importer` (`python -m audit import
 FRAMEWORK LOG`), imported on first use."""
