@@ -55,7 +55,7 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
         items.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in got.items), encoding="utf-8")
         plan = plan_run(db, imp.family, {imp.input: str(items)}, imp.judge, run=run,
                         input_names={imp.input: Path(path).name})
-        skipped = got.records - len(got.items)
+        skipped = got.skipped
         if got.errors:
             plan.loaded.warnings.append(f"{len(got.errors)} record(s) or score(s) of {Path(path).name} could not be "
                                         f"imported and were skipped ({skipped} record(s) in all): "

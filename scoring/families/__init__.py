@@ -79,6 +79,7 @@ IMPORTERS: dict[str, str] = {
     "lm-eval": "scoring.families.verdicts.lmeval_log:IMPORTER",
     "promptfoo": "scoring.families.verdicts.promptfoo_log:IMPORTER",
     "deepeval": "scoring.families.verdicts.deepeval_log:IMPORTER",
+    "eee": "scoring.families.verdicts.eee_log:IMPORTER",
 }
 """Framework name -> `module:attribute` of its `scoring.families.verdicts.importers.Importer` (`python -m audit import
 FRAMEWORK LOG`), imported on first use."""

@@ -29,6 +29,12 @@ class Imported:
     """The framework's own aggregate per scorer (its headline metric, e.g. Inspect's `accuracy`)."""
     source: dict = field(default_factory=dict)
     """Which framework, version, task and model made the log (shown with the run)."""
+    skipped_records: int | None = None
+    """Records that gave no verdict; None: `records` less the items (one item per record)."""
+
+    @property
+    def skipped(self) -> int:
+        return self.records - len(self.items) if self.skipped_records is None else self.skipped_records
 
 
 def record_error(path: str, n: int, reason: str) -> str:
