@@ -6,6 +6,7 @@ from audit.demo import demo_note, first_demo_run, load_demo
 from ui import auth
 from ui.assignments import blind_assignment_editor, review_assignment_editor
 from ui.first_start import demo_progress
+from ui.framework_import import framework_import_form
 from ui.newrun import new_run_form
 from ui.runs_table import demo_lines, runs_frame
 from ui.state import current_run, db, is_blind_reviewer, link_params
@@ -73,6 +74,11 @@ if current_run() in set(runs["run"] if not runs.empty else ()):
         blind_assignment_editor(conn, current_run())
     with st.expander("Assigned review (who reviews which documents)"):
         review_assignment_editor(conn, current_run())
+
+with st.expander("Import an eval framework's log (Inspect, lm-eval, promptfoo, DeepEval, Every Eval Ever)"):
+    imported = framework_import_form(conn)
+    if imported:
+        st.query_params["run"] = imported  # the imported run becomes the session's current run
 
 with st.expander("Score a new run", expanded=runs.empty):
     new = new_run_form(conn)

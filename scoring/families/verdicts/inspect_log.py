@@ -48,6 +48,12 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
+def _why(e: Exception) -> str:
+    """An exception from Inspect in one short line (pydantic's are many lines long)."""
+    first = (str(e).strip().splitlines() or [""])[0]
+    return f"{type(e).__name__}: {first[:200]}"
+
+
 def _prompt(metadata: Mapping | None) -> str | None:
     """The grader's prompt a `model_graded_*` scorer kept (`metadata.grading`: its messages)."""
     grading = (metadata or {}).get("grading")
@@ -112,7 +118,7 @@ def read_inspect_log(path: str, options: Mapping[str, str] | None = None) -> Imp
     try:
         log = log_api.read_eval_log(path)
     except Exception as e:  # noqa: BLE001 (Inspect raises many kinds; each means: not a log it can read)
-        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({type(e).__name__}: {e})") from None
+        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({_why(e)})") from None
     samples = log.samples or []
     if not samples:
         raise ImportRefused(f"{path}: the log holds no sample (status {log.status!r}; was it written with samples?)")
@@ -183,7 +189,7 @@ def write_back(path: str, out: str, edits: Sequence[Edit]) -> int:
     try:
         log = log_api.read_eval_log(path)
     except Exception as e:  # noqa: BLE001 (as in read_inspect_log)
-        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({type(e).__name__}: {e})") from None
+        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({_why(e)})") from None
     for e in edits:
         edit = ScoreEdit(value=edit_value(e.scheme, e.label),
                          provenance=log_api.ProvenanceData(author=e.reviewer, reason=e.note or "reviewed in Rejudge"))

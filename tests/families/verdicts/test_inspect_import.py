@@ -168,6 +168,11 @@ def test_cli_import_and_write_back(tmp_path, capsys):
     assert main(["--db", str(db), "import", "inspect", str(LOG), "--scorer", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "scorers in the log: model_graded_fact" in err
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"hello": 1}', encoding="utf-8")  # Inspect's own error about it is a page long
+    assert main(["--db", str(db), "import", "inspect", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert "not an Inspect log Inspect can read" in err and "errors.pydantic.dev" not in err, err  # its first line
     edited = tmp_path / "out.eval"
     assert main(["--db", str(db), "write-back", "inspect", "--run", "qa", "--log", str(LOG), "--out",
                  str(edited)]) == 0
