@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 pytest.importorskip("inspect_ai.log")
 
-LOG = ROOT / "tests" / "fixtures" / "verdicts" / "inspect_qa.eval"
+LOG = ROOT / "data" / "verdicts" / "inspect_qa.eval"
 INSPECT_TITLE = "Inspect AI log (.eval or .json)"
 
 

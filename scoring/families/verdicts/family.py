@@ -110,7 +110,7 @@ class VerdictsTask(FamilyBase):
             return []
         return [DemoRun("demo-verdicts-inspect", {"items": str(path)}, RECORDED,
                         "a tiny QA task run by Inspect AI with its mockllm model and graded by model_graded_fact "
-                        "(tests/fixtures/verdicts/README.md): review the grader's verdicts",
+                        "(data/verdicts/SOURCE.md): review the grader's verdicts",
                         judge_derived=())]
 
     def load(self, inputs: Mapping[str, str]) -> Loaded:

@@ -14,7 +14,7 @@ from scoring.families.verdicts.deepeval_log import read_deepeval_run
 from scoring.families.verdicts.model import PASSED
 from tests.conftest import ROOT
 
-[RUN] = sorted((ROOT / "tests" / "fixtures" / "verdicts" / "deepeval").glob("test_run_*.json"))
+[RUN] = sorted((ROOT / "data" / "verdicts" / "deepeval").glob("test_run_*.json"))
 METRIC = "Correctness [GEval]"
 
 

@@ -12,7 +12,7 @@ from audit.store.database import open_db
 from scoring.families.verdicts.eee_log import read_eee_instances
 from tests.conftest import ROOT
 
-FOLDER = ROOT / "tests" / "fixtures" / "verdicts" / "eee"
+FOLDER = ROOT / "data" / "verdicts" / "eee"
 [INSTANCES] = sorted(FOLDER.glob("*_samples.jsonl"))
 [AGGREGATE] = [p for p in FOLDER.glob("*.json")]
 

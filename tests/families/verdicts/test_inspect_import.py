@@ -26,7 +26,7 @@ from scoring.families.verdicts.inspect_log import read_inspect_log  # noqa: E402
 from scoring.families.verdicts.model import CPI, PASS_FAIL  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
-LOG = ROOT / "tests" / "fixtures" / "verdicts" / "inspect_qa.eval"
+LOG = ROOT / "data" / "verdicts" / "inspect_qa.eval"
 DEMO_ITEMS = ROOT / "data" / "verdicts" / "inspect_demo_items.jsonl"
 SCORER = "model_graded_fact"
 

@@ -15,7 +15,7 @@ from audit.store.database import open_db, run_row
 from scoring.families.verdicts.lmeval_log import read_lmeval_samples
 from tests.conftest import ROOT
 
-FOLDER = ROOT / "tests" / "fixtures" / "verdicts" / "lmeval"
+FOLDER = ROOT / "data" / "verdicts" / "lmeval"
 [SAMPLES] = sorted(FOLDER.glob("samples_*.jsonl"))
 [RESULTS] = sorted(FOLDER.glob("results_*.json"))
 

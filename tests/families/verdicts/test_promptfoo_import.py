@@ -12,7 +12,7 @@ from audit.store.database import open_db
 from scoring.families.verdicts.promptfoo_log import OVERALL, read_promptfoo_results
 from tests.conftest import ROOT
 
-RESULTS = ROOT / "tests" / "fixtures" / "verdicts" / "promptfoo_results.json"
+RESULTS = ROOT / "data" / "verdicts" / "promptfoo_results.json"
 
 
 def test_zero_review_pass_rate_is_promptfoos(tmp_path):
