@@ -75,14 +75,14 @@ if current_run() in set(runs["run"] if not runs.empty else ()):
     with st.expander("Assigned review (who reviews which documents)"):
         review_assignment_editor(conn, current_run())
 
-with st.expander("Import an eval framework's log (Inspect, lm-eval, promptfoo, DeepEval, Every Eval Ever)"):
-    imported = framework_import_form(conn)
-    if imported:
-        st.query_params["run"] = imported  # the imported run becomes the session's current run
-
 with st.expander("Score a new run", expanded=runs.empty):
     new = new_run_form(conn)
     if new:
         st.session_state["runs.just_scored"] = new
         st.query_params["run"] = new.name  # the new run becomes the session's current run
         st.rerun()
+
+with st.expander("Import an eval framework's log (Inspect, lm-eval, promptfoo, DeepEval, Every Eval Ever)"):
+    imported = framework_import_form(conn)
+    if imported:
+        st.query_params["run"] = imported  # the imported run becomes the session's current run
