@@ -7,7 +7,7 @@ import streamlit as st
 
 from scoring.families.verdicts.model import CPI, SCORE
 from ui.families import DocumentContext
-from ui.text import readable, show_text
+from ui.text import md_literal, readable, show_text
 
 DOC_ID_TITLE = "item id"
 SECTION_HELP = {
@@ -60,7 +60,8 @@ def render_document(ctx: DocumentContext) -> None:
     if hide:
         return
     for v in payload["verdicts"]:
-        with st.expander(f"{v['scorer']}: recorded {v['value']}" + (" (C/P/I)" if v["scheme"] == CPI else "")):
+        with st.expander(md_literal(f"{v['scorer']}: recorded {v['value']}")
+                         + (" (C/P/I)" if v["scheme"] == CPI else "")):
             if v.get("explanation"):
                 show_text(v["explanation"])
             if v.get("prompt"):
