@@ -395,6 +395,34 @@ def cmd_import_reviews(args: argparse.Namespace) -> None:
     _print_json(import_reviews(_open(args.db), args.run, args.file))
 
 
+def cmd_import(args: argparse.Namespace) -> None:
+    """Import an eval framework's log (its judge's verdicts) as a run: records that cannot be read are skipped and
+    listed (`FILE: record N: reason`), the rest stored at once; the framework's own aggregate is printed beside
+    the run's.
+
+    Example: python -m audit import inspect logs/task.eval --scorer model_graded_fact --run my-task
+    """
+    from audit.framework_logs import import_log
+
+    options = {k: v for k, v in vars(args).items() if k in getattr(args, "importer_options", ()) and v is not None}
+    result = import_log(_open(args.db), args.framework, args.log, run=args.run, options=options)
+    for err in result["errors"][:20]:
+        print(f"skipped: {err}", file=sys.stderr)
+    _print_json(result)
+
+
+def cmd_write_back(args: argparse.Namespace) -> None:
+    """Write a run's reviewed verdicts into a copy of the framework log it was imported from, each as the
+    framework's own edit with the reviewer and the note as provenance (Inspect: `edit_score`).
+
+    Example: python -m audit write-back inspect --run my-task --log logs/task.eval --out logs/task.audited.eval
+    """
+    from audit.framework_logs import write_back
+
+    _check_out(args.out, "--out")
+    _print_json(write_back(_open(args.db), args.framework, args.run, args.log, args.out))
+
+
 def cmd_compare(args: argparse.Namespace) -> None:
     """Compare the judges of two runs on the same inputs, decision by decision (agreement and differences).
 
@@ -603,6 +631,25 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s = add("import-reviews", cmd_import_reviews)
     s.add_argument("--run", required=True)
     s.add_argument("file", help="a file written by export-reviews")
+    from scoring.families import IMPORTERS, get_importer
+
+    s = add("import", cmd_import)
+    frameworks = s.add_subparsers(dest="framework", required=True, metavar="FRAMEWORK",
+                                  help=f"the framework that wrote the log: {', '.join(IMPORTERS)}")
+    for framework in IMPORTERS:
+        imp = get_importer(framework)
+        f = frameworks.add_parser(framework, help=imp.title, description=f"Import a {imp.title} as a run.")
+        f.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+        f.add_argument("log", help=imp.title)
+        f.add_argument("--run", default=None, help="run name (default derived from the log's name)")
+        for opt, text in imp.options.items():
+            f.add_argument(f"--{opt}", default=None, help=text)
+        f.set_defaults(importer_options=tuple(imp.options))
+    s = add("write-back", cmd_write_back)
+    s.add_argument("framework", choices=[f for f in IMPORTERS if get_importer(f).write_back is not None])
+    s.add_argument("--run", required=True)
+    s.add_argument("--log", required=True, help="the log the run was imported from")
+    s.add_argument("--out", required=True, help="where to write the edited copy of the log")
     s = add("stability", cmd_stability)
     s.add_argument("--run", required=True)
     s.add_argument("--repeats", type=int, default=3, help="times each question is asked again (default 3)")

@@ -7,6 +7,7 @@ from ui import auth
 from ui.assignments import blind_assignment_editor, review_assignment_editor
 from ui.entry import page_prologue
 from ui.first_start import demo_progress
+from ui.framework_import import framework_import_form
 from ui.newrun import new_run_form
 from ui.owner_only import role_button
 from ui.runs_table import demo_lines, runs_frame
@@ -84,3 +85,8 @@ with st.expander("Score a new run", expanded=runs.empty):
         st.session_state["runs.just_scored"] = new
         st.query_params["run"] = new.name  # the new run becomes the session's current run
         st.rerun()
+
+with st.expander("Import an eval framework's log (Inspect, lm-eval, promptfoo, DeepEval, Every Eval Ever)"):
+    imported = framework_import_form(conn)
+    if imported:
+        st.query_params["run"] = imported  # the imported run becomes the session's current run

@@ -566,11 +566,21 @@ def _panel_ties(_view: RunView, data: Mapping, s: Section) -> None:
                                  "MRR and Hits@K (all queries) under each tie policy"))
 
 
+def _panel_scorers(_view: RunView, data: Mapping, s: Section) -> None:
+    """A framework's scorers: each one's mean verdict as the framework reported it (judge only) and audited."""
+    o, a = data["original"]["scorers"], (data.get("audited") or {}).get("scorers", {})
+    s.body.append(para("Each scorer's mean verdict over the items it judged (accuracy, pass rate or mean score, as "
+                       "the eval framework reports it), from what its judge recorded and under the reviews."))
+    s.body.append(table(["scorer", "items", "judge only", "audited"],
+                        [[name, m.get("n"), m.get("mean"), a.get(name, {}).get("mean")] for name, m in o.items()]))
+
+
 PANELS: dict[str, tuple[str, Callable[[RunView, Mapping, Section], None]]] = {
     "strict_1to1": ("strict 1-to-1 vs the paper's code", _panel_strict),
     "corrected": ("official vs corrected scorer, hallucinated numbers", _panel_corrected),
     "position_bias": ("position bias and the human-human ceiling", _panel_position_bias),
     "tie_policies": ("tie-policy sensitivity", _panel_ties),
+    "scorers": ("each scorer, judge only vs audited", _panel_scorers),
 }
 """Metric key a family reports -> its panel (the report names no family)."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scoring.errors import InputError
 
@@ -27,6 +27,7 @@ FAMILIES: dict[str, str] = {
     "retrieval": "scoring.families.retrieval.family:RetrievalTask",
     "ideation": "scoring.families.ideation.family:IdeationTask",
     "litxbench": "scoring.families.litxbench.family:LitXBenchTask",
+    "verdicts": "scoring.families.verdicts.family:VerdictsTask",
 }
 """Family name -> `module:attribute` of its class (instantiated once) or instance, in registry order (the first
 family's first demo run is the one the dashboard opens on)."""
@@ -74,6 +75,28 @@ class _LazyRegistry(Mapping[str, "TaskFamily"]):
 
 
 TASKS = _LazyRegistry(dict(FAMILIES))
+
+IMPORTERS: dict[str, str] = {
+    "inspect": "scoring.families.verdicts.inspect_log:IMPORTER",
+    "lm-eval": "scoring.families.verdicts.lmeval_log:IMPORTER",
+    "promptfoo": "scoring.families.verdicts.promptfoo_log:IMPORTER",
+    "deepeval": "scoring.families.verdicts.deepeval_log:IMPORTER",
+    "eee": "scoring.families.verdicts.eee_log:IMPORTER",
+}
+"""Framework name -> `module:attribute` of its `scoring.families.verdicts.importers.Importer` (`python -m audit import
+FRAMEWORK LOG`), imported on first use."""
+
+
+def get_importer(name: str) -> Any:
+    """The importer of a framework's logs (an `Importer`: which family, input and judge its items are scored as).
+
+    Raises:
+        InputError: no importer has that name (the message lists the known ones).
+    """
+    if name not in IMPORTERS:
+        raise InputError(name, None, f"unknown framework {name!r}; importers: {', '.join(IMPORTERS)}")
+    module, _, attr = IMPORTERS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def get_task(name: str) -> TaskFamily:

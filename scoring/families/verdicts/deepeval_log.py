@@ -1,0 +1,109 @@
+"""DeepEval test runs (the `test_run_<date>.json` DeepEval keeps under `DEEPEVAL_RESULTS_FOLDER`) as judged items.
+
+An item is one test case (`testCases[]`); each of its metrics (`metricsData[]`) is a `thresholded_score` verdict:
+the metric's `score` against its `threshold`, with the judge's `reason` as rationale, `verboseLogs` (criteria,
+evaluation steps) as the prompt and `evaluationModel` kept. The reference is the case's expected output (else its
+context). The Python API's snake_case names (`metrics_data`, `actual_output`, ...) are read too. The reported
+aggregate per metric is the mean of `metricsScores[].scores`, which is the mean score; its pass rate is
+`passes` over passes, fails and errors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from scoring.errors import InputError
+from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, record_error
+from scoring.families.verdicts.model import SCORE
+from scoring.jsonl import check_file
+
+
+def _get(m: Mapping, camel: str) -> object:
+    """A field by DeepEval's JSON name (`actualOutput`) or its Python name (`actual_output`)."""
+    if camel in m:
+        return m[camel]
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in camel)
+    return m.get(snake)
+
+
+def _text(v: object) -> str:
+    if isinstance(v, str):
+        return v
+    return "" if v is None else json.dumps(v, ensure_ascii=False)
+
+
+def _verdict(md: Mapping) -> dict:
+    """One metric's data as a verdict.
+
+    Raises:
+        ValueError: no finite score or threshold (a metric that errored), saying which.
+    """
+    name, score, threshold = _get(md, "name"), _get(md, "score"), _get(md, "threshold")
+    if not isinstance(name, str) or not name:
+        raise ValueError("a metric without a name")
+    for what, v in (("score", score), ("threshold", threshold)):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            err = _get(md, "error")
+            raise ValueError(f"metric {name!r} has no {what}" + (f" (error: {err})" if err else ""))
+    v: dict = {"scorer": name, "scheme": SCORE, "value": float(score), "threshold": float(threshold)}  # type: ignore[arg-type]
+    for key, field in (("explanation", "reason"), ("prompt", "verboseLogs")):
+        text = _get(md, field)
+        if isinstance(text, str) and text:
+            v[key] = text
+    return v
+
+
+def read_deepeval_run(path: str, options: Mapping[str, str] | None = None) -> Imported:  # noqa: ARG001
+    """Every test case of a DeepEval test run as an item.
+
+    Raises:
+        ImportRefused: not JSON, or not a DeepEval test run.
+    """
+    try:
+        check_file(path, what="DeepEval test run")
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except InputError as e:
+        raise ImportRefused(str(e)) from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ImportRefused(f"{path}: not JSON ({e})") from None
+    cases = _get(data, "testCases") if isinstance(data, Mapping) else None
+    if not isinstance(cases, list):
+        raise ImportRefused(f"{path}: not a DeepEval test run (no testCases list; the test_run_*.json DeepEval "
+                            "writes under DEEPEVAL_RESULTS_FOLDER)")
+    items, errors = [], []
+    for n, case in enumerate(cases, 1):
+        if not isinstance(case, Mapping):
+            errors.append(record_error(path, n, "not an object"))
+            continue
+        verdicts = []
+        for md in _get(case, "metricsData") or []:
+            try:
+                verdicts.append(_verdict(md if isinstance(md, Mapping) else {}))
+            except ValueError as e:
+                errors.append(record_error(path, n, f"case {_get(case, 'name') or n}: {e}"))
+        if not verdicts:
+            if not _get(case, "metricsData"):
+                errors.append(record_error(path, n, f"case {_get(case, 'name') or n}: no metric data"))
+            continue
+        expected = _get(case, "expectedOutput")
+        context = _get(case, "context") or _get(case, "retrievalContext") or []
+        target = [_text(expected)] if expected is not None else [_text(c) for c in context]
+        models = sorted({str(_get(md, "evaluationModel")) for md in _get(case, "metricsData") or []
+                         if isinstance(md, Mapping) and _get(md, "evaluationModel")})
+        items.append({"id": str(_get(case, "name") or f"case {n}"), "input": _text(_get(case, "input")),
+                      "output": _text(_get(case, "actualOutput")), "target": target, "verdicts": verdicts,
+                      "source": {"framework": "deepeval", "order": _get(case, "order"), "name": _get(case, "name"),
+                                 "evaluation_models": models}})
+    reported = {}
+    for m in _get(data, "metricsScores") or []:
+        scores = [s for s in (m.get("scores") or []) if isinstance(s, int | float)] if isinstance(m, Mapping) else []
+        if scores:
+            reported[str(m.get("metric"))] = sum(scores) / len(scores)
+    return Imported(items, len(cases), errors, reported, {"framework": "deepeval", "log": Path(path).name})
+
+
+IMPORTER = Importer("deepeval", "DeepEval test run (test_run_<date>.json)", "verdicts", "items", "recorded",
+                    read_deepeval_run)

@@ -1,0 +1,67 @@
+"""What an importer of a framework's log gives back, and the one place errors of a record are worded.
+
+An importer reads a framework's own file (through the framework's own API where it has one) and returns judged
+items (`model.ITEMS_FORMAT` records), the records it skipped with why, and the aggregate the framework itself
+reported, so the shell can store the run all at once and compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+class ImportRefused(ValueError):
+    """The whole file cannot be imported (not the framework's log, its library missing, no record usable)."""
+
+
+@dataclass
+class Imported:
+    """A framework log read into judged items."""
+
+    items: list[dict]
+    """Items-file records (`scoring.families.verdicts.model.ITEMS_FORMAT`), in the log's order."""
+    records: int
+    """Records (samples × epochs) the log holds."""
+    errors: list[str] = field(default_factory=list)
+    """`FILE: record N: reason`, one per record skipped (or scorer of a record skipped)."""
+    reported: dict[str, float] = field(default_factory=dict)
+    """The framework's own aggregate per scorer (its headline metric, e.g. Inspect's `accuracy`)."""
+    source: dict = field(default_factory=dict)
+    """Which framework, version, task and model made the log (shown with the run)."""
+    skipped_records: int | None = None
+    """Records that gave no verdict; None: `records` less the items (one item per record)."""
+
+    @property
+    def skipped(self) -> int:
+        return self.records - len(self.items) if self.skipped_records is None else self.skipped_records
+
+
+def record_error(path: str, n: int, reason: str) -> str:
+    """`FILE: record N: reason` (N counted from 1 in the log's order)."""
+    return f"{path}: record {n}: {reason}"
+
+
+Reader = Callable[[str, Mapping[str, str]], Imported]
+WriteBack = Callable[[str, str, Sequence[Mapping]], int]
+"""(log path, output path, reviewed decisions) -> edits written. Each reviewed decision is a mapping with
+`payload` (its item), `kind`, `type`, `label` (the effective label), `reviewer` and `note`."""
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One framework's log reader (and writer of reviewed verdicts back into its log, where it has one)."""
+
+    framework: str
+    """CLI name: `python -m audit import FRAMEWORK LOG`."""
+    title: str
+    family: str
+    """The family whose run the items become (its registry name)."""
+    input: str
+    """The family's input the items file is given as."""
+    judge: str
+    """The judge spec the run is scored with (the recorded verdicts)."""
+    read: Reader
+    options: Mapping[str, str] = field(default_factory=dict)
+    """Importer options (`--NAME`) and their help."""
+    write_back: WriteBack | None = None

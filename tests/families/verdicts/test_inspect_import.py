@@ -1,0 +1,197 @@
+"""Inspect AI logs in and out (#41): a real log written by Inspect (tests/fixtures/verdicts/README.md) imports with
+its verdicts, references and the grader's replies; with no review the run's aggregate is Inspect's own; unreadable
+records are skipped and named, never half-stored; reviewed verdicts go back as `edit_score` entries that
+`read_eval_log` shows with their provenance."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+inspect_log_api = pytest.importorskip("inspect_ai.log")
+
+from audit.cli import main  # noqa: E402 (after the importorskip)
+from audit.errors import AuditError  # noqa: E402
+from audit.framework_logs import import_log, write_back  # noqa: E402
+from audit.rescoring import audit_run  # noqa: E402
+from audit.review.reviews import add_review  # noqa: E402
+from audit.store.database import open_db, run_row  # noqa: E402
+from audit.views import decisions  # noqa: E402
+from scoring.families.verdicts.importers import ImportRefused  # noqa: E402
+from scoring.families.verdicts.inspect_log import read_inspect_log  # noqa: E402
+from scoring.families.verdicts.model import CPI, PASS_FAIL  # noqa: E402
+from tests.conftest import ROOT  # noqa: E402
+
+LOG = ROOT / "data" / "verdicts" / "inspect_qa.eval"
+DEMO_ITEMS = ROOT / "data" / "verdicts" / "inspect_demo_items.jsonl"
+SCORER = "model_graded_fact"
+
+
+def inspect_accuracy(path: Path, scorer: str = SCORER) -> float:
+    """Inspect's own aggregate, read from the log's `results` by Inspect's API."""
+    log = inspect_log_api.read_eval_log(str(path))
+    [score] = [s for s in log.results.scores if s.name == scorer]
+    return score.metrics["accuracy"].value
+
+
+def damaged_copy(tmp_path: Path) -> Path:
+    """The fixture with record 2's score made a dict of values (no scheme reads it) and record 5's scores removed,
+    written back by Inspect's API."""
+    log = inspect_log_api.read_eval_log(str(LOG))
+    log.samples[1].scores[SCORER].value = {"a": 1, "b": 0}
+    log.samples[4].scores = {}
+    out = tmp_path / "damaged.eval"
+    inspect_log_api.write_eval_log(log, str(out))
+    return out
+
+
+def test_zero_review_aggregate_is_inspects_own(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    result = import_log(db, "inspect", str(LOG), run="qa")
+    want = inspect_accuracy(LOG)
+    assert result["reported"][SCORER] == want
+    audited = audit_run(db, "qa").metrics
+    for got in (result["metrics"]["headline"]["mean"], result["metrics"]["scorers"][SCORER]["mean"],
+                audited["headline"]["mean"]):
+        assert math.isclose(got, want, rel_tol=0, abs_tol=1e-9), (got, want)
+
+
+def test_records_import_with_verdict_reference_and_rationale(tmp_path):
+    got = read_inspect_log(str(LOG))
+    log = inspect_log_api.read_eval_log(str(LOG))
+    assert got.records == len(log.samples) == 12 and not got.errors
+    complete = [i for i in got.items
+                if i["target"] and all(t.strip() for t in i["target"])
+                and all(v["scheme"] == CPI and v["value"] in "CPI" and v.get("explanation") and v.get("prompt")
+                        for v in i["verdicts"])]
+    assert len(complete) / got.records >= 0.99
+    # the grader's reply and prompt are Inspect's, character for character
+    first = log.samples[0].scores[SCORER]
+    assert got.items[0]["verdicts"][0]["explanation"] == first.explanation
+    assert got.items[0]["verdicts"][0]["prompt"] == first.metadata["grading"][0]["content"]
+    ids = [i["id"] for i in got.items]
+    assert len(set(ids)) == len(ids) and "q3#2" in ids  # sample × epoch
+
+
+def test_the_demo_items_are_the_fixture_log_read_now():
+    lines = [json.loads(x) for x in DEMO_ITEMS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    assert lines == json.loads(json.dumps(read_inspect_log(str(LOG)).items))
+
+
+def test_unreadable_records_are_skipped_and_named(tmp_path):
+    bad = damaged_copy(tmp_path)
+    db = open_db(tmp_path / "a.db")
+    result = import_log(db, "inspect", str(bad), run="qa")
+    assert result["imported"] == 10 and result["skipped"] == 2
+    assert result["errors"][0].startswith(f"{bad}: record 2: sample 'q2' epoch 1: score '{SCORER}' has value")
+    assert result["errors"][1].startswith(f"{bad}: record 5: sample 'q5' epoch 1 has no score")
+    row = run_row(db, "qa")
+    assert row["n_docs"] == 10
+    assert any("record 2" in w for w in row["summary"]["warnings"])
+    assert row["summary"]["import"]["skipped"] == 2
+
+
+def test_a_log_with_no_readable_record_stores_nothing(tmp_path):
+    log = inspect_log_api.read_eval_log(str(LOG))
+    for s in log.samples:
+        s.scores = {}
+    bad = tmp_path / "empty.eval"
+    inspect_log_api.write_eval_log(log, str(bad))
+    db = open_db(tmp_path / "a.db")
+    with pytest.raises(AuditError, match="none of its 12 record"):
+        import_log(db, "inspect", str(bad), run="qa")
+    assert not list(db.query("SELECT name FROM runs"))
+
+
+def test_several_scorers_each_a_decision_or_one_picked(tmp_path):
+    """A second score per sample (added through Inspect's API, a boolean): without --scorer each score is a
+    decision of its item (the scheme its value reads as), with --scorer only that one."""
+    log = inspect_log_api.read_eval_log(str(LOG))
+    from inspect_ai.scorer import ScoreEdit
+
+    for s in log.samples:
+        inspect_log_api.edit_score(log, s.id, "exact", ScoreEdit(value=s.output.completion.strip(". ") == s.target,
+                                                                  provenance=inspect_log_api.ProvenanceData(
+                                                                      author="test")),
+                                   recompute_metrics=False, epoch=s.epoch)
+    two = tmp_path / "two.eval"
+    inspect_log_api.write_eval_log(log, str(two))
+    db = open_db(tmp_path / "a.db")
+    both = import_log(db, "inspect", str(two), run="both")
+    kinds = {(d["kind"], d["type"]) for d in decisions(db, "both")}
+    assert kinds == {(CPI, SCORER), (PASS_FAIL, "exact")}
+    exact = sum(s.output.completion.strip(". ") == s.target for s in log.samples) / len(log.samples)
+    assert math.isclose(both["metrics"]["scorers"]["exact"]["mean"], exact, abs_tol=1e-9)
+    one = import_log(db, "inspect", str(two), run="one", options={"scorer": "exact"})
+    assert {d["type"] for d in decisions(db, "one")} == {"exact"}
+    assert one["metrics"]["headline"]["mean"] == one["metrics"]["scorers"]["exact"]["mean"]
+
+
+def test_round_trip_review_then_write_back_shows_the_edit_with_provenance(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    import_log(db, "inspect", str(LOG), run="qa")
+    wrong = next(d for d in decisions(db, "qa") if d["doc"] == "q3#2")
+    assert wrong["judge"] == "I"  # the grader erred: 100 degrees Celsius is 100
+    add_review(db, "qa", wrong["id"], "C", "ana", note="100 degrees Celsius is the expert answer")
+    confirmed = next(d for d in decisions(db, "qa") if d["doc"] == "q1#1")
+    add_review(db, "qa", confirmed["id"], confirmed["judge"], "ana")  # agrees with the judge: nothing to write
+    out = tmp_path / "audited.eval"
+    assert write_back(db, "inspect", "qa", str(LOG), str(out))["edits"] == 1
+    log = inspect_log_api.read_eval_log(str(out))
+    [sample] = [s for s in log.samples if s.id == "q3" and s.epoch == 2]
+    score = sample.scores[SCORER]
+    assert score.value == "C" and score.history[-1].provenance.author == "ana"
+    assert score.history[-1].provenance.reason == "100 degrees Celsius is the expert answer"
+    edited = [s for s in log.samples if s.scores[SCORER].history]
+    assert len(edited) == 1
+    # Inspect's recomputed aggregate is the audited one
+    assert math.isclose(inspect_accuracy(out), audit_run(db, "qa").metrics["headline"]["mean"], abs_tol=1e-9)
+    assert inspect_accuracy(LOG) == 0.5  # the original log is untouched
+
+
+def test_write_back_refuses_to_overwrite_the_original(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    import_log(db, "inspect", str(LOG), run="qa")
+    with pytest.raises(AuditError, match="new file"):
+        write_back(db, "inspect", "qa", str(LOG), str(LOG))
+
+
+def test_cli_import_and_write_back(tmp_path, capsys):
+    db = tmp_path / "cli.db"
+    assert main(["--db", str(db), "import", "inspect", str(LOG), "--scorer", SCORER, "--run", "qa"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["imported"] == 12 and out["reported"] == {SCORER: 0.5}
+    assert main(["--db", str(db), "import", "inspect", str(LOG), "--scorer", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "scorers in the log: model_graded_fact" in err
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"hello": 1}', encoding="utf-8")  # Inspect's own error about it is a page long
+    assert main(["--db", str(db), "import", "inspect", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert "not an Inspect log Inspect can read" in err and "errors.pydantic.dev" not in err, err  # its first line
+    edited = tmp_path / "out.eval"
+    assert main(["--db", str(db), "write-back", "inspect", "--run", "qa", "--log", str(LOG), "--out",
+                 str(edited)]) == 0
+    assert json.loads(capsys.readouterr().out)["edits"] == 0 and edited.is_file()
+
+
+def test_without_inspect_ai_one_line_says_how_to_install(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # `import inspect_ai.log` raises ImportError
+    with pytest.raises(ImportRefused, match=r"needs inspect-ai, which is not installed: pip install inspect-ai=="):
+        read_inspect_log(str(LOG))
+    assert main(["--db", str(tmp_path / "x.db"), "import", "inspect", str(LOG)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install inspect-ai" in err
+
+
+def test_a_file_that_is_not_an_inspect_log_is_refused_whole(tmp_path):
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}', encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    with pytest.raises(AuditError, match="not an Inspect log"):
+        import_log(db, "inspect", str(bad))
+    assert not list(db.query("SELECT name FROM runs"))

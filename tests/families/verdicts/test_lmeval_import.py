@@ -1,0 +1,64 @@
+"""lm-evaluation-harness samples (#41): a real `--log_samples` file of lm-eval's dummy model
+(tests/fixtures/verdicts/README.md) imports every line with its metric and reference; with no review the run's
+mean is lm-eval's reported aggregate; a damaged line is skipped and named by its line, the rest stored."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from audit.errors import AuditError
+from audit.framework_logs import import_log
+from audit.store.database import open_db, run_row
+from scoring.families.verdicts.lmeval_log import read_lmeval_samples
+from tests.conftest import ROOT
+
+FOLDER = ROOT / "data" / "verdicts" / "lmeval"
+[SAMPLES] = sorted(FOLDER.glob("samples_*.jsonl"))
+[RESULTS] = sorted(FOLDER.glob("results_*.json"))
+
+
+def test_zero_review_mean_is_lm_evals_reported_acc(tmp_path):
+    import json
+
+    want = json.loads(RESULTS.read_text(encoding="utf-8"))["results"]["tiny_mc"]["acc,none"]
+    db = open_db(tmp_path / "a.db")
+    result = import_log(db, "lm-eval", str(SAMPLES), run="mc")
+    assert result["reported"] == {"acc": want}
+    assert math.isclose(result["metrics"]["headline"]["mean"], want, rel_tol=0, abs_tol=1e-9)
+
+
+def test_every_line_imports_with_its_metric_and_reference():
+    got = read_lmeval_samples(str(SAMPLES))
+    assert got.records == len(got.items) == 8 and not got.errors
+    assert all(i["target"] and i["target"][0] and i["verdicts"][0]["scorer"] == "acc" for i in got.items)
+    # multiple choice: the reference is the gold continuation, the output the one the model scored highest
+    first = got.items[0]
+    assert first["target"] == ["Au"] and first["output"] in ("Ag", "Au", "Gd", "Go")
+    assert (first["output"] == first["target"][0]) == (first["verdicts"][0]["value"] == 1.0)
+
+
+def test_a_damaged_line_is_skipped_and_named(tmp_path):
+    lines = SAMPLES.read_text(encoding="utf-8").split("\n")
+    lines[2] = lines[2][: len(lines[2]) // 2]
+    bad = tmp_path / SAMPLES.name
+    bad.write_text("\n".join(lines), encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    result = import_log(db, "lm-eval", str(bad), run="mc")
+    assert result["imported"] == 7 and result["errors"][0].startswith(f"{bad}: record 3: not JSON")
+    assert run_row(db, "mc")["n_docs"] == 7
+
+
+def test_an_unknown_metric_is_refused_whole(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    with pytest.raises(AuditError, match="metrics in the file: acc"):
+        import_log(db, "lm-eval", str(SAMPLES), options={"metric": "f1"})
+    assert not list(db.query("SELECT name FROM runs"))
+
+
+def test_the_task_file_is_local(tmp_path):
+    """The fixture's task reads its questions from the folder (no hub download): its data file is beside it."""
+    task = (ROOT / "tests/fixtures/verdicts/lmeval_task/tiny_mc.yaml").read_text(encoding="utf-8")
+    assert "dataset_path: json" in task and Path(ROOT / "tests/fixtures/verdicts/lmeval_task/tiny_mc.jsonl").is_file()
