@@ -419,8 +419,16 @@ def cmd_write_back(args: argparse.Namespace) -> None:
     """
     from audit.framework_logs import write_back
 
-    _check_out(args.out, "--out")
-    _print_json(write_back(_open(args.db), args.framework, args.run, args.log, args.out))
+    target = _rule(args, inputs=[args.log]).check(args.out, "--out")
+    # the framework writes the file itself: to a temporary name beside the target (its suffix kept, which tells the
+    # framework the format), renamed into place once whole
+    tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix}")
+    try:
+        result = write_back(_open(args.db), args.framework, args.run, args.log, str(tmp))
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _print_json(result | {"out": args.out})
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
@@ -650,6 +658,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--run", required=True)
     s.add_argument("--log", required=True, help="the log the run was imported from")
     s.add_argument("--out", required=True, help="where to write the edited copy of the log")
+    s.add_argument("--force", action="store_true", help=FORCE_HELP)
     s = add("stability", cmd_stability)
     s.add_argument("--run", required=True)
     s.add_argument("--repeats", type=int, default=3, help="times each question is asked again (default 3)")

@@ -89,6 +89,7 @@ COMMANDS = {
     "judge-batch": [["judge-batch", "export", "--task", "chimera", "--gold", str(GOLD), "--pred", str(PRED_MIXED),
                      "--judge", "openai:gpt-4o-mini"]],
     "improve-judge": [["improve-judge", "--run", "base", "--strategy", "threshold"]],
+    "write-back": [["write-back", "inspect", "--run", "base", "--log", str(PRED_MIXED)]],
 }
 """Each command with an output option, with the arguments it needs besides that option."""
 
