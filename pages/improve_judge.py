@@ -92,16 +92,16 @@ def interval(ci: list | None, sign: str = "") -> str:
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("κ before", fmt(ev["kappa_before"]), help=ev["before"]["statistic"] + ", the original judge")
-m1.caption(f"95% interval {interval(ev['before']['kappa_ci'])}")
+m1.caption(f"95% interval {md_literal(interval(ev['before']['kappa_ci']))}")
 m2.metric("κ after (out of sample)", fmt(ev["kappa_after"]), help="Each decision judged by the fold's judge that "
           "never saw its document.")
-m2.caption(f"95% interval {interval(ev['after']['kappa_ci'])}")
+m2.caption(f"95% interval {md_literal(interval(ev['after']['kappa_ci']))}")
 m3.metric("Δκ", fmt(ev["delta_kappa"], sign="+"), help=ev["method"])
-m3.caption(f"95% interval {interval(ev['delta_kappa_ci'], '+')}")
+m3.caption(f"95% interval {md_literal(interval(ev['delta_kappa_ci'], '+'))}")
 m4.metric("Judge after", result["judge_after"]["spec"], help="Fitted on every reviewed document: the judge to keep.")
 m4.caption(f"{ev['n_decisions']} decisions in {ev['n_documents']} documents")
-st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {ev['documents']} reviewed documents: "
-           f"before {fmt(ev['gap_before'])}, after {fmt(ev['gap_after'])}.")
+st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {int(ev['documents'])} reviewed documents: "
+           f"before {md_literal(fmt(ev['gap_before']))}, after {md_literal(fmt(ev['gap_after']))}.")
 
 after = result["judge_after"]
 if "curve" in after:

@@ -20,7 +20,7 @@ _FIXED = {
     "\u00b1": r"\ensuremath{\pm}", "\u00d7": r"\ensuremath{\times}", "\u00f7": r"\ensuremath{\div}",
     "\u2264": r"\ensuremath{\leq}", "\u2265": r"\ensuremath{\geq}", "\u2260": r"\ensuremath{\neq}",
     "\u2248": r"\ensuremath{\approx}", "\u2192": r"\ensuremath{\rightarrow}", "\u2190": r"\ensuremath{\leftarrow}",
-    "\u21c4": r"\ensuremath{\rightleftarrows}", "\u2194": r"\ensuremath{\leftrightarrow}",
+    "\u21c4": r"\ensuremath{\rightleftharpoons}", "\u2194": r"\ensuremath{\leftrightarrow}",
     "\u00b7": r"\ensuremath{\cdot}", "\u2022": r"\ensuremath{\bullet}", "\u00b0": r"\ensuremath{^\circ}",
     "\u221e": r"\ensuremath{\infty}", "\u2211": r"\ensuremath{\sum}", "\u221a": r"\ensuremath{\surd}",
     "\u00a7": r"\S{}", "\u00b6": r"\P{}", "\u00a9": r"\copyright{}", "\u00df": r"\ss{}", "\u00e6": r"\ae{}",
@@ -28,10 +28,12 @@ _FIXED = {
     "\u00e5": r"\aa{}", "\u00c5": r"\AA{}", "\u0131": r"\i{}", "\u00bd": r"\ensuremath{\frac12}",
     "\u03c2": r"\ensuremath{\varsigma}", "\u03bf": "o", "\u00b5": r"\ensuremath{\mu}",
 }
+_LATEX_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
+                "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"}
 _GREEK_CAPITALS = {"Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"}
 _ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0308": '"', "\u0302": "^", "\u0303": "~", "\u0304": "=",
-            "\u0307": ".", "\u0327": "c", "\u030c": "v", "\u0306": "u", "\u030a": "r", "\u030b": "H",
-            "\u0328": "k"}
+            "\u0307": ".", "\u0327": "c", "\u030c": "v", "\u0306": "u", "\u030a": "r", "\u030b": "H"}
+# (no ogonek: \k is not in the default OT1 encoding)
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
@@ -43,7 +45,8 @@ def _greek(name: str) -> str | None:
         return None
     letter = m.group(2).capitalize()
     if m.group(1) == "SMALL":
-        return rf"\ensuremath{{\{letter.lower()}}}"
+        # only LaTeX's own letters (archaic ones such as heta or digamma have no command in a default setup)
+        return rf"\ensuremath{{\{letter.lower()}}}" if letter.lower() in _LATEX_GREEK else None
     if letter in _GREEK_CAPITALS:
         return rf"\ensuremath{{\{letter}}}"
     return {"Alpha": "A", "Beta": "B", "Epsilon": "E", "Zeta": "Z", "Eta": "H", "Iota": "I", "Kappa": "K",
@@ -77,3 +80,11 @@ def ascii_char(c: str) -> str:
 def ascii_tex(text: str) -> str:
     """`text` (LaTeX, already escaped) with every non-ASCII character replaced by `ascii_char`."""
     return _NOT_ASCII.sub(lambda m: ascii_char(m.group(0)), text)
+
+
+def emitted_control_words() -> frozenset[str]:
+    """Every control word `ascii_tex` can write (fixed commands of its own: the LaTeX injection checks allow these,
+    and no control word a run's text could carry)."""
+    greek_and_latin = [*range(0x370, 0x400), *range(0xC0, 0x250)]  # letters spelled as commands or with accents
+    spelled = [*_FIXED.values(), *(ascii_char(chr(c)) for c in greek_and_latin)]
+    return frozenset(w for s in spelled for w in re.findall(r"\\([A-Za-z]+)", s))

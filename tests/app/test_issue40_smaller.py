@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from scoring.families import TASKS
 from tests.app.conftest import open_page, plain, table
 
 
@@ -13,7 +14,7 @@ def test_the_runs_table_puts_the_link_run_judge_and_scores_first_and_keeps_them_
     assert list(runs.columns[:5]) == ["open", "run", "family", "judge", "scores (original)"]
     assert "replay:judge_smollm2_structured.jsonl" in set(runs["judge"])  # the log's name, not its folders
     assert not any("/" in j for j in runs["judge"])
-    assert set(runs["family"]) <= {"chimera", "retrieval", "ideation", "litxbench"}
+    assert set(runs["family"]) <= set(TASKS)
 
 
 def test_the_demo_list_never_nests_brackets(app):

@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from audit.outputs.export import export_latex, tex
+from audit.outputs.tex_ascii import emitted_control_words
 
 HOSTILE = [r"[-40cm] row", "}}{{ unbalanced {", r"\input{/etc/passwd}", r"\immediate\write18{touch /tmp/pwned}",
            r"\url{http://evil.invalid}", "*star", "% comment & col # $x$ ^ _ ~ < > |", "a\\\\b\nnew\rline",
            "\\catcode`\\@=11 \\def\\x{y}"]
 OURS = {"toprule", "midrule", "bottomrule", "cmidrule", "begin", "end", "multicolumn", "caption", "label", "centering",
         "small", "par", "medskip", "usepackage", "kappa", "textbackslash", "textasciitilde", "textasciicircum",
-        "textless", "textgreater", "textbar"}
+        "textless", "textgreater", "textbar"} | emitted_control_words()
+"""The export's own control words: its table's, and those `ascii_tex` spells non-ASCII characters with."""
 
 
 def control_words(latex: str) -> set[str]:

@@ -14,7 +14,17 @@ from typing import Any
 
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeSpecError
-from scoring.families.base import DemoRun, FamilyBase, InputSpec, Labels, LabelScheme, Loaded, MetricCell, Noun
+from scoring.families.base import (
+    DemoRun,
+    FamilyBase,
+    InputSpec,
+    Labels,
+    LabelScheme,
+    Loaded,
+    MetricCell,
+    Noun,
+    content_hash,
+)
 from scoring.families.verdicts.model import (
     CORRECT,
     CPI,
@@ -205,6 +215,11 @@ class VerdictsTask(FamilyBase):
 
     def describe_judge_log(self) -> str:
         return LOG_FORMAT
+
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
+        """The verdict on one sample in one epoch (the item's id): each epoch is its own grading, so two epochs with
+        the same output are two questions; runs imported from the same log share them."""
+        return content_hash([payload["id"], decision["kind"], decision["type"], decision["left"], decision["right"]])
 
     def sampling_stratum(self, decisions: Sequence[Mapping]) -> str:
         """Items by the set of judge labels their verdicts carry (`C`, `I`, `fail/pass`, ...)."""
