@@ -101,7 +101,9 @@ def sidebar(page: Page):  # noqa: ANN201 - a Playwright locator
 
 
 def signed_in_as(page: Page, who: str, role: str) -> None:
-    expect(sidebar(page).get_by_text(f"Signed in as {who} · {role}")).to_be_visible(
+    # the address is shown as text: a word joiner after "@" keeps Streamlit from making it a mailto link
+    address = re.escape(who).replace("@", "@\u2060?")
+    expect(sidebar(page).get_by_text(re.compile(f"^Signed in as {address} · {re.escape(role)}$"))).to_be_visible(
         timeout=HEALTH_TIMEOUT_S * 1000)
 
 
