@@ -519,6 +519,11 @@ def hash_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+RESERVED_KEYS = frozenset({"n", "p", "c", "r"})
+"""Keys no label may take: the review queue keeps n (next) and p (back) for itself, and Streamlit refuses c and r as
+button shortcuts (the classic card would raise)."""
+
+
 def content_hash(value: object) -> str:
     """A stable hash of JSON-able content (key order and non-ASCII spelled one way): question and gold keys."""
     return hash_text(canonical_json(value))

@@ -30,6 +30,7 @@ from audit.views import decisions, load_view
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
 from scoring.families.base import (
+    RESERVED_KEYS,
     DemoRun,
     FamilyBase,
     InputSpec,
@@ -129,6 +130,8 @@ def test_family_declares_every_member(name, scored):
             assert s.positive in s.labels and len(s.labels) == 2, kind
         assert set(s.mirror) <= set(s.labels) and all(s.swapped(s.swapped(x)) == x for x in s.labels), kind
         assert not s.mirror or s.symmetric, f"{kind}: only a symmetric kind has a mirrored label"
+        taken = {k.lower() for k in s.keys.values()} & RESERVED_KEYS
+        assert not taken, f"{kind}: label keys {sorted(taken)} are the queue's own or refused by Streamlit"
     assert fam.inputs and all(isinstance(i, InputSpec) for i in fam.inputs)
     assert all(isinstance(o, OptionSpec) and o.choices for o in fam.options)
     assert fam.judge_specs and fam.headline and all(isinstance(c, MetricCell) for c in fam.headline)

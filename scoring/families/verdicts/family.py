@@ -102,7 +102,7 @@ class VerdictsTask(FamilyBase):
         CPI: LabelScheme("ordinal", (INCORRECT, PARTIAL, CORRECT), judge_only=(NOANSWER,),
                          titles={CORRECT: "C (correct)", PARTIAL: "P (partially correct)", INCORRECT: "I (incorrect)",
                                  NOANSWER: "N (no answer)"},
-                         keys={CORRECT: "c", PARTIAL: "p", INCORRECT: "i"}),
+                         keys={CORRECT: "y", PARTIAL: "h", INCORRECT: "x"}),
         PASS_FAIL: LabelScheme("binary", (PASSED, FAILED), positive=PASSED, keys={PASSED: "a", FAILED: "f"}),
         SCORE: LabelScheme("binary", (PASSED, FAILED), positive=PASSED,
                            titles={PASSED: "pass (score ≥ threshold)", FAILED: "fail (score < threshold)"},
