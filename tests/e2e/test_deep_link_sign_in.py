@@ -83,7 +83,7 @@ def test_after_the_jump_the_page_still_checks_the_role(team_app: AppServer, new_
     page.goto(f"{team_app.url}/export?run={DEMO}")
     authorize(page, team_app, REVIEWER)
     page.wait_for_url(re.compile(re.escape(team_app.url) + r"/export\?"), timeout=WAIT_MS)
-    expect(page.get_by_text("Only an owner may export a run's reviews; your role is reviewer.")).to_be_visible(
+    expect(page.get_by_text("Only an owner may export a run's reviews; your role is reviewer.").first).to_be_visible(
         timeout=WAIT_MS)
     expect(page.get_by_role("button", name="This run's reviews (JSON lines)")).to_have_count(0)
 
