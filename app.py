@@ -7,10 +7,11 @@ from streamlit.navigation.page import StreamlitPage
 
 from audit.stale import rebuild_stale_runs
 from ui import auth
+from ui.after_sign_in.component import remembered_page
 from ui.entry import through_app
 from ui.first_start import prepare_demo, warm_statistics
 from ui.rerun_timing import timed_rerun
-from ui.state import adopt_url_settings, db, sidebar_controls
+from ui.state import adopt_url_settings, db, forget_url_settings, sidebar_controls
 
 # A bundled icon: the Material icon font would be fetched from the internet (console errors offline)
 st.set_page_config(page_title="Rejudge", page_icon=str(Path(__file__).parent / "ui" / "favicon.png"), layout="wide")
@@ -22,6 +23,15 @@ def runs_path() -> None:
     """`/runs`, the Runs page's own path: Streamlit serves the default page at the root only, so this hidden page
     sends the visitor there with the URL's settings (run, reviewer, modes) kept."""
     st.switch_page(pages[0], query_params=st.query_params.to_dict())
+
+
+def follow_deep_link() -> None:
+    """The page and settings a signed-out visitor opened, once they are signed in (Streamlit's sign-in ends at the
+    root in a new session): the page's own role checks apply there, as on any visit."""
+    found = remembered_page(pages)
+    if found:
+        forget_url_settings()  # the session adopts the link's run and modes, as a first visit to the link would
+        st.switch_page(found[0], query_params=found[1])
 
 
 pages = [
@@ -48,6 +58,8 @@ def preamble() -> StreamlitPage:
     # before any slow work, so a deep link's page is known on a fresh server's first run
     nav = st.navigation(pages, position="sidebar" if admitted else "hidden")
     auth.gate()  # team mode, not admitted: a page that says why (sign in, provider unreachable, no role), then stop
+    if nav.url_path == "" and auth.team_mode():  # sign-in ends at the root: open the deep link it started from
+        follow_deep_link()
     conn = db()
     rebuild_stale_runs(conn)  # once after a migration marked a run's audited state stale; a query otherwise
     prepare_demo(conn)  # scores the demo runs once into a new database; a page view never writes

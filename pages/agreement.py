@@ -14,6 +14,7 @@ from audit.outputs.report import agreement_points, alpha_groups_of
 from audit.review.assigned_review import assignment_stamp, planned_overlap_text
 from audit.store.database import default_db_path, reviews_version
 from audit.views import RunView
+from ui.decision_link import decision_param
 from ui.entry import page_prologue
 from ui.families import group_title, kind_title
 from ui.state import blind_guard, current_view, links
@@ -236,7 +237,7 @@ if groups:
         st.caption("Click a cell to list the decisions behind it.")
     numbers = run_view.decision_numbers(rows["decision"].tolist()) if len(rows) else {}
     rows = rows.assign(kind=[kind_title(row["task"], k) for k in rows["kind"]] if len(rows) else [],
-                       open=links("document", ({"run": run, "doc": d, "decision": i}
+                       open=links("document", ({"run": run, "doc": d, **decision_param(numbers[i])}
                                                for d, i in zip(rows["doc"], rows["decision"], strict=True))))
     rows["decision"] = [numbers[i] for i in rows["decision"]]  # its number in the run, as the other pages show it
     # the link and the labels first: the spans are long, and columns past 1280 px are off-screen

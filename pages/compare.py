@@ -9,6 +9,7 @@ from audit.numbers import EMPTY, format_delta, format_value
 from audit.outputs.agreement_rule import statistic_of
 from audit.outputs.compare import comparable_runs, compare_runs, what_differs
 from audit.outputs.compare_humans import humans_vs_judges
+from ui.decision_link import decision_param
 from ui.entry import page_prologue
 from ui.families import kind_title
 from ui.state import blind_guard, blind_on, current_run, links, run_names, short_spec, view_of
@@ -107,7 +108,8 @@ else:
 st.subheader("Decisions where the judges differ")
 if res["differ"]:
     df = pd.DataFrame(res["differ"])
-    df["open"] = links("document", ({"run": a, "doc": d, "decision": i}
+    numbers = view_a.decision_numbers(df["a_id"].tolist())
+    df["open"] = links("document", ({"run": a, "doc": d, **decision_param(numbers[i])}
                                     for d, i in zip(df["doc"], df["a_id"], strict=True)))
     df["kind"] = [kind_title(task.name, k) for k in df["kind"]]
     cols = {"a": f"A: {a}", "b": f"B: {b}"}

@@ -5,6 +5,7 @@ import streamlit as st
 from audit.review.errata import current_errata
 from audit.review.reviews import add_review
 from ui import auth
+from ui.decision_link import LEGACY_URL_DECISION, URL_DECISION, linked_decision
 from ui.decisions import review_card
 from ui.entry import page_prologue
 from ui.errata import errata_form
@@ -78,13 +79,16 @@ if not decs:
     st.info(f"No decisions on this {noun}.")
 if decs and not who:
     st.warning("Enter your reviewer name in the sidebar to confirm or overrule decisions.")
-focus = st.query_params.get("decision")
-decs = sorted(decs, key=lambda d: str(d["id"]) != focus)  # a linked decision comes first
+focus = linked_decision(page, st.query_params)
+if focus is not None and LEGACY_URL_DECISION in st.query_params:  # an old link (the id): the URL shows the number
+    del st.query_params[LEGACY_URL_DECISION]
+    st.query_params[URL_DECISION] = str(page.decision_numbers([focus])[focus])
+decs = sorted(decs, key=lambda d: d["id"] != focus)  # a linked decision comes first
 start, stop = page_picker(len(decs), key=f"document.page.{doc_id}")
 numbers = page.decision_numbers([d["id"] for d in decs[start:stop]])
 stored = False
 for d in decs[start:stop]:
     stored |= review_card(conn, run, task.name, d, task.label_schemes[d["kind"]], who, blind=blind(), role=role(),
-                          focused=str(d["id"]) == focus, number=numbers[d["id"]])
+                          focused=d["id"] == focus, number=numbers[d["id"]])
 if stored:
     st.rerun()

@@ -8,6 +8,7 @@ from audit.errors import AuditError
 from audit.outputs.errata_export import export_errata_csv, export_errata_json
 from audit.review.errata import current_errata, history, withdraw_erratum
 from ui import auth
+from ui.decision_link import decision_param
 from ui.entry import page_prologue
 from ui.families import doc_id_title
 from ui.state import current_view, link, reviewer
@@ -24,10 +25,12 @@ flags = current_errata(conn, run_view)
 if not flags:
     st.info("No gold item has been flagged in this run yet.")
     st.stop()
+numbers = run_view.decision_numbers([f["decision_id"] for f in flags if f["decision_id"] is not None])
 table = pd.DataFrame([{"id": f["id"], doc_id_title(task.name): f["doc_id"], "gold item": f["item"] or "(missing)",
                        "problem": f["problem"], "proposed correction": f["correction"] or "", "note": f["note"] or "",
                        "reviewer": f["reviewer"], "flagged (UTC)": f["created"][:19].replace("T", " "),
-                       "open": link("document", doc=f["doc_id"], decision=f["decision_id"])} for f in flags])
+                       "open": link("document", doc=f["doc_id"], **decision_param(numbers[f["decision_id"]])
+                                     if f["decision_id"] is not None else {})} for f in flags])
 st.dataframe(table, hide_index=True, key="errata.table",
              column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})
 c1, c2 = st.columns(2)

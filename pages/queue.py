@@ -30,6 +30,7 @@ from audit.review.sampling import create_plan, load_plan, next_sample
 from audit.store.database import Database, default_db_path, open_db
 from audit.views import document
 from ui import auth
+from ui.decision_link import decision_param
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.entry import page_prologue
 from ui.errata import errata_form
@@ -265,7 +266,7 @@ def card_panel(fconn: Database) -> None:
                   "caption")
     links = st.columns([1, 1, 1.5], vertical_alignment="center")
     links[0].page_link("pages/document.py", label=f"Open the whole {noun}", icon=":material/article:",
-                       query_params=link_params(doc=d["doc"], decision=str(d["id"])))
+                       query_params=link_params(doc=d["doc"], **decision_param(number)))
     # The errata form is drawn only when asked for: a key press redraws the fragment, so keep it light.
     flag_open = st.session_state.get(FLAG) == d["id"]
     links[1].button("⚑ Flag a gold error" if not flag_open else "✕ Close the flag form", key="queue.flag",

@@ -267,7 +267,10 @@ def _authlib_missing() -> str | None:
 
 
 def _sign_in_page() -> None:
+    from ui.after_sign_in.component import remember_location  # it reads the session's settings (ui.state): late
+
     st.title("Rejudge — sign in")
+    remember_location()  # the page and settings this tab opened, to open after the sign-in
     provider, url = _provider()
     missing = _authlib_missing()
     problem = missing or provider_problem(url)

@@ -4,12 +4,15 @@ with a link to its document."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from audit.numbers import count_noun
 from audit.outputs.stability import list_checks, stability_report
 from audit.store.database import Database
 from audit.views import RunView
+from ui.decision_link import decision_param
 from ui.state import links
 from ui.text import show_text
 
@@ -33,18 +36,19 @@ def rate_rows(rates: dict) -> list[dict]:
     return rows
 
 
-def unstable_rows(report: dict, run: str) -> list[dict]:
-    """The re-asked decisions whose label flipped or differs from the run's, with their labels and a link."""
+def unstable_rows(report: dict, run: str, numbers: Mapping[int, int]) -> list[dict]:
+    """The re-asked decisions whose label flipped or differs from the run's, with their labels and a link;
+    `numbers` the decisions' numbers in the run (`RunView.decision_numbers`), what the table and the link show."""
     out = []
     for d in report["decisions"]:
         if not (d["flipped"] or d["changed_vs_run"]):
             continue
-        out.append({"decision": d["id"], "doc": d["doc"], "kind": d["kind"], "type": d["type"],
+        out.append({"decision": numbers[d["id"]], "doc": d["doc"], "kind": d["kind"], "type": d["type"],
                     "run label": d["run_label"],
                     "re-asked labels": ", ".join(f"{k} ×{v}" for k, v in d["distribution"].items()),
                     "flipped": bool(d["flipped"]), "differs from run": bool(d["changed_vs_run"])})
-    for r, url in zip(out, links("document", ({"run": run, "doc": r["doc"], "decision": r["decision"]} for r in out)),
-                      strict=True):
+    urls = links("document", ({"run": run, "doc": r["doc"], **decision_param(r["decision"])} for r in out))
+    for r, url in zip(out, urls, strict=True):
         r["open"] = url
     return out
 
@@ -66,7 +70,8 @@ def render_stability(conn: Database, run_view: RunView) -> None:
         st.caption("Flip rate: share of re-asked decisions whose label is not the same in every attempt, with a "
                    "95% Wilson interval.")
         st.dataframe(rate_rows(report["flip_rate"]), hide_index=True, key="overview.stability.rates")
-        unstable = unstable_rows(report, run_view.name)
+        unstable = unstable_rows(report, run_view.name,
+                                 run_view.decision_numbers([d["id"] for d in report["decisions"]]))
         if not unstable:
             show_text("Every re-asked decision kept its label, the run's label.")
             return

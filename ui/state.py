@@ -390,6 +390,13 @@ def adopt_url_settings() -> None:
     st.session_state[ADOPTED] = True
 
 
+def forget_url_settings() -> None:
+    """Undo `adopt_url_settings` (and the run the sidebar chose meanwhile): the next rerun adopts its URL's settings
+    as a new session would (a deep link followed after sign-in, whose session started at the root)."""
+    for k in (ADOPTED, CURRENT_RUN, RUN_WIDGET, BLIND_KEY, ADJUDICATOR_KEY, POLICY_KEY):
+        st.session_state.pop(k, None)
+
+
 def short_spec(spec: str) -> str:
     """A judge spec for display: paths inside the project or the working directory shown relative."""
     from audit.demo import ROOT

@@ -141,7 +141,8 @@ def test_a_note_and_a_flag_sent_by_the_browser_are_stored_once_a_link_opens_the_
     assert data["acks"]["n-1"]["ok"]
     # the document link, followed in this session: the Document page of that decision
     at = _send(at, component_id, open_decision=second["id"], token=data["queue"])
-    assert at.query_params["doc"] == second["doc"] and at.query_params["decision"] == str(second["id"])
+    assert at.query_params["doc"] == second["doc"] and at.query_params["decision_no"] == str(
+        as_view(conn, CHIMERA).decision_numbers([second["id"]])[second["id"]])
     assert at.query_params["reviewer"] == "ana"
     assert any("review" in t.value for t in at.title)
 

@@ -138,7 +138,9 @@ def test_note_flag_and_document_link_on_three_families(demo_app, browser, shots,
             wait_idle(page)
             assert_no_exception(page)
             url = page.url
-            assert f"decision={here}" in url and f"reviewer={who}" in url, url
+            number = _query(demo_app.db, "SELECT COUNT(*) FROM decisions WHERE run_id = (SELECT run_id FROM "
+                            "decisions WHERE id = ?) AND id <= ?", [here, here])[0][0]  # as the card shows it
+            assert f"decision_no={number}" in url and f"reviewer={who}" in url, url
             assert ("blind=1" in url) == blind, url
             assert parse_qs(urlsplit(url).query)["doc"] == [doc_of], url
             page.close()

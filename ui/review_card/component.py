@@ -20,6 +20,7 @@ from audit.review.queue import decision_view
 from audit.review.reviews import MAX_NOTE_CHARS
 from audit.store.database import Database
 from audit.views import RunView
+from ui.decision_link import URL_DECISION, decision_param
 from ui.decisions import CARD_STYLE
 from ui.families import doc_noun
 from ui.review_card.buffer import BUFFER_AHEAD, BUFFER_BEHIND, build_buffer
@@ -76,7 +77,8 @@ def review_card(conn: Database, run_view: RunView, ids: Sequence[int], *, token:
         "items": build_buffer(conn, run_view, ids, cursor - BUFFER_BEHIND, cursor + BUFFER_AHEAD, who=reviewer.name,
                               role=reviewer.role, blind=reviewer.blind, payload=payload),
         "acks": {cid: answered[cid] for cid in held if cid in answered},
-        "doc_link": link("document"), "doc_noun": doc_noun(run_view.task.name), "problems": list(PROBLEMS.items()),
+        "doc_link": link("document"), "decision_key": URL_DECISION,
+        "doc_noun": doc_noun(run_view.task.name), "problems": list(PROBLEMS.items()),
         "max_note": MAX_NOTE_CHARS, "max_item": MAX_ITEM_CHARS,
     }
     result = _COMPONENT(key=KEY, data=data, on_outbox_change=on_outbox, on_open_change=lambda: None)
@@ -92,4 +94,5 @@ def open_document(conn: Database, run_view: RunView, decision_id: object) -> Non
         doc = decision_view(conn, run_view, decision_id)["doc"]
     except KeyError:  # not a decision of this run: the browser's word is not enough
         return
-    st.switch_page("pages/document.py", query_params=link_params(doc=doc, decision=str(decision_id)))
+    number = run_view.on(conn).decision_numbers([decision_id])[decision_id]
+    st.switch_page("pages/document.py", query_params=link_params(doc=doc, **decision_param(number)))

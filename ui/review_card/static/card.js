@@ -375,7 +375,7 @@ function updateExtras(s, item) {
   if (parts.shownFor !== item.id) {  // another card: its own note draft, its link, the flag form closed
     parts.shownFor = item.id;
     note.value = s.notes.get(item.id) || "";
-    link.href = `${s.extras.docLink}&doc=${encodeURIComponent(item.doc)}&decision=${encodeURIComponent(item.id)}`;
+    link.href = `${s.extras.docLink}&doc=${encodeURIComponent(item.doc)}&${s.extras.decisionKey}=${encodeURIComponent(item.num)}`;
     link.textContent = `Open the whole ${s.extras.docNoun} ↗`;
     link.setAttribute("aria-label", `Open the whole ${s.extras.docNoun} ${item.doc} on the Document page`);
     showForm(s, false);
@@ -451,7 +451,7 @@ export default function (component) {
   s.root = root;
   s.setStateValue = setStateValue;
   s.setTriggerValue = component.setTriggerValue;
-  s.extras = {docLink: data.doc_link || "document?", docNoun: data.doc_noun || "document",
+  s.extras = {docLink: data.doc_link || "document?", decisionKey: data.decision_key, docNoun: data.doc_noun || "document",
               problems: data.problems || [], maxNote: data.max_note || 5000, maxItem: data.max_item || 2000};
   merge(s, data);
   render(s);
