@@ -1120,6 +1120,25 @@ def make_base(work: Path) -> Path:
     return base
 
 
+
+def _case_round(name: str, title: str, outcomes: list, verbose: bool, notes: list[str] = ()) -> tuple[str, str, str]:
+    """Print one round of `Case2` outcomes (table, the cases not as expected, notes) and its summary row."""
+    rows = round2_rows(outcomes)
+    print_table(title, ["group", "cases", "clear errors / documented-ok", "tracebacks", "silent acceptances",
+                        "partial writes", "files modified on refusal"], rows)
+    for o in outcomes:
+        if not o.good:
+            print(f"- NOT AS EXPECTED [{o.case.group}] {o.case.name}: {o.problem}")
+        elif verbose:
+            last = o.stderr.strip().splitlines()[-1] if o.stderr.strip() else ""
+            print(f"  [{o.case.group}] {o.case.name}: {o.status} {last[:160]}")
+    for note in notes:
+        print(f"- {note}")
+    total = rows[-1]
+    return (f"{name}: cases / as expected / tracebacks / silent / partial writes / files modified "
+            "(goal n / n / 0 / 0 / 0 / 0)", " / ".join(str(x) for x in total[1:]),
+            verdict(total[1] == total[2] and not any(total[3:])))
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exec", action="store_true", help="run every case as a fresh `python -m audit` (slow)")
@@ -1219,40 +1238,14 @@ def main() -> int:
         if "round2" in only:
             t0 = time.perf_counter()
             outcomes = section_round2(work, base, fork)
-            rows = round2_rows(outcomes)
-            print_table(f"Round 2 (issue 27): bench/hardening_cases/ ({time.perf_counter() - t0:.0f} s)",
-                        ["group", "cases", "clear errors / documented-ok", "tracebacks", "silent acceptances",
-                         "partial writes", "files modified on refusal"], rows)
-            for o in outcomes:
-                if not o.good:
-                    print(f"- NOT AS EXPECTED [{o.case.group}] {o.case.name}: {o.problem}")  # type: ignore
-                elif args.verbose:
-                    last = o.stderr.strip().splitlines()[-1] if o.stderr.strip() else ""
-                    print(f"  [{o.case.group}] {o.case.name}: {o.status} {last[:160]}")  # type: ignore
-            total = rows[-1]
-            summary.append(("round 2: cases / as expected / tracebacks / silent / partial writes / files modified "
-                            "(goal n / n / 0 / 0 / 0 / 0)", " / ".join(str(x) for x in total[1:]),
-                            verdict(total[1] == total[2] and not any(total[3:]))))
+            summary.append(_case_round("round 2", f"Round 2 (issue 27): bench/hardening_cases/ "
+                                       f"({time.perf_counter() - t0:.0f} s)", outcomes, args.verbose))
         if "round3" in only:
             t0 = time.perf_counter()
             outcomes = section_round2(work, base, fork, round3_modules(), label="round3")
-            rows = round2_rows(outcomes)
-            print_table(f"Round 3 (issue 34): bench/hardening_cases/r3_*.py ({', '.join(round3_modules())}; "
-                        f"{time.perf_counter() - t0:.0f} s)",
-                        ["group", "cases", "clear errors / documented-ok", "tracebacks", "silent acceptances",
-                         "partial writes", "files modified on refusal"], rows)
-            for o in outcomes:
-                if not o.good:
-                    print(f"- NOT AS EXPECTED [{o.case.group}] {o.case.name}: {o.problem}")  # type: ignore
-                elif args.verbose:
-                    last = o.stderr.strip().splitlines()[-1] if o.stderr.strip() else ""
-                    print(f"  [{o.case.group}] {o.case.name}: {o.status} {last[:160]}")  # type: ignore
-            for note in round3_notes():
-                print(f"- {note}")
-            total = rows[-1]
-            summary.append(("round 3: cases / as expected / tracebacks / silent / partial writes / files modified "
-                            "(goal n / n / 0 / 0 / 0 / 0)", " / ".join(str(x) for x in total[1:]),
-                            verdict(total[1] == total[2] and not any(total[3:]))))
+            title = (f"Round 3 (issue 34): bench/hardening_cases/r3_*.py ({', '.join(round3_modules())}; "
+                     f"{time.perf_counter() - t0:.0f} s)")
+            summary.append(_case_round("round 3", title, outcomes, args.verbose, notes=round3_notes()))
         print_table(f"Hardening summary ({time.perf_counter() - t_all:.0f} s)", ["figure", "value", "goal"], summary)
         return 0 if all(s[2] == "met" for s in summary) else 1
     finally:
