@@ -211,7 +211,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
         elif mode == JOINT:
             got = _joint_pair(joint or {}, a, b) or {}
             pair = {"a": a, "b": b, "difference": got.get("difference", d), "ci": got.get("ci"),
-                    "ci_simultaneous": got.get("ci_simultaneous", got.get("ci"))}
+                    "ci_simultaneous": got.get("ci_simultaneous") or got.get("ci")}
         else:
             pair = {"a": a, "b": b, "difference": d, "ci": None, "ci_simultaneous": None}
         pairs.append(pair)
