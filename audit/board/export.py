@@ -65,7 +65,7 @@ def caption_parts(table: Mapping) -> dict:
     interval = {EXACT: "every decision reviewed, so values are exact (intervals of zero width, one-rank rank sets)",
                 JOINT: "95% fixed-n intervals from the board's sampling plan; rank sets at 95% simultaneous "
                        "confidence (Bonferroni over the pairs)",
-                "none": "no interval: the board has no sampling plan and not every decision is reviewed, so the "
+                "none": "none, since the board has no sampling plan and not every decision is reviewed, so the "
                         "audited values are reviewed so far (the judge's labels elsewhere) and no interval is valid"}
     return {"metric": cell.label, "policy": table["policy"],
             "reviewed": f"{rv['decisions']} of {rv['of_decisions']} decisions reviewed ({rv['documents']} of "
@@ -116,8 +116,9 @@ def board_latex(table: Mapping) -> str:
                                  tex_metric_number(cell, r["value"]), _interval(cell, r["lo"], r["hi"]),
                                  _signed(cell, r["bias"]), _interval(cell, r["bias_lo"], r["bias_hi"]),
                                  "--" if r["rank_judge"] is None else str(r["rank_judge"]), rank_set]) + r" \\")
-    caption = (f"{tex(get_task(table['family']).title)}, board {tex(table['board'])}: {tex(parts['metric'])} per "
-               f"system, judge only vs {head.lower()}; effective labels: {tex(parts['policy'])} policy; "
+    percent = " (in percent)" if cell.path[-1] in ("precision", "recall", "f1") else ""
+    caption = (f"{tex(get_task(table['family']).title)}, board {tex(table['board'])}: {tex(parts['metric'])}"
+               f"{percent} per system, judge only vs {head.lower()}; effective labels: {tex(parts['policy'])} policy; "
                f"{tex(parts['reviewed'])}; interval: {tex(parts['interval'])}; bias = judge only minus "
                f"{head.lower()}.")
     label = "tab:rejudge-board-" + "".join(c if c.isascii() and c.isalnum() else "-" for c in table["board"])[:60]
