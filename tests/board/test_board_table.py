@@ -4,6 +4,7 @@ reviews, ranks of those, exact intervals and one-rank rank sets after a full rev
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from audit.store.database import run_row
 from audit.views import decisions
 from scoring.families import TASKS
 from scoring.stats.board import competition_ranks
-from tests.board.conftest import review_all
+from tests.board.conftest import LITX_RUNS, review_all
 
 RUNS = ["a", "b", "c"]
 
@@ -198,3 +199,31 @@ def test_the_cache_is_never_read_for_another_database_at_the_same_path(bdb, boar
     create_board(db, "t", ["a", "b", "c"])
     assert board_table(db, "t")["reviewed"]["of_decisions"] == 345 + 204
     db.conn.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("board", ["litxbench", "ideation"])
+def test_every_family_shows_each_systems_own_audited_values(bdb, board, seed):
+    """Random reviews (questions both runs ask first, so reviews are shared) on a LitXBench board of two runs and
+    an ideation board of one run's systems: each value is the run's own audited metric, read afresh."""
+    rng = random.Random(seed)
+    runs = list(LITX_RUNS) if board == "litxbench" else ["ideas"]
+    create_board(bdb, "t", runs)
+    task = TASKS[board]
+    pool = [(r, d) for r in runs for d in decisions(bdb, r)]
+    qkey = dict(bdb.execute("SELECT id, qkey FROM decisions").fetchall())
+    asked = Counter(qkey.values())
+    shared = [(r, d) for r, d in pool if asked[qkey[d["id"]]] > 1]
+    for r, d in rng.sample(shared, min(15, len(shared))) + rng.sample(pool, 25):
+        labels = task.label_schemes[d["kind"]].labels
+        add_review(bdb, r, d["id"], rng.choice(labels), rng.choice(["ana", "bo"]))
+    table = board_table(bdb, "t")
+    for s in table["systems"]:
+        own = audit_run(bdb, s["run"], rebuild=True).metrics
+        judge = run_row(bdb, s["run"])["original_metrics"]
+        if board == "ideation":
+            own, judge = task.system_metrics(own, s["system"]), task.system_metrics(judge, s["system"])
+        for c in task.board_cells(run_row(bdb, runs[0])["original_metrics"]):
+            assert s["audited"]["/".join(c.path)] == c.value(own), (s["system"], c.path)
+            assert s["judge_only"]["/".join(c.path)] == c.value(judge), (s["system"], c.path)
+    assert table["reviewed"]["decisions"] > 0
