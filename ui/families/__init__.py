@@ -47,6 +47,13 @@ class DocumentContext:
     """Decision id to scroll to / highlight (deep link)."""
     extra: dict = field(default_factory=dict)
 
+    @property
+    def hide_derived(self) -> bool:
+        """Whether the view hides everything derived from the judge's or other reviewers' labels: the blind rule for
+        a whole document (`ui.blind.document_is_blind`), decided by the page and handed in as
+        `extra["hide_derived"]`. Every view reads this, never `blind` (an adjudicator reviewing "blind" sees all)."""
+        return bool(self.extra.get("hide_derived", False))
+
 
 RUN_PANEL_TITLE = "More about this run"
 
@@ -56,15 +63,14 @@ class FamilyView:
     """The view protocol: what a family's view module defines (required names first; every other name is optional
     and takes the default written here when the module leaves it out). `family_view` fills one from a module.
 
-    Blind review: `blind` in `card_lines` and `ctx.blind` / `ctx.extra["hide_derived"]` in `render_document` come
-    from one rule (`ui.blind.blind_view`); a view shows nothing derived from the judge's or other reviewers' labels
-    while it is set."""
+    Blind review: `blind` in `card_lines` and `ctx.hide_derived` in `render_document` come from one rule
+    (`ui/blind.py`); a view shows nothing derived from the judge's or other reviewers' labels while it is set."""
 
     module: ModuleType
     """The module the names were read from."""
     render_document: Callable[[DocumentContext], None]
     """Required. The family-specific part of one document's review page (abstract, paper, question or query),
-    drawn with Streamlit above the page's decision cards; with `ctx.extra["hide_derived"]` nothing derived from the
+    drawn with Streamlit above the page's decision cards; with `ctx.hide_derived` nothing derived from the
     judge's or other reviewers' labels. Its own review controls call `ctx.review(decision_id, label, note)`."""
     card_lines: Callable[..., list[tuple[str, str]]]
     """Required. `card_lines(decision, blind=False) -> [(field, text)]`: the rows that describe one decision on its

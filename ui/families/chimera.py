@@ -138,7 +138,7 @@ def _entity_list(items: list[str]) -> str:
 def render_document(ctx: DocumentContext) -> None:
     """Gold vs predicted relations, the highlighted abstract and (unless blind) the effective matches."""
     doc, pred = doc_from_json(ctx.doc["payload"])
-    hide = ctx.extra.get("hide_derived", False)
+    hide = ctx.hide_derived
     if not hide:
         _doc_counts(ctx)
         st.markdown("**Gold class:** " + md_literal(doc.document_class or "?"))

@@ -98,7 +98,7 @@ def _buttons(ctx: DocumentContext, d: dict, options: tuple[tuple[str, str], ...]
 def render_document(ctx: DocumentContext) -> None:
     """The question, its ideas side by side with ratings per criterion, then each criterion's pairwise verdicts."""
     payload = ctx.doc["payload"]
-    hide = bool(ctx.extra.get("hide_derived", False) or ctx.blind)
+    hide = ctx.hide_derived
     qid = payload.get("question_id", "")
     st.markdown("**Research question**")
     show_text(payload.get("question", ""))

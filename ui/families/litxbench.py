@@ -213,7 +213,7 @@ def render_document(ctx: DocumentContext) -> None:
     payload = ctx.doc["payload"]
     pid = payload["paper_id"]
     doc = review.doc_from_payload(payload)
-    hide = ctx.extra.get("hide_derived", False)
+    hide = ctx.hide_derived
     if not payload.get("has_prediction", True):
         st.caption("No prediction file for this paper: scored as an empty extraction.")
     if not hide:

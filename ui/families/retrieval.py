@@ -87,7 +87,7 @@ def _rank_rows(q: RankedQuery, audited: dict | None) -> list[dict]:
 def render_document(ctx: DocumentContext) -> None:
     """The query, the gold with its ranks, and the reviewable candidates with acceptable / not buttons."""
     q = query_from_json(ctx.doc["payload"])
-    hide = bool(ctx.extra.get("hide_derived", False) or ctx.blind)
+    hide = ctx.hide_derived
     st.markdown(f"**{md_literal(q.relation)}** · anchor: {md_literal(readable(q.anchor_text))}")
     show_text(readable(q.query), "caption")
     if q.context:

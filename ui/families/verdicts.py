@@ -53,7 +53,7 @@ def gold_items(payload: dict) -> list[str]:
 
 def render_document(ctx: DocumentContext) -> None:
     payload = ctx.doc["payload"]
-    hide = ctx.extra.get("hide_derived", ctx.blind)
+    hide = ctx.hide_derived
     st.markdown("**Input**")
     show_text(payload["gold"]["input"])
     st.markdown("**Reference(s)**")
