@@ -130,8 +130,12 @@ def para(text: str) -> str:
     return f"<p>{esc(text)}</p>"
 
 
-def figure(name: str, title: str, chart: object, caption: str = "") -> Figure:
+def _figure(name: str, title: str, chart: object, caption: str = "") -> Figure:
     return Figure(name, title, chart.to_dict(), caption)  # type: ignore[attr-defined]
+
+
+figure = _figure
+"""A chart as a report `Figure` (public: a family view's `report_panel` draws with it)."""
 
 
 # ---------------------------------------------------------------- building
@@ -292,22 +296,26 @@ def _headline(view: RunView, data: Mapping) -> Section:
     if exact:
         s.body.append(para(f"Exact: {', '.join(exact)}: {NOT_REVIEWABLE.removeprefix('exact: ')}."))
     if points:
-        s.figures.append(figure("headline", "Headline metrics", figures.headline_intervals(points),
+        s.figures.append(_figure("headline", "Headline metrics", figures.headline_intervals(points),
                                  "Judge only vs audited" + (" vs estimated (95% fixed-n interval)" if estimated
                                                             else "")))
     if bias:
-        s.figures.append(figure("bias", "The judge's bias", figures.bias_intervals(bias),
+        s.figures.append(_figure("bias", "The judge's bias", figures.bias_intervals(bias),
                                  "Judge only minus " + bias[0]["against"] + "; 0 = no bias."))
     rows_df = per_type_rows(view)
     for i, section in enumerate(dict.fromkeys(rows_df["section"])):
-        s.figures.append(figure(f"per-type-{i}", f"F1 per type: {section}",
+        s.figures.append(_figure(f"per-type-{i}", f"F1 per type: {section}",
                                  figures.original_vs_audited(rows_df, section), f"{section}: original vs audited F1"))
     return s
 
 
-def settled_decisions(view: RunView) -> list[tuple[dict, object]]:
+def _settled(view: RunView) -> list[tuple[dict, object]]:
     """(decision row, effective label) of every reviewed decision, in id order."""
     return [(view.reviewed.rows[i], e) for i, e in sorted(view.effective.items()) if e.reviewed]
+
+
+settled_decisions = _settled
+"""Public: the reviewed decisions with their effective labels, for a family view's `report_panel`."""
 
 
 def _errors(view: RunView, data: Mapping) -> Section:
@@ -318,10 +326,10 @@ def _errors(view: RunView, data: Mapping) -> Section:
         conf = hvj[kind].get("confusion")
         if conf and conf.get("labels"):
             name = view.task.kind_title(kind)
-            s.figures.append(figure(f"confusion-{i}", f"Confusion: {name}", figures.confusion_heatmap(
+            s.figures.append(_figure(f"confusion-{i}", f"Confusion: {name}", figures.confusion_heatmap(
                 conf, row_title="human", col_title="judge", title=name),
                 f"{name}: effective human label (rows) vs the judge's (columns), n = {hvj[kind]['n']}"))
-    settled = settled_decisions(view)
+    settled = _settled(view)
     overruled = [(d, e) for d, e in settled if e.label != d["judge_label"]]
     if not settled:
         s.body.append(para("No decision has been reviewed yet: nothing shows where the judge erred."))
@@ -342,7 +350,7 @@ def _errors(view: RunView, data: Mapping) -> Section:
             s.body.append(f'<h3 class="stratum-confusion">Stratum {esc(name)}: audited (rows) vs judge (columns)</h3>')
             s.body.append(table(["audited \\ judge", *conf["labels"]],
                                 [[h, *counts] for h, counts in zip(conf["labels"], conf["counts"], strict=True)]))
-            s.figures.append(figure(f"confusion-stratum-{i}", f"Confusion: stratum {name}", figures.confusion_heatmap(
+            s.figures.append(_figure(f"confusion-stratum-{i}", f"Confusion: stratum {name}", figures.confusion_heatmap(
                 conf, row_title="audited", col_title="judge", title=f"stratum {name}"),
                 f"Stratum {name}: effective label (rows) vs the judge's (columns) of its reviewed decisions"))
     s.body.append(f"<h3>First overruled decisions ({min(EXAMPLES, len(overruled))} of {len(overruled)})</h3>")
@@ -364,7 +372,7 @@ def stratum_confusions(view: RunView, strata: Mapping[str, str]) -> dict[str, di
     (rows) vs the judge's (columns), labels in the decision kinds' scheme order; {stratum: {labels, counts}}."""
     order = [lab for sc in view.task.label_schemes.values() for lab in (*sc.labels, *sc.judge_only, sc.invalid)]
     cells: dict[str, Counter] = {}
-    for d, e in settled_decisions(view):
+    for d, e in _settled(view):
         stratum = strata.get(str(d["id"]))
         if stratum is not None:
             cells.setdefault(stratum, Counter())[(e.label, d["judge_label"])] += 1
@@ -396,15 +404,15 @@ def _coverage(view: RunView, data: Mapping) -> Section:
     s.body.append(para(f"{reviewed} of {total} decisions reviewed ({100 * reviewed / total:.1f}%)." if total else
                        "This run has no decisions."))
     if rows:
-        s.figures.append(figure("coverage", "Decisions reviewed per kind and type", figures.coverage_bars(rows),
+        s.figures.append(_figure("coverage", "Decisions reviewed per kind and type", figures.coverage_bars(rows),
                                  "Decisions reviewed of N, per decision kind and type"))
     strata = _unit_strata(data)
     if strata:
-        settled = {str(d["id"]) for d, _ in settled_decisions(view)}
+        settled = {str(d["id"]) for d, _ in _settled(view)}
         by = Counter(strata.values())
         done = Counter(h for u, h in strata.items() if u in settled)
         srows = [{"group": h, "reviewed": done[h], "total": n} for h, n in sorted(by.items())]
-        s.figures.append(figure("coverage-strata", "Decisions reviewed per stratum", figures.coverage_bars(srows),
+        s.figures.append(_figure("coverage-strata", "Decisions reviewed per stratum", figures.coverage_bars(srows),
                                  "Decisions of the sampling plan reviewed of N, per stratum"))
     modes: Counter = Counter()
     for revs in view.reviews.values():
@@ -415,7 +423,7 @@ def _coverage(view: RunView, data: Mapping) -> Section:
         rrows = [{"reviewer": w, "mode": m, "reviews": n} for (w, m), n in sorted(modes.items())]
         s.body.append(table(["reviewer", "mode", "review rows"], [[r["reviewer"], r["mode"], r["reviews"]]
                                                                    for r in rrows]))
-        s.figures.append(figure("reviewers", "Reviews per reviewer", figures.reviewer_bars(rrows),
+        s.figures.append(_figure("reviewers", "Reviews per reviewer", figures.reviewer_bars(rrows),
                                  "Review rows per reviewer, blind vs sighted"))
     else:
         s.body.append(para("No reviewer has labelled a decision yet."))
@@ -461,7 +469,7 @@ def _agreement(view: RunView, data: Mapping) -> Section:
                            f"{alpha_statistic(overlap['human_vs_human']['alpha']).text(3)}."))
     points = agreement_points(view, agr)
     if points:
-        s.figures.append(figure("agreement", "Agreement with intervals", figures.agreement_intervals(points),
+        s.figures.append(_figure("agreement", "Agreement with intervals", figures.agreement_intervals(points),
                                  "Human vs judge beside the human-human ceiling (95% intervals)"))
     return s
 
