@@ -359,6 +359,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     """
     from audit.outputs.report import write_report
     from audit.views import load_view
+    from ui.families import report_panel  # the composition root hands the family's section to the report
 
     _rule(args).check(args.out)
     if args.figures is not None and Path(args.figures).exists() and not Path(args.figures).is_dir():
@@ -367,7 +368,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     rule = _run_rule(args, db)
     rule.check(args.out)
     view = load_view(db, args.run, args.policy)
-    result = write_report(view, args.out, args.figures, rule=rule)
+    result = write_report(view, args.out, args.figures, rule=rule, panel=report_panel(view.task.name))
     print(f"wrote {args.out}", file=sys.stderr)
     _print_json(result)
 

@@ -22,6 +22,7 @@ from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
 from bench.common import data_paths, workdir
+from ui.families import report_panel
 
 
 def timed(fn, repeats: int) -> tuple[float, object]:
@@ -54,8 +55,9 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     for _task, run in runs:
         view = load_view(db, run)
-        secs, (page, report) = timed(lambda v=view: (lambda r: (report_html(r), r))(build_report(v.on(v.db))),
-                                     args.repeats)
+        panel = report_panel(view.task.name)
+        secs, (page, report) = timed(lambda v=view, p=panel: (lambda r: (report_html(r), r))(
+            build_report(v.on(v.db), p)), args.repeats)
         t = time.perf_counter()
         write_figures(report, view, tempfile.mkdtemp(dir=workdir()))
         figs = time.perf_counter() - t

@@ -3,13 +3,14 @@
 import streamlit as st
 
 from audit.review.errata import current_errata
-from audit.review.reviews import add_review
+from audit.review.reviews import add_review, review_note
 from ui import auth
+from ui.blind import document_is_blind, is_blind
 from ui.decision_link import LEGACY_URL_DECISION, URL_DECISION, linked_decision
 from ui.decisions import review_card
 from ui.entry import page_prologue
 from ui.errata import errata_form
-from ui.families import DocumentContext, doc_id_title, doc_noun, view
+from ui.families import DocumentContext, doc_id_title, doc_noun, family_view
 from ui.metrics import headline
 from ui.paging import page_picker
 from ui.state import blind, current_view, reviewer, role, synced_select
@@ -42,7 +43,7 @@ decs = info["decisions"]
 who = reviewer()
 # Blind: anything derived from the judge's or others' labels stays hidden until this reviewer has labelled
 # every decision of the document (outcome, matches and scores would give the answers away).
-hide_derived = blind() and role() == "reviewer" and any(who not in d["human"] for d in decs)
+hide_derived = document_is_blind(decs, blind=blind(), role=role(), who=who)
 if hide_derived:
     st.info(f"Blind review: the outcome, the matches and the scores are hidden until you have labelled every "
             f"decision on this {noun}.")
@@ -56,14 +57,16 @@ else:
 
 
 def store(decision_id: int, label: str, note: str = "") -> None:
+    """A review from the family's own controls, recorded blind per decision (the blind rule), as the cards do."""
     auth.check(auth.review_action(role()))
-    add_review(conn, run, decision_id, label, who, note=note or None, blind=hide_derived, role=role(),
-               **auth.identity_columns())
+    d = next(x for x in decs if x["id"] == decision_id)
+    add_review(conn, run, decision_id, label, who, note=review_note(note),
+               blind=is_blind(d, blind=blind(), role=role(), who=who), role=role(), **auth.identity_columns())
 
 
 ctx = DocumentContext(page.row, info, info["audited_counts"], decs, store, who, blind(), role() == "adjudicator",
                       extra={"hide_derived": hide_derived, "original_counts": info["counts"]})
-view(task.name).render_document(ctx)
+family_view(task.name).render_document(ctx)
 
 flags = current_errata(conn, page, doc_id)
 with st.expander(f"Flag a gold error on this {noun}" + (f" ({len(flags)} flagged)" if flags else ""),
@@ -74,7 +77,7 @@ with st.expander(f"Flag a gold error on this {noun}" + (f" ({len(flags)} flagged
                      hide_index=True, key="document.errata")
     errata_form(conn, page, task.name, doc_id, who, key="document.errata")  # type: ignore[arg-type]
 
-st.subheader(f"Decisions ({len(decs)})", help=getattr(view(task.name), "DECISIONS_HELP", None))
+st.subheader(f"Decisions ({len(decs)})", help=family_view(task.name).DECISIONS_HELP)
 if not decs:
     st.info(f"No decisions on this {noun}.")
 if decs and not who:

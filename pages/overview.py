@@ -6,7 +6,7 @@ import streamlit as st
 
 from audit.outputs.export import public_identity
 from ui.entry import page_prologue
-from ui.families import doc_id_title, doc_noun, view
+from ui.families import doc_id_title, doc_noun, family_view
 from ui.judge_summary import judge_requests_text
 from ui.metrics import headline, section_tables
 from ui.stability import render_stability
@@ -61,10 +61,10 @@ with st.expander("Judge requests: what the judge was asked"):
 
 render_stability(conn, run_view)
 
-panel = getattr(view(task.name), "render_run", None)  # the family's run-level panel (variants, ceilings, ties)
-if panel is not None:
-    with st.expander(getattr(view(task.name), "RUN_PANEL_TITLE", "More about this run"), expanded=False):
-        panel(conn, run_view)
+family = family_view(task.name)
+if family.render_run is not None:  # the family's run-level panel (variants, ceilings, ties)
+    with st.expander(family.RUN_PANEL_TITLE, expanded=False):
+        family.render_run(conn, run_view)
 
 st.subheader(noun.plural.capitalize())
 docs = pd.DataFrame(run_documents(run_view))  # kept per review state: a review shows at once
@@ -74,7 +74,7 @@ if docs.empty:
 outcomes_all = list(task.outcomes)
 outcomes = st.multiselect("Outcome (audited)", outcomes_all, default=outcomes_all[:-1] if len(outcomes_all) > 1
                           else outcomes_all, key="overview.outcomes",
-                          help=getattr(view(task.name), "OUTCOME_HELP", None))
+                          help=family.OUTCOME_HELP)
 shown = docs[docs["audited_outcome"].isin(outcomes)].copy()
 st.caption(f"{len(shown)} of {len(docs)} {noun.plural}. Counts by outcome: " + ", ".join(
     f"{md_literal(k)} {int(v)}" for k, v in docs["audited_outcome"].value_counts().items()))

@@ -10,36 +10,37 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit.effective import current_labels
 from audit.errors import AuditError
 from audit.review.assigned_review import assignment_stamp, share_of, share_progress, share_queue_ids
 from audit.review.queue import (
     BLIND_QUEUES,
     QUEUES,
     certain_decisions,
+    change_strip,
     decision_types,
     decision_view,
-    describe_change,
     labelled_count,
     reviewer_progress_db,
     suggested_first,
 )
-from audit.review.reviews import add_review, review_note
+from audit.review.reviews import UNDO_NOTE, add_review, review_note, undo_label
 from audit.review.sample_progress import card_progress, sample_caption
 from audit.review.sampling import create_plan, load_plan, next_sample
+from audit.review.sharing import other_runs_asking
 from audit.store.database import Database, default_db_path, open_db
 from audit.views import document
 from ui import auth
+from ui.blind import is_blind
 from ui.decision_link import decision_param
 from ui.decisions import CARD_STYLE, card_html, label_buttons, shortcut_hint
 from ui.entry import page_prologue
 from ui.errata import errata_form
-from ui.families import doc_noun, view
+from ui.families import doc_noun, family_view
 from ui.owner_only import role_button
 from ui.review_card.component import queue_token
 from ui.review_card.component import review_card as browser_card
 from ui.review_card.store import Reviewer
-from ui.state import current_view, db, is_blind_reviewer, link_params, reviewer, role
+from ui.state import blind, current_view, db, is_blind_reviewer, link_params, reviewer, role
 from ui.text import md_literal, show_error, show_text
 
 IDS, POS, KEY, HISTORY = "queue.ids", "queue.pos", "queue.key", "queue.history"
@@ -128,18 +129,8 @@ if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the frag
     st.session_state.pop(STRIP, None)
 
 
-def _previous_label(d: dict, as_role: str) -> str | None:
-    """The label an undo must restore: this reviewer's current one, or (adjudicator) the current adjudication."""
-    humans, adjudicated = current_labels(d["reviews"])
-    return adjudicated if as_role == "adjudicator" else humans.get(who)
-
-
 def _change(c: Database, decision_id: int, title: str | None, before: dict, verb: str) -> str:
-    view = run_view.on(c)
-    number = view.decision_numbers([decision_id])[decision_id]
-    if hidden:  # what a label changed would tell a blind reviewer what the judge and the others had said
-        return f"{verb} #{number} → {title or 'no label of yours'}"
-    return f"{verb} " + describe_change(task, decision_id, title, before, view.audit.metrics, number=number)
+    return change_strip(run_view.on(c), decision_id, title, before, verb, blind=hidden)
 
 
 # Buttons act in callbacks, which run before the fragment reruns: one rerun per key press, drawing the next card.
@@ -148,13 +139,12 @@ def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
     try:
         auth.check(auth.review_action(as_role))
         d = decision_view(c, run_view, decision_id)
-        prev = _previous_label(d, as_role)
         before = run_view.on(c).audit.metrics
-        add_review(c, run, decision_id, label, who, note=review_note(st.session_state.get(NOTE)),
-                   blind=hidden and who not in d["human"], role=as_role,
+        row = add_review(c, run, decision_id, label, who, note=review_note(st.session_state.get(NOTE)),
+                   blind=is_blind(d, blind=blind(), role=as_role, who=who), role=as_role,
                    sampled=st.session_state.get("queue.mode") == "sample", **auth.identity_columns())
         st.session_state[NOTE] = ""
-        st.session_state[HISTORY].append({"id": decision_id, "kind": d["kind"], "pos": pos, "prev": prev,
+        st.session_state[HISTORY].append({"id": decision_id, "kind": d["kind"], "pos": pos, "review": row["id"],
                                           "role": as_role})
         st.session_state[STRIP] = _change(c, decision_id, task.label_schemes[d["kind"]].title(label), before,
                                           "Stored")
@@ -172,9 +162,10 @@ def _on_undo() -> None:
     try:
         auth.check(auth.review_action(last["role"]))
         before = run_view.on(c).audit.metrics
-        add_review(c, run, last["id"], last["prev"], who, role=last["role"], note="undo of the previous review",
-                   **auth.identity_columns())
-        title = task.label_schemes[last["kind"]].title(last["prev"]) if last["prev"] is not None else None
+        prev = undo_label(decision_view(c, run_view, last["id"])["reviews"], last["review"], who=who,
+                          role=last["role"])
+        add_review(c, run, last["id"], prev, who, role=last["role"], note=UNDO_NOTE, **auth.identity_columns())
+        title = task.label_schemes[last["kind"]].title(prev) if prev is not None else None
         st.session_state[STRIP] = _change(c, last["id"], title, before, "Undone:")
         st.session_state[POS] = last["pos"]
     except AuditError as e:
@@ -240,13 +231,14 @@ def card_panel(fconn: Database) -> None:
     d = decision_view(fconn, run_view, ids[pos])
     scheme = task.label_schemes[d["kind"]]
     mine = d["human"].get(who) if as_role == "reviewer" else None
-    hide = hidden and mine is None
+    hide = is_blind(d, blind=blind(), role=as_role, who=who)
     number = run_view.on(fconn).decision_numbers([d["id"]])[d["id"]]
     st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{md_literal(number)} "
                 f"(id {d['id']}) · {pos + 1} of {len(ids)}")
     # Stable keys: the card and its widgets are updated in place from one decision to the next, not re-mounted.
     with st.container(border=True, key="queue.card"):
-        st.html(card_html(d, task.name, scheme, blind=hide))  # CARD_STYLE is on the page, outside the fragment
+        st.html(card_html(d, task.name, scheme, blind=hide,  # CARD_STYLE is on the page, outside the fragment
+                          also_in=other_runs_asking(fconn, [d["id"]])[d["id"]]))
         buttons = label_buttons(d, scheme, hide=hide, role=as_role, mine=mine)
         cols = st.columns([*([1.8] * len(buttons)), 1.8])  # "✗ Overrule → acceptable answer too" fits at 1280 px
         for i, (col, (lab, text, _, short)) in enumerate(zip(cols, buttons, strict=False)):
@@ -276,7 +268,7 @@ def card_panel(fconn: Database) -> None:
     if flag_open:
         with st.container(border=True):
             errata_form(fconn, run_view, task.name, d["doc"], who, decision=d, key="queue.errata")  # type: ignore[arg-type]
-    preview = getattr(view(task.name), "preview", None)
+    preview = family_view(task.name).preview
     if preview is not None:
         preview(document(fconn, run_view, d["doc"])["payload"], d)
 

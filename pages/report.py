@@ -8,6 +8,7 @@ from audit.review.assigned_review import assignment_stamp
 from audit.store.database import default_db_path, reviews_version
 from audit.views import RunView
 from ui.entry import page_prologue
+from ui.families import report_panel
 from ui.state import blind_guard, current_view
 from ui.text import show_text
 
@@ -16,7 +17,7 @@ REPORT_HEIGHT = 1800
 
 @st.cache_data(show_spinner="Building the report (figures, agreement intervals)…", max_entries=8)
 def cached_report(_view: RunView, key: tuple) -> tuple[str, list[str]]:  # noqa: ARG001 - (db, run, policy, reviews, assignment)
-    report = build_report(_view)
+    report = build_report(_view, report_panel(_view.task.name))
     return report_html(report), [f.title for f in report.figures]
 
 

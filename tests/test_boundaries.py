@@ -4,7 +4,8 @@
   app.py -> audit, ui; ui -> audit, ui, scoring but no family's internals (ui/families/<f>.py: its own family's);
   audit -> audit, scoring but no family's internals, and migrations import no application code; a family ->
   scoring but no other family; judges -> no family; stats -> neither families nor judges; scoring -> no audit, ui,
-  pages, Streamlit or SQLite; audit -> no Streamlit.
+  pages, Streamlit or SQLite; audit -> no Streamlit, ui or pages, but for the CLI (the composition root) reaching the
+  view registry `ui.families` to hand the report its family section.
 - Modules are named statically: `importlib` and `__import__` only in the registries that load families and judges
   by name.
 - SQL only in audit/: outside it no `execute`/`executemany`/`executescript`/`query` call and no string that is an
@@ -31,6 +32,9 @@ from tests.conftest import ROOT
 
 PRODUCT = ("app.py", "audit", "scoring", "ui", "pages")
 FIRST_PARTY = ("audit", "scoring", "ui", "pages", "app", "tests", "bench")
+COMPOSITION_ROOTS = {"audit/cli.py"}
+"""audit/ files that may import the view registry `ui.families` (nothing else of ui): the CLI hands the report the
+family's section (`report_panel`) as the Report page does, so audit/outputs/ names no family and imports no view."""
 DYNAMIC_IMPORT_ALLOWED = {"scoring/families/__init__.py", "scoring/judges/registry.py", "ui/families/__init__.py"}
 SQL_CALLS = {"execute", "executemany", "executescript", "query"}
 # sqlite-utils' table API: `db["t"].insert(...)`, `db.table("t").delete_where(...)`
@@ -115,7 +119,7 @@ def layer_violations(rel: str, source: str) -> list[str]:
             elif rel.startswith("scoring/families/") and fam and fam != rel.split("/")[2]:
                 why = "a family imports no other family"
         elif first == "audit":
-            if top in ("streamlit", "ui", "pages"):
+            if top in ("streamlit", "ui", "pages") and not (rel in COMPOSITION_ROOTS and mod == "ui.families"):
                 why = "audit/ imports no Streamlit, ui or pages"
             elif fam:
                 why = "audit/ reaches families through the registry only"
@@ -392,12 +396,48 @@ PLANTED = [
     ("pages/queue.py", "from ui.families import chimera\n", layer_violations),
     ("pages/document.py", "import ui.families.chimera\n", layer_violations),
     ("scoring/stats/estimators.py", "from scoring.families.chimera import scorer\n", layer_violations),
+    ("audit/outputs/report.py", "from ui.families import report_panel\n", layer_violations),
+    ("audit/cli.py", "from ui.families.chimera import report_panel\n", layer_violations),
+    ("audit/cli.py", "def f():\n    import streamlit\n", layer_violations),
 ]
 
 
 @pytest.mark.parametrize(("rel", "source", "check"), PLANTED, ids=[f"{r}:{c.__name__}" for r, _, c in PLANTED])
 def test_planted_violations_are_caught(rel: str, source: str, check) -> None:
     assert check(rel, source), f"{check.__name__} missed a violation planted in {rel}"
+
+
+def panel_keys() -> set[str]:
+    """The export keys the family views choose their report section by (`if "KEY" not in data["original"]` in a
+    view's `report_panel`): the words that would let the report pick a family's panel itself."""
+    keys = set()
+    for path in py_files("ui/families"):
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(fn, ast.FunctionDef) and fn.name == "report_panel":
+                keys |= {n.left.value for n in ast.walk(fn) if isinstance(n, ast.Compare)
+                         and isinstance(n.left, ast.Constant) and isinstance(n.left.value, str)
+                         and all(isinstance(op, ast.In | ast.NotIn) for op in n.ops)}
+    return keys
+
+
+def report_panel_literals(rel: str, source: str, keys: set[str]) -> list[str]:
+    """audit/outputs/ choosing a family's section by the metrics it reports (the report composes what it is handed)."""
+    if not rel.startswith("audit/outputs/"):
+        return []
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    return [f"{rel}:{node.lineno}: names the family panel key {node.value!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            and node.value in keys]
+
+
+def test_the_report_chooses_no_family_panel() -> None:
+    keys = panel_keys()
+    assert {"strict_1to1", "tie_policies"} <= keys  # the walk finds the views' keys
+    problems = [p for rel, src in product_sources() for p in report_panel_literals(rel, src, keys)]
+    assert not problems, "\n".join(problems)
+    planted = 'PANELS = {"strict_1to1": ("strict 1-to-1", _panel_strict)}\n'
+    assert report_panel_literals("audit/outputs/report.py", planted, keys)
 
 
 def test_planted_family_literal_is_caught() -> None:

@@ -4,16 +4,18 @@ decision kind's label scheme (binary: confirm / overrule; ordinal and categorica
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
 from audit.errors import AuditError
-from audit.review.reviews import add_review
+from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, review_note, undo_label
+from audit.review.sharing import also_settles_text, other_runs_asking
 from audit.store.database import Database
 from scoring.families.base import LabelScheme
 from ui import auth
-from ui.families import kind_title, view
+from ui.blind import is_blind
+from ui.families import family_view, kind_title
 from ui.text import show_error, visible
 
 CARD_STYLE = """<style>
@@ -59,10 +61,13 @@ def _value_class(value: object) -> str:
 
 
 def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: bool = False,
-              number: int | None = None) -> str:
+              number: int | None = None, also_in: Sequence[str] = ()) -> str:
+    """One decision as the classic card and the browser card draw it. `also_in`: the other runs that ask its
+    question (`audit.review.sharing.other_runs_asking`), named in a line of their own (blind too: it names runs,
+    never their judges' answers)."""
     e = html.escape
     rows = "".join(f'<span class="side">{e(k)}</span><span class="{_value_class(v)}">{e(visible(v))}</span><br>'
-                   for k, v in view(task).card_lines(d, blind))
+                   for k, v in family_view(task).card_lines(d, blind))
     judge = ("<i>judge's answer hidden until you label (blind review)</i>" if blind else
              f"judge label {_lbl(d['judge'], scheme)}")
     humans = "" if blind else " · ".join(f"{e(r)}: {_lbl(lab, scheme)}" for r, lab in d["human"].items())
@@ -70,9 +75,11 @@ def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: 
     moot = " · <b>moot</b> <small>(not counted under the current labels)</small>" if d.get("moot") else ""
     focus = " focus" if focused else ""
     linked = " · <b>linked decision</b>" if focused else ""
+    shared = also_settles_text(also_in)
+    shared = f'<small class="rj-shared">↔ {e(visible(shared[0].upper() + shared[1:]))}</small><br>' if shared else ""
     return (f'<div class="rj-card{focus}"><b>{decision_title(d, number)}</b> · '
             f'{e(kind_title(task, d["kind"]))}{linked}{moot}<br>'
-            f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
+            f'{rows}{shared}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
 
 
 def history_rows(d: dict) -> list[dict]:
@@ -132,15 +139,19 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
     Returns True when a review was stored (the caller reruns).
     """
     mine = d["human"].get(reviewer) if role == "reviewer" else None
-    hide = blind and mine is None and role == "reviewer"
+    hide = is_blind(d, blind=blind, role=role, who=reviewer)
+    also_in = other_runs_asking(conn, [d["id"]])[d["id"]]
     with st.container(border=True, key=f"review.card.{d['id']}"):
-        st.html(CARD_STYLE + card_html(d, task, scheme, blind=hide, focused=focused, number=number))
+        st.html(CARD_STYLE + card_html(d, task, scheme, blind=hide, focused=focused, number=number,
+                                       also_in=also_in))
         cols = st.columns([2.2, 2.2, 0.7, 1.6])  # confirm, overrule (its label names the other answer), undo, note
         note = cols[3].text_input("Note", key=f"review.note.{d['id']}", label_visibility="collapsed",
                                   placeholder="note (optional)")
         clicked = review_buttons(d, scheme, hide=hide, role=role, mine=mine, shortcuts=shortcuts, cols=cols)
-        if mine is not None and cols[2].button("Undo", key=f"review.undo.{d['id']}",
-                                               help="Withdraw your label (recorded as a new row)."):
+        last = last_review_by(d["reviews"], reviewer, role) if mine is not None else None
+        if last is not None and cols[2].button("Undo", key=f"review.undo.{d['id']}",
+                                               help="Undo your last label: back to the label you held before it "
+                                                    "(none, for a first label), recorded as a new row."):
             clicked = "undo"
         if d["reviews"] and not hide:
             with st.expander(f"History ({len(d['reviews'])} review rows)"):
@@ -151,12 +162,14 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
             show_error("Enter your reviewer name in the sidebar first.")
             return False
         try:
-            label = None if clicked == "undo" else clicked
+            undo = clicked == "undo" and last is not None
+            label = undo_label(d["reviews"], last["id"], who=reviewer, role=role) if undo else clicked
+            note = UNDO_NOTE if undo else review_note(note)
             if store is not None:
-                store(d["id"], label, note)
+                store(d["id"], label, note or "")
             else:
                 auth.check(auth.review_action(role))
-                add_review(conn, run, d["id"], label, reviewer, note=note or None, blind=hide, role=role,
+                add_review(conn, run, d["id"], label, reviewer, note=note, blind=hide, role=role,
                            **auth.identity_columns())
         except AuditError as e:
             show_error(str(e))

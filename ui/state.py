@@ -37,6 +37,7 @@ from audit.review.roles import blind_forced
 from audit.store.database import Database, default_db_path, list_runs, open_db, reviews_version
 from audit.views import RunView, load_view
 from ui import auth
+from ui.blind import reviews_blind
 from ui.text import show_text
 
 REVIEWER_KEY = "reviewer"
@@ -223,8 +224,9 @@ def selected_run(conn: Database, key: str | None = None) -> str | None:  # noqa:
 
 
 def is_blind_reviewer() -> bool:
-    """Blind review as a reviewer: nothing derived from the judge's or other reviewers' labels may be shown."""
-    return blind() and role() == "reviewer"
+    """Blind review as a reviewer: nothing derived from the judge's or other reviewers' labels may be shown (the
+    blind rule, `ui.blind.reviews_blind`)."""
+    return reviews_blind(blind(), role())
 
 
 def blind_guard(page: str) -> None:

@@ -2,8 +2,9 @@
 table) built from ONE run view and its JSON export, so the report's numbers are the export's.
 
 Sections: 1 headline (judge only vs audited or estimated, with the judge's bias), 2 where the judge erred, 3
-coverage, 4 agreement with the human-human ceiling, 5 the family's own panel (chosen by the metrics it reports,
-never by its name), 6 provenance. Figures come from `audit.outputs.figures`, the builders the dashboard pages use.
+coverage, 4 agreement with the human-human ceiling, 5 the family's own panel (its view's `report_panel`, handed in
+by the caller: the report names no family), 6 provenance. Figures come from `audit.outputs.figures`, the builders
+the dashboard pages use.
 
 Safety: the file loads nothing (Vega, Vega-Lite and vega-embed are inlined; a Content-Security-Policy refuses every
 request and runs only the report's own two scripts, by hash), every text from the data goes through `html.escape`,
@@ -134,18 +135,23 @@ def _figure(name: str, title: str, chart: object, caption: str = "") -> Figure:
     return Figure(name, title, chart.to_dict(), caption)  # type: ignore[attr-defined]
 
 
+figure = _figure
+"""A chart as a report `Figure` (public: a family view's `report_panel` draws with it)."""
+
+
 # ---------------------------------------------------------------- building
 
 
-def build_report(view: RunView) -> Report:
+def build_report(view: RunView, panel: FamilyPanel | None = None) -> Report:
     """The report of the run as `view` sees it (its policy): its JSON export read once, sections built from it and
-    from the view's reviews (no second scoring, no second agreement computation)."""
+    from the view's reviews (no second scoring, no second agreement computation). `panel`: the family's own
+    section (its view's `report_panel`, `ui.families.report_panel(task)`); the report names no family."""
     data = export_json(view.db, view)
     sections = [_headline(view, data), _errors(view, data), _coverage(view, data), _agreement(view, data)]
-    panel = _family_panel(view, data)
-    if panel is not None:
-        sections.append(panel)
-    sections.append(_provenance(view, data))
+    family = panel(view, data) if panel is not None else None
+    if family is not None:
+        sections.append(Section(f"5. {view.task.title}: {family.title}", family.body, family.figures))
+    sections.append(_provenance(view, data, family))
     sections += [Section(f"{n}. {b.title}", b.body, [Figure(*f) for f in b.figures])
                  for n, b in enumerate(board_parts(view), start=7)]
     return Report(view.name, view.task.title, data, sections)
@@ -311,6 +317,10 @@ def _settled(view: RunView) -> list[tuple[dict, object]]:
     return [(view.reviewed.rows[i], e) for i, e in sorted(view.effective.items()) if e.reviewed]
 
 
+settled_decisions = _settled
+"""Public: the reviewed decisions with their effective labels, for a family view's `report_panel`."""
+
+
 def _errors(view: RunView, data: Mapping) -> Section:
     s = Section("2. Where the judge erred")
     hvj = data["agreement"].get("human_vs_judge", {})
@@ -467,138 +477,15 @@ def _agreement(view: RunView, data: Mapping) -> Section:
     return s
 
 
-# ---------------------------------------------------------------- family panels, chosen by the metrics reported
+# ---------------------------------------------------------------- the family's own section
 
 
-def _panel_strict(_view: RunView, data: Mapping, s: Section) -> None:
-    o = data["original"]
-    strict = o["strict_1to1"]
-    rows, table_rows = [], []
-    for section, types in strict.items():
-        for typ, m in types.items():
-            paper = o.get(section, {}).get(typ, {})
-            if not isinstance(m, Mapping) or "f1" not in m or "f1" not in paper:
-                continue
-            rows += [{"group": f"{section} · {typ}", "variant": "paper's code", "value": paper["f1"]},
-                     {"group": f"{section} · {typ}", "variant": "strict 1-to-1", "value": m["f1"]}]
-            table_rows.append([section, typ, paper["f1"], m["f1"], m["f1"] - paper["f1"]])
-    s.body.append(para("The paper's scorer lets one span match several (over-matching); the strict variant "
-                       "(Rejudge's, labelled, not the paper's number) allows each span one partner. "
-                       "Judge-only labels."))
-    s.body.append(table(["section", "type", "F1 paper's code", "F1 strict 1-to-1", "difference"], table_rows))
-    if rows:
-        s.figures.append(_figure("family-strict", "Paper's code vs strict 1-to-1", figures.variant_bars(rows),
-                                 "F1 per type: the paper's scorer vs the strict 1-to-1 variant"))
+FamilyPanel = Callable[[RunView, Mapping], "Section | None"]
+"""A family's report section (its view's `report_panel`): built from the run view and its export, titled by what
+it shows; None when the export lacks it."""
 
 
-def _panel_corrected(view: RunView, data: Mapping, s: Section) -> None:
-    o, a = data["original"], data["audited"]
-    official = o.get("overall", {}).get("multi_level", {})
-    corrected = o["corrected"]
-    rows, table_rows = [], []
-    for level, m in corrected.items():
-        if not isinstance(m, Mapping) or "f1" not in m or "f1" not in official.get(level, {}):
-            continue
-        rows += [{"group": level, "variant": "official", "value": official[level]["f1"]},
-                 {"group": level, "variant": "corrected (not official)", "value": m["f1"]}]
-        table_rows.append([level, official[level]["f1"], m["f1"]])
-    s.body.append(para(str(corrected.get("note", "corrected variant (not official)"))))
-    s.body.append(table(["level", "F1 official", "F1 corrected"], table_rows))
-    if "hallucination_rate" in o:
-        s.body.append(para(f"Hallucinated numbers (values not found in the paper text): rate "
-                           f"{num(o.get('hallucination_rate'))} judge only, {num(a.get('hallucination_rate'))} "
-                           "audited."))
-    forced, forbidden = pairings_overruled(view)
-    s.body.append(para(f"Pairings forced by reviews (judge: no pair, reviewers: a pair): {forced}; pairings "
-                       f"forbidden by reviews (judge: a pair, reviewers: none): {forbidden}."))
-    if rows:
-        s.figures.append(_figure("family-corrected", "Official vs corrected levels", figures.variant_bars(rows),
-                                 "F1 per level: the official scorer vs the corrected variant (not official)"))
-
-
-def pairings_overruled(view: RunView) -> tuple[int, int]:
-    """(forced, forbidden): reviewed pairing decisions (kinds whose label scheme says `pairing`) whose effective
-    label is a pair (the scheme's positive label) where the judge's is not, and the other way round."""
-    positive = {k: sc.positive for k, sc in view.task.label_schemes.items() if sc.pairing}
-    forced = forbidden = 0
-    for d, e in _settled(view):
-        if d["kind"] in positive and e.label != d["judge_label"]:
-            forced += e.label == positive[d["kind"]]
-            forbidden += d["judge_label"] == positive[d["kind"]]
-    return forced, forbidden
-
-
-def _panel_position_bias(_view: RunView, data: Mapping, s: Section) -> None:
-    pb = data["original"]["position_bias"]
-    rows = [{"label": c, "value": m["first_slot_win_share"], "low": (m.get("first_slot_ci") or [None, None])[0],
-             "high": (m.get("first_slot_ci") or [None, None])[1], "n": m.get("decisive_calls")}
-            for c, m in pb.items() if isinstance(m, Mapping) and m.get("first_slot_win_share") is not None]
-    s.body.append(para("Each pair was judged in both orders: a judge without position bias wins half of its "
-                       "decisive calls for the idea shown first."))
-    s.body.append(table(["criterion", "first-slot win share", "95% interval", "p", "consistent (both orders)",
-                         "flip rate", "tie rate"],
-                        [[c, m.get("first_slot_win_share"), interval(m.get("first_slot_ci")), m.get("first_slot_p"),
-                          m.get("consistency_rate"), m.get("flip_rate"), m.get("tie_rate")]
-                         for c, m in pb.items() if isinstance(m, Mapping)]))
-    for group, a in alpha_groups_of(data["agreement"]).items():
-        stat = alpha_statistic(a)
-        if stat.defined:
-            s.body.append(para(f"Human-human ceiling, {group}: {stat.name} = {stat.text(3)} over {stat.n} decisions "
-                               "with two or more human labels (section 4)."))
-    if rows:
-        s.figures.append(_figure("family-position", "Position bias", figures.position_bias(rows),
-                                 "First-slot win share per criterion (95% interval); 0.5 = no position bias"))
-
-
-def _panel_ties(_view: RunView, data: Mapping, s: Section) -> None:
-    o = data["original"]
-    pols = o["tie_policies"]
-    rows, table_rows = [], []
-    for pol, groups in pols.items():
-        m = groups.get("all", {})
-        table_rows.append([pol] + [m.get(k) for k in ("mr", "mrr", "hits@1", "hits@10", "median_rank")])
-        rows += [{"group": k, "variant": pol, "value": v} for k, v in m.items()
-                 if k != "n" and isinstance(v, int | float) and 0 <= v <= 1]
-    sens = o.get("tie_sensitivity", {}).get("all", {})
-    s.body.append(para(f"Tied candidate scores are ranked under a policy (used: {o.get('tie_policy', '')}); "
-                       f"{sens.get('queries_with_ties', 0)} queries have the gold inside a tie block."))
-    s.body.append(table(["tie policy", "MR", "MRR", "Hits@1", "Hits@10", "median rank"], table_rows))
-    if rows:
-        chart = figures.variant_bars(rows, value_title="score")
-        s.figures.append(_figure("family-ties", "Tie-policy sensitivity", chart,
-                                 "MRR and Hits@K (all queries) under each tie policy"))
-
-
-def _panel_scorers(_view: RunView, data: Mapping, s: Section) -> None:
-    """A framework's scorers: each one's mean verdict as the framework reported it (judge only) and audited."""
-    o, a = data["original"]["scorers"], (data.get("audited") or {}).get("scorers", {})
-    s.body.append(para("Each scorer's mean verdict over the items it judged (accuracy, pass rate or mean score, as "
-                       "the eval framework reports it), from what its judge recorded and under the reviews."))
-    s.body.append(table(["scorer", "items", "judge only", "audited"],
-                        [[name, m.get("n"), m.get("mean"), a.get(name, {}).get("mean")] for name, m in o.items()]))
-
-
-PANELS: dict[str, tuple[str, Callable[[RunView, Mapping, Section], None]]] = {
-    "strict_1to1": ("strict 1-to-1 vs the paper's code", _panel_strict),
-    "corrected": ("official vs corrected scorer, hallucinated numbers", _panel_corrected),
-    "position_bias": ("position bias and the human-human ceiling", _panel_position_bias),
-    "tie_policies": ("tie-policy sensitivity", _panel_ties),
-    "scorers": ("each scorer, judge only vs audited", _panel_scorers),
-}
-"""Metric key a family reports -> its panel (the report names no family)."""
-
-
-def _family_panel(view: RunView, data: Mapping) -> Section | None:
-    found = [(key, title, fn) for key, (title, fn) in PANELS.items() if key in data["original"]]
-    if not found:
-        return None
-    s = Section(f"5. {view.task.title}: " + "; ".join(t for _, t, _ in found))
-    for _, _, fn in found:
-        fn(view, data, s)
-    return s
-
-
-def _provenance(view: RunView, data: Mapping) -> Section:
+def _provenance(view: RunView, data: Mapping, family: Section | None) -> Section:
     s = Section("6. Provenance")
     inputs = [[k, v.get("name"), v.get("sha256"), v.get("bytes"), v.get("files", "")] if isinstance(v, Mapping)
               else [k, json.dumps(v, ensure_ascii=False), "", "", ""] for k, v in data["inputs"].items()]
@@ -629,10 +516,9 @@ def _provenance(view: RunView, data: Mapping) -> Section:
     if data.get("sampling"):
         notes.append("'Estimated' numbers are estimates of a full human review from a random sample, with 95% "
                      "intervals: neither the paper's nor a measured number.")
-    for key, (title, _) in PANELS.items():
-        if key in data["original"]:
-            notes.append(f"The family panel ({title}) shows variants beside the official scorer; only the "
-                         "official one is the paper's.")
+    if family is not None:
+        notes.append(f"The family panel ({family.title}) shows variants beside the official scorer; only the "
+                     "official one is the paper's.")
     notes += [f"warning: {w}" for w in data.get("warnings", [])]
     extra = data["original"].get("notes")
     if isinstance(extra, list):
@@ -779,11 +665,12 @@ def write_figures(report: Report, view: RunView, folder: str | Path, rule: Outpu
 
 
 def write_report(view: RunView, out: str | Path, figures_dir: str | Path | None = None,
-                 rule: OutputRule | None = None) -> dict:
-    """Build the run's report, write it to `out` whole (and its figures and LaTeX table to `figures_dir`); say what
-    was written. `rule`: what may not be overwritten (`audit.output_paths`; default: replace any file)."""
+                 rule: OutputRule | None = None, panel: FamilyPanel | None = None) -> dict:
+    """Build the run's report (`panel`: the family's section, as in `build_report`), write it to `out` whole (and its
+    figures and LaTeX table to `figures_dir`); say what was written. `rule`: what may not be overwritten
+    (`audit.output_paths`; default: replace any file)."""
     rule = rule or OutputRule(force=True)
-    report = build_report(view)
+    report = build_report(view, panel)
     rule.write(out, report_html(report))
     written = write_figures(report, view, figures_dir, rule) if figures_dir is not None else []
     return {"report": str(out), "figures": [f.name for f in report.figures], "files": [str(p) for p in written],

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from audit.effective import current_labels
 from audit.errors import AuditError
 from audit.review.identity import reviewer_key
 from audit.review.queue import queue_ids
-from audit.review.reviews import check_reviewer
+from audit.review.reviews import check_reviewer, reviewer_labels
 from audit.review.sampling import load_plan
 from audit.store.database import now, run_row, transaction
 from audit.views import RunRef
@@ -132,7 +131,7 @@ def _universe(db: Database, run: str, documents: int | None) -> tuple[list[str],
             "SELECT d.doc_id FROM documents d WHERE d.run_id = ? AND EXISTS (SELECT 1 FROM decisions x WHERE "
             "x.run_id = d.run_id AND x.doc_id = d.doc_id) ORDER BY d.idx", [run_row(db, run)["id"]])]
         return docs, "every document with a decision, in the run's order (no sampling plan)"
-    blocks = [b.id for b in sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all, b.rank))]
+    blocks = [b.id for b in plan.serving_order()]
     if documents is None:
         return blocks, "the sampling plan's documents, in the order the sample queue serves them"
     if isinstance(documents, bool) or not isinstance(documents, int) or not 0 < documents <= len(blocks):
@@ -285,13 +284,7 @@ def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
     share = share_of(db, run, reviewer)
     if share is None:
         return None
-    wanted = set(share)
-    reviews: dict[int, list[dict]] = {}
-    for r in db.query("SELECT v.decision_id, v.reviewer, v.label, v.role FROM run_reviews v JOIN runs r ON "
-                      "r.id = v.run_id WHERE r.name = ? AND v.reviewer = ? ORDER BY v.created, v.id", [run, reviewer]):
-        if r["decision_id"] in wanted:
-            reviews.setdefault(r["decision_id"], []).append(r)
-    done = sum(reviewer in current_labels(revs)[0] for revs in reviews.values())
+    done = len(set(share) & set(reviewer_labels(db, run_row(db, run)["id"], reviewer)))
     docs = {r[0] for r in db.execute("SELECT doc_id FROM review_shares s JOIN runs r ON r.id = s.run_id "
                                      "WHERE r.name = ? AND s.reviewer = ?",
                                      [run, reviewer_key(reviewer or "", strict=False)])}

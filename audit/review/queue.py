@@ -8,13 +8,13 @@ decisions are conflicted follows the run view's effective-label policy (`audit.v
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from sqlite_utils import Database
 
-from audit.effective import current_labels
 from audit.numbers import format_delta
+from audit.review.reviews import reviewer_labels
 from audit.review.sampling import load_plan
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import Certainty, TaskFamily, certainty
@@ -31,18 +31,6 @@ REL_TOL, ABS_TOL = 1e-9, 1e-12
 """Tolerance of the change strip: a metric cell counts as changed beyond it."""
 BLIND_QUEUES = ("unreviewed", "all", "sample")
 """Queues that reveal nothing of the judge's or other reviewers' labels (offered in blind review)."""
-
-
-def _reviews(db: Database, run_id: int, reviewer: str | None = None) -> dict[int, list[dict]]:
-    q = "SELECT id, decision_id, reviewer, label, role FROM run_reviews WHERE run_id = ?"
-    args: list = [run_id]
-    if reviewer is not None:
-        q += " AND reviewer = ?"
-        args.append(reviewer)
-    out: dict[int, list[dict]] = defaultdict(list)
-    for r in db.query(q + " ORDER BY created, id", args):
-        out[r["decision_id"]].append(r)
-    return out
 
 
 def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Iterable[str] = (),
@@ -133,8 +121,8 @@ def decision_view(db: Database, run: RunRef, decision_id: int) -> dict:
 
 
 def labelled_count(db: Database, run_id: int, reviewer: str) -> int:
-    """Decisions that carry `reviewer`'s current label."""
-    return sum(reviewer in current_labels(revs)[0] for revs in _reviews(db, run_id, reviewer).values())
+    """Decisions that carry `reviewer`'s current label (`audit.review.reviews.reviewer_labels`)."""
+    return len(reviewer_labels(db, run_id, reviewer))
 
 
 def reviewer_progress(decs: Iterable[dict], *, with_judge: bool = True) -> list[dict]:
@@ -235,6 +223,17 @@ def describe_change(task: TaskFamily, decision_id: int, label: str | None, befor
     return " · ".join(parts)
 
 
+def change_strip(view: RunView, decision_id: int, title: str | None, before: Mapping, verb: str, *,
+                 blind: bool) -> str:
+    """The strip both cards show after a label or an undo: `verb #n → label` and what it changed in the scores
+    (`describe_change`), or only the label while the reviewer reviews blind (what a label changed would tell them
+    what the judge and the others had said)."""
+    number = view.decision_numbers([decision_id])[decision_id]
+    if blind:
+        return f"{verb} #{number} → {title or 'no label of yours'}"
+    return f"{verb} " + describe_change(view.task, decision_id, title, before, view.audit.metrics, number=number)
+
+
 def _sample_ids(view: RunView, reviewer: str, allowed: set[int]) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
     block's decisions the reviewer has not labelled yet; [] without a plan."""
@@ -243,5 +242,4 @@ def _sample_ids(view: RunView, reviewer: str, allowed: set[int]) -> list[int]:
     if plan is None:
         return []
     mine = {i for i, e in view.effective.items() if reviewer in e.human_labels}
-    blocks = sorted(plan.blocks, key=lambda b: (b.stratum not in plan.take_all, b.rank))
-    return [int(u) for b in blocks for u in b.units if int(u) in allowed and int(u) not in mine]
+    return [int(u) for b in plan.serving_order() for u in b.units if int(u) in allowed and int(u) not in mine]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
+from collections.abc import Iterable, Mapping
 
 from sqlite_utils import Database
 
@@ -100,6 +101,43 @@ def decision(db: Database, run: str, decision_id: int) -> dict:
         raise UnknownDecision(f"decision {decision_id} is not in run {run!r}; list them with "
                               f"`python -m audit decisions --run {run}`")
     return rows[0]
+
+
+UNDO_NOTE = "undo of the previous review"
+"""The note every card stores with an undo."""
+
+
+def undo_label(reviews: Iterable[Mapping], review_id: int, *, who: str, role: str) -> str | None:
+    """The undo rule of both cards: undoing review `review_id` stores (as a new row) the label held just before it
+    (a reviewer's: their own; an adjudicator's: the adjudication), None when there was none."""
+    before = []
+    for r in reviews:
+        if r["id"] == review_id:
+            break
+        before.append(r)
+    humans, adjudicated = current_labels(before)
+    return adjudicated if role == "adjudicator" else humans.get(who)
+
+
+def last_review_by(reviews: Iterable[Mapping], who: str, role: str) -> Mapping | None:
+    """`who`'s newest review row of a decision in `role` (what an undo on the classic card undoes)."""
+    return next((r for r in reversed(list(reviews)) if r["reviewer"] == who and r["role"] == role), None)
+
+
+def reviewer_labels(db: Database, run_id: int, reviewer: str) -> dict[int, str]:
+    """The one reader of a reviewer's current labels in a run: decision id -> the label `reviewer` holds now (their
+    newest review row, an undo withdrawing it; `audit.effective.current_labels`), over the reviews the run sees
+    (`run_reviews`: shared by question key)."""
+    rows: dict[int, list[dict]] = {}
+    for r in db.query("SELECT decision_id, reviewer, label, role FROM run_reviews WHERE run_id = ? AND reviewer = ? "
+                      "ORDER BY created, id", [run_id, reviewer]):
+        rows.setdefault(r["decision_id"], []).append(r)
+    out = {}
+    for decision_id, revs in rows.items():
+        label = current_labels(revs)[0].get(reviewer)
+        if label is not None:
+            out[decision_id] = label
+    return out
 
 
 def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,

@@ -83,6 +83,11 @@ class Plan:
         """Decision id -> block id."""
         return {u: b.id for b in self.blocks for u in b.units}
 
+    def serving_order(self) -> list[PlanBlock]:
+        """The blocks in the order the sample queue serves them: take-all strata first, then the seeded random rank
+        (the one serving order: the queue and the assigned review's universe both read it here)."""
+        return sorted(self.blocks, key=lambda b: (b.stratum not in self.take_all, b.rank))
+
     def strata(self) -> dict[str, list[PlanBlock]]:
         """Stratum name -> its blocks in rank order."""
         out: dict[str, list[PlanBlock]] = {}

@@ -11,7 +11,8 @@ from audit.errors import AuditError
 from audit.review.queue import decision_view, queue_ids
 from audit.review.reviews import add_review
 from audit.views import RunView, as_view, document
-from ui.review_card.buffer import CARD_FIELDS, JUDGE_DERIVED, build_buffer, card_item
+from ui.blind import JUDGE_DERIVED
+from ui.review_card.buffer import CARD_FIELDS, build_buffer, card_item
 from ui.review_card.store import Reviewer, store_events
 
 

@@ -36,7 +36,7 @@ SAFE = {
     "noun", "page", "section", "noun.capitalize()", "noun.plural", "noun.a", "noun.plural.capitalize()",
     "cell.label", "title", "text",
     # a statistic's name, a view's panel title, a decision kind's label constants
-    "kappa.name", 'getattr(view(task.name), "RUN_PANEL_TITLE", "More about this run")', "labels[0]", "labels[1]",
+    "kappa.name", "family.RUN_PANEL_TITLE", "labels[0]", "labels[1]",
     # already made literal, or a number formatted by the code
     "format(alpha['alpha'], '.3f')",
 }

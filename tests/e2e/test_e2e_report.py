@@ -15,6 +15,7 @@ from audit.outputs.report import DATA_ELEMENT_ID, build_report, report_html
 from audit.store.database import open_db
 from audit.views import load_view
 from tests.e2e.e2e_config import ROOT
+from ui.families import report_panel
 
 FIRST_DEMO = {}
 for _task, _demo in demo_runs():
@@ -28,7 +29,8 @@ def report_files(tmp_path_factory):
     load_demo(db)
     out = {}
     for task, run in FIRST_DEMO.items():
-        page = report_html(build_report(load_view(db, run)))
+        view = load_view(db, run)
+        page = report_html(build_report(view, report_panel(view.task.name)))
         path = folder / f"{run}.report.html"
         path.write_text(page, encoding="utf-8")
         figures = json.loads(re.search(rf'id="{DATA_ELEMENT_ID}">(.*?)</script>', page, re.S).group(1))["figures"]

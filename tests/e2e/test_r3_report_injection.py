@@ -19,6 +19,7 @@ from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
+from ui.families import report_panel
 
 HOSTILE = ['<img src=x onerror="window.__pwned=1">', "<script>window.__pwned=2</script>",
            "</script><script>window.__pwned=3</script>", '"><svg onload="window.__pwned=4">',
@@ -59,7 +60,8 @@ def hostile_report(folder: Path) -> tuple[str, int]:
                 v["name"] = HOSTILE[6] + str(v.get("name"))
         db.execute("UPDATE runs SET name = ?, original_metrics = ?, judge_spec = ?, judge_identity = ?, inputs = ?",
                    [RUN, row, spec, json.dumps(json.loads(identity) | {"spec": spec}), json.dumps(inputs)])
-    page = report_html(build_report(load_view(db, RUN)))
+    view = load_view(db, RUN)
+    page = report_html(build_report(view, report_panel(view.task.name)))
     db.conn.close()
     figures = json.loads(re.search(rf'id="{DATA_ELEMENT_ID}">(.*?)</script>', page, re.S).group(1))["figures"]
     return page, len(figures)

@@ -21,6 +21,7 @@ from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
 from tests.conftest import GOLD, copy_of, write_jsonl
+from ui.families import report_panel
 
 DATA_RE = re.compile(rf'<script type="application/json" id="{DATA_ELEMENT_ID}">(.*?)</script>', re.S)
 DEMO_RUNS = [d.name for _, d in demo_runs()]
@@ -49,7 +50,8 @@ def demo_db(tmp_path_factory, demo_template):
 def reports(demo_db) -> dict[str, tuple[str, object]]:
     out = {}
     for name in DEMO_RUNS:
-        report = build_report(load_view(demo_db, name))
+        view = load_view(demo_db, name)
+        report = build_report(view, report_panel(view.task.name))
         out[name] = (report_html(report), report)
     return out
 
@@ -138,7 +140,8 @@ def hostile_run(tmp_path):
 
 def test_hostile_text_arrives_escaped(hostile_run):
     db, run = hostile_run
-    page = report_html(build_report(load_view(db, run)))
+    view = load_view(db, run)
+    page = report_html(build_report(view, report_panel(view.task.name)))
     assert EVIL not in page and RUN_NAME not in page and "<img src=x" not in page and "<b onmouseover" not in page
     assert page.count("<script") == 3  # the data element, the libraries, the renderer: nothing from the data
     assert html.escape(EVIL) in page  # in the tables: document id, span, reviewer, note

@@ -9,11 +9,13 @@ from collections import Counter
 import pytest
 
 from audit.demo import load_demo
-from audit.outputs.report import build_report, pairings_overruled, report_html
+from audit.outputs.report import build_report, report_html
 from audit.review.reviews import add_review
 from audit.review.sampling import ALL_KINDS, create_plan, next_sample, plans
 from audit.store.database import open_db
 from audit.views import load_view
+from ui.families import report_panel
+from ui.families.litxbench import pairings_overruled
 
 CHIMERA = "demo-chimera-mixed"
 LITX = "demo-litxbench-drop-meas30"
@@ -109,7 +111,7 @@ def test_litxbench_panel_counts_the_pairings_reviews_forced_and_forbade(tmp_path
     add_review(db, LITX, yes[1]["id"], "match", "ana")
     view = load_view(db, LITX)
     assert pairings_overruled(view) == (3, 1)
-    page = report_html(build_report(view))
+    page = report_html(build_report(view, report_panel(view.task.name)))
     assert "Pairings forced by reviews (judge: no pair, reviewers: a pair): 3; pairings forbidden by reviews " \
            "(judge: a pair, reviewers: none): 1." in page
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 
 import streamlit as st
 
+from audit.outputs import figures
+from audit.outputs.report import Section, figure, para, table
+from audit.views import RunView
 from scoring.families.chimera.scorer import ENTITY_TYPES, doc_from_json, flat_entities, match_summary
+from ui.cache import cache_data
 from ui.families import DocumentContext
 from ui.highlight import highlight_html, legend_html, locate, trim, type_colours
 from ui.text import md_literal, show_text
@@ -133,7 +138,7 @@ def _entity_list(items: list[str]) -> str:
 def render_document(ctx: DocumentContext) -> None:
     """Gold vs predicted relations, the highlighted abstract and (unless blind) the effective matches."""
     doc, pred = doc_from_json(ctx.doc["payload"])
-    hide = ctx.extra.get("hide_derived", False)
+    hide = ctx.hide_derived
     if not hide:
         _doc_counts(ctx)
         st.markdown("**Gold class:** " + md_literal(doc.document_class or "?"))
@@ -223,7 +228,7 @@ def _doc_counts(ctx: DocumentContext) -> None:
 # `view("chimera").render_variant_differences(db, run_view)` on the scores page.
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@cache_data(show_spinner=False, max_entries=16)
 def _variant_differences(_view: object, key: tuple) -> tuple[int, list[dict] | None]:  # noqa: ARG001 - review_state
     """(documents, `strict.differing_documents` of the audited counts; None for a run scored before the strict
     variant existed), kept per `ui.state.review_state`: at 10,000 abstracts, decoding every document's counts and
@@ -302,3 +307,37 @@ RUN_PANEL_TITLE = "Paper's code vs strict 1-to-1 matching: where they differ"
 def render_run(conn: object, run: object) -> None:
     """Run-level panel: the abstracts whose score changes between the paper-code and the strict 1-to-1 variant."""
     render_variant_differences(conn, run, key="overview.variants")
+
+
+# ---------------------------------------------------------------- the audit report's family section
+
+
+def report_panel(run: RunView, data: Mapping) -> Section | None:
+    """The audit report's section of this family (view protocol `report_panel`): None for an export without
+    `strict_1to1`."""
+    if "strict_1to1" not in data["original"]:
+        return None
+    s = Section("strict 1-to-1 vs the paper's code")
+    _report_body(run, data, s)
+    return s
+
+
+def _report_body(_view: RunView, data: Mapping, s: Section) -> None:
+    o = data["original"]
+    strict = o["strict_1to1"]
+    rows, table_rows = [], []
+    for section, types in strict.items():
+        for typ, m in types.items():
+            paper = o.get(section, {}).get(typ, {})
+            if not isinstance(m, Mapping) or "f1" not in m or "f1" not in paper:
+                continue
+            rows += [{"group": f"{section} · {typ}", "variant": "paper's code", "value": paper["f1"]},
+                     {"group": f"{section} · {typ}", "variant": "strict 1-to-1", "value": m["f1"]}]
+            table_rows.append([section, typ, paper["f1"], m["f1"], m["f1"] - paper["f1"]])
+    s.body.append(para("The paper's scorer lets one span match several (over-matching); the strict variant "
+                       "(Rejudge's, labelled, not the paper's number) allows each span one partner. "
+                       "Judge-only labels."))
+    s.body.append(table(["section", "type", "F1 paper's code", "F1 strict 1-to-1", "difference"], table_rows))
+    if rows:
+        s.figures.append(figure("family-strict", "Paper's code vs strict 1-to-1", figures.variant_bars(rows),
+                                 "F1 per type: the paper's scorer vs the strict 1-to-1 variant"))

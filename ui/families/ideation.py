@@ -3,8 +3,15 @@ pair's two ordered verdicts; a reviewer gives their own rating (1-5) or verdict 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
+from audit.outputs import figures
+from audit.outputs.agreement_rule import alpha_statistic
+from audit.outputs.report import Section, alpha_groups_of, figure, interval, para, table
+from audit.views import RunView
+from ui.cache import cache_data
 from ui.families import DocumentContext
 from ui.text import md_literal, show_text
 
@@ -91,7 +98,7 @@ def _buttons(ctx: DocumentContext, d: dict, options: tuple[tuple[str, str], ...]
 def render_document(ctx: DocumentContext) -> None:
     """The question, its ideas side by side with ratings per criterion, then each criterion's pairwise verdicts."""
     payload = ctx.doc["payload"]
-    hide = bool(ctx.extra.get("hide_derived", False) or ctx.blind)
+    hide = ctx.hide_derived
     qid = payload.get("question_id", "")
     st.markdown("**Research question**")
     show_text(payload.get("question", ""))
@@ -136,7 +143,7 @@ def render_document(ctx: DocumentContext) -> None:
             _buttons(ctx, d, PAIR_LABELS, note, hide)
 
 
-@st.cache_data(show_spinner=False)
+@cache_data(show_spinner=False)
 def _human_reference() -> dict:
     from scoring.families.ideation.human import human_reference
 
@@ -166,3 +173,38 @@ def render_run(conn: object, run: object) -> None:
                                 if isinstance(rows[0][c], float)})
     show_text("A judge-human agreement (Agreement page) is read against this ceiling: people agree this little with "
               "each other, so a judge can hardly be expected to agree more with any one of them.", "caption")
+
+
+# ---------------------------------------------------------------- the audit report's family section
+
+
+def report_panel(run: RunView, data: Mapping) -> Section | None:
+    """The audit report's section of this family (view protocol `report_panel`): None for an export without
+    `position_bias`."""
+    if "position_bias" not in data["original"]:
+        return None
+    s = Section("position bias and the human-human ceiling")
+    _report_body(run, data, s)
+    return s
+
+
+def _report_body(_view: RunView, data: Mapping, s: Section) -> None:
+    pb = data["original"]["position_bias"]
+    rows = [{"label": c, "value": m["first_slot_win_share"], "low": (m.get("first_slot_ci") or [None, None])[0],
+             "high": (m.get("first_slot_ci") or [None, None])[1], "n": m.get("decisive_calls")}
+            for c, m in pb.items() if isinstance(m, Mapping) and m.get("first_slot_win_share") is not None]
+    s.body.append(para("Each pair was judged in both orders: a judge without position bias wins half of its "
+                       "decisive calls for the idea shown first."))
+    s.body.append(table(["criterion", "first-slot win share", "95% interval", "p", "consistent (both orders)",
+                         "flip rate", "tie rate"],
+                        [[c, m.get("first_slot_win_share"), interval(m.get("first_slot_ci")), m.get("first_slot_p"),
+                          m.get("consistency_rate"), m.get("flip_rate"), m.get("tie_rate")]
+                         for c, m in pb.items() if isinstance(m, Mapping)]))
+    for group, a in alpha_groups_of(data["agreement"]).items():
+        stat = alpha_statistic(a)
+        if stat.defined:
+            s.body.append(para(f"Human-human ceiling, {group}: {stat.name} = {stat.text(3)} over {stat.n} decisions "
+                               "with two or more human labels (section 4)."))
+    if rows:
+        s.figures.append(figure("family-position", "Position bias", figures.position_bias(rows),
+                                 "First-slot win share per criterion (95% interval); 0.5 = no position bias"))

@@ -7,10 +7,14 @@ direction-changing characters made visible."""
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 
 import pandas as pd
 import streamlit as st
 
+from audit.outputs import figures
+from audit.outputs.report import Section, figure, num, para, settled_decisions, table
+from audit.views import RunView
 from scoring.families.litxbench import review
 from scoring.families.litxbench.match import within_match
 from scoring.families.litxbench.model import KIND_CONFIG, KIND_ITEM, KIND_MATERIAL, KIND_NUMBER, MATCH, NO_MATCH
@@ -209,7 +213,7 @@ def render_document(ctx: DocumentContext) -> None:
     payload = ctx.doc["payload"]
     pid = payload["paper_id"]
     doc = review.doc_from_payload(payload)
-    hide = ctx.extra.get("hide_derived", False)
+    hide = ctx.hide_derived
     if not payload.get("has_prediction", True):
         st.caption("No prediction file for this paper: scored as an empty extraction.")
     if not hide:
@@ -240,3 +244,53 @@ def render_document(ctx: DocumentContext) -> None:
                          hide_index=True, width="stretch")
             _review_controls(ctx, nf, "numbers")
         st.html(_text_with_numbers(doc.text, numbers))
+
+
+# ---------------------------------------------------------------- the audit report's family section
+
+
+def report_panel(run: RunView, data: Mapping) -> Section | None:
+    """The audit report's section of this family (view protocol `report_panel`): None for an export without
+    `corrected`."""
+    if "corrected" not in data["original"]:
+        return None
+    s = Section("official vs corrected scorer, hallucinated numbers")
+    _report_body(run, data, s)
+    return s
+
+
+def _report_body(view: RunView, data: Mapping, s: Section) -> None:
+    o, a = data["original"], data["audited"]
+    official = o.get("overall", {}).get("multi_level", {})
+    corrected = o["corrected"]
+    rows, table_rows = [], []
+    for level, m in corrected.items():
+        if not isinstance(m, Mapping) or "f1" not in m or "f1" not in official.get(level, {}):
+            continue
+        rows += [{"group": level, "variant": "official", "value": official[level]["f1"]},
+                 {"group": level, "variant": "corrected (not official)", "value": m["f1"]}]
+        table_rows.append([level, official[level]["f1"], m["f1"]])
+    s.body.append(para(str(corrected.get("note", "corrected variant (not official)"))))
+    s.body.append(table(["level", "F1 official", "F1 corrected"], table_rows))
+    if "hallucination_rate" in o:
+        s.body.append(para(f"Hallucinated numbers (values not found in the paper text): rate "
+                           f"{num(o.get('hallucination_rate'))} judge only, {num(a.get('hallucination_rate'))} "
+                           "audited."))
+    forced, forbidden = pairings_overruled(view)
+    s.body.append(para(f"Pairings forced by reviews (judge: no pair, reviewers: a pair): {forced}; pairings "
+                       f"forbidden by reviews (judge: a pair, reviewers: none): {forbidden}."))
+    if rows:
+        s.figures.append(figure("family-corrected", "Official vs corrected levels", figures.variant_bars(rows),
+                                 "F1 per level: the official scorer vs the corrected variant (not official)"))
+
+
+def pairings_overruled(view: RunView) -> tuple[int, int]:
+    """(forced, forbidden): reviewed pairing decisions (kinds whose label scheme says `pairing`) whose effective
+    label is a pair (the scheme's positive label) where the judge's is not, and the other way round."""
+    positive = {k: sc.positive for k, sc in view.task.label_schemes.items() if sc.pairing}
+    forced = forbidden = 0
+    for d, e in settled_decisions(view):
+        if d["kind"] in positive and e.label != d["judge_label"]:
+            forced += e.label == positive[d["kind"]]
+            forbidden += d["judge_label"] == positive[d["kind"]]
+    return forced, forbidden

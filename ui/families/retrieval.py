@@ -3,9 +3,14 @@ ranked above it, each of which a reviewer may accept as a correct answer too (wh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from audit.numbers import count_noun
+from audit.outputs import figures
+from audit.outputs.report import Section, figure, para, table
+from audit.views import RunView
 from scoring.families.retrieval.metrics import query_rank, reviewable_positions
 from scoring.families.retrieval.model import ACCEPTABLE, NOT_ACCEPTABLE, TIE_POLICIES, RankedQuery
 from scoring.families.retrieval.review import query_from_json
@@ -82,7 +87,7 @@ def _rank_rows(q: RankedQuery, audited: dict | None) -> list[dict]:
 def render_document(ctx: DocumentContext) -> None:
     """The query, the gold with its ranks, and the reviewable candidates with acceptable / not buttons."""
     q = query_from_json(ctx.doc["payload"])
-    hide = bool(ctx.extra.get("hide_derived", False) or ctx.blind)
+    hide = ctx.hide_derived
     st.markdown(f"**{md_literal(q.relation)}** · anchor: {md_literal(readable(q.anchor_text))}")
     show_text(readable(q.query), "caption")
     if q.context:
@@ -163,3 +168,35 @@ def render_run(conn: object, run: object) -> None:
         show_text(f"Annotators agree on the order of systems: Kendall's W = {a['kendalls_w']:.3f} (Friedman "
                   f"p = {a['friedman_p']:.3f}), Krippendorff's alpha (ordinal) = {alpha:.3f}. "
                   f"{a['item_level_note']}.", "caption")
+
+
+# ---------------------------------------------------------------- the audit report's family section
+
+
+def report_panel(run: RunView, data: Mapping) -> Section | None:
+    """The audit report's section of this family (view protocol `report_panel`): None for an export without
+    `tie_policies`."""
+    if "tie_policies" not in data["original"]:
+        return None
+    s = Section("tie-policy sensitivity")
+    _report_body(run, data, s)
+    return s
+
+
+def _report_body(_view: RunView, data: Mapping, s: Section) -> None:
+    o = data["original"]
+    pols = o["tie_policies"]
+    rows, table_rows = [], []
+    for pol, groups in pols.items():
+        m = groups.get("all", {})
+        table_rows.append([pol] + [m.get(k) for k in ("mr", "mrr", "hits@1", "hits@10", "median_rank")])
+        rows += [{"group": k, "variant": pol, "value": v} for k, v in m.items()
+                 if k != "n" and isinstance(v, int | float) and 0 <= v <= 1]
+    sens = o.get("tie_sensitivity", {}).get("all", {})
+    s.body.append(para(f"Tied candidate scores are ranked under a policy (used: {o.get('tie_policy', '')}); "
+                       f"{sens.get('queries_with_ties', 0)} queries have the gold inside a tie block."))
+    s.body.append(table(["tie policy", "MR", "MRR", "Hits@1", "Hits@10", "median rank"], table_rows))
+    if rows:
+        chart = figures.variant_bars(rows, value_title="score")
+        s.figures.append(figure("family-ties", "Tie-policy sensitivity", chart,
+                                 "MRR and Hits@K (all queries) under each tie policy"))

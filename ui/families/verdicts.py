@@ -3,8 +3,12 @@ it judged, and (unless blind) the judge's value, explanation and prompt."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
+from audit.outputs.report import Section, para, table
+from audit.views import RunView
 from scoring.families.verdicts.model import CPI, SCORE
 from ui.families import DocumentContext
 from ui.text import md_literal, readable, show_text
@@ -49,7 +53,7 @@ def gold_items(payload: dict) -> list[str]:
 
 def render_document(ctx: DocumentContext) -> None:
     payload = ctx.doc["payload"]
-    hide = ctx.extra.get("hide_derived", ctx.blind)
+    hide = ctx.hide_derived
     st.markdown("**Input**")
     show_text(payload["gold"]["input"])
     st.markdown("**Reference(s)**")
@@ -70,3 +74,25 @@ def render_document(ctx: DocumentContext) -> None:
     source = payload.get("source") or {}
     if source:
         show_text(", ".join(f"{k}: {v}" for k, v in source.items()), "caption")
+
+
+# ---------------------------------------------------------------- the audit report's family section
+
+
+def report_panel(run: RunView, data: Mapping) -> Section | None:
+    """The audit report's section of this family (view protocol `report_panel`): None for an export without
+    `scorers`."""
+    if "scorers" not in data["original"]:
+        return None
+    s = Section("each scorer, judge only vs audited")
+    _report_body(run, data, s)
+    return s
+
+
+def _report_body(_view: RunView, data: Mapping, s: Section) -> None:
+    """A framework's scorers: each one's mean verdict as the framework reported it (judge only) and audited."""
+    o, a = data["original"]["scorers"], (data.get("audited") or {}).get("scorers", {})
+    s.body.append(para("Each scorer's mean verdict over the items it judged (accuracy, pass rate or mean score, as "
+                       "the eval framework reports it), from what its judge recorded and under the reviews."))
+    s.body.append(table(["scorer", "items", "judge only", "audited"],
+                        [[name, m.get("n"), m.get("mean"), a.get(name, {}).get("mean")] for name, m in o.items()]))

@@ -17,13 +17,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from audit.effective import current_labels
 from audit.errors import AuditError
 from audit.review.errata import add_erratum, flagged_item
-from audit.review.queue import decision_view, describe_change
-from audit.review.reviews import add_review, review_by_client_id, review_note, stored_client_ids
+from audit.review.queue import change_strip, decision_view
+from audit.review.reviews import (
+    UNDO_NOTE,
+    add_review,
+    review_by_client_id,
+    review_note,
+    stored_client_ids,
+    undo_label,
+)
 from audit.store.database import Database
 from audit.views import RunView
+from ui.blind import is_blind
 
 MAX_EVENTS = 200
 """Events read from one message (the card never holds more unsent ones; more is not a review card)."""
@@ -44,30 +51,9 @@ class Reviewer:
     """Raises AuditError when the session may not do an action, e.g. "flag_erratum" (`ui.auth.check`)."""
 
 
-def _prev_label(d: dict, row: Mapping, who: str) -> str | None:
-    """The label an undo of review `row` restores: the one before it (reviewer: theirs; adjudicator: the
-    adjudication)."""
-    before = []
-    for r in d["reviews"]:
-        if r["id"] == row["id"]:
-            break
-        before.append(r)
-    humans, adjudicated = current_labels(before)
-    return adjudicated if row["role"] == "adjudicator" else humans.get(who)
-
-
 def _own(row: Mapping, run_view: RunView, who: Reviewer) -> bool:
     """Whether a stored review is the session's reviewer's, in this run (what an undo or a re-sent event may name)."""
     return row["run_id"] == run_view.id and row["reviewer"] == who.name
-
-
-def _strip(conn: Database, run_view: RunView, decision_id: int, title: str | None, before: Mapping, verb: str,
-           blind: bool) -> str:
-    view = run_view.on(conn)
-    number = view.decision_numbers([decision_id])[decision_id]
-    if blind:  # what a label changed would tell a blind reviewer what the judge and the others had said
-        return f"{verb} #{number} → {title or 'no label of yours'}"
-    return f"{verb} " + describe_change(run_view.task, decision_id, title, before, view.audit.metrics, number=number)
 
 
 def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) -> dict:
@@ -85,7 +71,8 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
         who.authorize(row["role"])  # an adjudication is withdrawn only by someone who may adjudicate now
         decision_id, role = int(row["decision_id"]), row["role"]
         d = decision_view(conn, run_view, decision_id)
-        label, note, verb = _prev_label(d, row, who.name), "undo of the previous review", "Undone:"
+        label = undo_label(d["reviews"], row["id"], who=who.name, role=row["role"])
+        note, verb = UNDO_NOTE, "Undone:"
     else:
         decision_id, label, role = ev.get("decision"), ev.get("label"), who.role
         if not isinstance(decision_id, int) or isinstance(decision_id, bool):
@@ -97,14 +84,14 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
         note, verb = review_note(ev.get("note")), "Stored"
     before = run_view.on(conn).audit.metrics
     row = add_review(conn, run_view.name, decision_id, label, who.name, note=note, role=role,
-                     blind=who.blind and who.name not in d["human"], sampled=who.sampled and verb == "Stored",
-                     client_id=cid, **dict(who.identity))
+                     blind=is_blind(d, blind=who.blind, role=who.role, who=who.name),
+                     sampled=who.sampled and verb == "Stored", client_id=cid, **dict(who.identity))
     scheme = task.label_schemes[d["kind"]]
     title = scheme.title(label) if label is not None else None
     if row.get("duplicate"):  # `#n` is the decision's number in its run, as in every other strip
         strip = f"Stored earlier: #{run_view.on(conn).decision_numbers([decision_id])[decision_id]}"
     else:
-        strip = _strip(conn, run_view, decision_id, title, before, verb, who.blind)
+        strip = change_strip(run_view.on(conn), decision_id, title, before, verb, blind=who.blind)
     return {"ok": True, "strip": strip, "decision": decision_id, "label": label}
 
 

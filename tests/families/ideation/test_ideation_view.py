@@ -26,7 +26,7 @@ def _page(blind: bool) -> None:
     ctx = DocumentContext(run={}, doc={"doc": "q1", "payload": payload, "counts": task.counts(payload, {})},
                           audited_counts=task.counts(payload, {}), decisions=rows,
                           review=lambda i, label, note: st.session_state["reviews"].append((i, label, note)),
-                          blind=blind)
+                          blind=blind, extra={"hide_derived": blind})  # the page's blind rule: hidden
     render_document(ctx)
 
 

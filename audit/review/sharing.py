@@ -1,0 +1,41 @@
+"""Which other runs a review settles a question in (issue 36 §1): a review is shared by question key (`decisions.qkey`:
+same family, same gold content of the document, same judge question; the `run_reviews` view), so a review made on a
+decision counts in every run that asks its question. Both review cards say so with `also_settles_text`; the sentence
+names runs, never what their judges answered, so it is shown on blind cards too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from audit.store.database import Database
+
+CHUNK = 500
+"""Decision ids per query (SQLite's bound-parameter limit)."""
+
+
+def other_runs_asking(db: Database, decision_ids: Iterable[int]) -> dict[int, list[str]]:
+    """Per decision id, the names of the other runs that ask the decision's question (in run order); a decision
+    whose question no other run asks (or not keyed yet) maps to []."""
+    ids = list(dict.fromkeys(int(i) for i in decision_ids))
+    out: dict[int, list[str]] = {i: [] for i in ids}
+    for at in range(0, len(ids), CHUNK):
+        part = ids[at:at + CHUNK]
+        rows = db.execute(
+            "SELECT DISTINCT d1.id, r.id, r.name FROM decisions d1 JOIN decisions d2 ON d2.qkey = d1.qkey "
+            "AND d2.run_id != d1.run_id JOIN runs r ON r.id = d2.run_id "
+            f"WHERE d1.id IN ({', '.join('?' * len(part))}) AND d1.qkey IS NOT NULL ORDER BY d1.id, r.id",
+            part).fetchall()
+        for decision, _run_id, name in rows:
+            out[decision].append(name)
+    return out
+
+
+def also_settles_text(runs: Sequence[str]) -> str:
+    """The card's sentence: `also settles this question in runs B, C` ('' when no other run asks it).
+
+    >>> also_settles_text(["B", "C"]), also_settles_text(["B"]), also_settles_text([])
+    ('also settles this question in runs B, C', 'also settles this question in run B', '')
+    """
+    if not runs:
+        return ""
+    return f"also settles this question in {'run' if len(runs) == 1 else 'runs'} {', '.join(runs)}"
