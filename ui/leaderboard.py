@@ -1,0 +1,164 @@
+"""The Leaderboard page's parts: a board table (`audit.board.table.board_table`, the `board show` JSON) as tables
+and sentences for people, and the owner's form to create or delete a board. Numbers are the table's, formatted,
+never recomputed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from audit.board.store import create_board, delete_board
+from audit.errors import AuditError
+from audit.numbers import EMPTY, format_delta, format_value
+from audit.store.database import Database
+from ui import auth
+from ui.owner_only import role_button, why_not
+from ui.text import md_literal, show_text
+
+ACTION = "edit_boards"
+PICK, PENDING = "leaderboard.board", "leaderboard.pending"
+"""The board picker's key; a board just created, shown by the next rerun's picker."""
+
+
+def unit_of(table: Mapping, key: str) -> str:
+    return next((m["unit"] for m in table.get("metrics", ()) if m["key"] == key), "score")
+
+
+def label_of(table: Mapping, key: str) -> str:
+    return next((m["label"] for m in table.get("metrics", ()) if m["key"] == key), key)
+
+
+def interval_text(ci: Sequence[float] | None, unit: str, *, delta: bool = False) -> str:
+    """`[lo, hi]`, or EMPTY when there is no interval."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return EMPTY
+    fmt = (lambda v: format_delta(v, unit)) if delta else (lambda v: format_value(v, unit))
+    return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
+def _rank_set(rs: Sequence[int] | None) -> str:
+    return EMPTY if not rs else f"[{rs[0]}, {rs[1]}]"
+
+
+def system_rows(table: Mapping) -> pd.DataFrame:
+    """One row per system for the primary metric: judge only, audited, the estimate with its fixed-n and anytime
+    intervals, the judge's bias with its interval, ranks and the rank set."""
+    key = table["metric"]
+    unit = unit_of(table, key)
+    rows = []
+    for s in sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0)):
+        est = (s.get("estimate") or {}).get(key) or {}
+        bias = (s.get("bias") or {}).get(key) or {}
+        rows.append({
+            "system": s["system"],
+            "run": s["run"],
+            "judge only": format_value(s["judge_only"].get(key), unit),
+            "audited": format_value(s["audited"].get(key), unit),
+            "estimate": EMPTY if est.get("value") is None else format_value(est["value"], unit),
+            "95% interval": interval_text(est.get("ci"), unit),
+            "anytime interval": interval_text((est.get("anytime") or {}).get("ci"), unit),
+            "judge bias": EMPTY if bias.get("value") is None else format_delta(bias["value"], unit),
+            "bias interval": interval_text(bias.get("ci"), unit, delta=True),
+            "judge rank": EMPTY if s["rank_judge"] is None else str(s["rank_judge"]),
+            "audited rank": EMPTY if s["rank_audited"] is None else str(s["rank_audited"]),
+            "rank set": _rank_set(s.get("rank_set")),
+        })
+    df = pd.DataFrame(rows)
+    if len(df) and (df["system"] == df["run"]).all():
+        df = df.drop(columns="run")  # a board of runs: the system is its run
+    return df
+
+
+def metric_rows(table: Mapping) -> pd.DataFrame:
+    """Every headline metric of every system: judge only → audited."""
+    rows = []
+    for s in table["systems"]:
+        row = {"system": s["system"]}
+        for m in table.get("metrics", ()):
+            j, a = s["judge_only"].get(m["key"]), s["audited"].get(m["key"])
+            row[f"{m['label']} · judge only"] = format_value(j, m["unit"])
+            row[f"{m['label']} · audited"] = format_value(a, m["unit"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pair_rows(table: Mapping) -> pd.DataFrame:
+    unit = unit_of(table, table["metric"])
+    return pd.DataFrame([{"A": p["a"], "B": p["b"],
+                          "A − B": EMPTY if p["difference"] is None else format_delta(p["difference"], unit),
+                          "95% interval": interval_text(p.get("ci"), unit, delta=True),
+                          "simultaneous interval": interval_text(p.get("ci_simultaneous"), unit, delta=True)}
+                         for p in table["pairs"]])
+
+
+def settled_words(table: Mapping) -> list[str]:
+    """The table's sentences on which orders hold; an unsettled one says how many more documents the board's plan
+    needs to settle the ranking, when it says."""
+    more = table.get("more_documents")
+    out = []
+    for s in table.get("settled", ()):
+        if more and s.endswith("is not settled"):
+            s += f": review about {more} more document{'s' if more != 1 else ''}"
+        out.append(s)
+    return out
+
+
+def coverage_text(table: Mapping) -> str:
+    r = table["reviewed"]
+    return (f"{r['decisions']} of {r['of_decisions']} distinct questions reviewed · {r['documents']} of "
+            f"{r['of_documents']} documents complete · {table['shared_questions']} questions shared by two or more "
+            f"runs (one review settles each in all of them) · policy {table['policy']}")
+
+
+def pick_board(names: Sequence[str]) -> str:
+    """The board picker: a board just created, else `?board=` on a first visit, else the session's, else the
+    newest (names come newest first)."""
+    pending = st.session_state.pop(PENDING, None)
+    if pending in names:
+        st.session_state[PICK] = pending
+    elif st.session_state.get(PICK) not in names:
+        wanted = st.query_params.get("board")
+        st.session_state[PICK] = wanted if wanted in names else names[0]
+    name = st.selectbox("Board", list(names), key=PICK)
+    st.query_params["board"] = name
+    return name
+
+
+def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str]) -> None:
+    """Create a board over runs of one family and gold, or delete one (owner only in team mode)."""
+    why = why_not(ACTION)
+    with st.expander("Create or delete a board", expanded=not boards):
+        with st.form("leaderboard.create", border=False):
+            name = st.text_input("Board name", key="leaderboard.new_name")
+            chosen = st.multiselect("Runs (one family, the same gold; an ideation board is one run)", list(runs),
+                                    key="leaderboard.new_runs")
+            sent = st.form_submit_button("Create board", disabled=why is not None, help=why)
+        if why is not None:
+            show_text(why, "caption")
+        if sent:
+            auth.guard(ACTION)
+            try:
+                made = create_board(conn, name.strip(), list(chosen))
+            except AuditError as e:
+                show_text(str(e), "error")
+            else:
+                st.session_state[PENDING] = made["name"]  # the picker's own key is drawn already
+                st.rerun()
+        if boards:
+            gone = st.selectbox("Board to delete", [b["name"] for b in boards], key="leaderboard.delete_name")
+            if role_button("Delete board (its runs and reviews stay)", action=ACTION, key="leaderboard.delete"):
+                auth.guard(ACTION)
+                try:
+                    delete_board(conn, gone)
+                except AuditError as e:
+                    show_text(str(e), "error")
+                else:
+                    st.rerun()
+
+
+def what_it_shows(table: Mapping) -> str:
+    label = label_of(table, table["metric"])
+    return (f"Board **{md_literal(table['board'])}** ({md_literal(table['family'])}, {len(table['systems'])} "
+            f"systems) ranked by **{md_literal(label)}**.")
