@@ -11,6 +11,7 @@ from audit.outputs.figures import board_intervals
 from ui.entry import page_prologue
 from ui.leaderboard import (
     coverage_text,
+    estimate_rows,
     label_of,
     manage_boards,
     metric_rows,
@@ -51,14 +52,18 @@ else:
     st.markdown(what_it_shows(table))
     st.caption(md_literal(coverage_text(table)))
     if table["interval"] == "none":
-        show_text(f"No valid interval: {table['interval_explained']}. Rank sets and intervals are left empty "
-                  "rather than guessed.", "warning")
+        why = str(table["interval_explained"]).removeprefix("none: ")
+        show_text(f"No valid interval: {why}. Rank sets and intervals are left empty rather than guessed.",
+                  "warning")
     else:
         st.caption(md_literal(f"Intervals: {table['interval_explained']}."))
     st.subheader("Does the judge's ranking survive the audit?")
     st.markdown("\n".join(f"- {md_literal(sentence)}" for sentence in settled_words(table)))
     st.subheader(f"Systems by {label_of(table, table['metric'])}")
     st.dataframe(system_rows(table), hide_index=True, key="leaderboard.systems")
+    if table["interval"] != "none":
+        st.caption("Estimates (fixed-n and anytime 95% intervals) and the judge's bias (judge only − estimate).")
+        st.dataframe(estimate_rows(table), hide_index=True, key="leaderboard.estimates")
     st.altair_chart(board_intervals(table), key="leaderboard.chart")
     st.subheader("Pairwise differences")
     st.caption("A − B on the primary metric; the simultaneous intervals (all pairs at once) decide the rank sets.")

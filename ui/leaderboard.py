@@ -31,9 +31,11 @@ def label_of(table: Mapping, key: str) -> str:
 
 
 def interval_text(ci: Sequence[float] | None, unit: str, *, delta: bool = False) -> str:
-    """`[lo, hi]`, or EMPTY when there is no interval."""
+    """`[lo, hi]`; `(exact)` for a zero-width interval (a full review); EMPTY when there is no interval."""
     if not ci or ci[0] is None or ci[1] is None:
         return EMPTY
+    if ci[0] == ci[1]:
+        return "(exact)"
     fmt = (lambda v: format_delta(v, unit)) if delta else (lambda v: format_value(v, unit))
     return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
 
@@ -42,33 +44,55 @@ def _rank_set(rs: Sequence[int] | None) -> str:
     return EMPTY if not rs else f"[{rs[0]}, {rs[1]}]"
 
 
+def _with_interval(value: str, ci: str) -> str:
+    return value if ci == EMPTY else f"{value} {ci}"
+
+
+def _ordered(table: Mapping) -> list[Mapping]:
+    return sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0))
+
+
+def _runs_differ(table: Mapping) -> bool:
+    return any(s["system"] != s["run"] for s in table["systems"])  # systems inside one run
+
+
 def system_rows(table: Mapping) -> pd.DataFrame:
-    """One row per system for the primary metric: judge only, audited, the estimate with its fixed-n and anytime
-    intervals, the judge's bias with its interval, ranks and the rank set."""
+    """The ranking, one row per system of the primary metric, best audited rank first: the rank set, both ranks,
+    judge only and audited."""
+    key = table["metric"]
+    unit = unit_of(table, key)
+    return pd.DataFrame([{
+        "system": s["system"],
+        **({"run": s["run"]} if _runs_differ(table) else {}),
+        "rank set": _rank_set(s.get("rank_set")),
+        "rank: judge → audited": f"{_rank(s['rank_judge'])} → {_rank(s['rank_audited'])}",
+        "judge only": format_value(s["judge_only"].get(key), unit),
+        "audited": format_value(s["audited"].get(key), unit),
+    } for s in _ordered(table)])
+
+
+def estimate_rows(table: Mapping) -> pd.DataFrame:
+    """The estimate of the primary metric with its fixed-n and anytime intervals, and the judge's bias (judge only
+    − estimate) with its interval, one row per system in the ranking's order."""
     key = table["metric"]
     unit = unit_of(table, key)
     rows = []
-    for s in sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0)):
+    for s in _ordered(table):
         est = (s.get("estimate") or {}).get(key) or {}
         bias = (s.get("bias") or {}).get(key) or {}
         rows.append({
             "system": s["system"],
-            "run": s["run"],
-            "judge only": format_value(s["judge_only"].get(key), unit),
-            "audited": format_value(s["audited"].get(key), unit),
-            "estimate": EMPTY if est.get("value") is None else format_value(est["value"], unit),
-            "95% interval": interval_text(est.get("ci"), unit),
-            "anytime interval": interval_text((est.get("anytime") or {}).get("ci"), unit),
-            "judge bias": EMPTY if bias.get("value") is None else format_delta(bias["value"], unit),
-            "bias interval": interval_text(bias.get("ci"), unit, delta=True),
-            "judge rank": EMPTY if s["rank_judge"] is None else str(s["rank_judge"]),
-            "audited rank": EMPTY if s["rank_audited"] is None else str(s["rank_audited"]),
-            "rank set": _rank_set(s.get("rank_set")),
+            "estimate [95%]": EMPTY if est.get("value") is None else
+            _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit)),
+            "anytime [95%]": interval_text((est.get("anytime") or {}).get("ci"), unit),
+            "judge bias [95%]": EMPTY if bias.get("value") is None else
+            _with_interval(format_delta(bias["value"], unit), interval_text(bias.get("ci"), unit, delta=True)),
         })
-    df = pd.DataFrame(rows)
-    if len(df) and (df["system"] == df["run"]).all():
-        df = df.drop(columns="run")  # a board of runs: the system is its run
-    return df
+    return pd.DataFrame(rows)
+
+
+def _rank(r: int | None) -> str:
+    return EMPTY if r is None else str(r)
 
 
 def metric_rows(table: Mapping) -> pd.DataFrame:
@@ -132,7 +156,7 @@ def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str]
     with st.expander("Create or delete a board", expanded=not boards):
         with st.form("leaderboard.create", border=False):
             name = st.text_input("Board name", key="leaderboard.new_name")
-            chosen = st.multiselect("Runs (one family, the same gold; an ideation board is one run)", list(runs),
+            chosen = st.multiselect("Runs (of one family, scored on the same gold)", list(runs),
                                     key="leaderboard.new_runs")
             sent = st.form_submit_button("Create board", disabled=why is not None, help=why)
         if why is not None:

@@ -214,9 +214,9 @@ def position_bias(rows: Sequence[Mapping]) -> alt.LayerChart:
 def board_points(table: Mapping) -> list[dict]:
     """The board chart's rows from a board table (`audit.board.table.board_table`), nothing recomputed: per system
     its judge-only and audited value of the board's primary metric and, with a board plan, the estimate with its
-    95% interval (after a full review the audited value is exact: no interval to draw)."""
+    95% interval (after a full review the audited value is exact: no interval to draw); best audited rank first."""
     key, out = table["metric"], []
-    for s in table["systems"]:
+    for s in sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0)):
         out.append({"label": s["system"], "series": "judge only", "value": s["judge_only"].get(key)})
         out.append({"label": s["system"], "series": "audited", "value": s["audited"].get(key)})
         est = (s.get("estimate") or {}).get(key)

@@ -16,8 +16,13 @@ KEY = "entities/avg/f1"
 
 
 def _systems(at) -> dict[str, dict]:
-    df = next(d.value for d in at.dataframe if "rank set" in d.value.columns)
-    return {r["system"]: dict(r) for _, r in df.iterrows()}
+    """The ranking table's rows by system, with the estimates table's columns when it is shown."""
+    out: dict[str, dict] = {}
+    for d in at.dataframe:
+        if {"rank set"} <= set(d.value.columns) or {"estimate [95%]"} <= set(d.value.columns):
+            for _, r in d.value.iterrows():
+                out.setdefault(r["system"], {}).update(dict(r))
+    return out
 
 
 def _shared_question(conn, runs: tuple[str, ...]) -> int:
@@ -42,8 +47,8 @@ def test_the_demo_has_a_board_per_family_and_the_page_shows_board_tables_numbers
         row = shown[s["system"]]
         assert row["judge only"] == format_value(s["judge_only"][KEY])
         assert row["audited"] == format_value(s["audited"][KEY])
-        assert row["audited rank"] == str(s["rank_audited"])
-        assert row["rank set"] == EMPTY and row["95% interval"] == EMPTY  # no plan, no full review: none is valid
+        assert row["rank: judge → audited"] == f"{s['rank_judge']} → {s['rank_audited']}"
+        assert row["rank set"] == EMPTY and "estimate [95%]" not in row  # no plan, no full review: none is valid
     assert any("No valid interval" in w.value for w in at.warning)
     assert len(at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")) == 1
 
@@ -98,9 +103,14 @@ def test_a_plans_intervals_rank_sets_and_more_documents_in_words(app, conn, monk
     at = open_page(app, "leaderboard", board=BOARD)
     assert not at.exception
     rows = list(_systems(at).values())
-    assert all(r["95% interval"].startswith("[") and r["anytime interval"].startswith("[") for r in rows)
+    for s in real(conn, BOARD)["systems"]:
+        v = s["audited"][KEY]
+        row = _systems(at)[s["system"]]
+        assert row["estimate [95%]"] == f"{format_value(v)} [{format_value(v - 0.05)}, {format_value(v + 0.05)}]"
+        assert row["anytime [95%]"] == f"[{format_value(v - 0.08)}, {format_value(v + 0.08)}]"
     assert {r["rank set"] for r in rows} == {"[1, 2]", "[1, 3]"}
-    assert {r["bias interval"] for r in rows} == {"[-0.0200, +0.0300]"}
+    assert {r["judge bias [95%]"] for r in rows} == {"0 [-0.0200, +0.0300]", "+0.0100 [-0.0200, +0.0300]",
+                                                    "+0.0200 [-0.0200, +0.0300]"}
     text = plain(" ".join(m.value for m in at.markdown))
     assert "holds" in text and "is not settled: review about 7 more documents" in text
     assert not any("No valid interval" in w.value for w in at.warning)
@@ -134,3 +144,24 @@ def test_hidden_in_blind_review(app):
     assert not at.exception
     assert not [d for d in at.dataframe if "rank set" in d.value.columns]
     assert any("hidden while you review blind" in i.value for i in at.info)
+
+
+def test_a_full_review_shows_exact_values_and_one_rank_rank_sets(app, conn, monkeypatch):
+    import audit.board.table as tables
+
+    real = tables.board_table
+
+    def exact(db, name, *, policy):
+        t = real(db, name, policy=policy)
+        systems = [{**s, "estimate": {KEY: {"value": s["audited"][KEY], "ci": [s["audited"][KEY]] * 2,
+                                            "anytime": {"ci": [s["audited"][KEY]] * 2}}},
+                    "rank_set": [s["rank_audited"]] * 2} for s in t["systems"]]
+        return {**t, "systems": systems, "interval": "exact", "interval_explained": "exact: every decision reviewed"}
+
+    monkeypatch.setattr(tables, "board_table", exact)
+    at = open_page(app, "leaderboard", board=BOARD)
+    rows = _systems(at)
+    assert {r["rank set"] for r in rows.values()} == {"[1, 1]", "[2, 2]", "[3, 3]"}
+    assert all(r["estimate [95%]"] == f"{r['audited']} (exact)" and r["anytime [95%]"] == "(exact)"
+               for r in rows.values())
+    assert not any("No valid interval" in w.value for w in at.warning)
