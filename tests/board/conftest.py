@@ -1,5 +1,6 @@
 """Boards' test databases: three CHIMERA runs on the bundled gold (two judges of the mixed predictions, and the
-perfect predictions: they share some questions), one on other gold, and the ideation demo run (three systems)."""
+perfect predictions: they share some questions), one on other gold, the ideation demo run (three systems) and two
+LitXBench demo runs on the same gold."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, PRED_PERFECT
 CHIMERA_RUNS = {"a": (PRED_MIXED, JUDGE_LOG), "b": (PRED_MIXED, DATA / "chimera" / "judge_smollm2_structured.jsonl"),
                 "c": (PRED_PERFECT, JUDGE_LOG)}
 
+LITX_RUNS = ("demo-litxbench-drop-meas30", "demo-litxbench-process-perturb")
+
 
 @pytest.fixture(scope="session")
 def board_template(tmp_path_factory) -> Path:
@@ -35,6 +38,9 @@ def board_template(tmp_path_factory) -> Path:
               f"replay:{folder / 'other' / 'judge.jsonl'}", run="other-gold")
     demo = TASKS["ideation"].demo_runs(DATA)[0]
     score_run(db, "ideation", demo.inputs, demo.judge, run="ideas")
+    for demo in TASKS["litxbench"].demo_runs(DATA):
+        if demo.name in LITX_RUNS:
+            score_run(db, "litxbench", demo.inputs, demo.judge, run=demo.name)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.conn.close()
     return path

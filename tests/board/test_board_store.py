@@ -104,3 +104,18 @@ def test_deleting_a_run_deletes_its_boards_only(bdb):
     out = delete_run(bdb, "a")
     assert out["boards_deleted"] == ["ab"]
     assert [b["name"] for b in list_boards(bdb)] == ["bc"]
+
+
+def test_a_generated_system_on_existing_gold_boards_with_the_first(bdb, tmp_path):
+    """bench/generate.py's `generate_system`: another prediction set and judge log on the same gold, so the bench's
+    five systems make one board."""
+    from bench.generate import generate, generate_system
+
+    generate(8, tmp_path / "one", seed=5)
+    generate_system(tmp_path / "one" / "gold.csv", tmp_path / "two", seed=9)
+    gold = str(tmp_path / "one" / "gold.csv")
+    for name, folder in (("g1", "one"), ("g2", "two")):
+        score_run(bdb, "chimera", {"gold": gold, "pred": str(tmp_path / folder / "pred.jsonl")},
+                  f"replay:{tmp_path / folder / 'judge.jsonl'}", run=name)
+    assert create_board(bdb, "gen", ["g1", "g2"])["runs"] == ["g1", "g2"]
+    assert (tmp_path / "one" / "pred.jsonl").read_text() != (tmp_path / "two" / "pred.jsonl").read_text()

@@ -4,6 +4,8 @@ reviews, ranks of those, exact intervals and one-rank rank sets after a full rev
 from __future__ import annotations
 
 import random
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +17,7 @@ from audit.store.database import run_row
 from audit.views import decisions
 from scoring.families import TASKS
 from scoring.stats.board import competition_ranks
-from tests.board.conftest import review_all
+from tests.board.conftest import LITX_RUNS, review_all
 
 RUNS = ["a", "b", "c"]
 
@@ -155,3 +157,73 @@ def test_a_joint_plan_supplies_estimates_pairs_and_rank_sets(bdb, monkeypatch):
                                "ci_simultaneous": [0.15, 0.25]}]
     assert (a["rank_set"], b["rank_set"]) == ([1, 1], [2, 2])
     assert table["settled"] == ["a > b holds"]
+
+
+def test_the_cached_structure_follows_decisions_a_review_adds(bdb):
+    """The question counts are cached per runs' decision count (a review that makes a family re-decide a document
+    adds decisions and updates the count, `audit.rescoring.apply_reviews`): a decision added that way is counted,
+    a shared one too."""
+    create_board(bdb, "t", ["a", "c"])
+    first = board_table(bdb, "t")
+    rid = run_row(bdb, "c")["id"]
+    only_a = bdb.execute("SELECT d.doc_id, d.kind, d.type, d.left, d.right, d.qkey FROM decisions d JOIN runs r ON "
+                         "r.id = d.run_id WHERE r.name = 'a' AND d.qkey NOT IN (SELECT qkey FROM decisions WHERE "
+                         "run_id = ?) LIMIT 1", [rid]).fetchone()
+    bdb.execute("INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) VALUES "
+                "(?, ?, ?, ?, ?, ?, 'match', '{}', ?)", [rid, *only_a])
+    bdb.execute("UPDATE runs SET n_decisions = n_decisions + 1 WHERE id = ?", [rid])
+    again = board_table(bdb, "t")
+    assert again["shared_questions"] == first["shared_questions"] + 1
+    assert again["reviewed"]["of_decisions"] == first["reviewed"]["of_decisions"]  # a's question, now in c too
+
+
+def test_the_cache_is_never_read_for_another_database_at_the_same_path(bdb, board_template, tmp_path):
+    create_board(bdb, "t", ["a", "b", "c"])
+    assert board_table(bdb, "t")["reviewed"]["of_decisions"] == 345
+    path = bdb.conn.execute("PRAGMA database_list").fetchone()[2]
+    bdb.conn.close()
+    from audit.demo import DATA
+    from audit.runs import score_run
+    from audit.store.database import open_db
+    from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, PRED_PERFECT
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(path + suffix).unlink(missing_ok=True)
+    db = open_db(path)
+    # the same runs scored again: same names, ids and decision counts; only the creation time tells them apart
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="a")
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)},
+              f"replay:{DATA / 'chimera' / 'judge_smollm2_structured.jsonl'}", run="b")
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_PERFECT)}, f"replay:{JUDGE_LOG}", run="c")
+    db.execute("UPDATE decisions SET qkey = 'elsewhere-' || qkey WHERE run_id = ?", [run_row(db, "b")["id"]])
+    create_board(db, "t", ["a", "b", "c"])
+    assert board_table(db, "t")["reviewed"]["of_decisions"] == 345 + 204
+    db.conn.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("board", ["litxbench", "ideation"])
+def test_every_family_shows_each_systems_own_audited_values(bdb, board, seed):
+    """Random reviews (questions both runs ask first, so reviews are shared) on a LitXBench board of two runs and
+    an ideation board of one run's systems: each value is the run's own audited metric, read afresh."""
+    rng = random.Random(seed)
+    runs = list(LITX_RUNS) if board == "litxbench" else ["ideas"]
+    create_board(bdb, "t", runs)
+    task = TASKS[board]
+    pool = [(r, d) for r in runs for d in decisions(bdb, r)]
+    qkey = dict(bdb.execute("SELECT id, qkey FROM decisions").fetchall())
+    asked = Counter(qkey.values())
+    shared = [(r, d) for r, d in pool if asked[qkey[d["id"]]] > 1]
+    for r, d in rng.sample(shared, min(15, len(shared))) + rng.sample(pool, 25):
+        labels = task.label_schemes[d["kind"]].labels
+        add_review(bdb, r, d["id"], rng.choice(labels), rng.choice(["ana", "bo"]))
+    table = board_table(bdb, "t")
+    for s in table["systems"]:
+        own = audit_run(bdb, s["run"], rebuild=True).metrics
+        judge = run_row(bdb, s["run"])["original_metrics"]
+        if board == "ideation":
+            own, judge = task.system_metrics(own, s["system"]), task.system_metrics(judge, s["system"])
+        for c in task.board_cells(run_row(bdb, runs[0])["original_metrics"]):
+            assert s["audited"]["/".join(c.path)] == c.value(own), (s["system"], c.path)
+            assert s["judge_only"]["/".join(c.path)] == c.value(judge), (s["system"], c.path)
+    assert table["reviewed"]["decisions"] > 0
