@@ -4,6 +4,7 @@ ranks and rank sets, pairwise differences, and in words which orders of the judg
 
 import streamlit as st
 
+from audit.board.report import board_points
 from audit.board.store import list_boards
 from audit.board.table import board_table
 from audit.errors import AuditError
@@ -17,6 +18,7 @@ from ui.leaderboard import (
     metric_rows,
     pair_rows,
     pick_board,
+    ranked,
     settled_words,
     system_rows,
     what_it_shows,
@@ -64,7 +66,9 @@ else:
     if table["interval"] != "none":
         st.caption("Estimates (fixed-n and anytime 95% intervals) and the judge's bias (judge only − estimate).")
         st.dataframe(estimate_rows(table), hide_index=True, key="leaderboard.estimates")
-    st.altair_chart(board_intervals(table), key="leaderboard.chart")
+    points = board_points({**table, "systems": ranked(table)})  # the report's chart, rows in the table's order
+    if points:
+        st.altair_chart(board_intervals(points, metric=label_of(table, table["metric"])), key="leaderboard.chart")
     st.subheader("Pairwise differences")
     st.caption("A − B on the primary metric; the simultaneous intervals (all pairs at once) decide the rank sets.")
     st.dataframe(pair_rows(table), hide_index=True, key="leaderboard.pairs")

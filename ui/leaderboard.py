@@ -48,7 +48,8 @@ def _with_interval(value: str, ci: str) -> str:
     return value if ci == EMPTY else f"{value} {ci}"
 
 
-def _ordered(table: Mapping) -> list[Mapping]:
+def ranked(table: Mapping) -> list[Mapping]:
+    """The table's systems, best audited rank first (unranked last)."""
     return sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0))
 
 
@@ -68,7 +69,7 @@ def system_rows(table: Mapping) -> pd.DataFrame:
         "rank: judge → audited": f"{_rank(s['rank_judge'])} → {_rank(s['rank_audited'])}",
         "judge only": format_value(s["judge_only"].get(key), unit),
         "audited": format_value(s["audited"].get(key), unit),
-    } for s in _ordered(table)])
+    } for s in ranked(table)])
 
 
 def estimate_rows(table: Mapping) -> pd.DataFrame:
@@ -77,7 +78,7 @@ def estimate_rows(table: Mapping) -> pd.DataFrame:
     key = table["metric"]
     unit = unit_of(table, key)
     rows = []
-    for s in _ordered(table):
+    for s in ranked(table):
         est = (s.get("estimate") or {}).get(key) or {}
         bias = (s.get("bias") or {}).get(key) or {}
         rows.append({

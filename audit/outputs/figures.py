@@ -216,25 +216,3 @@ def position_bias(rows: Sequence[Mapping]) -> alt.LayerChart:
     return _interval_plot([{"series": "first-slot win share", **r} for r in rows], x_title="first-slot win share",
                           domain=(0.0, 1.0), reference=0.5)
 
-
-def board_points(table: Mapping) -> list[dict]:
-    """The board chart's rows from a board table (`audit.board.table.board_table`), nothing recomputed: per system
-    its judge-only and audited value of the board's primary metric and, with a board plan, the estimate with its
-    95% interval (after a full review the audited value is exact: no interval to draw); best audited rank first."""
-    key, out = table["metric"], []
-    for s in sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0)):
-        out.append({"label": s["system"], "series": "judge only", "value": s["judge_only"].get(key)})
-        out.append({"label": s["system"], "series": "audited", "value": s["audited"].get(key)})
-        est = (s.get("estimate") or {}).get(key)
-        if table["interval"] == "joint plan" and est and est.get("value") is not None:
-            ci = est.get("ci") or (None, None)
-            out.append({"label": s["system"], "series": "estimated", "value": est["value"], "low": ci[0],
-                        "high": ci[1]})
-    return [p for p in out if p["value"] is not None]
-
-
-def board_intervals(table: Mapping) -> alt.LayerChart:
-    """Dot-and-interval chart of a board: one line per system, judge only vs audited (vs estimated with its
-    interval), on one axis of the primary metric."""
-    label = next((m["label"] for m in table.get("metrics", ()) if m["key"] == table["metric"]), table["metric"])
-    return _interval_plot(board_points(table), x_title=label)
