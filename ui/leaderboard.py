@@ -97,16 +97,12 @@ def _rank(r: int | None) -> str:
 
 
 def metric_rows(table: Mapping) -> pd.DataFrame:
-    """Every headline metric of every system: judge only → audited."""
-    rows = []
-    for s in table["systems"]:
-        row = {"system": s["system"]}
-        for m in table.get("metrics", ()):
-            j, a = s["judge_only"].get(m["key"]), s["audited"].get(m["key"])
-            row[f"{m['label']} · judge only"] = format_value(j, m["unit"])
-            row[f"{m['label']} · audited"] = format_value(a, m["unit"])
-        rows.append(row)
-    return pd.DataFrame(rows)
+    """Every headline metric of every system (one row each, so any number of metrics fits the page): judge only and
+    audited."""
+    return pd.DataFrame([{"system": s["system"], "metric": m["label"],
+                          "judge only": format_value(s["judge_only"].get(m["key"]), m["unit"]),
+                          "audited": format_value(s["audited"].get(m["key"]), m["unit"])}
+                         for s in ranked(table) for m in table.get("metrics", ())])
 
 
 def pair_rows(table: Mapping) -> pd.DataFrame:

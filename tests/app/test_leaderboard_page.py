@@ -165,3 +165,15 @@ def test_a_full_review_shows_exact_values_and_one_rank_rank_sets(app, conn, monk
     assert all(r["estimate [95%]"] == f"{r['audited']} (exact)" and r["anytime [95%]"] == "(exact)"
                for r in rows.values())
     assert not any("No valid interval" in w.value for w in at.warning)
+
+
+def test_every_headline_metric_of_every_system(app, conn):
+    at = open_page(app, "leaderboard", board=BOARD)
+    df = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    table = board_table(conn, BOARD)
+    assert len(df) == len(table["systems"]) * len(table["metrics"])
+    shown = {(r["system"], r["metric"]): (r["judge only"], r["audited"]) for _, r in df.iterrows()}
+    for s in table["systems"]:
+        for m in table["metrics"]:
+            assert shown[s["system"], m["label"]] == (format_value(s["judge_only"][m["key"]]),
+                                                      format_value(s["audited"][m["key"]]))

@@ -148,6 +148,9 @@ def test_every_demo_board_renders(board_app, browser, shots, board):
         wait_idle(page)
         expect(page.get_by_text("Does the judge's ranking survive the audit?")).to_be_visible()
         assert_no_exception(page)
+        for expander in ("Every headline metric: judge only and audited", "Create or delete a board"):
+            page.get_by_text(expander, exact=True).click()
+        expect(page.get_by_role("button", name="Create board")).to_be_visible()
         _shot(page, shots / f"leaderboard-{board}.png")
     finally:
         ctx.close()
