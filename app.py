@@ -41,6 +41,7 @@ pages = [
     st.Page("pages/document.py", title="Document review", icon=":material/article:", url_path="document"),
     st.Page("pages/queue.py", title="Review queue", icon=":material/checklist:", url_path="queue"),
     st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
+    st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/trophy:", url_path="leaderboard"),
     st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),
     st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
     st.Page("pages/improve_judge.py", title="Improve the judge", icon=":material/tune:", url_path="improve_judge"),

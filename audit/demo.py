@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from audit.board.store import create_board, list_boards
 from audit.errors import AuditError, RunExists
 from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
@@ -99,10 +100,39 @@ def load_demo(db: Database, progress: DemoProgress | None = None) -> list[str]:
         if d.reviews:
             import_reviews(db, d.name, d.reviews)
         scored.append(d.name)
+    seed_boards(db)
     if progress:
         progress(len(runs), len(runs), "")
     _mark_seeded(db)
     return scored
+
+
+def demo_boards() -> dict[str, list[str]]:
+    """Each demo board (`DemoRun.board`) with its runs, in registry order."""
+    out: dict[str, list[str]] = {}
+    for _, d in demo_runs():
+        if d.board:
+            out.setdefault(d.board, []).append(d.name)
+    return out
+
+
+def seed_boards(db: Database) -> list[str]:
+    """Create every demo board the database lacks whose runs are all in it (a board of a deleted demo run is left
+    out); return the names created."""
+    have_runs = {r["name"] for r in db.query("SELECT name FROM runs")}
+    have = {b["name"] for b in list_boards(db)}
+    made = []
+    for name, runs in demo_boards().items():
+        if name in have or not set(runs) <= have_runs:
+            continue
+        try:
+            create_board(db, name, runs)
+        except AuditError:
+            if any(b["name"] == name for b in list_boards(db)):
+                continue  # another session created it at the same moment
+            raise
+        made.append(name)
+    return made
 
 
 def _mark_seeded(db: Database) -> None:

@@ -28,6 +28,7 @@ import itertools
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -76,7 +77,20 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
 
 
-def build(source: Path) -> tuple[list[dict], dict]:
+Scorer = Callable[[list[str], list[str], list[str]], np.ndarray]
+"""(query strings, anchors, knowledge-base texts) -> scores, one row per query, one column per text (higher is
+better; rounded, so equal scores are real ties)."""
+
+
+def wordllama_scores(qtext: list[str], anchors: list[str], texts: list[str]) -> np.ndarray:  # noqa: ARG001
+    """Cosine similarity of WordLlama embeddings of the query string and each text (both normalised)."""
+    model = load_model().inference
+    kb = unit(np.asarray(model.embed([normalise(t) for t in texts]), dtype=np.float64))
+    qv = unit(np.asarray(model.embed([normalise(t) for t in qtext]), dtype=np.float64))
+    return np.round(np.clip(qv @ kb.T, -1.0, 1.0), SCORE_DECIMALS) + 0.0
+
+
+def build(source: Path, scorer: Scorer = wordllama_scores) -> tuple[list[dict], dict]:
     train, evalr = read_relations(source / "train.csv"), read_relations(source / "eval.csv")
     texts = sorted({s for _, _, _, ents in train + evalr for spans in ents.values() for s in spans})
     ids = {t: f"e{i:04d}" for i, t in enumerate(texts)}
@@ -85,13 +99,10 @@ def build(source: Path) -> tuple[list[dict], dict]:
         for _, anchor, _, answer in pairs(rtype, ents):
             known[(rtype, anchor)].add(answer)
 
-    model = load_model().inference
-    kb = unit(np.asarray(model.embed([normalise(t) for t in texts]), dtype=np.float64))
     queries = [(pid, abstract, rtype, ai, anchor, gi, gold)
                for pid, abstract, rtype, ents in evalr for ai, anchor, gi, gold in pairs(rtype, ents)]
     qtext = [TEMPLATES[rtype].format(anchor) for _, _, rtype, _, anchor, _, _ in queries]
-    qv = unit(np.asarray(model.embed([normalise(t) for t in qtext]), dtype=np.float64))
-    sims = np.round(np.clip(qv @ kb.T, -1.0, 1.0), SCORE_DECIMALS) + 0.0
+    sims = scorer(qtext, [q[4] for q in queries], texts)
 
     lines, pool_sizes = [], []
     for n, (pid, abstract, rtype, ai, anchor, gi, gold) in enumerate(queries):
@@ -117,12 +128,13 @@ def build(source: Path) -> tuple[list[dict], dict]:
     return lines, info
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(scorer: Scorer = wordllama_scores, out: Path = DEFAULT_OUT, doc: str | None = None) -> None:
+    """Build and write the rankings of `scorer` (the command line of this script and of its BM25 sibling)."""
+    ap = argparse.ArgumentParser(description=(doc or __doc__).splitlines()[0])
     ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="folder with CHIMERA train.csv and eval.csv")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=out)
     args = ap.parse_args()
-    lines, info = build(args.source)
+    lines, info = build(args.source, scorer)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # the bundled file is rebuilt in place (force), whole, never over the CHIMERA files it is built from
     rule = OutputRule(inputs=(args.source / "train.csv", args.source / "eval.csv"), force=True)

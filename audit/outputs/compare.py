@@ -20,16 +20,21 @@ def _first_input_sha(row: dict) -> str | None:
     return (row["inputs"].get(task.inputs[0].name) or {}).get("sha256")
 
 
+def _input_shas(row: dict) -> dict[str, str | None]:
+    return {k: (v or {}).get("sha256") for k, v in row["inputs"].items()}
+
+
 def comparable_runs(db: Database, run: str) -> list[str]:
-    """The other runs `compare_runs` accepts beside `run` (same task, same gold / first input), most recent
-    first: the choices for run B."""
+    """The other runs `compare_runs` accepts beside `run` (same task, same gold / first input): the choices for run
+    B. Runs on the same inputs (another judge: what the page compares) come first, then the other prediction sets,
+    each most recent first."""
     rows = list_runs(db)
     mine = next((r for r in rows if r["name"] == run), None)
     if mine is None:
         return []
     sha = _first_input_sha(mine)
-    return [r["name"] for r in rows if r["name"] != run and r["task"] == mine["task"]
-            and _first_input_sha(r) == sha]
+    same = [r for r in rows if r["name"] != run and r["task"] == mine["task"] and _first_input_sha(r) == sha]
+    return [r["name"] for r in sorted(same, key=lambda r: _input_shas(r) != _input_shas(mine))]
 
 
 def compare_runs(db: Database, run_a: RunRef, run_b: RunRef, *, n_resamples: int = 2000) -> dict:

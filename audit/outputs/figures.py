@@ -215,3 +215,4 @@ def position_bias(rows: Sequence[Mapping]) -> alt.LayerChart:
     position bias. `rows`: {label, value, low, high, n}."""
     return _interval_plot([{"series": "first-slot win share", **r} for r in rows], x_title="first-slot win share",
                           domain=(0.0, 1.0), reference=0.5)
+

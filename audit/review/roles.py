@@ -37,6 +37,7 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "export_reviews": ("owner", "export a run's reviews"),
     "import_reviews": ("owner", "import reviews into a run"),
     "improve_judge": ("owner", "improve the judge from the reviews"),
+    "edit_boards": ("owner", "create or delete a leaderboard board"),
 }
 ROLE_KEYS = {"owners": "owner", "adjudicators": "adjudicator", "reviewers": "reviewer"}
 

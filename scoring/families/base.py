@@ -139,6 +139,9 @@ class DemoRun:
     judge_derived: tuple[str, ...] = ()
     """Parts of `note` (exact substrings) that come from the judge's labels, e.g. the official F1: hidden from a
     blind reviewer (`note_for`)."""
+    board: str | None = None
+    """The demo board (`audit.board`) this run is a system of: the demo creates one board of every run naming it,
+    so they must share a family, a gold and a judge spec."""
 
     def note_for(self, *, blind: bool) -> str:
         """The note as a reviewer sees it: in blind review every judge-derived part is replaced by a placeholder."""

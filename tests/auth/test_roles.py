@@ -23,7 +23,7 @@ def test_the_issue_s_role_table():
     assert {a for a in ACTIONS if permits("adjudicator", a)} == {"label", "flag_erratum", "adjudicate"}
     assert {a for a in ACTIONS if not permits("adjudicator", a)} == {
         "score_run", "load_runs", "delete_run", "edit_assignments", "export_reviews", "import_reviews",
-        "improve_judge"}
+        "improve_judge", "edit_boards"}
 
 
 def test_unknown_action_is_an_error_not_a_refusal():

@@ -213,8 +213,20 @@ def _import_reviews(at, db_path):
     return rows(db_path, "SELECT COUNT(*) FROM reviews WHERE uid = ?", ["f" * 32])[0][0]
 
 
-PATHS = {"load_runs": _load_demo, "score_run": _score, "edit_assignments": _plan, "export_reviews": _export_reviews,
-         "import_reviews": _import_reviews}
+def _board(at, db_path):
+    """Create a board through the Leaderboard's form (its submit is drawn disabled for a role below owner)."""
+    at.run()
+    at.switch_page("pages/leaderboard.py")
+    at.run()
+    at.text_input(key="leaderboard.new_name").set_value("team-board")
+    at.multiselect(key="leaderboard.new_runs").set_value(["demo-litxbench-drop-meas30",
+                                                           "demo-litxbench-process-perturb"])
+    click(at, "FormSubmitter:leaderboard.create-Create board")
+    return rows(db_path, "SELECT COUNT(*) FROM boards WHERE name = 'team-board'")[0][0]
+
+
+PATHS = {"edit_boards": _board, "load_runs": _load_demo, "score_run": _score,
+         "edit_assignments": _plan, "export_reviews": _export_reviews, "import_reviews": _import_reviews}
 
 
 @pytest.mark.parametrize("action", sorted(PATHS))

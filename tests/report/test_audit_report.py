@@ -101,10 +101,14 @@ def test_figures_plot_the_exported_numbers(demo_db, reports, run):
         assert not hvj
 
 
-def test_sections_cover_the_issue(reports):
+def test_sections_cover_the_issue(demo_db, reports):
+    from audit.board.store import boards_of_run
+
     for run, (page, report) in reports.items():
         titles = [s.title for s in report.sections]
-        assert [t.split(".")[0] for t in titles] == ["1", "2", "3", "4", "5", "6"], (run, titles)
+        boards = boards_of_run(demo_db, run)  # a demo run on a demo board: a section for its board (issue 36 §4)
+        assert [t.split(".")[0] for t in titles] == [str(i) for i in range(1, 7 + len(boards))], (run, titles)
+        assert all(f"Board {b}" in t for b, t in zip(boards, titles[6:], strict=True)), (run, titles)
         assert "SHA-256" in page and "What is not the paper's number" in page
 
 

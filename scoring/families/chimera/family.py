@@ -32,6 +32,13 @@ GOLD_HELP = ("CHIMERA CSV with `paper_id`, `text`, `readable_relations` (and `en
 PRED_HELP = ('JSON lines, one per abstract: `{"paper_id": "2105.13065", "relations": {"combination": '
              '[{"comb-element": ["span A", "span B"]}]}}`; `{}` = no recombination. Or a CSV with '
              '`paper_id`, `readable_relations`.')
+BOARD_SYSTEMS = (
+    ("mixed", "sample predictions (missed recombinations, dropped or replaced spans, swapped types, false alarms)"),
+    ("verbose", "a simulated verbose extractor (spans widened or shortened to content words, extra elements, false "
+                "alarms; scripts/build_chimera_systems.py)"),
+    ("terse", "a simulated terse extractor (spans cut to their first words, missed entities and recombinations, "
+              "wrong relation types; scripts/build_chimera_systems.py)"))
+"""The demo board's systems: (prediction file `pred_<name>.jsonl`, what it is)."""
 SECTION_TITLES = {"classification": "classification", "entities": "entities", "relations": "relations"}
 
 
@@ -68,7 +75,12 @@ class ChimeraTask(FamilyBase):
                 DemoRun("demo-chimera-smollm2", {"gold": str(d / "eval.csv"), "pred": str(d / "pred_mixed.jsonl")},
                         f"replay:{d / 'judge_smollm2_structured.jsonl'}",
                         "sample predictions judged by a real but very weak LLM: SmolLM2-135M-Instruct, structured "
-                        "answers (openai-json:smollm2-135m, prompt chimera-span-comparison-json 13bd4d51dfa0)")]
+                        "answers (openai-json:smollm2-135m, prompt chimera-span-comparison-json 13bd4d51dfa0)"),
+                *(DemoRun(f"demo-chimera-fuzzy-{system}", {"gold": str(d / "eval.csv"),
+                                                           "pred": str(d / f"pred_{system}.jsonl")},
+                          "fuzzy", f"{what}; judged by the offline fuzzy judge (RapidFuzz ratio >= 85), the one judge "
+                          "of the demo board's three systems (see data/chimera/SOURCE.md)", board="demo-chimera")
+                  for system, what in BOARD_SYSTEMS)]
 
     def load(self, inputs: Mapping[str, str]) -> Loaded:
         gold, pred = inputs["gold"], inputs["pred"]

@@ -124,7 +124,7 @@ class IdeationTask(FamilyBase):
             "derived from reviewer 1 (a shown first) and reviewer 2 (b shown first), so 'position bias' here "
             "measures reviewer disagreement. The other reviewers' ratings are imported as human reviews (blind), "
             "so agreement shows the human-human ceiling. See data/ideation/SOURCE.md.",
-            reviews=str(d / "demo_human_reviews.jsonl"))]
+            reviews=str(d / "demo_human_reviews.jsonl"), board="demo-ideation")]
 
     def load(self, inputs: Mapping[str, str]) -> Loaded:
         questions = load_ideas(inputs["ideas"])

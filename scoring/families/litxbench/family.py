@@ -114,10 +114,10 @@ class LitXBenchTask(FamilyBase):
         common = {"gold": str(d / "gold"), "text": str(d / "papers")}
         return [DemoRun("demo-litxbench-drop-meas30", {**common, "pred": str(d / "pred_drop_meas30")}, "official",
                         "gold with 30% of measurements removed per paper (official overall F1 0.9645)",
-                        judge_derived=("official overall F1 0.9645",)),
+                        board="demo-litxbench", judge_derived=("official overall F1 0.9645",)),
                 DemoRun("demo-litxbench-process-perturb", {**common, "pred": str(d / "pred_process_perturb")},
                         "official", "process steps swapped, dropped, substituted or inserted (official F1 0.9431)",
-                        judge_derived=("official F1 0.9431",))]
+                        board="demo-litxbench", judge_derived=("official F1 0.9431",))]
 
     # ------------------------------------------------------------ load / decide
 

@@ -43,6 +43,8 @@ from scoring.judges.transport import AnswerCache, Judge, Progress
 
 DEMO_FILE = Path("retrieval") / "demo_rankings.jsonl"
 """The bundled demo run, relative to the data folder (built by scripts/build_retrieval_demo.py)."""
+BM25_FILE = "demo_rankings_bm25.jsonl"
+"""The demo board's second ranker, beside `DEMO_FILE` (built by scripts/build_retrieval_bm25.py)."""
 TAIL_STRATA = ("20-49 above", "50+ above")
 """Queries with 20 or more candidates above the gold: the strata a plan samples (`sampling_take_all`)."""
 HIGH_LEVERAGE_STRATA = ("1-2 above", "3-9 above", "10-19 above")
@@ -90,9 +92,15 @@ class RetrievalTask(FamilyBase):
         path = Path(data_dir) / DEMO_FILE
         if not path.is_file():
             return []
-        return [DemoRun("demo-retrieval-wordllama", {"pred": str(path)}, GOLD_ONLY,
+        runs = [DemoRun("demo-retrieval-wordllama", {"pred": str(path)}, GOLD_ONLY,
                         "wordllama zero-shot ranking of CHIMERA's annotated entities (see data/retrieval/SOURCE.md); "
-                        "not a system of the paper")]
+                        "not a system of the paper", board="demo-retrieval")]
+        bm25 = path.with_name(BM25_FILE)
+        if bm25.is_file():
+            runs.append(DemoRun("demo-retrieval-bm25", {"pred": str(bm25)}, GOLD_ONLY,
+                                "lexical BM25 ranking (bm25s) of the same queries and candidates (see "
+                                "data/retrieval/SOURCE.md); not a system of the paper", board="demo-retrieval"))
+        return runs
 
     def load(self, inputs: Mapping[str, str]) -> Loaded:
         extra = sorted(set(inputs) - {"pred"})

@@ -71,3 +71,32 @@ def test_demo_rebuilds_byte_for_byte(tmp_path):
     assert info["queries"] == 252
     rebuilt = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines)
     assert rebuilt == DEMO.read_text(encoding="utf-8")
+
+
+BM25 = ROOT / "data" / "retrieval" / "demo_rankings_bm25.jsonl"
+
+
+def test_the_bm25_ranker_answers_the_same_queries_over_the_same_pools(demo):
+    bm25 = load_rankings(BM25)
+    assert bm25.warnings == [] and BM25.stat().st_size < 4_000_000
+    ours = {q.id: q for q in bm25.queries}
+    assert list(ours) == [q.id for q in demo.queries]
+    for q in demo.queries:
+        b = ours[q.id]
+        assert (b.query, b.anchor_text, b.positive, b.n_candidates) == (q.query, q.anchor_text, q.positive,
+                                                                         q.n_candidates)
+        top = list(b.scores[:100])
+        assert top == sorted(top, reverse=True)
+    assert sum(a.positive_index != b.positive_index for a, b in zip(demo.queries, bm25.queries, strict=True)) > 200
+
+
+def test_bm25_rebuilds_byte_for_byte():
+    if not (SHARED / "train.csv").is_file():
+        pytest.skip("CHIMERA train.csv is not on this machine (see data/retrieval/SOURCE.md)")
+    pytest.importorskip("bm25s", reason="bm25s (requirements-dev.txt) builds the BM25 demo file")
+    spec = importlib.util.spec_from_file_location("build_bm25", ROOT / "scripts" / "build_retrieval_bm25.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    lines, info = mod.build(SHARED, mod.bm25_scores)
+    assert info["queries"] == 252
+    assert "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines) == BM25.read_text(encoding="utf-8")

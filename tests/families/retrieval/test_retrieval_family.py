@@ -117,8 +117,9 @@ def test_payload_round_trips_through_json(tmp_path):
 
 def test_demo_run_is_offered_from_the_bundled_data(tmp_path):
     runs = TASK.demo_runs(ROOT / "data")
-    assert len(runs) == 1 and runs[0].judge == "gold-only"
+    assert [r.judge for r in runs] == ["gold-only", "gold-only"] and {r.board for r in runs} == {"demo-retrieval"}
     assert runs[0].inputs["pred"].endswith("data/retrieval/demo_rankings.jsonl")
+    assert runs[1].inputs["pred"].endswith("data/retrieval/demo_rankings_bm25.jsonl")
     assert TASK.demo_runs(tmp_path) == []
 
 

@@ -1,0 +1,179 @@
+"""The Leaderboard page (issue 36 §2): the demo boards, every number as `board_table` gives it, a review of a
+shared question moving two systems, no interval when none is valid, a plan's intervals and "N more documents" in
+words, and the owner's create / delete form."""
+
+from __future__ import annotations
+
+from audit.board.store import list_boards
+from audit.board.table import board_table
+from audit.numbers import EMPTY, format_value
+from audit.review.reviews import add_review
+from tests.app.conftest import open_page, plain
+
+BOARD = "demo-chimera"
+VERBOSE, MIXED, TERSE = (f"demo-chimera-fuzzy-{s}" for s in ("verbose", "mixed", "terse"))
+KEY = "entities/avg/f1"
+
+
+def _systems(at) -> dict[str, dict]:
+    """The ranking table's rows by system, with the estimates table's columns when it is shown."""
+    out: dict[str, dict] = {}
+    for d in at.dataframe:
+        if {"rank set"} <= set(d.value.columns) or {"estimate [95%]"} <= set(d.value.columns):
+            for _, r in d.value.iterrows():
+                out.setdefault(r["system"], {}).update(dict(r))
+    return out
+
+
+def _shared_question(conn, runs: tuple[str, ...]) -> int:
+    """A decision of runs[0] whose question (not two equal spans) the other runs also ask."""
+    marks = ",".join("?" * len(runs))
+    return conn.execute(
+        f"SELECT d.id FROM decisions d JOIN runs r ON r.id = d.run_id WHERE r.name = ? AND d.left != d.right AND "
+        f"(SELECT COUNT(DISTINCT d2.run_id) FROM decisions d2 JOIN runs r2 ON r2.id = d2.run_id WHERE d2.qkey = "
+        f"d.qkey AND r2.name IN ({marks})) = ? ORDER BY d.id", [runs[0], *runs, len(runs)]).fetchone()[0]
+
+
+def test_the_demo_has_a_board_per_family_and_the_page_shows_board_tables_numbers(app, conn):
+    assert {b["name"] for b in list_boards(conn)} == {"demo-chimera", "demo-litxbench", "demo-retrieval",
+                                                      "demo-ideation"}
+    at = open_page(app, "leaderboard", board=BOARD)
+    assert not at.exception
+    assert at.selectbox(key="leaderboard.board").value == BOARD
+    table = board_table(conn, BOARD)
+    shown = _systems(at)
+    assert set(shown) == {VERBOSE, MIXED, TERSE}
+    for s in table["systems"]:
+        row = shown[s["system"]]
+        assert row["judge only"] == format_value(s["judge_only"][KEY])
+        assert row["audited"] == format_value(s["audited"][KEY])
+        assert row["rank: judge → audited"] == f"{s['rank_judge']} → {s['rank_audited']}"
+        assert row["rank set"] == EMPTY and "estimate [95%]" not in row  # no plan, no full review: none is valid
+    assert any("No valid interval" in w.value for w in at.warning)
+    assert len(at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")) == 1
+
+
+def test_every_demo_board_renders(app):
+    at = open_page(app, "leaderboard")
+    for name in ("demo-litxbench", "demo-retrieval", "demo-ideation"):
+        at.selectbox(key="leaderboard.board").set_value(name).run()
+        assert not at.exception, name
+        assert len(_systems(at)) >= 2, name
+    assert set(_systems(at)) == {"Human", "AI", "AI_Rerank"}  # ideation: the systems inside the one run
+
+
+def test_a_review_of_a_shared_question_moves_two_systems(app, conn):
+    at = open_page(app, "leaderboard", board=BOARD)
+    before = _systems(at)
+    d = _shared_question(conn, (VERBOSE, MIXED))
+    judge = conn.execute("SELECT judge_label FROM decisions WHERE id = ?", [d]).fetchone()[0]
+    add_review(conn, VERBOSE, d, "no-match" if judge == "match" else "match", "ann")
+    at.run()
+    after = _systems(at)
+    moved = {s for s in after if after[s]["audited"] != before[s]["audited"]}
+    assert {VERBOSE, MIXED} <= moved
+    assert all(after[s]["judge only"] == before[s]["judge only"] for s in after)
+    table = board_table(conn, BOARD)
+    assert {s["system"]: format_value(s["audited"][KEY]) for s in table["systems"]} == \
+        {s: r["audited"] for s, r in after.items()}
+
+
+def _planned(table: dict) -> dict:
+    """The table as a board plan makes it (h-o's joint estimates): intervals, rank sets, N more documents."""
+    key = table["metric"]
+    out = {**table, "interval": "joint plan", "interval_explained": "the board's sampling plan", "more_documents": 7}
+    systems = []
+    for i, s in enumerate(table["systems"]):
+        v = s["audited"][key]
+        systems.append({**s, "estimate": {key: {"value": v, "ci": [v - 0.05, v + 0.05],
+                                                "anytime": {"ci": [v - 0.08, v + 0.08]}}},
+                        "bias": {key: {"value": 0.01 * i, "ci": [-0.02, 0.03]}}, "rank_set": [1, 2 + i % 2]})
+    out["systems"] = systems
+    out["pairs"] = [{**p, "ci": [-0.1, 0.2], "ci_simultaneous": [-0.12, 0.22]} for p in table["pairs"]]
+    a, b = (s["system"] for s in systems[:2])
+    out["settled"] = [f"{a} > {b} holds", f"{b} vs {systems[2]['system']} is not settled"]
+    return out
+
+
+def test_a_plans_intervals_rank_sets_and_more_documents_in_words(app, conn, monkeypatch):
+    import audit.board.table as tables
+
+    real = tables.board_table
+    monkeypatch.setattr(tables, "board_table", lambda db, name, *, policy: _planned(real(db, name, policy=policy)))
+    at = open_page(app, "leaderboard", board=BOARD)
+    assert not at.exception
+    rows = list(_systems(at).values())
+    for s in real(conn, BOARD)["systems"]:
+        v = s["audited"][KEY]
+        row = _systems(at)[s["system"]]
+        assert row["estimate [95%]"] == f"{format_value(v)} [{format_value(v - 0.05)}, {format_value(v + 0.05)}]"
+        assert row["anytime [95%]"] == f"[{format_value(v - 0.08)}, {format_value(v + 0.08)}]"
+    assert {r["rank set"] for r in rows} == {"[1, 2]", "[1, 3]"}
+    assert {r["judge bias [95%]"] for r in rows} == {"0 [-0.0200, +0.0300]", "+0.0100 [-0.0200, +0.0300]",
+                                                    "+0.0200 [-0.0200, +0.0300]"}
+    text = plain(" ".join(m.value for m in at.markdown))
+    assert "holds" in text and "is not settled: review about 7 more documents" in text
+    assert not any("No valid interval" in w.value for w in at.warning)
+    points = at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    assert "estimated" in str(points[0].proto.datasets) or "estimated" in str(points[0].proto)
+
+
+def test_create_and_delete_a_board(app, conn):
+    at = open_page(app, "leaderboard", board=BOARD)
+    at.text_input(key="leaderboard.new_name").set_value("mine")
+    at.multiselect(key="leaderboard.new_runs").set_value(["demo-litxbench-drop-meas30", "demo-retrieval-bm25"])
+    at.button(key="FormSubmitter:leaderboard.create-Create board").click().run()
+    assert any("family" in e.value for e in at.error)  # refused in one line, nothing stored
+    assert "mine" not in {b["name"] for b in list_boards(conn)}
+    at.multiselect(key="leaderboard.new_runs").set_value(["demo-litxbench-drop-meas30",
+                                                           "demo-litxbench-process-perturb"])
+    at.button(key="FormSubmitter:leaderboard.create-Create board").click().run()
+    assert not at.exception
+    assert "mine" in {b["name"] for b in list_boards(conn)}
+    assert at.selectbox(key="leaderboard.board").value == "mine"
+    at.selectbox(key="leaderboard.delete_name").set_value("mine")
+    at.button(key="leaderboard.delete").click().run()
+    assert not at.exception
+    assert "mine" not in {b["name"] for b in list_boards(conn)}
+    assert at.selectbox(key="leaderboard.board").value in {b["name"] for b in list_boards(conn)}
+
+
+def test_hidden_in_blind_review(app):
+    app.session_state["blind_mode"] = True
+    at = open_page(app, "leaderboard", reviewer="ann", board=BOARD)
+    assert not at.exception
+    assert not [d for d in at.dataframe if "rank set" in d.value.columns]
+    assert any("hidden while you review blind" in i.value for i in at.info)
+
+
+def test_a_full_review_shows_exact_values_and_one_rank_rank_sets(app, conn, monkeypatch):
+    import audit.board.table as tables
+
+    real = tables.board_table
+
+    def exact(db, name, *, policy):
+        t = real(db, name, policy=policy)
+        systems = [{**s, "estimate": {KEY: {"value": s["audited"][KEY], "ci": [s["audited"][KEY]] * 2,
+                                            "anytime": {"ci": [s["audited"][KEY]] * 2}}},
+                    "rank_set": [s["rank_audited"]] * 2} for s in t["systems"]]
+        return {**t, "systems": systems, "interval": "exact", "interval_explained": "exact: every decision reviewed"}
+
+    monkeypatch.setattr(tables, "board_table", exact)
+    at = open_page(app, "leaderboard", board=BOARD)
+    rows = _systems(at)
+    assert {r["rank set"] for r in rows.values()} == {"[1, 1]", "[2, 2]", "[3, 3]"}
+    assert all(r["estimate [95%]"] == f"{r['audited']} (exact)" and r["anytime [95%]"] == "(exact)"
+               for r in rows.values())
+    assert not any("No valid interval" in w.value for w in at.warning)
+
+
+def test_every_headline_metric_of_every_system(app, conn):
+    at = open_page(app, "leaderboard", board=BOARD)
+    df = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    table = board_table(conn, BOARD)
+    assert len(df) == len(table["systems"]) * len(table["metrics"])
+    shown = {(r["system"], r["metric"]): (r["judge only"], r["audited"]) for _, r in df.iterrows()}
+    for s in table["systems"]:
+        for m in table["metrics"]:
+            assert shown[s["system"], m["label"]] == (format_value(s["judge_only"][m["key"]]),
+                                                      format_value(s["audited"][m["key"]]))

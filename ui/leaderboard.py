@@ -1,0 +1,185 @@
+"""The Leaderboard page's parts: a board table (`audit.board.table.board_table`, the `board show` JSON) as tables
+and sentences for people, and the owner's form to create or delete a board. Numbers are the table's, formatted,
+never recomputed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from audit.board.store import create_board, delete_board
+from audit.errors import AuditError
+from audit.numbers import EMPTY, format_delta, format_value
+from audit.store.database import Database
+from ui import auth
+from ui.owner_only import role_button, why_not
+from ui.text import md_literal, show_text
+
+ACTION = "edit_boards"
+PICK, PENDING = "leaderboard.board", "leaderboard.pending"
+"""The board picker's key; a board just created, shown by the next rerun's picker."""
+
+
+def unit_of(table: Mapping, key: str) -> str:
+    return next((m["unit"] for m in table.get("metrics", ()) if m["key"] == key), "score")
+
+
+def label_of(table: Mapping, key: str) -> str:
+    return next((m["label"] for m in table.get("metrics", ()) if m["key"] == key), key)
+
+
+def interval_text(ci: Sequence[float] | None, unit: str, *, delta: bool = False) -> str:
+    """`[lo, hi]`; `(exact)` for a zero-width interval (a full review); EMPTY when there is no interval."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return EMPTY
+    if ci[0] == ci[1]:
+        return "(exact)"
+    fmt = (lambda v: format_delta(v, unit)) if delta else (lambda v: format_value(v, unit))
+    return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
+def _rank_set(rs: Sequence[int] | None) -> str:
+    return EMPTY if not rs else f"[{rs[0]}, {rs[1]}]"
+
+
+def _with_interval(value: str, ci: str) -> str:
+    return value if ci == EMPTY else f"{value} {ci}"
+
+
+def ranked(table: Mapping) -> list[Mapping]:
+    """The table's systems, best audited rank first (unranked last)."""
+    return sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0))
+
+
+def _runs_differ(table: Mapping) -> bool:
+    return any(s["system"] != s["run"] for s in table["systems"])  # systems inside one run
+
+
+def system_rows(table: Mapping) -> pd.DataFrame:
+    """The ranking, one row per system of the primary metric, best audited rank first: the rank set, both ranks,
+    judge only and audited."""
+    key = table["metric"]
+    unit = unit_of(table, key)
+    return pd.DataFrame([{
+        "system": s["system"],
+        **({"run": s["run"]} if _runs_differ(table) else {}),
+        "rank set": _rank_set(s.get("rank_set")),
+        "rank: judge → audited": f"{_rank(s['rank_judge'])} → {_rank(s['rank_audited'])}",
+        "judge only": format_value(s["judge_only"].get(key), unit),
+        "audited": format_value(s["audited"].get(key), unit),
+    } for s in ranked(table)])
+
+
+def estimate_rows(table: Mapping) -> pd.DataFrame:
+    """The estimate of the primary metric with its fixed-n and anytime intervals, and the judge's bias (judge only
+    − estimate) with its interval, one row per system in the ranking's order."""
+    key = table["metric"]
+    unit = unit_of(table, key)
+    rows = []
+    for s in ranked(table):
+        est = (s.get("estimate") or {}).get(key) or {}
+        bias = (s.get("bias") or {}).get(key) or {}
+        rows.append({
+            "system": s["system"],
+            "estimate [95%]": EMPTY if est.get("value") is None else
+            _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit)),
+            "anytime [95%]": interval_text((est.get("anytime") or {}).get("ci"), unit),
+            "judge bias [95%]": EMPTY if bias.get("value") is None else
+            _with_interval(format_delta(bias["value"], unit), interval_text(bias.get("ci"), unit, delta=True)),
+        })
+    return pd.DataFrame(rows)
+
+
+def _rank(r: int | None) -> str:
+    return EMPTY if r is None else str(r)
+
+
+def metric_rows(table: Mapping) -> pd.DataFrame:
+    """Every headline metric of every system (one row each, so any number of metrics fits the page): judge only and
+    audited."""
+    return pd.DataFrame([{"system": s["system"], "metric": m["label"],
+                          "judge only": format_value(s["judge_only"].get(m["key"]), m["unit"]),
+                          "audited": format_value(s["audited"].get(m["key"]), m["unit"])}
+                         for s in ranked(table) for m in table.get("metrics", ())])
+
+
+def pair_rows(table: Mapping) -> pd.DataFrame:
+    unit = unit_of(table, table["metric"])
+    return pd.DataFrame([{"A": p["a"], "B": p["b"],
+                          "A − B": EMPTY if p["difference"] is None else format_delta(p["difference"], unit),
+                          "95% interval": interval_text(p.get("ci"), unit, delta=True),
+                          "simultaneous interval": interval_text(p.get("ci_simultaneous"), unit, delta=True)}
+                         for p in table["pairs"]])
+
+
+def settled_words(table: Mapping) -> list[str]:
+    """The table's sentences on which orders hold; an unsettled one says how many more documents the board's plan
+    needs to settle the ranking, when it says."""
+    more = table.get("more_documents")
+    out = []
+    for s in table.get("settled", ()):
+        if more and s.endswith("is not settled"):
+            s += f": review about {more} more document{'s' if more != 1 else ''}"
+        out.append(s)
+    return out
+
+
+def coverage_text(table: Mapping) -> str:
+    r = table["reviewed"]
+    return (f"{r['decisions']} of {r['of_decisions']} distinct questions reviewed · {r['documents']} of "
+            f"{r['of_documents']} documents complete · {table['shared_questions']} questions shared by two or more "
+            f"runs (one review settles each in all of them) · policy {table['policy']}")
+
+
+def pick_board(names: Sequence[str]) -> str:
+    """The board picker: a board just created, else `?board=` on a first visit, else the session's, else the
+    newest (names come newest first)."""
+    pending = st.session_state.pop(PENDING, None)
+    if pending in names:
+        st.session_state[PICK] = pending
+    elif st.session_state.get(PICK) not in names:
+        wanted = st.query_params.get("board")
+        st.session_state[PICK] = wanted if wanted in names else names[0]
+    name = st.selectbox("Board", list(names), key=PICK)
+    st.query_params["board"] = name
+    return name
+
+
+def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str]) -> None:
+    """Create a board over runs of one family and gold, or delete one (owner only in team mode)."""
+    why = why_not(ACTION)
+    with st.expander("Create or delete a board", expanded=not boards):
+        with st.form("leaderboard.create", border=False):
+            name = st.text_input("Board name", key="leaderboard.new_name")
+            chosen = st.multiselect("Runs (of one family, scored on the same gold)", list(runs),
+                                    key="leaderboard.new_runs")
+            sent = st.form_submit_button("Create board", disabled=why is not None, help=why)
+        if why is not None:
+            show_text(why, "caption")
+        if sent:
+            auth.guard(ACTION)
+            try:
+                made = create_board(conn, name.strip(), list(chosen))
+            except AuditError as e:
+                show_text(str(e), "error")
+            else:
+                st.session_state[PENDING] = made["name"]  # the picker's own key is drawn already
+                st.rerun()
+        if boards:
+            gone = st.selectbox("Board to delete", [b["name"] for b in boards], key="leaderboard.delete_name")
+            if role_button("Delete board (its runs and reviews stay)", action=ACTION, key="leaderboard.delete"):
+                auth.guard(ACTION)
+                try:
+                    delete_board(conn, gone)
+                except AuditError as e:
+                    show_text(str(e), "error")
+                else:
+                    st.rerun()
+
+
+def what_it_shows(table: Mapping) -> str:
+    label = label_of(table, table["metric"])
+    return (f"Board **{md_literal(table['board'])}** ({md_literal(table['family'])}, {len(table['systems'])} "
+            f"systems) ranked by **{md_literal(label)}**.")
