@@ -14,8 +14,10 @@ cell's population (another subset) are zero vectors: they stay in their stratum,
 
 Interval: a stratified bootstrap of the sample (each stratum's reviewed blocks resampled with replacement, its
 correction rescaled by √((1 − m_h/M_h)·m_h/(m_h − 1)), the Rao–Wu rescaling, so a fully reviewed stratum adds
-no variance), percentile interval of the bootstrap medians. The same withholding rules as the totals estimators
-(`estimators.MIN_REVIEWS`, `MIN_DIFFERING`) apply.
+no variance), percentile interval of the bootstrap medians, widened where needed to Woodruff's interval with the
+t quantile at each point's Welch-Satterthwaite degrees of freedom (the totals' rule, `Totals.effective_df`: the
+bootstrap knows no t correction and is too narrow when a thin stratum carries the median). The same withholding
+rules as the totals estimators (`estimators.MIN_REVIEWS`, `MIN_DIFFERING`) apply.
 
 Anytime interval (`median_estimates`): the test inversion of the asymptotic confidence sequence
 (`confidence_sequence.multiplier`) on F̂, as Woodruff's interval inverts the normal one: the median θ has
