@@ -203,13 +203,18 @@ def simulate(pop: Population, sims: int, half_width: float) -> dict[str, np.ndar
         within = (ddof * rate)[:, :, None, None] * second \
             - (ddof * rate**2)[:, :, None, None] * first[:, :, :, None] * first[:, :, None, :]
         fpc = np.where(partial, size**2 * (1 - m / size) / np.maximum(m, 1), 0.0)
-        cov = (fpc[:, :, None, None] * within).sum(axis=1)
+        parts = fpc[:, :, None, None] * within
+        cov = parts.sum(axis=1)
         tp, fp, fn = total[:, 0], total[:, 1], total[:, 2]
         den = 2 * tp + fp + fn
         grad = np.stack([2 * (fp + fn) / den**2, -2 * tp / den**2, -2 * tp / den**2], axis=1)
         se = np.sqrt(np.maximum(np.einsum("si,sij,sj->s", grad, cov, grad), 0))
         df = np.where(partial & (m >= 2), m - 1, 0).sum(axis=1)
-        q = np.where(df > 0, st.t.ppf(0.975, np.maximum(df, 1)), st.norm.ppf(0.975))
+        # the t quantile at the Welch-Satterthwaite degrees of freedom (`Totals.effective_df`)
+        v_h = np.einsum("si,shij,sj->sh", grad, parts, grad) * (partial & (m >= 1))
+        nu_den = (v_h**2 / np.maximum(m - 1, 1)).sum(axis=1)
+        nu = np.where(nu_den > 0, v_h.sum(axis=1) ** 2 / np.where(nu_den > 0, nu_den, 1.0), df)
+        q = np.where(df > 0, st.t.ppf(0.975, np.maximum(nu, 1e-9)), st.norm.ppf(0.975))
         fixed = q * se
         anytime = np.maximum(multiplier(n, planned_n=planned) * se, fixed)
         complete = ~partial.any(axis=1)

@@ -16,16 +16,22 @@ Prints coverage of the 95% interval (with its Wilson interval) and the mean widt
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from scipy import stats as st
 
-from scoring.improve.crossfit import Item
-from scoring.improve.threshold import fit_threshold, scored
-from scoring.stats.crossfit import cross_fitted_totals, document_folds
-from scoring.stats.difference import difference_totals
-from scoring.stats.intervals import wilson_interval
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python bench/crossfit_coverage.py` from the checkout, as the README says
+    sys.path.insert(0, str(ROOT))
+
+from scoring.improve.crossfit import Item  # noqa: E402
+from scoring.improve.threshold import fit_threshold, scored  # noqa: E402
+from scoring.stats.crossfit import cross_fitted_totals, document_folds  # noqa: E402
+from scoring.stats.difference import Totals, difference_totals  # noqa: E402
+from scoring.stats.intervals import wilson_interval  # noqa: E402
 
 LABELS = ("match", "no-match")
 GRID = tuple(float(t) for t in range(101))
@@ -60,8 +66,11 @@ TRUTHS: dict[str, Callable[[np.random.Generator, tuple[int, int]], tuple[np.ndar
     "overlapping scores": _overlap, "no signal (labels independent of scores)": _no_signal}
 
 
-def _interval(total: float, var: float, df: int) -> tuple[float, float]:
-    half = st.t.ppf(0.975, max(df, 1)) * np.sqrt(max(var, 0.0))
+def _interval(tot: Totals) -> tuple[float, float]:
+    """The estimators' t interval of the total: the t quantile at the Satterthwaite degrees of freedom, the folds'
+    spread included as its own share (`Totals.effective_df`)."""
+    total, var = float(tot.total[0]), float(tot.cov[0, 0])
+    half = st.t.ppf(0.975, max(tot.effective_df(np.ones(1)), 1e-9) if tot.df > 0 else 1) * np.sqrt(max(var, 0.0))
     return total - half, total + half
 
 
@@ -86,7 +95,7 @@ def one_round(scores: np.ndarray, truth: np.ndarray, m: int, k: int, rng: np.ran
     for name, judge in (("original", counts(ORIGINAL)),
                         ("naive reuse", counts(fit_threshold(items, GRID, LABELS, ORIGINAL)["threshold"]))):
         tot = difference_totals({b: judge[i] for i, b in enumerate(blocks)}, strata, sampled)
-        out[name] = _interval(float(tot.total[0]), float(tot.cov[0, 0]), tot.df)
+        out[name] = _interval(tot)
     folds = document_folds([blocks[i] for i in chosen], k, seed=int(rng.integers(1 << 30)))
     per_fold = []
     for fold in folds:
@@ -99,7 +108,7 @@ def one_round(scores: np.ndarray, truth: np.ndarray, m: int, k: int, rng: np.ran
                                    ("cross-fitted (plain)", "plain", True),
                                    ("cross-fitted (jeffreys)", "jeffreys", True)):
         tot = cross_fitted_totals(fold_judge, strata, sampled, fold_of, variance=variance, fold_spread=spread)
-        out[name] = _interval(float(tot.total[0]), float(tot.cov[0, 0]), tot.df)
+        out[name] = _interval(tot)
     return {name: (lo <= human.sum() <= hi, hi - lo) for name, (lo, hi) in out.items()}
 
 

@@ -172,4 +172,6 @@ def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapp
         per_fold.append(t)
     dev = np.array(per_fold) - np.mean(per_fold, axis=0)
     k = len(per_fold)
-    return replace(tot, cov=tot.cov + (k - 1) / k * dev.T @ dev)
+    spread = (k - 1) / k * dev.T @ dev
+    # a share of the variance with k − 1 degrees of freedom (`Totals.effective_df`; no stratum is named so)
+    return replace(tot, cov=tot.cov + spread, parts={**tot.parts, "\x00fold spread": (spread, k)})

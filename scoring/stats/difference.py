@@ -28,7 +28,7 @@ high-leverage errors included), it never lends one stratum another's error sizes
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -76,6 +76,18 @@ class Totals:
     strata: dict[str, StratumSummary]
     reason: str | None = None
     """Why `total` or `cov` is missing, starting with "insufficient reviews"."""
+    parts: dict[str, tuple[np.ndarray, int]] = field(default_factory=dict)
+    """Per sampled stratum not fully reviewed: its (K, K) share of `cov` and its m_h (`effective_df`)."""
+
+    def effective_df(self, grad: np.ndarray) -> float:
+        """Welch-Satterthwaite degrees of freedom of the variance of grad · total: (Σ v_h)² / Σ v_h²/(m_h − 1),
+        v_h = grad · cov_h · grad (Cochran, Sampling Techniques, §5.4). It is Σ (m_h − 1) when every stratum weighs
+        the same and falls to one stratum's m_h − 1 when that stratum carries the variance: a t quantile on it
+        widens an interval resting on a few reviews of one stratum (a stratum of one review counts 1)."""
+        v = [(float(grad @ c @ grad), max(m - 1, 1)) for c, m in self.parts.values()]
+        num = sum(x for x, _ in v) ** 2
+        den = sum(x * x / k for x, k in v)
+        return num / den if den > 0 else float(self.df)
 
     @property
     def complete(self) -> bool:
@@ -155,6 +167,7 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
             diffs.setdefault(h, []).append(ch - lam * cj)
             differing[h] = differing.get(h, 0) + int(np.any(ch != cj))
     summaries, reasons, df = {}, [], 0
+    parts: dict[str, tuple[np.ndarray, int]] = {}
     pooled = np.zeros((k, k))
     all_d = [x for ds in diffs.values() for x in ds]
     if mode == "pooled" and len(all_d) >= 2:
@@ -189,11 +202,12 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
                           f"simple random sample of {m} of {big_m}: sample covariance with {prior_weight:g} "
                           "pseudo-observations of the covariance of all sampled differences")
         summaries[h] = StratumSummary(big_m, m, differing.get(h, 0), assumption)
-        cov += big_m * big_m * (1 - m / big_m) * within / m
+        parts[h] = (big_m * big_m * (1 - m / big_m) * within / m, m)
+        cov += parts[h][0]
     no_total = any(s.sampled == 0 for s in summaries.values())
     no_cov = no_total or (not single_ok and any(s.sampled == 1 < s.size for s in summaries.values()))
     return Totals(None if no_total else total, None if no_cov else cov, judge_total, df, len(sampled),
-                  len(certain), len(judge), summaries, "; ".join(reasons) or None)
+                  len(certain), len(judge), summaries, "; ".join(reasons) or None, parts)
 
 
 class _ErrorSize:

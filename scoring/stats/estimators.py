@@ -81,7 +81,7 @@ class Estimate:
                 "n_total": self.n_total, "method": self.method, "note": self.note, "df": self.df}
 
 
-def _quantile(level: float, df: int, dist: str) -> float:
+def _quantile(level: float, df: float, dist: str) -> float:
     return float(st.norm.ppf(0.5 + level / 2) if dist == "z" or df <= 0 else st.t.ppf(0.5 + level / 2, df))
 
 
@@ -142,10 +142,12 @@ def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float,
         return Estimate(float(g(tot.total)), None, None, judge_only, n_rev, tot.n_sampled, tot.n_total, "none",
                         withheld or tot.reason or "", None, tot.df)
     if grad is None:
-        value, se, _ = delta_method(g, tot.total, tot.cov)
+        value, se, grad = delta_method(g, tot.total, tot.cov)
     else:
         value, se = float(g(tot.total)), float(np.sqrt(max(float(grad @ tot.cov @ grad), 0.0)))
-    q = _quantile(level, tot.df, dist)
+    # the t quantile at the Welch-Satterthwaite degrees of freedom, not Σ (m_h − 1): an interval resting on a few
+    # reviews of one stratum is as wide as they allow (issue 39 point 4; the median's Woodruff interval uses the same)
+    q = _quantile(level, tot.effective_df(grad) if tot.df > 0 else tot.df, dist)
     raw = (value - q * se, value + q * se)
     ci, clipped = _clip(raw, bounds)
     # no degrees of freedom (every sampled stratum holds one review, which the Jeffreys variance allows): z, said so

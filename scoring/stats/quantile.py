@@ -14,8 +14,10 @@ cell's population (another subset) are zero vectors: they stay in their stratum,
 
 Interval: a stratified bootstrap of the sample (each stratum's reviewed blocks resampled with replacement, its
 correction rescaled by √((1 − m_h/M_h)·m_h/(m_h − 1)), the Rao–Wu rescaling, so a fully reviewed stratum adds
-no variance), percentile interval of the bootstrap medians. The same withholding rules as the totals estimators
-(`estimators.MIN_REVIEWS`, `MIN_DIFFERING`) apply.
+no variance), percentile interval of the bootstrap medians, widened where needed to Woodruff's interval with the
+t quantile at each point's Welch-Satterthwaite degrees of freedom (the totals' rule, `Totals.effective_df`: the
+bootstrap knows no t correction and is too narrow when a thin stratum carries the median). The same withholding
+rules as the totals estimators (`estimators.MIN_REVIEWS`, `MIN_DIFFERING`) apply.
 
 Anytime interval (`median_estimates`): the test inversion of the asymptotic confidence sequence
 (`confidence_sequence.multiplier`) on F̂, as Woodruff's interval inverts the normal one: the median θ has
@@ -31,9 +33,10 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
+from scipy import stats as st
 
 from scoring.stats.confidence_sequence import multiplier, planned_n_for
-from scoring.stats.difference import INSUFFICIENT, difference_totals
+from scoring.stats.difference import INSUFFICIENT, Totals, difference_totals
 from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, VARIANCE, Estimate
 
 Distribution = tuple[Sequence[float], Sequence[float]]
@@ -185,18 +188,39 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
     medians = np.array([median_of_cdf(row / n, grid) for row in boot])
     alpha = 1 - level
     lo, hi = np.quantile(medians, [alpha / 2, 1 - alpha / 2])
-    fixed = (float(min(lo, estimate)), float(max(hi, estimate)))
     tot = difference_totals(cj, strata, {b: ch[b] for b in sampled}, certain={b: ch[b] for b in certain},
                             variance=VARIANCE)
     if tot.total is None or tot.cov is None:  # not reached: every stratum has 2+ reviewed blocks here
+        fixed = (float(min(lo, estimate)), float(max(hi, estimate)))
         return MedianEstimates(one(estimate, fixed, METHOD), one(estimate, None, "none", tot.reason or ""))
     f = tot.total / n
     se = np.sqrt(np.clip(np.diag(tot.cov), 0.0, None)) / n
-    half = multiplier(n_sampled, planned_n=planned_n or planned_n_for(n), alpha=alpha) * se
-    eps, last = 1e-9, grid.size - 1
-    low = np.flatnonzero(f + half >= 0.5 - eps)
-    high = np.flatnonzero(f - half > 0.5 + eps)
-    a_lo = float(grid[low[0]] if low.size else grid[last])
-    a_hi = float(grid[high[0]] if high.size else grid[last])
+    eps = 1e-9
+
+    def inverted(half: np.ndarray) -> tuple[float, float]:
+        """Woodruff's inversion: the x where F̂(x) ± half crosses ½."""
+        low = np.flatnonzero(f + half >= 0.5 - eps)
+        high = np.flatnonzero(f - half > 0.5 + eps)
+        return float(grid[low[0] if low.size else -1]), float(grid[high[0] if high.size else -1])
+
+    # the bootstrap percentile interval, widened to Woodruff's with the t quantile at each x's Satterthwaite
+    # degrees of freedom (the totals' rule, `Totals.effective_df`): the bootstrap alone knows no t correction
+    # and under-covered where one thin stratum carries the median (bench/README.md, issue 39 point 4)
+    w_lo, w_hi = inverted(_t_quantile(tot, level) * se)
+    fixed = (float(min(lo, w_lo, estimate)), float(max(hi, w_hi, estimate)))
+    a_lo, a_hi = inverted(multiplier(n_sampled, planned_n=planned_n or planned_n_for(n), alpha=alpha) * se)
     anytime = (min(a_lo, fixed[0]), max(a_hi, fixed[1]))
     return MedianEstimates(one(estimate, fixed, METHOD), one(estimate, anytime, ANYTIME_METHOD))
+
+
+def _t_quantile(tot: Totals, level: float) -> np.ndarray:
+    """Per point of the distribution function: the t quantile at its Welch-Satterthwaite degrees of freedom
+    (`Totals.effective_df` with the gradient the indicator of that point), the normal one without any."""
+    z = float(st.norm.ppf(0.5 + level / 2))
+    if not tot.parts:
+        return np.full(tot.judge.size, z)
+    v = np.array([np.clip(np.diag(c), 0.0, None) for c, _ in tot.parts.values()])
+    k = np.array([max(m - 1, 1) for _, m in tot.parts.values()], dtype=float)[:, None]
+    num, den = v.sum(axis=0) ** 2, (v * v / k).sum(axis=0)
+    nu = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
+    return np.where(np.isfinite(nu), st.t.ppf(0.5 + level / 2, np.where(np.isfinite(nu), nu, 1.0)), z)

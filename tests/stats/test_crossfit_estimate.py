@@ -57,3 +57,20 @@ def test_the_folds_spread_adds_how_far_the_estimate_moves_between_fold_judges():
     # = 6; (K − 1)/K Σ (T_k − 7)² = 1/2 · 2 = 1
     assert spread.cov[0, 0] == pytest.approx(without.cov[0, 0] + 1.0)
     assert spread.total[0] == without.total[0]
+
+
+def test_the_folds_spread_counts_with_k_minus_1_degrees_of_freedom():
+    """The spread is a jackknife over K folds: in the t quantile's Satterthwaite degrees of freedom it is a share of
+    the variance with K − 1 of them, so where it dominates, the degrees of freedom fall towards K − 1."""
+    fold_judge, strata, human = population(400, 3, seed=4)
+    blocks = list(fold_judge)
+    chosen = blocks[:60]
+    fold_of = {b: f for f, fold in enumerate(document_folds(chosen, 3, seed=5)) for b in fold}
+    sampled = {b: human[int(b[1:])] for b in chosen}
+    # fold judges that disagree a lot on the unreviewed blocks: the spread term dominates the variance
+    loud = {b: vs if b in sampled else [v + 0.5 * f for f, v in enumerate(vs)] for b, vs in fold_judge.items()}
+    quiet = cross_fitted_totals(fold_judge, strata, sampled, fold_of)
+    noisy = cross_fitted_totals(loud, strata, sampled, fold_of)
+    one = np.ones(1)
+    assert quiet.effective_df(one) > 30  # the residuals' 59 carry it
+    assert 2 <= noisy.effective_df(one) < 2.5  # K − 1 = 2 carry it

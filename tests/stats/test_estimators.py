@@ -74,11 +74,34 @@ def test_worked_51_total_and_se():
     assert (rate.ci[1] - rate.ci[0]) / 2 == pytest.approx(0.0485, abs=0.0005)  # 1.96 * 74.27 / 3000
 
 
-def test_worked_51_t_interval_uses_sum_m_minus_strata():
+def test_worked_51_t_interval_uses_satterthwaite_degrees_of_freedom():
     judge, strata, sampled = worked_51()
     est = total_estimate(judge, strata, sampled, binary=True, interval="wald")
-    assert est.df == 100 - 3
-    assert (est.ci[1] - est.ci[0]) / 2 == pytest.approx(stats.t.ppf(0.975, 97) * 74.27, abs=0.01)
+    assert est.df == 100 - 3  # Σ (m_h − 1), as shown
+    # the quantile's: (Σ v_h)² / Σ v_h²/(m_h − 1) with the strata's variances 2,530.4 / 1,005.8 / 1,980.0
+    nu = (2530.4 + 1005.8 + 1980.0) ** 2 / (2530.4 ** 2 / 39 + 1005.8 ** 2 / 19 + 1980.0 ** 2 / 39)
+    assert nu == pytest.approx(95.7, abs=0.05)
+    assert (est.ci[1] - est.ci[0]) / 2 == pytest.approx(stats.t.ppf(0.975, nu) * 74.27, abs=0.005)
+
+
+def test_an_interval_resting_on_one_thin_stratum_takes_its_degrees_of_freedom():
+    # 60 reviews in all, but the variance is almost all one stratum's 4 reviews: the t quantile is near t(3)
+    judge, strata, sampled = {}, {}, {}
+    for h, size, n, values in (("calm", 400, 56, [0] * 55 + [1]), ("wild", 100, 4, [0, 0, 1, 1])):
+        for i in range(size):
+            b = f"{h}{i}"
+            judge[b], strata[b] = 0, h
+            if i < n:
+                sampled[b] = values[i]
+    tot = difference_totals(judge, strata, sampled, variance="plain")
+    est = total_estimate(judge, strata, sampled, binary=True, interval="wald")
+    assert est.df == 55 + 3
+    grad = np.ones(1)
+    nu = tot.effective_df(grad)
+    assert 3 <= nu < 5
+    half = (est.ci_raw[1] - est.ci_raw[0]) / 2  # the raw interval: the clipped one stops at 0
+    assert half == pytest.approx(stats.t.ppf(0.975, nu) * est.se, rel=1e-9)
+    assert half > 1.4 * stats.t.ppf(0.975, 58) * est.se
 
 
 def test_worked_52_delta_method():

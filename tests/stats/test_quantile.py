@@ -77,3 +77,25 @@ def test_point_estimate_close_to_the_truth_and_interval_covers_mostly():
     se = statistics.stdev(errs) / rounds ** 0.5
     assert abs(statistics.fmean(errs)) <= 4 * se + 1.0
     assert covered / rounds >= 0.85
+
+
+def test_an_interval_resting_on_a_thin_stratum_takes_the_t_correction():
+    """Issue 39 point 4: the bootstrap alone knows no t correction, so a median whose uncertainty sits in a stratum
+    of 5 reviews was covered in 93 of these 150 rounds (0.62); widened to Woodruff's interval at the Satterthwaite
+    degrees of freedom, more (still short of 0.95: 5 reviews are thin, which the interval now shows by its width)."""
+    rng = random.Random(5)
+    judge, human, strata = {}, {}, {}
+    for i in range(300):
+        j = rng.randint(60, 140) if i < 100 else rng.randint(1, 200)
+        judge[f"b{i}"] = point(j)
+        human[f"b{i}"] = point(max(1, j + round(rng.gauss(0, 40)))) if i < 100 else point(j)
+        strata[f"b{i}"] = "thin" if i < 100 else "calm"
+    truth = statistics.median(v[0][0] for v in human.values())
+    thin, calm = [b for b in judge if strata[b] == "thin"], [b for b in judge if strata[b] == "calm"]
+    rounds, covered = 150, 0
+    for r in range(rounds):
+        draw = random.Random(100 + r)
+        sample = draw.sample(thin, 5) + draw.sample(calm, 25)
+        est = median_estimate(judge, strata, {b: human[b] for b in sample}, seed=r, n_boot=300, min_differing=0)
+        covered += est.ci[0] <= truth <= est.ci[1]
+    assert covered / rounds >= 0.72
