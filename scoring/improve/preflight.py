@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 STRATEGIES = ("threshold", "calibrate", "few-shot", "rules")
-NOT_BUILT = ("few-shot", "rules")
-"""Strategies of issue #37 that need an LLM judge and are not built: refused in one line, never faked."""
+LLM_STRATEGIES = ("few-shot", "rules")
+"""The strategies that ask an LLM judge (its answers cached like any other)."""
 DEFAULT_MIN_ALPHA = 0.667
 """Krippendorff's (2004) lowest alpha from which tentative conclusions are drawn; the user may change it."""
 MIN_DOCUMENTS = 20

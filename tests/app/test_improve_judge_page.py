@@ -36,7 +36,7 @@ def test_the_page_fits_and_shows_the_out_of_sample_result(app, strict_run):
     assert [t.value for t in at.title] == ["Improve the judge"]
     assert at.selectbox(key="improve.strategy").options == ["threshold"]
     shown = " ".join(plain(c.value) for c in at.caption)
-    assert "few-shot: not built yet" in shown and "calibrate: applies to ordinal ratings" in shown
+    assert "few-shot: applies to LLM judges" in shown and "calibrate: applies to ordinal ratings" in shown
     at = _go(at)
     assert not at.exception
     assert plain(at.success[0].value).startswith("improvement shown")

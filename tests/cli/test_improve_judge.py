@@ -100,8 +100,8 @@ def test_the_same_seed_gives_the_same_folds_and_an_existing_file_is_kept(strict_
 
 
 @pytest.mark.parametrize(("strategy", "says"), [
-    ("few-shot", "few-shot: not built yet"),
-    ("rules", "rules: not built yet"),
+    ("few-shot", "few-shot: applies to LLM judges"),
+    ("rules", "rules: applies to LLM judges"),
     ("calibrate", "calibrate: applies to ordinal ratings"),
 ])
 def test_a_strategy_that_does_not_apply_says_so_in_one_line(strict_db, tmp_path, capsys, strategy, says):
