@@ -181,14 +181,21 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> None:
-    """List the runs in the database (newest first) as JSON lines.
+    """List the runs in the database (newest first) as JSON lines; a judge improved on reviews adds `judge_stale`
+    (true when one of those reviews was withdrawn or changed since) and `judge_learning` (the sentence saying so).
 
     Example: python -m audit runs
     """
+    from audit.learning import learning_by_run
     from audit.store.database import list_runs
 
-    for r in list_runs(_open(args.db)):
-        print(json.dumps({k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}))
+    db = _open(args.db)
+    learning = learning_by_run(db)
+    for r in list_runs(db):
+        line = {k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}
+        if r["name"] in learning:
+            line |= {"judge_stale": learning[r["name"]]["stale"], "judge_learning": learning[r["name"]]["text"]}
+        print(json.dumps(line))
 
 
 def cmd_demo(args: argparse.Namespace) -> None:

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from audit.errors import AuditError
+from audit.learning import learning_status
 from audit.outputs.improve_judge import (
     DEFAULT_FOLDS,
     DEFAULT_MIN_ALPHA,
@@ -14,7 +15,6 @@ from audit.outputs.improve_judge import (
     STRATEGIES,
     applicability,
     improve_judge,
-    learning_status,
 )
 from audit.store.database import reviews_version
 from ui import auth

@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from audit.effective import current_rows
-from audit.errors import AuditError, UnknownRun
+from audit.errors import AuditError
 from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
 from audit.outputs.improve_llm import Asker, few_shot_fit, llm_applicability, llm_items, llm_spec, rules_fit
-from audit.rescoring import reviews_by_decision
 from audit.review.sampling import target_cell
-from audit.store.database import run_row
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import LabelScheme
 from scoring.improve.calibrate import apply_calibration, fit_calibration
@@ -282,28 +280,3 @@ def learnt_from_file(path: str, spec: str) -> dict:
         raise AuditError(f"{path}: it improved the judge to {after.get('spec')!r}, not {spec!r}; score with "
                          f"--judge {after.get('spec')}")
     return after["learnt_from"] | {"improved": bool(result.get("improved"))}
-
-
-def learning_status(db: Database, identity: dict) -> dict | None:
-    """For a run whose judge was improved on reviews (`learnt_from` in its judge identity): how many of those
-    reviews are still current in the run they came from, which were withdrawn or changed since (`stale` when any),
-    and a sentence saying so. None for any other judge."""
-    learnt = identity.get("learnt_from")
-    if not isinstance(learnt, dict):
-        return None
-    ids = set(learnt.get("review_ids") or [])
-    try:
-        source = run_row(db, learnt.get("run", ""))
-    except UnknownRun:
-        return {"run": learnt.get("run"), "learnt_from": len(ids), "withdrawn": sorted(ids), "stale": True,
-                "text": f"this judge learnt from {len(ids)} reviews of run {learnt.get('run')!r}, which is no longer "
-                        "in this database: it cannot be checked"}
-    current = {r["id"] for revs in reviews_by_decision(db, source["id"], list(learnt.get("decisions") or [])).values()
-               for r in current_rows(revs)}
-    withdrawn = sorted(ids - current)
-    text = (f"this judge learnt from {len(ids)} reviews of run {source['name']!r} (seed {learnt.get('seed')}, "
-            f"{learnt.get('folds')} folds)")
-    if withdrawn:
-        text += f"; {len(withdrawn)} of them were withdrawn or changed since: it is stale, improve it again"
-    return {"run": source["name"], "learnt_from": len(ids), "withdrawn": withdrawn, "stale": bool(withdrawn),
-            "text": text}

@@ -161,7 +161,7 @@ def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims
 
 def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale_when_one_is_withdrawn(
         strict_db, strict_template, tmp_path, capsys):
-    from audit.outputs.improve_judge import learning_status
+    from audit.learning import learning_status
 
     review_documents(strict_db, strict_template[2], 22)
     out = tmp_path / "improved.json"
@@ -183,3 +183,42 @@ def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale
     assert status["stale"] is True and len(status["withdrawn"]) == 1 and "stale" in status["text"]
     assert learning_status(db, load_view(db, RUN).row["judge_identity"]) is None
     db.conn.close()
+
+
+def test_a_stale_improved_judge_is_marked_on_every_surface_that_shows_the_run(strict_db, strict_template, tmp_path,
+                                                                            capsys):
+    """Runs list (CLI `runs`, the Runs page's table), the JSON export's warnings, the LaTeX caption and the report's
+    header: all say stale once a review the judge learnt from is withdrawn, and none says it before."""
+    from audit.outputs.export import export_json, export_latex
+    from audit.outputs.report import build_report, report_html
+    from ui.runs_table import runs_frame
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    result = json.loads(out.read_text())
+    score = ["--db", str(strict_db), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1])]
+    assert main([*score, "--judge", result["judge_after"]["spec"], "--run", "next", "--learnt-from", str(out)]) == 0
+    capsys.readouterr()
+
+    def surfaces() -> dict:
+        assert main(["--db", str(strict_db), "runs"]) == 0
+        lines = {x["name"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
+        db = open_db(strict_db)
+        try:
+            frame = runs_frame(db, hide_scores=False)
+            return {"runs": lines["next"].get("judge_stale"), "other": "judge_stale" in lines[RUN],
+                    "table": frame.set_index("run").loc["next", "judge"].startswith("⚠ stale"),
+                    "export": export_json(db, "next")["warnings"][:1] != [] and export_json(db, "next")["warnings"][0]
+                    .startswith("stale judge:"),
+                    "latex": "STALE" in export_latex(db, "next"),
+                    "report": "Stale judge:" in report_html(build_report(load_view(db, "next")))}
+        finally:
+            db.conn.close()
+
+    assert surfaces() == {"runs": False, "other": False, "table": False, "export": False, "latex": False,
+                          "report": False}
+    db = open_db(strict_db)
+    add_review(db, RUN, result["judge_after"]["learnt_from"]["decisions"][0], None, "ann")
+    db.conn.close()
+    assert surfaces() == {"runs": True, "other": False, "table": True, "export": True, "latex": True, "report": True}
