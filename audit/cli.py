@@ -503,7 +503,8 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
     _emit(json.dumps(result, indent=1, ensure_ascii=False) + "\n", args.out, rule)
     ev = result["evaluation"]
     print(f"{result['reason']} ({ev['n_decisions']} decisions in {ev['n_documents']} documents; judge after: "
-          f"{result['judge_after']['spec']})", file=sys.stderr)
+          f"{result['judge_after']['spec']}; folds stored as result {result.get('stored_as', '(not stored)')})",
+          file=sys.stderr)
 
 
 def cmd_judge_batch(args: argparse.Namespace) -> None:

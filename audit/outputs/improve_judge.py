@@ -20,6 +20,7 @@ from audit.errors import AuditError
 from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
 from audit.outputs.improve_llm import Asker, few_shot_fit, llm_applicability, llm_items, llm_spec, rules_fit
 from audit.review.sampling import target_cell
+from audit.store.improvements import save_improvement
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import LabelScheme
 from scoring.improve.calibrate import apply_calibration, fit_calibration
@@ -195,13 +196,14 @@ def _gaps(view: RunView, items: Sequence[Item], after: Mapping[int, str]) -> dic
 def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, folds: int = DEFAULT_FOLDS,
                   min_alpha: float = DEFAULT_MIN_ALPHA, min_documents: int = MIN_DOCUMENTS,
                   n_resamples: int = 1000, reviews: str = "auto", policy: str | None = None, k: int = DEFAULT_K,
-                  rules: str | None = None) -> dict:
+                  rules: str | None = None, store: bool = True) -> dict:
     """The issue's JSON: `folds`, `judge_before`, `judge_after`, `evaluation` {method, kappa_before, kappa_after,
     delta_kappa, delta_kappa_ci, gap_before, gap_after, n_decisions, n_documents, ...}, `improved`, `reason`, and
     `preflight`, `learnt_from` (seed, folds, review ids, decisions, documents), `fold_judges`, and for the LLM
     strategies `cost` (requests, cached answers, tokens). `k`: few-shot examples per question; `rules`: the user's
     edited rules, taken by the judge to keep in place of the distilled ones (the folds still distil their own, so
-    the evaluation is of the procedure, as the result says).
+    the evaluation is of the procedure, as the result says). The result is stored with its folds
+    (`audit.store.improvements`; `stored_as` is its id) unless `store` is False or the database is read-only.
 
     Raises:
         AuditError: the strategy does not apply (one line saying why), the pre-flight refuses (too little
@@ -250,13 +252,16 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
         full = full | {"rules": rules.strip(), "edited": True, "distilled": full["rules"]}
         evaluation["note"] = ("the rules were edited by hand: the evaluation above is of the distilled rules each "
                               "fold made, not of the edited text")
-    return {"run": view.name, "strategy": strategy, "preflight": pre, "folds": fitted.folds,
-            "judge_before": {"spec": view.row["judge_spec"], "identity": view.row["judge_identity"]},
-            "judge_after": plan.judge_after(full) | {"learnt_from": learnt},
-            "fold_judges": [plan.judge_after(m) | {"held_out_documents": f}
-                            for m, f in zip(fitted.fold_models, fitted.folds, strict=True)],
-            "evaluation": evaluation, "improved": evaluation["improved"], "reason": evaluation["reason"],
-            **({"cost": plan.asker.cost()} if plan.asker else {})}
+    result = {"run": view.name, "strategy": strategy, "preflight": pre, "folds": fitted.folds,
+              "judge_before": {"spec": view.row["judge_spec"], "identity": view.row["judge_identity"]},
+              "judge_after": plan.judge_after(full) | {"learnt_from": learnt},
+              "fold_judges": [plan.judge_after(m) | {"held_out_documents": f}
+                              for m, f in zip(fitted.fold_models, fitted.folds, strict=True)],
+              "evaluation": evaluation, "improved": evaluation["improved"], "reason": evaluation["reason"],
+              **({"cost": plan.asker.cost()} if plan.asker else {})}
+    if store and not getattr(db, "read_only", False):
+        result["stored_as"] = save_improvement(db, view.id, result)
+    return result
 
 
 def learnt_from_file(path: str, spec: str) -> dict:

@@ -86,6 +86,21 @@ def test_threshold_raises_out_of_sample_kappa_on_a_too_strict_fuzzy_judge(strict
     db.conn.close()
 
 
+def test_every_result_is_stored_with_its_folds_for_the_page_and_the_cli(strict_db, strict_template, tmp_path):
+    from audit.store.improvements import stored_improvements
+
+    review_documents(strict_db, strict_template[2], 20)
+    out = tmp_path / "a.json"
+    assert improve(strict_db, out, "--strategy", "threshold", "--seed", "3") == 0
+    r = json.loads(out.read_text())
+    db = open_db(strict_db)
+    stored = stored_improvements(db, load_view(db, RUN).id)
+    db.conn.close()
+    assert len(stored) == 1 and stored[0]["id"] == r["stored_as"]
+    assert stored[0]["folds"] == r["folds"] and stored[0]["seed"] == 3 and stored[0]["strategy"] == "threshold"
+    assert stored[0]["result"]["evaluation"] == r["evaluation"]
+
+
 def test_the_same_seed_gives_the_same_folds_and_an_existing_file_is_kept(strict_db, strict_template, tmp_path,
                                                                            capsys):
     review_documents(strict_db, strict_template[2], 24)
