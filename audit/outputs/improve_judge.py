@@ -30,6 +30,7 @@ from scoring.improve.llm import DEFAULT_K, improvement_identity
 from scoring.improve.preflight import DEFAULT_MIN_ALPHA, LLM_STRATEGIES, MIN_DOCUMENTS, STRATEGIES, preflight
 from scoring.improve.threshold import apply_threshold, fit_threshold, labels_at, scored_from_answers
 from scoring.judges.thresholds import threshold_of
+from scoring.stats.agreement import alpha_interval
 
 DEFAULT_FOLDS = 5
 
@@ -158,15 +159,28 @@ def _llm_plan(db: Database, view: RunView, rows: list[dict], strategy: str, *, k
     return Plan(items, labels, scheme, fit, apply, judge_after, refit=False, asker=asker)
 
 
-def _human_agreement(view: RunView, rows: dict, kinds: Sequence[str]) -> tuple[float | None, int, dict]:
-    """The lowest Krippendorff's alpha over the groups of these kinds (a kind, or an ordinal kind's criterion),
-    the decisions two or more people labelled, and every group's alpha."""
+def _group_name(group: tuple[str, str], ordinal: Mapping) -> str:
+    """`alpha_groups`' name of a unit's group (a kind, or kind/criterion for an ordinal kind)."""
+    kind, typ = group
+    return f"{kind}/{typ}" if kind in ordinal and typ else kind
+
+
+def _human_agreement(view: RunView, rows: dict, kinds: Sequence[str]) -> tuple[dict | None, int, dict]:
+    """The group with the lowest Krippendorff's alpha over the groups of these kinds (a kind, or an ordinal kind's
+    criterion; its `alpha` and `alpha_ci`), the decisions two or more people labelled, and every group's alpha."""
     ordinal = {k: list(s.labels) for k, s in view.task.label_schemes.items() if s.scale == "ordinal"}
     ratings = {u: h for u, h in rows["ratings"].items() if rows["rating_groups"][u][0] in kinds}
     groups = alpha_groups(ratings, {u: rows["rating_groups"][u] for u in ratings}, ordinal)
-    alphas = [g["alpha"] for g in groups.values() if g.get("alpha") is not None]
+    for name, g in groups.items():  # its interval: documents resampled (alpha_groups gives the value alone)
+        if g.get("alpha") is not None:
+            members = {u: h for u, h in ratings.items() if _group_name(rows["rating_groups"][u], ordinal) == name}
+            kind = name.partition("/")[0]
+            g["alpha_ci"] = alpha_interval(members, {u: view.reviewed.rows[int(u)]["doc_id"] for u in members},
+                                           level=g["level"], labels=ordinal.get(kind))
+    defined = [g for g in groups.values() if g.get("alpha") is not None]
+    lowest = min(defined, key=lambda g: g["alpha"]) if defined else None
     n_double = sum(len(h) >= 2 for h in ratings.values())
-    return (min(alphas) if alphas else None), n_double, {
+    return lowest, n_double, {
         name: {"alpha": g.get("alpha"), "alpha_ci": g.get("alpha_ci"), "level": g["level"]}
         for name, g in groups.items()}
 
@@ -230,10 +244,13 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
     else:
         plan = (_threshold_plan if strategy == "threshold" else _calibrate_plan)(view, rows["hvj"])
     kinds = sorted({k for k, s in view.task.label_schemes.items() if s is plan.scheme})
-    alpha, n_double, by_group = _human_agreement(view, rows, kinds)
+    lowest, n_double, by_group = _human_agreement(view, rows, kinds)
+    alpha, alpha_ci = (lowest["alpha"], lowest.get("alpha_ci")) if lowest else (None, None)
     n_documents = len({i.doc for i in plan.items})
-    check = preflight(alpha, n_double, n_documents, folds=folds, min_alpha=min_alpha, min_documents=min_documents)
-    pre = {"human_alpha": alpha, "human_alpha_by_group": by_group, "double_reviewed": n_double,
+    check = preflight(alpha, n_double, n_documents, folds=folds, min_alpha=min_alpha, min_documents=min_documents,
+                      alpha_ci=alpha_ci)
+    pre = {"human_alpha": alpha, "human_alpha_ci": alpha_ci, "human_alpha_by_group": by_group,
+           "double_reviewed": n_double,
            "min_alpha": min_alpha, "reviewed_documents": n_documents, "min_documents": max(min_documents, 2 * folds),
            "documents_needed": check.documents_needed, "notes": check.notes, "reviews_used": rows["reviews_used"]}
     if check.refusal:

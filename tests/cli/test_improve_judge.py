@@ -154,6 +154,9 @@ def test_humans_who_disagree_stop_it_before_any_fitting(strict_db, strict_templa
     assert improve(strict_db, out, "--strategy", "threshold", "--min-alpha", "0.2") == 0
     pre = json.loads(out.read_text())["preflight"]
     assert pre["double_reviewed"] > 0 and pre["human_alpha"] < 0.667
+    lo, hi = pre["human_alpha_ci"]
+    assert lo <= pre["human_alpha"] <= hi
+    assert f"alpha {pre['human_alpha']:.3f}, 95% interval [{lo:.3f}, {hi:.3f}]" in pre["notes"][0]
 
 
 def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims_nothing(demo_template, db_path,
@@ -165,7 +168,8 @@ def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims
     out = tmp_path / "cal.json"
     argv = ["--db", str(db_path), "improve-judge", "--run", run, "--strategy", "calibrate", "--out", str(out)]
     assert main(argv) == 2
-    assert "human-human agreement is too low (alpha 0.096" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "human-human agreement is too low (alpha 0.096, 95% interval [" in err
     assert main([*argv, "--min-alpha", "0"]) == 0
     r = json.loads(out.read_text())
     assert set(r["judge_after"]["calibration"]) == {"effectiveness", "feasibility", "novelty"}
