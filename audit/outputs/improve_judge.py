@@ -264,6 +264,10 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
               "review_ids": sorted(r["id"] for i in plan.items for r in current_rows(
                   reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"]))),
               "reviews_used": rows["reviews_used"], "effective_label_policy": view.policy}
+    fold_specs = [plan.judge_after(m).get("spec") for m in fitted.fold_models]
+    if strategy == "threshold":  # what `estimate` needs to cross-fit a run scored with the improved judge
+        learnt["fold_judges"] = [{"spec": spec, "held_out_documents": f}
+                                 for spec, f in zip(fold_specs, fitted.folds, strict=True)]
     full = fitted.full_model
     if rules is not None:  # the user's edit of the distilled rules is the judge to keep
         full = full | {"rules": rules.strip(), "edited": True, "distilled": full["rules"]}

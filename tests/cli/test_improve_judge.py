@@ -241,3 +241,62 @@ def test_a_stale_improved_judge_is_marked_on_every_surface_that_shows_the_run(st
     add_review(db, RUN, result["judge_after"]["learnt_from"]["decisions"][0], None, "ann")
     db.conn.close()
     assert surfaces() == {"runs": True, "other": False, "table": True, "export": True, "latex": True, "report": True}
+
+
+def test_a_run_whose_judge_learnt_from_its_own_reviews_is_estimated_cross_fitted_and_says_so(
+        strict_db, strict_template, tmp_path, capsys, monkeypatch):
+    """The reviews of a sample improve the judge; a run scored with the improved judge whose own sample holds those
+    reviews gets the cross-fitted estimate by itself, and says so in the JSON, in words (report, LaTeX, Scores
+    page) and in the export; its interval is wider than reusing the reviews naively."""
+    from audit.outputs.estimate_text import estimate_lines
+    from audit.outputs.export import export_json
+    from audit.review.sampling import create_plan, estimate, next_sample
+
+    truth = strict_template[2]
+
+    def label(d: dict) -> str:  # a reviewer who sees more than the paraphrases: every 4th pair the other way
+        lab = true_label(truth, d["doc"], d["type"], d["left"], d["right"])
+        return lab if d["id"] % 4 else ("no-match" if lab == "match" else "match")
+
+    db = open_db(strict_db)
+    create_plan(db, RUN, seed=0)
+    for _ in range(24):
+        for i in next_sample(db, RUN)["decisions"]:
+            d = next(x for x in load_view(db, RUN).decisions() if x["id"] == i)
+            add_review(db, RUN, i, label(d), "ann", sampled=True)
+    db.conn.close()
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold", "--min-documents", "10") == 0
+    result = json.loads(out.read_text())
+    assert [f["held_out_documents"] for f in result["judge_after"]["learnt_from"]["fold_judges"]] == result["folds"]
+    # the sample's reviews passed on to a copy of the study scored with the improved judge: its sample counts them
+    reviews = tmp_path / "reviews.jsonl"
+    assert main(["--db", str(strict_db), "export-reviews", "--run", RUN, "--out", str(reviews)]) == 0
+    other = tmp_path / "other.db"
+    assert main(["--db", str(other), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1]),
+                 "--judge", result["judge_after"]["spec"], "--run", "improved", "--learnt-from", str(out)]) == 0
+    db = open_db(other)
+    create_plan(db, "improved", seed=0)
+    db.conn.close()
+    assert main(["--db", str(other), "import-reviews", "--run", "improved", str(reviews)]) == 0
+    capsys.readouterr()
+    db = open_db(other)
+    for _ in range(15):  # the run's own sample goes on (its strata are the improved judge's)
+        for i in next_sample(db, "improved")["decisions"]:
+            d = next(x for x in load_view(db, "improved").decisions() if x["id"] == i)
+            add_review(db, "improved", i, label(d | {"id": d["id"]}), "cy", sampled=True)
+    crossed = estimate(db, "improved")
+    monkeypatch.setattr("audit.review.sampling.crossfit_setup", lambda *_: None)
+    naive = estimate(db, "improved")  # the same reviews reused as if the judge had never seen them
+    monkeypatch.undo()
+    key = "entities/avg/f1"
+    assert crossed[key]["estimator"].startswith("cross-fitted estimate: the judge was improved (threshold")
+    assert "estimator" not in naive[key]
+    assert crossed[key]["n_documents_sampled"] == naive[key]["n_documents_sampled"] >= 20
+    assert crossed[key]["ci"] and naive[key]["ci"], (crossed[key]["note"], naive[key]["note"])
+    width = {name: e[key]["ci"][1] - e[key]["ci"][0] for name, e in (("crossed", crossed), ("naive", naive))}
+    assert width["crossed"] > width["naive"]  # the reuse is paid for
+    assert "cross-fitted estimate" in estimate_lines(load_view(db, "improved").task, crossed)[1].words()
+    exported = export_json(db, "improved")["sampling"]
+    assert any("cross-fitted" in e.get("estimator", "") for p in exported.values() for e in p["estimate"].values())
+    db.conn.close()

@@ -1,8 +1,8 @@
 """`improve-judge --strategy few-shot | rules` against the REAL local model (SmolLM2-135M-Instruct on llama.cpp's
 server, tests/llm/llama_server.py) on the bundled SmolLM2 run: the run is the replayed log (no request), reviewed
-on its first documents (tests/support/smollm2_review.py), and each strategy re-asks the model with the improved
-prompts, cross-fitted over 2 document folds. Marked `llm`; skipped without the server. Slow: about 50 requests per
-strategy (1-2 s each on an idle 2-core machine; 20-40 s at load 10).
+on its first 6 documents of at most 3 decisions (tests/support/smollm2_review.py), and each strategy re-asks the
+model with the improved prompts, cross-fitted over 2 document folds. Marked `llm`; skipped without the server.
+Slow: about 20 requests per strategy (1-2 s each on an idle 2-core machine; 1-2 minutes at load 14).
 
 Δκ is whatever the model gives; the test asserts the mechanics (every reviewed decision re-asked and read, the
 result complete) and, with REJUDGE_IMPROVE_OUT=DIR, writes the result to DIR/<strategy>.json (the numbers in
@@ -28,12 +28,12 @@ if _WHY:
 from audit.outputs.improve_judge import improve_judge  # noqa: E402
 from audit.runs import score_run  # noqa: E402
 from audit.store.database import open_db  # noqa: E402
-from tests.support.smollm2_review import review_first_documents  # noqa: E402
+from tests.support.smollm2_review import review_documents, small_documents  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data/chimera"
 RUN = "demo-chimera-smollm2"
-N_DOCS = int(os.environ.get("REJUDGE_IMPROVE_DOCS", "10"))
+N_DOCS = int(os.environ.get("REJUDGE_IMPROVE_DOCS", "6"))
 FOLDS = 2
 
 
@@ -52,7 +52,7 @@ def test_improve_the_smollm2_judge_with_the_real_model(server: LlamaServer, tmp_
     db = open_db(tmp_path / "real.db")
     score_run(db, "chimera", {"gold": str(DATA / "eval.csv"), "pred": str(DATA / "pred_mixed.jsonl")},
               f"replay:{DATA / 'judge_smollm2_structured.jsonl'}", run=RUN)
-    reviewed = review_first_documents(db, RUN, N_DOCS)
+    reviewed = review_documents(db, RUN, small_documents(db, RUN, N_DOCS))
     r = improve_judge(db, RUN, strategy, folds=FOLDS, min_documents=N_DOCS, seed=0)
     ev = r["evaluation"]
     assert ev["n_documents"] == N_DOCS and ev["n_decisions"] == len(reviewed)

@@ -24,10 +24,18 @@ def label_of(left: str, right: str) -> str:
     return "match" if left.strip().casefold() == right.strip().casefold() else "no-match"
 
 
-def review_first_documents(db: Database, run: str, n_docs: int) -> list[int]:
-    """Review every decision of the run's first `n_docs` documents (by id); the decision ids reviewed."""
+def small_documents(db: Database, run: str, n_docs: int, max_decisions: int = 3) -> list[str]:
+    """The run's first `n_docs` documents (by id) with at most `max_decisions` decisions: chosen by size alone
+    (never by a label), so a real-model run on a loaded machine asks few questions."""
+    count: dict[str, int] = {}
+    for d in load_view(db, run).decisions():
+        count[d["doc"]] = count.get(d["doc"], 0) + 1
+    return [doc for doc in sorted(count) if count[doc] <= max_decisions][:n_docs]
+
+
+def review_documents(db: Database, run: str, docs: list[str]) -> list[int]:
+    """Review every decision of these documents; the decision ids reviewed."""
     decisions = load_view(db, run).decisions()
-    docs = sorted({d["doc"] for d in decisions})[:n_docs]
     ids = []
     for d in decisions:
         if d["doc"] not in docs:
