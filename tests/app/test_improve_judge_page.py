@@ -92,3 +92,25 @@ def test_calibrate_shows_its_maps_and_claims_nothing_on_the_ideation_demo(app):
     maps = table(at, "effectiveness", "feasibility", "novelty")
     assert len(maps) == 5
     assert not at.get("arrow_vega_lite_chart") and not at.get("vega_lite_chart")
+
+
+def test_a_stored_result_shows_again_in_a_new_session_with_the_same_folds(app, strict_run, app_db):
+    from audit.store.improvements import stored_improvements
+    from audit.views import load_view
+
+    at = _go(open_page(app, "improve_judge", run=strict_run))
+    assert not at.exception
+    db = open_db(app_db)
+    kept = stored_improvements(db, load_view(db, strict_run).id)
+    db.conn.close()
+    assert len(kept) == 1
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()  # a new session: nothing fitted in it
+    again = open_page(fresh, "improve_judge", run=strict_run)
+    assert not again.exception
+    assert any(plain(i.value).startswith(f"The last stored result (#{kept[0]['id']}") for i in again.info), [
+        plain(i.value) for i in again.info]
+    assert {m.label: m.value for m in again.metric} == {m.label: m.value for m in at.metric}
