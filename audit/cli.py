@@ -685,8 +685,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--check", action="append", default=None, metavar="NAME",
                    help="also report over this stored check (repeatable; with --report: only these)")
     s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
-    from scoring.improve.llm import DEFAULT_K
-    from scoring.improve.preflight import DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
+    from scoring.improve.preflight import DEFAULT_K, DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
     from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
 
     s = add("improve-judge", cmd_improve_judge)

@@ -29,7 +29,6 @@ from audit.store.plans import planned_documents
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
-from scoring.stats.crossfit import cross_fitted_totals
 from scoring.stats.difference import difference_totals
 from scoring.stats.estimators import (
     MIN_REVIEWS,
@@ -272,6 +271,8 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     setup = crossfit_setup(view, sampled)
     how = None
     if setup is not None and "folds" in setup:
+        from scoring.stats.crossfit import cross_fitted_totals  # (scikit-learn: only for an improved judge)
+
         fold_judge = fold_judge_vectors(view, [f["spec"] for f in setup["folds"]], paths, list(judge))
         fold_of = fold_of_documents(setup["folds"], list(judge))
         tot = cross_fitted_totals(fold_judge, strata, sampled, {b: fold_of[b] for b in sampled}, certain=certain,

@@ -21,13 +21,12 @@ from typing import Any
 import numpy as np
 
 from scoring.improve.crossfit import Item, Model
+from scoring.improve.preflight import DEFAULT_K
 from scoring.judges.answer import NO, YES, Answer
 from scoring.judges.prompts import Parsed, PromptTemplate
 from scoring.judges.question import Question
 from scoring.judges.transport import AnswerCallback, Judge, Progress
 
-DEFAULT_K = 4
-"""Examples per question: enough to show both answers, short enough for a 2048-token context."""
 POOL_FACTOR = 2
 """Overruled ones first among the POOL_FACTOR * k most similar examples."""
 MAX_NOTES = 15

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 STRATEGIES = ("threshold", "calibrate", "few-shot", "rules")
 LLM_STRATEGIES = ("few-shot", "rules")
 """The strategies that ask an LLM judge (its answers cached like any other)."""
+DEFAULT_K = 4
+"""few-shot: examples per question (enough to show both answers, short enough for a 2048-token context)."""
 DEFAULT_MIN_ALPHA = 0.667
 """Krippendorff's (2004) lowest alpha from which tentative conclusions are drawn; the user may change it."""
 MIN_DOCUMENTS = 20
