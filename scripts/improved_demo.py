@@ -58,6 +58,9 @@ def main() -> None:
         if missing:
             raise SystemExit(f"{args.db}: no cached answer for {len(missing)} question(s), e.g. {missing[0]}")
         for q, key in zip(questions, keys, strict=True):
+            if any(x["paper_id"] == q.key[0] and (x["entity_type"], x["span1"], x["span2"]) == q.key[1:]
+                   for x in lines):
+                continue  # a pair of two equal spans is one question in both orders
             a = found[key]
             lines.append({"paper_id": q.key[0], "entity_type": q.key[1], "span1": q.key[2], "span2": q.key[3],
                           "answer": a.value, "rationale": a.rationale, "fold": k})
