@@ -76,7 +76,7 @@ if not stored or stored[0] != key:
     show_text(f"The last stored result (#{last['id']}, {last['created'][:16].replace('T', ' ')}): strategy "
               f"{last['strategy']}, seed {last['seed']}, {len(last['folds'])} document folds"
               + (f"; {last['result']['bundled']}" if last["result"].get("bundled") else "")
-              + ". Press *Fit and evaluate* to fit again with the settings above.", "info")
+              + ". Press Fit and evaluate to fit again with the settings above.", "info")
     stored = (key, last["result"])
 result = stored[1]
 if isinstance(result, str):
