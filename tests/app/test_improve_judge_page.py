@@ -114,3 +114,21 @@ def test_a_stored_result_shows_again_in_a_new_session_with_the_same_folds(app, s
     assert any(plain(i.value).startswith(f"The last stored result (#{kept[0]['id']}") for i in again.info), [
         plain(i.value) for i in again.info]
     assert {m.label: m.value for m in again.metric} == {m.label: m.value for m in at.metric}
+
+
+def test_the_bundled_improved_demo_run_fills_the_page_without_a_server(app, monkeypatch):
+    """The demo's few-shot improvement of the SmolLM2 judge was measured against the real server and is bundled
+    (data/chimera/improve_smollm2_few-shot.json): the page shows it with no server to ask."""
+    import json
+
+    from tests.conftest import ROOT
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    bundled = json.loads((ROOT / "data/chimera/improve_smollm2_few-shot.json").read_text())
+    at = open_page(app, "improve_judge", run="demo-chimera-smollm2-few-shot")
+    assert not at.exception
+    assert any("measured against the real SmolLM2 server" in plain(i.value) for i in at.info)
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["κ before"] == f"{bundled['evaluation']['kappa_before']:.3f}"
+    assert labels["Δκ"] == f"{bundled['evaluation']['delta_kappa']:+.3f}"
+    assert any("Few-shot: each question is shown the" in plain(c.value) for c in at.caption)
