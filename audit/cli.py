@@ -182,14 +182,21 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> None:
-    """List the runs in the database (newest first) as JSON lines.
+    """List the runs in the database (newest first) as JSON lines; a judge improved on reviews adds `judge_stale`
+    (true when one of those reviews was withdrawn or changed since) and `judge_learning` (the sentence saying so).
 
     Example: python -m audit runs
     """
+    from audit.learning import learning_by_run
     from audit.store.database import list_runs
 
-    for r in list_runs(_open(args.db)):
-        print(json.dumps({k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}))
+    db = _open(args.db)
+    learning = learning_by_run(db)
+    for r in list_runs(db):
+        line = {k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}
+        if r["name"] in learning:
+            line |= {"judge_stale": learning[r["name"]]["stale"], "judge_learning": learning[r["name"]]["text"]}
+        print(json.dumps(line))
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -477,7 +484,8 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
     """Improve the run's judge from its reviews and prove it out of sample: K-fold cross-fitting by document
     (each reviewed decision judged by a judge fitted without its document), kappa before and after, the change with
     a paired document-bootstrap interval; an improvement is claimed only when that interval excludes 0. Strategies:
-    threshold (fuzzy, embed judges), calibrate (ordinal ratings); few-shot and rules are not built yet.
+    threshold (fuzzy, embed judges), calibrate (ordinal ratings), few-shot and rules (LLM judges: the run's model is
+    asked again, at $OPENAI_BASE_URL, through the answer cache).
 
     Example: python -m audit improve-judge --run my-fuzzy-run --strategy threshold --seed 0 --out improved.json
     """
@@ -486,12 +494,19 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
     db = _open(args.db)
     rule = _run_rule(args, db)
     rule.check(args.out, "--out")
+    rules = None
+    if args.rules:
+        try:
+            rules = Path(args.rules).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise AuditError(f"{args.rules}: --rules must be a readable UTF-8 text file ({e})") from None
     result = improve_judge(db, args.run, args.strategy, seed=args.seed, folds=args.folds, min_alpha=args.min_alpha,
-                           min_documents=args.min_documents, policy=args.policy)
+                           min_documents=args.min_documents, policy=args.policy, k=args.k, rules=rules)
     _emit(json.dumps(result, indent=1, ensure_ascii=False) + "\n", args.out, rule)
     ev = result["evaluation"]
     print(f"{result['reason']} ({ev['n_decisions']} decisions in {ev['n_documents']} documents; judge after: "
-          f"{result['judge_after']['spec']})", file=sys.stderr)
+          f"{result['judge_after']['spec']}; folds stored as result {result.get('stored_as', '(not stored)')})",
+          file=sys.stderr)
 
 
 def cmd_judge_batch(args: argparse.Namespace) -> None:
@@ -672,7 +687,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--check", action="append", default=None, metavar="NAME",
                    help="also report over this stored check (repeatable; with --report: only these)")
     s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
-    from scoring.improve.preflight import DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
+    from scoring.improve.preflight import DEFAULT_K, DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
     from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
 
     s = add("improve-judge", cmd_improve_judge)
@@ -684,6 +699,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                    f"double-reviewed decisions is below this (default {DEFAULT_MIN_ALPHA})")
     s.add_argument("--min-documents", type=int, default=MIN_DOCUMENTS, help="refuse with fewer reviewed documents "
                    f"(at most and by default {MIN_DOCUMENTS}; at least two per fold in any case)")
+    s.add_argument("--k", type=int, default=DEFAULT_K, help=f"few-shot: examples per question (default {DEFAULT_K})")
+    s.add_argument("--rules", default=None, metavar="FILE", help="rules: a text file of instructions (the distilled "
+                   "rules as you edited them) that the judge to keep uses instead of the distilled ones")
     s.add_argument("--out", required=True, help="the JSON file to write (refused if it exists, unless --force)")
     s.add_argument("--force", action="store_true", help=FORCE_HELP)
     _policy_argument(s)

@@ -6,6 +6,7 @@ They are scored once into a new database (the dashboard's first start, with prog
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from audit.board.store import create_board, list_boards
 from audit.errors import AuditError, RunExists
 from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
-from audit.store.database import now, transaction
+from audit.store.database import now, run_row, transaction
+from audit.store.improvements import save_improvement
 from scoring.families import TASKS
 from scoring.families.base import DemoRun
 
@@ -99,6 +101,9 @@ def load_demo(db: Database, progress: DemoProgress | None = None) -> list[str]:
             continue  # another session scored it at the same moment
         if d.reviews:
             import_reviews(db, d.name, d.reviews)
+        if d.improvement:
+            row = run_row(db, d.name)
+            save_improvement(db, row["id"], json.loads(Path(d.improvement).read_text(encoding="utf-8")))
         scored.append(d.name)
     seed_boards(db)
     if progress:

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from audit.errors import AuditError
+from audit.learning import learning_status
 from audit.outputs.improve_judge import (
     DEFAULT_FOLDS,
     DEFAULT_MIN_ALPHA,
@@ -14,9 +15,9 @@ from audit.outputs.improve_judge import (
     STRATEGIES,
     applicability,
     improve_judge,
-    learning_status,
 )
 from audit.store.database import reviews_version
+from audit.store.improvements import stored_improvements
 from ui import auth
 from ui.state import blind_guard, current_view, db, links
 from ui.text import md_literal, show_error, show_text
@@ -43,7 +44,9 @@ if not offered:
 c1, c2, c3, c4, c5 = st.columns(5)
 strategy = c1.selectbox("Strategy", offered, key="improve.strategy",
                         help="threshold: the κ-maximising threshold of a fuzzy or embed judge; calibrate: an isotonic "
-                             "map of ordinal ratings, one per criterion.")
+                             "map of ordinal ratings, one per criterion; few-shot: the k most similar reviewed "
+                             "decisions put before each question; rules: the reviewers' notes distilled into "
+                             "instructions by the judge model.")
 folds = int(c2.number_input("Folds (K)", min_value=2, max_value=20, value=DEFAULT_FOLDS, step=1, key="improve.folds"))
 seed = int(c3.number_input("Seed", min_value=0, value=0, step=1, key="improve.seed",
                            help="The folds and the bootstrap come from it: the same seed, the same result."))
@@ -63,9 +66,18 @@ if st.button("Fit and evaluate", type="primary", key="improve.go"):
             st.session_state["improve.result"] = (key, str(e))
 stored = st.session_state.get("improve.result")
 if not stored or stored[0] != key:
-    st.caption("Choose the settings and press *Fit and evaluate* (a few seconds: the fit is re-run in every "
-               "bootstrap resample).")
-    st.stop()
+    kept = stored_improvements(conn, view.id)
+    if not kept:
+        st.caption("Choose the settings and press *Fit and evaluate* (a few seconds for threshold and calibrate, "
+                   "whose fit is re-run in every bootstrap resample; few-shot and rules ask the run's LLM at "
+                   "`OPENAI_BASE_URL`, each answer once, through the cache).")
+        st.stop()
+    last = kept[0]
+    show_text(f"The last stored result (#{last['id']}, {last['created'][:16].replace('T', ' ')}): strategy "
+              f"{last['strategy']}, seed {last['seed']}, {len(last['folds'])} document folds"
+              + (f"; {last['result']['bundled']}" if last["result"].get("bundled") else "")
+              + ". Press Fit and evaluate to fit again with the settings above.", "info")
+    stored = (key, last["result"])
 result = stored[1]
 if isinstance(result, str):
     show_error(result)
@@ -110,6 +122,30 @@ if "curve" in after:
     st.line_chart(curve, x="threshold", y="kappa", height=260)
     st.caption(f"The run's judge: {md_literal(result['judge_before']['spec'])}; the folds chose "
                + ", ".join(md_literal(f["spec"]) for f in result["fold_judges"]) + ".")
+if after.get("strategy") == "rules":
+    st.subheader("Rules the judge model distilled from the reviewers' notes")
+    st.caption(f"From the notes on {len(after['model']['from_notes'])} overruled decisions; appended to the family's "
+               "prompt (a new prompt hash). Edit them and press *Keep the edited rules*: the judge to keep takes "
+               "your text (the out-of-sample evaluation above stays that of the distilled rules each fold made). "
+               "The CLI takes the same text back: `improve-judge --strategy rules --rules FILE`.")
+    edited = st.text_area("Rules", after["rules"], height=160, key="improve.rules")
+    if st.button("Keep the edited rules", key="improve.rules.keep", disabled=edited.strip() == after["rules"].strip()):
+        with st.spinner("Re-using the cached answers…"):
+            try:
+                st.session_state["improve.result"] = (key, improve_judge(
+                    conn, view, "rules", seed=seed, folds=folds, min_alpha=min_alpha, min_documents=min_docs,
+                    rules=edited))
+            except AuditError as e:
+                st.session_state["improve.result"] = (key, str(e))
+        st.rerun()
+if after.get("strategy") == "few-shot":
+    st.caption(f"Few-shot: each question is shown the {after['model']['k']} most similar of "
+               f"{len(after['model']['examples'])} reviewed decisions (never of its own document; overruled ones "
+               f"first), before the family's prompt.")
+if "cost" in result:
+    c = result["cost"]
+    st.caption(f"Cost: {c['requests']} requests to the judge model ({c['cached']} answers from the cache), "
+               f"{c['prompt_tokens']:,} prompt and {c['completion_tokens']:,} completion tokens.")
 if "calibration" in after:
     st.subheader("Calibration maps (judge's rating → calibrated)")
     st.dataframe(pd.DataFrame(after["calibration"]).rename_axis("judge"), key="improve.maps")

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from audit.learning import learning_status, stale_warning
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.outputs.estimate_text import NOT_REVIEWABLE
 from audit.outputs.figures import bias_intervals, headline_intervals, original_vs_audited
@@ -19,6 +20,9 @@ view = current_view(conn)  # under the session's policy: the radio below changes
 blind_guard("scores")
 row, task = view.row, view.task
 policy_radio("scores.policy")
+stale = stale_warning(learning_status(conn, row["judge_identity"]))
+if stale:
+    show_text(stale[0].upper() + stale[1:] + ".", "warning")
 audit = view.audit
 headline(task, row["original_metrics"], audit.metrics)
 rc = audit.review_counts

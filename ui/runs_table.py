@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from audit.demo import demo_runs
+from audit.learning import learning_by_run
 from audit.numbers import format_value
 from audit.outputs.export import _public_spec as public_spec
 from audit.store.database import Database, list_runs
@@ -28,9 +29,12 @@ def family_title(task: str) -> str:
 def runs_frame(conn: Database, *, hide_scores: bool) -> pd.DataFrame:
     """One row per run, newest first, with an `open` link; scores left out for a blind reviewer. The columns that
     matter come first and stay short (the family's name, the judge log's file name), so at 1280 px the link, the
-    run, its judge and its scores are in view; the family's full title is the run overview's."""
+    run, its judge and its scores are in view; the family's full title is the run overview's. A judge improved on
+    reviews withdrawn since is marked stale (`audit.learning`)."""
+    stale = {name for name, s in learning_by_run(conn).items() if s["stale"]}
     df = pd.DataFrame([{"run": r["name"], "family": r["task"],
-                        "judge": public_spec(short_spec(r["judge_spec"])),
+                        "judge": ("⚠ stale · " if r["name"] in stale else "")
+                        + public_spec(short_spec(r["judge_spec"])),
                         **({} if hide_scores else {"scores (original)": headline_value(r)}),
                         "documents": r["n_docs"], "decisions": r["n_decisions"],
                         "created": r["created"][:19].replace("T", " ")} for r in list_runs(conn)])

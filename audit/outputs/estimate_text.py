@@ -31,6 +31,9 @@ class EstimateLine:
     reviewed_so_far: float | None
     n_sampled: int | None
     note: str
+    estimator: str = ""
+    """Set when the estimate is not the plain difference estimator (a judge improved on these reviews: the
+    cross-fitted one), in words; every surface that says the estimate says this too."""
 
     @property
     def label(self) -> str:
@@ -51,7 +54,8 @@ class EstimateLine:
         if self.fixed_n is None:
             return f"{head}, no interval yet" + (f": {self.note}" if self.note else "")
         any_text = interval_text(self.anytime, one) if self.anytime else "none yet"
-        return f"{head}, 95% interval {interval_text(self.fixed_n, one)} (fixed-n), {any_text} (anytime)"
+        how = f" ({self.estimator})" if self.estimator else ""
+        return f"{head}, 95% interval {interval_text(self.fixed_n, one)} (fixed-n), {any_text} (anytime){how}"
 
 
 def interval_text(ci: tuple[float, float] | list | None, one) -> str:
@@ -70,7 +74,7 @@ def estimate_lines(task: TaskFamily, estimates: Mapping) -> list[EstimateLine]:
         ci, anytime = e.get("ci"), (e.get("anytime") or {}).get("ci")
         out.append(EstimateLine(cell, e.get("estimate"), tuple(ci) if ci else None,
                                 tuple(anytime) if anytime else None, e.get("judge_only"), e.get("reviewed_so_far"),
-                                e.get("n_documents_sampled"), e.get("note") or ""))
+                                e.get("n_documents_sampled"), e.get("note") or "", e.get("estimator") or ""))
     return out
 
 

@@ -21,6 +21,7 @@ from sqlite_utils import Database
 from audit import __version__
 from audit.effective import POLICIES
 from audit.errors import AuditError
+from audit.learning import learning_status, stale_warning
 from audit.outputs.agreement import agreement
 from audit.outputs.agreement_rule import Statistic, statistic_of
 from audit.outputs.estimate_text import (
@@ -50,7 +51,9 @@ def rejudge_version() -> str:
 def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, policy: str | None = None) -> dict:
     """Original and audited metrics, review counts, agreement with intervals, judge spec and prompt hash, inputs
     (names and hashes), the sampling plans, the judge-stability checks (`stability`, None without any), the
-    Rejudge version, export time and the effective-label policy (`policy`, else the view's, else the default)."""
+    Rejudge version, export time and the effective-label policy (`policy`, else the view's, else the default).
+    A judge improved on reviews carries `judge_learning` (`audit.learning.learning_status`); when one of those
+    reviews was withdrawn since, the first warning says the judge is stale."""
     view = as_view(db, run, policy)
     row, audit, policy = view.row, view.audit, view.policy
     out = {
@@ -65,6 +68,11 @@ def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, polic
                        if isinstance(v, dict) and "sha256" in v else v) for k, v in row["inputs"].items()},
         "warnings": row["summary"].get("warnings", []),
     }
+    learning = learning_status(view.db, row["judge_identity"])
+    if learning is not None:
+        out["judge_learning"] = learning
+        stale = stale_warning(learning)
+        out["warnings"] = ([stale] if stale else []) + out["warnings"]
     if with_agreement:
         out["agreement"] = agreement(view.db, view)
     out["sampling"] = _sampling(view)
@@ -311,7 +319,9 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
     rc = data["reviews"]
     est = estimate_lines(task, export_estimates(data))
     label = "tab:rejudge-" + "".join(c if c.isascii() and c.isalnum() else "-" for c in data["run"])[:60]
-    caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}; "
+    stale = " (STALE: improved on reviews withdrawn since)" if data.get("judge_learning", {}).get("stale") else ""
+    caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}"
+               f"{stale}; "
                f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled (effective labels: "
                f"{tex(view.policy)} policy); {_estimate_note(est, rc['reviewed'])}; {_kappa_note(data['agreement'])}.")
     lines = [r"% Rejudge export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering",

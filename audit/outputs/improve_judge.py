@@ -16,19 +16,21 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from audit.effective import current_rows
-from audit.errors import AuditError, UnknownRun
+from audit.errors import AuditError
 from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
-from audit.rescoring import reviews_by_decision
+from audit.outputs.improve_llm import Asker, few_shot_fit, llm_applicability, llm_items, llm_spec, rules_fit
 from audit.review.sampling import target_cell
-from audit.store.database import run_row
+from audit.store.improvements import save_improvement
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import LabelScheme
 from scoring.improve.calibrate import apply_calibration, fit_calibration
 from scoring.improve.crossfit import Apply, Fit, Item
 from scoring.improve.evaluate import cross_fitted_report, headline_gap
-from scoring.improve.preflight import DEFAULT_MIN_ALPHA, MIN_DOCUMENTS, NOT_BUILT, STRATEGIES, preflight
+from scoring.improve.llm import DEFAULT_K, improvement_identity
+from scoring.improve.preflight import DEFAULT_MIN_ALPHA, LLM_STRATEGIES, MIN_DOCUMENTS, STRATEGIES, preflight
 from scoring.improve.threshold import apply_threshold, fit_threshold, labels_at, scored_from_answers
 from scoring.judges.thresholds import threshold_of
+from scoring.stats.agreement import alpha_interval
 
 DEFAULT_FOLDS = 5
 
@@ -44,14 +46,17 @@ class Plan:
     apply: Apply
     judge_after: Callable[[dict], dict]
     """The full model as the judge to keep (its spec when it has one)."""
+    refit: bool = True
+    """Δκ's interval re-runs the fit in every resample (False: the fit asks an LLM)."""
+    asker: Asker | None = None
+    """The LLM and its cost (few-shot, rules)."""
 
 
 def applicability(view: RunView, strategy: str) -> str | None:
     """Why `strategy` does not apply to this run's judge and family (one line), or None when it does."""
     spec = view.row["judge_spec"]
-    if strategy in NOT_BUILT:
-        return (f"{strategy}: not built yet (it would put reviewed decisions or the reviewers' notes into an LLM "
-                "judge's prompt); use threshold (fuzzy, embed judges) or calibrate (ordinal ratings)")
+    if strategy in LLM_STRATEGIES:
+        return llm_applicability(view, strategy)
     if strategy == "threshold":
         if threshold_of(spec) is None:
             return (f"threshold: applies to judges that compare a similarity score to a threshold (fuzzy, embed); "
@@ -133,15 +138,49 @@ def _calibrate_plan(view: RunView, rows: list[dict]) -> Plan:
     return Plan(items, labels, scheme, lambda part: fit_calibration(part, labels), apply_calibration, judge_after)
 
 
-def _human_agreement(view: RunView, rows: dict, kinds: Sequence[str]) -> tuple[float | None, int, dict]:
-    """The lowest Krippendorff's alpha over the groups of these kinds (a kind, or an ordinal kind's criterion),
-    the decisions two or more people labelled, and every group's alpha."""
+def _llm_plan(db: Database, view: RunView, rows: list[dict], strategy: str, *, k: int, reviews_used: str) -> Plan:
+    kind = next(k for k, s in view.task.label_schemes.items() if s.scale == "binary" and s.positive is not None)
+    scheme = view.task.label_schemes[kind]
+    spec = llm_spec(view.row)
+    asker = Asker(db, view, spec)  # type: ignore[arg-type]
+    items = llm_items(view, rows, kind, _reviewed, reviews_used)
+    labels = tuple(scheme.labels)
+    fit = few_shot_fit(k) if strategy == "few-shot" else rules_fit(asker)
+
+    def apply(model: dict, part: Sequence[Item]) -> list[str]:
+        return asker.apply(model, part, scheme)
+
+    def judge_after(model: dict) -> dict:
+        out = {"spec": spec, "strategy": strategy, "model": model, "improved": improvement_identity(model)}
+        if strategy == "rules":
+            out["rules"] = model["rules"]
+        return out
+
+    return Plan(items, labels, scheme, fit, apply, judge_after, refit=False, asker=asker)
+
+
+def _group_name(group: tuple[str, str], ordinal: Mapping) -> str:
+    """`alpha_groups`' name of a unit's group (a kind, or kind/criterion for an ordinal kind)."""
+    kind, typ = group
+    return f"{kind}/{typ}" if kind in ordinal and typ else kind
+
+
+def _human_agreement(view: RunView, rows: dict, kinds: Sequence[str]) -> tuple[dict | None, int, dict]:
+    """The group with the lowest Krippendorff's alpha over the groups of these kinds (a kind, or an ordinal kind's
+    criterion; its `alpha` and `alpha_ci`), the decisions two or more people labelled, and every group's alpha."""
     ordinal = {k: list(s.labels) for k, s in view.task.label_schemes.items() if s.scale == "ordinal"}
     ratings = {u: h for u, h in rows["ratings"].items() if rows["rating_groups"][u][0] in kinds}
     groups = alpha_groups(ratings, {u: rows["rating_groups"][u] for u in ratings}, ordinal)
-    alphas = [g["alpha"] for g in groups.values() if g.get("alpha") is not None]
+    for name, g in groups.items():  # its interval: documents resampled (alpha_groups gives the value alone)
+        if g.get("alpha") is not None:
+            members = {u: h for u, h in ratings.items() if _group_name(rows["rating_groups"][u], ordinal) == name}
+            kind = name.partition("/")[0]
+            g["alpha_ci"] = alpha_interval(members, {u: view.reviewed.rows[int(u)]["doc_id"] for u in members},
+                                           level=g["level"], labels=ordinal.get(kind))
+    defined = [g for g in groups.values() if g.get("alpha") is not None]
+    lowest = min(defined, key=lambda g: g["alpha"]) if defined else None
     n_double = sum(len(h) >= 2 for h in ratings.values())
-    return (min(alphas) if alphas else None), n_double, {
+    return lowest, n_double, {
         name: {"alpha": g.get("alpha"), "alpha_ci": g.get("alpha_ci"), "level": g["level"]}
         for name, g in groups.items()}
 
@@ -170,10 +209,15 @@ def _gaps(view: RunView, items: Sequence[Item], after: Mapping[int, str]) -> dic
 
 def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, folds: int = DEFAULT_FOLDS,
                   min_alpha: float = DEFAULT_MIN_ALPHA, min_documents: int = MIN_DOCUMENTS,
-                  n_resamples: int = 1000, reviews: str = "auto", policy: str | None = None) -> dict:
+                  n_resamples: int = 1000, reviews: str = "auto", policy: str | None = None, k: int = DEFAULT_K,
+                  rules: str | None = None, store: bool = True) -> dict:
     """The issue's JSON: `folds`, `judge_before`, `judge_after`, `evaluation` {method, kappa_before, kappa_after,
     delta_kappa, delta_kappa_ci, gap_before, gap_after, n_decisions, n_documents, ...}, `improved`, `reason`, and
-    `preflight`, `learnt_from` (seed, folds, review ids, decisions, documents), `fold_judges`.
+    `preflight`, `learnt_from` (seed, folds, review ids, decisions, documents), `fold_judges`, and for the LLM
+    strategies `cost` (requests, cached answers, tokens). `k`: few-shot examples per question; `rules`: the user's
+    edited rules, taken by the judge to keep in place of the distilled ones (the folds still distil their own, so
+    the evaluation is of the procedure, as the result says). The result is stored with its folds
+    (`audit.store.improvements`; `stored_as` is its id) unless `store` is False or the database is read-only.
 
     Raises:
         AuditError: the strategy does not apply (one line saying why), the pre-flight refuses (too little
@@ -181,6 +225,8 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
     """
     if strategy not in STRATEGIES:
         raise AuditError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if not 1 <= k <= 20:
+        raise AuditError(f"--k must be between 1 and 20 examples, got {k}")
     if not 2 <= folds <= 50:
         raise AuditError(f"--folds must be between 2 and 50, got {folds}")
     if not 1 <= min_documents <= MIN_DOCUMENTS:
@@ -191,31 +237,52 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
     if why:
         raise AuditError(why)
     rows = agreement_rows(db, view, reviews=reviews)
-    plan = (_threshold_plan if strategy == "threshold" else _calibrate_plan)(view, rows["hvj"])
+    if rules is not None and strategy != "rules":
+        raise AuditError("--rules goes with --strategy rules")
+    if strategy in LLM_STRATEGIES:
+        plan = _llm_plan(db, view, rows["hvj"], strategy, k=k, reviews_used=rows["reviews_used"])
+    else:
+        plan = (_threshold_plan if strategy == "threshold" else _calibrate_plan)(view, rows["hvj"])
     kinds = sorted({k for k, s in view.task.label_schemes.items() if s is plan.scheme})
-    alpha, n_double, by_group = _human_agreement(view, rows, kinds)
+    lowest, n_double, by_group = _human_agreement(view, rows, kinds)
+    alpha, alpha_ci = (lowest["alpha"], lowest.get("alpha_ci")) if lowest else (None, None)
     n_documents = len({i.doc for i in plan.items})
-    check = preflight(alpha, n_double, n_documents, folds=folds, min_alpha=min_alpha, min_documents=min_documents)
-    pre = {"human_alpha": alpha, "human_alpha_by_group": by_group, "double_reviewed": n_double,
+    check = preflight(alpha, n_double, n_documents, folds=folds, min_alpha=min_alpha, min_documents=min_documents,
+                      alpha_ci=alpha_ci)
+    pre = {"human_alpha": alpha, "human_alpha_ci": alpha_ci, "human_alpha_by_group": by_group,
+           "double_reviewed": n_double,
            "min_alpha": min_alpha, "reviewed_documents": n_documents, "min_documents": max(min_documents, 2 * folds),
            "documents_needed": check.documents_needed, "notes": check.notes, "reviews_used": rows["reviews_used"]}
     if check.refusal:
         raise AuditError(f"improve-judge refused: {check.refusal}")
     fitted, evaluation = cross_fitted_report(plan.items, plan.fit, plan.apply, plan.labels, k=folds, seed=seed,
                                              ordinal=plan.scheme.scale == "ordinal", positive=plan.scheme.positive,
-                                             n_resamples=n_resamples)
+                                             n_resamples=n_resamples, refit=plan.refit)
     evaluation |= _gaps(view, plan.items, fitted.after)
     learnt = {"run": view.name, "strategy": strategy, "seed": seed, "folds": folds,
               "documents": sorted({i.doc for i in plan.items}), "decisions": [i.decision for i in plan.items],
               "review_ids": sorted(r["id"] for i in plan.items for r in current_rows(
                   reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"]))),
               "reviews_used": rows["reviews_used"], "effective_label_policy": view.policy}
-    return {"run": view.name, "strategy": strategy, "preflight": pre, "folds": fitted.folds,
-            "judge_before": {"spec": view.row["judge_spec"], "identity": view.row["judge_identity"]},
-            "judge_after": plan.judge_after(fitted.full_model) | {"learnt_from": learnt},
-            "fold_judges": [plan.judge_after(m) | {"held_out_documents": f}
-                            for m, f in zip(fitted.fold_models, fitted.folds, strict=True)],
-            "evaluation": evaluation, "improved": evaluation["improved"], "reason": evaluation["reason"]}
+    fold_specs = [plan.judge_after(m).get("spec") for m in fitted.fold_models]
+    if strategy == "threshold":  # what `estimate` needs to cross-fit a run scored with the improved judge
+        learnt["fold_judges"] = [{"spec": spec, "held_out_documents": f}
+                                 for spec, f in zip(fold_specs, fitted.folds, strict=True)]
+    full = fitted.full_model
+    if rules is not None:  # the user's edit of the distilled rules is the judge to keep
+        full = full | {"rules": rules.strip(), "edited": True, "distilled": full["rules"]}
+        evaluation["note"] = ("the rules were edited by hand: the evaluation above is of the distilled rules each "
+                              "fold made, not of the edited text")
+    result = {"run": view.name, "strategy": strategy, "preflight": pre, "folds": fitted.folds,
+              "judge_before": {"spec": view.row["judge_spec"], "identity": view.row["judge_identity"]},
+              "judge_after": plan.judge_after(full) | {"learnt_from": learnt},
+              "fold_judges": [plan.judge_after(m) | {"held_out_documents": f}
+                              for m, f in zip(fitted.fold_models, fitted.folds, strict=True)],
+              "evaluation": evaluation, "improved": evaluation["improved"], "reason": evaluation["reason"],
+              **({"cost": plan.asker.cost()} if plan.asker else {})}
+    if store and not getattr(db, "read_only", False):
+        result["stored_as"] = save_improvement(db, view.id, result)
+    return result
 
 
 def learnt_from_file(path: str, spec: str) -> dict:
@@ -239,28 +306,3 @@ def learnt_from_file(path: str, spec: str) -> dict:
         raise AuditError(f"{path}: it improved the judge to {after.get('spec')!r}, not {spec!r}; score with "
                          f"--judge {after.get('spec')}")
     return after["learnt_from"] | {"improved": bool(result.get("improved"))}
-
-
-def learning_status(db: Database, identity: dict) -> dict | None:
-    """For a run whose judge was improved on reviews (`learnt_from` in its judge identity): how many of those
-    reviews are still current in the run they came from, which were withdrawn or changed since (`stale` when any),
-    and a sentence saying so. None for any other judge."""
-    learnt = identity.get("learnt_from")
-    if not isinstance(learnt, dict):
-        return None
-    ids = set(learnt.get("review_ids") or [])
-    try:
-        source = run_row(db, learnt.get("run", ""))
-    except UnknownRun:
-        return {"run": learnt.get("run"), "learnt_from": len(ids), "withdrawn": sorted(ids), "stale": True,
-                "text": f"this judge learnt from {len(ids)} reviews of run {learnt.get('run')!r}, which is no longer "
-                        "in this database: it cannot be checked"}
-    current = {r["id"] for revs in reviews_by_decision(db, source["id"], list(learnt.get("decisions") or [])).values()
-               for r in current_rows(revs)}
-    withdrawn = sorted(ids - current)
-    text = (f"this judge learnt from {len(ids)} reviews of run {source['name']!r} (seed {learnt.get('seed')}, "
-            f"{learnt.get('folds')} folds)")
-    if withdrawn:
-        text += f"; {len(withdrawn)} of them were withdrawn or changed since: it is stale, improve it again"
-    return {"run": source["name"], "learnt_from": len(ids), "withdrawn": withdrawn, "stale": bool(withdrawn),
-            "text": text}

@@ -587,6 +587,7 @@ main{max-width:1180px;margin:0 auto;padding:24px 32px 48px;background:#fff}
 h1{font-size:1.6rem;margin:0 0 4px}h2{font-size:1.25rem;margin:32px 0 8px;border-bottom:1px solid #e2e8f0;
 padding-bottom:4px}h3{font-size:1rem;margin:18px 0 6px}
 p.sub{color:#475569;margin:0 0 16px}
+p.warn{background:#fef3c7;border-left:4px solid #d97706;padding:6px 10px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:.85rem;max-width:100%}
 th,td{border:1px solid #e2e8f0;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 td.num{overflow-wrap:normal;white-space:nowrap}
@@ -624,6 +625,9 @@ def report_html(report: Report) -> str:
              f'<p class="sub">{esc(report.task_title)} · judge {esc(report.data["judge"].get("spec"))} · policy '
              f'{esc(report.data["effective_label_policy"]["name"])} · Rejudge {esc(report.data["rejudge_version"])}'
              f' · {esc(report.data["exported"])}</p>']
+    learning = report.data.get("judge_learning")
+    if learning and learning["stale"]:
+        parts.append(f'<p class="warn"><strong>Stale judge:</strong> {esc(learning["text"])}.</p>')
     for s in report.sections:
         parts.append(f"<section><h2>{esc(s.title)}</h2>")
         parts += s.body

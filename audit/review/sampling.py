@@ -23,6 +23,7 @@ from sqlite_utils import Database
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
 from audit.review.coverage import coverage
+from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_judge_vectors, fold_of_documents
 from audit.store.database import dumps, now, transaction
 from audit.store.plans import planned_documents
 from audit.views import RunRef, RunView, as_view
@@ -267,7 +268,20 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
     row, task = view.row, view.task
     judge, sampled, certain, paths = _blocks_state(view, plan)
     strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
-    tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+    setup = crossfit_setup(view, sampled)
+    how = None
+    if setup is not None and "folds" in setup:
+        from scoring.stats.crossfit import cross_fitted_totals  # (scikit-learn: only for an improved judge)
+
+        fold_judge = fold_judge_vectors(view, [f["spec"] for f in setup["folds"]], paths, list(judge))
+        fold_of = fold_of_documents(setup["folds"], list(judge))
+        tot = cross_fitted_totals(fold_judge, strata, sampled, {b: fold_of[b] for b in sampled}, certain=certain,
+                                  variance=VARIANCE)
+        judge = {b: (vs[fold_of[b]] if b in sampled else np.mean(vs, axis=0)) for b, vs in fold_judge.items()}
+        how = crossfit_text(setup)
+    else:
+        tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+        how = setup["unavailable"] if setup else None
     so_far = view.audit.metrics
     covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
     out = {}
@@ -295,6 +309,9 @@ def estimate(db: Database, run: RunRef, kind: str | None = None) -> dict:
         h["label"] = cell.label
         h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
+        if how:
+            h["estimator"] = how  # the judge was improved on reviews this run counts: said wherever it is shown
+            h["note"] = f"{h['note']}; {how}" if h.get("note") else how
         h["anytime"] = _anytime_json(anytime_estimate(est, planned_n=planned_n_for(len(plan.blocks)),
                                                       bounds=bounds), planned_n_for(len(plan.blocks)))
         out["/".join(cell.path)] = h

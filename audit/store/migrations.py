@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 15  # m015 is the newest (there is no m009)
+SCHEMA_VERSION = 17  # m017 is the newest (there is no m009; m015 and m016 are the boards' and board plans')
 
 
 @migrations()
@@ -266,3 +266,14 @@ def m015_boards(db: Database) -> None:
     run (ideation) the JSON list of those systems. Nothing else changes: no review, run or number is touched."""
     db.execute("""CREATE TABLE boards (
         name TEXT PRIMARY KEY, family TEXT NOT NULL, runs TEXT NOT NULL, systems TEXT, created TEXT NOT NULL)""")
+
+
+@migrations()
+def m017_judge_improvements(db: Database) -> None:
+    """Each `improve-judge` result on a run (issue #37): its strategy, seed, the document ids of each fold and the
+    whole result JSON, so the page and the CLI show the same folds and the last result reads back without
+    refitting (an LLM strategy without its server)."""
+    db.execute("""CREATE TABLE judge_improvements (
+        id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), strategy TEXT NOT NULL,
+        seed INTEGER NOT NULL, folds TEXT NOT NULL, result TEXT NOT NULL, created TEXT NOT NULL)""")
+    db.execute("CREATE INDEX judge_improvements_run ON judge_improvements(run_id, strategy, id)")

@@ -136,6 +136,9 @@ class DemoRun:
     reviews: str | None = None
     """A file of human reviews (the `export-reviews` format) imported into the run after scoring, e.g. a
     study's human ratings as a worked example."""
+    improvement: str | None = None
+    """An `improve-judge` result file stored with the run after scoring (`judge_improvements`), so the Improve the
+    judge page shows it without the judge's server."""
     judge_derived: tuple[str, ...] = ()
     """Parts of `note` (exact substrings) that come from the judge's labels, e.g. the official F1: hidden from a
     blind reviewer (`note_for`)."""

@@ -75,12 +75,14 @@ def kappa_change(labels: Sequence[str], *, ordinal: bool) -> Callable[[Sequence[
 
 def cross_fitted_report(items: Sequence[Item], fit: Fit, apply: Apply, labels: Sequence[str], *, k: int, seed: int,
                         ordinal: bool = False, positive: str | None = None, n_resamples: int = 1000,
-                        ) -> tuple[CrossFitted, dict]:
+                        refit: bool = True) -> tuple[CrossFitted, dict]:
     """The whole pure pipeline every surface uses: cross-fit (`cross_fit`), the resampled changes with the fit re-run
-    in each resample (`refit_deltas`, same folds), and `evaluate`. `labels` is the scale."""
+    in each resample (`refit_deltas`, same folds), and `evaluate`. `labels` is the scale. `refit=False` (a fit that
+    asks an LLM: a thousand refits would cost a thousand times the requests): the interval holds the cross-fitted
+    judges fixed, and the report's `method` says so."""
     fitted = cross_fit(items, fit, apply, k=k, seed=seed)
     deltas = refit_deltas(items, fit, apply, fitted.folds, kappa_change(labels, ordinal=ordinal),
-                          n_resamples=n_resamples, seed=seed)
+                          n_resamples=n_resamples, seed=seed) if refit else None
     return fitted, evaluate(items, fitted.after, labels, ordinal=ordinal, positive=positive,
                             n_resamples=n_resamples, seed=seed, resampled=deltas)
 

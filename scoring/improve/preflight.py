@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 STRATEGIES = ("threshold", "calibrate", "few-shot", "rules")
-NOT_BUILT = ("few-shot", "rules")
-"""Strategies of issue #37 that need an LLM judge and are not built: refused in one line, never faked."""
+LLM_STRATEGIES = ("few-shot", "rules")
+"""The strategies that ask an LLM judge (its answers cached like any other)."""
+DEFAULT_K = 4
+"""few-shot: examples per question (enough to show both answers, short enough for a 2048-token context)."""
 DEFAULT_MIN_ALPHA = 0.667
 """Krippendorff's (2004) lowest alpha from which tentative conclusions are drawn; the user may change it."""
 MIN_DOCUMENTS = 20
@@ -31,10 +33,15 @@ class Preflight:
     """More reviewed documents needed (0: enough)."""
 
 
+def _ci(ci: tuple[float, float] | list[float] | None) -> str:
+    return f", 95% interval [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ", no interval"
+
+
 def preflight(alpha: float | None, n_double: int, n_documents: int, *, folds: int,
-              min_alpha: float = DEFAULT_MIN_ALPHA, min_documents: int = MIN_DOCUMENTS) -> Preflight:
-    """The pre-flight verdict from human-human alpha (None: undefined), the decisions reviewed by two or more
-    people, the reviewed documents and the fold count.
+              min_alpha: float = DEFAULT_MIN_ALPHA, min_documents: int = MIN_DOCUMENTS,
+              alpha_ci: tuple[float, float] | list[float] | None = None) -> Preflight:
+    """The pre-flight verdict from human-human alpha (None: undefined) with its interval (`alpha_ci`, shown
+    beside it), the decisions reviewed by two or more people, the reviewed documents and the fold count.
 
     >>> preflight(0.4, 30, 40, folds=5).refusal[:37]
     'human-human agreement is too low (alp'
@@ -48,13 +55,14 @@ def preflight(alpha: float | None, n_double: int, n_documents: int, *, folds: in
     elif alpha is None:
         notes.append(f"human-human agreement is undefined on the {n_double} decision(s) reviewed twice")
     elif alpha < min_alpha:
-        return Preflight(f"human-human agreement is too low (alpha {alpha:.3f} on {n_double} decision(s) reviewed "
+        return Preflight(f"human-human agreement is too low (alpha {alpha:.3f}{_ci(alpha_ci)}, on {n_double} "
+                         "decision(s) reviewed "
                          f"by two or more people, below the minimum {min_alpha:g}): the labels are the problem, not "
                          "the judge; settle the disagreements (adjudicate, clarify the guideline) or lower the "
                          "minimum human alpha (--min-alpha)", notes)
     else:
-        notes.append(f"human-human agreement alpha {alpha:.3f} on {n_double} decision(s) reviewed twice "
-                     f"(minimum {min_alpha:g})")
+        notes.append(f"human-human agreement alpha {alpha:.3f}{_ci(alpha_ci)}, on {n_double} decision(s) reviewed "
+                     f"twice (minimum {min_alpha:g})")
     needed = max(min_documents, 2 * folds)
     if n_documents < needed:
         return Preflight(f"too few reviewed documents: {n_documents} reviewed, {needed} needed for {folds}-fold "

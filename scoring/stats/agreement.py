@@ -698,6 +698,37 @@ def multi_rater_stats(
     }
 
 
+def alpha_interval(ratings_by_unit: Mapping[str, Mapping[str, Any]], clusters: Mapping[str, Hashable], *,
+                   level: str = "nominal", labels: Sequence[Any] | None = None, n_resamples: int = 1000,
+                   seed: int = 0) -> list[float] | None:
+    """A 95% percentile interval of Krippendorff's alpha from a cluster bootstrap: the clusters (documents) are
+    drawn with replacement and a cluster drawn twice brings its units twice. None when fewer than
+    `MIN_VALID_RESAMPLE_FRACTION` of the resamples have alpha defined.
+
+    >>> r = {f"u{i}": {"a": str(i % 2), "b": str(i % 2 if i % 5 else 1 - i % 2)} for i in range(40)}
+    >>> lo, hi = alpha_interval(r, {u: u for u in r}, n_resamples=200)
+    >>> lo < multi_rater_stats(r)["alpha"] < hi
+    True
+    """
+    units = list(ratings_by_unit)
+    by_cluster: dict[Hashable, list[str]] = {}
+    for u in units:
+        by_cluster.setdefault(clusters[u], []).append(u)
+    keys = list(by_cluster)
+    raters = sorted({r for ratings in ratings_by_unit.values() for r in ratings}, key=str)
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n_resamples):
+        drawn = [u for j in rng.integers(len(keys), size=len(keys)) for u in by_cluster[keys[j]]]
+        data = [[ratings_by_unit[u].get(r) for u in drawn] for r in raters]
+        alpha, _ = krippendorff_alpha_with_reason(data, level=level, labels=labels)
+        if alpha is not None:
+            values.append(alpha)
+    if not keys or len(values) < MIN_VALID_RESAMPLE_FRACTION * n_resamples:
+        return None
+    return percentile_interval(np.array(values), CONFIDENCE)
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Per-group report
 

@@ -123,7 +123,8 @@ def improvement_shown(delta_kappa_ci: Sequence[float] | None) -> bool:
 
 def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapping[str, str],
                         sampled: Mapping[str, Vector], fold_of: Mapping[str, int], *,
-                        variance: Variance = "plain", fold_spread: bool = True) -> Totals:
+                        certain: Mapping[str, Vector] | None = None, variance: Variance = "plain",
+                        fold_spread: bool = True) -> Totals:
     """T̂ = Σ_{b∈s} c^H_b + Σ_{b∉s} c̄_b + Σ_h ((M_h − m_h)/m_h) Σ_{b∈s_h} (c^H_b − c^(−k(b))_b), with c^(−k)_b block
     b's judge-only vector under the judge fitted without fold k, c̄_b their average over the K folds and k(b) the
     fold of reviewed block b: reviewed blocks count as reviewed, the others by the average judge, corrected by the
@@ -143,6 +144,8 @@ def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapp
         strata: every block's stratum.
         sampled: human vectors of the blocks reviewed through the random sample.
         fold_of: each sampled block's fold.
+        certain: human vectors of blocks known exactly (reviewed by hand, or without a decision): counted as they
+            are, as in `difference_totals`; they add the same amount to every fold's estimate.
 
     >>> t = cross_fitted_totals({"a": [1, 3], "b": [0, 2], "c": [5, 5]}, dict.fromkeys("abc", "h"),
     ...                         {"a": 2, "b": 1}, {"a": 0, "b": 1})
@@ -153,18 +156,21 @@ def cross_fitted_totals(fold_judge: Mapping[str, Sequence[Vector]], strata: Mapp
              for b, vs in fold_judge.items()}
     for b in sampled:
         judge[b] = np.atleast_1d(np.asarray(fold_judge[b][fold_of[b]], dtype=float))
-    tot = difference_totals(judge, strata, sampled, variance=variance)
-    if not fold_spread or tot.cov is None or len(sampled) == len(fold_judge):
+    certain = certain or {}
+    tot = difference_totals(judge, strata, sampled, certain=certain, variance=variance)
+    if not fold_spread or tot.cov is None or len(sampled) + len(certain) == len(fold_judge):
         return tot
     size: dict[str, int] = {}
     drawn: dict[str, int] = {}
     for b in fold_judge:
-        size[strata[b]] = size.get(strata[b], 0) + 1
+        if b not in certain:
+            size[strata[b]] = size.get(strata[b], 0) + 1
     for b in sampled:
         drawn[strata[b]] = drawn.get(strata[b], 0) + 1
     per_fold = []
     for k in range(len(next(iter(fold_judge.values())))):  # the estimate if fold judge k judged every block
-        t = sum(np.atleast_1d(np.asarray(vs[k], dtype=float)) for b, vs in fold_judge.items() if b not in sampled)
+        t = sum(np.atleast_1d(np.asarray(vs[k], dtype=float)) for b, vs in fold_judge.items()
+                if b not in sampled and b not in certain)
         for b, y in sampled.items():
             h = strata[b]
             t = t + (size[h] - drawn[h]) / drawn[h] * (np.atleast_1d(np.asarray(y, dtype=float))

@@ -36,7 +36,7 @@ def test_the_page_fits_and_shows_the_out_of_sample_result(app, strict_run):
     assert [t.value for t in at.title] == ["Improve the judge"]
     assert at.selectbox(key="improve.strategy").options == ["threshold"]
     shown = " ".join(plain(c.value) for c in at.caption)
-    assert "few-shot: not built yet" in shown and "calibrate: applies to ordinal ratings" in shown
+    assert "few-shot: applies to LLM judges" in shown and "calibrate: applies to ordinal ratings" in shown
     at = _go(at)
     assert not at.exception
     assert plain(at.success[0].value).startswith("improvement shown")
@@ -92,3 +92,43 @@ def test_calibrate_shows_its_maps_and_claims_nothing_on_the_ideation_demo(app):
     maps = table(at, "effectiveness", "feasibility", "novelty")
     assert len(maps) == 5
     assert not at.get("arrow_vega_lite_chart") and not at.get("vega_lite_chart")
+
+
+def test_a_stored_result_shows_again_in_a_new_session_with_the_same_folds(app, strict_run, app_db):
+    from audit.store.improvements import stored_improvements
+    from audit.views import load_view
+
+    at = _go(open_page(app, "improve_judge", run=strict_run))
+    assert not at.exception
+    db = open_db(app_db)
+    kept = stored_improvements(db, load_view(db, strict_run).id)
+    db.conn.close()
+    assert len(kept) == 1
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()  # a new session: nothing fitted in it
+    again = open_page(fresh, "improve_judge", run=strict_run)
+    assert not again.exception
+    assert any(plain(i.value).startswith(f"The last stored result (#{kept[0]['id']}") for i in again.info), [
+        plain(i.value) for i in again.info]
+    assert {m.label: m.value for m in again.metric} == {m.label: m.value for m in at.metric}
+
+
+def test_the_bundled_improved_demo_run_fills_the_page_without_a_server(app, monkeypatch):
+    """The demo's few-shot improvement of the SmolLM2 judge was measured against the real server and is bundled
+    (data/chimera/improve_smollm2_few-shot.json): the page shows it with no server to ask."""
+    import json
+
+    from tests.conftest import ROOT
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    bundled = json.loads((ROOT / "data/chimera/improve_smollm2_few-shot.json").read_text())
+    at = open_page(app, "improve_judge", run="demo-chimera-smollm2-few-shot")
+    assert not at.exception
+    assert any("measured against the real SmolLM2 server" in plain(i.value) for i in at.info)
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["κ before"] == f"{bundled['evaluation']['kappa_before']:.3f}"
+    assert labels["Δκ"] == f"{bundled['evaluation']['delta_kappa']:+.3f}"
+    assert any("Few-shot: each question is shown the" in plain(c.value) for c in at.caption)

@@ -86,6 +86,21 @@ def test_threshold_raises_out_of_sample_kappa_on_a_too_strict_fuzzy_judge(strict
     db.conn.close()
 
 
+def test_every_result_is_stored_with_its_folds_for_the_page_and_the_cli(strict_db, strict_template, tmp_path):
+    from audit.store.improvements import stored_improvements
+
+    review_documents(strict_db, strict_template[2], 20)
+    out = tmp_path / "a.json"
+    assert improve(strict_db, out, "--strategy", "threshold", "--seed", "3") == 0
+    r = json.loads(out.read_text())
+    db = open_db(strict_db)
+    stored = stored_improvements(db, load_view(db, RUN).id)
+    db.conn.close()
+    assert len(stored) == 1 and stored[0]["id"] == r["stored_as"]
+    assert stored[0]["folds"] == r["folds"] and stored[0]["seed"] == 3 and stored[0]["strategy"] == "threshold"
+    assert stored[0]["result"]["evaluation"] == r["evaluation"]
+
+
 def test_the_same_seed_gives_the_same_folds_and_an_existing_file_is_kept(strict_db, strict_template, tmp_path,
                                                                            capsys):
     review_documents(strict_db, strict_template[2], 24)
@@ -100,8 +115,8 @@ def test_the_same_seed_gives_the_same_folds_and_an_existing_file_is_kept(strict_
 
 
 @pytest.mark.parametrize(("strategy", "says"), [
-    ("few-shot", "few-shot: not built yet"),
-    ("rules", "rules: not built yet"),
+    ("few-shot", "few-shot: applies to LLM judges"),
+    ("rules", "rules: applies to LLM judges"),
     ("calibrate", "calibrate: applies to ordinal ratings"),
 ])
 def test_a_strategy_that_does_not_apply_says_so_in_one_line(strict_db, tmp_path, capsys, strategy, says):
@@ -139,6 +154,9 @@ def test_humans_who_disagree_stop_it_before_any_fitting(strict_db, strict_templa
     assert improve(strict_db, out, "--strategy", "threshold", "--min-alpha", "0.2") == 0
     pre = json.loads(out.read_text())["preflight"]
     assert pre["double_reviewed"] > 0 and pre["human_alpha"] < 0.667
+    lo, hi = pre["human_alpha_ci"]
+    assert lo <= pre["human_alpha"] <= hi
+    assert f"alpha {pre['human_alpha']:.3f}, 95% interval [{lo:.3f}, {hi:.3f}]" in pre["notes"][0]
 
 
 def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims_nothing(demo_template, db_path,
@@ -150,7 +168,8 @@ def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims
     out = tmp_path / "cal.json"
     argv = ["--db", str(db_path), "improve-judge", "--run", run, "--strategy", "calibrate", "--out", str(out)]
     assert main(argv) == 2
-    assert "human-human agreement is too low (alpha 0.096" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "human-human agreement is too low (alpha 0.096, 95% interval [" in err
     assert main([*argv, "--min-alpha", "0"]) == 0
     r = json.loads(out.read_text())
     assert set(r["judge_after"]["calibration"]) == {"effectiveness", "feasibility", "novelty"}
@@ -161,7 +180,7 @@ def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims
 
 def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale_when_one_is_withdrawn(
         strict_db, strict_template, tmp_path, capsys):
-    from audit.outputs.improve_judge import learning_status
+    from audit.learning import learning_status
 
     review_documents(strict_db, strict_template[2], 22)
     out = tmp_path / "improved.json"
@@ -182,4 +201,102 @@ def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale
     status = learning_status(db, identity)
     assert status["stale"] is True and len(status["withdrawn"]) == 1 and "stale" in status["text"]
     assert learning_status(db, load_view(db, RUN).row["judge_identity"]) is None
+    db.conn.close()
+
+
+def test_a_stale_improved_judge_is_marked_on_every_surface_that_shows_the_run(strict_db, strict_template, tmp_path,
+                                                                            capsys):
+    """Runs list (CLI `runs`, the Runs page's table), the JSON export's warnings, the LaTeX caption and the report's
+    header: all say stale once a review the judge learnt from is withdrawn, and none says it before."""
+    from audit.outputs.export import export_json, export_latex
+    from audit.outputs.report import build_report, report_html
+    from ui.runs_table import runs_frame
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    result = json.loads(out.read_text())
+    score = ["--db", str(strict_db), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1])]
+    assert main([*score, "--judge", result["judge_after"]["spec"], "--run", "next", "--learnt-from", str(out)]) == 0
+    capsys.readouterr()
+
+    def surfaces() -> dict:
+        assert main(["--db", str(strict_db), "runs"]) == 0
+        lines = {x["name"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
+        db = open_db(strict_db)
+        try:
+            frame = runs_frame(db, hide_scores=False)
+            return {"runs": lines["next"].get("judge_stale"), "other": "judge_stale" in lines[RUN],
+                    "table": frame.set_index("run").loc["next", "judge"].startswith("⚠ stale"),
+                    "export": export_json(db, "next")["warnings"][:1] != [] and export_json(db, "next")["warnings"][0]
+                    .startswith("stale judge:"),
+                    "latex": "STALE" in export_latex(db, "next"),
+                    "report": "Stale judge:" in report_html(build_report(load_view(db, "next")))}
+        finally:
+            db.conn.close()
+
+    assert surfaces() == {"runs": False, "other": False, "table": False, "export": False, "latex": False,
+                          "report": False}
+    db = open_db(strict_db)
+    add_review(db, RUN, result["judge_after"]["learnt_from"]["decisions"][0], None, "ann")
+    db.conn.close()
+    assert surfaces() == {"runs": True, "other": False, "table": True, "export": True, "latex": True, "report": True}
+
+
+def test_a_run_whose_judge_learnt_from_its_own_reviews_is_estimated_cross_fitted_and_says_so(
+        strict_db, strict_template, tmp_path, capsys, monkeypatch):
+    """The reviews of a sample improve the judge; a run scored with the improved judge whose own sample holds those
+    reviews gets the cross-fitted estimate by itself, and says so in the JSON, in words (report, LaTeX, Scores
+    page) and in the export; its interval is wider than reusing the reviews naively."""
+    from audit.outputs.estimate_text import estimate_lines
+    from audit.outputs.export import export_json
+    from audit.review.sampling import create_plan, estimate, next_sample
+
+    truth = strict_template[2]
+
+    def label(d: dict) -> str:  # a reviewer who sees more than the paraphrases: every 4th pair the other way
+        lab = true_label(truth, d["doc"], d["type"], d["left"], d["right"])
+        return lab if d["id"] % 4 else ("no-match" if lab == "match" else "match")
+
+    db = open_db(strict_db)
+    create_plan(db, RUN, seed=0)
+    for _ in range(24):
+        for i in next_sample(db, RUN)["decisions"]:
+            d = next(x for x in load_view(db, RUN).decisions() if x["id"] == i)
+            add_review(db, RUN, i, label(d), "ann", sampled=True)
+    db.conn.close()
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold", "--min-documents", "10") == 0
+    result = json.loads(out.read_text())
+    assert [f["held_out_documents"] for f in result["judge_after"]["learnt_from"]["fold_judges"]] == result["folds"]
+    # the sample's reviews passed on to a copy of the study scored with the improved judge: its sample counts them
+    reviews = tmp_path / "reviews.jsonl"
+    assert main(["--db", str(strict_db), "export-reviews", "--run", RUN, "--out", str(reviews)]) == 0
+    other = tmp_path / "other.db"
+    assert main(["--db", str(other), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1]),
+                 "--judge", result["judge_after"]["spec"], "--run", "improved", "--learnt-from", str(out)]) == 0
+    db = open_db(other)
+    create_plan(db, "improved", seed=0)
+    db.conn.close()
+    assert main(["--db", str(other), "import-reviews", "--run", "improved", str(reviews)]) == 0
+    capsys.readouterr()
+    db = open_db(other)
+    for _ in range(15):  # the run's own sample goes on (its strata are the improved judge's)
+        for i in next_sample(db, "improved")["decisions"]:
+            d = next(x for x in load_view(db, "improved").decisions() if x["id"] == i)
+            add_review(db, "improved", i, label(d | {"id": d["id"]}), "cy", sampled=True)
+    crossed = estimate(db, "improved")
+    monkeypatch.setattr("audit.review.sampling.crossfit_setup", lambda *_: None)
+    naive = estimate(db, "improved")  # the same reviews reused as if the judge had never seen them
+    monkeypatch.undo()
+    key = "entities/avg/f1"
+    assert crossed[key]["estimator"].startswith("cross-fitted estimate: the judge was improved (threshold")
+    assert "estimator" not in naive[key]
+    assert crossed[key]["n_documents_sampled"] == naive[key]["n_documents_sampled"] >= 20
+    assert crossed[key]["ci"] and naive[key]["ci"], (crossed[key]["note"], naive[key]["note"])
+    width = {name: e[key]["ci"][1] - e[key]["ci"][0] for name, e in (("crossed", crossed), ("naive", naive))}
+    assert width["crossed"] > width["naive"]  # the reuse is paid for
+    assert "cross-fitted estimate" in estimate_lines(load_view(db, "improved").task, crossed)[1].words()
+    exported = export_json(db, "improved")["sampling"]
+    assert any("cross-fitted" in e.get("estimator", "") for p in exported.values() for e in p["estimate"].values())
     db.conn.close()

@@ -145,3 +145,18 @@ def test_migrations_import_no_application_code():
             "'audit.review.reviews') or m == 'scoring.families' or m.startswith('scoring.families.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_m017_adds_the_stored_improvements_to_a_database_written_before_it(tmp_path):
+    path = tmp_path / "m014.db"
+    db = open_db(path)
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run="old")
+    db.execute("DROP TABLE judge_improvements")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm017_judge_improvements'")
+    db.execute("PRAGMA user_version = 14")
+    db.conn.close()
+    db = open_db(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 17
+    assert db["judge_improvements"].exists() and db["judge_improvements"].count == 0
+    assert [r["name"] for r in db.query("SELECT name FROM runs")] == ["old"]
+    db.conn.close()

@@ -76,6 +76,13 @@ class ChimeraTask(FamilyBase):
                         f"replay:{d / 'judge_smollm2_structured.jsonl'}",
                         "sample predictions judged by a real but very weak LLM: SmolLM2-135M-Instruct, structured "
                         "answers (openai-json:smollm2-135m, prompt chimera-span-comparison-json 13bd4d51dfa0)"),
+                DemoRun("demo-chimera-smollm2-few-shot",
+                        {"gold": str(d / "eval.csv"), "pred": str(d / "pred_smollm2_reviewed.jsonl")},
+                        f"replay:{d / 'judge_smollm2_few-shot.jsonl'}",
+                        "the same SmolLM2 judge improved by few-shot examples from reviews (improve-judge, on the "
+                        "6 reviewed abstracts it lists; the rest have no prediction): each abstract answered by the "
+                        "judge fitted without it; the Improve the judge page shows the result, measured on the real "
+                        "server", improvement=str(d / "improve_smollm2_few-shot.json")),
                 *(DemoRun(f"demo-chimera-fuzzy-{system}", {"gold": str(d / "eval.csv"),
                                                            "pred": str(d / f"pred_{system}.jsonl")},
                           "fuzzy", f"{what}; judged by the offline fuzzy judge (RapidFuzz ratio >= 85), the one judge "

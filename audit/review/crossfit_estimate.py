@@ -1,0 +1,71 @@
+"""`estimate` for a run whose judge was improved on the run's own reviews (issue #37 §2): reusing the reviews that
+trained the judge to correct it makes the interval too narrow, so the estimate switches to the cross-fitted one
+(`scoring.stats.crossfit.cross_fitted_totals`): each reviewed document is judged by the fold judge fitted without
+it, every other document by the folds' average. The fold judges are re-asked here (a threshold judge is local and
+instant); an LLM-improved judge's fold judges cannot be re-asked offline, and the estimate says so.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+
+from audit.views import RunView
+
+
+def crossfit_setup(view: RunView, sampled_docs: Collection[str]) -> dict | None:
+    """None when the run's judge learnt from none of the documents this run's estimate counts as sampled (the
+    plain difference estimator is then valid: documents reviewed by hand are counted exactly, and the sample's
+    residuals come from documents the judge never saw); else {"folds": [{"spec", "held_out_documents"}],
+    "learnt_from": ...} when it can be cross-fitted, or {"unavailable": why}."""
+    learnt = (view.row.get("judge_identity") or {}).get("learnt_from")
+    if not isinstance(learnt, dict) or not set(learnt.get("documents") or []) & set(sampled_docs):
+        return None
+    folds = learnt.get("fold_judges")
+    if not folds:
+        return {"unavailable": f"the judge was improved ({learnt.get('strategy')}) on documents this run's sample "
+                               "counts, but its fold judges cannot be asked again here: this estimate reuses those "
+                               "reviews and its interval is too narrow"}
+    return {"folds": folds, "learnt_from": learnt}
+
+
+def fold_of_documents(folds: Sequence[Mapping], docs: Sequence[str]) -> dict[str, int]:
+    """Each document's fold: the fold that held it out, or for a document the judge never learnt from (any fold
+    judge is out of sample for it) a fold from a hash of its id."""
+    held = {d: k for k, f in enumerate(folds) for d in f["held_out_documents"]}
+    return {d: held.get(d, zlib.crc32(d.encode()) % len(folds)) for d in docs}
+
+
+def fold_judge_vectors(view: RunView, specs: Sequence[str], paths: list[tuple],
+                       docs: Sequence[str]) -> dict[str, list[np.ndarray]]:
+    """Every document's judge-only count vector under each fold judge: its decisions' questions asked again
+    (the family's rule turns answers into a label; a decision without questions keeps the stored label)."""
+    from audit.review.sampling import flatten
+
+    task = view.task
+    judges = [task.make_judge(s) for s in specs]
+    out: dict[str, list[np.ndarray]] = {}
+    for doc in docs:
+        payload = view.document(doc)["payload"]
+        decisions = view.decisions(doc)
+        asked = [(d, task.questions_for(payload, d)) for d in decisions]
+        vectors = []
+        for judge in judges:
+            labels = {}
+            for d, qs in asked:
+                label = d["judge"]
+                if qs:
+                    label = task.label_from_answers(d, [a.value for a in judge.ask_many(qs)]) or label
+                labels[(d["kind"], d["type"], d["left"], d["right"])] = label
+            vectors.append(flatten(task.counts(payload, labels), paths))
+        out[doc] = vectors
+    return out
+
+
+def crossfit_text(setup: Mapping) -> str:
+    learnt = setup["learnt_from"]
+    return (f"cross-fitted estimate: the judge was improved ({learnt.get('strategy')}, seed {learnt.get('seed')}, "
+            f"{len(setup['folds'])} folds) on reviews this run counts, so each reviewed document is judged by the "
+            "fold judge that never saw it and every other document by the folds' average (Zrnic & Candès 2024)")

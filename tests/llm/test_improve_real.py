@@ -1,0 +1,69 @@
+"""`improve-judge --strategy few-shot | rules` against the REAL local model (SmolLM2-135M-Instruct on llama.cpp's
+server, tests/llm/llama_server.py) on the bundled SmolLM2 run: the run is the replayed log (no request), reviewed
+on its first 6 documents of at most 3 decisions (tests/support/smollm2_review.py), and each strategy re-asks the
+model with the improved prompts, cross-fitted over 2 document folds. Marked `llm`; skipped without the server.
+Slow: about 20 requests per strategy (1-2 s each on an idle 2-core machine; 1-2 minutes at load 14).
+
+Δκ is whatever the model gives; the test asserts the mechanics (every reviewed decision re-asked and read, the
+result complete) and, with REJUDGE_IMPROVE_OUT=DIR, writes the result to DIR/<strategy>.json (the numbers in
+docs/improve-judge.md and the bundled improved demo run come from there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.llm.llama_server import LlamaServer, unavailable
+
+pytestmark = pytest.mark.llm
+_WHY = unavailable()
+if _WHY:
+    pytest.skip(_WHY, allow_module_level=True)
+
+from audit.outputs.improve_judge import improve_judge  # noqa: E402
+from audit.runs import score_run  # noqa: E402
+from audit.store.database import open_db  # noqa: E402
+from tests.support.smollm2_review import review_documents, small_documents  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "data/chimera"
+RUN = "demo-chimera-smollm2"
+N_DOCS = int(os.environ.get("REJUDGE_IMPROVE_DOCS", "6"))
+FOLDS = 2
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LlamaServer]:
+    with LlamaServer() as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("strategy", ["few-shot", "rules"])
+def test_improve_the_smollm2_judge_with_the_real_model(server: LlamaServer, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch, strategy: str) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("REJUDGE_JUDGE_TIMEOUT", "600")
+    db = open_db(tmp_path / "real.db")
+    score_run(db, "chimera", {"gold": str(DATA / "eval.csv"), "pred": str(DATA / "pred_mixed.jsonl")},
+              f"replay:{DATA / 'judge_smollm2_structured.jsonl'}", run=RUN)
+    reviewed = review_documents(db, RUN, small_documents(db, RUN, N_DOCS))
+    r = improve_judge(db, RUN, strategy, folds=FOLDS, min_documents=N_DOCS, seed=0)
+    ev = r["evaluation"]
+    assert ev["n_documents"] == N_DOCS and ev["n_decisions"] == len(reviewed)
+    assert r["cost"]["requests"] > 0 and r["judge_after"]["spec"] == "openai-json:smollm2-135m"
+    assert ev["kappa_before"] is not None and ev["delta_kappa"] is not None
+    assert r["improved"] is (ev["delta_kappa_ci"] is not None and ev["delta_kappa_ci"][0] > 0)
+    if strategy == "rules":
+        assert r["judge_after"]["rules"].strip()  # the model wrote something from the notes
+    out = os.environ.get("REJUDGE_IMPROVE_OUT")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / f"{strategy}.json").write_text(json.dumps(r, indent=1, ensure_ascii=False) + "\n")
+    print(f"{strategy}: kappa {ev['kappa_before']:.3f} -> {ev['kappa_after']:.3f}, delta {ev['delta_kappa']:+.3f} "
+          f"{ev['delta_kappa_ci']}, {r['cost']}")
