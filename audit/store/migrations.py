@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 14  # m014 is the newest (there is no m009)
+SCHEMA_VERSION = 16  # m016 is the newest (there is no m009; m015 is the boards table)
 
 
 @migrations()
@@ -257,3 +257,16 @@ def m014_shared_questions(db: Database) -> None:
     db.execute("UPDATE runs SET qkeys_missing = 1")
     db.execute("DROP VIEW IF EXISTS run_reviews")
     db.execute(RUN_REVIEWS_VIEW)
+
+
+@migrations()
+def m016_board_plans(db: Database) -> None:
+    """A board's one sampling plan (issue 36 §3; `audit/board/joint.py`): the runs it covers, its seed and the plan
+    (documents by gold content, strata, the seeded order), keyed by board name; and the documents its queue has
+    served (`board_draws`): a served document, once reviewed whole, is a sample draw of the board, whichever run its
+    reviews were made in. No foreign key to the boards table: a board's plan stays with its name."""
+    db.execute("""CREATE TABLE board_plans (
+        board TEXT PRIMARY KEY, runs TEXT NOT NULL, seed INTEGER NOT NULL, created TEXT NOT NULL,
+        plan TEXT NOT NULL)""")
+    db.execute("""CREATE TABLE board_draws (
+        board TEXT NOT NULL, block TEXT NOT NULL, served TEXT NOT NULL, PRIMARY KEY (board, block))""")
