@@ -48,10 +48,11 @@ def _answers(seed: int, pid: str, t: str, pv: str, gv: str) -> tuple[str, str]:
 
 
 def write_board_inputs(outdir: str | Path, n: int = 120, *, seed: int = 0, quality: dict[str, float] | None = None,
-                       recombinations_only: bool = False) -> dict[str, dict[str, str]]:
+                       recombinations: str | None = None) -> dict[str, dict[str, str]]:
     """Write gold.csv, one `pred-<system>.jsonl` per system and judge.jsonl into `outdir`; the score_run inputs
-    of each system (`{"gold", "pred"}`) and the judge spec under `"judge"`. `recombinations_only`: only abstracts
-    with a gold recombination (nearly every one then holds questions: a denser board)."""
+    of each system (`{"gold", "pred"}`) and the judge spec under `"judge"`. `recombinations`: only abstracts
+    with a gold recombination (`any`), or one of that relation type (`combination`): nearly every one then holds
+    questions, a denser board (and `combination` has none of the inspiration strata CHIMERA's plan reviews whole)."""
     quality = quality or QUALITY
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -60,8 +61,10 @@ def write_board_inputs(outdir: str | Path, n: int = 120, *, seed: int = 0, quali
         reader = csv.DictReader(f)
         fields = list(reader.fieldnames or [])
         rows = list(reader)
-    if recombinations_only:
-        rows = [r for r in rows if json.loads(r["readable_relations"] or "{}")]
+    if recombinations is not None:
+        rows = [r for r in rows if (recombinations == "any" and _norm_relations(json.loads(r["readable_relations"]
+                                                                                          or "{}")))
+                or set(_norm_relations(json.loads(r["readable_relations"] or "{}"))) == {recombinations}]
     rng = random.Random(seed)
     # n distinct abstracts when there are enough, else drawn with replacement and renamed `<paper_id>-<k>` (as
     # bench/generate.py does): a copy is another document with its own gold key

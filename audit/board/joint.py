@@ -215,6 +215,8 @@ class BoardState:
     """run -> the blocks where it asks a question."""
     labelled: set[str]
     """Blocks of the plan whose every decision, in every run, has a human label."""
+    open_of: dict[str, set[str]]
+    """run -> the blocks where some decision of the run has no human label yet."""
     drawn: set[str]
     """Blocks the board's queue served."""
     strata: dict[str, str]
@@ -234,10 +236,13 @@ class BoardState:
         return self.labelled - self.drawn
 
     def system_sample(self, run: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """(sampled, certain) human vectors of one run, as the run's own plan would see them."""
-        own = self.asks[run]
-        sampled = {b: self.human[run][b] for b in self.sampled & own}
-        certain = {b: self.human[run][b] for b in self.human[run] if b not in own or b in self.known}
+        """(sampled, certain) human vectors of one run, as the run's own plan would see them: a block where the run
+        asks nothing is known exactly; one whose every decision of this run has a human label is a draw if the
+        queue served it, else known (the other runs' questions there may still be open)."""
+        own, done = self.asks[run], self.open_of[run]
+        sampled = {b: self.human[run][b] for b in own - done if b in self.drawn}
+        certain = {b: self.human[run][b] for b in self.human[run]
+                   if b not in own or (b not in done and b not in self.drawn)}
         return sampled, certain
 
 
@@ -247,7 +252,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) 
     in_plan = stored.plan.stratum_of()
     block_of = {(r, d): b for b, per in stored.documents.items() for r, docs in per.items() for d in docs}
     paths, judge, human, asks, base, active = {}, {}, {}, {}, {}, {}
-    not_labelled: set[str] = set()
+    open_of: dict[str, set[str]] = {}
     for r, view in views.items():
         audit = view.audit
         paths[r] = list(dict.fromkeys([*leaf_paths(view.row["original_counts"] or {}),
@@ -261,17 +266,17 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) 
             jr[b] = jr[b] + j if b in jr else j
             hr[b] = hr[b] + h if b in hr else h
         judge[r], human[r], base[r], active[r] = _active(jr, hr)
-        asks[r] = set()
+        asks[r], open_of[r] = set(), set()
         for d in view.decisions():
             b = block_of[(r, d["doc"])]
             asks[r].add(b)
             if d["source"] not in HUMAN_SOURCES:
-                not_labelled.add(b)
+                open_of[r].add(b)
     drawn = {b for b, in db.execute("SELECT block FROM board_draws WHERE board = ?", [stored.board])}
-    labelled = set(in_plan) - not_labelled
+    labelled = set(in_plan) - set().union(*open_of.values())
     strata = {b: in_plan.get(b, NO_DECISIONS) for b in stored.documents}
-    return BoardState(stored, task, views, paths, judge, human, asks, labelled, drawn & set(in_plan), strata, base,
-                      active)
+    return BoardState(stored, task, views, paths, judge, human, asks, labelled, open_of, drawn & set(in_plan), strata,
+                      base, active)
 
 
 _JUDGE_VECTORS: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
@@ -475,7 +480,7 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY) ->
             fixed, anyt = table.per[r] if cell == table.cell else system_estimate(state, r, cell)
             h = headline(fixed, cell.value(state.views[r].audit.metrics))
             systems[r][path] = {
-                "value": fixed.estimate, "ci": _ci(fixed), "label": cell.label, "interval": "fixed-n",
+                "value": fixed.estimate, "ci": _ci(fixed), "se": fixed.se, "label": cell.label, "interval": "fixed-n",
                 "anytime": {"interval": "anytime", "ci": _ci(anyt), "note": anyt.note},
                 "judge_only": fixed.judge_only, "audited": h["reviewed_so_far"], "note": fixed.note,
                 "n_documents_sampled": fixed.n_sampled, "n_documents_known": fixed.n_reviewed - fixed.n_sampled,
