@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sys
@@ -238,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
         db = open_db(w)
         infos.append(world_questions(db))
         db.conn.close()
-    scratch = workdir() / "board-plan-scratch"
+    scratch = workdir() / f"board-plan-scratch-{os.getpid()}"
     scratch.mkdir(parents=True, exist_ok=True)
     rows, summaries = [], []
     t0 = time.perf_counter()

@@ -79,8 +79,8 @@ def _gold_groups(db: Database, name: str, runs: Sequence[str]) -> tuple[TaskFami
         AuditError: fewer than two runs, a run twice, another family, or another gold, naming the run.
     """
     if len(runs) < 2:
-        raise AuditError(f"board {name!r}: a joint plan needs at least two runs (a board of one run, such as "
-                         "ideation's systems inside one run, uses that run's own plan: `python -m audit plan`)")
+        raise AuditError(f"board {name!r}: a joint plan needs at least two runs (a board of one run, systems "
+                         "inside one run, uses that run's own plan: `python -m audit plan`)")
     twice = sorted({r for r in runs if list(runs).count(r) > 1})
     if twice:
         raise AuditError(f"board {name!r}: run {twice[0]!r} is listed twice")
