@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -612,6 +612,3 @@ def draws(db: Database, name: str) -> list[str]:
     """The blocks the board's queue has served, oldest first."""
     return [b for b, in db.execute("SELECT block FROM board_draws WHERE board = ? ORDER BY served, rowid", [name])]
 
-
-def runs_of(stored: StoredPlan) -> Mapping[str, list[str]]:
-    return {r: [d for per in stored.documents.values() for d in per[r]] for r in stored.runs}
