@@ -267,10 +267,12 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) 
             hr[b] = hr[b] + h if b in hr else h
         judge[r], human[r], base[r], active[r] = _active(jr, hr)
         asks[r], open_of[r] = set(), set()
-        for d in view.decisions():
-            b = block_of[(r, d["doc"])]
+        effective = view.effective  # the reviewed decisions; every other one carries the judge's label
+        for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
+            b = block_of[(r, doc)]
             asks[r].add(b)
-            if d["source"] not in HUMAN_SOURCES:
+            e = effective.get(dec_id)
+            if e is None or e.source not in HUMAN_SOURCES:
                 open_of[r].add(b)
     drawn = {b for b, in db.execute("SELECT block FROM board_draws WHERE board = ?", [stored.board])}
     labelled = set(in_plan) - set().union(*open_of.values())
