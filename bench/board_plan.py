@@ -243,11 +243,15 @@ def main(argv: list[str] | None = None) -> None:
     scratch.mkdir(parents=True, exist_ok=True)
     rows, summaries = [], []
     t0 = time.perf_counter()
-    for t, truth in enumerate(a.truths):
+    for truth in a.truths:
         results = []
+        t = TRUTHS.index(truth)  # the seeds of a truth are the same whichever truths one invocation runs
         for k in range(a.rounds):
             w = k % len(worlds)
             results.append(one_round(worlds[w], infos[w], truth, 1000 * t + k, a.n, scratch))
+            if a.json and (k + 1) % 10 == 0:  # a long run leaves its figures so far
+                Path(a.json).with_suffix(".partial.json").write_text(json.dumps(summarise(truth, results),
+                                                                                default=float))
         s = summarise(truth, results)
         summaries.append(s)
         cells = []
