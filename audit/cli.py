@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from audit.board.cli import register as register_board
 from audit.errors import AuditError
 from audit.judge_batch_args import add_arguments as judge_batch_arguments
 from audit.output_paths import OutputRule, cause
@@ -685,6 +686,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="the JSON file to write (refused if it exists, unless --force)")
     s.add_argument("--force", action="store_true", help=FORCE_HELP)
     _policy_argument(s)
+    register_board(add)
     batch = add("judge-batch", cmd_judge_batch)
     judge_batch_arguments(batch, _input_names(TASKS, wanted), list(TASKS))
     batch.add_argument("--force", action="store_true", help=FORCE_HELP)

@@ -389,6 +389,10 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
                       "review_assignments", "effective", "doc_audit", "audit_state", "decisions", "documents"):
             db.execute(f"DELETE FROM {table} WHERE run_id = ?", [row["id"]])
         db.execute("DELETE FROM runs WHERE id = ?", [row["id"]])
+        # a board never names a run that is gone (audit/board/store.py): the boards holding it go with it
+        boards = [n for n, in db.execute("SELECT name FROM boards WHERE EXISTS (SELECT 1 FROM json_each(boards.runs) "
+                                         "WHERE value = ?) ORDER BY name", [name])]
+        db.execute("DELETE FROM boards WHERE EXISTS (SELECT 1 FROM json_each(boards.runs) WHERE value = ?)", [name])
     for other in sharing:
         rebuild_audit_state(db, other)
-    return {"deleted": name, "reviews_deleted": n_reviews, "runs_recounted": sharing}
+    return {"deleted": name, "reviews_deleted": n_reviews, "runs_recounted": sharing, "boards_deleted": boards}

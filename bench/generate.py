@@ -201,6 +201,32 @@ def generate(n: int, outdir: str | Path, seed: int = 0) -> dict:
             "dir": str(out)}
 
 
+def generate_system(gold_csv: str | Path, outdir: str | Path, seed: int) -> dict:
+    """Another system on an existing gold: pred.jsonl and judge.jsonl for every abstract of `gold_csv`, perturbed
+    and judged as `generate` does with its own seed (a board's systems share the gold, and the questions where
+    their predictions agree, e.g. exact copies)."""
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv.field_size_limit(64 * 1024 * 1024)
+    rng = random.Random(seed)
+    kinds: Counter[str] = Counter()
+    tmp = {k: out / f".{k}.tmp" for k in ("pred", "log")}
+    with (Path(gold_csv).open(encoding="utf-8", newline="") as gf, tmp["pred"].open("w", encoding="utf-8") as pf,
+          tmp["log"].open("w", encoding="utf-8") as lf):
+        for src in csv.DictReader(gf):
+            pid = src["paper_id"]
+            gold = _norm_relations(json.loads(src["readable_relations"] or "{}"))
+            kind, pred = perturb(rng, gold, src["text"])
+            kinds[kind] += 1
+            pf.write(json.dumps({"paper_id": pid, "relations": pred}, ensure_ascii=False) + "\n")
+            for (d, t, s1, s2), ans in judge_answers(rng, pid, pred, gold).items():
+                lf.write(json.dumps({"paper_id": d, "entity_type": t, "span1": s1, "span2": s2, "answer": ans},
+                                    ensure_ascii=False) + "\n")
+    tmp["pred"].replace(out / "pred.jsonl")
+    tmp["log"].replace(out / "judge.jsonl")
+    return {"kinds": dict(kinds), "dir": str(out)}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("n", type=int, help="number of abstracts")

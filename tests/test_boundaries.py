@@ -146,7 +146,8 @@ AUDIT_ROOMS: dict[str, tuple[str, ...]] = {
     "audit.stale": ("audit.store", "audit.effective", "audit.rescoring"),
     "audit.judge_batch": ("audit.store", "audit.runs", "audit.judge_batch_args"),
     "audit.review": ("audit.store", *_CORE),
-    "audit.outputs": ("audit.store", *_CORE, "audit.review"),
+    "audit.outputs": ("audit.store", *_CORE, "audit.review", "audit.board.report"),
+    "audit.board": ("audit.store", *_CORE, "audit.review", "audit.outputs"),
 }
 AUDIT_LEAVES = ("audit.errors", "audit.numbers", "audit.output_paths")
 STORE_INTERNALS = ("audit.store.migrations", "audit.store.schema_check", "audit.store.plans")

@@ -258,7 +258,7 @@ def latex_body(orig: list[dict], aud: list[dict]) -> list[str]:
     return lines
 
 
-def _tex_estimate_number(cell: MetricCell, v: object) -> str:
+def tex_metric_number(cell: MetricCell, v: object) -> str:
     """A number of the estimate table as the P / R / F1 table prints it: a P, R or F1 in percent, else
     `tex_number`."""
     if isinstance(v, int | float) and not isinstance(v, bool) and cell.path[-1] in ("precision", "recall", "f1"):
@@ -275,7 +275,7 @@ def latex_estimates(lines: list[EstimateLine]) -> list[str]:
            r"Metric & Judge only & Reviewed so far & Estimate & 95\% fixed-n & 95\% anytime \\", r"\midrule"]
     for e in lines:
         def one(v: object, cell: MetricCell = e.cell) -> str:
-            return _tex_estimate_number(cell, v)
+            return tex_metric_number(cell, v)
         if e.reviewable:
             fixed = interval_text(e.fixed_n, one) if e.fixed_n else "--"
             anytime = interval_text(e.anytime, one) if e.anytime else "--"
@@ -296,7 +296,7 @@ def _estimate_note(lines: list[EstimateLine], n_decisions_reviewed: int) -> str:
     target = next((e for e in lines if e.reviewable and e.estimate is not None), lines[0])
     n = target.n_sampled
     return (f"{so_far}; estimated full human review from {n} sampled documents: "
-            f"{tex(target.words(lambda v: _tex_estimate_number(target.cell, v)))}; {tex(INTERVALS_EXPLAINED)}")
+            f"{tex(target.words(lambda v: tex_metric_number(target.cell, v)))}; {tex(INTERVALS_EXPLAINED)}")
 
 
 def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str:

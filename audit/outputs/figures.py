@@ -97,6 +97,12 @@ def bias_intervals(rows: Sequence[Mapping]) -> alt.LayerChart:
                           x_title=f"judge bias (judge only − {against})", reference=0.0)
 
 
+def board_intervals(points: Sequence[Mapping], *, metric: str) -> alt.LayerChart:
+    """A board: per system its judge-only value and its audited (or estimated) value with the 95% interval where
+    one exists (a dot alone where none is valid). `points`: {label (the system), series, value, low, high, n}."""
+    return _interval_plot(points, x_title=metric, series_title=None)
+
+
 def original_vs_audited(rows: pd.DataFrame, section: str) -> alt.Chart:
     """F1 per type of one section, original and audited side by side (tooltip: the change); `rows` as
     `ui.metrics.comparison_rows` (columns section, type, f1, f1 audited)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from audit.board.report import board_parts
 from audit.output_paths import OutputRule
 from audit.outputs import figures
 from audit.outputs.agreement import agreement as compute_agreement
@@ -145,6 +146,8 @@ def build_report(view: RunView) -> Report:
     if panel is not None:
         sections.append(panel)
     sections.append(_provenance(view, data))
+    sections += [Section(f"{n}. {b.title}", b.body, [Figure(*f) for f in b.figures])
+                 for n, b in enumerate(board_parts(view), start=7)]
     return Report(view.name, view.task.title, data, sections)
 
 

@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 16  # m016 is the newest (there is no m009; m015 is the boards table)
+SCHEMA_VERSION = 16  # m016 is the newest (there is no m009)
 
 
 @migrations()
@@ -257,6 +257,15 @@ def m014_shared_questions(db: Database) -> None:
     db.execute("UPDATE runs SET qkeys_missing = 1")
     db.execute("DROP VIEW IF EXISTS run_reviews")
     db.execute(RUN_REVIEWS_VIEW)
+
+
+@migrations()
+def m015_boards(db: Database) -> None:
+    """Boards (issue 36 §2): several runs of one family on the same gold compared side by side. `runs` is the JSON
+    list of the runs' names in the board's order; `systems` is null, or for a family whose systems live inside one
+    run (ideation) the JSON list of those systems. Nothing else changes: no review, run or number is touched."""
+    db.execute("""CREATE TABLE boards (
+        name TEXT PRIMARY KEY, family TEXT NOT NULL, runs TEXT NOT NULL, systems TEXT, created TEXT NOT NULL)""")
 
 
 @migrations()

@@ -377,6 +377,20 @@ class TaskFamily(Protocol):
         population (another subset)."""
         ...
 
+    def board_systems(self, metrics: Mapping) -> list[str]:
+        """The systems compared inside one run, read from its metrics (ideation: the systems whose ideas it rates);
+        [] for a family where a run is one system (a board then compares runs)."""
+        ...
+
+    def board_cells(self, metrics: Mapping) -> tuple[MetricCell, ...]:
+        """The metrics a board shows per system: the headline for a run-per-system family; for in-run systems,
+        cells read from `system_metrics` (the first is the board's primary metric)."""
+        ...
+
+    def system_metrics(self, metrics: Mapping, system: str) -> Mapping:
+        """The part of a run's metrics that `board_cells` read for one of its `board_systems`."""
+        ...
+
     view_module: str
     """Import path of the family's dashboard view (`ui/families/__init__.py` lists what it provides)."""
 
@@ -439,6 +453,17 @@ class FamilyBase:
         """Of a plan's strata (names `sampling_stratum` gave), those to review whole before any is sampled: strata
         where one review can move a headline metric by a jump no sample variance foresees. Default: none."""
         return set()
+
+    def board_systems(self, metrics: Mapping) -> list[str]:  # noqa: ARG002 (default)
+        """A run is one system."""
+        return []
+
+    def board_cells(self, metrics: Mapping) -> tuple[MetricCell, ...]:  # noqa: ARG002 (default)
+        """The headline."""
+        return self.headline
+
+    def system_metrics(self, metrics: Mapping, system: str) -> Mapping:
+        raise NotImplementedError(f"{self.name} has no systems inside a run (asked for {system!r})")
 
     def document_distribution(self, cell: MetricCell, counts: Mapping,
                               options: Mapping[str, str] | None = None) -> tuple[list[float], list[float]] | None:

@@ -245,7 +245,27 @@ def check_question_keys(fam: TaskFamily, docs: Sequence[DocCase]) -> None:
                             "the other way round asks another question")
 
 
-CHECKS = (check_question_keys, check_aggregate_is_a_fold, check_totals_cells_need_only_totals,
+def check_board_cells(fam: TaskFamily, docs: Sequence[DocCase], options: Mapping[str, str] | None = None) -> None:
+    """What a board reads per system (`board_systems`, `board_cells`, `system_metrics`): distinct systems, cells
+    with distinct paths (a board keys a metric by its path), and every cell a number for some system (for a run
+    that is one system: in its metrics), so no board column is empty by construction."""
+    metrics = _metrics(fam, per_doc_counts(fam, docs), options)
+    systems = fam.board_systems(metrics)
+    cells = fam.board_cells(metrics)
+    if not cells:
+        raise _fail(fam, "board cells", "no cell to show per system")
+    if len({c.path for c in cells}) != len(cells):
+        raise _fail(fam, "board cells", "two cells share a path")
+    if len(set(systems)) != len(systems) or not all(isinstance(x, str) and x for x in systems):
+        raise _fail(fam, "board cells", f"systems must be distinct non-empty names, got {systems!r}")
+    parts = [fam.system_metrics(metrics, x) for x in systems] if systems else [metrics]
+    for cell in cells:
+        values = [cell.value(p) for p in parts]
+        if all(v is None for v in values):
+            raise _fail(fam, "board cells", f"{'/'.join(cell.path)} ({cell.label}) is a number for no system")
+
+
+CHECKS = (check_question_keys, check_aggregate_is_a_fold, check_totals_cells_need_only_totals, check_board_cells,
           check_reviews_can_move_the_score, check_label_from_answers, check_trivial_is_certain,
           check_stratum_reads_judge_side_only)
 
@@ -256,7 +276,7 @@ def check_family(fam: TaskFamily, docs: Sequence[DocCase], options: Mapping[str,
     problems = []
     for check in CHECKS:
         try:
-            if check in (check_aggregate_is_a_fold, check_totals_cells_need_only_totals):
+            if check in (check_aggregate_is_a_fold, check_totals_cells_need_only_totals, check_board_cells):
                 check(fam, docs, options)
             else:
                 check(fam, docs)

@@ -18,6 +18,7 @@ from scoring.families.checks import (
     ContractError,
     DocCase,
     check_aggregate_is_a_fold,
+    check_board_cells,
     check_family,
     check_label_from_answers,
     check_reviews_can_move_the_score,
@@ -126,7 +127,15 @@ class TotalsFromDocuments(BASE):
         return out
 
 
+class BoardCellOfAnotherFamily(BASE):
+    """Shows on a board a cell its metrics never hold (a path copied from another family's headline)."""
+
+    def board_cells(self, metrics):
+        return (*self.headline, TASKS["retrieval"].headline[0])
+
+
 PLANTS = [
+    (BoardCellOfAnotherFamily, check_board_cells, True),
     (NotAFold, check_aggregate_is_a_fold, True),
     (KeepsState, check_aggregate_is_a_fold, True),
     (TotalsFromDocuments, check_totals_cells_need_only_totals, True),

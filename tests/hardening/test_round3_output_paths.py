@@ -90,6 +90,7 @@ COMMANDS = {
                      "--judge", "openai:gpt-4o-mini"]],
     "improve-judge": [["improve-judge", "--run", "base", "--strategy", "threshold"]],
     "write-back": [["write-back", "inspect", "--run", "base", "--log", str(PRED_MIXED)]],
+    "board": [["board", "export", "no-board", "--format", f] for f in ("json", "csv", "latex")],
 }
 """Each command with an output option, with the arguments it needs besides that option."""
 

@@ -286,6 +286,26 @@ class IdeationTask(FamilyBase):
             return (1.0, 5.0)
         return (0.0, 1.0)
 
+    def board_systems(self, metrics: Mapping) -> list[str]:
+        """The systems whose ideas the run rates or compares, in the metrics' order."""
+        return list(dict.fromkeys([*metrics.get("absolute", {}), *metrics.get("pairwise", {})]))
+
+    def board_cells(self, metrics: Mapping) -> tuple[MetricCell, ...]:
+        """Per criterion the mean absolute rating, then per criterion the pairwise score, read from
+        `system_metrics` (the first criterion's mean rating is the board's primary metric, as in the headline)."""
+        def criteria(section: str) -> list[str]:
+            return list(dict.fromkeys(c for row in metrics.get(section, {}).values() for c in row))
+
+        return (*(MetricCell(("absolute", c, "mean"), f"{c}, absolute mean", "absolute")
+                  for c in criteria("absolute")),
+                *(MetricCell(("pairwise", c, "score"), f"{c}, pairwise score", "pairwise")
+                  for c in criteria("pairwise")))
+
+    def system_metrics(self, metrics: Mapping, system: str) -> Mapping:
+        """{"absolute": {criterion: cell}, "pairwise": {criterion: cell}} of one system."""
+        return {"absolute": metrics.get("absolute", {}).get(system, {}),
+                "pairwise": metrics.get("pairwise", {}).get(system, {})}
+
     def metric_rows(self, metrics: Mapping) -> list[dict]:
         """One row per system x criterion: absolute mean and interval, pairwise score and interval, counts."""
         rows = []

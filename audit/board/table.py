@@ -1,0 +1,271 @@
+"""The board's table: every system's judge-only and audited metrics, ranks, pairwise differences and rank sets —
+the `board show` JSON that the CLI prints, the exports render and the Leaderboard page shows.
+
+Values are read, never recomputed another way: a system's judge-only and audited metrics are its run's stored
+metrics and `RunView.audit` under the policy (what the Scores page and `export` show), through the family's
+`board_cells` (and `system_metrics` for systems inside one run). Intervals come from one of three places
+(`interval` says which):
+
+- every decision of every run reviewed: everything is exact (zero-width intervals, one-rank rank sets);
+- a board sampling plan (`audit.board.joint.board_estimates`): the joint estimates, differences and rank sets;
+- neither: no valid interval exists, so none is given (`ci`, `rank_set` null) and `interval` says why.
+
+Ranks, rank sets and the sentences on which pairs are settled come from `scoring.stats.board`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from sqlite_utils import Database
+
+from audit.board.store import get_board
+from audit.effective import DEFAULT_POLICY
+from audit.views import RunView, load_view
+from scoring.families.base import MetricCell, TaskFamily
+from scoring.stats.board import Board, PairDifference, competition_ranks, rank_sets, settled
+from scoring.stats.estimators import Estimate
+
+LEVEL = 0.95
+EXACT = "exact"
+JOINT = "joint plan"
+NONE = "none"
+INTERVAL_WORDS = {
+    EXACT: "exact: every decision of every system reviewed, so every interval has zero width and every rank set is "
+           "one rank",
+    JOINT: "the board's sampling plan: 95% fixed-n intervals (`ci`, valid for a sample size fixed in advance) and "
+           "anytime intervals (`anytime.ci`, valid however you decide when to stop); rank sets at 95% simultaneous "
+           "confidence (Bonferroni over the pairs, docs/board.md)",
+    NONE: "none: the board has no sampling plan and not every decision is reviewed, so no interval is valid (create "
+          "a board plan and review its sample, or review every decision); audited values are reviewed so far",
+}
+
+
+@dataclass(frozen=True)
+class System:
+    """One row of the board: a run (or a system inside the one run) and its metrics."""
+
+    name: str
+    run: str
+    judge_metrics: Mapping
+    audited_metrics: Mapping
+
+
+def metric_key(cell: MetricCell) -> str:
+    """How a board keys a metric: its path joined by `/` (as `audit.review.sampling.estimate` keys a run's)."""
+    return "/".join(cell.path)
+
+
+def primary_cell(task: TaskFamily, cells: Sequence[MetricCell]) -> MetricCell:
+    """The metric a board ranks by: the first cell reviews can move and a sample can estimate from totals (the
+    sample queue's default target), else the first."""
+    return next((c for c in cells if c.reviewable and task.sampled_by(c) == "totals"), cells[0])
+
+
+def board_systems(views: Sequence[RunView], systems: Sequence[str] | None) -> list[System]:
+    """The board's rows: one per run, or (a family with systems inside one run) one per system of that run."""
+    if systems is None:
+        return [System(v.name, v.name, v.original_metrics, v.audit.metrics) for v in views]
+    view = views[0]
+    task = view.task
+    return [System(s, view.name, task.system_metrics(view.original_metrics, s),
+                   task.system_metrics(view.audit.metrics, s)) for s in systems]
+
+
+def _joint_estimates(db: Database, name: str, policy: str) -> dict | None:
+    """The board plan's estimates (h-o's `audit.board.joint`), None when there is no plan (or no joint module)."""
+    try:
+        from audit.board.joint import board_estimates  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return board_estimates(db, name, policy=policy)
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What a board's runs ask, independent of reviews: distinct questions, documents with a decision, questions
+    two or more runs share."""
+
+    questions: int
+    documents: int
+    shared: int
+
+
+_STRUCTURE: dict[tuple, Structure] = {}
+"""`structure` per database file and runs (id, name, creation time, decision count): a run's decisions change only
+when a review makes the family re-decide a document, which updates its count, so a cached entry never goes stale;
+the scans it saves take most of a board's time at 5 x 10,000 documents."""
+
+
+def structure(db: Database, views: Sequence[RunView]) -> Structure:
+    """The board's `Structure` (cached, see `_STRUCTURE`)."""
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    key = (path, tuple((v.id, v.name, v.row["created"], v.row["n_decisions"]) for v in views))
+    if path and key in _STRUCTURE:
+        return _STRUCTURE[key]
+    ids = [v.id for v in views]
+    marks = ",".join("?" * len(ids))
+    keyed, unkeyed = db.execute(f"SELECT COUNT(DISTINCT qkey), SUM(qkey IS NULL) FROM decisions WHERE run_id IN "
+                                f"({marks})", ids).fetchone()
+    docs: set[str] = set()
+    for v in views:
+        docs.update(d for d, in db.execute("SELECT DISTINCT doc_id FROM decisions WHERE run_id = ?", [v.id]))
+    shared = 0 if len(ids) < 2 else db.execute(
+        f"SELECT COUNT(*) FROM (SELECT qkey FROM decisions WHERE run_id IN ({marks}) AND qkey IS NOT NULL GROUP BY "
+        "qkey HAVING COUNT(DISTINCT run_id) > 1)", ids).fetchone()[0]
+    out = Structure(int(keyed or 0) + int(unkeyed or 0), len(docs), shared)
+    if path:  # an in-memory database has no file to key by
+        if len(_STRUCTURE) > 64:
+            _STRUCTURE.clear()
+        _STRUCTURE[key] = out
+    return out
+
+
+def reviewed_counts(db: Database, views: Sequence[RunView]) -> dict:
+    """What the board's reviews cover: `decisions` questions settled by humans of `of_decisions` distinct
+    questions the runs ask (a question shared by several runs counts once: one review settles it in all), and
+    `documents` fully settled of `of_documents` documents with any decision."""
+    settled_q: set = set()
+    done_by_run: list[dict[str, int]] = []
+    for v in views:
+        ids_settled = [i for i, e in v.effective.items() if e.settled_by_humans]
+        per_doc: dict[str, int] = {}
+        for i in ids_settled:
+            doc = v.reviewed.rows[i]["doc_id"]
+            per_doc[doc] = per_doc.get(doc, 0) + 1
+        for chunk in range(0, len(ids_settled), 900):
+            part = ids_settled[chunk:chunk + 900]
+            for i, q in db.execute(f"SELECT id, qkey FROM decisions WHERE id IN ({','.join('?' * len(part))})", part):
+                settled_q.add(q if q is not None else ("id", i))
+        done_by_run.append(per_doc)
+    touched = set().union(*done_by_run) if done_by_run else set()
+    complete = set(touched)
+    for v, per_doc in zip(views, done_by_run, strict=True):
+        docs = sorted(touched)
+        for chunk in range(0, len(docs), 900):
+            part = docs[chunk:chunk + 900]
+            for doc, n in db.execute(f"SELECT doc_id, COUNT(*) FROM decisions WHERE run_id = ? AND doc_id IN "
+                                     f"({','.join('?' * len(part))}) GROUP BY doc_id", [v.id, *part]):
+                if per_doc.get(doc, 0) < n:
+                    complete.discard(doc)
+    shape = structure(db, views)
+    return {"decisions": len(settled_q), "of_decisions": shape.questions, "documents": len(complete),
+            "of_documents": shape.documents}
+
+
+def shared_questions(db: Database, views: Sequence[RunView]) -> int:
+    """Question keys asked by two or more of the board's runs (one review settles each in all of them)."""
+    return structure(db, views).shared
+
+
+def _point(v: float | None) -> dict | None:
+    return None if v is None else {"value": v, "ci": [v, v], "anytime": {"ci": [v, v]}}
+
+
+def _ranks(values: Mapping[str, float | None], higher: bool) -> dict[str, int | None]:
+    known = {s: v for s, v in values.items() if v is not None}
+    ranks = competition_ranks(known, higher_is_better=higher)
+    return {s: ranks.get(s) for s in values}
+
+
+def _joint_pair(joint: Mapping, a: str, b: str) -> dict | None:
+    """The joint plan's difference a − b (a pair stored as b − a is turned round)."""
+    for p in joint.get("pairs", []):
+        if (p["a"], p["b"]) == (a, b):
+            return dict(p)
+        if (p["a"], p["b"]) == (b, a):
+            def neg(ci: Sequence[float] | None) -> list[float] | None:
+                return None if ci is None else [-ci[1], -ci[0]]
+            d = p.get("difference")
+            return {**p, "a": a, "b": b, "difference": None if d is None else -d, "ci": neg(p.get("ci")),
+                    "ci_simultaneous": neg(p.get("ci_simultaneous"))}
+    return None
+
+
+def _estimate(value: float | None, ci: Sequence[float] | None, note: str) -> Estimate:
+    return Estimate(value, None if ci is None else (ci[0], ci[1]), None, value or 0.0, 0, 0, 0,
+                    "exact" if ci is not None and ci[0] == ci[1] else "board", note)
+
+
+def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dict:
+    """The `board show` JSON of board `name` under an effective-label `policy` (see the module docstring).
+
+    Raises:
+        AuditError: no such board, or one of its runs is unknown.
+    """
+    board = get_board(db, name)
+    views = [load_view(db, r, policy) for r in board["runs"]]
+    task = views[0].task
+    rows = board_systems(views, board["systems"])
+    cells = task.board_cells(views[0].original_metrics)
+    primary = primary_cell(task, cells)
+    key, higher = metric_key(primary), primary.higher_is_better
+    reviewed = reviewed_counts(db, views)
+    joint = None
+    if reviewed["decisions"] >= reviewed["of_decisions"]:
+        mode = EXACT
+    else:
+        joint = _joint_estimates(db, name, policy)
+        mode = JOINT if joint is not None else NONE
+    names = [s.name for s in rows]
+    judge = {s.name: {metric_key(c): c.value(s.judge_metrics) for c in cells} for s in rows}
+    audited = {s.name: {metric_key(c): c.value(s.audited_metrics) for c in cells} for s in rows}
+    estimate: dict[str, dict | None] = {}
+    bias: dict[str, dict | None] = {}
+    for s in names:
+        if mode == EXACT:
+            estimate[s] = {k: _point(v) for k, v in audited[s].items() if v is not None}
+            bias[s] = {k: _point(judge[s][k] - v) for k, v in audited[s].items()
+                       if v is not None and judge[s][k] is not None}
+        elif mode == JOINT:
+            mine = dict((joint or {}).get("systems", {}).get(s) or {})
+            bias[s] = mine.pop("bias", None)
+            estimate[s] = mine or None
+        else:
+            estimate[s] = bias[s] = None
+
+    def ranked_value(s: str) -> float | None:
+        if mode == JOINT:
+            return ((estimate[s] or {}).get(key) or {}).get("value")
+        return audited[s][key]
+
+    values = {s: ranked_value(s) for s in names}
+    pairs, sim = [], {}
+    for a, b in combinations(names, 2):
+        va, vb = values[a], values[b]
+        d = None if va is None or vb is None else va - vb
+        if mode == EXACT:
+            pair = {"a": a, "b": b, "difference": d, "ci": None if d is None else [d, d],
+                    "ci_simultaneous": None if d is None else [d, d]}
+        elif mode == JOINT:
+            got = _joint_pair(joint or {}, a, b) or {}
+            pair = {"a": a, "b": b, "difference": got.get("difference", d), "ci": got.get("ci"),
+                    "ci_simultaneous": got.get("ci_simultaneous") or got.get("ci")}
+        else:
+            pair = {"a": a, "b": b, "difference": d, "ci": None, "ci_simultaneous": None}
+        pairs.append(pair)
+        sim[(a, b)] = pair["ci_simultaneous"]
+    rank_judge = _ranks({s: judge[s][key] for s in names}, higher)
+    rank_audited = _ranks(values, higher)
+    sets = (rank_sets(names, {k: (v[0], v[1]) for k, v in sim.items()}, higher_is_better=higher)  # type: ignore[index]
+            if mode != NONE and all(v is not None for v in sim.values()) else None)
+    note = "no board plan and not every decision reviewed" if mode == NONE else ""
+    words = settled(Board(
+        names, {s: _estimate(values[s], None, note) for s in names},
+        [PairDifference(p["a"], p["b"], _estimate(p["difference"], p["ci"], note),
+                        _estimate(p["difference"], p["ci_simultaneous"], note)) for p in pairs],
+        {s: r or 0 for s, r in rank_judge.items()},
+        None if any(r is None for r in rank_audited.values()) else rank_audited,  # type: ignore[arg-type]
+        sets, higher, LEVEL))
+    systems = [{"run": s.run, "system": s.name, "judge_only": judge[s.name], "audited": audited[s.name],
+                "estimate": estimate[s.name], "bias": bias[s.name], "rank_judge": rank_judge[s.name],
+                "rank_audited": rank_audited[s.name],
+                "rank_set": list(sets[s.name]) if sets is not None else None} for s in rows]
+    return {"board": board["name"], "family": board["family"], "runs": board["runs"], "metric": key,
+            "metrics": [{"key": metric_key(c), "label": c.label, "higher_is_better": c.higher_is_better,
+                         "unit": c.unit} for c in cells],
+            "systems": systems, "shared_questions": shared_questions(db, views), "pairs": pairs, "policy": policy,
+            "settled": words, "reviewed": reviewed, "interval": mode, "interval_explained": INTERVAL_WORDS[mode],
+            "level": LEVEL, "more_documents": (joint or {}).get("more_documents")}

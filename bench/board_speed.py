@@ -1,0 +1,152 @@
+"""A board at paper scale (issue 36, performance): K systems x N CHIMERA abstracts on one gold (default 5 x 10,000).
+
+Systems: `bench/generate.py`'s data for N abstracts (system 1) and K-1 more prediction sets with their judge logs on
+the same gold (`generate_system`, seeds 1001...), each scored as a run; one board over them. Measured in one
+process, interleaved so machine load hits both sides alike:
+
+- one review of a question all K runs ask, then every system's audited metrics read (`RunView.audit`, what the
+  Scores page and `export` show): the issue's target is <= 100 ms median;
+- the same for a question only one run asks, then that run's audited metrics: the single-run review it is compared
+  with (the ratio says what sharing costs);
+- `board_table` (the `board show` JSON, what the Leaderboard page renders; its first call in a process scans what
+  the runs ask, then it is cached), and `board export` in each format
+  (target <= 5 s), against a single run's `export` (LaTeX) as the ratio's base.
+
+    python bench/board_speed.py [--n 10000] [--systems 5] [--reviews 15] [--seed 0]
+
+The scored database is kept in the bench work directory (`bench/common.py`) and reused by later runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import copy_db, data_paths, median, print_table, workdir  # noqa: E402
+from bench.generate import generate_system  # noqa: E402
+
+BOARD = "speed"
+
+
+def _base_db(n: int, k: int, seed: int) -> Path:
+    from audit.board.store import create_board
+    from audit.runs import score_run
+    from audit.store.database import open_db
+
+    base = workdir() / f"board-{n}-{k}-s{seed}.db"
+    if base.is_file():
+        return base
+    first = data_paths(n, seed)
+    systems = [(first["pred"], first["log"])]
+    for i in range(2, k + 1):
+        out = workdir() / f"board-data-{n}-s{seed}" / f"sys{i}"
+        if not (out / "judge.jsonl").is_file():
+            generate_system(first["gold"], out, seed=1000 + i)
+        systems.append((out / "pred.jsonl", out / "judge.jsonl"))
+    tmp = base.with_suffix(".tmp.db")
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(tmp) + suffix).unlink(missing_ok=True)
+    db = open_db(tmp)
+    for i, (pred, log) in enumerate(systems, start=1):
+        t0 = time.perf_counter()
+        score_run(db, "chimera", {"gold": str(first["gold"]), "pred": str(pred)}, f"replay:{log}", run=f"sys{i}")
+        print(f"scored sys{i} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    create_board(db, BOARD, [f"sys{i}" for i in range(1, k + 1)])
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+    copy_db(tmp, base)
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(tmp) + suffix).unlink(missing_ok=True)
+    return base
+
+
+def _questions(db, k: int, limit: int) -> tuple[list[int], list[int]]:
+    """Decision ids in sys1 of span pairs of unequal strings: asked by all k runs, and asked by sys1 alone."""
+    rows = db.execute(
+        "SELECT d.id, (SELECT COUNT(DISTINCT o.run_id) FROM decisions o WHERE o.qkey = d.qkey) FROM decisions d "
+        "JOIN runs r ON r.id = d.run_id WHERE r.name = 'sys1' AND d.left != d.right AND d.qkey IS NOT NULL "
+        "ORDER BY d.id").fetchall()
+    shared = [i for i, n in rows if n == k][:limit]
+    alone = [i for i, n in rows if n == 1][:limit]
+    return shared, alone
+
+
+def _ms(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=10_000, help="abstracts")
+    ap.add_argument("--systems", type=int, default=5)
+    ap.add_argument("--reviews", type=int, default=15, help="reviews timed on each side")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    from audit.board.export import export_board
+    from audit.board.table import board_table
+    from audit.outputs.export import export_run
+    from audit.review.reviews import add_review
+    from audit.store.database import open_db
+    from audit.views import load_view
+
+    base = _base_db(args.n, args.systems, args.seed)
+    work = workdir() / f"board-{args.n}-{args.systems}-work.db"
+    copy_db(base, work)
+    db = open_db(work)
+    runs = [f"sys{i}" for i in range(1, args.systems + 1)]
+    shared, alone = _questions(db, args.systems, args.reviews)
+    if not shared or not alone:
+        raise SystemExit(f"no question shared by all {args.systems} runs ({len(shared)}) or asked by one "
+                         f"({len(alone)})")
+    judge = dict(db.execute(f"SELECT id, judge_label FROM decisions WHERE id IN "
+                            f"({','.join('?' * (len(shared) + len(alone)))})", [*shared, *alone]).fetchall())
+    flip = {"match": "no-match", "no-match": "match"}
+
+    def review_board(i: int) -> None:
+        add_review(db, "sys1", i, flip[judge[i]], "bench")
+        for r in runs:
+            load_view(db, r).audit.metrics  # noqa: B018 - the read is what is timed
+
+    def review_one(i: int) -> None:
+        add_review(db, "sys1", i, flip[judge[i]], "bench")
+        load_view(db, "sys1").audit.metrics  # noqa: B018
+
+    t_board, t_one = [], []
+    for a, b in zip(shared, alone, strict=False):  # interleaved: the same load on both sides
+        t_board.append(_ms(lambda a=a: review_board(a)))
+        t_one.append(_ms(lambda b=b: review_one(b)))
+    first_table = _ms(lambda: board_table(db, BOARD))  # scans what the runs ask once per process (then cached)
+    table_ms = [_ms(lambda: board_table(db, BOARD)) for _ in range(5)]
+    exports = {fmt: [_ms(lambda fmt=fmt: export_board(db, BOARD, fmt)) for _ in range(3)]
+               for fmt in ("json", "csv", "latex")}
+    single_export = [_ms(lambda: export_run(db, "sys1", "latex")) for _ in range(3)]
+    shown = board_table(db, BOARD)
+    one = median(t_one)
+    n_dec = db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+    print_table(f"Board of {args.systems} systems x {args.n:,} CHIMERA abstracts ({n_dec:,} decisions, "
+                f"{shown['shared_questions']:,} questions shared)", ["measure", "median ms", "ratio to a "
+                "single-run review", "target"],
+                [[f"one review -> all {args.systems} systems' audited metrics", median(t_board),
+                  median(t_board) / one, "<= 100 ms"],
+                 ["one review -> its run's audited metrics (single run)", one, 1.0, ""],
+                 ["board_table, first call in a process", first_table, first_table / one, ""],
+                 ["board_table (board show / Leaderboard)", median(table_ms), median(table_ms) / one, ""],
+                 *[[f"board export --format {f}", median(v), median(v) / one, "<= 5000 ms"]
+                   for f, v in exports.items()],
+                 ["export --format latex of one run", median(single_export), median(single_export) / one, ""]])
+    print(f"\nboard export latex / one run's latex export: {median(exports['latex']) / median(single_export):.2f}x; "
+          f"reviews timed: {len(t_board)} per side; settled: {shown['settled']}")
+    db.conn.close()
+
+
+if __name__ == "__main__":
+    main()
