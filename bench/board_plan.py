@@ -195,10 +195,10 @@ def summarise(truth: str, results: list[dict]) -> dict:
         fam = []
         for p in est["pairs"]:
             d = tv[p["a"]] - tv[p["b"]]
-            add("pair_sim", covered(p["ci"], d))
+            add("pair_sim", covered(p["ci_simultaneous"], d))
             add("pair_any", covered(p["anytime"]["ci"], d))
-            add("pair_one", covered(p["ci_pair"], d))
-            fam.append(covered(p["ci"], d))
+            add("pair_one", covered(p["ci"], d))
+            fam.append(covered(p["ci_simultaneous"], d))
         if all(x is not None for x in fam):
             add("family", all(fam))
         ses = {r: s[m]["se"] for r, s in est["systems"].items()}

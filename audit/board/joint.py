@@ -460,15 +460,15 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY) ->
     """The board's table from its plan: None without a plan, else
 
     `{"systems": {run: {metric path: {"value", "ci", "anytime": {"ci", ...}, ...}, "bias": {metric path:
-    {"value", "ci"}}}}, "pairs": [{"a", "b", "difference", "ci", "anytime": {"ci"}, "ci_pair"}], "metric",
+    {"value", "ci"}}}}, "pairs": [{"a", "b", "difference", "ci", "ci_simultaneous", "anytime": {"ci"}}], "metric",
     "more_documents", "least_settled", "rank_sets", "rank_sets_anytime", "interval"}`.
 
-    Per system, every headline metric estimated from summed counts: the single-run estimator with the board's
-    sample (fixed-n `ci`, `anytime.ci`), the judge's bias (judge-only − estimate) and its interval. `pairs`: every
-    pairwise difference of the primary metric from the joint vectors, `ci` simultaneous over the pairs (Bonferroni,
-    fixed-n), `anytime.ci` simultaneous and anytime-valid, `ci_pair` the pair alone at 95%. `more_documents`: how
-    many more documents settle the ranking (the adjacent pair that needs most; 0 when every adjacent pair's
-    simultaneous anytime interval excludes 0 or the review is complete).
+    Per system, every headline metric estimated from summed counts: the single-run estimator with the board's sample
+    (fixed-n `ci`, `anytime.ci`), the judge's bias (judge-only − estimate) and its interval. `pairs`: every pairwise
+    difference of the primary metric from the joint vectors, `ci` the pair alone at 95%, `ci_simultaneous` over all
+    pairs at once (Bonferroni, fixed-n: what rank sets read), `anytime.ci` simultaneous and anytime-valid.
+    `more_documents`: how many more documents settle the ranking (the adjacent pair that needs most; 0 when every
+    adjacent pair's simultaneous anytime interval excludes 0 or the review is complete).
     """
     stored = load_board_plan(db, name)
     if stored is None:
@@ -488,8 +488,8 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY) ->
                 "n_documents_sampled": fixed.n_sampled, "n_documents_known": fixed.n_reviewed - fixed.n_sampled,
                 "n_documents": fixed.n_total}
             systems[r]["bias"][path] = {"value": h["bias"], "ci": h["bias_ci"]}
-    pairs = [{"a": p.a, "b": p.b, "difference": p.simultaneous.estimate, "ci": _ci(p.simultaneous),
-              "anytime": {"ci": _ci(q.simultaneous)}, "ci_pair": _ci(p.estimate), "se": p.estimate.se,
+    pairs = [{"a": p.a, "b": p.b, "difference": p.simultaneous.estimate, "ci": _ci(p.estimate),
+              "ci_simultaneous": _ci(p.simultaneous), "anytime": {"ci": _ci(q.simultaneous)}, "se": p.estimate.se,
               "note": p.simultaneous.note}
              for p, q in zip(table.board.pairs, table.pairs_any, strict=True)]
     sim_any = {(q.a, q.b): q.simultaneous.ci for q in table.pairs_any}
