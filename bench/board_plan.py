@@ -217,9 +217,26 @@ def summarise(truth: str, results: list[dict]) -> dict:
                            for r in res["q_own"]) for res in results
                        if all(s[res["metric"]]["se"] is not None for s in res["est"]["systems"].values())])
         ratio_sys = (np.mean(se_sys) * np.mean(q_u)) / own
+    sums = {"se_pair_joint": float(np.sum(se_pair_joint)), "se_pair_own": float(np.sum(se_pair_own)),
+            "se_sys": float(np.sum(se_sys)), "q_union": float(np.sum(q_u)), "q_own": float(np.sum(q_o)),
+            "own_sys": float(own * len(q_u)) if q_u else 0.0, "n": len(q_u),
+            "queue_s": float(np.sum([r["queue_s"] for r in results])), "rounds": len(results)}
     return {"truth": truth, "counts": c, "ratio_pairs": ratio_pairs, "ratio_systems": ratio_sys,
             "rounds": len(results), "queue_s": float(np.median([r["queue_s"] for r in results])),
-            "q_union": float(np.mean(q_u)) if q_u else None, "q_own": float(np.mean(q_o)) if q_o else None}
+            "q_union": float(np.mean(q_u)) if q_u else None, "q_own": float(np.mean(q_o)) if q_o else None,
+            "sums": sums}
+
+
+def merge(parts: list[dict]) -> dict:
+    """One truth's summary from the summaries of runs over disjoint rounds (`--first`)."""
+    counts = {k: [sum(p["counts"][k][i] for p in parts) for i in (0, 1)] for k in parts[0]["counts"]}
+    s = {k: sum(p["sums"][k] for p in parts) for k in parts[0]["sums"]}
+    n = s["n"]
+    return {"truth": parts[0]["truth"], "counts": counts, "rounds": s["rounds"],
+            "ratio_pairs": (s["se_pair_joint"] * s["q_union"]) / (s["se_pair_own"] * s["q_own"]) if n else None,
+            "ratio_systems": (s["se_sys"] / n * s["q_union"] / n) / (s["own_sys"] / n) if n else None,
+            "queue_s": s["queue_s"] / s["rounds"], "q_union": s["q_union"] / n if n else None,
+            "q_own": s["q_own"] / n if n else None, "sums": s}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -230,7 +247,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--worlds", type=int, default=4)
     ap.add_argument("--truths", nargs="+", default=list(TRUTHS), choices=TRUTHS)
     ap.add_argument("--json", help="also write the per-truth summaries here")
+    ap.add_argument("--first", type=int, default=0, help="the first round (runs over disjoint rounds merge)")
+    ap.add_argument("--merge", nargs="+", help="print the table of these --json files (runs over disjoint rounds)")
     a = ap.parse_args(argv)
+    if a.merge:
+        by_truth: dict[str, list[dict]] = {}
+        for f in a.merge:
+            for part in json.loads(Path(f).read_text()):
+                by_truth.setdefault(part["truth"], []).append(part)
+        table([merge(parts) for parts in by_truth.values()], a)
+        return
     from audit.store.database import open_db
 
     worlds = make_worlds(a.worlds, a.docs)
@@ -241,34 +267,40 @@ def main(argv: list[str] | None = None) -> None:
         db.conn.close()
     scratch = workdir() / f"board-plan-scratch-{os.getpid()}"
     scratch.mkdir(parents=True, exist_ok=True)
-    rows, summaries = [], []
+    summaries = []
     t0 = time.perf_counter()
     for truth in a.truths:
         results = []
         t = TRUTHS.index(truth)  # the seeds of a truth are the same whichever truths one invocation runs
-        for k in range(a.rounds):
+        for k in range(a.first, a.first + a.rounds):
             w = k % len(worlds)
             results.append(one_round(worlds[w], infos[w], truth, 1000 * t + k, a.n, scratch))
-            if a.json and (k + 1) % 10 == 0:  # a long run leaves its figures so far
-                Path(a.json).with_suffix(".partial.json").write_text(json.dumps(summarise(truth, results),
+            if a.json and len(results) % 10 == 0:  # a long run leaves its figures so far
+                Path(a.json).with_suffix(".partial.json").write_text(json.dumps([summarise(truth, results)],
                                                                                 default=float))
-        s = summarise(truth, results)
-        summaries.append(s)
+        summaries.append(summarise(truth, results))
+        print(f"{truth}: {len(results)} rounds, {time.perf_counter() - t0:.0f} s so far", file=sys.stderr)
+    table(summaries, a)
+    if a.json:
+        Path(a.json).write_text(json.dumps(summaries, indent=1, default=float))
+
+
+def table(summaries: list[dict], a: argparse.Namespace) -> None:
+    rows = []
+    for s in summaries:
+        truth = s["truth"]
         cells = []
         for key in ("sys", "sys_any", "pair_one", "pair_sim", "pair_any", "family"):
             k_, n_ = s["counts"][key]
             lo, hi = clopper_pearson(k_, n_) if n_ else (float("nan"), float("nan"))
             cells.append(f"{k_ / n_:.3f} [{lo:.2f}, {hi:.2f}] n={n_}" if n_ else "no interval")
-        rows.append([truth, *cells, f"{s['ratio_pairs']:.2f}×" if s["ratio_pairs"] else "-",
+        rows.append([truth, s["rounds"], *cells, f"{s['ratio_pairs']:.2f}×" if s["ratio_pairs"] else "-",
                      f"{s['ratio_systems']:.2f}×" if s["ratio_systems"] else "-", f"{s['queue_s'] * 1000:.0f}"])
-        print(f"{truth}: {len(results)} rounds, {time.perf_counter() - t0:.0f} s so far", file=sys.stderr)
-    print_table(f"Board plan through the product: {a.rounds} rounds per truth, 3 systems x {a.docs} abstracts, "
+    print_table(f"Board plan through the product: 3 systems x {a.docs} abstracts, "
                 f"{a.n} documents from the board queue, {a.worlds} worlds",
-                ["truth", "per system (fixed-n)", "per system (anytime)", "pair alone 95%", "pairs simultaneous",
-                 "pairs simultaneous anytime", "all pairs at once", "reviews joint / per-system plans (differences)",
-                 "(per-system widths)", "queue step ms (median)"], rows)
-    if a.json:
-        Path(a.json).write_text(json.dumps(summaries, indent=1, default=float))
+                ["truth", "rounds", "per system (fixed-n)", "per system (anytime)", "pair alone 95%",
+                 "pairs simultaneous", "pairs simultaneous anytime", "all pairs at once", "reviews joint / per-system plans (differences)",
+                 "(per-system widths)", "queue step ms"], rows)
 
 
 if __name__ == "__main__":
