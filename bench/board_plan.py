@@ -299,7 +299,8 @@ def table(summaries: list[dict], a: argparse.Namespace) -> None:
     print_table(f"Board plan through the product: 3 systems x {a.docs} abstracts, "
                 f"{a.n} documents from the board queue, {a.worlds} worlds",
                 ["truth", "rounds", "per system (fixed-n)", "per system (anytime)", "pair alone 95%",
-                 "pairs simultaneous", "pairs simultaneous anytime", "all pairs at once", "reviews joint / per-system plans (differences)",
+                 "pairs simultaneous", "pairs simultaneous anytime", "all pairs at once",
+                 "reviews joint / per-system plans (differences)",
                  "(per-system widths)", "queue step ms"], rows)
 
 
