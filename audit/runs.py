@@ -26,6 +26,7 @@ from audit.numbers import count_noun
 from audit.output_paths import OutputRule, Staged, stage_output
 from audit.rescoring import rebuild_audit_state
 from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
+from audit.store.plans import delete_board_plans
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeFailed
 from scoring.families import get_task
@@ -394,6 +395,7 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
         boards = [n for n, in db.execute("SELECT name FROM boards WHERE EXISTS (SELECT 1 FROM json_each(boards.runs) "
                                          "WHERE value = ?) ORDER BY name", [name])]
         db.execute("DELETE FROM boards WHERE EXISTS (SELECT 1 FROM json_each(boards.runs) WHERE value = ?)", [name])
+        delete_board_plans(db, boards, run=name)
     for other in sharing:
         rebuild_audit_state(db, other)
     return {"deleted": name, "reviews_deleted": n_reviews, "runs_recounted": sharing, "boards_deleted": boards}

@@ -63,7 +63,8 @@ def cmd_board(args: argparse.Namespace) -> None:
     settles its question in every run that asks it). `create NAME --runs A,B[,C]` (runs of one family on the same
     gold; an ideation board is one run, its systems inside it), `show NAME` (JSON: per system judge-only and
     audited metrics, estimate, bias, ranks and rank set; pairs, shared questions, policy), `export NAME --format
-    json|csv|latex --out FILE` (the paper's table), `delete NAME` (the runs and reviews stay), `list`.
+    json|csv|latex --out FILE` (the paper's table), `delete NAME` (the runs and reviews stay), `list`, `plan NAME
+    [--seed S]` (one sampling plan for the whole board) and `queue NAME --next [--focus RUN]` (what to review next).
 
     Example: python -m audit board create extractors --runs demo-chimera-mixed,demo-chimera-smollm2
     """
@@ -93,8 +94,28 @@ def cmd_board(args: argparse.Namespace) -> None:
         _print_json({"deleted": args.name})
     elif args.action == "list":
         _print_json(list_boards(db))
+    elif args.action in ("plan", "queue"):
+        _plan_or_queue(db, args)
     else:  # pragma: no cover - argparse allows only the actions above
         raise AuditError(f"unknown board action {args.action!r}")
+
+
+def _plan_or_queue(db: Database, args: argparse.Namespace) -> None:
+    """`plan NAME [--seed S]`: the board's one sampling plan (`audit.board.joint`); `queue NAME --next [--focus
+    RUN]`: the document its queue serves next, the runs to review it in, the pair it serves and "N more documents"
+    (serving draws it: a served document reviewed whole is a sample draw)."""
+    from audit.board.joint import create_board_plan, next_board_document
+    from audit.board.store import get_board
+
+    runs = get_board(db, args.name)["runs"]
+    if args.action == "plan":
+        _print_json(create_board_plan(db, args.name, runs, seed=args.seed))
+        return
+    if not args.next:
+        raise AuditError("board queue: say --next (the document to review next)")
+    pick = next_board_document(db, args.name, runs, focus=args.focus)
+    _print_json(pick if pick is not None else {"board": args.name, "done": True,
+                                               "more_text": "every planned document is reviewed"})
 
 
 def register(add: Add) -> None:
@@ -129,3 +150,11 @@ def register(add: Add) -> None:
     sp = action("delete", "delete the board (its runs and their reviews stay)")
     sp.add_argument("name", metavar="NAME")
     action("list", "list the boards as JSON")
+    sp = action("plan", "create the board's one sampling plan (documents drawn once for every system)")
+    sp.add_argument("name", metavar="NAME")
+    sp.add_argument("--seed", type=int, default=0, help="the seed of the plan's random order (default 0)")
+    sp = action("queue", "the document the board's sample queue serves next, and how many more settle the ranking")
+    sp.add_argument("name", metavar="NAME")
+    sp.add_argument("--next", action="store_true", help="serve the next document (it becomes a draw of the plan)")
+    sp.add_argument("--focus", default=None, metavar="RUN",
+                    help="aim at one system instead of the least settled adjacent pair")

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.store.database import dumps, now, run_row, transaction
+from audit.store.plans import delete_board_plans
 from scoring.families import get_task
 
 
@@ -127,6 +128,7 @@ def delete_board(db: Database, name: str) -> None:
     get_board(db, name)
     with transaction(db):
         db.execute("DELETE FROM boards WHERE name = ?", [name])
+        delete_board_plans(db, [name])
 
 
 def boards_of_run(db: Database, run: str) -> list[str]:

@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 17  # m017 is the newest (there is no m009; m015 and m016 are the boards' and board plans')
+SCHEMA_VERSION = 17  # m017 is the newest (there is no m009)
 
 
 @migrations()
@@ -266,6 +266,19 @@ def m015_boards(db: Database) -> None:
     run (ideation) the JSON list of those systems. Nothing else changes: no review, run or number is touched."""
     db.execute("""CREATE TABLE boards (
         name TEXT PRIMARY KEY, family TEXT NOT NULL, runs TEXT NOT NULL, systems TEXT, created TEXT NOT NULL)""")
+
+
+@migrations()
+def m016_board_plans(db: Database) -> None:
+    """A board's one sampling plan (issue 36 §3; `audit/board/joint.py`): the runs it covers, its seed and the plan
+    (documents by gold content, strata, the seeded order), keyed by board name; and the documents its queue has
+    served (`board_draws`): a served document, once reviewed whole, is a sample draw of the board, whichever run its
+    reviews were made in. No foreign key to the boards table: a board's plan stays with its name."""
+    db.execute("""CREATE TABLE board_plans (
+        board TEXT PRIMARY KEY, runs TEXT NOT NULL, seed INTEGER NOT NULL, created TEXT NOT NULL,
+        plan TEXT NOT NULL)""")
+    db.execute("""CREATE TABLE board_draws (
+        board TEXT NOT NULL, block TEXT NOT NULL, served TEXT NOT NULL, PRIMARY KEY (board, block))""")
 
 
 @migrations()

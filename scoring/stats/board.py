@@ -22,7 +22,7 @@ from itertools import combinations
 import numpy as np
 
 from scoring.stats.difference import Variance, Vector, difference_totals
-from scoring.stats.estimators import VARIANCE, Estimate, anytime_estimate, metric_estimate
+from scoring.stats.estimators import VARIANCE, Estimate, anytime_estimate, delta_method, metric_estimate
 
 Metric = Callable[[np.ndarray], float]
 
@@ -136,21 +136,32 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
     gives the anytime-valid ones)."""
     systems = list(metrics)
     certain = certain or {}
-    per = {}
-    for s in systems:
-        tot = difference_totals(judge[s], strata, sampled[s], certain=certain.get(s), variance=variance)
-        per[s] = metric_estimate(tot, metrics[s], bounds=bounds, level=level, **kw)
     joint_judge, slices = joint_vectors({s: judge[s] for s in systems})
     joint_sampled = joint_vectors({s: sampled[s] for s in systems})[0] if sampled.get(systems[0]) else {}
     joint_certain = joint_vectors({s: certain[s] for s in systems})[0] if certain.get(systems[0]) else {}
     joint = difference_totals(joint_judge, strata, joint_sampled, certain=joint_certain, variance=variance)
     pairs_n = max(1, len(systems) * (len(systems) - 1) // 2)
     sim_level = 1 - (1 - level) / pairs_n
+    # each system's gradient once, at its slice of the joint totals (= its own estimated totals: the same sample):
+    # its own interval linearises with it, and a pair's is the two side by side (what the numerical gradient of the
+    # difference gives, at 2 evaluations per count of the two systems, not 4 per joint count and pair)
+    grads: dict[str, np.ndarray | None] = {s: None for s in systems}
+    if joint.total is not None and joint.cov is not None and not joint.complete:
+        grads = {s: delta_method(metrics[s], joint.total[slices[s]], np.zeros((part.stop - part.start,) * 2))[2]
+                 for s, part in slices.items()}
+    per = {}
+    for s in systems:
+        tot = difference_totals(judge[s], strata, sampled[s], certain=certain.get(s), variance=variance)
+        per[s] = metric_estimate(tot, metrics[s], bounds=bounds, level=level, grad=grads[s], **kw)
     pairs = []
     for a, b in combinations(systems, 2):
         g = difference_of(metrics[a], metrics[b], slices[a], slices[b])
-        pairs.append(PairDifference(a, b, metric_estimate(joint, g, bounds=None, level=level, **kw),
-                                    metric_estimate(joint, g, bounds=None, level=sim_level, **kw)))
+        grad = None
+        if grads[a] is not None and grads[b] is not None:
+            grad = np.zeros(joint.judge.size)
+            grad[slices[a]], grad[slices[b]] = grads[a], -grads[b]
+        pairs.append(PairDifference(a, b, metric_estimate(joint, g, bounds=None, level=level, grad=grad, **kw),
+                                    metric_estimate(joint, g, bounds=None, level=sim_level, grad=grad, **kw)))
     judge_only = {s: per[s].judge_only for s in systems}
     audited = {s: e.estimate for s, e in per.items()}
     rank_audited = (competition_ranks(audited, higher_is_better=higher_is_better)  # type: ignore[arg-type]

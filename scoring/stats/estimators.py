@@ -158,11 +158,13 @@ def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float,
 
 def metric_estimate(tot: Totals, g: Callable[[np.ndarray], float], *, bounds: tuple[float, float] | None = (0.0, 1.0),
                     level: float = 0.95, dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
-                    min_differing: int = MIN_DIFFERING) -> Estimate:
+                    min_differing: int = MIN_DIFFERING, grad: np.ndarray | None = None) -> Estimate:
     """Any smooth metric g of the estimated totals (`difference.difference_totals`), with a delta-method interval:
-    the shell uses it for a family's headline metric, g = that number of the family's metrics of the totals."""
+    the shell uses it for a family's headline metric, g = that number of the family's metrics of the totals.
+    `grad`: g's gradient at the estimated totals when the caller has it (a board's difference of two systems is
+    the two systems' gradients side by side: 2 evaluations of g per count instead of 4 per joint count)."""
     return _from_totals(tot, g, level=level, dist=dist, bounds=bounds, min_reviews=min_reviews,
-                        min_differing=min_differing, linear=False)
+                        min_differing=min_differing, linear=False, grad=grad)
 
 
 def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector],

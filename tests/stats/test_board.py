@@ -123,3 +123,29 @@ def test_coverage_of_differences_on_a_known_truth():
             total += 1
             covered += ci[0] <= truth <= ci[1]
     assert total >= 50 and covered / total >= 0.85
+
+
+def test_each_systems_gradient_once_gives_the_numbers_of_the_whole_numerical_gradient():
+    """board_estimate linearises every system and every pair with each system's gradient, taken once: the estimates,
+    standard errors and intervals are those of the estimator differentiating each metric and each difference over
+    the whole joint vector, and those of each system alone."""
+    rng = np.random.default_rng(5)
+    human, judge = simulate(rng, 200, {"A": 0.7, "B": 0.6, "C": 0.5}, 0.2)
+    docs = list(joint_vectors(human)[0])
+    strata = {d: "even" if i % 2 else "odd" for i, d in enumerate(docs)}
+    sample = list(rng.choice(docs, 70, replace=False))
+    board = board_estimate(judge, strata, {s: {d: human[s][d] for d in sample} for s in human},
+                           {s: f1 for s in human})
+    joint_judge, slices = joint_vectors(judge)
+    joint_human = joint_vectors(human)[0]
+    joint = difference_totals(joint_judge, strata, {d: joint_human[d] for d in sample}, variance="jeffreys")
+    for p in board.pairs:
+        whole = metric_estimate(joint, lambda t, a=p.a, b=p.b: f1(t[slices[a]]) - f1(t[slices[b]]), bounds=None)
+        assert p.estimate.estimate == pytest.approx(whole.estimate, rel=1e-12)
+        assert p.estimate.se == pytest.approx(whole.se, rel=1e-6)
+        assert p.estimate.ci == pytest.approx(whole.ci, rel=1e-6)
+    for s, e in board.per_system.items():
+        own = metric_estimate(difference_totals(judge[s], strata, {d: human[s][d] for d in sample},
+                                                variance="jeffreys"), f1)
+        assert e.estimate == pytest.approx(own.estimate, rel=1e-12)
+        assert e.se == pytest.approx(own.se, rel=1e-6) and e.ci == pytest.approx(own.ci, rel=1e-6)

@@ -1,0 +1,616 @@
+"""A board's one sampling plan: documents drawn once for every system, estimates per system and per difference
+from that one sample, and the queue that serves where a review does most for the table (issue 36 §3; docs/board.md).
+
+- Blocks are documents by gold content (`TaskFamily.gold_key`): the runs of a board share their gold, and a block
+  holds every run's documents with that gold (one each, unless a gold document is repeated). A sampled block is
+  reviewed for the union of the questions every run asked about it: one review settles a question in every run
+  that asks it (`run_reviews`), so one reviewed block gives every system its human counts there.
+- Strata are the single-run plan's: the family's `sampling_stratum` of the block's questions, here the union over
+  the runs (judge-side only), unreadable answers and the family's declared strata take-all (`build_plan`).
+- A block is a sample draw of the board when the board's queue served it (`board_draws`, stored when served) and
+  every decision of every run in it has a human label; a block reviewed whole without being served counts exactly
+  (hand-picked), as in the single-run plan.
+- Per system, the estimate is the single-run estimator on that run's vectors with the board's strata and sample
+  (its population: the blocks where the run asks a question; a block where it asks none is known exactly, as a
+  document without decisions is in the run's own plan), so it equals what the run's own plan would give on the
+  same sample. Differences come from the joint vectors (`scoring.stats.board`), Bonferroni over the pairs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from sqlite_utils import Database
+
+from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
+from audit.errors import AuditError
+from audit.review.sampling import (
+    MAX_SEED,
+    MIN_SAMPLED_BLOCKS,
+    flatten,
+    leaf_paths,
+    metric_of_totals,
+    plan_summary,
+    target_cell,
+)
+from audit.store.database import dumps, now, run_row, transaction
+from audit.views import RunView
+from scoring.families import get_task
+from scoring.families.base import MetricCell, TaskFamily
+from scoring.stats.board import Board, anytime, board_estimate, rank_sets
+from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
+from scoring.stats.estimators import Estimate, delta_method, headline
+from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
+
+LEVEL = 0.95
+NO_DECISIONS = "no decisions"
+"""Stratum of a block no run asks a question about (it is known exactly: never sampled)."""
+
+
+@dataclass(frozen=True)
+class StoredPlan:
+    board: str
+    runs: list[str]
+    seed: int
+    created: str
+    plan: Plan
+    documents: dict[str, dict[str, list[str]]]
+    """block -> run -> that run's document ids with the block's gold (every block, with decisions or not)."""
+
+
+# ---------------------------------------------------------------- the plan
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        shown = str(seed) if len(str(seed)) <= 30 else f"a {len(str(seed))}-digit number"
+        raise AuditError(f"--seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), got {shown}")
+    return seed
+
+
+def _gold_groups(db: Database, name: str, runs: Sequence[str]) -> tuple[TaskFamily, dict[str, dict[str, list[str]]]]:
+    """(the runs' family, block -> run -> doc ids): the runs must be one family on the same gold documents.
+
+    Raises:
+        AuditError: fewer than two runs, a run twice, another family, or another gold, naming the run.
+    """
+    if len(runs) < 2:
+        raise AuditError(f"board {name!r}: a joint plan needs at least two runs (a board of one run, systems "
+                         "inside one run, uses that run's own plan: `python -m audit plan`)")
+    twice = sorted({r for r in runs if list(runs).count(r) > 1})
+    if twice:
+        raise AuditError(f"board {name!r}: run {twice[0]!r} is listed twice")
+    rows = {r: run_row(db, r) for r in runs}
+    first = runs[0]
+    task_name = rows[first]["task"]
+    for r in runs[1:]:
+        if rows[r]["task"] != task_name:
+            raise AuditError(f"board {name!r}: run {r!r} is a {rows[r]['task']} run, {first!r} a {task_name} run; "
+                             "a board compares runs of one family")
+    task = get_task(task_name)
+    per_run: dict[str, dict[str, list[str]]] = {}
+    for r in runs:
+        groups: dict[str, list[str]] = {}
+        for doc_id, payload in db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ? ORDER BY idx",
+                                          [rows[r]["id"]]):
+            groups.setdefault(task.gold_key(json.loads(payload)), []).append(doc_id)
+        per_run[r] = groups
+    ref = per_run[first]
+    for r in runs[1:]:
+        extra = [g for g in per_run[r] if g not in ref]
+        missing = [g for g in ref if g not in per_run[r]]
+        if extra or missing:
+            where = (f"document {per_run[r][extra[0]][0]!r} has gold that {first!r} lacks" if extra else
+                     f"it lacks the gold of {first!r}'s document {ref[missing[0]][0]!r}")
+            raise AuditError(f"board {name!r}: run {r!r} is not on the same gold as {first!r}: {where}")
+    blocks = {docs[0]: {r: per_run[r][g] for r in runs} for g, docs in ref.items()}
+    return task, blocks
+
+
+def create_board_plan(db: Database, name: str, runs: Sequence[str], *, seed: int = 0) -> dict:
+    """Build and store the board's one sampling plan over `runs` (one family, the same gold).
+
+    Units are the distinct questions of a block (a question asked by several runs is one unit: one review settles
+    it), so the queue's cost per block is the union of the questions. Strata: the family's `sampling_stratum` of
+    that union, and its take-all strata, exactly as the single-run plan makes them.
+
+    Raises:
+        AuditError: a plan for the board exists (plans are fixed before review), a bad seed, runs that are not one
+            family on one gold, or a family whose headline metrics cannot be estimated from a sample.
+    """
+    _check_seed(seed)
+    if not isinstance(name, str) or not name.strip():
+        raise AuditError("a board plan needs the board's name")
+    if db.execute("SELECT 1 FROM board_plans WHERE board = ?", [name]).fetchone():
+        raise AuditError(f"board {name!r} already has a sampling plan; a plan is fixed before review")
+    task, blocks = _gold_groups(db, name, runs)
+    if not any(task.sampled_by(c) == "totals" for c in task.headline):
+        raise AuditError(f"sampled estimates are not available for {task.title} boards: none of its headline "
+                         "metrics is a function of summed counts; review everything instead")
+    block_of = {(r, d): b for b, per in blocks.items() for r, docs in per.items() for d in docs}
+    questions: dict[str, dict[str, Unit]] = {}  # block -> qkey -> one unit per question
+    run_ids = {run_row(db, r)["id"]: r for r in runs}
+    marks = ",".join("?" * len(run_ids))
+    for dec_id, run_id, doc, kind, typ, left, right, judge, detail, qkey in db.execute(
+            f"SELECT id, run_id, doc_id, kind, type, left, right, judge_label, detail, qkey FROM decisions WHERE "
+            f"run_id IN ({marks}) ORDER BY id", list(run_ids)):
+        block = block_of[(run_ids[run_id], doc)]
+        key = qkey or f"decision {dec_id}"
+        seen = questions.setdefault(block, {}).get(key)
+        if seen is not None:
+            if judge in ("invalid",) and seen.judge != "invalid":  # an unreadable answer in any run: take-all
+                questions[block][key] = replace(seen, judge=judge)
+            continue
+        info = {"kind": kind, "type": typ, "left": left, "right": right, "judge": judge,
+                "detail": json.loads(detail)}
+        questions[block][key] = Unit(str(dec_id), block, judge, {"decision": info})
+
+    def stratum_of(units: list[Unit]) -> str:
+        return task.sampling_stratum([u.info["decision"] for u in units])
+
+    plan = build_plan([u for qs in questions.values() for u in qs.values()], stratum_of, seed)
+    declared = sorted(task.sampling_take_all(set(plan.strata())))
+    design = (f"board of {len(runs)} runs; blocks = documents by gold content, reviewed for the union of the runs' "
+              f"questions; strata = {task.name} sampling_stratum of that union (judge-side only); unreadable answers")
+    if declared:
+        design += f" and the strata {task.name} reviews whole ({', '.join(declared)})"
+    plan = replace(plan, take_all=plan.take_all | frozenset(declared), design=design + " take-all")
+    body = {"plan": plan.to_json(), "documents": blocks}
+    with transaction(db):
+        if db.execute("SELECT 1 FROM board_plans WHERE board = ?", [name]).fetchone():
+            raise AuditError(f"board {name!r} already has a sampling plan; a plan is fixed before review")
+        db.execute("INSERT INTO board_plans (board, runs, seed, created, plan) VALUES (?, ?, ?, ?, ?)",
+                   [name, dumps(list(runs)), seed, now(), dumps(body)])
+    return _summary(load_board_plan(db, name))  # type: ignore[arg-type]
+
+
+def load_board_plan(db: Database, name: str) -> StoredPlan | None:
+    row = db.execute("SELECT runs, seed, created, plan FROM board_plans WHERE board = ?", [name]).fetchone()
+    if row is None:
+        return None
+    body = json.loads(row[3])
+    return StoredPlan(name, json.loads(row[0]), int(row[1]), row[2], Plan.from_json(body["plan"]), body["documents"])
+
+
+def _summary(stored: StoredPlan) -> dict:
+    return plan_summary(stored.plan) | {"board": stored.board, "runs": stored.runs, "created": stored.created,
+                                        "documents": len(stored.documents)}
+
+
+def board_plan(db: Database, name: str) -> dict | None:
+    """The board's plan as `plan_summary` gives a run's (seed, design, blocks, strata, take-all), with its runs and
+    documents; None when the board has none."""
+    stored = load_board_plan(db, name)
+    return None if stored is None else _summary(stored)
+
+
+def _require(db: Database, name: str, runs: Sequence[str] | None = None) -> StoredPlan:
+    stored = load_board_plan(db, name)
+    if stored is None:
+        raise AuditError(f"board {name!r} has no sampling plan; create one with `python -m audit board plan {name}`")
+    if runs is not None and list(runs) != stored.runs:
+        raise AuditError(f"board {name!r}: its plan covers the runs {', '.join(stored.runs)}, not "
+                         f"{', '.join(runs)}; a plan is fixed with its runs")
+    return stored
+
+
+# ---------------------------------------------------------------- the state of the board's sample
+
+
+@dataclass
+class BoardState:
+    stored: StoredPlan
+    task: TaskFamily
+    views: dict[str, RunView]
+    paths: dict[str, list[tuple]]
+    judge: dict[str, dict[str, np.ndarray]]
+    """run -> block -> judge-side count vector (the sum over the run's documents of the block)."""
+    human: dict[str, dict[str, np.ndarray]]
+    """run -> block -> count vector under the effective labels."""
+    asks: dict[str, set[str]]
+    """run -> the blocks where it asks a question."""
+    labelled: set[str]
+    """Blocks of the plan whose every decision, in every run, has a human label."""
+    open_of: dict[str, set[str]]
+    """run -> the blocks where some decision of the run has no human label yet."""
+    drawn: set[str]
+    """Blocks the board's queue served."""
+    strata: dict[str, str]
+    base: dict[str, np.ndarray]
+    """run -> the judge totals of all its counts (the counts no review moved keep them)."""
+    active: dict[str, np.ndarray]
+    """run -> the indices (in `paths`) of the counts the vectors keep."""
+    _grads: dict = field(default_factory=dict)
+
+    @property
+    def sampled(self) -> set[str]:
+        return self.labelled & self.drawn
+
+    @property
+    def known(self) -> set[str]:
+        """Blocks of the plan reviewed whole without being served: counted exactly, never as draws."""
+        return self.labelled - self.drawn
+
+    def system_sample(self, run: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """(sampled, certain) human vectors of one run, as the run's own plan would see them: a block where the run
+        asks nothing is known exactly; one whose every decision of this run has a human label is a draw if the
+        queue served it, else known (the other runs' questions there may still be open)."""
+        own, done = self.asks[run], self.open_of[run]
+        sampled = {b: self.human[run][b] for b in own - done if b in self.drawn}
+        certain = {b: self.human[run][b] for b in self.human[run]
+                   if b not in own or (b not in done and b not in self.drawn)}
+        return sampled, certain
+
+
+def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) -> BoardState:
+    views = {r: RunView(db, run_row(db, r), policy) for r in stored.runs}
+    task = get_task(views[stored.runs[0]].row["task"])
+    in_plan = stored.plan.stratum_of()
+    block_of = {(r, d): b for b, per in stored.documents.items() for r, docs in per.items() for d in docs}
+    paths, judge, human, asks, base, active = {}, {}, {}, {}, {}, {}
+    open_of: dict[str, set[str]] = {}
+    for r, view in views.items():
+        audit = view.audit
+        paths[r] = list(dict.fromkeys([*leaf_paths(view.row["original_counts"] or {}),
+                                       *leaf_paths(audit.counts or {})]))
+        changed = audit.doc_counts or {}
+        jr: dict[str, np.ndarray] = {}
+        hr: dict[str, np.ndarray] = {}
+        for doc_id, j in _judge_vectors(view, paths[r]).items():
+            b = block_of[(r, doc_id)]
+            h = flatten(changed[doc_id], paths[r]) if changed.get(doc_id) else j
+            jr[b] = jr[b] + j if b in jr else j
+            hr[b] = hr[b] + h if b in hr else h
+        judge[r], human[r], base[r], active[r] = _active(jr, hr)
+        asks[r], open_of[r] = set(), set()
+        effective = view.effective  # the reviewed decisions; every other one carries the judge's label
+        for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
+            b = block_of[(r, doc)]
+            asks[r].add(b)
+            e = effective.get(dec_id)
+            if e is None or e.source not in HUMAN_SOURCES:
+                open_of[r].add(b)
+    drawn = {b for b, in db.execute("SELECT block FROM board_draws WHERE board = ?", [stored.board])}
+    labelled = set(in_plan) - set().union(*open_of.values())
+    strata = {b: in_plan.get(b, NO_DECISIONS) for b in stored.documents}
+    return BoardState(stored, task, views, paths, judge, human, asks, labelled, open_of, drawn & set(in_plan), strata,
+                      base, active)
+
+
+_JUDGE_VECTORS: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
+_KEEP = 8
+
+
+def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
+    """doc id -> the run's judge-side count vector (stored once when scored, never changed: kept per database file,
+    run and paths, so a queue step flattens only the documents reviews changed)."""
+    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
+    key = (where, view.id, view.row["created"], tuple(paths))
+    if key not in _JUDGE_VECTORS:
+        _JUDGE_VECTORS[key] = {doc: flatten(json.loads(c), paths) for doc, c in view.db.execute(
+            "SELECT doc_id, counts FROM documents WHERE run_id = ?", [view.id])}
+        while len(_JUDGE_VECTORS) > _KEEP:
+            _JUDGE_VECTORS.popitem(last=False)
+    _JUDGE_VECTORS.move_to_end(key)
+    return _JUDGE_VECTORS[key]
+
+
+def _active(judge: dict[str, np.ndarray], human: dict[str, np.ndarray]
+            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The counts some review moved (in some block the human count differs from the judge's), and the totals of all.
+
+    A count no review moved is the same in every block under both labels, so every estimator gives it its judge
+    total exactly, with no variance: the vectors keep only the moved counts (the metric reads the rest from the
+    totals), which is what makes a board's numerical gradients affordable (CHIMERA: ~130 counts per run, a few
+    dozen moved)."""
+    blocks = list(judge)
+    full_j = np.array([judge[b] for b in blocks])
+    full_h = np.array([human[b] for b in blocks])
+    moved = np.flatnonzero(np.any(full_j != full_h, axis=0))
+    if moved.size == 0:
+        moved = np.array([0])
+    return ({b: full_j[i, moved] for i, b in enumerate(blocks)}, {b: full_h[i, moved] for i, b in enumerate(blocks)},
+            full_j.sum(axis=0), moved)
+
+
+# ---------------------------------------------------------------- estimates
+
+
+def _metric(state: BoardState, run: str, cell: MetricCell):
+    """The cell's value from the run's kept counts (the others at their totals)."""
+    options = state.views[run].row["inputs"].get("options") or {}
+    full = metric_of_totals(state.task, cell, state.paths[run], options)
+    base, active = state.base[run], state.active[run]
+
+    def g(vec: np.ndarray) -> float:
+        total = base.copy()
+        total[active] = vec
+        return full(total)
+    return g
+
+
+def _judge_gradient(state: BoardState, run: str, cell: MetricCell) -> np.ndarray:
+    """The gradient of the run's cell at its judge-only totals (kept counts), once per state."""
+    key = (run, cell.path)
+    if key not in state._grads:
+        at = state.base[run][state.active[run]]
+        state._grads[key] = delta_method(_metric(state, run, cell), at, np.zeros((at.size, at.size)))[2]
+    return state._grads[key]
+
+
+def system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Estimate, Estimate]:
+    """(fixed-n, anytime) estimate of one run's cell: the single-run estimator on its vectors, the board's sample."""
+    sampled, certain = state.system_sample(run)
+    bounds = state.task.metric_bounds(cell)
+    one = board_estimate({run: state.judge[run]}, state.strata, {run: sampled}, {run: _metric(state, run, cell)},
+                         certain={run: certain}, higher_is_better=cell.higher_is_better, bounds=bounds, level=LEVEL)
+    per, _ = anytime(one, planned_n=planned_n_for(len(state.asks[run] & set(state.stored.plan.stratum_of()))),
+                     bounds=bounds)
+    return one.per_system[run], per[run]
+
+
+def pairs_board(state: BoardState, cell: MetricCell) -> tuple[Board, dict[str, Estimate], list]:
+    """The joint board of every run on `cell` (pairs from the joint vectors; population: the plan's blocks), its
+    anytime per-system estimates and its anytime pairs."""
+    runs = state.stored.runs
+    sampled = {r: {b: state.human[r][b] for b in state.sampled} for r in runs}
+    certain = {r: {b: state.human[r][b] for b in state.human[r] if b not in state.strata or
+                   state.strata[b] == NO_DECISIONS or b in state.known} for r in runs}
+    board = board_estimate({r: state.judge[r] for r in runs}, state.strata, sampled,
+                           {r: _metric(state, r, cell) for r in runs}, certain=certain,
+                           higher_is_better=cell.higher_is_better, bounds=state.task.metric_bounds(cell), level=LEVEL)
+    per_any, pairs_any = anytime(board, planned_n=planned_n_for(len(state.stored.plan.blocks)),
+                                 bounds=state.task.metric_bounds(cell))
+    return board, per_any, pairs_any
+
+
+def _ci(est: Estimate) -> list[float] | None:
+    return list(est.ci) if est.ci is not None else None
+
+
+def _half(ci: Sequence[float] | None) -> float | None:
+    return None if ci is None else (ci[1] - ci[0]) / 2
+
+
+def _cells(task: TaskFamily) -> list[MetricCell]:
+    return [c for c in task.headline if task.sampled_by(c) == "totals"]
+
+
+@dataclass
+class Table:
+    """The primary metric's estimates, pairs and ranking advice (what the queue and `board_estimates` share)."""
+
+    cell: MetricCell
+    per: dict[str, tuple[Estimate, Estimate]]
+    board: Board
+    pairs_any: list
+    order: list[str]
+    adjacent: list[dict]
+
+
+def _value(fixed: Estimate) -> float:
+    return fixed.estimate if fixed.estimate is not None else fixed.judge_only
+
+
+def residuals(state: BoardState, cell: MetricCell, a: str, b: str | None = None) -> dict[str, float]:
+    """First-order effect on θ_a (− θ_b) of each sampled block's review, grad · (c_H − c_J), the gradient at the
+    judge-only totals as the single-run queue takes it: what the allocation (`next_unit`) and the advice read."""
+    terms = [(a, _judge_gradient(state, a, cell))] + ([] if b is None else [(b, -_judge_gradient(state, b, cell))])
+    return {blk: float(sum(grad @ (state.human[r][blk] - state.judge[r][blk]) for r, grad in terms))
+            for blk in state.sampled}
+
+
+def _advice(state: BoardState, table_pair: dict, cell: MetricCell, n_pairs: int) -> dict:
+    """How many more documents settle one pair: the single-run `stopping_advice` aimed at a simultaneous anytime
+    half-width of |difference| (the interval then excludes 0), the minimum sample counted first."""
+    a, b = table_pair["a"], table_pair["b"]
+    res = residuals(state, cell, a, b)
+    target = abs(table_pair["difference"])
+    return stopping_advice(state.stored.plan, res, target, now_half_width=_half(table_pair["anytime"]["ci"]),
+                           now_se=table_pair["se"], min_sampled=MIN_SAMPLED_BLOCKS,
+                           certain=sorted(state.known), alpha=(1 - LEVEL) / max(1, n_pairs))
+
+
+def primary_table(state: BoardState, *, own: bool = True) -> Table:
+    """The primary metric's table. `own`: each system's estimate as its own plan would give it (its population: the
+    blocks where it asks a question; what the board shows); else the joint board's (population: every planned
+    block; the queue orders the systems by it, at half the cost)."""
+    cell = target_cell(state.task)
+    runs = state.stored.runs
+    board, per_any, pairs_any = pairs_board(state, cell)
+    per = ({r: system_estimate(state, r, cell) for r in runs} if own else
+           {r: (board.per_system[r], per_any[r]) for r in runs})
+    sign = 1 if cell.higher_is_better else -1
+    order = sorted(runs, key=lambda r: (-sign * _value(per[r][0]), runs.index(r)))
+    by_pair = {(p.a, p.b): (p, q) for p, q in zip(board.pairs, pairs_any, strict=True)}
+    adjacent = []
+    for hi, lo in zip(order, order[1:], strict=False):
+        p, q = by_pair[(hi, lo)] if (hi, lo) in by_pair else by_pair[(lo, hi)]
+        flip = 1 if p.a == hi else -1
+        est = p.simultaneous
+        diff = est.estimate if est.estimate is not None else est.judge_only
+        ci = None if q.simultaneous.ci is None else sorted((flip * q.simultaneous.ci[0], flip * q.simultaneous.ci[1]))
+        adjacent.append({"a": hi, "b": lo, "difference": flip * diff, "se": est.se, "anytime": {"ci": ci}})
+    for pair in adjacent:
+        advice = _advice(state, pair, cell, len(board.pairs))
+        pair["more_documents"] = int(advice["more"])
+        pair["waiting_for"] = advice["waiting_for"]
+        pair["unsettled"] = _unsettled(pair["anytime"]["ci"], pair["difference"])
+    return Table(cell, per, board, pairs_any, order, adjacent)
+
+
+def _unsettled(ci: Sequence[float] | None, difference: float) -> float:
+    """How much of the interval lies on the other side of 0 from the difference, relative to its width (0: settled;
+    0.5: centred on 0); no interval yet counts as the least settled."""
+    if ci is None:
+        return float("inf")
+    lo, hi = ci
+    width = hi - lo
+    if width <= 0:
+        return 0.0
+    wrong = max(0.0, -lo) if difference >= 0 else max(0.0, hi)
+    return min(wrong, width) / width
+
+
+def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dict | None:
+    """The board's table from its plan: None without a plan, else
+
+    `{"systems": {run: {metric path: {"value", "ci", "anytime": {"ci", ...}, ...}, "bias": {metric path:
+    {"value", "ci"}}}}, "pairs": [{"a", "b", "difference", "ci", "ci_simultaneous", "anytime": {"ci"}}], "metric",
+    "more_documents", "least_settled", "rank_sets", "rank_sets_anytime", "interval"}`.
+
+    Per system, every headline metric estimated from summed counts: the single-run estimator with the board's sample
+    (fixed-n `ci`, `anytime.ci`), the judge's bias (judge-only − estimate) and its interval. `pairs`: every pairwise
+    difference of the primary metric from the joint vectors, `ci` the pair alone at 95%, `ci_simultaneous` over all
+    pairs at once (Bonferroni, fixed-n: what rank sets read), `anytime.ci` simultaneous and anytime-valid.
+    `more_documents`: how many more documents settle the ranking (the adjacent pair that needs most; 0 when every
+    adjacent pair's simultaneous anytime interval excludes 0 or the review is complete).
+    """
+    stored = load_board_plan(db, name)
+    if stored is None:
+        return None
+    state = board_state(db, stored, policy)
+    table = primary_table(state)
+    systems: dict[str, dict] = {r: {"bias": {}} for r in stored.runs}
+    for cell in _cells(state.task):
+        path = "/".join(cell.path)
+        for r in stored.runs:
+            fixed, anyt = table.per[r] if cell == table.cell else system_estimate(state, r, cell)
+            h = headline(fixed, cell.value(state.views[r].audit.metrics))
+            systems[r][path] = {
+                "value": fixed.estimate, "ci": _ci(fixed), "se": fixed.se, "label": cell.label, "interval": "fixed-n",
+                "anytime": {"interval": "anytime", "ci": _ci(anyt), "note": anyt.note},
+                "judge_only": fixed.judge_only, "audited": h["reviewed_so_far"], "note": fixed.note,
+                "n_documents_sampled": fixed.n_sampled, "n_documents_known": fixed.n_reviewed - fixed.n_sampled,
+                "n_documents": fixed.n_total}
+            systems[r]["bias"][path] = {"value": h["bias"], "ci": h["bias_ci"]}
+    pairs = [{"a": p.a, "b": p.b, "difference": p.simultaneous.estimate, "ci": _ci(p.estimate),
+              "ci_simultaneous": _ci(p.simultaneous), "anytime": {"ci": _ci(q.simultaneous)}, "se": p.estimate.se,
+              "note": p.simultaneous.note}
+             for p, q in zip(table.board.pairs, table.pairs_any, strict=True)]
+    sim_any = {(q.a, q.b): q.simultaneous.ci for q in table.pairs_any}
+    least = max(table.adjacent, key=lambda p: p["more_documents"], default=None)
+    return {"board": name, "runs": stored.runs, "metric": "/".join(table.cell.path), "systems": systems,
+            "pairs": pairs, "order": table.order,
+            "adjacent": [{k: p[k] for k in ("a", "b", "difference", "anytime", "more_documents", "waiting_for")}
+                         for p in table.adjacent],
+            "more_documents": None if least is None else least["more_documents"],
+            "least_settled": None if least is None else [least["a"], least["b"]],
+            "rank_sets": {r: list(v) for r, v in (table.board.rank_sets or {}).items()} or None,
+            "rank_sets_anytime": ({r: list(v) for r, v in rank_sets(
+                stored.runs, sim_any, higher_is_better=table.cell.higher_is_better).items()}  # type: ignore[arg-type]
+                if all(ci is not None for ci in sim_any.values()) else None),
+            "interval": f"{LEVEL:.0%} per system; differences simultaneous over {len(pairs)} pair(s) (Bonferroni); "
+                        "anytime: valid whenever reviewing stops",
+            "sampled_documents": len(state.sampled), "known_documents": len(state.known),
+            "planned_documents": len(stored.plan.blocks)}
+
+
+# ---------------------------------------------------------------- the queue
+
+
+def _open_served(state: BoardState) -> list:
+    """Served blocks not yet reviewed whole, in the plan's order: the queue finishes them first."""
+    return [b for b in state.stored.plan.blocks if b.id in state.drawn and b.id not in state.labelled]
+
+
+def _review_in(state: BoardState, block: str, prefer: Sequence[str]) -> list[dict]:
+    """The runs to review a block in, and their decisions: each distinct question once, in the first run of
+    `prefer` (then the board's order) that asks it."""
+    order = [*prefer, *[r for r in state.stored.runs if r not in prefer]]
+    seen: set[str] = set()
+    out = []
+    for r in order:
+        docs = state.stored.documents[block][r]
+        rows = state.views[r].db.execute(
+            f"SELECT id, qkey FROM decisions WHERE run_id = ? AND doc_id IN ({','.join('?' * len(docs))}) ORDER BY id",
+            [state.views[r].id, *docs]).fetchall()
+        mine = []
+        for dec_id, qkey in rows:
+            key = qkey or f"decision {dec_id}"
+            if key not in seen:
+                seen.add(key)
+                mine.append(dec_id)
+        if mine:
+            out.append({"run": r, "documents": docs, "decisions": mine})
+    return out
+
+
+def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: str | None = None) -> dict | None:
+    """The document the board's queue serves next (stored as served: a served document reviewed whole is a draw),
+    or None when every planned document is reviewed.
+
+    Default aim: the adjacent pair of the estimated ranking least settled (the largest share of its simultaneous
+    anytime difference interval on the wrong side of 0; no interval yet first); `focus`: one run the user picks.
+    The stratum is the single-run allocation's choice (`next_unit`: take-all, then a minimum per stratum, then the
+    largest Neyman gain) on the aim's residuals, among the strata whose next planned document the aim's runs ask
+    about; inside a stratum the plan's order is kept, so every system's sample stays a random one. A served document
+    not yet reviewed whole comes first.
+
+    Returns:
+        `{"doc", "documents": {run: doc ids}, "review_in": [{"run", "documents", "decisions"}], "stratum", "rank",
+        "why", "pair", "focus", "more_documents", "more_text", "sampled_documents"}`.
+
+    Raises:
+        AuditError: no plan, runs other than the plan's, or a focus that is not one of them.
+    """
+    stored = _require(db, name, runs)
+    if focus is not None and focus not in stored.runs:
+        raise AuditError(f"board {name!r}: --focus {focus!r} is not one of its runs ({', '.join(stored.runs)})")
+    state = board_state(db, stored)
+    table = primary_table(state, own=False)
+    if focus is not None:
+        aim_runs = [focus]
+        mine = [p for p in table.adjacent if focus in (p["a"], p["b"])]
+        pair = None
+        more = max((p["more_documents"] for p in mine), default=0)
+        res = residuals(state, table.cell, focus)
+        says = f"settle {focus}'s place in the ranking"
+    else:
+        pick_pair = max(table.adjacent, key=lambda p: (p["unsettled"], -abs(p["difference"])), default=None)
+        if pick_pair is None:
+            raise AuditError(f"board {name!r} has one run: nothing to rank")
+        aim_runs = [pick_pair["a"], pick_pair["b"]]
+        pair = aim_runs
+        more = max(p["more_documents"] for p in table.adjacent)
+        res = residuals(state, table.cell, *aim_runs)
+        says = "settle the ranking"
+    served = _open_served(state)
+    plan = stored.plan
+    if served:
+        b = served[0]
+        pick = {"doc": b.id, "stratum": b.stratum, "rank": b.rank, "why": "served before, not yet reviewed whole"}
+    else:
+        asked = set().union(*(state.asks[r] for r in aim_runs))
+        known = state.known
+        heads = {}
+        for blk in plan.blocks:
+            if blk.id not in state.labelled and blk.stratum not in heads:
+                heads[blk.stratum] = blk
+        strata = {h for h, blk in heads.items() if blk.id in asked} or set(heads)
+        if not strata:
+            return None
+        sub = replace(plan, blocks=tuple(blk for blk in plan.blocks if blk.stratum in strata))
+        ids = {blk.id for blk in sub.blocks}
+        chosen = next_unit(sub, {k: v for k, v in res.items() if k in ids}, certain=[k for k in known if k in ids])
+        if chosen is None:
+            return None
+        pick = {"doc": chosen.block, "stratum": chosen.stratum, "rank": chosen.rank, "why": chosen.why}
+        with transaction(db):
+            db.execute("INSERT OR IGNORE INTO board_draws (board, block, served) VALUES (?, ?, ?)",
+                       [name, chosen.block, now()])
+    more_text = (f"{more} more document{'s' if more != 1 else ''} {says}" if more else
+                 "the ranking is settled" if focus is None else f"{focus}'s place in the ranking is settled")
+    return pick | {"documents": stored.documents[pick["doc"]], "review_in": _review_in(state, pick["doc"], aim_runs),
+                   "pair": pair, "focus": focus, "more_documents": more, "more_text": more_text,
+                   "sampled_documents": len(state.sampled)}
+
+
+def draws(db: Database, name: str) -> list[str]:
+    """The blocks the board's queue has served, oldest first."""
+    return [b for b, in db.execute("SELECT block FROM board_draws WHERE board = ? ORDER BY served, rowid", [name])]
+
