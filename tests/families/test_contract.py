@@ -1,5 +1,5 @@
 """The family contract battery, in the spirit of scikit-learn's `check_estimator`: every check runs for every family
-of the registry (`scoring.families.TASKS`) and for a fifth, test-only family (`tests/support/toy_family.py`) that
+of the registry (`scoring.families.TASKS`) and for a fifth, test-only family (`devtools/toy_family.py`) that
 plugs in by a registry entry alone, each on its own first demo run with its demo judge.
 
 A check that does not apply to a family (no LLM judge, no symmetric kind, a judge that cannot be replayed) skips,
@@ -27,6 +27,7 @@ from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
 from audit.store.database import SqliteAnswerCache, open_db, run_row
 from audit.views import decisions, load_view
+from devtools.batch_round_trip import SPEC, batch_round_trip, scripted_endpoint
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
 from scoring.families.base import (
@@ -44,9 +45,8 @@ from scoring.families.base import (
 from scoring.families.checks import DocCase, check_family
 from scoring.judges.answer import MISSING
 from tests.conftest import copy_of
-from tests.support.batch_round_trip import SPEC, batch_round_trip, scripted_endpoint
 
-TOY = ("toy", "tests.support.toy_family:ToyTask")
+TOY = ("toy", "devtools.toy_family:ToyTask")
 NAMES = [*TASKS, TOY[0]]
 MEMBERS = list(dict.fromkeys([n for n, _ in inspect.getmembers(TaskFamily) if not n.startswith("_")]
                              + list(TaskFamily.__annotations__)))

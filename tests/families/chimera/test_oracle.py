@@ -17,8 +17,8 @@ from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.store.database import open_db
 from audit.views import decisions, load_view
+from devtools import naive_chimera
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, copy_of
-from tests.support import naive_chimera
 
 RUN = "mixed"  # the mixed template's run: the CHIMERA mixed predictions, replay judge
 
