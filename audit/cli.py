@@ -3,6 +3,12 @@
 Each subcommand parses arguments, calls one function in `audit/`, prints JSON and turns errors into a single
 `error: ...` line on stderr: exit status 2 for bad input, 1 for an internal error (never a traceback).
 
+Each command is declared beside its body, as click's decorators do: `@command("review", RUN, arg("--label", ...))`
+above `def cmd_review`; its help is the body's docstring, and `--db` is declared once (`DB`) and given to every
+command by `build_parser`. A command module outside this file (e.g. `audit/board/cli.py`) exposes
+`register(add)`, listed in `command_modules`: `add(name, fn)` makes the subcommand (with `--db`, help from
+`fn.__doc__`) and returns its parser for the module's own arguments.
+
 What is imported when: this module's own imports are light (no sqlite_utils, which imports pandas; no store; no
 family), so `--help` and argument errors answer at interpreter speed (#38). The store is imported in one place,
 `_open`, when a command opens the database; each command imports the module that does its work; a family is
@@ -18,15 +24,19 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from audit.board.cli import register as register_board
+from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import AuditError
 from audit.judge_batch_args import add_arguments as judge_batch_arguments
 from audit.output_paths import OutputRule, cause
 from audit.store.limits import BUSY_TIMEOUT_MS, MAX_DECISION_ID, default_db_path, disk_full, disk_full_message
 from scoring.errors import InputError, JudgeSpecError, text_problem
+from scoring.families import IMPORTERS, TASKS, get_importer
+from scoring.improve.preflight import DEFAULT_K, DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
+from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -100,6 +110,95 @@ def _db_path(text: str) -> str:
     return text
 
 
+Spec = Callable[[argparse.ArgumentParser, set[str]], None]
+"""A piece of a command's arguments, added when the parser is built: given the command's parser and the families
+the command line names (`_requested_families`; only `score` and `judge-batch` look at them)."""
+CommandFn = Callable[[argparse.Namespace], None]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    fn: CommandFn
+    arguments: tuple[Spec, ...]
+
+
+COMMANDS: list[Command] = []
+"""The built-in commands, in the order they are declared below and `--help` lists them."""
+
+
+def command(name: str, *arguments: Spec) -> Callable[[CommandFn], CommandFn]:
+    """Declare a subcommand beside its body: its name and its arguments, in the order its `--help` lists them (help
+    text: the body's docstring; `--db`: added to every command by `build_parser`)."""
+
+    def declare(fn: CommandFn) -> CommandFn:
+        COMMANDS.append(Command(name, fn, arguments))
+        return fn
+
+    return declare
+
+
+def arg(*flags: str, **options: Any) -> Spec:
+    """One argument: `parser.add_argument(*flags, **options)` when the parser is built."""
+
+    def add_to(parser: argparse.ArgumentParser, _wanted: set[str]) -> None:
+        parser.add_argument(*flags, **options)
+
+    return add_to
+
+
+def defaults(**values: object) -> Spec:
+    """Values the command's namespace carries without an argument (`parser.set_defaults`)."""
+
+    def set_on(parser: argparse.ArgumentParser, _wanted: set[str]) -> None:
+        parser.set_defaults(**values)
+
+    return set_on
+
+
+FORCE_HELP = "replace an existing output file (never the database or an input of the run)"
+DB = arg("--db", default=argparse.SUPPRESS, type=_db_path, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+"""`--db`, on the top parser and every command's (and `score TASK`'s, `import FRAMEWORK`'s), so it may come before
+or after the command's name; unset it is None (`build_parser`), then $REJUDGE_DB or ./rejudge.db (`main`)."""
+RUN = arg("--run", required=True)
+OUT = arg("--out", default=None, help="the file to write (default: standard output)")
+FORCE = arg("--force", action="store_true", help=FORCE_HELP)
+POLICY = arg("--policy", default=DEFAULT_POLICY, choices=list(POLICIES),
+             help="effective-label policy: who settles a decision humans disagree on (recorded in exports)")
+
+
+def _task_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
+    """`score TASK`: a subcommand per family with its inputs, options and judges; a family the command line does
+    not name is listed by name alone, so its module is not imported."""
+    fams = parser.add_subparsers(dest="task", required=True, metavar="TASK", help=f"task family: {', '.join(TASKS)}")
+    for name in TASKS:
+        if name not in wanted:
+            fams.add_parser(name, add_help=False)
+            continue
+        fam = TASKS[name]
+        f = fams.add_parser(fam.name, help=fam.title, description=f"Score a {fam.title} run.")
+        DB(f, wanted)
+        for spec in fam.inputs:
+            f.add_argument(f"--{spec.name}", required=spec.required, metavar="DIR" if spec.folder else "PATH",
+                           help=f"{spec.title}: {spec.help}")
+        for opt in fam.options:
+            f.add_argument(f"--{opt.name}", choices=opt.choices, default=opt.choices[0], help=opt.help)
+        f.add_argument("--judge", default=None, help=f"judge spec (default {fam.judge_specs[0]}; offered: "
+                       f"{', '.join(fam.judge_specs)}, or replay:PATH with a judge log: {fam.describe_judge_log()})")
+        f.add_argument("--run", default=None, help="run name (default derived from the predictions and judge)")
+        f.add_argument("--judge-log", default=None, help="also write the run's judge log (replay format) to this "
+                       "file (it is always available later with `export --format judgelog`)")
+        f.add_argument("--force", action="store_true", help=FORCE_HELP)
+        f.add_argument("--allow-partial", action="store_true", help="store the run even when most judge answers "
+                       "are missing (they count as not matched); without it such a run fails and stores nothing")
+        f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
+                       "prediction (all count as empty); without it such inputs are refused")
+        f.add_argument("--learnt-from", default=None, metavar="FILE", help="the judge was improved on reviews: the "
+                       "improve-judge result that made it (recorded with the run; withdrawing one of those reviews "
+                       "marks it stale)")
+
+
+@command("score", _task_commands)
 def cmd_score(args: argparse.Namespace) -> None:
     """Score a run with a judge; store it with every decision; print its metrics as JSON (the run name on stderr).
 
@@ -162,6 +261,9 @@ def cmd_score(args: argparse.Namespace) -> None:
     _print_json(row["original_metrics"] | {"judge": row["summary"]["judge"]})
 
 
+@command("delete-run", RUN,
+         arg("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first"),
+         arg("--force", action="store_true", help="delete the run's reviews too"))
 def cmd_delete_run(args: argparse.Namespace) -> None:
     """Delete a run (documents, decisions, audited state). Refuses while it has reviews unless --exported FILE
     (the reviews are written there first) or --force.
@@ -181,6 +283,7 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
     _print_json(delete_run(db, args.run, force=args.force, exported=exported))
 
 
+@command("runs")
 def cmd_runs(args: argparse.Namespace) -> None:
     """List the runs in the database (newest first) as JSON lines; a judge improved on reviews adds `judge_stale`
     (true when one of those reviews was withdrawn or changed since) and `judge_learning` (the sentence saying so).
@@ -199,6 +302,7 @@ def cmd_runs(args: argparse.Namespace) -> None:
         print(json.dumps(line))
 
 
+@command("demo")
 def cmd_demo(args: argparse.Namespace) -> None:
     """Score the bundled demo runs the database lacks (what the dashboard does on its first start).
 
@@ -213,6 +317,10 @@ def cmd_demo(args: argparse.Namespace) -> None:
     _print_json({"scored": load_demo(_open(args.db), progress)})
 
 
+@command("decisions", RUN,
+         arg("--doc", default=None, help="only this document"),
+         arg("--verbose", action="store_true", help="add human labels and the judge's answers"),
+         POLICY)
 def cmd_decisions(args: argparse.Namespace) -> None:
     """Print the run's decisions as JSON lines: id, doc, kind, type, left, right, judge, effective.
 
@@ -227,6 +335,16 @@ def cmd_decisions(args: argparse.Namespace) -> None:
         print(json.dumps(out, ensure_ascii=False))
 
 
+@command("review", RUN,
+         arg("--decision", required=True, type=_decision_id,
+             help="the decision as the review card shows it (#12: its number in the run) or its id"),
+         arg("--label", required=True, help="a label of the decision kind's scheme (see `decisions`) or undo"),
+         arg("--reviewer", required=True),
+         arg("--note", default=None),
+         arg("--role", default="reviewer", choices=["reviewer", "adjudicator"]),
+         arg("--blind", action="store_true", help="record that the judge's answer was hidden"),
+         arg("--sampled", action="store_true", help="the decision was served by the sample queue (`queue`)"),
+         arg("--json", action="store_true", help="print the review row, review counts and audited metrics"))
 def cmd_review(args: argparse.Namespace) -> None:
     """Confirm or overrule one decision (append-only); `--label undo` withdraws your last label. Prints what the
     review changed in two lines (`--json`: the review row, review counts and audited metrics).
@@ -262,6 +380,9 @@ def cmd_review(args: argparse.Namespace) -> None:
           f"{rc['conflicted']} conflicted (--json: the review row and the audited metrics)")
 
 
+@command("plan", RUN,
+         arg("--kind", default=None, help="one decision kind (default: all kinds together)"),
+         arg("--seed", type=int, default=0))
 def cmd_plan(args: argparse.Namespace) -> None:
     """Create the run's sampling plan for a partial audit (strata, blocks, seed, random ranks), before reviewing.
 
@@ -272,6 +393,14 @@ def cmd_plan(args: argparse.Namespace) -> None:
     _print_json(create_plan(_open(args.db), args.run, kind=args.kind, seed=args.seed))
 
 
+@command("assign", RUN,
+         arg("--reviewers", default=None, help="comma-separated reviewer names (e-mail addresses in team mode)"),
+         arg("--min-reviewers", type=int, default=2, help="reviewers per double-coded document (default 2)"),
+         arg("--double-code", default="0", help="documents to double-code: a fraction (0.2, 20%%) or a count"),
+         arg("--documents", type=int, default=None, help="sample size: the first N documents of the sampling "
+             "plan's order (default: all)"),
+         arg("--seed", type=int, default=0, help="seed of the double-coded subset and of the turn order"),
+         arg("--clear", action="store_true", help="remove the assignment (reviews stay)"))
 def cmd_assign(args: argparse.Namespace) -> None:
     """Show, set or clear the run's assigned review: which reviewers share its sampled documents, and a seeded
     subset each of `--min-reviewers` of them double-codes (for the human-human ceiling). Without --reviewers (or
@@ -297,6 +426,12 @@ def cmd_assign(args: argparse.Namespace) -> None:
         _print_json(review_assignment(db, args.run))
 
 
+@command("queue", RUN,
+         arg("--next", action="store_true", help="print the next document to review (the default)"),
+         arg("--kind", default=None),
+         arg("--half-width", type=float, default=0.03, help="target half-width of the headline interval"),
+         arg("--metric", default=None, help="headline metric to aim at, as estimate names it (e.g. "
+             "entities/avg/f1); default: the first headline metric reviews can move"))
 def cmd_queue(args: argparse.Namespace) -> None:
     """Print the next document the sample queue serves (its decisions, stratum, why) and how many more reviews
     reach the target half-width; review its decisions with `review --sampled`.
@@ -308,6 +443,7 @@ def cmd_queue(args: argparse.Namespace) -> None:
     _print_json(next_sample(_open(args.db), args.run, args.kind, half_width=args.half_width, metric=args.metric))
 
 
+@command("estimate", RUN, arg("--kind", default=None))
 def cmd_estimate(args: argparse.Namespace) -> None:
     """Estimate the run's headline metrics under full human review from the sampled reviews, with intervals and the
     judge's bias (judge-only minus estimate). `ci` is the fixed-n interval (`"interval": "fixed-n"`: valid when the
@@ -332,6 +468,10 @@ def _epsilon(text: str) -> float:
     return v
 
 
+@command("agreement", RUN, POLICY,
+         arg("--epsilon", type=_epsilon, default=0.2,
+             help="the alternative annotator test's cost-benefit margin (0.2 expert annotators, 0.15 skilled, "
+                  "0.1 crowd workers; docs/alt-test.md)"))
 def cmd_agreement(args: argparse.Namespace) -> None:
     """Print human-vs-judge and human-vs-human agreement as JSON.
 
@@ -342,6 +482,9 @@ def cmd_agreement(args: argparse.Namespace) -> None:
     _print_json(agreement(_open(args.db), args.run, policy=args.policy, epsilon=args.epsilon))
 
 
+@command("export", RUN,
+         arg("--format", default="json", choices=["json", "csv", "latex", "judgelog"]),
+         POLICY, OUT, FORCE)
 def cmd_export(args: argparse.Namespace) -> None:
     """Export the run: json (original and audited metrics, reviews, agreement, judge, inputs), csv of decisions,
     latex table, or judgelog (the judge's answers in replay format).
@@ -357,6 +500,11 @@ def cmd_export(args: argparse.Namespace) -> None:
     _emit(text, args.out, _run_rule(args, db))
 
 
+@command("report", RUN,
+         arg("--out", required=True, help="the HTML file to write"),
+         arg("--figures", default=None, metavar="DIR", help="also write every figure as SVG and PDF, and the "
+             "LaTeX table, into DIR (created if missing)"),
+         FORCE, POLICY)
 def cmd_report(args: argparse.Namespace) -> None:
     """Write the run's audit report: one self-contained HTML file (figures, tables, provenance; opens offline).
 
@@ -380,6 +528,20 @@ def cmd_report(args: argparse.Namespace) -> None:
     _print_json(result)
 
 
+@command("compare",
+         arg("--run", required=True, help="run A (rows of the confusion matrix)"),
+         arg("--other", required=True, help="run B, same gold file"))
+def cmd_compare(args: argparse.Namespace) -> None:
+    """Compare the judges of two runs on the same inputs, decision by decision (agreement and differences).
+
+    Example: python -m audit compare --run demo-chimera-mixed --other demo-fuzzy
+    """
+    from audit.outputs.compare import compare_runs
+
+    _print_json(compare_runs(_open(args.db), args.run, args.other))
+
+
+@command("export-reviews", RUN, OUT, FORCE)
 def cmd_export_reviews(args: argparse.Namespace) -> None:
     """Write the run's review rows as JSON lines (keyed by decision content, so another database can merge them).
 
@@ -394,6 +556,7 @@ def cmd_export_reviews(args: argparse.Namespace) -> None:
     _emit(text, args.out, _run_rule(args, db))
 
 
+@command("import-reviews", RUN, arg("file", help="a file written by export-reviews"))
 def cmd_import_reviews(args: argparse.Namespace) -> None:
     """Merge review rows exported from another database into the run (duplicates skipped, nothing lost).
 
@@ -404,6 +567,22 @@ def cmd_import_reviews(args: argparse.Namespace) -> None:
     _print_json(import_reviews(_open(args.db), args.run, args.file))
 
 
+def _framework_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
+    """`import FRAMEWORK`: a subcommand per framework whose logs can be imported, with that importer's options."""
+    frameworks = parser.add_subparsers(dest="framework", required=True, metavar="FRAMEWORK",
+                                       help=f"the framework that wrote the log: {', '.join(IMPORTERS)}")
+    for framework in IMPORTERS:
+        imp = get_importer(framework)
+        f = frameworks.add_parser(framework, help=imp.title, description=f"Import a {imp.title} as a run.")
+        DB(f, wanted)
+        f.add_argument("log", help=imp.title)
+        f.add_argument("--run", default=None, help="run name (default derived from the log's name)")
+        for opt, text in imp.options.items():
+            f.add_argument(f"--{opt}", default=None, help=text)
+        f.set_defaults(importer_options=tuple(imp.options))
+
+
+@command("import", _framework_commands)
 def cmd_import(args: argparse.Namespace) -> None:
     """Import an eval framework's log (its judge's verdicts) as a run: records that cannot be read are skipped and
     listed (`FILE: record N: reason`), the rest stored at once; the framework's own aggregate is printed beside
@@ -420,6 +599,14 @@ def cmd_import(args: argparse.Namespace) -> None:
     _print_json(result)
 
 
+def _write_back_framework(parser: argparse.ArgumentParser, _wanted: set[str]) -> None:
+    parser.add_argument("framework", choices=[f for f in IMPORTERS if get_importer(f).write_back is not None])
+
+
+@command("write-back", _write_back_framework, RUN,
+         arg("--log", required=True, help="the log the run was imported from"),
+         arg("--out", required=True, help="where to write the edited copy of the log"),
+         FORCE)
 def cmd_write_back(args: argparse.Namespace) -> None:
     """Write a run's reviewed verdicts into a copy of the framework log it was imported from, each as the
     framework's own edit with the reviewer and the note as provenance (Inspect: `edit_score`).
@@ -440,16 +627,16 @@ def cmd_write_back(args: argparse.Namespace) -> None:
     _print_json(result | {"out": args.out})
 
 
-def cmd_compare(args: argparse.Namespace) -> None:
-    """Compare the judges of two runs on the same inputs, decision by decision (agreement and differences).
-
-    Example: python -m audit compare --run demo-chimera-mixed --other demo-fuzzy
-    """
-    from audit.outputs.compare import compare_runs
-
-    _print_json(compare_runs(_open(args.db), args.run, args.other))
-
-
+@command("stability", RUN,
+         arg("--repeats", type=int, default=3, help="times each question is asked again (default 3)"),
+         arg("--temperature", type=float, default=None, help="sampling temperature (LLM judges)"),
+         arg("--judge", default=None, help="judge spec to ask (default: the run's judge)"),
+         arg("--sample", type=int, default=100, help="decisions to re-ask (default 100; 0 = all)"),
+         arg("--seed", type=int, default=0, help="sample seed (same size and seed: same decisions)"),
+         arg("--name", default=None, help="name of the check (default from judge, temperature, repeats)"),
+         arg("--check", action="append", default=None, metavar="NAME",
+             help="also report over this stored check (repeatable; with --report: only these)"),
+         arg("--report", action="store_true", help="ask nothing; report the stored checks"))
 def cmd_stability(args: argparse.Namespace) -> None:
     """Judge stability: re-ask a seeded sample of the run's judge questions K times (bypassing the cache; every
     answer stored with its attempt number), or ask another judge spec; print per-decision answer distributions and
@@ -480,6 +667,19 @@ def cmd_stability(args: argparse.Namespace) -> None:
     _print_json({"check": check, "report": stability_report(db, args.run, [check["check"], *(args.check or [])])})
 
 
+@command("improve-judge", RUN,
+         arg("--strategy", required=True, choices=list(IMPROVE_STRATEGIES)),
+         arg("--seed", type=int, default=0, help="seed of the document folds and the bootstrap (default 0)"),
+         arg("--folds", type=int, default=5, help="document folds K of the cross-fitting (default 5)"),
+         arg("--min-alpha", type=float, default=DEFAULT_MIN_ALPHA, help="refuse when the human-human alpha on "
+             f"double-reviewed decisions is below this (default {DEFAULT_MIN_ALPHA})"),
+         arg("--min-documents", type=int, default=MIN_DOCUMENTS, help="refuse with fewer reviewed documents "
+             f"(at most and by default {MIN_DOCUMENTS}; at least two per fold in any case)"),
+         arg("--k", type=int, default=DEFAULT_K, help=f"few-shot: examples per question (default {DEFAULT_K})"),
+         arg("--rules", default=None, metavar="FILE", help="rules: a text file of instructions (the distilled "
+             "rules as you edited them) that the judge to keep uses instead of the distilled ones"),
+         arg("--out", required=True, help="the JSON file to write (refused if it exists, unless --force)"),
+         FORCE, POLICY)
 def cmd_improve_judge(args: argparse.Namespace) -> None:
     """Improve the run's judge from its reviews and prove it out of sample: K-fold cross-fitting by document
     (each reviewed decision judged by a judge fitted without its document), kappa before and after, the change with
@@ -509,6 +709,13 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
           file=sys.stderr)
 
 
+def _judge_batch_options(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
+    """Every family's input flags when the command line names no task (`judge-batch --help`), else its task's."""
+    judge_batch_arguments(parser, [i.name for name in TASKS if name in wanted for i in TASKS[name].inputs],
+                          list(TASKS))
+
+
+@command("judge-batch", _judge_batch_options, FORCE, defaults(late_positional="results"))
 def cmd_judge_batch(args: argparse.Namespace) -> None:
     """Judge at scale: `export` writes every uncached judge question of a run as OpenAI Batch API request lines
     (custom_id = cache key; for the OpenAI Batch API or vLLM run-batch); `import` caches a results file's answers
@@ -530,194 +737,41 @@ def cmd_judge_batch(args: argparse.Namespace) -> None:
     _print_json(report)
 
 
-FORCE_HELP = "replace an existing output file (never the database or an input of the run)"
-
-
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The CLI's parser for this command line: only the families it names are imported (see
     `_requested_families`), so `--help`, `runs` or `review` load no family and `score chimera` loads CHIMERA alone."""
     p = argparse.ArgumentParser(prog="python -m audit", description="Rejudge: audit LLM-judged evaluations.")
-    p.add_argument("--db", default=None, type=_db_path, help="database path (default $REJUDGE_DB or ./rejudge.db)")
+    wanted = _requested_families(argv, TASKS)
+    DB(p, wanted)
+    p.set_defaults(db=None)
     sub = p.add_subparsers(dest="command", required=True)
 
-    def add(name: str, fn: Callable[[argparse.Namespace], None]) -> argparse.ArgumentParser:
+    def add(name: str, fn: CommandFn) -> argparse.ArgumentParser:
+        """The subcommand `name` running `fn`, with `--db` and its help from `fn`'s docstring (the first paragraph
+        in the list of commands): what a command module outside this file gets to register its commands."""
         doc = (fn.__doc__ or "").strip()
         summary = " ".join(doc.split("\n\n")[0].split())  # the whole first paragraph, never half a sentence
         sp = sub.add_parser(name, help=summary, description=doc,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
-        sp.add_argument("--db", default=argparse.SUPPRESS, type=_db_path,
-                        help="database path (default $REJUDGE_DB or ./rejudge.db)")
+        DB(sp, wanted)
         sp.set_defaults(fn=fn)
         return sp
 
-    from scoring.families import TASKS
-
-    wanted = _requested_families(argv, TASKS)
-    s = add("score", cmd_score)
-    fams = s.add_subparsers(dest="task", required=True, metavar="TASK",
-                            help=f"task family: {', '.join(TASKS)}")
-    for name in TASKS:
-        if name not in wanted:  # named only: its module is imported when it is asked for
-            fams.add_parser(name, add_help=False)
-            continue
-        fam = TASKS[name]
-        f = fams.add_parser(fam.name, help=fam.title, description=f"Score a {fam.title} run.")
-        f.add_argument("--db", default=argparse.SUPPRESS, type=_db_path,
-                        help="database path (default $REJUDGE_DB or ./rejudge.db)")
-        for spec in fam.inputs:
-            f.add_argument(f"--{spec.name}", required=spec.required, metavar="DIR" if spec.folder else "PATH",
-                           help=f"{spec.title}: {spec.help}")
-        for opt in fam.options:
-            f.add_argument(f"--{opt.name}", choices=opt.choices, default=opt.choices[0], help=opt.help)
-        f.add_argument("--judge", default=None, help=f"judge spec (default {fam.judge_specs[0]}; offered: "
-                       f"{', '.join(fam.judge_specs)}, or replay:PATH with a judge log: {fam.describe_judge_log()})")
-        f.add_argument("--run", default=None, help="run name (default derived from the predictions and judge)")
-        f.add_argument("--judge-log", default=None, help="also write the run's judge log (replay format) to this "
-                       "file (it is always available later with `export --format judgelog`)")
-        f.add_argument("--force", action="store_true", help=FORCE_HELP)
-        f.add_argument("--allow-partial", action="store_true", help="store the run even when most judge answers "
-                       "are missing (they count as not matched); without it such a run fails and stores nothing")
-        f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
-                       "prediction (all count as empty); without it such inputs are refused")
-        f.add_argument("--learnt-from", default=None, metavar="FILE", help="the judge was improved on reviews: the "
-                       "improve-judge result that made it (recorded with the run; withdrawing one of those reviews "
-                       "marks it stale)")
-    s = add("delete-run", cmd_delete_run)
-    s.add_argument("--run", required=True)
-    s.add_argument("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first")
-    s.add_argument("--force", action="store_true", help="delete the run's reviews too")
-    add("runs", cmd_runs)
-    add("demo", cmd_demo)
-    s = add("decisions", cmd_decisions)
-    s.add_argument("--run", required=True)
-    s.add_argument("--doc", default=None, help="only this document")
-    s.add_argument("--verbose", action="store_true", help="add human labels and the judge's answers")
-    _policy_argument(s)
-    s = add("review", cmd_review)
-    s.add_argument("--run", required=True)
-    s.add_argument("--decision", required=True, type=_decision_id,
-                   help="the decision as the review card shows it (#12: its number in the run) or its id")
-    s.add_argument("--label", required=True, help="a label of the decision kind's scheme (see `decisions`) or undo")
-    s.add_argument("--reviewer", required=True)
-    s.add_argument("--note", default=None)
-    s.add_argument("--role", default="reviewer", choices=["reviewer", "adjudicator"])
-    s.add_argument("--blind", action="store_true", help="record that the judge's answer was hidden")
-    s.add_argument("--sampled", action="store_true", help="the decision was served by the sample queue (`queue`)")
-    s.add_argument("--json", action="store_true", help="print the review row, review counts and audited metrics")
-    s = add("plan", cmd_plan)
-    s.add_argument("--run", required=True)
-    s.add_argument("--kind", default=None, help="one decision kind (default: all kinds together)")
-    s.add_argument("--seed", type=int, default=0)
-    s = add("assign", cmd_assign)
-    s.add_argument("--run", required=True)
-    s.add_argument("--reviewers", default=None, help="comma-separated reviewer names (e-mail addresses in team mode)")
-    s.add_argument("--min-reviewers", type=int, default=2, help="reviewers per double-coded document (default 2)")
-    s.add_argument("--double-code", default="0", help="documents to double-code: a fraction (0.2, 20%%) or a count")
-    s.add_argument("--documents", type=int, default=None, help="sample size: the first N documents of the sampling "
-                   "plan's order (default: all)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the double-coded subset and of the turn order")
-    s.add_argument("--clear", action="store_true", help="remove the assignment (reviews stay)")
-    s = add("queue", cmd_queue)
-    s.add_argument("--run", required=True)
-    s.add_argument("--next", action="store_true", help="print the next document to review (the default)")
-    s.add_argument("--kind", default=None)
-    s.add_argument("--half-width", type=float, default=0.03, help="target half-width of the headline interval")
-    s.add_argument("--metric", default=None, help="headline metric to aim at, as estimate names it (e.g. "
-                   "entities/avg/f1); default: the first headline metric reviews can move")
-    s = add("estimate", cmd_estimate)
-    s.add_argument("--run", required=True)
-    s.add_argument("--kind", default=None)
-    s = add("agreement", cmd_agreement)
-    s.add_argument("--run", required=True)
-    _policy_argument(s)
-    s.add_argument("--epsilon", type=_epsilon, default=0.2,
-                   help="the alternative annotator test's cost-benefit margin (0.2 expert annotators, 0.15 skilled, "
-                        "0.1 crowd workers; docs/alt-test.md)")
-    s = add("export", cmd_export)
-    s.add_argument("--run", required=True)
-    s.add_argument("--format", default="json", choices=["json", "csv", "latex", "judgelog"])
-    _policy_argument(s)
-    s.add_argument("--out", default=None, help="the file to write (default: standard output)")
-    s.add_argument("--force", action="store_true", help=FORCE_HELP)
-    s = add("report", cmd_report)
-    s.add_argument("--run", required=True)
-    s.add_argument("--out", required=True, help="the HTML file to write")
-    s.add_argument("--figures", default=None, metavar="DIR", help="also write every figure as SVG and PDF, and the "
-                   "LaTeX table, into DIR (created if missing)")
-    s.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _policy_argument(s)
-    s = add("compare", cmd_compare)
-    s.add_argument("--run", required=True, help="run A (rows of the confusion matrix)")
-    s.add_argument("--other", required=True, help="run B, same gold file")
-    s = add("export-reviews", cmd_export_reviews)
-    s.add_argument("--run", required=True)
-    s.add_argument("--out", default=None, help="the file to write (default: standard output)")
-    s.add_argument("--force", action="store_true", help=FORCE_HELP)
-    s = add("import-reviews", cmd_import_reviews)
-    s.add_argument("--run", required=True)
-    s.add_argument("file", help="a file written by export-reviews")
-    from scoring.families import IMPORTERS, get_importer
-
-    s = add("import", cmd_import)
-    frameworks = s.add_subparsers(dest="framework", required=True, metavar="FRAMEWORK",
-                                  help=f"the framework that wrote the log: {', '.join(IMPORTERS)}")
-    for framework in IMPORTERS:
-        imp = get_importer(framework)
-        f = frameworks.add_parser(framework, help=imp.title, description=f"Import a {imp.title} as a run.")
-        f.add_argument("--db", default=argparse.SUPPRESS, help="database path (default $REJUDGE_DB or ./rejudge.db)")
-        f.add_argument("log", help=imp.title)
-        f.add_argument("--run", default=None, help="run name (default derived from the log's name)")
-        for opt, text in imp.options.items():
-            f.add_argument(f"--{opt}", default=None, help=text)
-        f.set_defaults(importer_options=tuple(imp.options))
-    s = add("write-back", cmd_write_back)
-    s.add_argument("framework", choices=[f for f in IMPORTERS if get_importer(f).write_back is not None])
-    s.add_argument("--run", required=True)
-    s.add_argument("--log", required=True, help="the log the run was imported from")
-    s.add_argument("--out", required=True, help="where to write the edited copy of the log")
-    s.add_argument("--force", action="store_true", help=FORCE_HELP)
-    s = add("stability", cmd_stability)
-    s.add_argument("--run", required=True)
-    s.add_argument("--repeats", type=int, default=3, help="times each question is asked again (default 3)")
-    s.add_argument("--temperature", type=float, default=None, help="sampling temperature (LLM judges)")
-    s.add_argument("--judge", default=None, help="judge spec to ask (default: the run's judge)")
-    s.add_argument("--sample", type=int, default=100, help="decisions to re-ask (default 100; 0 = all)")
-    s.add_argument("--seed", type=int, default=0, help="sample seed (same size and seed: same decisions)")
-    s.add_argument("--name", default=None, help="name of the check (default from judge, temperature, repeats)")
-    s.add_argument("--check", action="append", default=None, metavar="NAME",
-                   help="also report over this stored check (repeatable; with --report: only these)")
-    s.add_argument("--report", action="store_true", help="ask nothing; report the stored checks")
-    from scoring.improve.preflight import DEFAULT_K, DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
-    from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
-
-    s = add("improve-judge", cmd_improve_judge)
-    s.add_argument("--run", required=True)
-    s.add_argument("--strategy", required=True, choices=list(IMPROVE_STRATEGIES))
-    s.add_argument("--seed", type=int, default=0, help="seed of the document folds and the bootstrap (default 0)")
-    s.add_argument("--folds", type=int, default=5, help="document folds K of the cross-fitting (default 5)")
-    s.add_argument("--min-alpha", type=float, default=DEFAULT_MIN_ALPHA, help="refuse when the human-human alpha on "
-                   f"double-reviewed decisions is below this (default {DEFAULT_MIN_ALPHA})")
-    s.add_argument("--min-documents", type=int, default=MIN_DOCUMENTS, help="refuse with fewer reviewed documents "
-                   f"(at most and by default {MIN_DOCUMENTS}; at least two per fold in any case)")
-    s.add_argument("--k", type=int, default=DEFAULT_K, help=f"few-shot: examples per question (default {DEFAULT_K})")
-    s.add_argument("--rules", default=None, metavar="FILE", help="rules: a text file of instructions (the distilled "
-                   "rules as you edited them) that the judge to keep uses instead of the distilled ones")
-    s.add_argument("--out", required=True, help="the JSON file to write (refused if it exists, unless --force)")
-    s.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _policy_argument(s)
-    register_board(add)
-    batch = add("judge-batch", cmd_judge_batch)
-    judge_batch_arguments(batch, _input_names(TASKS, wanted), list(TASKS))
-    batch.add_argument("--force", action="store_true", help=FORCE_HELP)
-    batch.set_defaults(late_positional="results")
+    for c in COMMANDS:
+        sp = add(c.name, globals()[c.fn.__name__])  # by name, when called: a command patched in a test runs
+        for spec in c.arguments:
+            spec(sp, wanted)
+    for register in command_modules():
+        register(add)
     return p
 
 
-def _policy_argument(parser: argparse.ArgumentParser) -> None:
-    from audit.effective import DEFAULT_POLICY, POLICIES
+def command_modules() -> list[Callable[[Callable[[str, CommandFn], argparse.ArgumentParser]], None]]:
+    """The `register(add)` of each command module outside this file, called by `build_parser` after the built-in
+    commands (so their commands come last in `--help`)."""
+    from audit.board.cli import register as register_board
 
-    parser.add_argument("--policy", default=DEFAULT_POLICY, choices=list(POLICIES),
-                        help="effective-label policy: who settles a decision humans disagree on (recorded in exports)")
+    return [register_board]
 
 
 def _requested_families(argv: Sequence[str] | None, tasks: Mapping[str, object]) -> set[str]:
@@ -738,10 +792,6 @@ def _requested_families(argv: Sequence[str] | None, tasks: Mapping[str, object])
                 return {w[7:]}
         return set(tasks) if any(w in ("-h", "--help") for w in words) else set()
     return set()
-
-
-def _input_names(tasks: Mapping[str, object], wanted: set[str]) -> list[str]:
-    return [i.name for name in tasks if name in wanted for i in tasks[name].inputs]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """A board's one sampling plan through the product, on known truths: coverage of the per-system and difference
 intervals, and the reviews a joint plan needs against one plan per system at equal interval widths (issue 36 §3).
 
-Worlds: `bench/board_inputs.py` boards (3 CHIMERA systems on one gold of `--docs` abstracts with a gold combination:
+Worlds: `devtools/board_inputs.py` boards (3 CHIMERA systems on one gold of `--docs` abstracts with a gold combination:
 no inspiration entities, so none of the strata CHIMERA's plan reviews whole, and the sample is the queue's
 allocation alone; one judge), each scored once into a template database. A round copies a template, draws the human
 truth of every question from a truth model, creates the board's plan (`audit.board.joint.create_board_plan`, seed =
@@ -42,8 +42,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.board_coverage import clopper_pearson  # noqa: E402
-from bench.board_inputs import score_board_runs, write_board_inputs  # noqa: E402
 from bench.common import print_table, workdir  # noqa: E402
+from devtools.board_inputs import score_board_runs, write_board_inputs  # noqa: E402
 
 TRUTHS = ("uniform", "lenient-to-one", "clustered")
 QUALITY = {"sys-a": 0.35, "sys-b": 0.25, "sys-c": 0.15}

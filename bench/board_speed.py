@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import copy_db, data_paths, median, print_table, workdir  # noqa: E402
-from bench.generate import generate_system  # noqa: E402
+from devtools.generate import generate_system  # noqa: E402
 
 BOARD = "speed"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,8 @@ BENCH = ROOT / "bench"
 RUN_NAME = "bench"
 DEFAULT_SEED = 0
 
+from devtools.sqlite_files import copy_db  # noqa: E402, F401 (re-exported: the benchmarks copy databases with it)
+
 
 def workdir() -> Path:
     d = Path(os.environ.get("REJUDGE_BENCH_DIR") or Path(tempfile.gettempdir()) / "rejudge-bench")
@@ -38,7 +39,7 @@ def data_paths(n: int, seed: int = DEFAULT_SEED) -> dict[str, Path]:
     out = workdir() / f"data-{n}-s{seed}"
     paths = {"gold": out / "gold.csv", "pred": out / "pred.jsonl", "log": out / "judge.jsonl", "dir": out}
     if not all(paths[k].is_file() for k in ("gold", "pred", "log")):
-        from bench.generate import generate
+        from devtools.generate import generate
 
         generate(n, out, seed=seed)
     return paths
@@ -69,16 +70,6 @@ def run_child(args: Sequence[str], env: dict | None = None) -> dict:
     report = json.loads(p.stdout.strip().splitlines()[-1])
     report["process_wall_s"] = wall
     return report
-
-
-def copy_db(src: Path, dst: Path) -> None:
-    """Copy a SQLite database with the backup API (consistent even in WAL mode)."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(dst) + suffix).unlink(missing_ok=True)
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    a.close()
-    b.close()
 
 
 def scored_db(n: int, dst: Path, seed: int = DEFAULT_SEED) -> Path:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from audit.runs import score_run  # noqa: E402
 from audit.store.database import open_db  # noqa: E402
-from tests.judge_server import JudgeServer  # noqa: E402
+from devtools.judge_server import JudgeServer  # noqa: E402
 
 
 def script(prompt: str) -> str:

@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from devtools.judge_server import JudgeServer  # noqa: E402
 from scoring.families.chimera.questions import span_question  # noqa: E402
 from scoring.judges.openai_compat import OpenAIJudge  # noqa: E402
-from tests.judge_server import JudgeServer  # noqa: E402
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Judge throughput: requests sent vs the paper's scorer, and wall time by concurrency (issue 3).
 
-Starts the scripted local OpenAI-compatible server (tests/judge_server.py) answering every request after a fixed
+Starts the scripted local OpenAI-compatible server (devtools/judge_server.py) answering every request after a fixed
 delay (200 ms by default), then scores all of CHIMERA eval.csv with a perfect prediction file through
 `audit.runs.score_run` and `openai:bench-model`, once per concurrency level, each into a fresh database (so
 nothing is cached). Prints one row per level: requests sent, the reference scorer's call count for the same
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from audit.runs import score_run  # noqa: E402
 from audit.store.database import open_db  # noqa: E402
-from tests.judge_server import JudgeServer  # noqa: E402
+from devtools.judge_server import JudgeServer  # noqa: E402
 
 GOLD = ROOT / "data/chimera/eval.csv"
 PERFECT = ROOT / "data/chimera/pred_perfect.jsonl"

@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import print_table, workdir  # noqa: E402
-from bench.generate_retrieval import SOURCE, generate_retrieval  # noqa: E402
+from devtools.generate_retrieval import SOURCE, generate_retrieval  # noqa: E402
 
 RUN = "bench"
 GOALS = {"score": 15.0, "review (median)": 0.05, "plan": 10.0, "queue --next": 1.0, "estimate": 5.0,

@@ -1,7 +1,7 @@
 """Full CHIMERA scoring of N generated abstracts with the replay judge, beside the paper's procedure done naively.
 
 Rejudge side: `audit.runs.score_run` into a fresh SQLite file (every decision stored), in a fresh interpreter.
-Naive side: `tests/support/naive_chimera.py` (the loops of CHIMERA-KB `src/eval.py`, both passes, both span orders
+Naive side: `devtools/naive_chimera.py` (the loops of CHIMERA-KB `src/eval.py`, both passes, both span orders
 every time, no cache, each judge call a dict lookup into the same replay log; nothing stored), in another
 fresh interpreter. Each side runs `--repeat` times (fresh process and fresh database each time); the table
 shows the median wall time and the largest peak RSS. Both must give identical metrics (OK / DIFF).
@@ -141,7 +141,7 @@ def child_ours(gold: str, pred: str, log: str, db_path: str) -> dict:
 
 def child_naive(gold: str, pred: str, log: str) -> dict:
     t_start = time.perf_counter()
-    from tests.support import naive_chimera
+    from devtools import naive_chimera
 
     import_s = time.perf_counter() - t_start
     rss_imports = peak_rss_mb()
@@ -164,7 +164,7 @@ def expected_pairs(paths: dict) -> tuple[int, int]:
     """(distinct ordered same-type span pairs, same-type (pred, gold) decisions), computed from the files."""
     import csv
 
-    from bench.generate import _norm_relations, ordered_pairs
+    from devtools.generate import _norm_relations, ordered_pairs
 
     csv.field_size_limit(64 * 1024 * 1024)
     preds = {}

@@ -59,7 +59,8 @@ if str(ROOT) not in sys.path:
 
 from audit.review.sampling import flatten, metric_of_totals  # noqa: E402
 from bench.common import print_table  # noqa: E402
-from bench.family_partial_audit import Population, _paths, demo_db, population  # noqa: E402
+from bench.family_partial_audit import demo_db  # noqa: E402
+from devtools.partial_audit import Population, _paths, population  # noqa: E402
 from scoring.families.chimera.sampling import RARE_TYPES, _split  # noqa: E402
 from scoring.stats.difference import difference_totals  # noqa: E402
 from scoring.stats.estimators import delta_method, metric_estimate, prf_from_totals  # noqa: E402

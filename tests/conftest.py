@@ -45,6 +45,19 @@ def mixed_template(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def exact_template(tmp_path_factory) -> Path:
+    """The CHIMERA mixed predictions scored with the exact judge as run `mixed`, once per test process (for tests
+    of the store and of damaged databases, which need a run but not the judge's answers)."""
+    from audit.runs import score_run
+
+    path = tmp_path_factory.mktemp("exact-template") / "exact.db"
+    db = open_db(path)
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed")
+    _closed(db)
+    return path
+
+
+@pytest.fixture(scope="session")
 def demo_template(tmp_path_factory) -> Path:
     """Every demo run scored (as the first start leaves the database), built once per test process."""
     from audit.demo import load_demo

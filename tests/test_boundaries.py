@@ -15,6 +15,8 @@
   the rescoring core (effective, rescoring, views, runs, stale) the store; review/ the core and store; outputs/ review,
   core and store; cli and demo everything. pages/ and ui/ import no store internals (migrations, schema check, plans).
 - No import circle among first-party modules, imports inside functions included (`import_cycles`).
+- tests/ and bench/ share code through devtools/ only: bench imports no `tests`, tests no `bench`, devtools
+  neither (`support_violations`; imports inside functions, relative ones and `import_module("...")` included).
 
 Each check is a function of (path, source), so `test_planted_violations_are_caught` can prove that every kind of
 violation fails.
@@ -31,7 +33,10 @@ import pytest
 from tests.conftest import ROOT
 
 PRODUCT = ("app.py", "audit", "scoring", "ui", "pages")
-FIRST_PARTY = ("audit", "scoring", "ui", "pages", "app", "tests", "bench")
+FIRST_PARTY = ("audit", "scoring", "ui", "pages", "app", "tests", "bench", "devtools")
+SUPPORT = ("tests", "bench", "devtools")
+SUPPORT_MAY_NOT_IMPORT = {"tests": ("bench",), "bench": ("tests",), "devtools": ("tests", "bench")}
+"""tests/ and bench/ share code through devtools/ only, so neither runs on the other's internals."""
 COMPOSITION_ROOTS = {"audit/cli.py"}
 """audit/ files that may import the view registry `ui.families` (nothing else of ui): the CLI hands the report the
 family's section (`report_panel`) as the Report page does, so audit/outputs/ names no family and imports no view."""
@@ -107,8 +112,8 @@ def layer_violations(rel: str, source: str) -> list[str]:
         top = mod.split(".")[0]
         why = None
         fam = _family_of(mod)
-        if top in ("tests", "bench"):
-            why = "the product imports no test or bench code (oracles and generators live in tests/support/)"
+        if top in SUPPORT:
+            why = "the product imports no test, bench or devtools code"
         elif first == "scoring":
             if top in ("streamlit", "sqlite3", "sqlite_utils", "audit", "ui", "pages"):
                 why = "scoring/ is pure: no Streamlit, SQLite, audit, ui or pages"
@@ -181,6 +186,20 @@ def audit_room_violations(rel: str, source: str) -> list[str]:
         if why:
             out.append(f"{rel}:{line}: imports {mod}: {why}")
     return out
+
+
+def support_violations(rel: str, source: str) -> list[str]:
+    """An import across tests/, bench/ and devtools/ against `SUPPORT_MAY_NOT_IMPORT`, also one made by name
+    (`importlib.import_module("tests.x")`, `__import__("bench.x")`)."""
+    first = rel.split("/")[0]
+    banned = SUPPORT_MAY_NOT_IMPORT.get(first, ())
+    named = [(node.args[0].value, node.lineno) for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+             and isinstance(node.args[0].value, str)
+             and (isinstance(node.func, ast.Attribute) and node.func.attr in ("import_module", "__import__")
+                  or isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__"))]
+    return [f"{rel}:{line}: imports {mod}: {first}/ may not import {', '.join(banned)} (shared code lives in "
+            "devtools/)" for mod, line in [*imports(rel, source), *named] if mod.split(".")[0] in banned]
 
 
 def import_graph(sources: list[tuple[str, str]]) -> dict[str, set[str]]:
@@ -341,6 +360,12 @@ def test_product_code_keeps_the_boundaries(check) -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_tests_and_bench_share_code_through_devtools_only() -> None:
+    problems = [p for f in py_files(*SUPPORT) for p in support_violations(str(f.relative_to(ROOT)),
+                                                                          f.read_text(encoding="utf-8"))]
+    assert not problems, "\n".join(problems)
+
+
 def test_no_import_circle() -> None:
     sources = product_sources()
     assert not import_cycles(import_graph(sources)), import_cycles(import_graph(sources))
@@ -379,7 +404,17 @@ PLANTED = [
     ("pages/queue.py", "from scoring.families import get_task\n", layer_violations),
     ("audit/store/migrations.py", "from audit.rescoring import rebuild\n", layer_violations),
     ("ui/families/chimera.py", "from scoring.families.litxbench.model import Paper\n", layer_violations),
-    ("audit/review/queue.py", "from tests.support.queue_oracle import queue\n", layer_violations),
+    ("audit/review/queue.py", "from devtools.queue_oracle import queue\n", layer_violations),
+    ("audit/review/queue.py", "def f():\n    from tests.conftest import ROOT\n", layer_violations),
+    ("bench/score_chimera.py", "from tests.support import naive_chimera\n", support_violations),
+    ("bench/hardening.py", "def f():\n    from tests.judge_server import JudgeServer\n", support_violations),
+    ("bench/hardening.py", "from ..tests import conftest\n", support_violations),
+    ("tests/app/test_scores_families.py", "from bench.family_partial_audit import truth_for\n", support_violations),
+    ("tests/hardening/test_round2_store.py", "import bench.hardening as h\n", support_violations),
+    ("tests/hardening/test_round3_bench.py", "import importlib\nm = importlib.import_module('bench.hardening')\n",
+     support_violations),
+    ("devtools/hardening_runner.py", "from bench.common import copy_db\n", support_violations),
+    ("devtools/partial_audit.py", "def f():\n    return __import__('tests.conftest')\n", support_violations),
     ("audit/store/database.py", "from audit.views import as_view\n", audit_room_violations),
     ("audit/store/plans.py", "def f():\n    from audit.review.sampling import load_plan\n", audit_room_violations),
     ("audit/review/queue.py", "from audit.outputs.export import write_csv\n", audit_room_violations),
@@ -446,6 +481,15 @@ def test_planted_family_literal_is_caught() -> None:
                    "RUN = 'demo-chimera-mixed'\n", "ok = kind == 'entity_pair'\n"):
         assert family_literals("audit/outputs/export.py", source, words), source
     assert not family_literals("ui/families/chimera.py", "NAME = 'chimera'\n", {"chimera"})
+
+
+@pytest.mark.parametrize(("rel", "source"), [
+    ("bench/score_chimera.py", "from devtools import naive_chimera\nfrom bench.common import copy_db\n"),
+    ("tests/hardening/test_round2_store.py", "from devtools.hardening_runner import run_case2\n"),
+    ("devtools/hardening_runner.py", "import importlib\nimportlib.import_module('devtools.hardening_cases.store')\n"),
+])
+def test_allowed_support_imports_pass(rel: str, source: str) -> None:
+    assert not support_violations(rel, source)
 
 
 @pytest.mark.parametrize(("rel", "source"), [

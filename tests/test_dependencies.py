@@ -50,9 +50,10 @@ def test_removing_a_product_requirement_fails_the_check(removed: str, tmp_path: 
 
 
 def test_every_dev_requirement_is_used() -> None:
-    """deptry does not report unused dev dependencies: each must be imported by tests/benches or run by test.sh."""
+    """deptry does not report unused dev dependencies: each must be imported by tests, benches or devtools, or run by
+    test.sh."""
     script = (ROOT / "scripts/test.sh").read_text() + (ROOT / "scripts/check_deps.sh").read_text()
-    sources = "\n".join(p.read_text(encoding="utf-8") for folder in ("tests", "bench")
+    sources = "\n".join(p.read_text(encoding="utf-8") for folder in ("tests", "bench", "devtools")
                         for p in (ROOT / folder).rglob("*.py"))
     run_by_script = {"pytest": "-m pytest", "pytest-xdist": " -n 2", "ruff": "-m ruff", "deptry": "-m deptry"}
     module_of = {"ppi-python": "ppi_py"}  # distributions whose module has another name

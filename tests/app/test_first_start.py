@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit.demo import SEEDED, demo_runs, load_demo
+from audit.demo import SEEDED, demo_runs
 from audit.runs import delete_run
 from audit.store.database import open_db
 from tests.app.conftest import open_page
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_of
 from ui import first_start
 
 PAGES = ("runs", "overview", "queue", "scores", "agreement", "export", "document", "errata", "compare")
@@ -72,9 +72,9 @@ def read_only_db(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: py
     folder = tmp_path / "ro"
     folder.mkdir()
     p = folder / "ro.db"
-    db = open_db(p)
     if request.param == "with demo":
-        load_demo(db)
+        copy_of(request.getfixturevalue("demo_template"), p)
+    db = open_db(p)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.conn.close()
     for side in folder.glob("ro.db-*"):

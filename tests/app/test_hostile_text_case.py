@@ -1,7 +1,7 @@
-"""The hostile-text hardening case (bench/hardening_cases/hostile_text.py) passes: an ideation system name with a
+"""The hostile-text hardening case (devtools/hardening_cases/hostile_text.py) passes: an ideation system name with a
 link, a remote image, KaTeX and an RLO is shown on the question, scores and overview pages, never live."""
 
-from bench.hardening_cases.hostile_text import HOSTILE, cases, live_text
+from devtools.hardening_cases.hostile_text import HOSTILE, cases, live_text
 
 
 def test_the_check_sees_a_live_image_link_formula_and_rlo():

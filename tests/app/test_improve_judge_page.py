@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from audit.store.database import open_db
+from devtools.paraphrase_run import GOLD, write_paraphrase_predictions
 from tests.app.conftest import open_page, plain, table
 from tests.cli.test_improve_judge import RUN, review_documents
-from tests.support.paraphrase_run import GOLD, write_paraphrase_predictions
 
 DEMO_IDEATION = "demo-ideation-si2024-humans"
 

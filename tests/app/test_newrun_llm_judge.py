@@ -1,6 +1,6 @@
 """The new-run form with an OpenAI-compatible judge (issue 28): the model, endpoint, key and concurrency are
 asked for, the run is stored under the model the server serves, and no cost is shown for a model without a price.
-AppTest on the Runs page against the scripted server (tests/judge_server.py)."""
+AppTest on the Runs page against the scripted server (devtools/judge_server.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools.judge_server import JudgeServer
 from tests.app.conftest import plain
 from tests.conftest import ROOT
-from tests.judge_server import JudgeServer
 
 KEY = "sk-form-test-key-93c1"
 

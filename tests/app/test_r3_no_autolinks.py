@@ -19,22 +19,15 @@ from streamlit.testing.v1 import AppTest
 from audit.review.errata import add_erratum
 from audit.review.reviews import add_review
 from audit.store.database import open_db
+from devtools.injection_oracles import PLANT, live_links
 from tests.conftest import ROOT
 
-PLANT = " http://evil.invalid/x www.evil.invalid ana@evil.invalid"
 TEXT_KEYS = ("text", "abstract", "title", "idea", "query", "question", "note", "description", "content")
 PAGES = ("runs", "overview", "queue", "scores", "agreement", "export", "document", "errata", "report", "compare")
-AUTOLINK = re.compile(r"(?i)\b(?:https?|mailto|xmpp|ftp):|\bwww\.|[\w.+-]@[\w-]+\.")
 MARKDOWN_FIELDS = {"body", "label", "help", "caption", "tooltip"}
 MARKDOWN_OPTIONS = {"Radio", "ButtonGroup"}
 """Elements whose options are Markdown too (a selectbox's are plain text)."""
 NOT_MARKDOWN = {"Html", "IFrame", "Text", "Code", "Json", "Exception", "Arrow", "ArrowTable"}
-
-
-def live_links(markdown: str) -> list[str]:
-    """The planted addresses GFM would turn into links in `markdown` (read with its escapes resolved)."""
-    text = re.sub(r"\\(.)", r"\1", markdown)
-    return [text[m.start():m.start() + 30] for m in AUTOLINK.finditer(text) if "evil" in text[m.start():m.start() + 30]]
 
 
 def test_the_check_sees_each_planted_address_and_not_a_broken_one() -> None:

@@ -16,9 +16,9 @@ from audit.review.queue import QUEUES, decision_view, describe_change, labelled_
 from audit.review.reviews import add_review
 from audit.store.database import run_row
 from audit.views import decisions, load_view
+from devtools.queue_oracle import queue
 from scoring.families import get_task
 from tests.conftest import GOLD, PRED_MIXED
-from tests.support.queue_oracle import queue
 from ui.families.chimera import doc_count_rows, over_matching
 from ui.highlight import highlight_html, trim
 

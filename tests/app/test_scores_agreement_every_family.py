@@ -22,7 +22,7 @@ from audit.review.reviews_io import import_reviews
 from audit.review.sampling import create_plan, estimate, next_sample
 from audit.store.database import open_db
 from audit.views import as_view
-from bench.family_partial_audit import truth_for
+from devtools.partial_audit import truth_for
 from tests.app.conftest import open_page, plain, table
 
 # run: (documents reviewed through the sample queue, role of the one reviewer)

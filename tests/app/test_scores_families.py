@@ -11,7 +11,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 from audit.store.database import open_db
 from audit.views import as_view
-from bench.family_partial_audit import truth_for
+from devtools.partial_audit import truth_for
 from tests.app.conftest import open_page, plain, table
 
 RUNS = {"ideation": "demo-ideation-si2024-humans", "retrieval": "demo-retrieval-wordllama"}

@@ -16,7 +16,7 @@ from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import decisions
-from bench.generate import generate
+from devtools.generate import generate
 from scoring.families import TASKS
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, PRED_PERFECT
 

@@ -109,7 +109,7 @@ def test_deleting_a_run_deletes_its_boards_only(bdb):
 def test_a_generated_system_on_existing_gold_boards_with_the_first(bdb, tmp_path):
     """bench/generate.py's `generate_system`: another prediction set and judge log on the same gold, so the bench's
     five systems make one board."""
-    from bench.generate import generate, generate_system
+    from devtools.generate import generate, generate_system
 
     generate(8, tmp_path / "one", seed=5)
     generate_system(tmp_path / "one" / "gold.csv", tmp_path / "two", seed=9)

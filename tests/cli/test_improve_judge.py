@@ -13,8 +13,8 @@ from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
+from devtools.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
 from tests.conftest import copy_of
-from tests.support.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
 
 RUN = "strict"
 

@@ -1,5 +1,5 @@
 """`improve-judge --strategy few-shot | rules` (issue #37) on a CHIMERA run judged by an LLM, against the scripted
-OpenAI-compatible server (tests/judge_server.py): the mechanics (which reviews reach which prompt, the cache, the
+OpenAI-compatible server (devtools/judge_server.py): the mechanics (which reviews reach which prompt, the cache, the
 changed-labels test). The scripted "LLM" says yes to equal spans only, unless its prompt carries reviewed examples
 with a yes or the reviewers' rules: then to light paraphrases too. The real model: tests/llm/test_improve_real.py.
 """
@@ -19,9 +19,9 @@ from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
+from devtools.judge_server import JudgeServer, spans_of
+from devtools.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
 from scoring.improve.llm import RULES_HEAD
-from tests.judge_server import JudgeServer, spans_of
-from tests.support.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
 
 RUN = "llm"
 SPEC = "openai-json:fake-judge"

@@ -2,7 +2,7 @@
 
 The examples run in-process through `audit.cli.main` (the same parser and code as `python -m audit`, without
 paying an interpreter start per line); `tests/cli/test_entry_points.py` keeps a real subprocess smoke test. The
-LLM-judge examples run against the scripted OpenAI-compatible server of `tests/judge_server.py`, with the batch
+LLM-judge examples run against the scripted OpenAI-compatible server of `devtools/judge_server.py`, with the batch
 step between `judge-batch export` and `import` done as a batch engine would.
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
+from devtools.batch_round_trip import run_batch
+from devtools.judge_server import JudgeServer
 from tests.conftest import ROOT
-from tests.judge_server import JudgeServer
-from tests.support.batch_round_trip import run_batch
 
 
 def readme_blocks() -> list[list[str]]:

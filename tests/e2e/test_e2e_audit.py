@@ -247,7 +247,7 @@ def test_deep_link_to_a_decision(demo_app, new_page, shots):
 def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_page, shots):
     """Score with an OpenAI-compatible judge (a slow local server), cancel half-way: nothing is stored as a run,
     the answers already received are in the cache, and scoring again asks only the rest."""
-    from tests.judge_server import JudgeServer
+    from devtools.judge_server import JudgeServer
 
     with JudgeServer(delay=0.1) as srv:  # slow enough that the cancel lands half-way on a busy machine
         page = new_page()

@@ -13,9 +13,9 @@ from playwright.sync_api import expect  # noqa: E402
 
 from audit.runs import score_run  # noqa: E402
 from audit.store.database import open_db  # noqa: E402
+from devtools.paraphrase_run import GOLD, write_paraphrase_predictions  # noqa: E402
 from tests.cli.test_improve_judge import RUN, review_documents  # noqa: E402
 from tests.e2e.e2e_helpers import RERUN_TIMEOUT, assert_no_exception, metric, open_url, shoot, wait_idle  # noqa: E402
-from tests.support.paraphrase_run import GOLD, write_paraphrase_predictions  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 

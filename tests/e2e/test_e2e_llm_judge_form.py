@@ -19,7 +19,7 @@ RUNS_TITLE = re.compile(r"^Rejudge")
 
 
 def test_a_run_from_the_form_shows_the_model_that_answered(demo_app, new_page, shots):
-    from tests.judge_server import JudgeServer
+    from devtools.judge_server import JudgeServer
 
     with JudgeServer(models=["smollm2-135m"]) as srv:
         page = new_page()

@@ -1,5 +1,5 @@
 """The family contract battery, in the spirit of scikit-learn's `check_estimator`: every check runs for every family
-of the registry (`scoring.families.TASKS`) and for a fifth, test-only family (`tests/support/toy_family.py`) that
+of the registry (`scoring.families.TASKS`) and for a fifth, test-only family (`devtools/toy_family.py`) that
 plugs in by a registry entry alone, each on its own first demo run with its demo judge.
 
 A check that does not apply to a family (no LLM judge, no symmetric kind, a judge that cannot be replayed) skips,
@@ -27,6 +27,7 @@ from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
 from audit.store.database import SqliteAnswerCache, open_db, run_row
 from audit.views import decisions, load_view
+from devtools.batch_round_trip import SPEC, batch_round_trip, scripted_endpoint
 from scoring.errors import InputError, JudgeSpecError
 from scoring.families import TASKS
 from scoring.families.base import (
@@ -43,17 +44,18 @@ from scoring.families.base import (
 )
 from scoring.families.checks import DocCase, check_family
 from scoring.judges.answer import MISSING
-from tests.support.batch_round_trip import SPEC, batch_round_trip, scripted_endpoint
+from tests.conftest import copy_of
 
-TOY = ("toy", "tests.support.toy_family:ToyTask")
+TOY = ("toy", "devtools.toy_family:ToyTask")
 NAMES = [*TASKS, TOY[0]]
 MEMBERS = list(dict.fromkeys([n for n, _ in inspect.getmembers(TaskFamily) if not n.startswith("_")]
                              + list(TaskFamily.__annotations__)))
 
 
 @pytest.fixture(scope="module", autouse=True)
-def toy_registered() -> Iterator[None]:
-    """The fifth family, known to the shell through the registry only (and gone again after this module)."""
+def toy_registered(demo_template: Path) -> Iterator[None]:  # noqa: ARG001
+    """The fifth family, known to the shell through the registry only (and gone again after this module). The
+    session's demo template is built first, so the toy's demo run never enters it."""
     TASKS.register(*TOY)
     yield
     TASKS.unregister(TOY[0])
@@ -78,11 +80,17 @@ class Scored:
 
 
 @pytest.fixture(scope="module")
-def scored(name: str, toy_registered: None, tmp_path_factory: pytest.TempPathFactory) -> Scored:  # noqa: ARG001
+def scored(name: str, toy_registered: None, tmp_path_factory: pytest.TempPathFactory,  # noqa: ARG001
+           request: pytest.FixtureRequest) -> Scored:
     fam = TASKS[name]
     demo = fam.demo_runs(DATA)[0]
-    db = open_db(tmp_path_factory.mktemp(name) / "battery.db")
-    row = score_run(db, name, demo.inputs, demo.judge, run=demo.name)
+    path = tmp_path_factory.mktemp(name) / "battery.db"
+    if name != TOY[0] and not demo.reviews:  # in the demo template as scoring leaves it (no reviews imported)
+        db = open_db(copy_of(request.getfixturevalue("demo_template"), path))
+        row = run_row(db, demo.name)
+    else:
+        db = open_db(path)
+        row = score_run(db, name, demo.inputs, demo.judge, run=demo.name)
     docs = [{"doc": r["doc_id"], "payload": json.loads(r["payload"]), "counts": json.loads(r["counts"]),
              "outcome": r["outcome"]}
             for r in db.query("SELECT doc_id, payload, counts, outcome FROM documents WHERE run_id = ? ORDER BY idx",

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pytest
 
 from audit.demo import DATA
 from audit.rescoring import run_options
-from audit.runs import score_run
-from audit.store.database import open_db
+from audit.store.database import open_db, run_row
 from audit.views import decisions
 from scoring.families import TASKS
 from scoring.families.checks import (
@@ -26,17 +26,18 @@ from scoring.families.checks import (
     check_totals_cells_need_only_totals,
     check_trivial_is_certain,
 )
+from tests.conftest import copy_of
 
 BASE = type(TASKS["chimera"])
 MATCH, NO_MATCH = TASKS["chimera"].label_schemes["entity_pair"].labels
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[DocCase], Mapping]:
+def run(tmp_path_factory: pytest.TempPathFactory, demo_template: Path) -> tuple[list[DocCase], Mapping]:
     fam = TASKS["chimera"]
     demo = fam.demo_runs(DATA)[0]
-    db = open_db(tmp_path_factory.mktemp("plants") / "plants.db")
-    row = score_run(db, fam.name, demo.inputs, demo.judge, run=demo.name)
+    db = open_db(copy_of(demo_template, tmp_path_factory.mktemp("plants") / "plants.db"))
+    row = run_row(db, demo.name)
     by_doc: dict[str, list[dict]] = {}
     for d in decisions(db, demo.name):
         by_doc.setdefault(d["doc"], []).append({k: d[k] for k in ("kind", "type", "left", "right", "judge",

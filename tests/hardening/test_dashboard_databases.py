@@ -13,10 +13,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit.runs import score_run
-from audit.store.database import open_db
 from audit.store.migrations import SCHEMA_VERSION
-from tests.conftest import GOLD, PRED_MIXED, ROOT
+from tests.conftest import ROOT, copy_of
 
 
 @pytest.fixture(autouse=True)
@@ -34,13 +32,8 @@ def _navigation_through_app(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory) -> Path:
-    p = tmp_path_factory.mktemp("dash") / "base.db"
-    db = open_db(p)
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed")
-    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.conn.close()
-    return p
+def scored(tmp_path_factory, exact_template) -> Path:
+    return copy_of(exact_template, tmp_path_factory.mktemp("dash") / "base.db")
 
 
 def overwrite_pages(data: bytes, pages: tuple[int, ...] = (3, 9, 17), page_size: int = 4096) -> bytes:

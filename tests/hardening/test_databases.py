@@ -20,23 +20,17 @@ from audit.cli import main
 from audit.errors import DatabaseRefused
 from audit.outputs.export import export_run
 from audit.review.reviews import add_review
-from audit.runs import score_run
 from audit.store.database import open_db
 from audit.store.migrations import SCHEMA_VERSION, migrations
-from tests.conftest import GOLD, PRED_MIXED, ROOT
+from tests.conftest import GOLD, PRED_MIXED, ROOT, copy_of
 
 NEW_DB = "a file name that does not exist yet to start a new database"
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory) -> Path:
+def scored(tmp_path_factory, exact_template) -> Path:
     """A Rejudge database with run `mixed` (exact judge), checkpointed into one file."""
-    p = tmp_path_factory.mktemp("base") / "base.db"
-    db = open_db(p)
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed")
-    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.conn.close()
-    return p
+    return copy_of(exact_template, tmp_path_factory.mktemp("base") / "base.db")
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import unicodedata
 from collections.abc import Callable
 
 import pytest
@@ -16,28 +15,12 @@ from audit.outputs.errata_export import export_errata_csv
 from audit.outputs.export import csv_cell, export_csv
 from audit.review.errata import add_erratum
 from audit.review.reviews import add_review
+from devtools.injection_oracles import runs_as_formula
 
 HOSTILE = ["=1+1", " =HYPERLINK(\"http://evil.invalid\")", "\t=1", "\r=1", "\n=1", "\uff1dcmd|'/C calc'!A0",
            "\uff0b1+1", "\uff0d1+1", "\uff20SUM(A1)", "\u200b=1", "\u3000=1", "\ufe62x", "+1+1", "-1+1", "@SUM(A1)",
            "\u00a0@x"]
-TRIGGERS = set("=+-@\t\r\n")
 PROBLEM = "wrong item"
-
-
-def runs_as_formula(cell: str) -> bool:
-    """The test's own reading of a cell, as a spreadsheet would: the first character that is not blank or
-    invisible, in its compatibility form, starts a formula (a cell that starts with a quote is text)."""
-    for c in cell:
-        n = unicodedata.normalize("NFKC", c)[:1]
-        if c in TRIGGERS or n in TRIGGERS:
-            try:
-                float(cell)
-            except ValueError:
-                return True
-            return False
-        if not (c.isspace() or unicodedata.category(c) == "Cf"):
-            return False
-    return False
 
 
 def test_the_oracle_sees_every_hostile_form() -> None:

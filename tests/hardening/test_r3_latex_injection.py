@@ -6,7 +6,6 @@ and, where pdflatex is installed, the table compiles without shell escape."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,22 +13,11 @@ from pathlib import Path
 import pytest
 
 from audit.outputs.export import export_latex, tex
-from audit.outputs.tex_ascii import emitted_control_words
+from devtools.injection_oracles import OURS, control_words
 
 HOSTILE = [r"[-40cm] row", "}}{{ unbalanced {", r"\input{/etc/passwd}", r"\immediate\write18{touch /tmp/pwned}",
            r"\url{http://evil.invalid}", "*star", "% comment & col # $x$ ^ _ ~ < > |", "a\\\\b\nnew\rline",
            "\\catcode`\\@=11 \\def\\x{y}"]
-OURS = {"toprule", "midrule", "bottomrule", "cmidrule", "begin", "end", "multicolumn", "caption", "label", "centering",
-        "small", "par", "medskip", "usepackage", "kappa", "textbackslash", "textasciitilde", "textasciicircum",
-        "textless", "textgreater", "textbar"} | emitted_control_words()
-"""The export's own control words: its table's, and those `ascii_tex` spells non-ASCII characters with."""
-
-
-def control_words(latex: str) -> set[str]:
-    """The control words a TeX reader sees (an escaped backslash, `\\textbackslash{}`, is one of ours)."""
-    return set(re.findall(r"\\([A-Za-z]+)", latex))
-
-
 def row_starts(latex: str) -> list[str]:
     """The first characters of every line that follows a row end `\\\\`: what `\\\\` reads as its argument."""
     lines = latex.splitlines()

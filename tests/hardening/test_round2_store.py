@@ -1,6 +1,7 @@
-"""Issue 27: a handful of the store's round-2 cases (bench/hardening_cases/store.py) through the runner's own judging
-code (`bench.hardening.run_case2`, in-process CLI), plus the rule itself: a refusal that leaves a file changed, a
-refusal case that exits 0 and an `ok` case whose check fails are each counted where the bench counts them."""
+"""Issue 27: a handful of the store's round-2 cases (devtools/hardening_cases/store.py) through the runner's own
+judging code (`devtools.hardening_runner.run_case2`, in-process CLI), plus the rule itself: a refusal that leaves a
+file changed, a refusal case that exits 0 and an `ok` case whose check fails are each counted where the bench counts
+them."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import pytest
 from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
-from bench.hardening import judge_case2, round2_modules, round2_rows, run_case2
-from bench.hardening_cases import Case2
-from bench.hardening_cases import store as store_cases
+from devtools.hardening_cases import Case2
+from devtools.hardening_cases import store as store_cases
+from devtools.hardening_runner import judge_case2, round2_modules, round2_rows, run_case2
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
 WANTED = ("three pages overwritten (header intact): score", "effective table gone: score",

@@ -1,4 +1,4 @@
-"""Issue 34: the hardening bench's round 3 gathers `bench/hardening_cases/r3_*.py` apart from round 2, and a handful
+"""Issue 34: the hardening bench's round 3 gathers `devtools/hardening_cases/r3_*.py` apart from round 2, and a handful
 of the data-loss cases are judged as expected by the runner's own rule (in-process CLI, as the bench forks it)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
-from bench.hardening import round2_modules, round2_rows, round3_modules, run_case2
-from bench.hardening_cases import r3_data_loss
+from devtools.hardening_cases import r3_data_loss
+from devtools.hardening_runner import round2_modules, round2_rows, round3_modules, run_case2
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
 WANTED = ("export --format json --out DB --force", "report --out DB-wal --force",

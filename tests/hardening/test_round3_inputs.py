@@ -1,4 +1,4 @@
-"""Issue 34, silent acceptances: every case of `bench/hardening_cases/r3_inputs.py`, run through the CLI in-process,
+"""Issue 34, silent acceptances: every case of `devtools/hardening_cases/r3_inputs.py`, run through the CLI in-process,
 ends in one `error:` line naming the file (and line), exit 2, and nothing stored, or (`expect="ok"`) is the
 documented acceptance its check describes; and the same readers still accept the valid inputs the cases were cut
 from (so a refusal is the hostile part, not the rest of the file).
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
-from bench.hardening_cases import r3_inputs
-from bench.hardening_cases.r3_inputs import (
+from devtools.hardening_cases import r3_inputs
+from devtools.hardening_cases.r3_inputs import (
     BASE_RUN,
     chimera_argv,
     gold_csv,

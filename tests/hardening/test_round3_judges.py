@@ -17,10 +17,10 @@ import pytest
 from audit.judge_batch import export_requests, import_results
 from audit.runs import score_run
 from audit.store.database import open_db
-from bench.hardening_cases.r3_inputs import RELATIONS, gold_csv, judge_log
+from devtools.batch_round_trip import run_batch
+from devtools.hardening_cases.r3_inputs import RELATIONS, gold_csv, judge_log
+from devtools.judge_server import JudgeServer
 from scoring.judges.replay import SIDECAR_NOTE
-from tests.judge_server import JudgeServer
-from tests.support.batch_round_trip import run_batch
 
 SPEC = "openai:test-model"
 

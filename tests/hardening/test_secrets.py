@@ -1,7 +1,7 @@
 """Issue 27, Security: secrets in judge endpoints, replay-log sidecars and judge replies reach neither the database
 nor an export (scoring/judges/redact.py, openai_compat.py, replay.py, audit/outputs/export.py), and the slot probe
 carries
-the credentials the requests carry. Against the scripted server (tests/judge_server.py)."""
+the credentials the requests carry. Against the scripted server (devtools/judge_server.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import pytest
 from audit.outputs.export import export_json, export_run
 from audit.runs import score_run
 from audit.store.database import open_db
+from devtools.judge_server import JudgeServer
 from scoring.errors import InputError
 from scoring.families.chimera.questions import read_span_log_line
 from scoring.judges.openai_compat import OpenAIJudge
@@ -24,7 +25,6 @@ from scoring.judges.redact import MAX_FIELD_CHARS, public_value, redact_secrets,
 from scoring.judges.registry import JudgeOptions
 from scoring.judges.replay import MAX_META_BYTES, ReplayJudge
 from tests.conftest import GOLD, PRED_MIXED
-from tests.judge_server import JudgeServer
 
 KEY = "sk-secret-test-key-0123456789abcdef"
 PATH_TOKEN = "key-7f3a9c2e41b84d6f"

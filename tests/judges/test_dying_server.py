@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from devtools.judge_server import JudgeServer
 from scoring.errors import JudgeFailed, JudgeSpecError
 from scoring.judges.answer import MISSING, NOT_SENT, JudgeStats
 from scoring.judges.asking import ask_with_cache
@@ -17,7 +18,6 @@ from scoring.judges.openai_compat import (
     default_concurrency,
     served_models,
 )
-from tests.judge_server import JudgeServer
 from tests.judges.test_llm_judge import KEY, DictCache, queries
 
 STOP_WITHIN = 30.0

@@ -1,5 +1,5 @@
 """`python -m audit judge-batch` (audit/judge_batch.py): Batch API request files out, result files in, against the
-scripted local server (tests/judge_server.py) standing in for the batch engine."""
+scripted local server (devtools/judge_server.py) standing in for the batch engine."""
 
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ from audit.judge_batch import export_requests, import_results
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import decisions
-from scoring.errors import InputError
-from scoring.families import TASKS
-from scoring.families.chimera.questions import SpanQuery
-from tests.judge_server import JudgeServer
-from tests.support.batch_round_trip import (
+from devtools.batch_round_trip import (
     batch_round_trip,
     read_jsonl,
     round_trip_inputs,
     run_batch,
     scripted_endpoint,
 )
+from devtools.judge_server import JudgeServer
+from scoring.errors import InputError
+from scoring.families import TASKS
+from scoring.families.chimera.questions import SpanQuery
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = str(ROOT / "data/chimera/eval.csv")
@@ -147,7 +147,7 @@ def test_the_cli_round_trip_and_its_errors(server: JudgeServer, tmp_path: Path,
 @pytest.mark.parametrize("family", sorted(TASKS))
 def test_every_family_round_trips_through_a_batch_or_is_refused(family: str, tmp_path: Path) -> None:
     """export -> results answering every request -> import -> score sends 0 requests, for each family whose judge
-    is an LLM; the others are refused with a message saying they ask no model (tests/support/batch_round_trip.py)."""
+    is an LLM; the others are refused with a message saying they ask no model (devtools/batch_round_trip.py)."""
     got = batch_round_trip(family, tmp_path)
     llm_families = {"chimera", "ideation"}
     assert (got is not None) == (family in llm_families)

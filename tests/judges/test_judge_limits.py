@@ -9,10 +9,10 @@ import time
 
 import pytest
 
+from devtools.judge_server import JudgeServer
 from scoring.judges.answer import MISSING, REQUEST_FAILED, YES
 from scoring.judges.bounded_http import ENV_MAX_REPLY_BYTES
 from scoring.judges.openai_compat import ENV_TIMEOUT, OpenAIJudge, served_models
-from tests.judge_server import JudgeServer
 from tests.judges.test_llm_judge import KEY, make_judge, q, queries
 
 

@@ -22,9 +22,9 @@ def test_first_unreadable_replies_and_those_left_after_the_re_ask_are_both_said(
 def test_live_ideation_counts_each_unreadable_answer_once(monkeypatch, tmp_path):
     from audit.runs import score_run
     from audit.store.database import open_db
+    from devtools.judge_server import JudgeServer
     from scoring.families import get_task
     from tests.families.ideation.test_ideation_family import INPUTS
-    from tests.judge_server import JudgeServer
 
     def script(prompt: str) -> str:  # novelty ratings never readable, not even after the reminder
         if "Rate the idea" in prompt:

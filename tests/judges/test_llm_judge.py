@@ -1,6 +1,6 @@
 """The openai judge, its prompts and parsers, prices, and progressive caching (scoring/judges/openai_compat.py,
 scoring/judges/prompts.py, scoring/families/*/prompts.py, scoring/judges/asking.ask_with_cache), against a scripted
-local server (tests/judge_server.py)."""
+local server (devtools/judge_server.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from devtools.judge_server import NO_TEXT, TRUNCATED_TEXT, YES_TEXT, JudgeServer, equal_spans_script, spans_of
 from scoring.errors import InputError, JudgeFailed, JudgeSpecError
 from scoring.families.chimera import prompts as chimera_prompts
 from scoring.families.chimera.questions import SpanQuery, bind_judge, span_question
@@ -36,7 +37,6 @@ from scoring.judges.openai_compat import (
 )
 from scoring.judges.registry import parse_judge_spec
 from scoring.judges.transport import Judge
-from tests.judge_server import NO_TEXT, TRUNCATED_TEXT, YES_TEXT, JudgeServer, equal_spans_script, spans_of
 
 KEY = "sk-unit-test-key-0123456789"
 TEXT = "We combine graph neural networks with contrastive learning to detect fraud in payment networks."

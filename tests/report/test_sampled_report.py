@@ -14,6 +14,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import ALL_KINDS, create_plan, next_sample, plans
 from audit.store.database import open_db
 from audit.views import load_view
+from tests.conftest import copy_of
 from ui.families import report_panel
 from ui.families.litxbench import pairings_overruled
 
@@ -49,9 +50,8 @@ def blocks_to_every_stratum(plan: dict) -> int:
 
 
 @pytest.fixture(scope="module")
-def sampled(tmp_path_factory):
-    db = open_db(tmp_path_factory.mktemp("sampled") / "demo.db")
-    load_demo(db)
+def sampled(tmp_path_factory, demo_template):
+    db = open_db(copy_of(demo_template, tmp_path_factory.mktemp("sampled") / "demo.db"))
     create_plan(db, CHIMERA, seed=3)
     (plan,) = plans(db, CHIMERA).values()
     given = review_sampled_blocks(db, CHIMERA, blocks_to_every_stratum(plan))

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.naive_alt_test import naive_alt_test
 from scoring.stats.alt_test import alt_test
-from tests.support.naive_alt_test import naive_alt_test
 
 
 def _panel(n_items: int, n_humans: int, flip: float, rng: random.Random, labels=("yes", "no")):

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from scipy import stats
 
+from devtools.synthetic import TYPES, clustered_population
 from scoring.stats.difference import difference_totals, jeffreys_total_interval
 from scoring.stats.estimators import (
     delta_method,
@@ -23,7 +24,6 @@ from scoring.stats.estimators import (
     total_estimate,
 )
 from scoring.stats.prf import criteria
-from tests.support.synthetic import TYPES, clustered_population
 
 HEADLINE_KEYS = {"estimate", "ci", "n_reviewed", "n_total", "judge_only", "reviewed_so_far", "bias", "bias_ci",
                  "note"}

@@ -5,11 +5,9 @@ ordinal criterion."""
 
 import json
 import re
-import shutil
 
 import pytest
 
-from audit.demo import load_demo
 from audit.outputs.agreement import agreement
 from audit.outputs.agreement_rule import MIN_DECISIONS, kappa_statistic
 from audit.outputs.export import export_json, export_latex
@@ -18,26 +16,15 @@ from audit.review.reviews import add_review
 from audit.store.database import open_db
 from audit.views import decisions
 from scoring.stats.agreement import multi_rater_stats, pair_stats
+from tests.conftest import copy_of
 
 LITX = "demo-litxbench-drop-meas30"
 IDEATION = "demo-ideation-si2024-humans"
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory):
-    path = tmp_path_factory.mktemp("rule") / "demo.db"
-    db = open_db(path)
-    load_demo(db)
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.conn.close()
-    return path
-
-
 @pytest.fixture
 def demo_db(demo_template, tmp_path):
-    path = tmp_path / "demo.db"
-    shutil.copyfile(demo_template, path)
-    return open_db(path)
+    return open_db(copy_of(demo_template, tmp_path / "demo.db"))
 
 
 @pytest.mark.parametrize("labels", [("match", "match", "no-match"), ("match", "match", "match")])

@@ -26,7 +26,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import estimate
 from audit.store.database import dumps, now, open_db, run_row
 from audit.views import decisions
-from bench.board_inputs import score_board_runs, write_board_inputs
+from devtools.board_inputs import score_board_runs, write_board_inputs
 from scoring.stats.sampling import Plan, PlanBlock
 
 RUNS = ["sys-a", "sys-b", "sys-c"]

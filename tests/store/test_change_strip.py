@@ -3,35 +3,22 @@ with a
 tolerance: an ideation mean 3.0204 → 3.0000 is a change, LitXBench's float counts are listed as whole numbers."""
 
 import random
-import shutil
 
 import pytest
 
-from audit.demo import load_demo
 from audit.review.queue import changed, describe_change, metric_changes
 from audit.review.reviews import add_review
 from audit.store.database import open_db
 from audit.views import as_view, decisions
+from tests.conftest import copy_of
 
 IDEATION = "demo-ideation-si2024-humans"
 LITX = "demo-litxbench-drop-meas30"
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    path = tmp_path_factory.mktemp("strip") / "demo.db"
-    db = open_db(path)
-    load_demo(db)
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.conn.close()
-    return path
-
-
 @pytest.fixture
-def db(template, tmp_path):
-    path = tmp_path / "demo.db"
-    shutil.copyfile(template, path)
-    return open_db(path)
+def db(demo_template, tmp_path):
+    return open_db(copy_of(demo_template, tmp_path / "demo.db"))
 
 
 def review_and_describe(db, run, decision, label):

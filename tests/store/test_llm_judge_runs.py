@@ -1,5 +1,5 @@
 """`openai:MODEL` runs end to end: `audit.runs.score_run` on the bundled CHIMERA data against a scripted local
-OpenAI-compatible server (tests/judge_server.py), into a fresh SQLite file per test."""
+OpenAI-compatible server (devtools/judge_server.py), into a fresh SQLite file per test."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from audit.runs import score_run
 from audit.runs import write_judge_log as _write_log
 from audit.store.database import open_db
 from audit.views import decisions
+from devtools.judge_server import TRUNCATED_TEXT, JudgeServer, equal_spans_script, spans_of
 from scoring.errors import JudgeFailed
 from scoring.families import get_task
 from scoring.families.chimera.prompts import CHIMERA_SPAN_JSON_PROMPT_HASH
 from scoring.judges.registry import JudgeOptions
-from tests.judge_server import TRUNCATED_TEXT, JudgeServer, equal_spans_script, spans_of
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = str(ROOT / "data/chimera/eval.csv")

@@ -16,14 +16,12 @@ from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import decisions
 from scoring.errors import InputError
-from tests.conftest import GOLD, PRED_MIXED
+from tests.conftest import copy_of
 
 
 @pytest.fixture
-def chimera(tmp_path):
-    db = open_db(tmp_path / "c.db")
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed")
-    return db
+def chimera(tmp_path, exact_template):
+    return open_db(copy_of(exact_template, tmp_path / "c.db"))
 
 
 def stored(db) -> list[tuple]:

@@ -23,7 +23,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 from audit.runs import score_run
 from audit.views import as_view
-from bench.family_partial_audit import coverage, draw, estimate_round, plan_for, population, truth_for
+from devtools.partial_audit import coverage, draw, estimate_round, plan_for, population, truth_for
 
 ROOT = Path(__file__).resolve().parents[2]
 IDEATION = ROOT / "data" / "ideation"

@@ -13,21 +13,15 @@ import pytest
 
 from audit.cli import main
 from audit.errors import DatabaseRefused
-from audit.runs import score_run
 from audit.store import database as store
 from audit.store.database import APPLICATION_ID, open_db
 from audit.store.migrations import SCHEMA_VERSION, migrations
-from tests.conftest import GOLD, PRED_MIXED
+from tests.conftest import GOLD, PRED_MIXED, copy_of
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory) -> Path:
-    p = tmp_path_factory.mktemp("stamp") / "base.db"
-    db = open_db(p)
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="mixed")
-    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.conn.close()
-    return p
+def scored(tmp_path_factory, exact_template) -> Path:
+    return copy_of(exact_template, tmp_path_factory.mktemp("stamp") / "base.db")
 
 
 def changed(scored: Path, folder: Path, *sql: str) -> Path:

@@ -1,5 +1,5 @@
 """Judge stability checks (audit/outputs/stability.py, scoring/stats/stability.py): re-asking a seeded sample of a run's
-questions against the scripted local server (tests/judge_server.py) with a seeded non-deterministic answer rule,
+questions against the scripted local server (devtools/judge_server.py) with a seeded non-deterministic answer rule,
 so every expected flip is computed from the rule, independently of the code under test; and once against a real
 llama.cpp server when one is available."""
 
@@ -17,11 +17,11 @@ from audit.outputs.stability import list_checks, run_check, sample_decisions, st
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import as_view
+from devtools.judge_server import NO_TEXT, YES_TEXT, JudgeServer, spans_of
 from scoring.families.chimera.prompts import render_span_prompt
 from scoring.stats.intervals import wilson_interval
 from scoring.stats.stability import distribution, flipped, rates_by
 from tests.conftest import GOLD, PRED_MIXED, ROOT
-from tests.judge_server import NO_TEXT, YES_TEXT, JudgeServer, spans_of
 
 P_YES = 0.35
 SEED = "stability-test-1"

@@ -15,19 +15,17 @@ from hypothesis import strategies as st
 from audit.effective import POLICIES
 from audit.rescoring import audit_run
 from audit.review.reviews import add_review
-from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import decisions, load_view
-from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
-from tests.support import naive_chimera
+from devtools import naive_chimera
+from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, copy_of
 
-RUN = "oracle"
+RUN = "mixed"  # the mixed template's run: the CHIMERA mixed predictions, replay judge
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
-    db = open_db(tmp_path_factory.mktemp("oracle") / "r.db")
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, f"replay:{JUDGE_LOG}", run=RUN)
+def scored(tmp_path_factory, mixed_template):
+    db = open_db(copy_of(mixed_template, tmp_path_factory.mktemp("oracle") / "r.db"))
     decs = list(decisions(db, RUN))
     yield db, decs, naive_chimera.load_inputs(str(GOLD), str(PRED_MIXED), str(JUDGE_LOG))
     db.conn.close()

@@ -154,7 +154,7 @@ def test_live_judge_asks_every_rating_and_both_orders_and_reasks_unreadable_once
     the SCORE slot is asked again once with the format reminder; a re-run asks nothing (cache)."""
     from audit.runs import score_run
     from audit.store.database import open_db
-    from tests.judge_server import JudgeServer
+    from devtools.judge_server import JudgeServer
 
     def script(prompt: str) -> str:
         if "Rate the idea" in prompt:

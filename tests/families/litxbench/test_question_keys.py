@@ -8,13 +8,12 @@ import json
 
 import pytest
 
-from audit.demo import demo_runs
-from audit.runs import score_run
-from audit.store.database import open_db
+from audit.store.database import open_db, run_row
 from scoring.families import TASKS
 from scoring.families.base import content_hash
 from scoring.families.litxbench import review
 from scoring.families.litxbench.model import KIND_NUMBER
+from tests.conftest import copy_of
 
 RUN = "demo-litxbench-process-perturb"
 
@@ -28,14 +27,15 @@ def _reference_key(payload: dict, d: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+def stored(tmp_path_factory, demo_template) -> tuple[dict[str, dict], dict[str, list[dict]]]:
     """The demo run's payloads and decisions (kind, type, left, right) by document, as scoring stores them."""
-    db = open_db(tmp_path_factory.mktemp("qk") / "q.db")
-    task, demo = next((t, d) for t, d in demo_runs() if d.name == RUN)
-    score_run(db, task, demo.inputs, demo.judge, run=RUN)
-    payloads = {r["doc_id"]: json.loads(r["payload"]) for r in db.query("SELECT doc_id, payload FROM documents")}
+    db = open_db(copy_of(demo_template, tmp_path_factory.mktemp("qk") / "q.db"))
+    run_id = run_row(db, RUN)["id"]
+    payloads = {r["doc_id"]: json.loads(r["payload"])
+                for r in db.query("SELECT doc_id, payload FROM documents WHERE run_id = ?", [run_id])}
     asked: dict[str, list[dict]] = {}
-    for r in db.query("SELECT doc_id, kind, type, left, right FROM decisions ORDER BY id"):
+    for r in db.query("SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ? ORDER BY id",
+                      [run_id]):
         asked.setdefault(r.pop("doc_id"), []).append(r)
     return payloads, asked
 

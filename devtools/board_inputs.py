@@ -7,7 +7,7 @@ systems differ in score and share the questions of the abstracts they both get r
 answers an unordered span pair as `bench/generate.py` does (equal strings: yes; else yes in both orders 15%, one
 order 10%), seeded by the question itself, so runs that ask the same question get the same answer.
 
-    python bench/board_inputs.py OUTDIR [--n 120] [--seed 0]
+    python devtools/board_inputs.py OUTDIR [--n 120] [--seed 0]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.generate import ENTITY_TYPES, P_BOTH_YES, P_ONE_ORDER, SOURCE, _flat, _norm_relations, perturb  # noqa: E402
+from devtools.generate import ENTITY_TYPES, P_BOTH_YES, P_ONE_ORDER, SOURCE, _flat, _norm_relations, perturb  # noqa: E402
 
 QUALITY = {"sys-a": 0.7, "sys-b": 0.5, "sys-c": 0.3}
 """Share of abstracts each system gets exactly right (the rest perturbed)."""

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.hardening_cases import Case2
+from devtools.hardening_cases import Case2
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "chimera"
@@ -41,7 +41,7 @@ def _checkpointed(p: Path) -> None:
 
 
 def _copy(src: Path, dst: Path) -> Path:
-    from bench.common import copy_db
+    from devtools.sqlite_files import copy_db
 
     dst.parent.mkdir(parents=True, exist_ok=True)
     copy_db(src, dst)
@@ -349,7 +349,7 @@ def _with_server(work: Path, name: str, base: Path, argv: list[str], **server: o
     """A call: the CLI against the scripted server on a private copy (the judge cache may keep answers: that is a
     write the refusal allows), then whether a run or a check was stored anyway (silent acceptance)."""
     def call(_w: Path, _db: Path) -> tuple[int, str]:
-        from tests.judge_server import JudgeServer
+        from devtools.judge_server import JudgeServer
 
         own = _own(base, work, name)
         before = _runs(own), _stability(own)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.hardening_cases import Case2
+from devtools.hardening_cases import Case2
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "data" / "chimera"
@@ -50,7 +50,7 @@ def _with_db(argv: list[str]) -> list[str]:
 
 
 def _cli(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
-    from bench.hardening import run_cli
+    from devtools.hardening_runner import run_cli
 
     return run_cli(argv, env or {}, fork=True)
 

@@ -18,7 +18,7 @@ Use it as a context manager:
         ...
         assert srv.max_in_flight <= 8
 
-or from the shell (`python tests/judge_server.py --delay 0.2`) to point a manual run at it.
+or from the shell (`python devtools/judge_server.py --delay 0.2`) to point a manual run at it.
 """
 
 from __future__ import annotations

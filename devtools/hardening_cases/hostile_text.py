@@ -11,7 +11,7 @@ import re
 import shutil
 from pathlib import Path
 
-from bench.hardening_cases import Case2
+from devtools.hardening_cases import Case2
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "![p](http://tracker.invalid/p.png)[x](http://evil.invalid) $e^x$ \u202eevil"

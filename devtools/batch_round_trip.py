@@ -1,5 +1,5 @@
 """The judge-batch round trip, per family: `judge-batch export` -> a results file answering every request (the
-scripted server of tests/judge_server.py standing in for the batch engine) -> `import` -> `score` with the same
+scripted server of devtools/judge_server.py standing in for the batch engine) -> `import` -> `score` with the same
 judge sends 0 requests. For a family whose judge asks no LLM, the batch path must refuse, saying so.
 
 `batch_round_trip(family, tmp_path)` is what a family contract battery calls (tests/families/test_contract.py),
@@ -22,8 +22,8 @@ from audit.errors import AuditError
 from audit.judge_batch import export_requests, import_results
 from audit.runs import score_run
 from audit.store.database import open_db
+from devtools.judge_server import JudgeServer, equal_spans_script, spans_of
 from scoring.families import get_task
-from tests.judge_server import JudgeServer, equal_spans_script, spans_of
 
 SPEC = "openai:test-model"
 """The live judge of the round trip (a text-mode LLM judge every LLM family takes)."""

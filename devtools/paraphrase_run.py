@@ -15,7 +15,7 @@ import numpy as np
 
 from scoring.families.chimera.scorer import load_gold
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "data" / "chimera" / "eval.csv"
 
 

@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.hardening_cases import Case2
+from devtools.hardening_cases import Case2
 from scoring.limits import MAX_QUERY_CHARS, MAX_SPAN_CHARS, MAX_SYSTEM_NAME_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -283,7 +283,7 @@ def _live_surrogate(gold: Path, pred: Path) -> Callable[[Path, Path], tuple[int,
         import os
 
         from audit.cli import main
-        from tests.judge_server import JudgeServer
+        from devtools.judge_server import JudgeServer
 
         replies = iter(["<answer>yes</answer> \ud800"])
         err = io.StringIO()
@@ -352,7 +352,7 @@ def _judge_cases(work: Path) -> list[Case2]:
 def _form_cases(work: Path) -> list[Case2]:
     """The dashboard's new-run form reads inputs with the same loaders: a gold CSV with a repeated column shows it
     (round 2's form driver, `inputs._form`)."""
-    from bench.hardening_cases.inputs import _form
+    from devtools.hardening_cases.inputs import _form
 
     # the demo gold (the form's default predictions match it) with a second, empty readable_relations column
     csv.field_size_limit(2**27)

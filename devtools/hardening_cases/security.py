@@ -1,6 +1,6 @@
 """Issue 27, Security: secrets in judge endpoints, replay-log sidecars and judge replies (and the slot probe).
 
-Each `ok` case scores a CHIMERA run through the CLI against the scripted judge server (tests/judge_server.py) or a
+Each `ok` case scores a CHIMERA run through the CLI against the scripted judge server (devtools/judge_server.py) or a
 replay log, exports it (JSON and judge log), and its check greps the database file (and its WAL) and the exports
 for every secret the case planted. The oversized sidecars must be refused naming the file. Tests:
 tests/hardening/test_secrets.py.
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.hardening_cases import Case2
+from devtools.hardening_cases import Case2
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "chimera"
@@ -74,7 +74,7 @@ def _no_secret(*secrets: str, allowed: Callable[[Path], list[str]] | None = None
 
 def _with_server(work: Path, db: Path, judge: str, url: Callable[[str], str], env: dict[str, str] | None = None,
                  **server: object) -> tuple[int, str]:
-    from tests.judge_server import JudgeServer
+    from devtools.judge_server import JudgeServer
 
     with JudgeServer(**server) as srv:  # type: ignore[arg-type]
         status, err = _score_and_export(work, db, judge, {"OPENAI_BASE_URL": url(srv.base_url),

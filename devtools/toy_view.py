@@ -1,4 +1,4 @@
-"""The toy family's dashboard view (`tests/support/toy_family.py`, `view_module`): what `ui/families/__init__.py`
+"""The toy family's dashboard view (`devtools/toy_family.py`, `view_module`): what `ui/families/__init__.py`
 requires of a view, and one optional name."""
 
 from __future__ import annotations

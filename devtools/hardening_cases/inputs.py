@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.hardening_cases import Case2
+from devtools.hardening_cases import Case2
 
 ROOT = Path(__file__).resolve().parents[2]
 CHIMERA, IDEATION, RETRIEVAL = ROOT / "data" / "chimera", ROOT / "data" / "ideation", ROOT / "data" / "retrieval"

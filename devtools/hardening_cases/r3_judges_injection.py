@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.hardening_cases import Case2
+from devtools.hardening_cases import Case2
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "chimera"
@@ -50,7 +50,7 @@ def _judge_case(name: str, server: dict, env: dict[str, str], says: Callable[[st
     """Score a run against the scripted judge server configured by `server`; refused within `within` seconds,
     with an error holding every string `says` lists (or `says(endpoint, other server)` gives)."""
     def call(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
-        from tests.judge_server import JudgeServer
+        from devtools.judge_server import JudgeServer
 
         with JudgeServer() as other:
             opts = {k: (other.base_url.removesuffix("/v1") if v == "{other}" else v) for k, v in server.items()}
@@ -108,14 +108,14 @@ def _plant_text(conn, texts: list[str]) -> None:  # noqa: ANN001 (sqlite_utils D
 
 
 def _no_formula(text: str) -> str | None:
-    from tests.hardening.test_r3_csv_injection import runs_as_formula
+    from devtools.injection_oracles import runs_as_formula
 
     live = [c for row in csv.reader(io.StringIO(text)) for c in row if runs_as_formula(c)]
     return f"{len(live)} cells a spreadsheet would run, e.g. {live[0]!r}" if live else None
 
 
 def _literal_tex(text: str) -> str | None:
-    from tests.hardening.test_r3_latex_injection import OURS, control_words
+    from devtools.injection_oracles import OURS, control_words
 
     extra = control_words(text) - OURS
     return f"control words of the data survive: {sorted(extra)}" if extra else None
@@ -146,7 +146,7 @@ def _report_case() -> Case2:
 
 def _links_case() -> Case2:
     def call(work: Path, db: Path) -> tuple[int, str]:  # noqa: ARG001
-        from tests.app.test_r3_no_autolinks import PLANT, live_links
+        from devtools.injection_oracles import PLANT, live_links
         from ui.text import md_literal
 
         found = live_links(md_literal("an idea" + PLANT))

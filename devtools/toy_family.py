@@ -1,7 +1,7 @@
 """A fifth family, for tests only: does a system's answer equal the gold answer, as a string?
 
-It plugs in by the registry alone (`TASKS.register("toy", "tests.support.toy_family:ToyTask")`), with its view in
-`tests/support/toy_view.py` (named by `view_module`) and its demo data in `tests/fixtures/toy/`, so the family
+It plugs in by the registry alone (`TASKS.register("toy", "devtools.toy_family:ToyTask")`), with its view in
+`devtools/toy_view.py` (named by `view_module`) and its demo data in `tests/fixtures/toy/`, so the family
 contract battery (`tests/families/test_contract.py`) shows that a family kept outside `scoring/families/` and
 `ui/families/` gets every shell service (store, review, re-scoring, export, CLI) without a shell file changing.
 
@@ -25,7 +25,7 @@ from scoring.judges.registry import JudgeOptions
 from scoring.judges.transport import AnswerCache, Judge, Progress
 
 KIND = "answer"
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "toy"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "toy"
 LOG_FORMAT = 'JSON lines: {"id", "pred", "gold", "label": "match"|"no-match"} — one per answered question'
 
 
@@ -76,7 +76,7 @@ class ToyTask(FamilyBase):
               InputSpec("pred", "Predicted answers", 'JSON lines {"id", "answer"}', suffixes=("jsonl",)))
     judge_specs = ("exact",)
     headline = (MetricCell(("accuracy",), "accuracy"), MetricCell(("coverage",), "answered"))
-    view_module = "tests.support.toy_view"  # type: ignore[assignment] (the base's default is a property)
+    view_module = "devtools.toy_view"  # type: ignore[assignment] (the base's default is a property)
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:  # noqa: ARG002 (its data live with the tests)
         return [DemoRun("demo-toy", {"gold": str(FIXTURES / "gold.jsonl"), "pred": str(FIXTURES / "pred.jsonl")},

@@ -1,0 +1,70 @@
+"""How commands are declared: each beside its body (`@command`), `--db` once for all of them, and command modules
+outside `audit/cli.py` plugging in through `add(name, fn)` (their `register(add)`)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from audit import cli
+from audit.cli import COMMANDS, build_parser, main
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_every_declared_command_is_built_in_declaration_order() -> None:
+    assert list(_subcommands(build_parser(["--help"]))) == [c.name for c in COMMANDS]
+    assert len({c.name for c in COMMANDS}) == len(COMMANDS)
+
+
+@pytest.mark.parametrize("argv", [
+    ["runs"], ["score", "chimera", "--gold", "g.csv", "--pred", "p.jsonl"], ["import", "inspect", "task.eval"],
+])
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_an_empty_db_is_refused_wherever_it_is_given(argv: list[str], where: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`--db` is declared once, so every (sub)command checks it alike; `import FRAMEWORK --db ""` used to open
+    SQLite's temporary database and fail later on the log, never naming --db."""
+    full = ["--db", "", *argv] if where == "before" else [*argv, "--db", ""]
+    with pytest.raises(SystemExit) as e:
+        main(full)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "argument --db: is empty" in err, err
+
+
+def test_db_after_the_command_wins_over_none_and_defaults_apply(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("REJUDGE_DB", raising=False)
+    args = build_parser(["runs"]).parse_args(["runs", "--db", str(tmp_path / "a.db")])
+    assert args.db == str(tmp_path / "a.db")
+    assert build_parser(["runs"]).parse_args(["runs"]).db is None  # then $REJUDGE_DB or ./rejudge.db, in main
+
+
+def cmd_hello(args: argparse.Namespace) -> None:
+    """Greet someone from a command module of its own.
+
+    Example: python -m audit hello --who ana
+    """
+    print(f"hello {args.who} ({args.db})")
+
+
+def register(add) -> None:
+    add("hello", cmd_hello).add_argument("--who", required=True)
+
+
+def test_a_command_module_plugs_in_through_add(monkeypatch, tmp_path, capsys) -> None:
+    monkeypatch.setattr(cli, "command_modules", lambda: [register])
+    db = str(tmp_path / "h.db")
+    assert main(["--db", db, "hello", "--who", "ana"]) == 0
+    assert capsys.readouterr().out == f"hello ana ({db})\n"
+    assert main(["hello", "--who", "bo", "--db", db]) == 0
+    assert capsys.readouterr().out == f"hello bo ({db})\n"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "Greet someone from a command module of its own." in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["hello", "--help"])
+    out = capsys.readouterr().out
+    assert "Example: python -m audit hello --who ana" in out and "--db DB" in out
