@@ -12,8 +12,8 @@
   SQL statement (any case).
 - The shell (audit/, ui/ outside ui/families/, pages/, app.py) names no family, kind or label.
 - Inside audit/ the rooms stand on floors (`AUDIT_ROOMS`): store/ imports nothing of audit but `audit.errors`;
-  the rescoring core (effective, rescoring, views, runs, stale) the store; review/ the core and store; outputs/ review,
-  core and store; cli and demo everything. pages/ and ui/ import no store internals (migrations, schema check, plans).
+  the rescoring core (effective, rescoring, views, runs, stale, learning) the store; review/ the core and store;
+  outputs/ review, core and store; cli and demo everything. pages/ and ui/ import no store internals (migrations, schema check, plans).
 - No import circle among first-party modules, imports inside functions included (`import_cycles`).
 - tests/ and bench/ share code through devtools/ only: bench imports no `tests`, tests no `bench`, devtools
   neither (`support_violations`; imports inside functions, relative ones and `import_module("...")` included).
@@ -145,7 +145,7 @@ def layer_violations(rel: str, source: str) -> list[str]:
 
 # audit/'s rooms, from the ground up: each may import its own room and those listed (plus audit.errors,
 # audit.numbers and audit.output_paths, leaves that import nothing of audit but the errors).
-_CORE = ("audit.effective", "audit.rescoring", "audit.views", "audit.runs", "audit.stale")
+_CORE = ("audit.effective", "audit.rescoring", "audit.views", "audit.runs", "audit.stale", "audit.learning")
 AUDIT_ROOMS: dict[str, tuple[str, ...]] = {
     "audit.store": (),
     "audit.effective": (),
@@ -153,6 +153,7 @@ AUDIT_ROOMS: dict[str, tuple[str, ...]] = {
     "audit.views": ("audit.store", "audit.effective", "audit.rescoring"),
     "audit.runs": ("audit.store", "audit.effective", "audit.rescoring", "audit.views"),
     "audit.stale": ("audit.store", "audit.effective", "audit.rescoring"),
+    "audit.learning": ("audit.store", "audit.effective", "audit.rescoring"),
     "audit.judge_batch": ("audit.store", "audit.runs", "audit.judge_batch_args"),
     "audit.review": ("audit.store", *_CORE),
     "audit.outputs": ("audit.store", *_CORE, "audit.review", "audit.board.report"),

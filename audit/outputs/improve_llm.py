@@ -48,7 +48,8 @@ def llm_applicability(view: RunView, strategy: str) -> str | None:
                 f"metadata names one); this run's judge is {view.row['judge_spec']}")
     binary = [k for k, s in view.task.label_schemes.items() if s.scale == "binary" and s.positive is not None]
     if len(binary) != 1 or not view.task.label_schemes[binary[0]].symmetric:
-        return f"{strategy}: built for families with one symmetric yes/no pair decision (CHIMERA); not {view.task.name}"
+        return (f"{strategy}: built for families whose decision is one symmetric yes/no question asked in both orders; "
+                f"not {view.task.name}")
     return None
 
 

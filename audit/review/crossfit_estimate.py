@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
+from audit.review.count_vectors import flatten
 from audit.views import RunView
 
 
@@ -42,8 +43,6 @@ def fold_judge_vectors(view: RunView, specs: Sequence[str], paths: list[tuple],
                        docs: Sequence[str]) -> dict[str, list[np.ndarray]]:
     """Every document's judge-only count vector under each fold judge: its decisions' questions asked again
     (the family's rule turns answers into a label; a decision without questions keeps the stored label)."""
-    from audit.review.sampling import flatten
-
     task = view.task
     judges = [task.make_judge(s) for s in specs]
     out: dict[str, list[np.ndarray]] = {}

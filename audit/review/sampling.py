@@ -22,6 +22,7 @@ from sqlite_utils import Database
 
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
+from audit.review.count_vectors import flatten, leaf_paths, unflatten
 from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_judge_vectors, fold_of_documents
 from audit.store.database import dumps, now, transaction
@@ -104,40 +105,6 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
                          f"stratum {block.stratum!r} the next draw is {first.id!r}); {hint}")
 
 
-# ---------------------------------------------------------------- count vectors
-
-
-def leaf_paths(counts: Mapping, prefix: tuple = ()) -> list[tuple]:
-    """Paths to the numbers of nested counts, in the counts' own key order: `unflatten` rebuilds that order, and a
-    metric may read it (ideation's headline is its first system's)."""
-    out = []
-    for k in counts:
-        v = counts[k]
-        if isinstance(v, Mapping):
-            out += leaf_paths(v, (*prefix, k))
-        else:
-            out.append((*prefix, k))
-    return out
-
-
-def flatten(counts: Mapping, paths: list[tuple]) -> np.ndarray:
-    vec = np.zeros(len(paths))
-    for i, p in enumerate(paths):
-        v = counts
-        for k in p:
-            v = v.get(k, {}) if isinstance(v, Mapping) else {}
-        vec[i] = v if isinstance(v, int | float) else 0.0
-    return vec
-
-
-def unflatten(vec: np.ndarray, paths: list[tuple]) -> dict:
-    out: dict = {}
-    for value, p in zip(vec, paths, strict=True):
-        node = out
-        for k in p[:-1]:
-            node = node.setdefault(k, {})
-        node[p[-1]] = float(value)
-    return out
 
 
 def metric_of_totals(task: TaskFamily, cell: MetricCell, paths: list[tuple], options: Mapping):

@@ -16,7 +16,9 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 
 def test_every_declared_command_is_built_in_declaration_order() -> None:
-    assert list(_subcommands(build_parser(["--help"]))) == [c.name for c in COMMANDS]
+    built = list(_subcommands(build_parser(["--help"])))
+    assert built[:len(COMMANDS)] == [c.name for c in COMMANDS]
+    assert built[len(COMMANDS):] == ["board"]  # the command modules' (`command_modules`), after the built-in ones
     assert len({c.name for c in COMMANDS}) == len(COMMANDS)
 
 
