@@ -13,7 +13,8 @@
 - The shell (audit/, ui/ outside ui/families/, pages/, app.py) names no family, kind or label.
 - Inside audit/ the rooms stand on floors (`AUDIT_ROOMS`): store/ imports nothing of audit but `audit.errors`;
   the rescoring core (effective, rescoring, views, runs, stale, learning) the store; review/ the core and store;
-  outputs/ review, core and store; cli and demo everything. pages/ and ui/ import no store internals (migrations, schema check, plans).
+  outputs/ review, core and store; cli and demo everything. pages/ and ui/ import no store internals (migrations,
+  schema check, plans).
 - No import circle among first-party modules, imports inside functions included (`import_cycles`).
 - tests/ and bench/ share code through devtools/ only: bench imports no `tests`, tests no `bench`, devtools
   neither (`support_violations`; imports inside functions, relative ones and `import_module("...")` included).
