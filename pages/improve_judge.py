@@ -139,12 +139,12 @@ if after.get("strategy") == "rules":
                 st.session_state["improve.result"] = (key, str(e))
         st.rerun()
 if after.get("strategy") == "few-shot":
-    st.caption(f"Few-shot: each question is shown the {after['model']['k']} most similar of "
+    st.caption(f"Few-shot: each question is shown the {int(after['model']['k'])} most similar of "
                f"{len(after['model']['examples'])} reviewed decisions (never of its own document; overruled ones "
                f"first), before the family's prompt.")
 if "cost" in result:
     c = result["cost"]
-    st.caption(f"Cost: {c['requests']} requests to the judge model ({c['cached']} answers from the cache), "
+    st.caption(f"Cost: {int(c['requests'])} requests to the judge model ({int(c['cached'])} answers from the cache), "
                f"{c['prompt_tokens']:,} prompt and {c['completion_tokens']:,} completion tokens.")
 if "calibration" in after:
     st.subheader("Calibration maps (judge's rating → calibrated)")

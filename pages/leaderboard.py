@@ -21,7 +21,6 @@ from ui.leaderboard import (
     ranked,
     settled_words,
     system_rows,
-    what_it_shows,
 )
 from ui.state import blind_guard, blind_on, policy_radio, run_names
 from ui.text import md_literal, show_error, show_text
@@ -51,7 +50,8 @@ else:
     except AuditError as e:
         show_error(str(e))
         st.stop()
-    st.markdown(what_it_shows(table))
+    st.markdown(f"Board **{md_literal(table['board'])}** ({md_literal(table['family'])}, {len(table['systems'])} "
+                f"systems) ranked by **{md_literal(label_of(table, table['metric']))}**.")
     st.caption(md_literal(coverage_text(table)))
     if table["interval"] == "none":
         why = str(table["interval_explained"]).removeprefix("none: ")
@@ -61,7 +61,7 @@ else:
         st.caption(md_literal(f"Intervals: {table['interval_explained']}."))
     st.subheader("Does the judge's ranking survive the audit?")
     st.markdown("\n".join(f"- {md_literal(sentence)}" for sentence in settled_words(table)))
-    st.subheader(f"Systems by {label_of(table, table['metric'])}")
+    st.subheader(f"Systems by {md_literal(label_of(table, table['metric']))}")
     st.dataframe(system_rows(table), hide_index=True, key="leaderboard.systems")
     if table["interval"] != "none":
         st.caption("Estimates (fixed-n and anytime 95% intervals) and the judge's bias (judge only − estimate).")

@@ -59,7 +59,7 @@ PYTHON="$py" bash scripts/check_deps.sh
 if [ "$#" -gt 0 ]; then
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The fast suite in two processes (the machine has 2 cores), then the browser tests one at a time (each drives
+# The fast suite in two processes (the machine has 2 cores; the real-LLM tests together on one), then the browser tests one at a time (each drives
 # its own Streamlit server and Chromium).
-"$py" -m pytest -q -p no:cacheprovider -n 2 -m "not e2e"
+"$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e"
 "$py" -m pytest -q -p no:cacheprovider -m e2e

@@ -85,3 +85,12 @@ def db_with_run(db_path, mixed_template):
 def write_jsonl(path: Path, rows: list) -> Path:
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
     return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests against the real local LLM (`llm`) run one after another on one xdist worker (`--dist loadgroup` in
+    scripts/test.sh): two llama.cpp servers answering at once on 2 cores pass the 60 s per-request deadline."""
+    for item in items:
+        if item.get_closest_marker("llm"):
+            item.add_marker(pytest.mark.xdist_group("llama-server"))

@@ -15,7 +15,7 @@ from audit.numbers import EMPTY, format_delta, format_value
 from audit.store.database import Database
 from ui import auth
 from ui.owner_only import role_button, why_not
-from ui.text import md_literal, show_text
+from ui.text import show_text
 
 ACTION = "edit_boards"
 PICK, PENDING = "leaderboard.board", "leaderboard.pending"
@@ -177,9 +177,3 @@ def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str]
                     show_text(str(e), "error")
                 else:
                     st.rerun()
-
-
-def what_it_shows(table: Mapping) -> str:
-    label = label_of(table, table["metric"])
-    return (f"Board **{md_literal(table['board'])}** ({md_literal(table['family'])}, {len(table['systems'])} "
-            f"systems) ranked by **{md_literal(label)}**.")

@@ -49,9 +49,10 @@ def test_every_demo_runs_family_section_is_what_the_report_printed_before(db) ->
     if os.environ.get("REJUDGE_WRITE_GOLDEN"):
         GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     want = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    assert set(got) == set(want)
-    for run in DEMO_RUNS:
+    assert set(want) <= set(got)  # demo runs added since (the boards' systems) have no "before"
+    for run in want:
         assert json.loads(json.dumps(got[run])) == want[run], run
+    for run in got:
         assert got[run]["sections"], f"{run}: no family section"
 
 
