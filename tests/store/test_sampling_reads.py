@@ -164,3 +164,17 @@ def test_a_plans_strata_are_built_once():
     plan = build_plan([Unit(str(i), f"doc{i % 5}", "match") for i in range(20)], lambda us: "s", 0)
     assert plan.stratum_of() is plan.stratum_of()
     assert dict(plan.stratum_of()) == {f"doc{i}": "s" for i in range(5)}
+
+
+def test_decisions_of_a_run_read_at_once_equal_each_decision_read_alone(demo_db):
+    """`RunView.decisions()` gives unreviewed decisions one shared judge-label Effective: each row still equals the
+    decision read alone (`RunView.decision`, its reviews read now), reviewed or not."""
+    for run in _plannable(demo_db):
+        view = load_view(demo_db, run)
+        decs = view.decisions()
+        reviewed = [d for d in decs if d["reviews"]]
+        picked = reviewed[:40] + random.Random(3).sample(decs, min(60, len(decs)))
+        for d in picked:
+            alone = view.decision(d["id"])
+            assert {k: alone[k] for k in ("effective", "source", "human", "judge", "detail")} == \
+                {k: d[k] for k in ("effective", "source", "human", "judge", "detail")}, (run, d["id"])
