@@ -7,9 +7,11 @@ a module that imports pandas or numpy itself, before or after, gets them as usua
 from __future__ import annotations
 
 import sys
-from importlib.abc import MetaPathFinder
-from importlib.machinery import ModuleSpec
-from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importlib.abc imports importlib.resources: 60 ms of a start-up of 300
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 HIDDEN = frozenset({"pandas", "numpy"})
 
@@ -23,8 +25,9 @@ def _imported_by_sqlite_utils() -> bool:
     return False
 
 
-class SqliteUtilsWithoutPandas(MetaPathFinder):
-    """Refuses pandas and numpy to `sqlite_utils.db`'s optional imports; finds nothing for anyone else."""
+class SqliteUtilsWithoutPandas:
+    """A meta path finder (`importlib.abc.MetaPathFinder`'s protocol) that refuses pandas and numpy to
+    `sqlite_utils.db`'s optional imports and finds nothing for anyone else."""
 
     def find_spec(self, fullname: str, path: object = None,  # noqa: ARG002 (protocol)
                   target: ModuleType | None = None) -> ModuleSpec | None:  # noqa: ARG002
