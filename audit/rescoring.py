@@ -183,7 +183,7 @@ _KEEP_RUNS = 2
 """Runs whose decoded original counts `_per_doc` keeps (a 10,000-query retrieval run: about 60 MB)."""
 
 
-def _original_counts(db: Database, run_id: int) -> list[tuple[str, dict]]:
+def original_counts(db: Database, run_id: int) -> list[tuple[str, dict]]:
     """(doc id, original counts) of every document in input order, decoded once per run and process.
 
     A run's documents and their original counts are written once, when it is scored, and never changed; the key
@@ -209,7 +209,7 @@ def _original_counts(db: Database, run_id: int) -> list[tuple[str, dict]]:
 
 def _per_doc(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[dict]:
     """Every document's audited counts in input order, for `aggregate` (read only: the originals are shared)."""
-    return [changed.get(doc_id) or counts for doc_id, counts in _original_counts(db, run_id)]
+    return [changed.get(doc_id) or counts for doc_id, counts in original_counts(db, run_id)]
 
 
 def _audit_in_memory(db: Database, row: Mapping, task: TaskFamily, reviewed: Reviewed, review_counts: dict) -> Audit:

@@ -314,9 +314,9 @@ class JudgeLogWriter:
 
 def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: dict, loaded: Loaded,
            decisions: list[Decision], inputs: dict, summary: dict, options: Mapping[str, str]) -> None:
-    by_doc: dict[str, dict] = {}
-    for d in decisions:
-        by_doc.setdefault(d.doc, {})[(d.kind, d.type, d.left, d.right)] = d.judge
+    # a document's labels are built when it is counted, and rows are encoded as they are inserted: all of a run's
+    # label keys and row JSON at once held 300 MB more at 683k decisions (#38)
+    positions = _positions_by_doc(decisions)
     doc_rows = []
     all_counts = []
     keyed: dict[str, tuple[dict, str]] = {}
@@ -324,9 +324,13 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: di
         doc_id = task.doc_id(doc)
         payload = task.payload(doc)
         keyed[doc_id] = (payload, task.gold_key(payload))
-        counts = task.counts(payload, by_doc.get(doc_id, {}))
+        labels = {}
+        for i in positions.get(doc_id, ()):
+            d = decisions[i]
+            labels[(d.kind, d.type, d.left, d.right)] = d.judge
+        counts = task.counts(payload, labels)
         all_counts.append(counts)
-        doc_rows.append((doc_id, idx, dumps(payload), dumps(counts), task.outcome(payload, counts)))
+        doc_rows.append((doc_id, idx, payload, counts, task.outcome(payload, counts)))
     total = sum_nested(all_counts)
     metrics = task.aggregate(all_counts, options, total=total)
     with transaction(db):
@@ -340,21 +344,30 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: di
         run_id = cur.lastrowid
         db.conn.executemany(
             "INSERT INTO documents (run_id, doc_id, idx, payload, counts, outcome) VALUES (?, ?, ?, ?, ?, ?)",
-            [(run_id, *r) for r in doc_rows])
+            ((run_id, doc_id, idx, dumps(payload), dumps(counts), outcome)
+             for doc_id, idx, payload, counts, outcome in doc_rows))
+        # rows made as they are inserted: a list of every row's detail JSON held 400 MB more at 683k decisions
         db.conn.executemany(
             "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail), q)
-             for d, q in zip(decisions, qkeys_of(task, keyed, decisions), strict=True)])
+            ((run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail), q)
+             for d, q in zip(decisions, qkeys_of(task, keyed, decisions, positions), strict=True)))
         db.execute("INSERT INTO audit_state (run_id, last_review, total) VALUES (?, 0, ?)", [run_id, dumps(total)])
 
 
-def qkeys_of(task: TaskFamily, keyed: Mapping[str, tuple[Mapping, str]], decisions: Sequence[Decision]) -> list[str]:
-    """New decisions' question keys (`decision_qkeys`, one call per document) from their documents' payloads and
-    gold keys, in the decisions' order."""
+def _positions_by_doc(decisions: Sequence[Decision]) -> dict[str, list[int]]:
+    """Document id -> the positions of its decisions in `decisions`, in order."""
     by_doc: dict[str, list[int]] = {}
     for i, d in enumerate(decisions):
         by_doc.setdefault(d.doc, []).append(i)
+    return by_doc
+
+
+def qkeys_of(task: TaskFamily, keyed: Mapping[str, tuple[Mapping, str]], decisions: Sequence[Decision],
+             by_doc: Mapping[str, list[int]] | None = None) -> list[str]:
+    """New decisions' question keys (`decision_qkeys`, one call per document) from their documents' payloads and
+    gold keys, in the decisions' order (`by_doc`: `_positions_by_doc(decisions)` when the caller has it)."""
+    by_doc = _positions_by_doc(decisions) if by_doc is None else by_doc
     out: list[str] = [""] * len(decisions)
     for doc, idxs in by_doc.items():
         payload, gold = keyed[doc]

@@ -136,8 +136,15 @@ class RunView:
         if doc is not None:
             q += " AND doc_id = ?"
             args.append(doc)
-        return [self._decision(d, self.reviews.get(d[0], []), self.effective.get(d[0]))
-                for d in self.db.execute(q + " ORDER BY id", args)]
+        reviews, effective = self.reviews, self.effective
+        unreviewed: dict[str, Effective] = {}  # the judge's label: one per label, not one per decision
+        out = []
+        for d in self.db.execute(q + " ORDER BY id", args):
+            e = effective.get(d[0])
+            if e is None and d[0] not in reviews:
+                e = unreviewed.get(d[6]) or unreviewed.setdefault(d[6], self.effective_of(d[6], []))
+            out.append(self._decision(d, reviews.get(d[0], []), e))
+        return out
 
     def decision_numbers(self, decision_ids: Sequence[int]) -> dict[int, int]:
         """Each decision's number within its run (1, 2, …: its rank in id order), what the pages call it; the id

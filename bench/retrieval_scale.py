@@ -1,4 +1,5 @@
-"""Retrieval at a realistic size: every CLI step and one review -> audited metrics, against the demo run (#38).
+"""Retrieval (or ideation) at a realistic size: every CLI step and one review -> audited metrics, against the demo
+run (#38).
 
 For the demo run (`data/retrieval/demo_rankings.jsonl`, 252 queries) and a generated run of N queries with the
 demo's rank distribution (`bench/generate.py N DIR --family retrieval`, seeded), each in a fresh database:
@@ -12,6 +13,7 @@ demo's rank distribution (`bench/generate.py N DIR --family retrieval`, seeded),
 Ratios are N-run / demo-run in the same invocation; the load (`os.getloadavg`) is printed with the figures.
 
     python bench/retrieval_scale.py [N] [--seed S] [--reviews 40]
+    python bench/retrieval_scale.py 500 --family ideation   # 500 questions x 5 systems against 80 x 5
 """
 
 from __future__ import annotations
@@ -46,12 +48,14 @@ from audit.views import load_view
 db = open_db(sys.argv[1])
 n = int(sys.argv[2])
 load_view(db, "bench").audit.metrics  # warm: imports, the run's counts
-ids = [r[0] for r in db.execute("SELECT id FROM decisions ORDER BY id")]
-picked = ids[:: max(1, len(ids) // n)][:n]
+task = load_view(db, "bench").task
+rows = db.execute("SELECT id, kind FROM decisions ORDER BY id").fetchall()
+picked = rows[:: max(1, len(rows) // n)][:n]
 wall, cpu = [], []
-for i, d in enumerate(picked):
+for i, (d, kind) in enumerate(picked):
+    labels = task.label_schemes[kind].labels
     t, c = time.perf_counter(), time.process_time()
-    add_review(db, "bench", d, "acceptable" if i % 2 else "not-acceptable", "bench")
+    add_review(db, "bench", d, labels[i % len(labels)], "bench")
     load_view(db, "bench").audit.metrics
     wall.append(time.perf_counter() - t)
     cpu.append(time.process_time() - c)
@@ -91,16 +95,17 @@ def _child(args: list[str], timeout: float) -> dict:
 STEPS = ("score", "review (median)", "plan", "queue --next", "estimate", "report", "export")
 
 
-def measure(pred: Path, folder: Path, reviews: int, timeout: float, steps: Sequence[str] = STEPS) -> dict[str, dict]:
-    """Each step's figures on a fresh database scored from `pred`; after a step that did not finish (or one
-    skipped) the ones that need it are reported as not run."""
+def measure(score: list[str], folder: Path, reviews: int, timeout: float,
+            steps: Sequence[str] = STEPS) -> dict[str, dict]:
+    """Each step's figures on a fresh database scored by `score ...` (the CLI's arguments after `score`); after a
+    step that did not finish (or one skipped) the ones that need it are reported as not run."""
     db = folder / "bench.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     audit = ["-m", "audit", "--db", str(db)]
     not_run = {"wall": float("nan"), "rss": float("nan"), "cpu": float("nan"), "p90": float("nan")}
     out = {step: dict(not_run) for step in STEPS}
-    out["score"] = _child([*audit, "score", "retrieval", "--pred", str(pred), "--run", RUN], timeout)
+    out["score"] = _child([*audit, "score", *score, "--run", RUN], timeout)
     out["score"]["db_mb"] = db.stat().st_size / 2**20
     if out["score"]["wall"] == float("inf"):
         return out
@@ -120,25 +125,48 @@ def measure(pred: Path, folder: Path, reviews: int, timeout: float, steps: Seque
     return out
 
 
+def _inputs(family: str, n: int, seed: int) -> tuple[int, list[str], list[str]]:
+    """(size of the small run, `score` arguments of the small run, of the generated run of size n)."""
+    if family == "retrieval":
+        data = workdir() / f"retrieval-{n}-s{seed}"
+        if not (data / "rankings.jsonl").is_file():
+            generate_retrieval(n, data, seed=seed)
+        return 252, ["retrieval", "--pred", str(SOURCE)], ["retrieval", "--pred", str(data / "rankings.jsonl")]
+    import random
+
+    from bench.ideation_speed import generate
+
+    def ideation(questions: int) -> list[str]:
+        data = workdir() / f"ideation-{questions}-s{seed}"
+        if not (data / "pairwise.jsonl").is_file():
+            data.mkdir(parents=True, exist_ok=True)
+            generate(data, questions, 5, random.Random(seed))
+        files = [(f"--{k}", str(data / f"{k}.jsonl")) for k in ("ideas", "absolute", "pairwise")]
+        return ["ideation", *(a for pair in files for a in pair)]
+    return 80, ideation(80), ideation(n)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("n", type=int, nargs="?", default=10_000, help="generated queries (default 10,000)")
+    ap.add_argument("n", type=int, nargs="?", default=10_000, help="generated queries (default 10,000), or "
+                    "questions with --family ideation")
+    ap.add_argument("--family", choices=("retrieval", "ideation"), default="retrieval",
+                    help="ideation: N questions x 5 systems, ratings and pairwise calls in both orders "
+                    "(bench/ideation_speed.generate), against its 80-question run")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reviews", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=600, help="seconds after which a step is stopped")
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of: {', '.join(STEPS)} (score "
                     "always runs)")
     args = ap.parse_args(argv)
-    data = workdir() / f"retrieval-{args.n}-s{args.seed}"
-    if not (data / "rankings.jsonl").is_file():
-        generate_retrieval(args.n, data, seed=args.seed)
+    small_n, small_score, big_score = _inputs(args.family, args.n, args.seed)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(dir=workdir()) as tmp:
         (Path(tmp) / "demo").mkdir()
         (Path(tmp) / "big").mkdir()
         steps = args.steps.split(",")
-        demo = measure(SOURCE, Path(tmp) / "demo", args.reviews, args.timeout, steps)
-        big = measure(data / "rankings.jsonl", Path(tmp) / "big", args.reviews, args.timeout, steps)
+        demo = measure(small_score, Path(tmp) / "demo", args.reviews, args.timeout, steps)
+        big = measure(big_score, Path(tmp) / "big", args.reviews, args.timeout, steps)
     load_after = os.getloadavg()
     rows = []
     for step, goal in GOALS.items():
@@ -148,7 +176,8 @@ def main(argv: list[str] | None = None) -> None:
         verdict = "not run" if b["wall"] != b["wall"] else "met" if met else "MISSED"
         rows.append([step, b["wall"], b["cpu"], b["rss"], b["wall"] / d["wall"],
                      f"≤ {goal:g} s" + (f", ≤ {mem_goal:g} MiB" if mem_goal else ""), verdict])
-    print_table(f"Retrieval at {args.n:,} queries (seed {args.seed}) against the demo run (252); load "
+    what = "Retrieval at {:,} queries" if args.family == "retrieval" else "Ideation at {:,} questions x 5 systems"
+    print_table(f"{what.format(args.n)} (seed {args.seed}) against the run of {small_n}; load "
                 f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (1-min average, {os.cpu_count()} cores)",
                 ["step", "wall s", "CPU s", "peak RSS MiB", "× demo", "goal", ""], rows)
     print(f"\nreview p90 {big['review (median)']['p90'] * 1000:.0f} ms; database {big['score']['db_mb']:.0f} MB "

@@ -22,13 +22,24 @@ def leaf_paths(counts: Mapping, prefix: tuple = ()) -> list[tuple]:
 
 
 def flatten(counts: Mapping, paths: list[tuple]) -> np.ndarray:
+    """The numbers of `counts` at `paths` (0 where a path holds no number); one walk over the counts, not one per
+    path (a retrieval query has hundreds of paths)."""
+    leaves: dict[tuple, object] = {}
+    _leaves(counts, (), leaves)
     vec = np.zeros(len(paths))
     for i, p in enumerate(paths):
-        v = counts
-        for k in p:
-            v = v.get(k, {}) if isinstance(v, Mapping) else {}
-        vec[i] = v if isinstance(v, int | float) else 0.0
+        v = leaves.get(p)
+        if isinstance(v, int | float):
+            vec[i] = v
     return vec
+
+
+def _leaves(counts: Mapping, prefix: tuple, out: dict[tuple, object]) -> None:
+    for k, v in counts.items():
+        if isinstance(v, dict | Mapping):
+            _leaves(v, (*prefix, k), out)
+        else:
+            out[(*prefix, k)] = v
 
 
 def unflatten(vec: np.ndarray, paths: list[tuple]) -> dict:

@@ -16,12 +16,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from itertools import groupby
+from operator import itemgetter
+from types import MappingProxyType
 
 import numpy as np
 from sqlite_utils import Database
 
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
+from audit.rescoring import original_counts
 from audit.review.count_vectors import flatten, leaf_paths, unflatten
 from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_judge_vectors, fold_of_documents
@@ -136,18 +140,8 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
         raise AuditError(f"unknown decision kind {kind!r}; {task.name} has {', '.join(task.label_schemes)}")
     if list(db.query("SELECT 1 FROM sampling_plans WHERE run_id = ? AND kind = ?", [row["id"], key])):
         raise AuditError(f"run {view.name!r} already has a sampling plan for {key}; a plan is fixed before review")
-    decs = [d for d in view.decisions() if kind is None or d["kind"] == kind]
-    by_doc: dict[str, list[dict]] = {}
-    for d in decs:
-        by_doc.setdefault(d["doc"], []).append(d)
-    units = [Unit(str(d["id"]), d["doc"], d["judge"], {"decision": {k: d[k] for k in
-                                                                      ("kind", "type", "left", "right", "judge",
-                                                                       "detail")}}) for d in decs]
-
-    def stratum_of(block_units: list[Unit]) -> str:
-        return task.sampling_stratum([u.info["decision"] for u in block_units])
-
-    plan = build_plan(units, stratum_of, seed)
+    units, strata = plan_units(view, kind)
+    plan = build_plan(units, lambda block_units: strata[block_units[0].block], seed)
     # the family's take-all strata are named from the strata the plan has (build_plan's take_all= adds the same)
     declared = sorted(task.sampling_take_all(set(plan.strata())))
     design = f"blocks = documents; strata = {task.name} sampling_stratum (judge-side only); unreadable answers"
@@ -158,6 +152,55 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
         db.execute("INSERT INTO sampling_plans (run_id, kind, seed, created, plan) VALUES (?, ?, ?, ?, ?)",
                    [row["id"], key, seed, now(), dumps(plan.to_json())])
     return plan_summary(plan)
+
+
+_NO_INFO: Mapping = MappingProxyType({})  # the stratum is computed per document here, not from `Unit.info`
+
+
+class _JudgeSide(Mapping):
+    """One decision as `TaskFamily.sampling_stratum` reads it (kind, type, left, right, judge, detail); the detail
+    JSON is decoded only if the family reads it."""
+
+    __slots__ = ("_row", "_detail")
+    _KEYS = ("kind", "type", "left", "right", "judge", "detail")
+
+    def __init__(self, row: tuple) -> None:
+        self._row = row  # (kind, type, left, right, judge_label, detail text)
+        self._detail: object = None
+
+    def __getitem__(self, key: str) -> object:
+        if key == "detail":
+            if self._detail is None:
+                self._detail = json.loads(self._row[5])
+            return self._detail
+        try:
+            return self._row[self._KEYS.index(key)]
+        except ValueError:
+            raise KeyError(key) from None
+
+    def __iter__(self):
+        return iter(self._KEYS)
+
+    def __len__(self) -> int:
+        return len(self._KEYS)
+
+
+def plan_units(view: RunView, kind: str | None = None) -> tuple[list[Unit], dict[str, str]]:
+    """The plan's units (decisions of `kind`, all kinds for None, judge label only) and each document's stratum
+    (`task.sampling_stratum` of its decisions), read one document at a time: the decisions' details are never all
+    in memory at once (683k retrieval decisions held 2.4 GiB as dicts)."""
+    q = ("SELECT doc_id, id, kind, type, left, right, judge_label, detail FROM decisions WHERE run_id = ?"
+         + ("" if kind is None else " AND kind = ?") + " ORDER BY doc_id, id")
+    units: list[Unit] = []
+    strata: dict[str, str] = {}
+    rows = view.db.execute(q, [view.id] if kind is None else [view.id, kind])
+    for doc, group in groupby(rows, key=itemgetter(0)):
+        decisions = []
+        for r in group:
+            units.append(Unit(str(r[1]), doc, r[6], _NO_INFO))
+            decisions.append(_JudgeSide(r[2:]))
+        strata[doc] = view.task.sampling_stratum(decisions)
+    return units, strata  # a block's units in id order, as plans always listed them
 
 
 def plan_summary(plan: Plan) -> dict:
@@ -181,33 +224,35 @@ def plans(db: Database, run: RunRef) -> dict[str, dict]:
 # ---------------------------------------------------------------- the state of a sampled audit
 
 
+def _original_doc_counts(view: RunView) -> dict[str, dict]:
+    """Every document's original counts (read-only: decoded once per run and process, `original_counts`), in the
+    order the store lists the documents, which is the order the estimators sum them in."""
+    counts = dict(original_counts(view.db, view.id))
+    return {doc: counts[doc] for (doc,) in view.db.execute("SELECT doc_id FROM documents WHERE run_id = ?",
+                                                           [view.id])}
+
+
 def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     """(judge vector per block, human vector per sampled block, human vector per exactly-known block, paths)."""
     db, row, audit = view.db, view.row, view.audit
-    docs = {r["doc_id"]: json.loads(r["counts"]) for r in
-            db.query("SELECT doc_id, counts FROM documents WHERE run_id = ?", [row["id"]])}
+    docs = _original_doc_counts(view)
     # a review can create counts the judge's totals lack (ideation: a first valid call of a pair)
     paths = list(dict.fromkeys([*leaf_paths(row["original_counts"] or {}), *leaf_paths(audit.counts or {})]))
     judge = {doc: flatten(c, paths) for doc, c in docs.items()}
-    human = {doc: flatten((audit.doc_counts or {}).get(doc) or c, paths) for doc, c in docs.items()}
+    changed = audit.doc_counts or {}
+    human = {doc: flatten(changed[doc], paths) if changed.get(doc) else judge[doc] for doc in docs}
     in_plan = {b.id: b for b in plan.blocks}
-    decs = view.decisions()
-    labelled: dict[str, list[bool]] = {}
-    via_sample: dict[str, bool] = {}
-    sampled_reviews = {r[0] for r in db.execute("SELECT DISTINCT decision_id FROM run_reviews WHERE run_id = ? AND "
-                                                "sampled = 1", [row["id"]])}
-    unit_ids = {u for b in plan.blocks for u in b.units}
-    for d in decs:
-        if str(d["id"]) not in unit_ids:
-            continue
-        labelled.setdefault(d["doc"], []).append(d["source"] in HUMAN_SOURCES)
-        via_sample[d["doc"]] = via_sample.get(d["doc"], False) or d["id"] in sampled_reviews
+    sampled_reviews = {str(r[0]) for r in db.execute("SELECT DISTINCT decision_id FROM run_reviews WHERE run_id = ? "
+                                                     "AND sampled = 1", [row["id"]])}
+    # only reviewed decisions can carry a human label: a block is labelled when each of its units is one of them
+    settled = {str(i) for i, e in view.effective.items() if e.source in HUMAN_SOURCES}
     sampled, certain = {}, {}
     for doc in docs:
-        if doc not in in_plan:
+        block = in_plan.get(doc)
+        if block is None:
             certain[doc] = human[doc]  # no decision of the plan's kind: its counts are fixed
-        elif all(labelled.get(doc, [False])):
-            (sampled if via_sample.get(doc) else certain)[doc] = human[doc]
+        elif settled.issuperset(block.units):
+            (sampled if not sampled_reviews.isdisjoint(block.units) else certain)[doc] = human[doc]
     return judge, sampled, certain, paths
 
 
@@ -299,8 +344,7 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
     the distribution function, `scoring.stats.quantile`); a complete review gives the family's own value."""
 
     task = view.task
-    judge_counts = {r["doc_id"]: json.loads(r["counts"]) for r in
-                    view.db.query("SELECT doc_id, counts FROM documents WHERE run_id = ?", [view.id])}
+    judge_counts = _original_doc_counts(view)
     changed = view.audit.doc_counts or {}
     human_counts = {doc: changed.get(doc) or c for doc, c in judge_counts.items()}
 

@@ -112,7 +112,8 @@ def _connect(path: str, *, uri: bool, read_only: bool, wal_first: bool = True,
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False,
                            uri=uri)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    db = Database(conn)
+    db = Database(conn, execute_plugins=False)  # no sqlite-utils plugin runs code on the store's connections (nor
+    # is the installed packages' list scanned for them: 0.1-1 s of every command's start-up, #38)
     db.read_only = read_only  # type: ignore[attr-defined]
     if read_only:
         conn.execute("PRAGMA query_only = ON")

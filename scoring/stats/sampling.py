@@ -23,6 +23,8 @@ import hashlib
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 from scipy import stats as st
@@ -75,9 +77,14 @@ class Plan:
     design: str = ""
     """Free text saying how strata were made (shown with the estimate and exported)."""
 
-    def stratum_of(self) -> dict[str, str]:
-        """Block id -> stratum name (the `strata` argument of the estimators)."""
-        return {b.id: b.stratum for b in self.blocks}
+    def stratum_of(self) -> Mapping[str, str]:
+        """Block id -> stratum name (the `strata` argument of the estimators); built once per plan, read-only
+        (callers ask it once per block: a fresh dict each time made `estimate` quadratic in documents)."""
+        return self._stratum_of
+
+    @cached_property
+    def _stratum_of(self) -> Mapping[str, str]:
+        return MappingProxyType({b.id: b.stratum for b in self.blocks})
 
     def block_of(self) -> dict[str, str]:
         """Decision id -> block id."""

@@ -61,6 +61,26 @@ def test_help_and_argument_errors_import_no_pandas_and_no_store(argv: list[str])
     assert heavy == [] if argv[0] != "score" else "pandas" not in heavy and "sqlite_utils" not in heavy, heavy
 
 
+def test_runs_imports_neither_pandas_nor_numpy(tmp_path) -> None:
+    """`runs` opens the store, and sqlite_utils imported pandas and numpy for it: most of its start-up (#38)."""
+    db = tmp_path / "new.db"
+    for _ in range(2):  # a new database, then an existing one (opened with every check)
+        p = subprocess.run([sys.executable, "-c", HELP_IMPORTS, "runs", "--db", str(db)], cwd=ROOT, env=ENV,
+                           capture_output=True, text=True, timeout=120)
+        heavy = json.loads(p.stderr.strip().splitlines()[-1])
+        assert "sqlite_utils" in heavy and "audit.store.database" in heavy, heavy  # it did open the store
+        assert "pandas" not in heavy and "numpy" not in heavy, heavy
+
+
+def test_sqlite_utils_alone_is_refused_pandas_and_others_are_not() -> None:
+    """The finder refuses pandas to sqlite_utils' own optional import only: a module that imports pandas after
+    it gets pandas."""
+    code = ("import sys, audit, sqlite_utils.db as s; import pandas, numpy; "
+            "print(s.pd is None, s.np is None, pandas.DataFrame is not None, numpy.zeros(1).size)")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert p.stdout.split() == ["True", "True", "True", "1"], p.stderr
+
+
 def test_python_m_audit_help_in_a_real_process() -> None:
     p = subprocess.run([sys.executable, "-m", "audit", "--help"], cwd=ROOT, env=ENV, capture_output=True, text=True,
                        timeout=120)

@@ -1,4 +1,4 @@
-"""The audit decodes a run's original per-query counts once per process (`audit.rescoring._original_counts`, #38):
+"""The audit decodes a run's original per-query counts once per process (`audit.rescoring.original_counts`, #38):
 a run deleted and scored again under the same name, id and document count is not read from what was kept."""
 
 from __future__ import annotations

@@ -113,3 +113,28 @@ def test_one_missing_judge_answer_is_said_in_the_singular(fresh_db, tmp_path):
     assert row["summary"]["judge"]["missing"] == 1
     (warning,) = [w for w in row["summary"]["warnings"] if "not available" in w]
     assert warning.startswith("1 judge answer was not available") and "(s)" not in warning
+
+
+def test_no_sqlite_utils_plugin_runs_on_the_stores_connections(tmp_path):
+    """A sqlite-utils plugin's `prepare_connection` ran on every connection the store opened, after a scan of the
+    installed packages for plugins (#38: part of every command's start-up); the store opens its own."""
+    from sqlite_utils import hookimpl
+    from sqlite_utils.plugins import pm
+
+    from audit.store.database import open_db
+
+    seen = []
+
+    class Plugin:
+        @hookimpl
+        def prepare_connection(self, conn):
+            seen.append(conn)
+
+    plugin = Plugin()
+    pm.register(plugin)
+    try:
+        for _ in range(2):  # a new database, then the existing file opened with every check
+            open_db(tmp_path / "p.db").conn.close()
+    finally:
+        pm.unregister(plugin)
+    assert seen == []

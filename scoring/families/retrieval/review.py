@@ -59,18 +59,29 @@ def decide(queries: Sequence[RankedQuery], judge: Judge, cache: AnswerCache | No
     questions = [candidate_question(q, i) for q, i in where]
     stats.distinct_queries = len(questions)
     answers = ask_with_cache(judge, questions, cache, stats, progress)
+    del questions
     decisions = []
+    # one dict per distinct answer, shared by the details that hold it (read-only): a judge answering 683k
+    # questions gives a few distinct answers (gold-only: one), and a dict each held 150 MB of a 10k-query run
+    shared: dict[tuple, dict] = {}
     for (q, i), a in zip(where, answers, strict=True):
         if a.value == MISSING:  # ask_with_cache counted invalid and missing answers already
             if len(stats.missing_examples) < 10:
                 stats.missing_examples.append({"query_id": q.id, "candidate_id": q.candidates[i], "why": a.rationale})
         detail = {"rank": i + 1, "text": q.candidates_text[i], "tied_with_gold": i + 1 >= q.gold_block[0],
                   "anchor": q.anchor_text, "gold": q.positive, "gold_rank": q.positive_index + 1,
-                  "answer": answer_dict(a)}
+                  "answer": _shared_answer(answer_dict(a), shared)}
         if q.scores is not None:
             detail["score"] = q.scores[i]
         decisions.append(Decision(q.id, KIND, q.relation, q.candidates[i], q.positive_id, label_of(a), detail))
     return decisions, stats
+
+
+def _shared_answer(answer: dict, shared: dict[tuple, dict]) -> dict:
+    try:
+        return shared.setdefault(tuple(answer.items()), answer)
+    except TypeError:  # a value that cannot be a key (none today): kept as it is
+        return answer
 
 
 def accepted_from_labels(labels: Mapping[tuple[str, str, str, str], str]) -> set[str]:

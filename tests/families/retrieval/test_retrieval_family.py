@@ -176,3 +176,14 @@ def test_ties_option_picks_the_top_level_policy(tmp_path):
         assert m["tie_policies"]["mean"]["all"]["mr"] == 3
     with pytest.raises(InputError, match="tie policy"):
         TASK.metrics(sum_nested(per_doc), per_doc, {"ties": "random"})
+
+
+def test_equal_answers_share_one_detail_dict_and_keep_their_fields():
+    """A gold-only judge gives every candidate the same answer: one dict for all of them (a dict each held 150 MB
+    of a 10,000-query run, #38), with the fields `answer_dict` gives."""
+    loaded = TASK.load({"pred": str(ROOT / "data" / "retrieval" / "demo_rankings.jsonl")})
+    decisions, _ = TASK.decide(loaded, TASK.make_judge("gold-only"), None, None)
+    assert len(decisions) > 10_000
+    assert len({id(d.detail["answer"]) for d in decisions}) == 1
+    assert decisions[0].detail["answer"] == {"value": "no",
+                                             "rationale": "only the gold answer counts (benchmark assumption)"}
