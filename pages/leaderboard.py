@@ -11,6 +11,7 @@ from audit.errors import AuditError
 from audit.outputs.figures import board_intervals
 from ui.entry import page_prologue
 from ui.leaderboard import (
+    board_sample,
     coverage_text,
     estimate_rows,
     label_of,
@@ -59,6 +60,7 @@ else:
                   "warning")
     else:
         st.caption(md_literal(f"Intervals: {table['interval_explained']}."))
+    board_sample(conn, board)
     st.subheader("Does the judge's ranking survive the audit?")
     st.markdown("\n".join(f"- {md_literal(sentence)}" for sentence in settled_words(table)))
     st.subheader(f"Systems by {md_literal(label_of(table, table['metric']))}")

@@ -9,13 +9,15 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
+from audit.board.joint import board_plan, create_board_plan, next_board_document
 from audit.board.store import create_board, delete_board
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.store.database import Database
 from ui import auth
 from ui.owner_only import role_button, why_not
-from ui.text import show_text
+from ui.state import link_params
+from ui.text import md_literal, show_text
 
 ACTION = "edit_boards"
 PICK, PENDING = "leaderboard.board", "leaderboard.pending"
@@ -177,3 +179,45 @@ def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str]
                     show_text(str(e), "error")
                 else:
                     st.rerun()
+
+
+SERVED = "leaderboard.served"
+"""Session key: (board, the document the board's queue served) shown until the next one is asked for."""
+
+
+def board_sample(conn: Database, board: Mapping) -> None:
+    """The board's one sample (issue 36 §3): draw it (owner only in team mode), then serve the document whose review
+    does most for the table, with a link to review it and how many more documents settle the ranking. Serving is a
+    button, not a page view: the queue records what it served."""
+    name, runs = board["name"], list(board["runs"])
+    if board_plan(conn, name) is None:
+        if len(runs) < 2:
+            return  # one run's systems (ideation): the run's own plan samples them (Scores page)
+        show_text("Draw one sample of documents for every system of the board: a sampled document is reviewed for "
+                  "every question any system asked about it, so one review serves them all.", "caption")
+        if role_button("Draw the board's sample", action=ACTION, key="leaderboard.plan"):
+            auth.guard(ACTION)
+            try:
+                create_board_plan(conn, name, runs)
+            except AuditError as e:
+                show_text(str(e), "error")
+            else:
+                st.rerun()
+        return
+    if st.button("Serve the next document to review", key="leaderboard.next"):
+        try:
+            st.session_state[SERVED] = (name, next_board_document(conn, name, runs))
+        except AuditError as e:
+            show_text(str(e), "error")
+    served = st.session_state.get(SERVED)
+    if not served or served[0] != name:
+        return
+    nxt = served[1]
+    if nxt is None:
+        show_text("Every document of the board's sample is reviewed.", "success")
+        return
+    show_text(f"Next: document {nxt['doc']} ({nxt['why']}); {nxt['more_text']}.", "info")
+    for part in nxt["review_in"]:
+        doc = part["documents"][0] if part["documents"] else nxt["doc"]
+        st.page_link("pages/document.py", label=md_literal(f"Review it in run {part['run']} ›"),
+                     query_params=link_params(run=part["run"], doc=doc))

@@ -177,3 +177,24 @@ def test_every_headline_metric_of_every_system(app, conn):
         for m in table["metrics"]:
             assert shown[s["system"], m["label"]] == (format_value(s["judge_only"][m["key"]]),
                                                       format_value(s["audited"][m["key"]]))
+
+
+def test_the_page_draws_the_boards_sample_and_serves_a_document_to_review(app, conn):
+    """Issue 36 §3 from the page: 'Draw the board's sample' stores the board's one plan (the same as `board plan`),
+    and 'Serve the next document' names a document of it with a link to review it in a run that asks about it."""
+    from audit.board.joint import board_plan
+
+    at = open_page(app, "leaderboard", board=BOARD)
+    assert board_plan(conn, BOARD) is None
+    at.button(key="leaderboard.plan").click().run()
+    assert not at.exception
+    plan = board_plan(conn, BOARD)
+    assert plan is not None and sorted(plan["runs"]) == sorted((VERBOSE, MIXED, TERSE))
+    at.button(key="leaderboard.next").click().run()
+    assert not at.exception
+    info = [plain(i.value) for i in at.info if "Next: document" in plain(i.value)]
+    assert len(info) == 1 and "more document" in info[0], [plain(i.value) for i in at.info]
+    served = conn.execute("SELECT block FROM board_draws WHERE board = ?", [BOARD]).fetchall()
+    assert len(served) == 1 and served[0][0] in info[0]  # the queue recorded what the page served
+    links = [plain(p.proto.label) for p in at.get("page_link") if "Review it in run" in plain(p.proto.label)]
+    assert links and all(any(r in label for r in (VERBOSE, MIXED, TERSE)) for label in links), links
