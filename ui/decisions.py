@@ -63,7 +63,7 @@ def _value_class(value: object) -> str:
 def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: bool = False,
               number: int | None = None, also_in: Sequence[str] = ()) -> str:
     """One decision as the classic card and the browser card draw it. `also_in`: the other runs that ask its
-    question (`audit.review.sharing.other_runs_asking`), named in a line of their own (blind too: it names runs,
+    question (`audit.review.sharing.other_runs_asking`), named on the title line (blind too: it names runs,
     never their judges' answers)."""
     e = html.escape
     rows = "".join(f'<span class="side">{e(k)}</span><span class="{_value_class(v)}">{e(visible(v))}</span><br>'
@@ -76,10 +76,11 @@ def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: 
     focus = " focus" if focused else ""
     linked = " · <b>linked decision</b>" if focused else ""
     shared = also_settles_text(also_in)
-    shared = f'<small class="rj-shared">↔ {e(visible(shared[0].upper() + shared[1:]))}</small><br>' if shared else ""
+    # on the title line: a line of its own pushed the browser card's note field below a 720 px screen
+    shared = f' · <small class="rj-shared">↔ {e(visible(shared[0].upper() + shared[1:]))}</small>' if shared else ""
     return (f'<div class="rj-card{focus}"><b>{decision_title(d, number)}</b> · '
-            f'{e(kind_title(task, d["kind"]))}{linked}{moot}<br>'
-            f'{rows}{shared}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
+            f'{e(kind_title(task, d["kind"]))}{linked}{moot}{shared}<br>'
+            f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
 
 
 def history_rows(d: dict) -> list[dict]:
