@@ -35,7 +35,13 @@ def wait_idle(page: Page, timeout: float = RERUN_TIMEOUT) -> None:
 
 
 def assert_no_exception(page: Page) -> None:
-    expect(page.get_by_test_id("stException")).to_have_count(0)
+    """No Streamlit exception box on the page; a failure quotes the boxes' text (CI logs keep nothing else)."""
+    boxes = page.get_by_test_id("stException")
+    try:
+        expect(boxes).to_have_count(0)
+    except AssertionError as failure:
+        texts = "\n---\n".join(boxes.all_inner_texts())
+        raise AssertionError(f"Streamlit exception on {page.url}:\n{texts}") from failure
 
 
 def heading(page: Page, title: str | re.Pattern) -> Locator:
