@@ -8,6 +8,7 @@ metrics and `RunView.audit` under the policy (what the Scores page and `export` 
 
 - every decision of every run reviewed: everything is exact (zero-width intervals, one-rank rank sets);
 - a board sampling plan (`audit.board.joint.board_estimates`): the joint estimates, differences and rank sets;
+  for systems inside one run (ideation), the run's own plan (`audit.board.one_run.one_run_estimates`);
 - neither: no valid interval exists, so none is given (`ci`, `rank_set` null) and `interval` says why.
 
 Ranks, rank sets and the sentences on which pairs are settled come from `scoring.stats.board`.
@@ -31,15 +32,22 @@ from scoring.stats.estimators import Estimate
 LEVEL = 0.95
 EXACT = "exact"
 JOINT = "joint plan"
+RUN_PLAN = "run plan"
 NONE = "none"
+SAMPLED = (JOINT, RUN_PLAN)
+"""The modes whose values and intervals are a sample's estimates."""
 INTERVAL_WORDS = {
     EXACT: "exact: every decision of every system reviewed, so every interval has zero width and every rank set is "
            "one rank",
-    JOINT: "the board's sampling plan: 95% fixed-n intervals (`ci`, valid for a sample size fixed in advance) and "
-           "anytime intervals (`anytime.ci`, valid however you decide when to stop); rank sets at 95% simultaneous "
-           "confidence (Bonferroni over the pairs, docs/board.md)",
-    NONE: "none: the board has no sampling plan and not every decision is reviewed, so no interval is valid (create "
-          "a board plan and review its sample, or review every decision); audited values are reviewed so far",
+    JOINT: "the board's sampling plan: 95% intervals of two kinds, fixed-n (valid if the number of documents to "
+           "review was fixed in advance) and anytime (valid whenever you decide to stop reviewing); rank sets at "
+           "95% confidence for all systems at once (Bonferroni over the pairs, docs/board.md)",
+    RUN_PLAN: "the run's own sampling plan (its systems are compared inside one run, so the run's sample serves "
+              "them all): 95% intervals of two kinds, fixed-n (valid if the number of documents to review was "
+              "fixed in advance) and anytime (valid whenever you decide to stop reviewing); rank sets at 95% "
+              "confidence for all systems at once (Bonferroni over the pairs, docs/board.md)",
+    NONE: "none: the board has no sampling plan and not every decision is reviewed, so no interval is valid (draw "
+          "the board's sample and review it, or review every decision); audited values are reviewed so far",
 }
 
 
@@ -75,12 +83,20 @@ def board_systems(views: Sequence[RunView], systems: Sequence[str] | None) -> li
 
 
 def _joint_estimates(db: Database, name: str, policy: str) -> dict | None:
-    """The board plan's estimates (h-o's `audit.board.joint`), None when there is no plan (or no joint module)."""
-    try:
-        from audit.board.joint import board_estimates  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
+    """The board plan's estimates (`audit.board.joint`), None when the board has no plan."""
+    from audit.board.joint import board_estimates
+
     return board_estimates(db, name, policy=policy)
+
+
+def _sample_estimates(db: Database, board: Mapping, policy: str) -> dict | None:
+    """The estimates of the board's sample, None without one: the board's joint plan, or for systems inside one
+    run the run's own plan (`audit.board.one_run`: one plan per run, so the Scores page and the board agree)."""
+    if board["systems"] is None:
+        return _joint_estimates(db, board["name"], policy)
+    from audit.board.one_run import one_run_estimates
+
+    return one_run_estimates(db, board["name"], board["runs"][0], board["systems"], policy=policy)
 
 
 @dataclass(frozen=True)
@@ -207,8 +223,8 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
     if reviewed["decisions"] >= reviewed["of_decisions"]:
         mode = EXACT
     else:
-        joint = _joint_estimates(db, name, policy)
-        mode = JOINT if joint is not None else NONE
+        joint = _sample_estimates(db, board, policy)
+        mode = NONE if joint is None else RUN_PLAN if joint.get("plan") == "run" else JOINT
     names = [s.name for s in rows]
     judge = {s.name: {metric_key(c): c.value(s.judge_metrics) for c in cells} for s in rows}
     audited = {s.name: {metric_key(c): c.value(s.audited_metrics) for c in cells} for s in rows}
@@ -219,7 +235,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             estimate[s] = {k: _point(v) for k, v in audited[s].items() if v is not None}
             bias[s] = {k: _point(judge[s][k] - v) for k, v in audited[s].items()
                        if v is not None and judge[s][k] is not None}
-        elif mode == JOINT:
+        elif mode in SAMPLED:
             mine = dict((joint or {}).get("systems", {}).get(s) or {})
             bias[s] = mine.pop("bias", None)
             estimate[s] = mine or None
@@ -227,7 +243,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             estimate[s] = bias[s] = None
 
     def ranked_value(s: str) -> float | None:
-        if mode == JOINT:
+        if mode in SAMPLED:
             return ((estimate[s] or {}).get(key) or {}).get("value")
         return audited[s][key]
 
@@ -239,7 +255,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
         if mode == EXACT:
             pair = {"a": a, "b": b, "difference": d, "ci": None if d is None else [d, d],
                     "ci_simultaneous": None if d is None else [d, d]}
-        elif mode == JOINT:
+        elif mode in SAMPLED:
             got = _joint_pair(joint or {}, a, b) or {}
             pair = {"a": a, "b": b, "difference": got.get("difference", d), "ci": got.get("ci"),
                     "ci_simultaneous": got.get("ci_simultaneous") or got.get("ci")}
