@@ -74,6 +74,7 @@ else:
     st.subheader("Pairwise differences")
     st.caption("A − B on the primary metric; the simultaneous intervals (all pairs at once) decide the rank sets.")
     st.dataframe(pair_rows(table), hide_index=True, key="leaderboard.pairs")
-    with st.expander("Every headline metric: judge only and audited"):
+    with st.expander("Every headline metric: judge only and audited" if table["interval"] == "none" else
+                     "Every headline metric: judge only, audited and estimated"):
         st.dataframe(metric_rows(table), hide_index=True, key="leaderboard.metrics")
 manage_boards(conn, boards, run_names(conn))

@@ -275,6 +275,11 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
         {s: r or 0 for s, r in rank_judge.items()},
         None if any(r is None for r in rank_audited.values()) else rank_audited,  # type: ignore[arg-type]
         sets, higher, LEVEL))
+    missing = [s for s in names if values[s] is None]
+    if mode in SAMPLED and missing:  # say why, so the page can tell the reviewer what the sample still needs
+        why = next((n for s in missing if (n := ((estimate[s] or {}).get(key) or {}).get("note"))), "")
+        words = [f"no estimate yet for {', '.join(missing)}, so nothing can be said about the ranking"
+                 + (f" ({why})" if why else "")]
     systems = [{"run": s.run, "system": s.name, "judge_only": judge[s.name], "audited": audited[s.name],
                 "estimate": estimate[s.name], "bias": bias[s.name], "rank_judge": rank_judge[s.name],
                 "rank_audited": rank_audited[s.name],

@@ -53,6 +53,12 @@ def test_without_the_runs_plan_there_is_no_interval(bdb):
     create_board(bdb, "i", [RUN])
     assert one_run_estimates(bdb, "i", RUN, ["Human", "AI", "AI_Rerank"]) is None
     assert board_table(bdb, "i")["interval"] == "none"
+    create_plan(bdb, RUN, seed=4)  # a plan, nothing reviewed: the sentence says what the sample still needs
+    table = board_table(bdb, "i")
+    assert table["interval"] == "run plan"
+    assert table["settled"] == ["no estimate yet for Human, AI, AI_Rerank, so nothing can be said about the ranking "
+                                f"({table['systems'][0]['estimate'][PRIMARY]['note']})"]
+    assert "insufficient reviews" in table["settled"][0]
 
 
 def test_each_systems_estimate_is_the_single_run_estimators(sampled):
