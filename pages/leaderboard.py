@@ -14,6 +14,7 @@ from ui.leaderboard import (
     board_sample,
     coverage_text,
     estimate_rows,
+    full_height,
     label_of,
     manage_boards,
     metric_rows,
@@ -76,5 +77,6 @@ else:
     st.dataframe(pair_rows(table), hide_index=True, key="leaderboard.pairs")
     with st.expander("Every headline metric: judge only and audited" if table["interval"] == "none" else
                      "Every headline metric: judge only, audited and estimated"):
-        st.dataframe(metric_rows(table), hide_index=True, key="leaderboard.metrics")
+        every = metric_rows(table)
+        st.dataframe(every, hide_index=True, key="leaderboard.metrics", height=full_height(len(every)))
 manage_boards(conn, boards, run_names(conn))

@@ -53,6 +53,12 @@ def _with_interval(value: str, ci: str) -> str:
     return value if ci == EMPTY else f"{value} {ci}"
 
 
+def full_height(rows: int) -> int:
+    """A dataframe's height in pixels that shows all `rows` without an inner scroll bar (Streamlit's default
+    height cuts a table at about 10 rows)."""
+    return 35 * (rows + 1) + 3
+
+
 def ranked(table: Mapping) -> list[Mapping]:
     """The table's systems, best audited rank first (unranked last)."""
     return sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0))
@@ -88,8 +94,7 @@ def estimate_rows(table: Mapping) -> pd.DataFrame:
         bias = (s.get("bias") or {}).get(key) or {}
         rows.append({
             "system": s["system"],
-            "estimate [95%]": EMPTY if est.get("value") is None else
-            _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit)),
+            "estimate [95%]": estimate_text(est, unit),
             "anytime [95%]": interval_text((est.get("anytime") or {}).get("ci"), unit),
             "judge bias [95%]": EMPTY if bias.get("value") is None else
             _with_interval(format_delta(bias["value"], unit), interval_text(bias.get("ci"), unit, delta=True)),
@@ -101,13 +106,16 @@ def _rank(r: int | None) -> str:
     return EMPTY if r is None else str(r)
 
 
-def _estimate_text(est: Mapping | None, unit: str) -> str:
-    """An estimate and its fixed-n interval; the reason in words when the sample gives none yet."""
+def estimate_text(est: Mapping | None, unit: str) -> str:
+    """An estimate and its fixed-n interval; the reason in words when the sample gives no estimate or no interval
+    yet (a number with no interval and no reason reads as a certainty)."""
     if not est:
         return EMPTY
+    note = est.get("note")
     if est.get("value") is None:
-        return f"{EMPTY} ({est['note']})" if est.get("note") else EMPTY
-    return _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit))
+        return f"{EMPTY} ({note})" if note else EMPTY
+    text = _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit))
+    return f"{text} (no interval yet: {note})" if est.get("ci") is None and note else text
 
 
 def metric_rows(table: Mapping) -> pd.DataFrame:
@@ -118,7 +126,7 @@ def metric_rows(table: Mapping) -> pd.DataFrame:
     return pd.DataFrame([{"system": s["system"], "metric": m["label"],
                           "judge only": format_value(s["judge_only"].get(m["key"]), m["unit"]),
                           "audited": format_value(s["audited"].get(m["key"]), m["unit"]),
-                          **({"estimate [95%]": _estimate_text((s.get("estimate") or {}).get(m["key"]), m["unit"]),
+                          **({"estimate [95%]": estimate_text((s.get("estimate") or {}).get(m["key"]), m["unit"]),
                               "anytime [95%]": interval_text(
                                   (((s.get("estimate") or {}).get(m["key"]) or {}).get("anytime") or {}).get("ci"),
                                   m["unit"])} if sampled else {})}

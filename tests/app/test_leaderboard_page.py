@@ -259,7 +259,8 @@ def test_the_metrics_table_shows_every_metrics_estimate_a_median_too(app, conn, 
     def planned(db, name, *, policy):
         t = real(db, name, policy=policy)
         est = {s["system"]: {median: {"value": 7.0, "ci": [5.0, 9.0], "anytime": {"ci": [4.0, 11.0]}},
-                             "all/mrr": {"value": None, "ci": None, "note": "insufficient reviews: n < 30"}}
+                             "all/mrr": {"value": None, "ci": None, "note": "insufficient reviews: n < 30"},
+                             "all/hits@10": {"value": 0.2, "ci": None, "note": "stratum '1-2 above' not reviewed"}}
                for s in t["systems"]}
         return {**t, "interval": "joint plan", "interval_explained": "the board's sampling plan",
                 "systems": [{**s, "estimate": est[s["system"]]} for s in t["systems"]]}
@@ -273,4 +274,6 @@ def test_the_metrics_table_shows_every_metrics_estimate_a_median_too(app, conn, 
         r = rows[s["system"], "median rank (all)"]
         assert (r["estimate [95%]"], r["anytime [95%]"]) == ("7 [5, 9]", "[4, 11]"), dict(r)
         assert "insufficient reviews" in rows[s["system"], "MRR (all)"]["estimate [95%]"]
+        assert rows[s["system"], "Hits@10 (all)"]["estimate [95%]"] == \
+            "0.2000 (no interval yet: stratum '1-2 above' not reviewed)"
     assert any(e.label == "Every headline metric: judge only, audited and estimated" for e in at.expander)
