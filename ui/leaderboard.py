@@ -107,15 +107,27 @@ def _rank(r: int | None) -> str:
 
 
 def estimate_text(est: Mapping | None, unit: str) -> str:
-    """An estimate and its fixed-n interval; the reason in words when the sample gives no estimate or no interval
-    yet (a number with no interval and no reason reads as a certainty)."""
+    """An estimate and its fixed-n interval; where the sample gives no estimate or no interval yet, it says so
+    (the reasons are listed once under the table, `no_interval_reasons`: a number with no interval and no word
+    reads as a certainty)."""
     if not est:
         return EMPTY
-    note = est.get("note")
     if est.get("value") is None:
-        return f"{EMPTY} ({note})" if note else EMPTY
+        return f"{EMPTY} (no estimate yet)" if est.get("note") else EMPTY
     text = _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit))
-    return f"{text} (no interval yet: {note})" if est.get("ci") is None and note else text
+    return f"{text} (no interval yet)" if est.get("ci") is None else text
+
+
+def no_interval_reasons(table: Mapping, *, every_metric: bool = False) -> list[str]:
+    """The distinct reasons the board's estimates (the primary metric's, or `every_metric`) have no interval yet."""
+    keys = [m["key"] for m in table.get("metrics", ())] if every_metric else [table["metric"]]
+    out: dict[str, None] = {}
+    for s in table["systems"]:
+        for k in keys:
+            est = (s.get("estimate") or {}).get(k) or {}
+            if est and est.get("ci") is None and est.get("note"):
+                out[str(est["note"])] = None
+    return list(out)
 
 
 def metric_rows(table: Mapping) -> pd.DataFrame:

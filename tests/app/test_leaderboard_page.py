@@ -273,7 +273,9 @@ def test_the_metrics_table_shows_every_metrics_estimate_a_median_too(app, conn, 
     for s in real(conn, "demo-retrieval")["systems"]:
         r = rows[s["system"], "median rank (all)"]
         assert (r["estimate [95%]"], r["anytime [95%]"]) == ("7 [5, 9]", "[4, 11]"), dict(r)
-        assert "insufficient reviews" in rows[s["system"], "MRR (all)"]["estimate [95%]"]
-        assert rows[s["system"], "Hits@10 (all)"]["estimate [95%]"] == \
-            "0.2000 (no interval yet: stratum '1-2 above' not reviewed)"
+        assert rows[s["system"], "MRR (all)"]["estimate [95%]"] == "– (no estimate yet)".replace("–", EMPTY)
+        assert rows[s["system"], "Hits@10 (all)"]["estimate [95%]"] == "0.2000 (no interval yet)"
+    captions = [plain(c.value) for c in at.caption]
+    assert "No interval yet: insufficient reviews: n < 30." in captions
+    assert "No interval yet: stratum '1-2 above' not reviewed." in captions
     assert any(e.label == "Every headline metric: judge only, audited and estimated" for e in at.expander)
