@@ -49,6 +49,9 @@ INTERVAL_WORDS = {
     NONE: "none: the board has no sampling plan and not every decision is reviewed, so no interval is valid (draw "
           "the board's sample and review it, or review every decision); audited values are reviewed so far",
 }
+NONE_ONE_RUN = ("none: the run has no sampling plan and not every decision is reviewed, so no interval is valid (draw "
+                "the run's sample and review it, or review every decision); audited values are reviewed so far")
+"""`INTERVAL_WORDS[NONE]` for a board of one run's systems, whose sample is the run's own."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +270,8 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
     rank_audited = _ranks(values, higher)
     sets = (rank_sets(names, {k: (v[0], v[1]) for k, v in sim.items()}, higher_is_better=higher)  # type: ignore[index]
             if mode != NONE and all(v is not None for v in sim.values()) else None)
-    note = "no board plan and not every decision reviewed" if mode == NONE else ""
+    one_run = board["systems"] is not None
+    note = (f"no {'sampling' if one_run else 'board'} plan and not every decision reviewed" if mode == NONE else "")
     words = settled(Board(
         names, {s: _estimate(values[s], None, note) for s in names},
         [PairDifference(p["a"], p["b"], _estimate(p["difference"], p["ci"], note),
@@ -288,5 +292,6 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             "metrics": [{"key": metric_key(c), "label": c.label, "higher_is_better": c.higher_is_better,
                          "unit": c.unit} for c in cells],
             "systems": systems, "shared_questions": shared_questions(db, views), "pairs": pairs, "policy": policy,
-            "settled": words, "reviewed": reviewed, "interval": mode, "interval_explained": INTERVAL_WORDS[mode],
+            "settled": words, "reviewed": reviewed, "interval": mode,
+            "interval_explained": NONE_ONE_RUN if mode == NONE and one_run else INTERVAL_WORDS[mode],
             "level": LEVEL, "more_documents": (joint or {}).get("more_documents")}

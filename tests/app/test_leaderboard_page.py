@@ -235,6 +235,8 @@ def test_an_ideation_board_draws_its_runs_sample_and_serves_from_the_runs_queue(
     run = get_board(conn, IDEATION)["runs"][0]
     at = open_page(app, "leaderboard", board=IDEATION)
     assert not at.exception and load_plan(conn, run) is None
+    warning = " ".join(plain(w.value) for w in at.warning)
+    assert "draw the run's sample" in warning and "board" not in warning, warning  # it has no board plan
     assert not [b for b in at.button if b.key == "leaderboard.plan"]  # not the board-wide plan
     at.button(key="leaderboard.run_plan").click().run()
     assert not at.exception and load_plan(conn, run) is not None
