@@ -14,9 +14,11 @@ from ui.leaderboard import (
     board_sample,
     coverage_text,
     estimate_rows,
+    full_height,
     label_of,
     manage_boards,
     metric_rows,
+    no_interval_reasons,
     pair_rows,
     pick_board,
     ranked,
@@ -68,12 +70,18 @@ else:
     if table["interval"] != "none":
         st.caption("Estimates (fixed-n and anytime 95% intervals) and the judge's bias (judge only − estimate).")
         st.dataframe(estimate_rows(table), hide_index=True, key="leaderboard.estimates")
+        for why in no_interval_reasons(table):
+            st.caption(md_literal(f"No interval yet: {why}."))
     points = board_points({**table, "systems": ranked(table)})  # the report's chart, rows in the table's order
     if points:
         st.altair_chart(board_intervals(points, metric=label_of(table, table["metric"])), key="leaderboard.chart")
     st.subheader("Pairwise differences")
     st.caption("A − B on the primary metric; the simultaneous intervals (all pairs at once) decide the rank sets.")
     st.dataframe(pair_rows(table), hide_index=True, key="leaderboard.pairs")
-    with st.expander("Every headline metric: judge only and audited"):
-        st.dataframe(metric_rows(table), hide_index=True, key="leaderboard.metrics")
+    with st.expander("Every headline metric: judge only and audited" if table["interval"] == "none" else
+                     "Every headline metric: judge only, audited and estimated"):
+        every = metric_rows(table)
+        st.dataframe(every, hide_index=True, key="leaderboard.metrics", height=full_height(len(every)))
+        for why in no_interval_reasons(table, every_metric=True):
+            st.caption(md_literal(f"No interval yet: {why}."))
 manage_boards(conn, boards, run_names(conn))

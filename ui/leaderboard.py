@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from audit.board.joint import board_plan, create_board_plan, next_board_document
+from audit.board.one_run import create_one_run_plan, next_one_run_document, one_run_plan
 from audit.board.store import create_board, delete_board
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
@@ -20,6 +21,8 @@ from ui.state import link_params
 from ui.text import md_literal, show_text
 
 ACTION = "edit_boards"
+PLAN_ACTION = "edit_assignments"
+"""Creating a run's own sampling plan: the Review queue's permission for the same act."""
 PICK, PENDING = "leaderboard.board", "leaderboard.pending"
 """The board picker's key; a board just created, shown by the next rerun's picker."""
 
@@ -48,6 +51,12 @@ def _rank_set(rs: Sequence[int] | None) -> str:
 
 def _with_interval(value: str, ci: str) -> str:
     return value if ci == EMPTY else f"{value} {ci}"
+
+
+def full_height(rows: int) -> int:
+    """A dataframe's height in pixels that shows all `rows` without an inner scroll bar (Streamlit's default
+    height cuts a table at about 10 rows)."""
+    return 35 * (rows + 1) + 3
 
 
 def ranked(table: Mapping) -> list[Mapping]:
@@ -85,8 +94,7 @@ def estimate_rows(table: Mapping) -> pd.DataFrame:
         bias = (s.get("bias") or {}).get(key) or {}
         rows.append({
             "system": s["system"],
-            "estimate [95%]": EMPTY if est.get("value") is None else
-            _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit)),
+            "estimate [95%]": estimate_text(est, unit),
             "anytime [95%]": interval_text((est.get("anytime") or {}).get("ci"), unit),
             "judge bias [95%]": EMPTY if bias.get("value") is None else
             _with_interval(format_delta(bias["value"], unit), interval_text(bias.get("ci"), unit, delta=True)),
@@ -98,12 +106,42 @@ def _rank(r: int | None) -> str:
     return EMPTY if r is None else str(r)
 
 
+def estimate_text(est: Mapping | None, unit: str) -> str:
+    """An estimate and its fixed-n interval; where the sample gives no estimate or no interval yet, it says so
+    (the reasons are listed once under the table, `no_interval_reasons`: a number with no interval and no word
+    reads as a certainty)."""
+    if not est:
+        return EMPTY
+    if est.get("value") is None:
+        return f"{EMPTY} (no estimate yet)" if est.get("note") else EMPTY
+    text = _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit))
+    return f"{text} (no interval yet)" if est.get("ci") is None else text
+
+
+def no_interval_reasons(table: Mapping, *, every_metric: bool = False) -> list[str]:
+    """The distinct reasons the board's estimates (the primary metric's, or `every_metric`) have no interval yet."""
+    keys = [m["key"] for m in table.get("metrics", ())] if every_metric else [table["metric"]]
+    out: dict[str, None] = {}
+    for s in table["systems"]:
+        for k in keys:
+            est = (s.get("estimate") or {}).get(k) or {}
+            if est and est.get("ci") is None and est.get("note"):
+                out[str(est["note"])] = None
+    return list(out)
+
+
 def metric_rows(table: Mapping) -> pd.DataFrame:
-    """Every headline metric of every system (one row each, so any number of metrics fits the page): judge only and
-    audited."""
+    """Every headline metric of every system (one row each, so any number of metrics fits the page): judge only,
+    audited, and with a sample (or a full review) the estimate with its fixed-n and anytime intervals (a median,
+    e.g. retrieval's median rank, as the single-run plan estimates it)."""
+    sampled = table["interval"] != "none"
     return pd.DataFrame([{"system": s["system"], "metric": m["label"],
                           "judge only": format_value(s["judge_only"].get(m["key"]), m["unit"]),
-                          "audited": format_value(s["audited"].get(m["key"]), m["unit"])}
+                          "audited": format_value(s["audited"].get(m["key"]), m["unit"]),
+                          **({"estimate [95%]": estimate_text((s.get("estimate") or {}).get(m["key"]), m["unit"]),
+                              "anytime [95%]": interval_text(
+                                  (((s.get("estimate") or {}).get(m["key"]) or {}).get("anytime") or {}).get("ci"),
+                                  m["unit"])} if sampled else {})}
                          for s in ranked(table) for m in table.get("metrics", ())])
 
 
@@ -129,10 +167,13 @@ def settled_words(table: Mapping) -> list[str]:
 
 
 def coverage_text(table: Mapping) -> str:
+    """What the reviews cover, in words; the questions the runs share only where the board has two runs or more
+    (the systems of one run share its questions by construction)."""
     r = table["reviewed"]
+    shared = (f" · {table['shared_questions']} questions shared by two or more runs (one review settles each in all "
+              "of them)" if len(table["runs"]) > 1 else "")
     return (f"{r['decisions']} of {r['of_decisions']} distinct questions reviewed · {r['documents']} of "
-            f"{r['of_documents']} documents complete · {table['shared_questions']} questions shared by two or more "
-            f"runs (one review settles each in all of them) · policy {table['policy']}")
+            f"{r['of_documents']} documents complete{shared} · effective labels: {table['policy']} policy")
 
 
 def pick_board(names: Sequence[str]) -> str:
@@ -190,9 +231,10 @@ def board_sample(conn: Database, board: Mapping) -> None:
     does most for the table, with a link to review it and how many more documents settle the ranking. Serving is a
     button, not a page view: the queue records what it served."""
     name, runs = board["name"], list(board["runs"])
+    if board["systems"] is not None:
+        run_sample(conn, board)
+        return
     if board_plan(conn, name) is None:
-        if len(runs) < 2:
-            return  # one run's systems (ideation): the run's own plan samples them (Scores page)
         show_text("Draw one sample of documents for every system of the board: a sampled document is reviewed for "
                   "every question any system asked about it, so one review serves them all.", "caption")
         if role_button("Draw the board's sample", action=ACTION, key="leaderboard.plan"):
@@ -221,3 +263,43 @@ def board_sample(conn: Database, board: Mapping) -> None:
         doc = part["documents"][0] if part["documents"] else nxt["doc"]
         st.page_link("pages/document.py", label=md_literal(f"Review it in run {part['run']} ›"),
                      query_params=link_params(run=part["run"], doc=doc))
+
+
+RUN_SERVED = "leaderboard.run_served"
+"""Session key: (board, what the run's sample queue serves next) for a board of one run's systems."""
+
+
+def run_sample(conn: Database, board: Mapping) -> None:
+    """A board of one run's systems (ideation) samples through the run's own plan: draw it (the Review queue's
+    permission), then name what the run's sample queue serves next, with a link to that queue: only a review made
+    there counts as a sample draw, for the run's Scores page and the board alike."""
+    name, run, systems = board["name"], board["runs"][0], list(board["systems"])
+    if one_run_plan(conn, run) is None:
+        show_text(f"This board's systems are compared inside run {run}, so its sample is the run's own: draw it, "
+                  "then review the documents the run's sample queue serves. Each sampled document is reviewed for "
+                  "every system at once.", "caption")
+        if role_button("Draw the run's sample", action=PLAN_ACTION, key="leaderboard.run_plan"):
+            auth.guard(PLAN_ACTION)
+            try:
+                create_one_run_plan(conn, name, run)
+            except AuditError as e:
+                show_text(str(e), "error")
+            else:
+                st.rerun()
+        return
+    if st.button("Serve the next document to review", key="leaderboard.next"):
+        try:
+            st.session_state[RUN_SERVED] = (name, next_one_run_document(conn, name, run, systems))
+        except AuditError as e:
+            show_text(str(e), "error")
+    served = st.session_state.get(RUN_SERVED)
+    if not served or served[0] != name:
+        return
+    nxt = served[1]
+    if nxt is None:
+        show_text("Every document of the run's sample is reviewed.", "success")
+        return
+    show_text(f"Next: {nxt['doc']} ({nxt['why']}); {nxt['more_text']}. Review it in the run's sample queue: only a "
+              "review made there counts as a sample draw.", "info")
+    st.page_link("pages/queue.py", label=md_literal(f"Open run {run}'s sample queue ›"),
+                 query_params=link_params(run=run))

@@ -64,7 +64,8 @@ def cmd_board(args: argparse.Namespace) -> None:
     gold; an ideation board is one run, its systems inside it), `show NAME` (JSON: per system judge-only and
     audited metrics, estimate, bias, ranks and rank set; pairs, shared questions, policy), `export NAME --format
     json|csv|latex --out FILE` (the paper's table), `delete NAME` (the runs and reviews stay), `list`, `plan NAME
-    [--seed S]` (one sampling plan for the whole board) and `queue NAME --next [--focus RUN]` (what to review next).
+    [--seed S]` (one sampling plan for the whole board; an ideation board's is its run's own plan) and `queue
+    NAME --next [--focus RUN]` (what to review next).
 
     Example: python -m audit board create extractors --runs demo-chimera-mixed,demo-chimera-smollm2
     """
@@ -107,13 +108,35 @@ def _plan_or_queue(db: Database, args: argparse.Namespace) -> None:
     from audit.board.joint import create_board_plan, next_board_document
     from audit.board.store import get_board
 
-    runs = get_board(db, args.name)["runs"]
+    board = get_board(db, args.name)
+    runs = board["runs"]
+    if board["systems"] is not None:  # systems inside one run: the run's own plan is the board's
+        _one_run_plan_or_queue(db, args, runs[0], board["systems"])
+        return
     if args.action == "plan":
         _print_json(create_board_plan(db, args.name, runs, seed=args.seed))
         return
     if not args.next:
         raise AuditError("board queue: say --next (the document to review next)")
     pick = next_board_document(db, args.name, runs, focus=args.focus)
+    _print_json(pick if pick is not None else {"board": args.name, "done": True,
+                                               "more_text": "every planned document is reviewed"})
+
+
+def _one_run_plan_or_queue(db: Database, args: argparse.Namespace, run: str, systems: list[str]) -> None:
+    """`plan` creates the run's own sampling plan; `queue --next` serves what the run's sample queue serves
+    (`audit.board.one_run`)."""
+    from audit.board.one_run import create_one_run_plan, next_one_run_document
+
+    if args.action == "plan":
+        _print_json(create_one_run_plan(db, args.name, run, seed=args.seed))
+        return
+    if not args.next:
+        raise AuditError("board queue: say --next (the document to review next)")
+    if args.focus is not None:
+        raise AuditError(f"board {args.name!r}: --focus is for boards of several runs; the systems of this board "
+                         f"live inside run {run!r}, whose sample queue serves every system at once")
+    pick = next_one_run_document(db, args.name, run, systems)
     _print_json(pick if pick is not None else {"board": args.name, "done": True,
                                                "more_text": "every planned document is reviewed"})
 

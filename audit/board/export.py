@@ -2,8 +2,9 @@
 
 One row rule (`board_rows`) makes the numbers; every format renders those rows and nothing else, so JSON, CSV
 and LaTeX carry the same numbers. A row holds the primary metric's judge-only value, the audited value (exact
-after a full review, the estimate under a board plan, else reviewed so far) with its interval, the judge's bias
-with its interval, the judge-only and audited ranks and the rank set. Text reaches CSV through `csv_cell`
+after a full review, the estimate under a board plan or an ideation run's own plan, else reviewed so far) with its
+fixed-n and anytime intervals, the judge's bias with its interval, the judge-only and audited ranks and the rank
+set. Text reaches CSV through `csv_cell`
 (`write_csv`) and LaTeX through `tex` and `ascii_tex`, the product's one escaping of each.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from sqlite_utils import Database
 
 from audit.board import BOARD_FORMATS
-from audit.board.table import EXACT, JOINT, board_table
+from audit.board.table import EXACT, JOINT, NONE, RUN_PLAN, SAMPLED, board_table
 from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import AuditError
 from audit.outputs.export import rejudge_version, tex, tex_metric_number, write_csv
@@ -23,9 +24,9 @@ from audit.outputs.tex_ascii import ascii_tex
 from scoring.families import get_task
 from scoring.families.base import MetricCell
 
-COLUMNS = ("system", "run", "metric", "judge_only", "value", "value_is", "lo", "hi", "bias", "bias_lo", "bias_hi",
-           "rank_judge", "rank_audited", "rank_best", "rank_worst")
-VALUE_IS = {EXACT: "exact", JOINT: "estimate", "none": "reviewed so far"}
+COLUMNS = ("system", "run", "metric", "judge_only", "value", "value_is", "lo", "hi", "anytime_lo", "anytime_hi",
+           "bias", "bias_lo", "bias_hi", "rank_judge", "rank_audited", "rank_best", "rank_worst")
+VALUE_IS = {EXACT: "exact", JOINT: "estimate", RUN_PLAN: "estimate", NONE: "reviewed so far"}
 
 
 def _ci(entry: Mapping | None) -> tuple[float | None, float | None]:
@@ -40,12 +41,14 @@ def board_rows(table: Mapping) -> list[dict]:
     for s in table["systems"]:
         est = (s["estimate"] or {}).get(key)
         bias = (s["bias"] or {}).get(key)
-        value = est["value"] if mode == JOINT and est else s["audited"].get(key)
+        value = est["value"] if mode in SAMPLED and est else s["audited"].get(key)
         lo, hi = _ci(est)
+        any_lo, any_hi = _ci((est or {}).get("anytime"))
         b_lo, b_hi = _ci(bias)
         rank_set = s["rank_set"] or [None, None]
         rows.append({"system": s["system"], "run": s["run"], "metric": key, "judge_only": s["judge_only"].get(key),
                      "value": value, "value_is": VALUE_IS[mode], "lo": lo, "hi": hi,
+                     "anytime_lo": any_lo, "anytime_hi": any_hi,
                      "bias": (bias or {}).get("value"), "bias_lo": b_lo, "bias_hi": b_hi,
                      "rank_judge": s["rank_judge"], "rank_audited": s["rank_audited"], "rank_best": rank_set[0],
                      "rank_worst": rank_set[1]})
@@ -63,9 +66,13 @@ def caption_parts(table: Mapping) -> dict:
     rv = table["reviewed"]
     cell = _primary(table)
     interval = {EXACT: "every decision reviewed, so values are exact (intervals of zero width, one-rank rank sets)",
-                JOINT: "95% fixed-n intervals from the board's sampling plan; rank sets at 95% simultaneous "
+                JOINT: "95% intervals from the board's sampling plan, fixed-n (valid for a sample size fixed in "
+                       "advance) and anytime (valid whenever reviewing stops); rank sets at 95% simultaneous "
                        "confidence (Bonferroni over the pairs)",
-                "none": "none, since the board has no sampling plan and not every decision is reviewed, so the "
+                RUN_PLAN: "95% intervals from the run's own sampling plan (the systems are compared inside one run), "
+                          "fixed-n (valid for a sample size fixed in advance) and anytime (valid whenever reviewing "
+                          "stops); rank sets at 95% simultaneous confidence (Bonferroni over the pairs)",
+                NONE: "none, since the board has no sampling plan and not every decision is reviewed, so the "
                         "audited values are reviewed so far (the judge's labels elsewhere) and no interval is valid"}
     return {"metric": cell.label, "policy": table["policy"],
             "reviewed": f"{rv['decisions']} of {rv['of_decisions']} decisions reviewed ({rv['documents']} of "
@@ -104,16 +111,18 @@ def board_latex(table: Mapping) -> str:
     policy, what was reviewed and which interval. ASCII only; needs \\usepackage{booktabs}."""
     cell = _primary(table)
     parts = caption_parts(table)
-    head = {EXACT: "Audited", JOINT: "Estimated", "none": "Reviewed so far"}[table["interval"]]
+    head = {EXACT: "Audited", JOINT: "Estimated", RUN_PLAN: "Estimated", NONE: "Reviewed so far"}[table["interval"]]
     lines = [r"% Rejudge board export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering", r"\small",
-             r"\begin{tabular}{lrrrrrrr}", r"\toprule",
-             f"System & Judge only & {head} & 95\\% interval & Bias & Bias 95\\% & Rank (judge) & Rank set \\\\",
+             r"\begin{tabular}{lrrrrrrrr}", r"\toprule",
+             f"System & Judge only & {head} & 95\\% fixed-n & 95\\% anytime & Bias & Bias 95\\% & Rank (judge) & "
+             "Rank set \\\\",
              r"\midrule"]
     for r in board_rows(table):
         rank_set = "--" if r["rank_best"] is None else (
             str(r["rank_best"]) if r["rank_best"] == r["rank_worst"] else f"{r['rank_best']}--{r['rank_worst']}")
         lines.append(" & ".join([tex(r["system"]), tex_metric_number(cell, r["judge_only"]),
                                  tex_metric_number(cell, r["value"]), _interval(cell, r["lo"], r["hi"]),
+                                 _interval(cell, r["anytime_lo"], r["anytime_hi"]),
                                  _signed(cell, r["bias"]), _interval(cell, r["bias_lo"], r["bias_hi"]),
                                  "--" if r["rank_judge"] is None else str(r["rank_judge"]), rank_set]) + r" \\")
     percent = " (in percent)" if cell.path[-1] in ("precision", "recall", "f1") else ""

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sqlite_utils import Database
 
+from audit.board.median import board_median, median_cells
 from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
 from audit.errors import AuditError
 from audit.review.sampling import (
@@ -488,6 +489,9 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY) ->
                 "n_documents_sampled": fixed.n_sampled, "n_documents_known": fixed.n_reviewed - fixed.n_sampled,
                 "n_documents": fixed.n_total}
             systems[r]["bias"][path] = {"value": h["bias"], "ci": h["bias_ci"]}
+    for cell in median_cells(state.task):
+        for r in stored.runs:
+            systems[r]["/".join(cell.path)], systems[r]["bias"]["/".join(cell.path)] = board_median(state, r, cell)
     pairs = [{"a": p.a, "b": p.b, "difference": p.simultaneous.estimate, "ci": _ci(p.estimate),
               "ci_simultaneous": _ci(p.simultaneous), "anytime": {"ci": _ci(q.simultaneous)}, "se": p.estimate.se,
               "note": p.simultaneous.note}

@@ -8,6 +8,7 @@ metrics and `RunView.audit` under the policy (what the Scores page and `export` 
 
 - every decision of every run reviewed: everything is exact (zero-width intervals, one-rank rank sets);
 - a board sampling plan (`audit.board.joint.board_estimates`): the joint estimates, differences and rank sets;
+  for systems inside one run (ideation), the run's own plan (`audit.board.one_run.one_run_estimates`);
 - neither: no valid interval exists, so none is given (`ci`, `rank_set` null) and `interval` says why.
 
 Ranks, rank sets and the sentences on which pairs are settled come from `scoring.stats.board`.
@@ -31,16 +32,26 @@ from scoring.stats.estimators import Estimate
 LEVEL = 0.95
 EXACT = "exact"
 JOINT = "joint plan"
+RUN_PLAN = "run plan"
 NONE = "none"
+SAMPLED = (JOINT, RUN_PLAN)
+"""The modes whose values and intervals are a sample's estimates."""
 INTERVAL_WORDS = {
     EXACT: "exact: every decision of every system reviewed, so every interval has zero width and every rank set is "
            "one rank",
-    JOINT: "the board's sampling plan: 95% fixed-n intervals (`ci`, valid for a sample size fixed in advance) and "
-           "anytime intervals (`anytime.ci`, valid however you decide when to stop); rank sets at 95% simultaneous "
-           "confidence (Bonferroni over the pairs, docs/board.md)",
-    NONE: "none: the board has no sampling plan and not every decision is reviewed, so no interval is valid (create "
-          "a board plan and review its sample, or review every decision); audited values are reviewed so far",
+    JOINT: "the board's sampling plan: 95% intervals of two kinds, fixed-n (valid if the number of documents to "
+           "review was fixed in advance) and anytime (valid whenever you decide to stop reviewing); rank sets at "
+           "95% confidence for all systems at once (Bonferroni over the pairs, docs/board.md)",
+    RUN_PLAN: "the run's own sampling plan (its systems are compared inside one run, so the run's sample serves "
+              "them all): 95% intervals of two kinds, fixed-n (valid if the number of documents to review was "
+              "fixed in advance) and anytime (valid whenever you decide to stop reviewing); rank sets at 95% "
+              "confidence for all systems at once (Bonferroni over the pairs, docs/board.md)",
+    NONE: "none: the board has no sampling plan and not every decision is reviewed, so no interval is valid (draw "
+          "the board's sample and review it, or review every decision); audited values are reviewed so far",
 }
+NONE_ONE_RUN = ("none: the run has no sampling plan and not every decision is reviewed, so no interval is valid (draw "
+                "the run's sample and review it, or review every decision); audited values are reviewed so far")
+"""`INTERVAL_WORDS[NONE]` for a board of one run's systems, whose sample is the run's own."""
 
 
 @dataclass(frozen=True)
@@ -75,12 +86,20 @@ def board_systems(views: Sequence[RunView], systems: Sequence[str] | None) -> li
 
 
 def _joint_estimates(db: Database, name: str, policy: str) -> dict | None:
-    """The board plan's estimates (h-o's `audit.board.joint`), None when there is no plan (or no joint module)."""
-    try:
-        from audit.board.joint import board_estimates  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
+    """The board plan's estimates (`audit.board.joint`), None when the board has no plan."""
+    from audit.board.joint import board_estimates
+
     return board_estimates(db, name, policy=policy)
+
+
+def _sample_estimates(db: Database, board: Mapping, policy: str) -> dict | None:
+    """The estimates of the board's sample, None without one: the board's joint plan, or for systems inside one
+    run the run's own plan (`audit.board.one_run`: one plan per run, so the Scores page and the board agree)."""
+    if board["systems"] is None:
+        return _joint_estimates(db, board["name"], policy)
+    from audit.board.one_run import one_run_estimates
+
+    return one_run_estimates(db, board["name"], board["runs"][0], board["systems"], policy=policy)
 
 
 @dataclass(frozen=True)
@@ -207,8 +226,8 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
     if reviewed["decisions"] >= reviewed["of_decisions"]:
         mode = EXACT
     else:
-        joint = _joint_estimates(db, name, policy)
-        mode = JOINT if joint is not None else NONE
+        joint = _sample_estimates(db, board, policy)
+        mode = NONE if joint is None else RUN_PLAN if joint.get("plan") == "run" else JOINT
     names = [s.name for s in rows]
     judge = {s.name: {metric_key(c): c.value(s.judge_metrics) for c in cells} for s in rows}
     audited = {s.name: {metric_key(c): c.value(s.audited_metrics) for c in cells} for s in rows}
@@ -219,7 +238,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             estimate[s] = {k: _point(v) for k, v in audited[s].items() if v is not None}
             bias[s] = {k: _point(judge[s][k] - v) for k, v in audited[s].items()
                        if v is not None and judge[s][k] is not None}
-        elif mode == JOINT:
+        elif mode in SAMPLED:
             mine = dict((joint or {}).get("systems", {}).get(s) or {})
             bias[s] = mine.pop("bias", None)
             estimate[s] = mine or None
@@ -227,7 +246,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             estimate[s] = bias[s] = None
 
     def ranked_value(s: str) -> float | None:
-        if mode == JOINT:
+        if mode in SAMPLED:
             return ((estimate[s] or {}).get(key) or {}).get("value")
         return audited[s][key]
 
@@ -239,7 +258,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
         if mode == EXACT:
             pair = {"a": a, "b": b, "difference": d, "ci": None if d is None else [d, d],
                     "ci_simultaneous": None if d is None else [d, d]}
-        elif mode == JOINT:
+        elif mode in SAMPLED:
             got = _joint_pair(joint or {}, a, b) or {}
             pair = {"a": a, "b": b, "difference": got.get("difference", d), "ci": got.get("ci"),
                     "ci_simultaneous": got.get("ci_simultaneous") or got.get("ci")}
@@ -251,7 +270,8 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
     rank_audited = _ranks(values, higher)
     sets = (rank_sets(names, {k: (v[0], v[1]) for k, v in sim.items()}, higher_is_better=higher)  # type: ignore[index]
             if mode != NONE and all(v is not None for v in sim.values()) else None)
-    note = "no board plan and not every decision reviewed" if mode == NONE else ""
+    one_run = board["systems"] is not None
+    note = (f"no {'sampling' if one_run else 'board'} plan and not every decision reviewed" if mode == NONE else "")
     words = settled(Board(
         names, {s: _estimate(values[s], None, note) for s in names},
         [PairDifference(p["a"], p["b"], _estimate(p["difference"], p["ci"], note),
@@ -259,6 +279,11 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
         {s: r or 0 for s, r in rank_judge.items()},
         None if any(r is None for r in rank_audited.values()) else rank_audited,  # type: ignore[arg-type]
         sets, higher, LEVEL))
+    missing = [s for s in names if values[s] is None]
+    if mode in SAMPLED and missing:  # say why, so the page can tell the reviewer what the sample still needs
+        why = next((n for s in missing if (n := ((estimate[s] or {}).get(key) or {}).get("note"))), "")
+        words = [f"no estimate yet for {', '.join(missing)}, so nothing can be said about the ranking"
+                 + (f" ({why})" if why else "")]
     systems = [{"run": s.run, "system": s.name, "judge_only": judge[s.name], "audited": audited[s.name],
                 "estimate": estimate[s.name], "bias": bias[s.name], "rank_judge": rank_judge[s.name],
                 "rank_audited": rank_audited[s.name],
@@ -267,5 +292,6 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             "metrics": [{"key": metric_key(c), "label": c.label, "higher_is_better": c.higher_is_better,
                          "unit": c.unit} for c in cells],
             "systems": systems, "shared_questions": shared_questions(db, views), "pairs": pairs, "policy": policy,
-            "settled": words, "reviewed": reviewed, "interval": mode, "interval_explained": INTERVAL_WORDS[mode],
+            "settled": words, "reviewed": reviewed, "interval": mode,
+            "interval_explained": NONE_ONE_RUN if mode == NONE and one_run else INTERVAL_WORDS[mode],
             "level": LEVEL, "more_documents": (joint or {}).get("more_documents")}

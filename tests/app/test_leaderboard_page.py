@@ -19,6 +19,8 @@ def _systems(at) -> dict[str, dict]:
     """The ranking table's rows by system, with the estimates table's columns when it is shown."""
     out: dict[str, dict] = {}
     for d in at.dataframe:
+        if "metric" in d.value.columns:  # every headline metric: a row per system and metric
+            continue
         if {"rank set"} <= set(d.value.columns) or {"estimate [95%]"} <= set(d.value.columns):
             for _, r in d.value.iterrows():
                 out.setdefault(r["system"], {}).update(dict(r))
@@ -198,3 +200,84 @@ def test_the_page_draws_the_boards_sample_and_serves_a_document_to_review(app, c
     assert len(served) == 1 and served[0][0] in info[0]  # the queue recorded what the page served
     links = [plain(p.proto.label) for p in at.get("page_link") if "Review it in run" in plain(p.proto.label)]
     assert links and all(any(r in label for r in (VERBOSE, MIXED, TERSE)) for label in links), links
+
+
+IDEATION = "demo-ideation"
+
+
+def _texts(at) -> list[str]:
+    return [plain(x.value) for kind in ("markdown", "caption", "info", "warning", "success") for x in at.get(kind)]
+
+
+def test_no_caption_shows_a_key_name_on_any_demo_board(app):
+    """The interval caption and every sentence are words: no backticked JSON key (`ci`, `anytime.ci`) reaches a
+    researcher on any demo board."""
+    at = open_page(app, "leaderboard")
+    for name in ("demo-chimera", "demo-litxbench", "demo-retrieval", IDEATION):
+        at.selectbox(key="leaderboard.board").set_value(name).run()
+        assert not at.exception, name
+        shown = " ".join(_texts(at))
+        assert "`" not in shown.replace("`python -m audit board create NAME --runs A,B`", ""), (name, shown)
+        assert "anytime.ci" not in shown and "`ci`" not in shown
+    at.selectbox(key="leaderboard.board").set_value(BOARD).run()
+    at.button(key="leaderboard.plan").click().run()  # with the board's plan: the sampled intervals' caption
+    shown = " ".join(_texts(at))
+    assert "Intervals: the board's sampling plan" in shown and "`" not in shown, shown
+
+
+def test_an_ideation_board_draws_its_runs_sample_and_serves_from_the_runs_queue(app, conn):
+    """A board of one run's systems: 'Draw the run's sample' creates the run's own plan (what the Review queue's
+    sample mode serves), 'Serve the next document' names what that queue serves with a link to it, and the page
+    then says its intervals come from the run's own plan."""
+    from audit.board.store import get_board
+    from audit.review.sampling import load_plan, next_sample
+
+    run = get_board(conn, IDEATION)["runs"][0]
+    at = open_page(app, "leaderboard", board=IDEATION)
+    assert not at.exception and load_plan(conn, run) is None
+    warning = " ".join(plain(w.value) for w in at.warning)
+    assert "draw the run's sample" in warning and "board" not in warning, warning  # it has no board plan
+    assert not [b for b in at.button if b.key == "leaderboard.plan"]  # not the board-wide plan
+    at.button(key="leaderboard.run_plan").click().run()
+    assert not at.exception and load_plan(conn, run) is not None
+    assert any("run's own sampling plan" in t for t in _texts(at))
+    at.button(key="leaderboard.next").click().run()
+    assert not at.exception
+    nxt = next_sample(conn, run)
+    info = [t for t in _texts(at) if t.startswith("Next:")]
+    assert len(info) == 1 and nxt["doc"] in info[0] and "sample queue" in info[0], info
+    links = [plain(p.proto.label) for p in at.get("page_link") if "sample queue" in plain(p.proto.label)]
+    assert links == [f"Open run {run}'s sample queue ›"]
+
+
+def test_the_metrics_table_shows_every_metrics_estimate_a_median_too(app, conn, monkeypatch):
+    """With a sample, the 'every headline metric' table carries each metric's estimate and anytime interval (the
+    retrieval board's median rank among them), and a metric the sample cannot estimate yet says why."""
+    import audit.board.table as tables
+
+    real = tables.board_table
+    median = "all/median_rank"
+
+    def planned(db, name, *, policy):
+        t = real(db, name, policy=policy)
+        est = {s["system"]: {median: {"value": 7.0, "ci": [5.0, 9.0], "anytime": {"ci": [4.0, 11.0]}},
+                             "all/mrr": {"value": None, "ci": None, "note": "insufficient reviews: n < 30"},
+                             "all/hits@10": {"value": 0.2, "ci": None, "note": "stratum '1-2 above' not reviewed"}}
+               for s in t["systems"]}
+        return {**t, "interval": "joint plan", "interval_explained": "the board's sampling plan",
+                "systems": [{**s, "estimate": est[s["system"]]} for s in t["systems"]]}
+
+    monkeypatch.setattr(tables, "board_table", planned)
+    at = open_page(app, "leaderboard", board="demo-retrieval")
+    assert not at.exception
+    df = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    rows = {(r["system"], r["metric"]): r for _, r in df.iterrows()}
+    for s in real(conn, "demo-retrieval")["systems"]:
+        r = rows[s["system"], "median rank (all)"]
+        assert (r["estimate [95%]"], r["anytime [95%]"]) == ("7 [5, 9]", "[4, 11]"), dict(r)
+        assert rows[s["system"], "MRR (all)"]["estimate [95%]"] == "– (no estimate yet)".replace("–", EMPTY)
+        assert rows[s["system"], "Hits@10 (all)"]["estimate [95%]"] == "0.2000 (no interval yet)"
+    captions = [plain(c.value) for c in at.caption]
+    assert "No interval yet: insufficient reviews: n < 30." in captions
+    assert "No interval yet: stratum '1-2 above' not reviewed." in captions
+    assert any(e.label == "Every headline metric: judge only, audited and estimated" for e in at.expander)

@@ -44,8 +44,10 @@ def test_plan_queue_and_show_through_the_cli(bdb, capsys):
         assert "ci" in s["estimate"][shown["metric"]] and "anytime" in s["estimate"][shown["metric"]]
     assert main(["--db", db, "board", "create", "ideas-board", "--runs", "ideas"]) == 0
     capsys.readouterr()
+    assert main(["--db", db, "board", "plan", "ideas-board"]) == 0  # systems inside one run: the run's own plan
+    assert json.loads(capsys.readouterr().out)["run"] == "ideas"
     assert main(["--db", db, "board", "plan", "ideas-board"]) == 2
-    assert "at least two runs" in _err(capsys)
+    assert "the board reads that plan" in _err(capsys)
 
 
 def test_a_plan_goes_with_its_board_and_with_its_runs(bdb):

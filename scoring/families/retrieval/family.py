@@ -25,6 +25,7 @@ from scoring.families.base import (
     Noun,
     OptionSpec,
     SampledBy,
+    content_hash,
 )
 from scoring.families.retrieval import review
 from scoring.families.retrieval.judge import GOLD_ONLY, LOG_FORMAT, make_judge
@@ -40,6 +41,8 @@ from scoring.families.retrieval.model import (
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions
 from scoring.judges.transport import AnswerCache, Judge, Progress
+
+GOLD_FIELDS = ("id", "query", "context", "anchor_id", "anchor_text", "relation", "positive_id", "positive")
 
 DEMO_FILE = Path("retrieval") / "demo_rankings.jsonl"
 """The bundled demo run, relative to the data folder (built by scripts/build_retrieval_demo.py)."""
@@ -117,6 +120,13 @@ class RetrievalTask(FamilyBase):
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
         return review.decide(loaded.docs, judge, cache, progress, stats)
+
+    def gold_key(self, payload: Mapping) -> str:
+        """The query's gold side: its id, text and context, the anchor, the relation and the positive (what two
+        rankers of the same query share; their candidates and scores are the systems' own). Without it every query
+        had one key, so a board's plan drew the whole run as one block and a review settled a candidate's question
+        in every query with the same positive."""
+        return content_hash([payload.get(k) for k in GOLD_FIELDS])
 
     def doc_id(self, doc: Any) -> str:
         return doc.id
