@@ -355,10 +355,13 @@ def main() -> None:
                                     [x for _, x, _ in res["SRS"]["jeffreys"]["stop"]])
             return f"{ratio('stratified', 'SRS', stop)} [{lo:.2f}, {hi:.2f}]"
 
-        gain_rows.append([truth_name, f"{audit.truth:.3f} / {judge_f1:.3f}", shown(need["stratified"]),
-                          shown(need["SRS"]), ratio("stratified", "SRS", need),
-                          shown(need.get("no take-all", (None, None))),
-                          f"{stop['stratified']:.0f}", f"{stop['SRS']:.0f}", stop_ratio(),
+        both = {"stratified", "SRS"} <= set(res)
+        gain_rows.append([truth_name, f"{audit.truth:.3f} / {judge_f1:.3f}",
+                          *(shown(need[d]) if d in need else "—" for d in ("stratified", "SRS")),
+                          ratio("stratified", "SRS", need) if both else "—",
+                          shown(need["no take-all"]) if "no take-all" in need else "—",
+                          *(f"{stop[d]:.0f}" if d in stop else "—" for d in ("stratified", "SRS")),
+                          stop_ratio(),
                           f"{stop['no take-all']:.0f}" if "no take-all" in stop else "—"])
         print(f"<!-- {truth_name}: {time.perf_counter() - t0:.0f} s -->", flush=True)
     print_table(f"gain: reviews to ±{args.half_width} on entity F1, plan + queue vs simple random sampling of "
