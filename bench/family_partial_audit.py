@@ -22,7 +22,8 @@ Truth models (seeded, errors clustered by document through a per-document propen
 
 Printed per family, metric and n: rounds, mean estimate − truth (with its Monte-Carlo SE), coverage of the 95%
 fixed-n interval (with its Clopper-Pearson 95% interval over the rounds), mean half-width, rounds with no
-interval (too few reviews).
+interval (too few reviews), coverage of the anytime interval (`anytime_estimate`; not for a median), and the mean
+draws per stratum.
 
     python bench/family_partial_audit.py [--families ideation retrieval] [--rounds 200] [--n 30 60]
 """
@@ -74,19 +75,24 @@ def main() -> None:
     from audit.demo import demo_runs
 
     runs = [(t, d.name) for t, d in demo_runs() if t in args.families]
-    print("| run | design | metric | n docs | rounds | truth | bias ± MC SE | coverage | mean half-width | no CI |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| run | design | metric | n docs | rounds | truth | bias ± MC SE | coverage | mean half-width | no CI "
+          "| anytime coverage |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for _, run in runs:
         pop = population(db, run, seed=args.seed, truth=TRUTHS[args.truth] if args.truth else None)
         for design in args.design:
             for n in args.n:
                 t0 = time.perf_counter()
-                for key, c in coverage(pop, args.rounds, n, design=design).items():
+                cov = coverage(pop, args.rounds, n, design=design)
+                for key, c in cov.items():
                     bias = "—" if c["bias"] is None else f"{c['bias']:+.4f} ± {c['mc_se']:.4f}"
                     cv = "—" if c["coverage"] is None else c["coverage"]
                     hw = "—" if c["half_width"] is None else f"{c['half_width']:.4f}"
                     print(f"| {run} | {design} | {key} | {n} of {len(pop.judge)} | {c['rounds']} | {c['truth']:.4f} "
-                          f"| {bias} | {cv} | {hw} | {c['no_ci']} |", flush=True)
+                          f"| {bias} | {cv} | {hw} | {c['no_ci']} | {c['anytime_coverage'] or '—'} |", flush=True)
+                draws = next(iter(cov.values()))["draws"] if cov else {}
+                print(f"<!-- {run} {design} n={n}: mean draws per stratum "
+                      + ", ".join(f"{h} {k:.1f}" for h, k in draws.items()) + " -->", flush=True)
                 print(f"<!-- {run} {design} n={n}: {time.perf_counter() - t0:.0f} s -->", flush=True)
 
 

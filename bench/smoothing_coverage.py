@@ -32,7 +32,8 @@ bias as the mean estimate minus the truth.
 Printed: per truth, design and variance, coverage and mean half-width at 30 / 40 / 50 / 60 reviewed documents,
 the spread of the estimate between rounds beside the mean SE, and at the stop (first n ≥ 30 with half-width
 ≤ ±0.03) coverage and reviews; then the gain table: documents and decisions to ±0.03, from the estimate's true
-spread between rounds (the smallest n with 1.96 · sd ≤ 0.03) and at the stop, stratified vs SRS.
+spread between rounds (the smallest n with 1.96 · sd ≤ 0.03) and at the stop, stratified vs SRS (the ratio of
+median decisions at the stop with its Monte-Carlo interval: rounds resampled, `ratio_interval`).
 
     python bench/smoothing_coverage.py [--rounds 100] [--truths lenient spread biased sparse] [--half-width 0.03]
         [--variances jeffreys old plain]
@@ -273,6 +274,15 @@ def needed_from_spread(by_n: Mapping[int, list], half_width: float) -> tuple[int
     return None, None
 
 
+def ratio_interval(a: list[float], b: list[float], reps: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Monte-Carlo 95% interval of median(a) / median(b) (rounds resampled with replacement, each design apart):
+    how far a ratio of medians over this many rounds can move by the draw of rounds alone."""
+    rng = np.random.default_rng(seed)
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    r = [np.median(rng.choice(x, x.size)) / np.median(rng.choice(y, y.size)) for _ in range(reps)]
+    return float(np.percentile(r, 2.5)), float(np.percentile(r, 97.5))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=100)
@@ -338,10 +348,20 @@ def main() -> None:
             x, y = (x[1], y[1]) if isinstance(x, tuple) else (x, y)
             return "—" if x is None or y is None else f"{x / y:.2f}"
 
-        gain_rows.append([truth_name, f"{audit.truth:.3f} / {judge_f1:.3f}", shown(need["stratified"]),
-                          shown(need["SRS"]), ratio("stratified", "SRS", need),
-                          shown(need.get("no take-all", (None, None))),
-                          f"{stop['stratified']:.0f}", f"{stop['SRS']:.0f}", ratio("stratified", "SRS", stop),
+        def stop_ratio(res: Mapping = res, stop: Mapping = stop) -> str:
+            if "stratified" not in res or "SRS" not in res:
+                return "—"
+            lo, hi = ratio_interval([x for _, x, _ in res["stratified"]["jeffreys"]["stop"]],
+                                    [x for _, x, _ in res["SRS"]["jeffreys"]["stop"]])
+            return f"{ratio('stratified', 'SRS', stop)} [{lo:.2f}, {hi:.2f}]"
+
+        both = {"stratified", "SRS"} <= set(res)
+        gain_rows.append([truth_name, f"{audit.truth:.3f} / {judge_f1:.3f}",
+                          *(shown(need[d]) if d in need else "—" for d in ("stratified", "SRS")),
+                          ratio("stratified", "SRS", need) if both else "—",
+                          shown(need["no take-all"]) if "no take-all" in need else "—",
+                          *(f"{stop[d]:.0f}" if d in stop else "—" for d in ("stratified", "SRS")),
+                          stop_ratio(),
                           f"{stop['no take-all']:.0f}" if "no take-all" in stop else "—"])
         print(f"<!-- {truth_name}: {time.perf_counter() - t0:.0f} s -->", flush=True)
     print_table(f"gain: reviews to ±{args.half_width} on entity F1, plan + queue vs simple random sampling of "
@@ -349,7 +369,8 @@ def main() -> None:
                 "rounds",
                 ["truth", "true / judge F1", "stratified: 1.96·sd ≤ target", "SRS: 1.96·sd ≤ target",
                  "decisions, stratified / SRS", "no take-all: 1.96·sd ≤ target",
-                 "stratified: median decisions at stop", "SRS at stop", "stratified / SRS at stop",
+                 "stratified: median decisions at stop", "SRS at stop",
+                 "stratified / SRS at stop [Monte-Carlo 95% interval over rounds]",
                  "no take-all at stop"], gain_rows)
 
 if __name__ == "__main__":

@@ -184,6 +184,11 @@ def draw_queue(pop: Population, plan: Plan, n: int) -> list[str]:
     return picked
 
 
+def _covers(ests: list[Estimate] | None, t: float) -> str | None:
+    cis = [e.ci for e in ests or () if e.ci is not None]
+    return coverage_text(sum(lo - 1e-12 <= t <= hi + 1e-12 for lo, hi in cis), len(cis)) if cis else None
+
+
 def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[str, Estimate]:
     """What `audit.review.sampling.estimate` gives when exactly `sample` was reviewed through the queue."""
     task, options = pop.task, pop.options
@@ -224,14 +229,28 @@ def _paths(pop: Population) -> list[tuple]:
 def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: str = "proportional",
              ) -> dict[str, dict]:
     """Per estimable cell: rounds, bias (mean estimate − truth) and its MC SE, coverage, mean half-width, no-CI
-    rounds. `design`: `proportional` (`draw`) or `queue` (`draw_queue`), on the plan `audit plan` builds;
+    rounds, the anytime interval's coverage (`anytime_estimate` at the plan's `planned_n`; None for a median,
+    whose anytime interval `quantile.median_estimates` builds apart) and the mean draws per stratum (`draws`).
+    `design`: `proportional` (`draw`) or `queue` (`draw_queue`), on the plan `audit plan` builds;
     `proportional, no take-all`: `draw` on the plan without the family's take-all strata (the former plan)."""
+    from scoring.stats.confidence_sequence import planned_n_for
+    from scoring.stats.estimators import anytime_estimate
+
     res: dict[str, list[Estimate]] = {}
+    anytime: dict[str, list[Estimate]] = {}
+    draws: dict[str, int] = {}
+    cells = {"/".join(c.path): c for c in estimable(pop.task)}
     for r in range(rounds):
         plan = plan_for(pop, seed0 + r, take_all=design != NO_TAKE_ALL)
         sample = draw(plan, n) if design != "queue" else draw_queue(pop, plan, n)
+        strata = plan.stratum_of()
+        for b in sample:
+            draws[strata[b]] = draws.get(strata[b], 0) + 1
         for key, est in estimate_round(pop, plan, sample).items():
             res.setdefault(key, []).append(est)
+            if pop.task.sampled_by(cells[key]) != "median":
+                anytime.setdefault(key, []).append(anytime_estimate(
+                    est, planned_n=planned_n_for(len(plan.blocks)), bounds=pop.task.metric_bounds(cells[key])))
     out = {}
     for key, ests in res.items():
         t = pop.truth[key]
@@ -244,5 +263,7 @@ def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: st
                     "coverage": coverage_text(sum(lo - 1e-12 <= t <= hi + 1e-12 for lo, hi in cis), len(cis))
                     if cis else None,
                     "half_width": statistics.fmean((hi - lo) / 2 for lo, hi in cis) if cis else None,
-                    "no_ci": len(ests) - len(cis)}
+                    "no_ci": len(ests) - len(cis),
+                    "anytime_coverage": _covers(anytime.get(key), t),
+                    "draws": {h: k / rounds for h, k in sorted(draws.items())}}
     return out
