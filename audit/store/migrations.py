@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 17  # m017 is the newest (there is no m009)
+SCHEMA_VERSION = 20  # m020 is the newest (there is no m009; m018 and m019 are reserved for other branches)
 
 
 @migrations()
@@ -290,3 +290,24 @@ def m017_judge_improvements(db: Database) -> None:
         id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), strategy TEXT NOT NULL,
         seed INTEGER NOT NULL, folds TEXT NOT NULL, result TEXT NOT NULL, created TEXT NOT NULL)""")
     db.execute("CREATE INDEX judge_improvements_run ON judge_improvements(run_id, strategy, id)")
+
+
+M020_REKEYED_TASKS = ("retrieval",)
+"""Tasks whose gold key changed after their runs were keyed (m014): retrieval had none, so every query shared one
+and a question was keyed by its (relation, candidate, positive) alone, in every query with that positive. Frozen."""
+
+
+@migrations()
+def m020_retrieval_question_keys(db: Database) -> None:
+    """Re-key retrieval's questions (issue 36 §1): its gold key is now the query's gold side, so the keys stored
+    before (colliding across queries with the same positive) are dropped and the runs marked `qkeys_missing`; the
+    application computes the new keys and rebuilds the audited state of every run of the family
+    (`audit/stale.py`). Until then a retrieval run sees its own reviews only (a NULL key), so its stored audited
+    state, built with the other queries' reviews, is marked stale. No review or decision is deleted. Written for
+    the schema of m014 (its columns only): it applies in any order with m018 and m019."""
+    marks = ",".join("?" * len(M020_REKEYED_TASKS))
+    for (run_id,) in db.execute(f"SELECT id FROM runs WHERE task IN ({marks}) ORDER BY id",
+                                M020_REKEYED_TASKS).fetchall():
+        db.execute("UPDATE decisions SET qkey = NULL WHERE run_id = ?", [run_id])
+        db.execute("UPDATE runs SET qkeys_missing = 1 WHERE id = ?", [run_id])
+        mark_audit_stale(db, run_id)

@@ -31,6 +31,14 @@ def expected_schema(applied: frozenset[str]) -> Schema:
     return read_schema(db.conn)
 
 
+def last_schema_migration() -> str:
+    """The newest migration that adds a table, column or index. A file that lacks only the record of a later,
+    data-only one (m020) is not half-migrated: nothing of it shows in the schema, and applying it again is safe."""
+    names = [m.name for m in migrations._migrations]
+    return next(n for i, n in reversed(list(enumerate(names)))
+                if expected_schema(frozenset(names[:i + 1])) != expected_schema(frozenset(names[:i])))
+
+
 def read_schema(conn: sqlite3.Connection) -> Schema:
     """The schema of a connection's main database (reads only; SQLite's own and the migrations table left out)."""
     out: Schema = {}

@@ -68,9 +68,10 @@ def overwrite_pages(data: bytes, pages: tuple[int, ...] = (3, 9, 17), page_size:
 
 
 def damaged_states(base: Path) -> dict[str, Callable[[Path], None]]:
-    from audit.store.migrations import SCHEMA_VERSION, migrations
+    from audit.store.migrations import SCHEMA_VERSION
+    from audit.store.schema_check import last_schema_migration
 
-    last = migrations._migrations[-1].name
+    last = last_schema_migration()
     return {
         "three pages overwritten (header intact)": lambda p: p.write_bytes(overwrite_pages(base.read_bytes())),
         "effective table gone": lambda p: _sql(base, p, "DROP TABLE effective"),

@@ -14,7 +14,7 @@ from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.stale import rebuild_stale_runs, stale_runs
 from audit.store.database import open_db
-from audit.store.migrations import migrations
+from audit.store.migrations import SCHEMA_VERSION, migrations
 from audit.views import decisions
 from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, ROOT
 
@@ -156,7 +156,7 @@ def test_m017_adds_the_stored_improvements_to_a_database_written_before_it(tmp_p
     db.execute("PRAGMA user_version = 14")
     db.conn.close()
     db = open_db(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 17
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert db["judge_improvements"].exists() and db["judge_improvements"].count == 0
     assert [r["name"] for r in db.query("SELECT name FROM runs")] == ["old"]
     db.conn.close()

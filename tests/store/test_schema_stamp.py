@@ -16,6 +16,7 @@ from audit.errors import DatabaseRefused
 from audit.store import database as store
 from audit.store.database import APPLICATION_ID, open_db
 from audit.store.migrations import SCHEMA_VERSION, migrations
+from audit.store.schema_check import last_schema_migration
 from tests.conftest import GOLD, PRED_MIXED, copy_of
 
 
@@ -63,7 +64,7 @@ def test_a_database_without_its_effective_table_is_refused_by_every_command(scor
 
 def test_a_half_migrated_file_is_refused_and_stays_in_rollback_mode(scored, tmp_path):
     p = changed(scored, tmp_path / "f", "PRAGMA journal_mode = DELETE",
-                f"DELETE FROM _sqlite_migrations WHERE name = '{migrations._migrations[-1].name}'")
+                f"DELETE FROM _sqlite_migrations WHERE name = '{last_schema_migration()}'")
     assert journal_mode(p) == "delete"
     before = fingerprint(p.parent)
     with pytest.raises(DatabaseRefused, match="half-migrated: .* already there, but migration"):
