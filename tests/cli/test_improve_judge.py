@@ -191,9 +191,14 @@ def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale
     assert main([*score, "--judge", "fuzzy:50", "--run", "wrong", "--learnt-from", str(out)]) == 2
     assert f"it improved the judge to '{spec}', not 'fuzzy:50'" in capsys.readouterr().err
     assert main([*score, "--judge", spec, "--run", "next", "--learnt-from", str(out)]) == 0
+    assert main([*score, "--judge", f"improved:{result['stored_as']}", "--run", "by-id"]) == 0  # the stored result
     db = open_db(strict_db)
     identity = load_view(db, "next").row["judge_identity"]
     assert identity["learnt_from"]["review_ids"] == result["judge_after"]["learnt_from"]["review_ids"]
+    by_id = load_view(db, "by-id").row
+    assert by_id["judge_spec"] == spec and by_id["judge_identity"]["learnt_from"]["improvement_id"] == result[
+        "stored_as"]
+    assert by_id["judge_identity"]["learnt_from"]["fold_judges"] == identity["learnt_from"]["fold_judges"]
     status = learning_status(db, identity)
     assert status["stale"] is False and status["learnt_from"] == len(identity["learnt_from"]["review_ids"])
     first = result["judge_after"]["learnt_from"]["decisions"][0]
