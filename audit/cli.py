@@ -184,7 +184,8 @@ def _task_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
         for opt in fam.options:
             f.add_argument(f"--{opt.name}", choices=opt.choices, default=opt.choices[0], help=opt.help)
         f.add_argument("--judge", default=None, help=f"judge spec (default {fam.judge_specs[0]}; offered: "
-                       f"{', '.join(fam.judge_specs)}, or replay:PATH with a judge log: {fam.describe_judge_log()})")
+                       f"{', '.join(fam.judge_specs)}, or replay:PATH with a judge log: {fam.describe_judge_log()}; "
+                       "or improved:ID, a judge improve-judge stored)")
         f.add_argument("--run", default=None, help="run name (default derived from the predictions and judge)")
         f.add_argument("--judge-log", default=None, help="also write the run's judge log (replay format) to this "
                        "file (it is always available later with `export --format judgelog`)")
@@ -227,17 +228,22 @@ def cmd_score(args: argparse.Namespace) -> None:
         rule.check(args.judge_log, "--judge-log")
     db = _open(args.db)
     options = {o.name: getattr(args, o.name) for o in task.options}
-    learnt = None
-    if args.learnt_from:
-        from audit.outputs.improve_judge import learnt_from_file
+    improved = None
+    if args.learnt_from or judge.startswith("improved:"):
+        from audit.outputs.improved_judge import resolve
 
-        learnt = learnt_from_file(args.learnt_from, judge.strip())
+        judge, improved = resolve(db, judge.strip(), args.learnt_from)
     log = JudgeLogWriter(task, args.judge_log, rule) if args.judge_log else None
     ok = False
     try:
         plan = plan_run(db, task.name, inputs, judge, run=args.run, options=options, allow_empty=args.allow_empty)
+        if improved is not None:
+            from audit.outputs.improved_judge import improved_judge
+
+            plan.judge = improved_judge(task, plan.judge, improved)
         row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial,
-                          before_store=log.stage if log else None, learnt_from=learnt)
+                          before_store=log.stage if log else None,
+                          learnt_from=improved.learnt_from if improved else None)
         ok = True
     except BaseException:
         if log:
@@ -704,9 +710,12 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
                            min_documents=args.min_documents, policy=args.policy, k=args.k, rules=rules)
     _emit(json.dumps(result, indent=1, ensure_ascii=False) + "\n", args.out, rule)
     ev = result["evaluation"]
+    stored = result.get("stored_as")
+    use = (f"score with --judge improved:{stored}" if stored is not None else
+           f"score with --judge {result['judge_after']['spec']} --learnt-from {args.out}")
     print(f"{result['reason']} ({ev['n_decisions']} decisions in {ev['n_documents']} documents; judge after: "
-          f"{result['judge_after']['spec']}; folds stored as result {result.get('stored_as', '(not stored)')})",
-          file=sys.stderr)
+          f"{result['judge_after']['spec']}; folds stored as result {stored if stored is not None else '(not stored)'}"
+          f"; {use})", file=sys.stderr)
 
 
 def _judge_batch_options(parser: argparse.ArgumentParser, wanted: set[str]) -> None:

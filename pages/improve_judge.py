@@ -112,6 +112,9 @@ m3.metric("Δκ", fmt(ev["delta_kappa"], sign="+"), help=ev["method"])
 m3.caption(f"95% interval {md_literal(interval(ev['delta_kappa_ci'], '+'))}")
 m4.metric("Judge after", result["judge_after"]["spec"], help="Fitted on every reviewed document: the judge to keep.")
 m4.caption(f"{ev['n_decisions']} decisions in {ev['n_documents']} documents")
+if result.get("stored_as") is not None and result["judge_after"].get("strategy") != "calibrate":
+    st.caption(f"Score any run of this family with the judge to keep: `python -m audit score {view.task.name} … "
+               f"--judge improved:{int(result['stored_as'])}` (it records the reviews it learnt from).")
 st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {int(ev['documents'])} reviewed documents: "
            f"before {md_literal(fmt(ev['gap_before']))}, after {md_literal(fmt(ev['gap_after']))}.")
 

@@ -162,17 +162,22 @@ def write_csv(header: list[str], rows: list[list[object]]) -> str:
 
 def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     """One row per decision: judge label, each reviewer's label, effective label, where it came from and the
-    effective-label policy that gave it."""
+    effective-label policy that gave it. A judge improved on reviews adds a `judge_learning` column (the same on
+    every row, so a filtered sheet keeps it): what it learnt from, and the stale warning every surface shows
+    (`audit.learning.stale_warning`) once one of those reviews was withdrawn."""
     view = as_view(db, run, policy)
     rows = view.decisions()
     reviewers = sorted({r["reviewer"] for d in rows for r in d["reviews"]})
+    learning = learning_status(view.db, view.row["judge_identity"])
+    extra = [] if learning is None else [stale_warning(learning) or learning["text"]]
     out = []
     for d in rows:
         notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"] if r["note"])
         out.append([d["id"], d["doc"], d["kind"], d["type"], d["left"], d["right"], d["judge"],
-                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes, view.policy])
+                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes, view.policy,
+                    *extra])
     return write_csv(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
-                      "effective", "source", "notes", "policy"], out)
+                      "effective", "source", "notes", "policy", *(["judge_learning"] if extra else [])], out)
 
 
 _TEX = str.maketrans({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",

@@ -284,25 +284,3 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
         result["stored_as"] = save_improvement(db, view.id, result)
     return result
 
-
-def learnt_from_file(path: str, spec: str) -> dict:
-    """What an improved judge learnt from, read from an `improve-judge` result file, for `score --learnt-from`: the
-    file's `judge_after.learnt_from` when its `judge_after.spec` is `spec`.
-
-    Raises:
-        AuditError: the file is not such a result, or its judge is another spec (the file and the reason named).
-    """
-    import json
-    from pathlib import Path
-
-    try:
-        result = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise AuditError(f"{path}: --learnt-from must be a file written by improve-judge ({e})") from None
-    after = result.get("judge_after") if isinstance(result, dict) else None
-    if not isinstance(after, dict) or not isinstance(after.get("learnt_from"), dict):
-        raise AuditError(f"{path}: --learnt-from must be a file written by improve-judge (no judge_after.learnt_from)")
-    if after.get("spec") != spec:
-        raise AuditError(f"{path}: it improved the judge to {after.get('spec')!r}, not {spec!r}; score with "
-                         f"--judge {after.get('spec')}")
-    return after["learnt_from"] | {"improved": bool(result.get("improved"))}

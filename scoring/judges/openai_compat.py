@@ -450,6 +450,7 @@ class OpenAIJudge(Judge):
             self._note(sample)
         else:
             self._note(self.form(sample).template)
+            self.bound = sample
         return self
 
     def _note(self, template: PromptTemplate | None) -> None:

@@ -40,6 +40,8 @@ class Judge:
     - `fatal`: after `ask_many`, a reason that every further request would fail alike (bad key, unknown URL,
       connection refused), or None.
     - `temperature`: its sampling temperature, None for a judge that does not sample.
+    - `bound`: the sample question `bind` was given (None before), so a judge wrapping this one (an improved
+      judge, `scoring.improve.llm.ImprovedJudge`) can bind the same question in its own form.
     """
 
     spec: str = ""
@@ -48,6 +50,7 @@ class Judge:
     batchable: bool = False
     fatal: str | None = None
     temperature: float | None = None
+    bound: Question | None = None
 
     def identity(self) -> dict:
         """What to record with the run: spec, model, parameters, prompt hash (never a key)."""
@@ -56,9 +59,10 @@ class Judge:
     def cache_key(self, query: Question) -> str:
         return request_hash([self.spec, *query.key])
 
-    def bind(self, sample: Question) -> Judge:  # noqa: ARG002 (only judges that name a prompt use it)
+    def bind(self, sample: Question) -> Judge:
         """Tell the judge, before it asks anything, which question a run asks (an LLM judge records its prompt
         name and hash in `identity`); families call it in `make_judge` with a sample question."""
+        self.bound = sample
         return self
 
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:  # noqa: ARG002

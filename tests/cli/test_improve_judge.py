@@ -191,9 +191,14 @@ def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale
     assert main([*score, "--judge", "fuzzy:50", "--run", "wrong", "--learnt-from", str(out)]) == 2
     assert f"it improved the judge to '{spec}', not 'fuzzy:50'" in capsys.readouterr().err
     assert main([*score, "--judge", spec, "--run", "next", "--learnt-from", str(out)]) == 0
+    assert main([*score, "--judge", f"improved:{result['stored_as']}", "--run", "by-id"]) == 0  # the stored result
     db = open_db(strict_db)
     identity = load_view(db, "next").row["judge_identity"]
     assert identity["learnt_from"]["review_ids"] == result["judge_after"]["learnt_from"]["review_ids"]
+    by_id = load_view(db, "by-id").row
+    assert by_id["judge_spec"] == spec and by_id["judge_identity"]["learnt_from"]["improvement_id"] == result[
+        "stored_as"]
+    assert by_id["judge_identity"]["learnt_from"]["fold_judges"] == identity["learnt_from"]["fold_judges"]
     status = learning_status(db, identity)
     assert status["stale"] is False and status["learnt_from"] == len(identity["learnt_from"]["review_ids"])
     first = result["judge_after"]["learnt_from"]["decisions"][0]
@@ -206,9 +211,13 @@ def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale
 
 def test_a_stale_improved_judge_is_marked_on_every_surface_that_shows_the_run(strict_db, strict_template, tmp_path,
                                                                             capsys):
-    """Runs list (CLI `runs`, the Runs page's table), the JSON export's warnings, the LaTeX caption and the report's
-    header: all say stale once a review the judge learnt from is withdrawn, and none says it before."""
-    from audit.outputs.export import export_json, export_latex
+    """Runs list (CLI `runs`, the Runs page's table), the JSON export's warnings, the CSV export's judge_learning
+    column, the LaTeX caption and the report's header: all say stale once a review the judge learnt from is
+    withdrawn, and none says it before."""
+    import csv
+    import io
+
+    from audit.outputs.export import export_csv, export_json, export_latex
     from audit.outputs.report import build_report, report_html
     from ui.runs_table import runs_frame
 
@@ -231,16 +240,20 @@ def test_a_stale_improved_judge_is_marked_on_every_surface_that_shows_the_run(st
                     "export": export_json(db, "next")["warnings"][:1] != [] and export_json(db, "next")["warnings"][0]
                     .startswith("stale judge:"),
                     "latex": "STALE" in export_latex(db, "next"),
+                    "csv": {r["judge_learning"].startswith("stale judge:")
+                            for r in csv.DictReader(io.StringIO(export_csv(db, "next")))} == {True},
+                    "csv_other": "judge_learning" in export_csv(db, RUN).partition("\n")[0],
                     "report": "Stale judge:" in report_html(build_report(load_view(db, "next")))}
         finally:
             db.conn.close()
 
     assert surfaces() == {"runs": False, "other": False, "table": False, "export": False, "latex": False,
-                          "report": False}
+                          "csv": False, "csv_other": False, "report": False}
     db = open_db(strict_db)
     add_review(db, RUN, result["judge_after"]["learnt_from"]["decisions"][0], None, "ann")
     db.conn.close()
-    assert surfaces() == {"runs": True, "other": False, "table": True, "export": True, "latex": True, "report": True}
+    assert surfaces() == {"runs": True, "other": False, "table": True, "export": True, "latex": True, "csv": True,
+                          "csv_other": False, "report": True}
 
 
 def test_a_run_whose_judge_learnt_from_its_own_reviews_is_estimated_cross_fitted_and_says_so(

