@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
 from audit.rescoring import original_counts
-from audit.review.count_vectors import flatten, leaf_paths, unflatten
+from audit.review.count_vectors import flatten, flatten_rows, leaf_paths, unflatten
 from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_judge_vectors, fold_of_documents
 from audit.store.database import dumps, now, transaction
@@ -238,7 +238,7 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     docs = _original_doc_counts(view)
     # a review can create counts the judge's totals lack (ideation: a first valid call of a pair)
     paths = list(dict.fromkeys([*leaf_paths(row["original_counts"] or {}), *leaf_paths(audit.counts or {})]))
-    judge = {doc: flatten(c, paths) for doc, c in docs.items()}
+    judge = dict(zip(docs, flatten_rows(docs.values(), paths), strict=True))
     changed = audit.doc_counts or {}
     human = {doc: flatten(changed[doc], paths) if changed.get(doc) else judge[doc] for doc in docs}
     in_plan = {b.id: b for b in plan.blocks}
