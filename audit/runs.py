@@ -371,8 +371,8 @@ def qkeys_of(task: TaskFamily, keyed: Mapping[str, tuple[Mapping, str]], decisio
     out: list[str] = [""] * len(decisions)
     for doc, idxs in by_doc.items():
         payload, gold = keyed[doc]
-        asked = [{"kind": decisions[i].kind, "type": decisions[i].type, "left": decisions[i].left,
-                  "right": decisions[i].right} for i in idxs]
+        asked = [{"kind": d.kind, "type": d.type, "left": d.left, "right": d.right}
+                 for d in (decisions[i] for i in idxs)]  # each read once: a family may make it when read
         for i, q in zip(idxs, decision_qkeys(task, payload, asked, gold), strict=True):
             out[i] = q
     return out

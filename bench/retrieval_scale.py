@@ -8,11 +8,14 @@ demo's rank distribution (`bench/generate.py N DIR --family retrieval`, seeded),
 2. one review -> audited metrics: in a child process (warm: the run opened once), `--reviews` reviews of
    decisions spread over the run, alternately accepting a candidate and confirming the judge, each followed by
    `load_view(db, run).audit.metrics` (what every page and `review --json` reads); median and p90 wall and CPU;
-3. `plan --seed 1`, `queue --next`, `estimate`, `report --out`, `export --format json --out` (children).
+3. `plan --seed 1`, `queue --next`, `estimate`, `report --out`, `export --format json --out` (children);
+4. `pages`: the run overview, Scores and review queue pages (AppTest of app.py in a child, the run and its plan
+   open): one warm-up render per page, then `--page-reviews` times one review (`add_review`) and a timed rerun;
+   median wall and CPU of the reruns (peak RSS is the child's, all pages together).
 
 Ratios are N-run / demo-run in the same invocation; the load (`os.getloadavg`) is printed with the figures.
 
-    python bench/retrieval_scale.py [N] [--seed S] [--reviews 40]
+    python bench/retrieval_scale.py [N] [--seed S] [--reviews 40] [--tree BEFORE --tree AFTER]
     python bench/retrieval_scale.py 500 --family ideation   # 500 questions x 5 systems against 80 x 5
 """
 
@@ -36,8 +39,10 @@ from bench.common import print_table, workdir  # noqa: E402
 from devtools.generate_retrieval import SOURCE, generate_retrieval  # noqa: E402
 
 RUN = "bench"
+PAGES = {"overview after a review": "overview", "Scores after a review": "scores",
+         "queue after a review": "queue"}
 GOALS = {"score": 15.0, "review (median)": 0.05, "plan": 10.0, "queue --next": 1.0, "estimate": 5.0,
-         "report": 5.0, "export": 5.0}
+         "report": 5.0, "export": 5.0, **dict.fromkeys(PAGES, 1.0)}
 MEMORY_GOALS = {"score": 600.0, "plan": 600.0}
 
 REVIEW_CHILD = r"""
@@ -65,12 +70,51 @@ print(json.dumps({"median": statistics.median(wall), "p90": wall[int(0.9 * (len(
 """
 
 
-def _child(args: list[str], timeout: float) -> dict:
-    """Run `python ARGS` from the repository root: wall seconds, CPU seconds, peak RSS (MiB, from wait4) and
+PAGES_CHILD = r"""
+import json, logging, os, statistics, sys, time
+from streamlit.testing.v1 import AppTest
+from audit.demo import _mark_seeded
+from audit.review.reviews import add_review
+from audit.store.database import open_db
+from audit.views import load_view
+logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
+    lambda rec: "missing ScriptRunContext" not in rec.getMessage())  # AppTest's bare-mode noise
+path, n, pages = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
+db = open_db(path)
+_mark_seeded(db)  # no demo runs scored into the bench database on the first render
+task = load_view(db, "bench").task
+rows = db.execute("SELECT id, kind FROM decisions ORDER BY id").fetchall()
+os.environ["REJUDGE_DB"] = path
+at = AppTest.from_file("app.py", default_timeout=600)
+at.run()
+out, k = {}, 0
+for page in pages:
+    at.switch_page(f"pages/{page}.py")
+    at.query_params["run"] = "bench"
+    at.session_state["reviewer_name"] = "bench"
+    at.run()  # warm-up: the page's caches, the run's counts
+    wall, cpu = [], []
+    for _ in range(n):
+        d, kind = rows[(k * 7919 + 13) % len(rows)]
+        labels = task.label_schemes[kind].labels
+        add_review(db, "bench", d, labels[k % len(labels)], "bench")
+        k += 1
+        t, c = time.perf_counter(), time.process_time()
+        at.run()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    err = "; ".join(str(e.message)[:200] for e in at.exception) if at.exception else ""
+    out[page] = {"median": statistics.median(wall), "max": max(wall), "cpu": statistics.median(cpu), "error": err}
+print(json.dumps(out))
+"""
+
+
+def _child(args: list[str], timeout: float, tree: Path = ROOT) -> dict:
+    """Run `python ARGS` from the root of `tree` (its code): wall seconds, CPU seconds, peak RSS (MiB, from wait4) and
     stdout; a step still running after `timeout` seconds is killed and reported with wall = inf."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=out, stderr=err, text=True)
+        p = subprocess.Popen([sys.executable, *args], cwd=tree, stdout=out, stderr=err, text=True)
         killed = False
         while True:
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
@@ -92,11 +136,11 @@ def _child(args: list[str], timeout: float) -> dict:
         return {"wall": wall, "rss": rss, "cpu": usage.ru_utime + usage.ru_stime, "out": out.read()}
 
 
-STEPS = ("score", "review (median)", "plan", "queue --next", "estimate", "report", "export")
+STEPS = ("score", "review (median)", "plan", "queue --next", "estimate", "report", "export", "pages")
 
 
 def measure(score: list[str], folder: Path, reviews: int, timeout: float,
-            steps: Sequence[str] = STEPS) -> dict[str, dict]:
+            steps: Sequence[str] = STEPS, page_reviews: int = 3, tree: Path = ROOT) -> dict[str, dict]:
     """Each step's figures on a fresh database scored by `score ...` (the CLI's arguments after `score`); after a
     step that did not finish (or one skipped) the ones that need it are reported as not run."""
     db = folder / "bench.db"
@@ -104,13 +148,13 @@ def measure(score: list[str], folder: Path, reviews: int, timeout: float,
         Path(str(db) + suffix).unlink(missing_ok=True)
     audit = ["-m", "audit", "--db", str(db)]
     not_run = {"wall": float("nan"), "rss": float("nan"), "cpu": float("nan"), "p90": float("nan")}
-    out = {step: dict(not_run) for step in STEPS}
-    out["score"] = _child([*audit, "score", *score, "--run", RUN], timeout)
+    out = {step: dict(not_run) for step in (*STEPS, *PAGES)}
+    out["score"] = _child([*audit, "score", *score, "--run", RUN], timeout, tree)
     out["score"]["db_mb"] = db.stat().st_size / 2**20
     if out["score"]["wall"] == float("inf"):
         return out
     if "review (median)" in steps:
-        r = _child(["-c", REVIEW_CHILD, str(db), str(reviews)], timeout)
+        r = _child(["-c", REVIEW_CHILD, str(db), str(reviews)], timeout, tree)
         figures = (json.loads(r["out"].strip().splitlines()[-1]) if r["out"]
                    else {"median": float("inf"), "p90": float("inf"), "cpu": float("nan")})
         out["review (median)"] = {"wall": figures["median"], "rss": float("nan"), "cpu": figures["cpu"],
@@ -121,7 +165,16 @@ def measure(score: list[str], folder: Path, reviews: int, timeout: float,
                 "export": ["export", "--run", RUN, "--format", "json", "--out", str(folder / "export.json")]}
     for step, command in commands.items():
         if step in steps:
-            out[step] = _child([*audit, *command], timeout)
+            out[step] = _child([*audit, *command], timeout, tree)
+    if "pages" in steps:
+        r = _child(["-c", PAGES_CHILD, str(db), str(page_reviews), ",".join(PAGES.values())], timeout, tree)
+        found = json.loads(r["out"].strip().splitlines()[-1]) if r["out"] else {}
+        for step, page in PAGES.items():
+            if page in found:
+                f = found[page]
+                if f["error"]:
+                    print(f"{step}: the page raised {f['error']}", file=sys.stderr)
+                out[step] = {"wall": f["median"], "rss": r["rss"], "cpu": f["cpu"], "p90": f["max"]}
     return out
 
 
@@ -156,32 +209,56 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reviews", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=600, help="seconds after which a step is stopped")
+    ap.add_argument("--page-reviews", type=int, default=3, help="reviews per page in the `pages` step, each "
+                    "followed by a timed rerun of the page (AppTest; median)")
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of: {', '.join(STEPS)} (score "
                     "always runs)")
+    ap.add_argument("--tree", action="append", type=Path, help="a checkout whose code the steps run (repeat: "
+                    "before and after in one invocation, each measured in turn; default this one)")
     args = ap.parse_args(argv)
     small_n, small_score, big_score = _inputs(args.family, args.n, args.seed)
-    load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(dir=workdir()) as tmp:
-        (Path(tmp) / "demo").mkdir()
-        (Path(tmp) / "big").mkdir()
-        steps = args.steps.split(",")
-        demo = measure(small_score, Path(tmp) / "demo", args.reviews, args.timeout, steps)
-        big = measure(big_score, Path(tmp) / "big", args.reviews, args.timeout, steps)
-    load_after = os.getloadavg()
-    rows = []
-    for step, goal in GOALS.items():
-        b, d = big[step], demo[step]
-        mem_goal = MEMORY_GOALS.get(step)
-        met = b["wall"] <= goal and (mem_goal is None or b["rss"] <= mem_goal)
-        verdict = "not run" if b["wall"] != b["wall"] else "met" if met else "MISSED"
-        rows.append([step, b["wall"], b["cpu"], b["rss"], b["wall"] / d["wall"],
-                     f"≤ {goal:g} s" + (f", ≤ {mem_goal:g} MiB" if mem_goal else ""), verdict])
+    steps = args.steps.split(",")
     what = "Retrieval at {:,} queries" if args.family == "retrieval" else "Ideation at {:,} questions x 5 systems"
-    print_table(f"{what.format(args.n)} (seed {args.seed}) against the run of {small_n}; load "
-                f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (1-min average, {os.cpu_count()} cores)",
-                ["step", "wall s", "CPU s", "peak RSS MiB", "× demo", "goal", ""], rows)
-    print(f"\nreview p90 {big['review (median)']['p90'] * 1000:.0f} ms; database {big['score']['db_mb']:.0f} MB "
-          f"(demo {demo['score']['db_mb']:.1f} MB)")
+    results = []
+    for tree in args.tree or [ROOT]:
+        load_before = os.getloadavg()
+        with tempfile.TemporaryDirectory(dir=workdir()) as tmp:
+            (Path(tmp) / "demo").mkdir()
+            (Path(tmp) / "big").mkdir()
+            demo = measure(small_score, Path(tmp) / "demo", args.reviews, args.timeout, steps, args.page_reviews,
+                           tree)
+            big = measure(big_score, Path(tmp) / "big", args.reviews, args.timeout, steps, args.page_reviews, tree)
+        load_after = os.getloadavg()
+        results.append((tree, big))
+        rows = []
+        for step, goal in GOALS.items():
+            b, d = big[step], demo[step]
+            mem_goal = MEMORY_GOALS.get(step)
+            memory_ok = mem_goal is None or b["rss"] <= mem_goal
+            verdict = ("not run" if b["wall"] != b["wall"] else "met" if b["wall"] <= goal and memory_ok
+                       else "met in CPU" if b["cpu"] <= goal and memory_ok else "MISSED")
+            rows.append([step, b["wall"], b["cpu"], b["rss"], b["wall"] / d["wall"],
+                         f"≤ {goal:g} s" + (f", ≤ {mem_goal:g} MiB" if mem_goal else ""), verdict])
+        print_table(f"{what.format(args.n)} (seed {args.seed}) against the run of {small_n}, code of {tree} "
+                    f"({_commit(tree)}); load {load_before[0]:.1f} before, {load_after[0]:.1f} after (1-min average, "
+                    f"{os.cpu_count()} cores)", ["step", "wall s", "CPU s", "peak RSS MiB", "× demo", "goal", ""], rows)
+        print(f"\nreview p90 {big['review (median)']['p90'] * 1000:.0f} ms; database {big['score']['db_mb']:.0f} MB "
+              f"(demo {demo['score']['db_mb']:.1f} MB)\n")
+    if len(results) > 1:
+        (t0, first), (t1, last) = results[0], results[-1]
+        print_table(f"CPU s / peak RSS MiB: {_commit(t0)} against {_commit(t1)}",
+                    ["step", _commit(t0), _commit(t1), "CPU ratio"],
+                    [[step, f"{first[step]['cpu']:.2f} / {first[step]['rss']:.0f}",
+                      f"{last[step]['cpu']:.2f} / {last[step]['rss']:.0f}", last[step]["cpu"] / first[step]["cpu"]]
+                     for step in GOALS])
+
+
+def _commit(tree: Path) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return str(tree)
 
 
 if __name__ == "__main__":

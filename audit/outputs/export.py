@@ -37,6 +37,7 @@ from audit.review.sampling import ALL_KINDS, estimate, plans
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell
 from scoring.judges.redact import public_field, redact_url
+from scoring.stats.sampling import Plan
 
 FORMATS = ("json", "csv", "latex", "judgelog")
 _FORMULA_START = frozenset("=+-@\t\r\n")
@@ -101,7 +102,8 @@ def _sampling(view: RunView) -> dict:
 
     out = {}
     for kind, plan in plans(view.db, view).items():
-        out[kind] = {"plan": plan, "estimate": estimate(view.db, view, None if kind == ALL_KINDS else kind)}
+        out[kind] = {"plan": plan, "estimate": estimate(view.db, view, None if kind == ALL_KINDS else kind,
+                                                        plan=Plan.from_json(plan))}
     return out
 
 

@@ -342,8 +342,8 @@ def _errors(view: RunView, data: Mapping) -> Section:
         s.body.append("<h3>Overrules by direction</h3>")
         s.body.append(table(["decision kind", "judge said", "reviewers said", "decisions"],
                             [[view.task.kind_title(k), j, h, n] for (k, j, h), n in sorted(moves.items())]))
-    strata = _unit_strata(data)
-    if strata:
+    strata = _unit_strata(data, {str(d["id"]) for d, _ in settled})
+    if _stratum_sizes(data):
         per = Counter((strata.get(str(d["id"]), "not in the plan"), e.label == d["judge_label"]) for d, e in settled)
         names = sorted({h for h, _ in per})
         s.body.append("<h3>Per stratum of the sampling plan</h3>")
@@ -387,14 +387,29 @@ def stratum_confusions(view: RunView, strata: Mapping[str, str]) -> dict[str, di
     return out
 
 
-def _unit_strata(data: Mapping) -> dict[str, str]:
-    """Decision id -> stratum, from the run's sampling plans (empty without a plan)."""
+def _unit_strata(data: Mapping, wanted: set[str] | None = None) -> dict[str, str]:
+    """Decision id -> stratum, from the run's sampling plans (empty without a plan); `wanted`: of these ids only (a
+    plan lists every decision of the run, 683,000 on a 10,000-query retrieval run: #38)."""
     out = {}
     for s in data.get("sampling", {}).values():
         for b in s["plan"].get("blocks", []):
-            for u in b["units"]:
-                out[str(u)] = b["stratum"]
+            units = map(str, b["units"])
+            for u in (units if wanted is None else wanted.intersection(units)):
+                out[u] = b["stratum"]
     return out
+
+
+def _stratum_sizes(data: Mapping) -> Counter:
+    """Decisions per stratum of the run's sampling plans (a decision in two plans counts in the later's stratum,
+    as `_unit_strata` maps it); empty without a plan."""
+    found = list(data.get("sampling", {}).values())
+    if len(found) != 1:
+        return Counter(_unit_strata(data).values())
+    sizes: Counter = Counter()
+    for b in found[0]["plan"].get("blocks", []):
+        if b["units"]:  # a plan lists each decision once
+            sizes[b["stratum"]] += len(b["units"])
+    return sizes
 
 
 def _coverage(view: RunView, data: Mapping) -> Section:
@@ -409,11 +424,10 @@ def _coverage(view: RunView, data: Mapping) -> Section:
     if rows:
         s.figures.append(_figure("coverage", "Decisions reviewed per kind and type", figures.coverage_bars(rows),
                                  "Decisions reviewed of N, per decision kind and type"))
-    strata = _unit_strata(data)
-    if strata:
+    by = _stratum_sizes(data)
+    if by:
         settled = {str(d["id"]) for d, _ in _settled(view)}
-        by = Counter(strata.values())
-        done = Counter(h for u, h in strata.items() if u in settled)
+        done = Counter(_unit_strata(data, settled).values())
         srows = [{"group": h, "reviewed": done[h], "total": n} for h, n in sorted(by.items())]
         s.figures.append(_figure("coverage-strata", "Decisions reviewed per stratum", figures.coverage_bars(srows),
                                  "Decisions of the sampling plan reviewed of N, per stratum"))
@@ -570,14 +584,19 @@ def script_json(obj: object) -> str:
     return text
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+"""Types `_finite` returns as they are, tested by exact type before any call: a sampling plan's list of 683,000
+unit ids made one call per id most of a 10,000-query report's time (#38)."""
+
+
 def _finite(obj: object) -> object:
     """NaN and infinities (which JSON cannot hold) as null."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, Mapping):
-        return {str(k): _finite(v) for k, v in obj.items()}
+        return {str(k): v if type(v) in _PLAIN else _finite(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_finite(v) for v in obj]
+        return [v if type(v) in _PLAIN else _finite(v) for v in obj]
     return obj
 
 

@@ -38,7 +38,7 @@ from scoring.families.retrieval.model import (
     TiePolicy,
 )
 from scoring.families.retrieval.ranktable import policy_summaries
-from scoring.judges.answer import MISSING, JudgeStats, answer_dict
+from scoring.judges.answer import MISSING, Answer, JudgeStats, answer_dict
 from scoring.judges.asking import ask_with_cache
 from scoring.judges.transport import AnswerCache, Judge, Progress
 
@@ -52,29 +52,72 @@ def candidate_question(q: RankedQuery, i: int) -> CandidateQuestion:
 
 
 def decide(queries: Sequence[RankedQuery], judge: Judge, cache: AnswerCache | None = None,
-           progress: Progress | None = None, stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
-    """One `candidate` decision per reviewable candidate of every query, labelled by the judge."""
+           progress: Progress | None = None, stats: JudgeStats | None = None) -> tuple[Sequence[Decision], JudgeStats]:
+    """One `candidate` decision per reviewable candidate of every query, labelled by the judge (a `Decisions`
+    sequence: each made when it is read)."""
     stats = stats if stats is not None else JudgeStats()
     where = [(q, i) for q in queries for i in reviewable_positions(q)]
     questions = [candidate_question(q, i) for q, i in where]
     stats.distinct_queries = len(questions)
-    answers = ask_with_cache(judge, questions, cache, stats, progress)
+    answers = _interned(ask_with_cache(judge, questions, cache, stats, progress))
     del questions
-    decisions = []
-    # one dict per distinct answer, shared by the details that hold it (read-only): a judge answering 683k
-    # questions gives a few distinct answers (gold-only: one), and a dict each held 150 MB of a 10k-query run
-    shared: dict[tuple, dict] = {}
     for (q, i), a in zip(where, answers, strict=True):
-        if a.value == MISSING:  # ask_with_cache counted invalid and missing answers already
-            if len(stats.missing_examples) < 10:
-                stats.missing_examples.append({"query_id": q.id, "candidate_id": q.candidates[i], "why": a.rationale})
-        detail = {"rank": i + 1, "text": q.candidates_text[i], "tied_with_gold": i + 1 >= q.gold_block[0],
+        if a.value == MISSING and len(stats.missing_examples) < 10:  # ask_with_cache counted them already
+            stats.missing_examples.append({"query_id": q.id, "candidate_id": q.candidates[i], "why": a.rationale})
+    return Decisions(where, answers), stats
+
+
+def _interned(answers: list[Answer]) -> list[Answer]:
+    """Equal answers as one object (answers are frozen): a judge gives a few distinct answers to 683k questions,
+    and an object each held 80 MB until the run was stored (#38)."""
+    seen: dict[Answer, Answer] = {}
+    try:
+        return [seen.setdefault(a, a) for a in answers]
+    except TypeError:  # a field that cannot be hashed (none today): kept as they are
+        return answers
+
+
+class Decisions(Sequence[Decision]):
+    """A run's candidate decisions, each `Decision` (and its detail dict) made when it is read, from its query,
+    position and judge answer: the run's 683k decisions held at once were 300 MB of a 10,000-query `score` (#38);
+    the store reads them one at a time. Equal judge answers share one answer dict (read-only), as before."""
+
+    def __init__(self, where: list[tuple[RankedQuery, int]], answers: Sequence) -> None:
+        self._where, self._answers = where, answers
+        self._shared: dict[tuple, dict] = {}
+        self._dicts: dict[Answer, dict] = {}  # answer -> its shared dict: made once per distinct answer
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        (q, pos), a = self._where[i], self._answers[i]
+        detail = {"rank": pos + 1, "text": q.candidates_text[pos], "tied_with_gold": pos + 1 >= q.gold_block[0],
                   "anchor": q.anchor_text, "gold": q.positive, "gold_rank": q.positive_index + 1,
-                  "answer": _shared_answer(answer_dict(a), shared)}
+                  "answer": self._answer(a)}
         if q.scores is not None:
-            detail["score"] = q.scores[i]
-        decisions.append(Decision(q.id, KIND, q.relation, q.candidates[i], q.positive_id, label_of(a), detail))
-    return decisions, stats
+            detail["score"] = q.scores[pos]
+        return Decision(q.id, KIND, q.relation, q.candidates[pos], q.positive_id, label_of(a), detail)
+
+    def _answer(self, a: Answer) -> dict:
+        try:
+            found = self._dicts.get(a)
+        except TypeError:  # an answer that cannot be hashed (none today)
+            return _shared_answer(answer_dict(a), self._shared)
+        if found is None:
+            found = self._dicts[a] = _shared_answer(answer_dict(a), self._shared)
+        return found
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Sequence) and len(self) == len(other)
+                and all(a == b for a, b in zip(self, other, strict=True)))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _shared_answer(answer: dict, shared: dict[tuple, dict]) -> dict:

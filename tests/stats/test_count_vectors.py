@@ -1,0 +1,58 @@
+"""`flatten_rows` (one matrix for many documents' counts, #38) gives what flattening each document alone gave."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.review.count_vectors import flatten, flatten_rows, leaf_paths
+
+
+def _reference(counts: Mapping, paths: list[tuple]) -> np.ndarray:
+    """The flatten every estimator used before #38: every leaf collected, then looked up path by path."""
+    leaves: dict[tuple, object] = {}
+
+    def walk(c: Mapping, prefix: tuple) -> None:
+        for k, v in c.items():
+            if isinstance(v, dict | Mapping):
+                walk(v, (*prefix, k))
+            else:
+                leaves[(*prefix, k)] = v
+
+    walk(counts, ())
+    vec = np.zeros(len(paths))
+    for i, p in enumerate(paths):
+        v = leaves.get(p)
+        if isinstance(v, int | float):
+            vec[i] = v
+    return vec
+
+
+_leaf = st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=False), st.booleans(), st.none(), st.text(max_size=2))
+_keys = st.sampled_from(["a", "b", "mean", "rank", "hits@1"])
+_counts = st.recursive(_leaf, lambda inner: st.dictionaries(_keys, inner, max_size=4), max_leaves=20).filter(
+    lambda c: isinstance(c, dict))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_counts, min_size=1, max_size=5), st.data())
+def test_rows_equal_each_document_flattened_alone(rows: list[dict], data: st.DataObject) -> None:
+    known = list(dict.fromkeys(p for r in rows for p in leaf_paths(r)))
+    # paths the counts lack, paths to a sub-mapping, and a path listed twice
+    extra = [("missing",), ("a",), *known[:1]]
+    paths = data.draw(st.permutations(known + extra))
+    got = flatten_rows(rows, paths)
+    assert got.shape == (len(rows), len(paths))
+    for r, counts in zip(rows, got, strict=True):
+        np.testing.assert_array_equal(counts, _reference(r, paths))
+        np.testing.assert_array_equal(flatten(r, paths), _reference(r, paths))
+
+
+def test_a_mapping_that_is_no_dict_is_walked_and_its_numbers_kept() -> None:
+    counts = {"all": MappingProxyType({"n": 3, "rr": 0.5, "flag": True, "name": "x"}), "n": None}
+    paths = [("all", "n"), ("all", "rr"), ("all", "flag"), ("all", "name"), ("n",), ("all", "n")]
+    np.testing.assert_array_equal(flatten_rows([counts], paths)[0], [3.0, 0.5, 1.0, 0.0, 0.0, 3.0])
