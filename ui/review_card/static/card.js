@@ -1,10 +1,13 @@
 // The review card: holds the next cards of the queue, answers the review keys at once, and sends every label to
-// Python as an event with its own client id ("outbox" state: every label not answered yet, re-sent until Python
+// Python as an event with its own client id (the "outbox": every label not answered yet, re-sent until Python
 // answers it; Python stores a client id once). Unanswered labels are kept in localStorage, so a reload or the next
 // visit after a closed tab re-sends them; the card shows a label as saved only once Python's answer says it is stored.
+// Labels are posted to the save route (ui/review_card/route.py) and answered by its response, without a rerun;
+// when the server does not serve it, or refuses this card's grant, they go through the component's channel.
 
 const STORE = (window.__rjReviewCard = window.__rjReviewCard || {});
 const RESEND_MS = 3000;
+const ROUTE_MAX_EVENTS = 200;  // ui/review_card/store.py MAX_EVENTS: the route reads no more from one request
 
 function newId() {
   if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
@@ -77,7 +80,10 @@ function merge(s, data) {
   s.canReview = data.can_review;
   s.blind = data.blind;
   for (const item of data.items || []) s.items.set(item.pos, item);
-  const acks = data.acks || {};
+  takeAcks(s, data.acks || {});
+}
+
+function takeAcks(s, acks) {  // Python's answers, from a render or from the save route
   let newest = null;
   for (const [cid, ack] of Object.entries(acks)) {
     if (s.acks.has(cid)) continue;
@@ -194,13 +200,41 @@ function needsCards(s) {
   return false;
 }
 
-function flush(s, force) {
+function viaRoute(s) { return Boolean(s.saveUrl && s.grant && s.refusedGrant !== s.grant); }
+
+function post(s, leaving) {  // one request at a time; what was labelled meanwhile goes in the next one
+  if (s.posting) { s.postAgain = true; return; }
+  const events = s.outbox.slice(0, ROUTE_MAX_EVENTS), grant = s.grant;
+  s.posting = true;
+  s.lastSend = Date.now();
+  fetch(s.saveUrl, {method: "POST", headers: {"Content-Type": "application/json"}, credentials: "same-origin",
+                    keepalive: Boolean(leaving), body: JSON.stringify({grant, queue: s.queue, events})})
+    .then((r) => {
+      if (r.ok) return r.json().then((body) => { takeAcks(s, (body && body.acks) || {}); render(s); });
+      if ([403, 404, 405, 409].includes(r.status)) {  // no route, or no grant for it: the channel takes the labels
+        s.refusedGrant = grant;
+        flush(s, true);
+      }
+      return null;  // any other answer: kept pending, re-sent by the timer
+    })
+    .catch(() => {})  // no connection: kept pending (and in localStorage), re-sent by the timer
+    .finally(() => {
+      s.posting = false;
+      if (s.postAgain) { s.postAgain = false; if (s.outbox.length && viaRoute(s)) post(s); }
+    });
+}
+
+function flush(s, force, leaving) {
+  const route = viaRoute(s);
+  if (route && s.outbox.length) post(s, leaving);
   if (!s.setStateValue) return;
-  if (!force && !s.outbox.length && !needsCards(s) && s.cursor === s.sentCursor) return;
+  if (route) {  // the channel only asks for cards (each message is a rerun of the card's fragment)
+    if (!needsCards(s) || (!force && s.cursor === s.sentCursor)) return;
+  } else if (!force && !s.outbox.length && !needsCards(s) && s.cursor === s.sentCursor) return;
   s.nonce += 1;
   s.lastSend = Date.now();
   s.sentCursor = s.cursor;
-  s.setStateValue("outbox", {queue: s.queue, events: s.outbox.slice(), cursor: s.cursor, nonce: s.nonce});
+  s.setStateValue("outbox", {queue: s.queue, events: route ? [] : s.outbox.slice(), cursor: s.cursor, nonce: s.nonce});
 }
 
 function later(s) {  // after the next card is drawn: the send never delays it
@@ -451,6 +485,8 @@ export default function (component) {
   s.root = root;
   s.setStateValue = setStateValue;
   s.setTriggerValue = component.setTriggerValue;
+  s.saveUrl = data.save_url || null;
+  s.grant = data.grant || null;
   s.extras = {docLink: data.doc_link || "document?", decisionKey: data.decision_key, docNoun: data.doc_noun || "document",
               problems: data.problems || [], maxNote: data.max_note || 5000, maxItem: data.max_item || 2000};
   merge(s, data);
@@ -474,7 +510,7 @@ export default function (component) {
     }, 1000);
   }
   if (!STORE.hide) {  // the tab is going: send what is not stored now (it is in localStorage anyway)
-    STORE.hide = () => { const st = STORE.state; if (st && st.outbox.length) { saveOutbox(st); flush(st, true); } };
+    STORE.hide = () => { const st = STORE.state; if (st && st.outbox.length) { saveOutbox(st); flush(st, true, true); } };
     window.addEventListener("pagehide", STORE.hide);
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") STORE.hide(); });
   }
