@@ -37,7 +37,7 @@ from ui.entry import page_prologue
 from ui.errata import errata_form
 from ui.families import doc_noun, family_view
 from ui.owner_only import role_button
-from ui.review_card.component import queue_token, save_grant
+from ui.review_card.component import page_refresher, queue_token, save_grant
 from ui.review_card.component import review_card as browser_card
 from ui.review_card.store import Reviewer
 from ui.state import blind, current_view, db, is_blind_reviewer, link_params, reviewer, role
@@ -316,6 +316,7 @@ def browser_panel() -> None:
 
 
 if in_browser:
+    page_refresher()
     browser_panel()
 else:
     review_panel()

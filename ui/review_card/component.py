@@ -40,6 +40,19 @@ _CSS = (STATIC / "card.css").read_text(encoding="utf-8") + re.sub(r"</?style>", 
 _COMPONENT = st.components.v2.component(
     "rejudge.review_card", html=(STATIC / "card.html").read_text(encoding="utf-8"), css=_CSS,
     js=(STATIC / "card.js").read_text(encoding="utf-8"), isolate_styles=False)
+# Mounted outside the card's fragment: its trigger is a rerun of the whole page. The card calls it when the save
+# route does not know its grant any more (a restarted server: the card's fragment is unknown to the new session,
+# so the card's own messages are dropped there) to get a new grant.
+_REFRESH = st.components.v2.component("rejudge.review_card_refresh", html="", js="""
+export default function ({ setTriggerValue }) {
+  const store = (window.__rjReviewCard = window.__rjReviewCard || {});
+  store.refresh = () => setTriggerValue("refresh", Date.now());
+}""")
+
+
+def page_refresher() -> None:
+    """Mount the page-rerun trigger the card uses to get a new grant (call outside the card's fragment)."""
+    _REFRESH(key="queue.review_card.refresh", data={}, on_refresh_change=lambda: None)
 
 
 def queue_token(queue_key: object) -> str:

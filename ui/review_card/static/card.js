@@ -7,6 +7,7 @@
 
 const STORE = (window.__rjReviewCard = window.__rjReviewCard || {});
 const RESEND_MS = 3000;
+const POST_TIMEOUT_MS = 15000;  // a request with no answer by then is given up (and sent again): never a stuck card
 const ROUTE_MAX_EVENTS = 200;  // ui/review_card/store.py MAX_EVENTS: the route reads no more from one request
 
 function newId() {
@@ -202,39 +203,59 @@ function needsCards(s) {
 
 function viaRoute(s) { return Boolean(s.saveUrl && s.grant && s.refusedGrant !== s.grant); }
 
+// The route's last request failed for want of a connection: the labels also go through the channel, whose state
+// the app sends again once it is reconnected (after a server restart only a full rerun reaches the new session:
+// the card's fragment is unknown there, and that rerun gives the card a new grant).
 function post(s, leaving) {  // one request at a time; what was labelled meanwhile goes in the next one
   if (s.posting) { s.postAgain = true; return; }
   const events = s.outbox.slice(0, ROUTE_MAX_EVENTS), grant = s.grant;
   s.posting = true;
   s.lastSend = Date.now();
   fetch(s.saveUrl, {method: "POST", headers: {"Content-Type": "application/json"}, credentials: "same-origin",
-                    keepalive: Boolean(leaving), body: JSON.stringify({grant, queue: s.queue, events})})
+                    keepalive: Boolean(leaving), body: JSON.stringify({grant, queue: s.queue, events}),
+                    signal: AbortSignal.timeout(POST_TIMEOUT_MS)})
     .then((r) => {
-      if (r.ok) return r.json().then((body) => { takeAcks(s, (body && body.acks) || {}); render(s); });
+      if (r.ok) {
+        s.routeDown = false;
+        return r.json().then((body) => { takeAcks(s, (body && body.acks) || {}); render(s); });
+      }
       if ([403, 404, 405, 409].includes(r.status)) {  // no route, or no grant for it: the channel takes the labels
         s.refusedGrant = grant;
-        flush(s, true);
+        // A rerun of the page gives a new grant (the card's own messages do not reach a restarted server). Sent
+        // alone: Streamlit sends the widget updates of one moment as one rerun, of the card's fragment if the card
+        // is among them. The timer sends the labels through the channel after it.
+        if (r.status === 403 && STORE.refresh && Date.now() - (s.refreshed || 0) > RESEND_MS) {
+          s.refreshed = s.lastSend = Date.now();
+          STORE.refresh();
+        } else channel(s, true);
       }
       return null;  // any other answer: kept pending, re-sent by the timer
     })
-    .catch(() => {})  // no connection: kept pending (and in localStorage), re-sent by the timer
+    .catch(() => {  // no connection (or no answer in time): kept pending (and in localStorage), re-sent
+      s.routeDown = true;
+      channel(s, true);
+    })
     .finally(() => {
       s.posting = false;
       if (s.postAgain) { s.postAgain = false; if (s.outbox.length && viaRoute(s)) post(s); }
     });
 }
 
-function flush(s, force, leaving) {
-  const route = viaRoute(s);
-  if (route && s.outbox.length) post(s, leaving);
+function channel(s, force) {  // a message through the component: a rerun of the card's fragment
   if (!s.setStateValue) return;
-  if (route) {  // the channel only asks for cards (each message is a rerun of the card's fragment)
+  const labels = !viaRoute(s) || s.routeDown;
+  if (!labels) {  // the channel only asks for cards
     if (!needsCards(s) || (!force && s.cursor === s.sentCursor)) return;
   } else if (!force && !s.outbox.length && !needsCards(s) && s.cursor === s.sentCursor) return;
   s.nonce += 1;
   s.lastSend = Date.now();
   s.sentCursor = s.cursor;
-  s.setStateValue("outbox", {queue: s.queue, events: route ? [] : s.outbox.slice(), cursor: s.cursor, nonce: s.nonce});
+  s.setStateValue("outbox", {queue: s.queue, events: labels ? s.outbox.slice() : [], cursor: s.cursor, nonce: s.nonce});
+}
+
+function flush(s, force, leaving) {
+  if (viaRoute(s) && s.outbox.length) post(s, leaving);
+  channel(s, force);
 }
 
 function later(s) {  // after the next card is drawn: the send never delays it
