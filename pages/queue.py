@@ -316,7 +316,7 @@ def browser_panel() -> None:
 
 
 if in_browser:
-    page_refresher()
     browser_panel()
+    page_refresher()  # below the card: it takes no room above it
 else:
     review_panel()

@@ -14,8 +14,8 @@ a server that turned to team mode (or whose sign-in set-up broke) refuses a loca
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Awaitable, Callable
-from contextlib import closing
 from typing import TYPE_CHECKING
 
 from starlette.concurrency import run_in_threadpool
@@ -26,6 +26,8 @@ from starlette.routing import Route
 from ui.review_card.grants import GRANTS, Grant, Grants
 
 if TYPE_CHECKING:
+    from sqlite_utils import Database
+
     from ui.review_card.store import Reviewer
 
 # The store, the roles and the family registry are imported at the first request, not here: `app.py` imports this
@@ -74,15 +76,27 @@ def reviewer_of(grant: Grant) -> Reviewer:
                     check=lambda action: _check(grant, action))
 
 
-def store_for(grant: Grant, events: list) -> dict[str, dict]:
-    """Store `events` under `grant` (a new connection: the route serves from a thread pool)."""
+_threads = threading.local()
+
+
+def _connection(path: str) -> Database:
+    """This pool thread's connection to `path`, opened once (opening and closing, with its WAL checkpoint, was
+    most of a request's time; a connection belongs to the thread that opened it)."""
     from audit.store.database import open_db
+
+    conns: dict[str, Database] = _threads.__dict__.setdefault("conns", {})
+    if path not in conns:
+        conns[path] = open_db(path)
+    return conns[path]
+
+
+def store_for(grant: Grant, events: list) -> dict[str, dict]:
+    """Store `events` under `grant` (the route serves from a thread pool: each thread its own connection)."""
     from audit.views import RunView
     from ui.review_card.store import store_events
 
-    conn = open_db(grant.db_path)
-    with closing(conn.conn):
-        return store_events(conn, RunView(conn, grant.run_row, grant.policy), events, reviewer_of(grant), {})
+    conn = _connection(grant.db_path)
+    return store_events(conn, RunView(conn, grant.run_row, grant.policy), events, reviewer_of(grant), {})
 
 
 def _refuse(status: int, why: str) -> JSONResponse:

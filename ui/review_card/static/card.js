@@ -221,13 +221,7 @@ function post(s, leaving) {  // one request at a time; what was labelled meanwhi
       }
       if ([403, 404, 405, 409].includes(r.status)) {  // no route, or no grant for it: the channel takes the labels
         s.refusedGrant = grant;
-        // A rerun of the page gives a new grant (the card's own messages do not reach a restarted server). Sent
-        // alone: Streamlit sends the widget updates of one moment as one rerun, of the card's fragment if the card
-        // is among them. The timer sends the labels through the channel after it.
-        if (r.status === 403 && STORE.refresh && Date.now() - (s.refreshed || 0) > RESEND_MS) {
-          s.refreshed = s.lastSend = Date.now();
-          STORE.refresh();
-        } else channel(s, true);
+        if (!(r.status === 403 && renewGrant(s))) channel(s, true);
       }
       return null;  // any other answer: kept pending, re-sent by the timer
     })
@@ -239,6 +233,17 @@ function post(s, leaving) {  // one request at a time; what was labelled meanwhi
       s.posting = false;
       if (s.postAgain) { s.postAgain = false; if (s.outbox.length && viaRoute(s)) post(s); }
     });
+}
+
+// A rerun of the whole page gives the card a new grant (the card's own messages do not reach a restarted server:
+// its fragment is unknown to the new session). Sent alone: Streamlit sends the widget updates of one moment as one
+// rerun, of the card's fragment if the card is among them; the timer sends the labels through the channel after
+// it, and asks again while no new grant has come (a request made while still disconnected is lost).
+function renewGrant(s) {
+  if (!STORE.refresh || s.refusedGrant !== s.grant || Date.now() - (s.refreshed || 0) <= RESEND_MS) return false;
+  s.refreshed = s.lastSend = Date.now();
+  STORE.refresh();
+  return true;
 }
 
 function channel(s, force) {  // a message through the component: a rerun of the card's fragment
@@ -527,7 +532,8 @@ export default function (component) {
   if (!STORE.timer) {  // re-send what is not answered (a lost connection, a rerun that swallowed a message)
     STORE.timer = setInterval(() => {
       const st = STORE.state;
-      if (st && (st.outbox.length || needsCards(st)) && Date.now() - st.lastSend > RESEND_MS) flush(st, true);
+      if (st && (st.outbox.length || needsCards(st)) && Date.now() - st.lastSend > RESEND_MS
+          && !(st.outbox.length && renewGrant(st))) flush(st, true);
     }, 1000);
   }
   if (!STORE.hide) {  // the tab is going: send what is not stored now (it is in localStorage anyway)
