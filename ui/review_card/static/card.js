@@ -81,6 +81,7 @@ function merge(s, data) {
   s.canReview = data.can_review;
   s.blind = data.blind;
   for (const item of data.items || []) s.items.set(item.pos, item);
+  s.cardsAsked = 0;  // a render: cards may be asked for again
   takeAcks(s, data.acks || {});
 }
 
@@ -249,8 +250,9 @@ function renewGrant(s) {
 function channel(s, force) {  // a message through the component: a rerun of the card's fragment
   if (!s.setStateValue) return;
   const labels = !viaRoute(s) || s.routeDown;
-  if (!labels) {  // the channel only asks for cards
-    if (!needsCards(s) || (!force && s.cursor === s.sentCursor)) return;
+  if (!labels) {  // the channel only asks for cards, once until they come (each ask is a rerun on the server)
+    if (!needsCards(s) || (!force && (s.cursor === s.sentCursor || Date.now() - (s.cardsAsked || 0) < RESEND_MS))) return;
+    s.cardsAsked = Date.now();
   } else if (!force && !s.outbox.length && !needsCards(s) && s.cursor === s.sentCursor) return;
   s.nonce += 1;
   s.lastSend = Date.now();
