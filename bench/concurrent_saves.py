@@ -164,7 +164,8 @@ def main(argv: list[str] | None = None) -> None:
     print_table(f"Key -> 'saved' shown, {args.sessions} sessions, one label each every {args.every:g} s for "
                 f"{args.duration:g} s, N = {args.n:,} (server's first visit {first_visit_ms / 1000:.1f} s)",
                 ["run", "labels", "saved p50 s", "saved p90 s", "max s", "not shown saved at the end", "stored",
-                 "not stored at the end", "duplicated", "load 1-min min / median / max", f"goal (p90 <= {GOAL_P90_S:g} s, 0 lost, 0 dup)"],
+                 "not stored at the end", "duplicated", "load 1-min min / median / max",
+                 f"goal (p90 <= {GOAL_P90_S:g} s, 0 lost, 0 dup)"],
                 [[label, res["presses"], median(lat), pct(lat, 90), max(lat, default=float("nan")),
                   res["unsaved"], len(mine), res["presses"] - len({r[2] for r in mine}), dup,
                   f"{min(loads):.1f} / {median(loads):.1f} / {max(loads):.1f}",

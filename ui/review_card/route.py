@@ -26,8 +26,7 @@ from starlette.routing import Route
 from ui.review_card.grants import GRANTS, Grant, Grants
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
-
+    from audit.store.database import Database
     from ui.review_card.store import Reviewer
 
 # The store, the roles and the family registry are imported at the first request, not here: `app.py` imports this
