@@ -1,20 +1,36 @@
-"""Rejudge dashboard: `streamlit run app.py` opens on the bundled CHIMERA demo run."""
+"""Rejudge dashboard: `streamlit run app.py` opens on the bundled CHIMERA demo run.
+
+`streamlit run app.py` finds the `st.App` below and imports this file once to serve it: Streamlit with the review
+card's save route (`ui/review_card/route.py`); nothing of the page script runs then. Each session's script run
+runs this file as `__main__`: navigation, the gate, the sidebar, the page.
+"""
+
+from __future__ import annotations
 
 from pathlib import Path
 
 import streamlit as st
-from streamlit.navigation.page import StreamlitPage
 
-from audit.stale import rebuild_stale_runs
-from ui import auth
-from ui.after_sign_in.component import remembered_page
-from ui.entry import through_app
-from ui.first_start import prepare_demo, warm_statistics
-from ui.rerun_timing import timed_rerun
-from ui.state import adopt_url_settings, db, forget_url_settings, sidebar_controls
+if __name__ != "__main__":  # imported to be served (before Streamlit's runtime exists: no page module yet)
+    from streamlit import config
 
-# A bundled icon: the Material icon font would be fetched from the internet (console errors offline)
-st.set_page_config(page_title="Rejudge", page_icon=str(Path(__file__).parent / "ui" / "favicon.png"), layout="wide")
+    from ui.review_card.route import routes
+
+    app = st.App(__file__, routes=routes(config.get_option("server.baseUrlPath")))
+else:
+    from streamlit.navigation.page import StreamlitPage
+
+    from audit.stale import rebuild_stale_runs
+    from ui import auth
+    from ui.after_sign_in.component import remembered_page
+    from ui.entry import through_app
+    from ui.first_start import prepare_demo, warm_statistics
+    from ui.rerun_timing import timed_rerun
+    from ui.state import adopt_url_settings, db, forget_url_settings, sidebar_controls
+
+    # A bundled icon: the Material icon font would be fetched from the internet (console errors offline)
+    st.set_page_config(page_title="Rejudge", page_icon=str(Path(__file__).parent / "ui" / "favicon.png"),
+                       layout="wide")
 
 RUNS_PATH = "runs"
 
@@ -34,22 +50,23 @@ def follow_deep_link() -> None:
         st.switch_page(found[0], query_params=found[1])
 
 
-pages = [
-    # the default page's url_path is never served (the root is); `runs_path` answers /runs
-    st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="start", default=True),
-    st.Page("pages/overview.py", title="Run overview", icon=":material/dashboard:", url_path="overview"),
-    st.Page("pages/document.py", title="Document review", icon=":material/article:", url_path="document"),
-    st.Page("pages/queue.py", title="Review queue", icon=":material/checklist:", url_path="queue"),
-    st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
-    st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/trophy:", url_path="leaderboard"),
-    st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),
-    st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
-    st.Page("pages/improve_judge.py", title="Improve the judge", icon=":material/tune:", url_path="improve_judge"),
-    st.Page("pages/errata.py", title="Gold errata", icon=":material/flag:", url_path="errata"),
-    st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
-    st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
-    st.Page(runs_path, title="Runs", url_path=RUNS_PATH, visibility="hidden"),
-]
+if __name__ == "__main__":
+    pages = [
+        # the default page's url_path is never served (the root is); `runs_path` answers /runs
+        st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="start", default=True),
+        st.Page("pages/overview.py", title="Run overview", icon=":material/dashboard:", url_path="overview"),
+        st.Page("pages/document.py", title="Document review", icon=":material/article:", url_path="document"),
+        st.Page("pages/queue.py", title="Review queue", icon=":material/checklist:", url_path="queue"),
+        st.Page("pages/scores.py", title="Scores", icon=":material/leaderboard:", url_path="scores"),
+        st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/trophy:", url_path="leaderboard"),
+        st.Page("pages/agreement.py", title="Agreement", icon=":material/handshake:", url_path="agreement"),
+        st.Page("pages/compare.py", title="Compare judges", icon=":material/compare_arrows:", url_path="compare"),
+        st.Page("pages/improve_judge.py", title="Improve the judge", icon=":material/tune:", url_path="improve_judge"),
+        st.Page("pages/errata.py", title="Gold errata", icon=":material/flag:", url_path="errata"),
+        st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
+        st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
+        st.Page(runs_path, title="Runs", url_path=RUNS_PATH, visibility="hidden"),
+    ]
 
 
 def preamble() -> StreamlitPage:
@@ -71,5 +88,6 @@ def preamble() -> StreamlitPage:
     return nav
 
 
-with through_app():  # the page's prologue reruns any run that did not come through here (ui/entry.py)
-    timed_rerun(preamble, lambda nav: nav.run())  # REJUDGE_RERUN_LOG: bench/ui_latency.py's split of a page switch
+if __name__ == "__main__":
+    with through_app():  # the page's prologue reruns any run that did not come through here (ui/entry.py)
+        timed_rerun(preamble, lambda nav: nav.run())  # REJUDGE_RERUN_LOG: bench/ui_latency.py's split of a page switch

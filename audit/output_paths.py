@@ -16,7 +16,6 @@ import errno
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,6 +174,8 @@ def stage_output(path: str | Path, data: str | bytes, option: str, rule: OutputR
         except OSError as e:
             raise AuditError(f"{p}: {option}: cannot write ({cause(e)})") from None
         return Staged(p, None, option)
+    import tempfile  # here, not above: `--help` and `runs` build the CLI's parser, which imports this module (#38)
+
     fd, name = tempfile.mkstemp(prefix=f".{p.name[:100]}.", suffix=".tmp", dir=p.parent)
     tmp = Path(name)
     try:

@@ -37,7 +37,7 @@ from ui.entry import page_prologue
 from ui.errata import errata_form
 from ui.families import doc_noun, family_view
 from ui.owner_only import role_button
-from ui.review_card.component import queue_token
+from ui.review_card.component import page_refresher, queue_token, save_grant
 from ui.review_card.component import review_card as browser_card
 from ui.review_card.store import Reviewer
 from ui.state import blind, current_view, db, is_blind_reviewer, link_params, reviewer, role
@@ -306,14 +306,17 @@ def browser_panel() -> None:
     progress = f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue"
     if mode == "sample" and plan is not None:
         progress += " · " + sample_line(fconn)
-    browser_card(fconn, run_view, ids, token=queue_token(st.session_state[KEY]), reviewer=reviewer_now,
+    token = queue_token(st.session_state[KEY])
+    browser_card(fconn, run_view, ids, token=token, reviewer=reviewer_now,
                  connect=lambda: open_db(default_db_path()),
-                 payload=lambda doc: document(fconn, run_view, doc)["payload"], progress=progress)
+                 payload=lambda doc: document(fconn, run_view, doc)["payload"], progress=progress,
+                 grant=save_grant(str(default_db_path()), run_view, token, reviewer_now, team=auth.team_mode()))
     if not hidden:
         progress_table(fconn)
 
 
 if in_browser:
     browser_panel()
+    page_refresher()  # below the card: it takes no room above it
 else:
     review_panel()

@@ -116,11 +116,7 @@ def identity() -> Identity | None:
     subject, email = str(user.get("sub") or ""), str(user.get("email") or "")
     if not email_verified(user):  # the provider does not vouch for the address: no role by it
         email = ""
-    try:
-        role = _roles().role_of(email)
-    except RolesFileError:
-        role = None
-    return Identity(subject=subject, email=email, name=str(user.get("name") or email), role=role)
+    return Identity(subject=subject, email=email, name=str(user.get("name") or email), role=role_of(email))
 
 
 VERIFIED_STRINGS = ("true",)
@@ -135,6 +131,15 @@ def email_verified(user: Mapping[str, object]) -> bool:
         return True
     value = user.get("email_verified")
     return value is True or (isinstance(value, str) and value.strip().casefold() in VERIFIED_STRINGS)
+
+
+def role_of(email: str | None) -> str | None:
+    """The role the roles file gives a verified address now (None: none, or the file cannot be used). For the
+    review card's save route (`ui/review_card/route.py`), which has no `st.user`: its grant names the address."""
+    try:
+        return _roles().role_of(email) if email else None
+    except RolesFileError:
+        return None
 
 
 def current_role() -> str | None:

@@ -35,7 +35,8 @@ def _runs(conn) -> list[str]:
 # ---- what the browser is sent ------------------------------------------------------------------------------------
 
 def _card_data(at: AppTest) -> tuple[str, dict]:
-    found = [el for el in at.main.children.values() for el in _walk(el) if getattr(el, "type", "") == "bidi_component"]
+    found = [el for el in at.main.children.values() for el in _walk(el) if getattr(el, "type", "") == "bidi_component"
+             and getattr(el, "key", None) == "queue.review_card"]  # not the page-rerun trigger beside it (#38)
     assert len(found) == 1
     proto = found[0].proto
     return proto.id, json.loads(proto.json)

@@ -47,7 +47,8 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-heavy = ("pandas", "numpy", "sqlite_utils", "audit.store.database", "audit.runs", "scoring.families.base")
+heavy = ("pandas", "numpy", "sqlite_utils", "audit.store.database", "audit.runs", "scoring.families.base",
+         "tempfile")  # tempfile: shutil, random and the compression modules, for a file `--help` never writes
 print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.stderr)
 """
 

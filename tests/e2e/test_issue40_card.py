@@ -136,8 +136,9 @@ def test_labels_typed_just_before_the_tab_closes_are_stored_on_the_next_visit(ow
     try:
         page = ctx.new_page()
         _open_card(page, f"{own_app.url}/queue?run=demo-chimera-smollm2&reviewer=closer")
-        page.evaluate("""() => {  // the websocket's sends are lost from now on: the tab is as good as closed
-            WebSocket.prototype.send = function () {};
+        page.evaluate("""() => {  // the sends are lost from now on (the websocket's and the save route's, #38): the
+            WebSocket.prototype.send = function () {};  // tab is as good as closed
+            window.fetch = () => new Promise(() => {});
         }""")
         for i in range(15):
             page.keyboard.press("a" if i % 2 == 0 else "o")

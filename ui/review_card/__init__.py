@@ -3,6 +3,8 @@ next decisions of the queue, answers the review keys at once and sends each labe
 
 - `buffer.py` builds the cards the browser holds (blind review: built without any judge-derived field).
 - `store.py` stores the labels the browser sends (a client id already stored is not stored again).
+- `route.py` the save route the card posts its labels to (`st.App` routes, `app.py`): stored and answered without a
+  rerun of the page (issue 38), through `store.store_events`; `grants.py` the tokens the queue page issues for it.
 - `component.py` registers the component and mounts it on the queue page.
 - `static/` the component's HTML, CSS and JavaScript (no build step, nothing fetched from elsewhere).
 

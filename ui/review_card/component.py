@@ -1,8 +1,11 @@
 """The browser review card on the queue page: the component's registration and its mount.
 
-Per message from the browser (a key press, or the card asking for more cards) the outbox callback stores the
-labels it has not answered yet (`store.store_events`, before the page's fragment reruns); the rerun then sends the
-cards around the browser's position and the answers for the labels it holds (`buffer.build_buffer`).
+The card posts its labels to the save route (`route.py`) when the server serves it and answers them from the
+response, with no rerun. Through the component's channel go the card's requests for more cards and, when the
+route is not served or refuses the card's grant, the labels too: per message the outbox callback stores the labels
+it has not answered yet (`store.store_events`, the route's function, before the page's fragment reruns); the
+rerun then sends the cards around the browser's position and the answers for the labels it holds
+(`buffer.build_buffer`).
 """
 
 from __future__ import annotations
@@ -24,16 +27,32 @@ from ui.decision_link import URL_DECISION, decision_param
 from ui.decisions import CARD_STYLE
 from ui.families import doc_noun
 from ui.review_card.buffer import BUFFER_AHEAD, BUFFER_BEHIND, build_buffer
+from ui.review_card.grants import GRANTS, Grant
+from ui.review_card.route import served_url
 from ui.review_card.store import Reviewer, store_events
 from ui.state import link, link_params
 
 STATIC = Path(__file__).resolve().parent / "static"
 KEY = "queue.review_card"
 ACKS, CURSOR = "queue.review_card.acks", "queue.review_card.cursor"
+GRANT = "queue.review_card.grant"
 _CSS = (STATIC / "card.css").read_text(encoding="utf-8") + re.sub(r"</?style>", "", CARD_STYLE)
 _COMPONENT = st.components.v2.component(
     "rejudge.review_card", html=(STATIC / "card.html").read_text(encoding="utf-8"), css=_CSS,
     js=(STATIC / "card.js").read_text(encoding="utf-8"), isolate_styles=False)
+# Mounted outside the card's fragment: its trigger is a rerun of the whole page. The card calls it when the save
+# route does not know its grant any more (a restarted server: the card's fragment is unknown to the new session,
+# so the card's own messages are dropped there) to get a new grant.
+_REFRESH = st.components.v2.component("rejudge.review_card_refresh", html="", js="""
+export default function ({ setTriggerValue }) {
+  const store = (window.__rjReviewCard = window.__rjReviewCard || {});
+  store.refresh = () => setTriggerValue("refresh", Date.now());
+}""")
+
+
+def page_refresher() -> None:
+    """Mount the page-rerun trigger the card uses to get a new grant (call outside the card's fragment)."""
+    _REFRESH(key="queue.review_card.refresh", data={}, on_refresh_change=lambda: None)
 
 
 def queue_token(queue_key: object) -> str:
@@ -47,13 +66,26 @@ def _outbox() -> Mapping:
     return value if isinstance(value, Mapping) else {}
 
 
+def save_grant(db_path: str, run_view: RunView, token: str, reviewer: Reviewer, *, team: bool) -> str | None:
+    """The session's token for the save route (`ui/review_card/route.py`), or None when this server does not
+    serve it or nobody is named: the card then sends its labels through the component's channel."""
+    if served_url() is None or not reviewer.name:
+        return None
+    grant = Grant(db_path=db_path, run_row=run_view.row, policy=run_view.policy, reviewer=reviewer.name,
+                  role=reviewer.role, blind=reviewer.blind, sampled=reviewer.sampled, queue=token, team=team,
+                  subject=reviewer.identity.get("auth_subject"), email=reviewer.identity.get("auth_email"))
+    st.session_state[GRANT] = GRANTS.issue(grant, st.session_state.get(GRANT))
+    return st.session_state[GRANT]
+
+
 def review_card(conn: Database, run_view: RunView, ids: Sequence[int], *, token: str, reviewer: Reviewer,
                 connect: Callable[[], Database], payload: Callable[[str], dict], progress: str,
-                start: int = 0) -> None:
+                start: int = 0, grant: str | None = None) -> None:
     """Mount the review card for queue `ids` (named `token`).
 
     `connect()` opens the connection the callback stores through; `payload(doc)` reads a document's payload for
-    the context lines; `progress` is the line above the card; `start` the position a fresh card opens at."""
+    the context lines; `progress` is the line above the card; `start` the position a fresh card opens at;
+    `grant` the session's token for the save route (`save_grant`; None: labels go through the channel)."""
     if st.session_state.get(ACKS, {}).get("token") != token:
         st.session_state[ACKS] = {"token": token, "acks": {}}
         st.session_state[CURSOR] = start
@@ -80,6 +112,7 @@ def review_card(conn: Database, run_view: RunView, ids: Sequence[int], *, token:
         "doc_link": link("document"), "decision_key": URL_DECISION,
         "doc_noun": doc_noun(run_view.task.name), "problems": list(PROBLEMS.items()),
         "max_note": MAX_NOTE_CHARS, "max_item": MAX_ITEM_CHARS,
+        "save_url": served_url() if grant else None, "grant": grant,
     }
     result = _COMPONENT(key=KEY, data=data, on_outbox_change=on_outbox, on_open_change=lambda: None)
     open_document(conn, run_view, getattr(result, "open", None))

@@ -1,10 +1,14 @@
 // The review card: holds the next cards of the queue, answers the review keys at once, and sends every label to
-// Python as an event with its own client id ("outbox" state: every label not answered yet, re-sent until Python
+// Python as an event with its own client id (the "outbox": every label not answered yet, re-sent until Python
 // answers it; Python stores a client id once). Unanswered labels are kept in localStorage, so a reload or the next
 // visit after a closed tab re-sends them; the card shows a label as saved only once Python's answer says it is stored.
+// Labels are posted to the save route (ui/review_card/route.py) and answered by its response, without a rerun;
+// when the server does not serve it, or refuses this card's grant, they go through the component's channel.
 
 const STORE = (window.__rjReviewCard = window.__rjReviewCard || {});
 const RESEND_MS = 3000;
+const POST_TIMEOUT_MS = 15000;  // a request with no answer by then is given up (and sent again): never a stuck card
+const ROUTE_MAX_EVENTS = 200;  // ui/review_card/store.py MAX_EVENTS: the route reads no more from one request
 
 function newId() {
   if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
@@ -77,7 +81,11 @@ function merge(s, data) {
   s.canReview = data.can_review;
   s.blind = data.blind;
   for (const item of data.items || []) s.items.set(item.pos, item);
-  const acks = data.acks || {};
+  s.cardsAsked = 0;  // a render: cards may be asked for again
+  takeAcks(s, data.acks || {});
+}
+
+function takeAcks(s, acks) {  // Python's answers, from a render or from the save route
   let newest = null;
   for (const [cid, ack] of Object.entries(acks)) {
     if (s.acks.has(cid)) continue;
@@ -194,13 +202,67 @@ function needsCards(s) {
   return false;
 }
 
-function flush(s, force) {
+function viaRoute(s) { return Boolean(s.saveUrl && s.grant && s.refusedGrant !== s.grant); }
+
+// The route's last request failed for want of a connection: the labels also go through the channel, whose state
+// the app sends again once it is reconnected (after a server restart only a full rerun reaches the new session:
+// the card's fragment is unknown there, and that rerun gives the card a new grant).
+function post(s, leaving) {  // one request at a time; what was labelled meanwhile goes in the next one
+  if (s.posting) { s.postAgain = true; return; }
+  const events = s.outbox.slice(0, ROUTE_MAX_EVENTS), grant = s.grant;
+  s.posting = true;
+  s.lastSend = Date.now();
+  fetch(s.saveUrl, {method: "POST", headers: {"Content-Type": "application/json"}, credentials: "same-origin",
+                    keepalive: Boolean(leaving), body: JSON.stringify({grant, queue: s.queue, events}),
+                    signal: AbortSignal.timeout(POST_TIMEOUT_MS)})
+    .then((r) => {
+      if (r.ok) {
+        s.routeDown = false;
+        return r.json().then((body) => { takeAcks(s, (body && body.acks) || {}); render(s); });
+      }
+      if ([403, 404, 405, 409].includes(r.status)) {  // no route, or no grant for it: the channel takes the labels
+        s.refusedGrant = grant;
+        if (!(r.status === 403 && renewGrant(s))) channel(s, true);
+      }
+      return null;  // any other answer: kept pending, re-sent by the timer
+    })
+    .catch(() => {  // no connection (or no answer in time): kept pending (and in localStorage), re-sent
+      s.routeDown = true;
+      channel(s, true);
+    })
+    .finally(() => {
+      s.posting = false;
+      if (s.postAgain) { s.postAgain = false; if (s.outbox.length && viaRoute(s)) post(s); }
+    });
+}
+
+// A rerun of the whole page gives the card a new grant (the card's own messages do not reach a restarted server:
+// its fragment is unknown to the new session). Sent alone: Streamlit sends the widget updates of one moment as one
+// rerun, of the card's fragment if the card is among them; the timer sends the labels through the channel after
+// it, and asks again while no new grant has come (a request made while still disconnected is lost).
+function renewGrant(s) {
+  if (!STORE.refresh || s.refusedGrant !== s.grant || Date.now() - (s.refreshed || 0) <= RESEND_MS) return false;
+  s.refreshed = s.lastSend = Date.now();
+  STORE.refresh();
+  return true;
+}
+
+function channel(s, force) {  // a message through the component: a rerun of the card's fragment
   if (!s.setStateValue) return;
-  if (!force && !s.outbox.length && !needsCards(s) && s.cursor === s.sentCursor) return;
+  const labels = !viaRoute(s) || s.routeDown;
+  if (!labels) {  // the channel only asks for cards, once until they come (each ask is a rerun on the server)
+    if (!needsCards(s) || (!force && (s.cursor === s.sentCursor || Date.now() - (s.cardsAsked || 0) < RESEND_MS))) return;
+    s.cardsAsked = Date.now();
+  } else if (!force && !s.outbox.length && !needsCards(s) && s.cursor === s.sentCursor) return;
   s.nonce += 1;
   s.lastSend = Date.now();
   s.sentCursor = s.cursor;
-  s.setStateValue("outbox", {queue: s.queue, events: s.outbox.slice(), cursor: s.cursor, nonce: s.nonce});
+  s.setStateValue("outbox", {queue: s.queue, events: labels ? s.outbox.slice() : [], cursor: s.cursor, nonce: s.nonce});
+}
+
+function flush(s, force, leaving) {
+  if (viaRoute(s) && s.outbox.length) post(s, leaving);
+  channel(s, force);
 }
 
 function later(s) {  // after the next card is drawn: the send never delays it
@@ -451,6 +513,8 @@ export default function (component) {
   s.root = root;
   s.setStateValue = setStateValue;
   s.setTriggerValue = component.setTriggerValue;
+  s.saveUrl = data.save_url || null;
+  s.grant = data.grant || null;
   s.extras = {docLink: data.doc_link || "document?", decisionKey: data.decision_key, docNoun: data.doc_noun || "document",
               problems: data.problems || [], maxNote: data.max_note || 5000, maxItem: data.max_item || 2000};
   merge(s, data);
@@ -470,11 +534,12 @@ export default function (component) {
   if (!STORE.timer) {  // re-send what is not answered (a lost connection, a rerun that swallowed a message)
     STORE.timer = setInterval(() => {
       const st = STORE.state;
-      if (st && (st.outbox.length || needsCards(st)) && Date.now() - st.lastSend > RESEND_MS) flush(st, true);
+      if (st && (st.outbox.length || needsCards(st)) && Date.now() - st.lastSend > RESEND_MS
+          && !(st.outbox.length && renewGrant(st))) flush(st, true);
     }, 1000);
   }
   if (!STORE.hide) {  // the tab is going: send what is not stored now (it is in localStorage anyway)
-    STORE.hide = () => { const st = STORE.state; if (st && st.outbox.length) { saveOutbox(st); flush(st, true); } };
+    STORE.hide = () => { const st = STORE.state; if (st && st.outbox.length) { saveOutbox(st); flush(st, true, true); } };
     window.addEventListener("pagehide", STORE.hide);
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") STORE.hide(); });
   }

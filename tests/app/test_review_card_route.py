@@ -1,0 +1,141 @@
+"""The review card's save route (`ui/review_card/route.py`, issue 38): labels stored without a rerun, through the
+same `store_events` as the component's channel, and only under a grant the queue page issued; the role is checked
+again at every request (team mode: the roles file's role of the grant's address now)."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from audit.review.queue import decision_view, queue_ids
+from audit.views import as_view
+from ui import auth
+from ui.review_card import route
+from ui.review_card.grants import Grant, Grants
+
+URL = "/" + route.PATH
+
+
+@pytest.fixture
+def grants() -> Grants:
+    return Grants()
+
+
+@pytest.fixture
+def client(grants):
+    with TestClient(Starlette(routes=route.routes("", grants))) as c:
+        yield c
+
+
+@pytest.fixture
+def view(conn):
+    return as_view(conn, conn.execute("SELECT name FROM runs ORDER BY id").fetchone()[0])
+
+
+def _grant(app_db, view, **kw) -> Grant:
+    fields = {"db_path": str(app_db), "run_row": view.row, "policy": view.policy, "reviewer": "ana",
+              "role": "reviewer", "blind": False, "sampled": False, "queue": "q1", "team": False} | kw
+    return Grant(**fields)
+
+
+def _events(conn, view, who: str = "ana", n: int = 3, prefix: str = "c") -> list[dict]:
+    ids = queue_ids(conn, view, who, "all")[:n]
+    return [{"cid": f"{prefix}{k}", "type": "label", "run": view.name, "who": who, "decision": i,
+             "label": view.task.label_schemes[decision_view(conn, view, i)["kind"]].labels[0]}
+            for k, i in enumerate(ids)]
+
+
+def _rows(conn, who: str = "ana") -> list[tuple]:
+    return conn.execute("SELECT decision_id, client_id, blind, auth_email FROM reviews WHERE reviewer = ? "
+                        "ORDER BY id", [who]).fetchall()
+
+
+def test_labels_under_a_grant_are_stored_once_and_answered(client, grants, conn, view, app_db):
+    token = grants.issue(_grant(app_db, view))
+    events = _events(conn, view)
+    r = client.post(URL, json={"grant": token, "queue": "q1", "events": events})
+    assert r.status_code == 200
+    acks = r.json()["acks"]
+    assert [acks[e["cid"]]["ok"] for e in events] == [True] * 3
+    assert [row[1] for row in _rows(conn)] == ["c0", "c1", "c2"]
+    again = client.post(URL, json={"grant": token, "queue": "q1", "events": events})  # a re-send: stored once
+    assert all(a["ok"] for a in again.json()["acks"].values())
+    assert len(_rows(conn)) == 3
+
+
+@pytest.mark.parametrize("body", [{}, {"grant": None}, {"grant": "made-up-token"}, {"grant": ["x"]}])
+def test_a_request_without_a_known_grant_is_refused_and_stores_nothing(client, grants, conn, view, app_db, body):
+    grants.issue(_grant(app_db, view))  # some grant exists; the request does not name it
+    r = client.post(URL, json=body | {"queue": "q1", "events": _events(conn, view)})
+    assert r.status_code == 403
+    assert _rows(conn) == []
+
+
+def test_a_grant_is_for_its_reviewer_and_run_only(client, grants, conn, view, app_db):
+    token = grants.issue(_grant(app_db, view))
+    bob = _events(conn, view, who="bob", n=1)  # the browser claims to be bob: the grant is ana's
+    r = client.post(URL, json={"grant": token, "queue": "q1", "events": bob})
+    assert r.json()["acks"]["c0"]["ok"] is False
+    assert _rows(conn, "bob") == [] and _rows(conn) == []
+    assert client.post(URL, json={"grant": token, "queue": "other", "events": bob}).status_code == 409
+
+
+def test_a_blind_grant_stores_blind_reviews(client, grants, conn, view, app_db):
+    token = grants.issue(_grant(app_db, view, blind=True))
+    client.post(URL, json={"grant": token, "queue": "q1", "events": _events(conn, view, n=2)})
+    assert [row[2] for row in _rows(conn)] == [1, 1]
+
+
+def _team(monkeypatch, roles: dict[str, str]) -> None:
+    monkeypatch.setattr(auth, "team_mode", lambda: True)
+    monkeypatch.setattr(auth, "config_problem", lambda: None)
+    monkeypatch.setattr(auth, "role_of", lambda email: roles.get(email))
+
+
+def test_team_mode_checks_the_role_held_now_at_every_request(client, grants, conn, view, app_db, monkeypatch):
+    roles = {"ana@lab.org": "reviewer"}
+    _team(monkeypatch, roles)
+    token = grants.issue(_grant(app_db, view, team=True, subject="sub-ana", email="ana@lab.org"))
+    first, second = _events(conn, view, n=1), _events(conn, view, n=2, prefix="d")[1:]
+    assert client.post(URL, json={"grant": token, "queue": "q1", "events": first}).json()["acks"]["c0"]["ok"]
+    assert _rows(conn)[0][3] == "ana@lab.org"  # stored under the signed-in identity
+    del roles["ana@lab.org"]  # the owner takes the role away while the tab is open
+    ack = client.post(URL, json={"grant": token, "queue": "q1", "events": second}).json()["acks"]["d1"]
+    assert ack["ok"] is False and "no role" in ack["error"]
+    assert len(_rows(conn)) == 1
+
+
+def test_team_mode_refuses_adjudication_to_a_reviewer(client, grants, conn, view, app_db, monkeypatch):
+    _team(monkeypatch, {"ana@lab.org": "reviewer"})
+    token = grants.issue(_grant(app_db, view, role="adjudicator", team=True, subject="s", email="ana@lab.org"))
+    ack = client.post(URL, json={"grant": token, "queue": "q1", "events": _events(conn, view, n=1)}).json()
+    assert ack["acks"]["c0"]["ok"] is False and "adjudicator" in ack["acks"]["c0"]["error"]
+    assert _rows(conn) == []
+
+
+def test_a_local_grant_is_refused_once_the_server_is_in_team_mode(client, grants, conn, view, app_db, monkeypatch):
+    token = grants.issue(_grant(app_db, view))
+    _team(monkeypatch, {"ana@lab.org": "owner"})
+    ack = client.post(URL, json={"grant": token, "queue": "q1", "events": _events(conn, view, n=1)}).json()
+    assert ack["acks"]["c0"]["ok"] is False
+    assert _rows(conn) == []
+
+
+def test_a_rerun_keeps_its_token_and_a_changed_grant_replaces_it(app_db, view):
+    grants = Grants()
+    first = grants.issue(_grant(app_db, view))
+    assert grants.issue(_grant(app_db, view), first) == first
+    blind = grants.issue(_grant(app_db, view, blind=True), first)
+    assert blind != first and grants.lookup(first) is None and grants.lookup(blind).blind
+
+
+def test_tokens_expire_and_are_bounded(app_db, view, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("ui.review_card.grants.time.monotonic", lambda: clock[0])
+    grants = Grants(ttl_s=60, max_grants=2)
+    a = grants.issue(_grant(app_db, view))
+    clock[0] += 61
+    assert grants.lookup(a) is None
+    b, c, d = (grants.issue(_grant(app_db, view, reviewer=n)) for n in "bcd")
+    assert grants.lookup(b) is None and grants.lookup(c) and grants.lookup(d)
