@@ -398,7 +398,8 @@ def _value(fixed: Estimate) -> float:
 
 def residuals(state: BoardState, cell: MetricCell, a: str, b: str | None = None) -> dict[str, float]:
     """First-order effect on θ_a (− θ_b) of each sampled block's review, grad · (c_H − c_J), the gradient at the
-    judge-only totals as the single-run queue takes it: what the allocation (`next_unit`) and the advice read."""
+    judge-only totals as the single-run queue takes it: what the stopping advice reads (the board's allocation
+    reads no review's outcome: `planned_pick`)."""
     terms = [(a, _judge_gradient(state, a, cell))] + ([] if b is None else [(b, -_judge_gradient(state, b, cell))])
     return {blk: float(sum(grad @ (state.human[r][blk] - state.judge[r][blk]) for r, grad in terms))
             for blk in state.sampled}
