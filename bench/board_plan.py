@@ -15,11 +15,14 @@ Truth models (a question's human label from its judge label; identical strings a
   sys-a), 8% of the other answers wrong;
 - `clustered`: 15% of the documents have half their answers wrong, the others 5%.
 
-Reviews at equal widths: a document of the joint plan costs the union of its questions; one plan per system costs
-each system its own questions. At the same n, one plan per system gives system s the standard error its estimate has
-here (the per-system estimate on the joint sample is the single-run estimator on that sample) and a difference the
-sum of two independent variances; the joint plan's difference has the paired variance. n scales as SE², so the
-reviews to a common half-width are n_J·q_union against n_O·Σ q_s, with n_J/n_O the ratio of the variances.
+Reviews at equal widths (`review_ratios`): questions a human labels, joint plan against one plan per system, each
+system's own plan a simple random sample of its own documents with the variance per document it has on the joint
+sample (the per-system estimate there is the single-run estimator), the finite-population correction kept. A
+per-system plan's reviews are counted twice: once per system (a question three systems ask, three times) and once per
+question (issue 36 §1: a review settles a question in every run that asks it, so independent per-system plans that
+both drew a document review its shared questions once). Equal widths means either the same table (every system, or
+every pair, gets the width the joint plan gave it; a pair from two independent samples has V_a + V_b) or a common
+width (every system the worst system's: the joint plan samples for the worst one).
 
     python bench/board_plan.py [--rounds 100] [--docs 120] [--n 40] [--worlds 4] [--truths uniform ...]
 """
@@ -171,7 +174,111 @@ def one_round(template: Path, info: dict, truth: str, seed: int, n: int, scratch
              for r in runs}
     db.conn.close()
     return {"est": est, "truth": truth_v, "q_union": q_union, "q_own": q_own, "queue_s": queue_s,
-            "metric": "/".join(cell.path)}
+            "metric": "/".join(cell.path), "record": cost_record(info, est, "/".join(cell.path))}
+
+
+def cost_record(info: dict, est: dict, metric: str) -> dict | None:
+    """What `review_ratios` reads of one round: per system its standard error, its sampled documents m_s (the
+    documents of the joint sample where it asks) and its population N_s (the documents where it asks: its own
+    plan's population); per pair the joint standard error; the board's sampled and planned documents; and how many
+    questions each set of systems shares (a question asked by several runs is one review, issue 36 §1)."""
+    systems = est["systems"]
+    if any(s[metric]["se"] is None for s in systems.values()) or any(p["se"] is None for p in est["pairs"]):
+        return None
+    shared: dict[tuple, int] = {}
+    for runs_asking in info["askers"].values():
+        key = tuple(sorted(runs_asking))
+        shared[key] = shared.get(key, 0) + 1
+    return {"se": {r: s[metric]["se"] for r, s in systems.items()},
+            "m": {r: s[metric]["n_documents_sampled"] for r, s in systems.items()},
+            "N": {r: len({dec[1] for dec in info["decisions"][r]}) for r in info["runs"]},
+            "pair_se": {f"{p['a']}|{p['b']}": p["se"] for p in est["pairs"]},
+            "n": est["sampled_documents"], "N_J": est["planned_documents"],
+            "shared": [[list(k), v] for k, v in shared.items()]}
+
+
+def _n_for(v_now: float, m: int, big_n: int, target: float) -> float:
+    """Documents a simple random sample of a system's own N documents needs for variance `target`, given variance
+    `v_now` at m of them: V ∝ 1/n − 1/N (the finite-population correction kept)."""
+    if m >= big_n or v_now <= 0 or target <= 0:
+        return float(m if v_now <= 0 else big_n)
+    # V(n) = v_now (1/n − 1/N) / (1/m − 1/N) = target
+    return float(min(big_n, 1 / ((1 / m - 1 / big_n) * (target / v_now) + 1 / big_n)))
+
+
+def _own_cost(rec: dict, n_own: dict[str, float]) -> tuple[float, float]:
+    """(questions reviewed by one plan per system counted once per system, counted once per question): plan s
+    draws n_s of its N_s documents at random, independently of the others, and a question several runs ask is
+    reviewed once if any of their plans drew its document (issue 36 §1: a review settles it in every run)."""
+    counted = shared = 0.0
+    for runs_asking, count in rec["shared"]:
+        miss = 1.0
+        for r in runs_asking:
+            f = min(1.0, n_own[r] / rec["N"][r])
+            counted += count * f
+            miss *= 1 - f
+        shared += count * (1 - miss)
+    return counted, shared
+
+
+def review_ratios(records: list[dict]) -> dict[str, float | None]:
+    """Reviews (questions a human labels) of the joint plan against one plan per system, at equal widths, as a
+    ratio of the totals over rounds. Joint plan: n of N_J documents, every question of a drawn document once
+    (expected Σ_q n/N_J). One plan per system: system s's own simple random sample of n_s of its N_s documents,
+    the same variance per document as on the joint sample (the single-run estimator), the finite-population
+    correction kept. Two counts of its reviews: `counted` (each system's questions, a shared one once per system)
+    and `shared` (a shared question once, when any plan drew its document: what §1 makes true). Two meanings of
+    equal widths:
+    - `same`: one plan per system gives every system (or, for differences, every pair: independent samples, so
+      V_a + V_b) the width it has in the joint plan's table;
+    - `common`: every system reaches the worst system's width (the joint plan must sample for the worst one).
+    `overlap_shared`: the ratio if every system's own plan drew the joint plan's share of its documents (what the
+    overlap of questions alone gives, per-system plans as efficient per document as the joint one);
+    `overlap_limit`: the same at a small sampling fraction (no two plans draw one document: Q_union / Σ_s Q_s).
+    """
+    out: dict[str, float | None] = {}
+    recs = [r for r in records if r]
+    if not recs:
+        return dict.fromkeys(("systems_same_shared", "systems_same_counted", "systems_common_shared",
+                              "systems_common_counted", "pairs_same_shared", "pairs_same_counted", "overlap_shared",
+                              "overlap_limit"))
+    joint = sum(sum(c for _, c in r["shared"]) * r["n"] / r["N_J"] for r in recs)
+    sums: dict[str, float] = {}
+    for rec in recs:
+        v = {s: se * se for s, se in rec["se"].items()}
+        same = {s: float(rec["m"][s]) for s in v}
+        worst = max(v.values())
+        common = {s: _n_for(v[s], rec["m"][s], rec["N"][s], worst) for s in v}
+        # differences: every system's own sample scaled by one factor c until each pair's V_a + V_b is at most the
+        # joint plan's paired variance (bisection on c; c = 1 is the systems' `same` samples)
+        pairs = [(k.split("|"), se * se) for k, se in rec["pair_se"].items()]
+
+        def var_at(s: str, n_s: float, rec: dict = rec, v: dict = v) -> float:
+            m, big_n = rec["m"][s], rec["N"][s]
+            return 0.0 if n_s >= big_n else v[s] * (1 / n_s - 1 / big_n) / (1 / m - 1 / big_n)
+
+        def ok(c: float, rec: dict = rec, pairs: list = pairs) -> bool:
+            return all(var_at(a, min(rec["N"][a], c * rec["m"][a])) + var_at(b, min(rec["N"][b], c * rec["m"][b]))
+                       <= vj * (1 + 1e-9) for (a, b), vj in pairs)
+        lo, hi = 0.0, max(rec["N"][s] / rec["m"][s] for s in v)
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+        pair_n = {s: min(rec["N"][s], hi * rec["m"][s]) for s in v}
+        for name, n_own in (("systems_same", same), ("systems_common", common), ("pairs_same", pair_n)):
+            counted, shared = _own_cost(rec, n_own)
+            sums[name + "_counted"] = sums.get(name + "_counted", 0.0) + counted
+            sums[name + "_shared"] = sums.get(name + "_shared", 0.0) + shared
+        # what the overlap of questions alone allows: every system's own plan at the joint plan's sampling fraction
+        # (per-system plans as efficient per document as the joint one), and its limit at a small fraction
+        frac = {s: rec["n"] / rec["N_J"] * rec["N"][s] for s in v}
+        counted, shared = _own_cost(rec, frac)
+        sums["overlap_shared"] = sums.get("overlap_shared", 0.0) + shared
+        sums["overlap_limit"] = sums.get("overlap_limit", 0.0) + sum(c * len(a) for a, c in rec["shared"]) * (
+            rec["n"] / rec["N_J"])
+    for k, total in sums.items():
+        out[k] = joint / total if total else None
+    return out
 
 
 def covered(ci, v) -> bool | None:
@@ -179,19 +286,22 @@ def covered(ci, v) -> bool | None:
 
 
 def summarise(truth: str, results: list[dict]) -> dict:
+    """Coverage counts, mean half-widths, and the rounds' cost records (ratios come from them: `finish`)."""
     c = {k: [0, 0] for k in ("sys", "sys_any", "pair_sim", "pair_any", "pair_one", "family")}
+    half: dict[str, list[float]] = {"sys": [], "pair_sim": []}
 
     def add(key, ok):
         if ok is not None:
             c[key][0] += ok
             c[key][1] += 1
-    se_sys, se_pair_joint, se_pair_own, q_u, q_o = [], [], [], [], []
     for res in results:
         est, tv = res["est"], res["truth"]
         m = res["metric"]
         for r, s in est["systems"].items():
             add("sys", covered(s[m]["ci"], tv[r]))
             add("sys_any", covered(s[m]["anytime"]["ci"], tv[r]))
+            if s[m]["ci"] is not None:
+                half["sys"].append((s[m]["ci"][1] - s[m]["ci"][0]) / 2)
         fam = []
         for p in est["pairs"]:
             d = tv[p["a"]] - tv[p["b"]]
@@ -199,44 +309,30 @@ def summarise(truth: str, results: list[dict]) -> dict:
             add("pair_any", covered(p["anytime"]["ci"], d))
             add("pair_one", covered(p["ci"], d))
             fam.append(covered(p["ci_simultaneous"], d))
+            if p["ci_simultaneous"] is not None:
+                half["pair_sim"].append((p["ci_simultaneous"][1] - p["ci_simultaneous"][0]) / 2)
         if all(x is not None for x in fam):
             add("family", all(fam))
-        ses = {r: s[m]["se"] for r, s in est["systems"].items()}
-        pair_se = [p["se"] for p in est["pairs"]]
-        if all(v is not None for v in ses.values()) and all(v is not None for v in pair_se):
-            se_sys.append(max(v * v for v in ses.values()))
-            se_pair_joint.append(max(v * v for v in pair_se))
-            se_pair_own.append(max(ses[p["a"]] ** 2 + ses[p["b"]] ** 2 for p in est["pairs"]))
-            q_u.append(res["q_union"])
-            q_o.append(sum(res["q_own"].values()))
-    ratio_pairs = (np.mean(se_pair_joint) * np.mean(q_u)) / (np.mean(se_pair_own) * np.mean(q_o)) if q_u else None
-    # per-system widths: joint n_J ∝ max_s SE_s², reviews n_J·q_union; own plans n_s ∝ SE_s² each, Σ n_s·q_s
-    ratio_sys = None
-    if q_u:
-        own = np.mean([sum(res["est"]["systems"][r][res["metric"]]["se"] ** 2 * res["q_own"][r]
-                           for r in res["q_own"]) for res in results
-                       if all(s[res["metric"]]["se"] is not None for s in res["est"]["systems"].values())])
-        ratio_sys = (np.mean(se_sys) * np.mean(q_u)) / own
-    sums = {"se_pair_joint": float(np.sum(se_pair_joint)), "se_pair_own": float(np.sum(se_pair_own)),
-            "se_sys": float(np.sum(se_sys)), "q_union": float(np.sum(q_u)), "q_own": float(np.sum(q_o)),
-            "own_sys": float(own * len(q_u)) if q_u else 0.0, "n": len(q_u),
-            "queue_s": float(np.sum([r["queue_s"] for r in results])), "rounds": len(results)}
-    return {"truth": truth, "counts": c, "ratio_pairs": ratio_pairs, "ratio_systems": ratio_sys,
-            "rounds": len(results), "queue_s": float(np.median([r["queue_s"] for r in results])),
-            "q_union": float(np.mean(q_u)) if q_u else None, "q_own": float(np.mean(q_o)) if q_o else None,
-            "sums": sums}
+    return finish({"truth": truth, "counts": c, "rounds": len(results), "half": half,
+                   "queue_s": [r["queue_s"] for r in results], "records": [r["record"] for r in results]})
+
+
+def finish(summary: dict) -> dict:
+    """The ratios and means of a summary (one run's or merged)."""
+    return summary | {"ratios": review_ratios(summary["records"]),
+                      "half_sys": float(np.mean(summary["half"]["sys"])) if summary["half"]["sys"] else None,
+                      "half_pair_sim": (float(np.mean(summary["half"]["pair_sim"]))
+                                        if summary["half"]["pair_sim"] else None),
+                      "queue_ms": float(np.median(summary["queue_s"])) * 1000}
 
 
 def merge(parts: list[dict]) -> dict:
     """One truth's summary from the summaries of runs over disjoint rounds (`--first`)."""
     counts = {k: [sum(p["counts"][k][i] for p in parts) for i in (0, 1)] for k in parts[0]["counts"]}
-    s = {k: sum(p["sums"][k] for p in parts) for k in parts[0]["sums"]}
-    n = s["n"]
-    return {"truth": parts[0]["truth"], "counts": counts, "rounds": s["rounds"],
-            "ratio_pairs": (s["se_pair_joint"] * s["q_union"]) / (s["se_pair_own"] * s["q_own"]) if n else None,
-            "ratio_systems": (s["se_sys"] / n * s["q_union"] / n) / (s["own_sys"] / n) if n else None,
-            "queue_s": s["queue_s"] / s["rounds"], "q_union": s["q_union"] / n if n else None,
-            "q_own": s["q_own"] / n if n else None, "sums": s}
+    return finish({"truth": parts[0]["truth"], "counts": counts, "rounds": sum(p["rounds"] for p in parts),
+                   "half": {k: [x for p in parts for x in p["half"][k]] for k in parts[0]["half"]},
+                   "queue_s": [x for p in parts for x in p["queue_s"]],
+                   "records": [x for p in parts for x in p["records"]]})
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -287,21 +383,33 @@ def main(argv: list[str] | None = None) -> None:
 
 def table(summaries: list[dict], a: argparse.Namespace) -> None:
     rows = []
+
+    def x(v: float | None) -> str:
+        return f"{v:.2f}×" if v is not None else "-"
     for s in summaries:
-        truth = s["truth"]
         cells = []
         for key in ("sys", "sys_any", "pair_one", "pair_sim", "pair_any", "family"):
             k_, n_ = s["counts"][key]
             lo, hi = clopper_pearson(k_, n_) if n_ else (float("nan"), float("nan"))
             cells.append(f"{k_ / n_:.3f} [{lo:.2f}, {hi:.2f}] n={n_}" if n_ else "no interval")
-        rows.append([truth, s["rounds"], *cells, f"{s['ratio_pairs']:.2f}×" if s["ratio_pairs"] else "-",
-                     f"{s['ratio_systems']:.2f}×" if s["ratio_systems"] else "-", f"{s['queue_s'] * 1000:.0f}"])
+        r = s["ratios"]
+        rows.append([s["truth"], s["rounds"], *cells,
+                     f"{s['half_sys']:.4f}" if s["half_sys"] is not None else "-",
+                     f"{s['half_pair_sim']:.4f}" if s["half_pair_sim"] is not None else "-",
+                     f"{x(r['pairs_same_shared'])} ({x(r['pairs_same_counted'])})",
+                     f"{x(r['systems_same_shared'])} ({x(r['systems_same_counted'])})",
+                     f"{x(r['systems_common_shared'])} ({x(r['systems_common_counted'])})",
+                     f"{x(r['overlap_shared'])} / {x(r['overlap_limit'])}",
+                     f"{s['queue_ms']:.0f}"])
     print_table(f"Board plan through the product: 3 systems x {a.docs} abstracts, "
                 f"{a.n} documents from the board queue, {a.worlds} worlds",
                 ["truth", "rounds", "per system (fixed-n)", "per system (anytime)", "pair alone 95%",
                  "pairs simultaneous", "pairs simultaneous anytime", "all pairs at once",
-                 "reviews joint / per-system plans (differences)",
-                 "(per-system widths)", "queue step ms"], rows)
+                 "mean half-width per system", "mean half-width pairs simultaneous",
+                 "reviews joint / per-system: differences, same table (counted per system)",
+                 "per-system widths, same table", "per-system widths, common (worst system's)",
+                 "overlap alone: same fraction / small fraction",
+                 "queue step ms"], rows)
 
 
 if __name__ == "__main__":

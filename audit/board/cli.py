@@ -180,4 +180,4 @@ def register(add: Add) -> None:
     sp.add_argument("name", metavar="NAME")
     sp.add_argument("--next", action="store_true", help="serve the next document (it becomes a draw of the plan)")
     sp.add_argument("--focus", default=None, metavar="RUN",
-                    help="aim at one system instead of the least settled adjacent pair")
+                    help="aim at one system instead of the whole table")

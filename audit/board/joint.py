@@ -45,7 +45,7 @@ from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.board import Board, anytime, board_estimate, rank_sets
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
 from scoring.stats.estimators import Estimate, delta_method, headline
-from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
+from scoring.stats.sampling import Pick, Plan, PlanBlock, Unit, build_plan, gain, next_unit
 
 LEVEL = 0.95
 NO_DECISIONS = "no decisions"
@@ -399,7 +399,8 @@ def _value(fixed: Estimate) -> float:
 
 def residuals(state: BoardState, cell: MetricCell, a: str, b: str | None = None) -> dict[str, float]:
     """First-order effect on θ_a (− θ_b) of each sampled block's review, grad · (c_H − c_J), the gradient at the
-    judge-only totals as the single-run queue takes it: what the allocation (`next_unit`) and the advice read."""
+    judge-only totals as the single-run queue takes it: what the stopping advice reads (the board's allocation
+    reads no review's outcome: `planned_pick`)."""
     terms = [(a, _judge_gradient(state, a, cell))] + ([] if b is None else [(b, -_judge_gradient(state, b, cell))])
     return {blk: float(sum(grad @ (state.human[r][blk] - state.judge[r][blk]) for r, grad in terms))
             for blk in state.sampled}
@@ -544,16 +545,92 @@ def _review_in(state: BoardState, block: str, prefer: Sequence[str]) -> list[dic
     return out
 
 
+
+def planning_variance(state: BoardState, runs: Sequence[str]) -> dict[str, float]:
+    """Block -> the planning variance of its review's effect on the metrics of `runs`, from judge-side information
+    only: Σ_s q_sb / Q_s², with q_sb the run's decisions in the block whose answer is not certain by construction
+    (`TaskFamily.trivial`) and Q_s the run's total of them. A review flips some of a block's questions, each
+    moving a count of the run by about one, and a metric of summed counts (F1) moves by about 1/Q_s per count: so
+    the variance of a block's effect grows with its changeable questions, weighted by each run's scale. It is
+    fixed before any review, so the allocation it drives is a design, not a reading of the reviews' outcomes."""
+    out: dict[str, float] = {}
+    block_of = {(r, d): b for b, per in state.stored.documents.items() for r, docs in per.items() for d in docs}
+    for r in runs:
+        view = state.views[r]
+        per: dict[str, int] = {}
+        for doc, kind, typ, left, right, judge in view.db.execute(
+                "SELECT doc_id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ?", [view.id]):
+            if not state.task.trivial({"kind": kind, "type": typ, "left": left, "right": right, "judge": judge}):
+                b = block_of[(r, doc)]
+                per[b] = per.get(b, 0) + 1
+        total = sum(per.values())
+        for b, q in per.items():
+            out[b] = out.get(b, 0.0) + q / (total * total)
+    return out
+
+
+def planned_pick(state: BoardState, runs: Sequence[str]) -> Pick | None:
+    """The next planned block for the aim `runs` (`next_board_document` says why a design): take-all strata, then
+    `next_unit`'s minimum per stratum, then the largest Neyman gain M_h²S_h²[1/m_h − 1/(m_h + 1)]/c_h with S_h² the
+    stratum's mean `planning_variance` and c_h its mean decisions per block; inside the stratum the lowest-ranked
+    open block. Only the strata whose next open block the aim asks about (all, if none)."""
+    plan = state.stored.plan
+    asked = set().union(*(state.asks[r] for r in runs))
+    heads: dict[str, PlanBlock] = {}
+    for blk in plan.blocks:
+        if blk.id not in state.labelled and blk.stratum not in heads:
+            heads[blk.stratum] = blk
+    strata = {h for h, blk in heads.items() if blk.id in asked} or set(heads)
+    if not strata:
+        return None
+    sub = replace(plan, blocks=tuple(blk for blk in plan.blocks if blk.stratum in strata))
+    ids = {blk.id for blk in sub.blocks}
+    known = [k for k in state.known if k in ids]
+    sampled = [k for k in state.sampled if k in ids]
+    # the rules before the Neyman step read only how many blocks each stratum has had; with no residual variance at
+    # all `next_unit` falls back to proportional allocation, where the planned gain takes over
+    first = next_unit(sub, dict.fromkeys(sampled, 0.0), certain=known)
+    if first is None or first.why in ("take-all", "minimum"):
+        return first
+    var = planning_variance(state, runs)
+    size: dict[str, int] = {}
+    s2: dict[str, float] = {}
+    cost: dict[str, float] = {}
+    m: dict[str, int] = {}
+    done = set(known)
+    drawn = set(sampled)
+    for blk in sub.blocks:
+        if blk.id in done:
+            continue
+        h = blk.stratum
+        size[h] = size.get(h, 0) + 1
+        s2[h] = s2.get(h, 0.0) + var.get(blk.id, 0.0)
+        cost[h] = cost.get(h, 0.0) + max(len(blk.units), 1)
+        m[h] = m.get(h, 0) + (blk.id in drawn)
+    open_ = [h for h in strata if h in size and m[h] < size[h]]
+    gains = {h: gain(size[h], m[h], s2[h] / size[h], cost[h] / size[h]) for h in open_}
+    if not gains or max(gains.values()) <= 0:
+        return first
+    best = max(open_, key=lambda h: (gains[h], size[h], h))
+    b = heads[best]
+    return Pick(b.id, best, b.units, b.rank, "neyman (planned)", gains[best])
+
+
 def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: str | None = None) -> dict | None:
     """The document the board's queue serves next (stored as served: a served document reviewed whole is a draw),
     or None when every planned document is reviewed.
 
-    Default aim: the adjacent pair of the estimated ranking least settled (the largest share of its simultaneous
-    anytime difference interval on the wrong side of 0; no interval yet first); `focus`: one run the user picks.
-    The stratum is the single-run allocation's choice (`next_unit`: take-all, then a minimum per stratum, then the
-    largest Neyman gain) on the aim's residuals, among the strata whose next planned document the aim's runs ask
-    about; inside a stratum the plan's order is kept, so every system's sample stays a random one. A served document
-    not yet reviewed whole comes first.
+    Which stratum: the single-run allocation's rules (`next_unit`: take-all, then a minimum per stratum), then the
+    largest Neyman gain on a planning variance read from judge-side information only (`planning_variance`: the
+    aim's questions a review can change, per block), never from the reviews' outcomes: a stratum choice that read
+    them (the former residual-driven Neyman gain) made each stratum's sample size depend on the errors found there,
+    and the fixed-n intervals under-covered (0.92-0.93 on the clustered truth, docs/board.md). Inside a stratum the
+    plan's order is kept, so every system's sample is a simple random one of that size. The aim: every system of
+    the board (the whole table), or with `focus` the one run the user picks, among the strata whose next planned
+    document the aim asks about. `pair` names the adjacent pair of the estimated ranking least settled (the
+    largest share of its simultaneous anytime difference interval on the wrong side of 0; no interval yet first):
+    its runs are reviewed first and `more_documents` counts for the ranking. A served document not yet reviewed
+    whole comes first.
 
     Returns:
         `{"doc", "documents": {run: doc ids}, "review_in": [{"run", "documents", "decisions"}], "stratum", "rank",
@@ -569,38 +646,25 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
     table = primary_table(state, own=False)
     if focus is not None:
         aim_runs = [focus]
+        prefer = [focus]
         mine = [p for p in table.adjacent if focus in (p["a"], p["b"])]
         pair = None
         more = max((p["more_documents"] for p in mine), default=0)
-        res = residuals(state, table.cell, focus)
         says = f"settle {focus}'s place in the ranking"
     else:
         pick_pair = max(table.adjacent, key=lambda p: (p["unsettled"], -abs(p["difference"])), default=None)
         if pick_pair is None:
             raise AuditError(f"board {name!r} has one run: nothing to rank")
-        aim_runs = [pick_pair["a"], pick_pair["b"]]
-        pair = aim_runs
+        aim_runs = list(stored.runs)
+        prefer = pair = [pick_pair["a"], pick_pair["b"]]
         more = max(p["more_documents"] for p in table.adjacent)
-        res = residuals(state, table.cell, *aim_runs)
         says = "settle the ranking"
     served = _open_served(state)
-    plan = stored.plan
     if served:
         b = served[0]
         pick = {"doc": b.id, "stratum": b.stratum, "rank": b.rank, "why": "served before, not yet reviewed whole"}
     else:
-        asked = set().union(*(state.asks[r] for r in aim_runs))
-        known = state.known
-        heads = {}
-        for blk in plan.blocks:
-            if blk.id not in state.labelled and blk.stratum not in heads:
-                heads[blk.stratum] = blk
-        strata = {h for h, blk in heads.items() if blk.id in asked} or set(heads)
-        if not strata:
-            return None
-        sub = replace(plan, blocks=tuple(blk for blk in plan.blocks if blk.stratum in strata))
-        ids = {blk.id for blk in sub.blocks}
-        chosen = next_unit(sub, {k: v for k, v in res.items() if k in ids}, certain=[k for k in known if k in ids])
+        chosen = planned_pick(state, aim_runs)
         if chosen is None:
             return None
         pick = {"doc": chosen.block, "stratum": chosen.stratum, "rank": chosen.rank, "why": chosen.why}
@@ -609,7 +673,7 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
                        [name, chosen.block, now()])
     more_text = (f"{more} more document{'s' if more != 1 else ''} {says}" if more else
                  "the ranking is settled" if focus is None else f"{focus}'s place in the ranking is settled")
-    return pick | {"documents": stored.documents[pick["doc"]], "review_in": _review_in(state, pick["doc"], aim_runs),
+    return pick | {"documents": stored.documents[pick["doc"]], "review_in": _review_in(state, pick["doc"], prefer),
                    "pair": pair, "focus": focus, "more_documents": more, "more_text": more_text,
                    "sampled_documents": len(state.sampled)}
 
