@@ -1,7 +1,10 @@
 """Command line of the synthetic benchmark data (the generators are `devtools/generate.py` and
 `devtools/generate_retrieval.py`, shared with the tests):
 
-    python bench/generate.py N OUTDIR [--seed S] [--family chimera|retrieval]
+    python bench/generate.py N OUTDIR [--seed S] [--family chimera|retrieval|litxbench]
+
+`--family litxbench` writes N papers drawn from the bundled 19 (`devtools/generate_litxbench.py`): OUTDIR/gold,
+OUTDIR/pred and OUTDIR/papers.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ if str(ROOT) not in sys.path:
 
 from bench.common import print_table  # noqa: E402
 from devtools.generate import generate  # noqa: E402
+from devtools.generate_litxbench import generate_litxbench  # noqa: E402
 from devtools.generate_retrieval import generate_retrieval  # noqa: E402
 
 
@@ -26,8 +30,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("n", type=int, help="number of abstracts")
     ap.add_argument("outdir", help="output folder (gold.csv, pred.jsonl, judge.jsonl)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--family", choices=("chimera", "retrieval"), default="chimera",
-                    help="chimera (default: abstracts, predictions, judge log) or retrieval (ranked queries)")
+    ap.add_argument("--family", choices=("chimera", "retrieval", "litxbench"), default="chimera",
+                    help="chimera (default: abstracts, predictions, judge log), retrieval (ranked queries) or "
+                    "litxbench (papers: gold, prediction and text folders)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.family == "retrieval":
@@ -35,6 +40,11 @@ def main(argv: list[str] | None = None) -> None:
         print_table(f"Generated {args.n:,} ranked queries (seed {args.seed}) in {time.perf_counter() - t0:.2f} s",
                     ["file", "queries", "candidates listed"],
                     [[str(Path(args.outdir) / "rankings.jsonl"), r["queries"], r["candidates"]]])
+        return
+    if args.family == "litxbench":
+        kinds = generate_litxbench(args.n, args.outdir, seed=args.seed)
+        print_table(f"Generated {args.n:,} LitXBench papers (seed {args.seed}) in {time.perf_counter() - t0:.2f} s",
+                    ["prediction drawn from", "papers"], [[k, v] for k, v in kinds.items()])
         return
     info = generate(args.n, args.outdir, seed=args.seed)
     dt = time.perf_counter() - t0

@@ -3,7 +3,7 @@ estimators, the cross-fitted estimate and the benches read counts this way)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -31,21 +31,33 @@ def flatten_rows(rows: Iterable[Mapping], paths: list[tuple]) -> np.ndarray:
     """`flatten` of each of `rows`, as the rows of one matrix (len(rows) x len(paths)). The paths are indexed once
     for all rows: flattening 10,000 retrieval queries one by one was most of `queue --next`'s time (#38)."""
     rows = list(rows)
+    flat = row_flattener(paths)
+    out = np.zeros((len(rows), len(paths)))
+    for r, counts in enumerate(rows):
+        flat(counts, out[r])
+    return out
+
+
+def row_flattener(paths: list[tuple]) -> Callable[..., np.ndarray]:
+    """`flatten` at `paths` with the paths indexed once: the returned function flattens one counts mapping into
+    `into` (a zeroed row) or a new vector."""
     index: dict[tuple, int] = {}
     for i, p in enumerate(paths):
         index.setdefault(p, i)  # a repeated path: the first holds the number, as `leaves.get(p)` filled every one
     dupes = [(index[p], i) for i, p in enumerate(paths) if index[p] != i]
-    out = np.zeros((len(rows), len(paths)))
-    for r, counts in enumerate(rows):
+
+    def flat(counts: Mapping, into: np.ndarray | None = None) -> np.ndarray:
+        row = np.zeros(len(paths)) if into is None else into
         values: dict[int, object] = {}
         _fill(counts, (), index, values)
-        row = out[r]
         for i, v in values.items():
             if type(v) is int or type(v) is float or isinstance(v, int | float):
                 row[i] = v
         for first, i in dupes:
             row[i] = row[first]
-    return out
+        return row
+
+    return flat
 
 
 def _fill(counts: Mapping, prefix: tuple, index: Mapping[tuple, int], out: dict[int, object]) -> None:
