@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from audit.board.median import board_median  # noqa: F401 (the board's median calls the same rule)
 from audit.rescoring import audit_run
 from audit.review.reviews_io import import_reviews
 from audit.review.sampling import create_plan, estimate, load_plan
