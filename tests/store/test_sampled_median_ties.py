@@ -145,3 +145,20 @@ def test_the_bm25_demo_run_reviewed_in_full(bm25_db, tmp_path):
     _review_all(bm25_db, "bm25", tmp_path, overrule=0.05, seed=3)
     audited = audit_run(bm25_db, "bm25").metrics["all"]["median_rank"]
     _exact(estimate(bm25_db, "bm25")[MEDIAN], audited)
+
+
+def test_without_ties_the_rule_changes_nothing():
+    """Single-valued blocks: the family's median is `statistics.median`, the distribution function's too, so the
+    rule moves neither the estimate nor the intervals (the shift is exactly 0)."""
+    from scoring.families.retrieval.family import RetrievalTask
+    from scoring.stats.quantile import median_estimates
+
+    task = RetrievalTask()
+    cell = next(c for c in task.headline if c.path[-1] == "median_rank")
+    rng = random.Random(2)
+    judge = {f"d{i}": ([float(rng.randrange(1, 60))], [1.0]) for i in range(80)}
+    strata = {d: "a" if i % 2 else "b" for i, d in enumerate(judge)}
+    sampled = {d: ([max(1.0, v[0][0] - rng.choice([0, 0, 3]))], [1.0]) for d, v in list(judge.items())[:40]}
+    plain = median_estimates(judge, strata, sampled, seed=1)
+    ruled = median_estimates(judge, strata, sampled, seed=1, rule=lambda ds: task.median_of_documents(cell, ds))
+    assert ruled == plain and plain.fixed.ci is not None
