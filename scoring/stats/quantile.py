@@ -21,7 +21,11 @@ with the judge's), moved by what the sample says the rest would move F̂'s media
     θ̂ = rule(reviewed so far) + median(F̂) − median(F of the population as reviewed so far)
 
 so a complete review gives the family's value exactly, blocks that agree with the judge move nothing, and with
-single-valued blocks (no ties) the two medians are equal and θ̂ = median(F̂). The intervals move by the same shift.
+single-valued blocks (no ties) the two medians are equal and θ̂ = median(F̂). With spread values, median(·) is
+F's median on straight lines between its points (`crossing`), smooth in the blocks as the family's expected median
+is, so the gap between the two barely moves with what is reviewed (the BM25 demo: 0.903 under the judge, the truth
+and partial reviews alike, to ±0.001; F's grid median gave gaps from 0.16 to 0.74, and an estimate that missed
+the truth by 0.24 at 120 of 252 queries). The intervals are taken on the same median and move by the same shift.
 
 Interval: a stratified bootstrap of the sample (each stratum's reviewed blocks resampled with replacement, its
 correction rescaled by √((1 − m_h/M_h)·m_h/(m_h − 1)), the Rao–Wu rescaling, so a fully reviewed stratum adds
@@ -87,6 +91,16 @@ def median_of_cdf(cdf: np.ndarray, grid: np.ndarray, eps: float = 1e-9) -> float
     hi = int(np.searchsorted(f, 0.5 + eps, side="right"))
     last = grid.size - 1
     return float((grid[min(lo, last)] + grid[min(hi, last)]) / 2)
+
+
+def crossing(cdf: np.ndarray, grid: np.ndarray, level: float = 0.5) -> float:
+    """Where a distribution function on `grid`, drawn as straight lines between its points (made monotone),
+    first reaches `level`: a median that moves smoothly with the blocks' distributions (`median_estimates`)."""
+    f = np.maximum.accumulate(cdf)
+    i = int(np.searchsorted(f, level, side="left"))
+    if i == 0 or i >= grid.size:
+        return float(grid[min(i, grid.size - 1)])
+    return float(grid[i - 1] + (level - f[i - 1]) / (f[i] - f[i - 1]) * (grid[i] - grid[i - 1]))
 
 
 def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[str, str],
@@ -155,12 +169,18 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
             d = ch[b] - cj[b]
             diffs.setdefault(h, []).append(d)
             differing += int(np.any(np.abs(d) > 1e-12))
+    # with spread values (ties) the family's median is an expectation, smooth in the blocks' distributions: F's
+    # median is taken on straight lines between its points (`crossing`) so that its gap to the family's stays
+    # put as blocks are reviewed (the BM25 demo: 0.903 ± 0.001, against 0.16-0.74 for the grid median)
+    smooth = rule is not None and any(len(d[0]) > 1 for part in (judge, sampled, certain) for d in part.values()
+                                      if d is not None)
+    mid = crossing if smooth else median_of_cdf
     shift, family_so_far = 0.0, None
     if rule is not None:  # the family's median of the population as reviewed so far, and its gap to F's median
         known = {**sampled, **certain}
         so_far = [known[b] if b in known else judge[b] for b in population]
         family_so_far = rule([d for d in so_far if d is not None])
-        shift = family_so_far - median_of_cdf(sum(ch[b] if b in known else cj[b] for b in population) / n, grid)
+        shift = family_so_far - mid(sum(ch[b] if b in known else cj[b] for b in population) / n, grid)
     if judge_only is not None:
         j_only = judge_only
     else:
@@ -187,7 +207,7 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
         value = exact if exact is not None else family_so_far if family_so_far is not None else median_of_cdf(
             point_cdf / n, grid)
         return result(value, (value, value), "exact")
-    estimate = median_of_cdf(point_cdf / n, grid) + shift
+    estimate = mid(point_cdf / n, grid) + shift
     lonely = [h for h, ds in corrections.items() if len(ds) == 1 < size[h]]
     if lonely:
         return result(estimate, None, METHOD, f"{INSUFFICIENT}: stratum {lonely[0]!r} has 1 reviewed block of "
@@ -212,7 +232,7 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
         star = counts[:, moving] @ ds[moving] / m if moving.size else np.zeros((n_boot, grid.size))
         scale = np.sqrt((1 - m / big_m) * m / (m - 1))
         boot += big_m * (mean + scale * (star - mean))
-    medians = np.array([median_of_cdf(row / n, grid) for row in boot]) + shift
+    medians = np.array([mid(row / n, grid) for row in boot]) + shift
     alpha = 1 - level
     lo, hi = np.quantile(medians, [alpha / 2, 1 - alpha / 2])
     tot = difference_totals(cj, strata, {b: ch[b] for b in sampled}, certain={b: ch[b] for b in certain},
@@ -226,6 +246,8 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
 
     def inverted(half: np.ndarray) -> tuple[float, float]:
         """Woodruff's inversion: the x where F̂(x) ± half crosses ½."""
+        if smooth:
+            return crossing(f + half, grid) + shift, crossing(f - half, grid) + shift
         low = np.flatnonzero(f + half >= 0.5 - eps)
         high = np.flatnonzero(f - half > 0.5 + eps)
         return (float(grid[low[0] if low.size else -1]) + shift, float(grid[high[0] if high.size else -1]) + shift)

@@ -22,7 +22,7 @@ from audit.review.sampling import create_plan, estimate, load_plan
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
-from devtools.partial_audit import draw, estimate_round, plan_for, population
+from devtools.partial_audit import draw, draw_queue, estimate_round, plan_for, population
 
 ROOT = Path(__file__).resolve().parents[2]
 BM25 = ROOT / "data" / "retrieval" / "demo_rankings_bm25.jsonl"
@@ -141,6 +141,10 @@ def test_the_bm25_demo_run_reviewed_in_full(bm25_db, tmp_path):
     plan = plan_for(pop, 5)
     est = estimate_round(pop, plan, draw(plan, len(pop.judge)))[MEDIAN]
     assert est.estimate == pytest.approx(pop.truth[MEDIAN], abs=1e-9)
+    for seed in (1000, 1001):  # 120 of 252 queries as the sample queue serves them: an interval that is one (F's
+        plan = plan_for(pop, seed)  # grid median gave zero width there, 0.15-0.24 from the truth: coverage 0.000)
+        est = estimate_round(pop, plan, draw_queue(pop, plan, 120))[MEDIAN]
+        assert est.ci[1] - est.ci[0] > 0.2 and abs(est.estimate - pop.truth[MEDIAN]) < 0.5, est
     create_plan(bm25_db, "bm25", seed=1)
     _review_all(bm25_db, "bm25", tmp_path, overrule=0.05, seed=3)
     audited = audit_run(bm25_db, "bm25").metrics["all"]["median_rank"]
