@@ -25,7 +25,7 @@ fixed-n interval (with its Clopper-Pearson 95% interval over the rounds), mean h
 interval (too few reviews), coverage of the anytime interval (`anytime_estimate`; not for a median), and the mean
 draws per stratum.
 
-    python bench/family_partial_audit.py [--families ideation retrieval] [--rounds 200] [--n 30 60]
+    python bench/family_partial_audit.py [--families ideation retrieval] [--runs NAME ...] [--rounds 200] [--n 30 60]
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--families", nargs="+", default=["ideation", "retrieval"])
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--n", type=int, nargs="+", default=[30, 60])
+    ap.add_argument("--runs", nargs="+", help="only these demo runs (default: every run of --families)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the truth model")
     ap.add_argument("--truth", choices=sorted(TRUTHS), help="a named truth model instead of the family's default")
     ap.add_argument("--design", nargs="+", default=["queue", "proportional"],
@@ -74,7 +75,7 @@ def main() -> None:
     db = demo_db(args.db)
     from audit.demo import demo_runs
 
-    runs = [(t, d.name) for t, d in demo_runs() if t in args.families]
+    runs = [(t, d.name) for t, d in demo_runs() if t in args.families and (not args.runs or d.name in args.runs)]
     print("| run | design | metric | n docs | rounds | truth | bias ± MC SE | coverage | mean half-width | no CI "
           "| anytime coverage |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

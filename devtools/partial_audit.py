@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.review.sampling import flatten, leaf_paths, metric_of_totals
+from audit.review.sampling import flatten, leaf_paths, median_rule, metric_of_totals
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.difference import difference_totals
 from scoring.stats.estimators import VARIANCE, Estimate, metric_estimate
@@ -208,7 +208,8 @@ def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[s
                 return task.document_distribution(cell, c, options)
             out[key] = median_estimate({d: dist(c) for d, c in pop.judge.items()}, strata,
                                        {d: dist(pop.human[d]) for d in sample},
-                                       certain={d: dist(pop.human[d]) for d in certain_docs}, seed=plan.seed)
+                                       certain={d: dist(pop.human[d]) for d in certain_docs}, seed=plan.seed,
+                                       rule=median_rule(task, cell))
         else:
             g = metric_of_totals(task, cell, paths, options)
             out[key] = metric_estimate(tot, g, bounds=task.metric_bounds(cell))

@@ -44,7 +44,7 @@ from scoring.stats.estimators import (
     metric_estimate,
     tuned_estimate,
 )
-from scoring.stats.quantile import METHOD, median_estimates
+from scoring.stats.quantile import METHOD, MedianRule, median_estimates
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
 
 MIN_SAMPLED_BLOCKS = MIN_REVIEWS
@@ -357,6 +357,12 @@ def _anytime_json(est: Estimate, planned_n: int) -> dict:
                                                           if est.ci is not None else "")}
 
 
+def median_rule(task: TaskFamily, cell: MetricCell) -> MedianRule:
+    """The family's median of a `median` cell (`TaskFamily.median_of_documents`), as the estimator takes it: every
+    sampled median (`estimate`, a board's plan, the benches) targets the number the family's scorer reports."""
+    return lambda dists: task.median_of_documents(cell, dists)
+
+
 def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mapping, certain: Mapping,
                     strata: Mapping[str, str], options: Mapping) -> dict:
     """The `estimate` entry of a `median` cell (`TaskFamily.sampled_by`): the difference-estimated distribution
@@ -377,7 +383,8 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
                                     {d: dist(human_counts[d]) for d in sampled},
                                     certain={d: dist(human_counts[d]) for d in certain}, seed=plan.seed % 2**32,
                                     judge_only=cell.value(view.row["original_metrics"]),
-                                    exact=cell.value(view.audit.metrics) if complete else None, planned_n=planned_n)
+                                    exact=cell.value(view.audit.metrics) if complete else None, planned_n=planned_n,
+                                    rule=median_rule(task, cell))
     h = headline(est, cell.value(view.audit.metrics))
     h.update(label=cell.label, method=METHOD, n_documents_sampled=len(sampled), n_documents_known=len(certain),
              n_documents_planned=len(plan.blocks),

@@ -383,6 +383,12 @@ class TaskFamily(Protocol):
         population (another subset)."""
         ...
 
+    def median_of_documents(self, cell: MetricCell, dists: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float:
+        """For a `median` cell: the cell's value of documents whose values are independent draws from `dists`
+        (`document_distribution`'s), by the family's own rule (retrieval: the expected median over tie orders), so
+        a sampled estimate targets the number the scorer reports (`scoring.stats.quantile`)."""
+        ...
+
     def board_systems(self, metrics: Mapping) -> list[str]:
         """The systems compared inside one run, read from its metrics (ideation: the systems whose ideas it rates);
         [] for a family where a run is one system (a board then compares runs)."""
@@ -473,6 +479,9 @@ class FamilyBase:
 
     def document_distribution(self, cell: MetricCell, counts: Mapping,
                               options: Mapping[str, str] | None = None) -> tuple[list[float], list[float]] | None:
+        raise NotImplementedError(f"{self.name} declares no median cell ({'/'.join(cell.path)})")
+
+    def median_of_documents(self, cell: MetricCell, dists: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float:
         raise NotImplementedError(f"{self.name} declares no median cell ({'/'.join(cell.path)})")
 
     @property

@@ -12,6 +12,21 @@ unbiased for N·F(x) at every x. The estimate is the median of F̂ (made monoton
 upper ½-quantiles, which is `statistics.median` for a full review of single-valued blocks. Blocks outside the
 cell's population (another subset) are zero vectors: they stay in their stratum, as in domain estimation.
 
+The family's median rule (`rule`): where a block's value is random (a rank inside a tie block), the family may
+report another median than F's, e.g. retrieval's expected median over tie orders, E[median], which is not the
+median of the averaged distribution function (the demo BM25 run: 215.414 against 215.0). The estimate is then the
+family's median of the population as reviewed so far (reviewed blocks with their human distributions, the rest
+with the judge's), moved by what the sample says the rest would move F̂'s median:
+
+    θ̂ = rule(reviewed so far) + median(F̂) − median(F of the population as reviewed so far)
+
+so a complete review gives the family's value exactly, blocks that agree with the judge move nothing, and with
+single-valued blocks (no ties) the two medians are equal and θ̂ = median(F̂). With spread values, median(·) is
+F's median on straight lines between its points (`crossing`), smooth in the blocks as the family's expected median
+is, so the gap between the two barely moves with what is reviewed (the BM25 demo: 0.903 under the judge, the truth
+and partial reviews alike, to ±0.001; F's grid median gave gaps from 0.16 to 0.74, and an estimate that missed
+the truth by 0.24 at 120 of 252 queries). The intervals are taken on the same median and move by the same shift.
+
 Interval: a stratified bootstrap of the sample (each stratum's reviewed blocks resampled with replacement, its
 correction rescaled by √((1 − m_h/M_h)·m_h/(m_h − 1)), the Rao–Wu rescaling, so a fully reviewed stratum adds
 no variance), percentile interval of the bootstrap medians, widened where needed to Woodruff's interval with the
@@ -29,7 +44,7 @@ variance), and, as for the totals, the interval is never narrower than the fixed
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -41,6 +56,9 @@ from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, VARIANCE, Estim
 
 Distribution = tuple[Sequence[float], Sequence[float]]
 """(values, probabilities) of one block's value; None: the block is not in the cell's population."""
+MedianRule = Callable[[Sequence[Distribution]], float]
+"""The family's median of blocks whose values are independent draws from these distributions
+(`TaskFamily.median_of_documents`)."""
 METHOD = "ppi-quantile+stratified-bootstrap"
 ANYTIME_METHOD = "ppi-quantile+anytime-inversion"
 N_BOOT = 1000
@@ -75,17 +93,27 @@ def median_of_cdf(cdf: np.ndarray, grid: np.ndarray, eps: float = 1e-9) -> float
     return float((grid[min(lo, last)] + grid[min(hi, last)]) / 2)
 
 
+def crossing(cdf: np.ndarray, grid: np.ndarray, level: float = 0.5) -> float:
+    """Where a distribution function on `grid`, drawn as straight lines between its points (made monotone),
+    first reaches `level`: a median that moves smoothly with the blocks' distributions (`median_estimates`)."""
+    f = np.maximum.accumulate(cdf)
+    i = int(np.searchsorted(f, level, side="left"))
+    if i == 0 or i >= grid.size:
+        return float(grid[min(i, grid.size - 1)])
+    return float(grid[i - 1] + (level - f[i - 1]) / (f[i] - f[i - 1]) * (grid[i] - grid[i - 1]))
+
+
 def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[str, str],
                     sampled: Mapping[str, Distribution | None], *,
                     certain: Mapping[str, Distribution | None] | None = None, level: float = 0.95,
                     n_boot: int = N_BOOT, seed: int = 0, min_reviews: int = MIN_REVIEWS,
                     min_differing: int = MIN_DIFFERING, exact: float | None = None,
-                    judge_only: float | None = None) -> Estimate:
+                    judge_only: float | None = None, rule: MedianRule | None = None) -> Estimate:
     """Median of the blocks' values under full human review with its fixed-n (bootstrap) interval; arguments as
     `median_estimates`."""
     return median_estimates(judge, strata, sampled, certain=certain, level=level, n_boot=n_boot, seed=seed,
                             min_reviews=min_reviews, min_differing=min_differing, exact=exact,
-                            judge_only=judge_only).fixed
+                            judge_only=judge_only, rule=rule).fixed
 
 
 def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[str, str],
@@ -93,7 +121,8 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
                      certain: Mapping[str, Distribution | None] | None = None, level: float = 0.95,
                      n_boot: int = N_BOOT, seed: int = 0, min_reviews: int = MIN_REVIEWS,
                      min_differing: int = MIN_DIFFERING, exact: float | None = None,
-                     judge_only: float | None = None, planned_n: int | None = None) -> MedianEstimates:
+                     judge_only: float | None = None, planned_n: int | None = None,
+                     rule: MedianRule | None = None) -> MedianEstimates:
     """Median of the blocks' values under full human review, with its fixed-n and anytime intervals (see the
     module docstring). Both carry the same point; the anytime one equals the fixed-n one where that is exact or
     withheld.
@@ -103,9 +132,11 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
         strata: stratum of every block not in `certain`.
         sampled: distribution under human labels of the blocks reviewed through the random queue.
         certain: the same for hand-reviewed blocks (and blocks no review affects): exact, never scaled up.
-        exact: the family's own value when every block is known (e.g. the expected median over tie orders), used
-            as the estimate of a complete review; default: the median of the reviewed distribution function.
-        judge_only: the family's value under judge labels (default: the median of the judge's distribution).
+        exact: the family's own value when every block is known, as its scorer computed it (bit for bit), used as
+            the estimate of a complete review; default: `rule` of the reviewed blocks.
+        judge_only: the family's value under judge labels (default: `rule` of the judge's distributions).
+        rule: the family's median (`MedianRule`, see the module docstring); default: the median of the averaged
+            distribution function (`statistics.median` for single-valued blocks).
         planned_n: where the confidence sequence is tuned to be tightest (`confidence_sequence.planned_n_for` of
             the plan's blocks, never from the reviews); default: that of the population's size.
     """
@@ -138,7 +169,22 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
             d = ch[b] - cj[b]
             diffs.setdefault(h, []).append(d)
             differing += int(np.any(np.abs(d) > 1e-12))
-    j_only = judge_only if judge_only is not None else median_of_cdf(sum(cj.values()) / n, grid)
+    # with spread values (ties) the family's median is an expectation, smooth in the blocks' distributions: F's
+    # median is taken on straight lines between its points (`crossing`) so that its gap to the family's stays
+    # put as blocks are reviewed (the BM25 demo: 0.903 ± 0.001, against 0.16-0.74 for the grid median)
+    smooth = rule is not None and any(len(d[0]) > 1 for part in (judge, sampled, certain) for d in part.values()
+                                      if d is not None)
+    mid = crossing if smooth else median_of_cdf
+    shift, family_so_far = 0.0, None
+    if rule is not None:  # the family's median of the population as reviewed so far, and its gap to F's median
+        known = {**sampled, **certain}
+        so_far = [known[b] if b in known else judge[b] for b in population]
+        family_so_far = rule([d for d in so_far if d is not None])
+        shift = family_so_far - mid(sum(ch[b] if b in known else cj[b] for b in population) / n, grid)
+    if judge_only is not None:
+        j_only = judge_only
+    else:
+        j_only = rule([judge[b] for b in population]) if rule else median_of_cdf(sum(cj.values()) / n, grid)
     n_sampled, n_certain = len(sampled), len(certain)
     reviewed = n_sampled + n_certain
 
@@ -158,9 +204,10 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
     point_cdf = base + sum(size[h] / len(ds) * ds.sum(axis=0) for h, ds in corrections.items())
     complete = all(len(corrections[h]) >= size[h] for h in size)
     if complete:
-        value = exact if exact is not None else median_of_cdf(point_cdf / n, grid)
+        value = exact if exact is not None else family_so_far if family_so_far is not None else median_of_cdf(
+            point_cdf / n, grid)
         return result(value, (value, value), "exact")
-    estimate = median_of_cdf(point_cdf / n, grid)
+    estimate = mid(point_cdf / n, grid) + shift
     lonely = [h for h, ds in corrections.items() if len(ds) == 1 < size[h]]
     if lonely:
         return result(estimate, None, METHOD, f"{INSUFFICIENT}: stratum {lonely[0]!r} has 1 reviewed block of "
@@ -185,7 +232,7 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
         star = counts[:, moving] @ ds[moving] / m if moving.size else np.zeros((n_boot, grid.size))
         scale = np.sqrt((1 - m / big_m) * m / (m - 1))
         boot += big_m * (mean + scale * (star - mean))
-    medians = np.array([median_of_cdf(row / n, grid) for row in boot])
+    medians = np.array([mid(row / n, grid) for row in boot]) + shift
     alpha = 1 - level
     lo, hi = np.quantile(medians, [alpha / 2, 1 - alpha / 2])
     tot = difference_totals(cj, strata, {b: ch[b] for b in sampled}, certain={b: ch[b] for b in certain},
@@ -199,9 +246,11 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
 
     def inverted(half: np.ndarray) -> tuple[float, float]:
         """Woodruff's inversion: the x where F̂(x) ± half crosses ½."""
+        if smooth:
+            return crossing(f + half, grid) + shift, crossing(f - half, grid) + shift
         low = np.flatnonzero(f + half >= 0.5 - eps)
         high = np.flatnonzero(f - half > 0.5 + eps)
-        return float(grid[low[0] if low.size else -1]), float(grid[high[0] if high.size else -1])
+        return (float(grid[low[0] if low.size else -1]) + shift, float(grid[high[0] if high.size else -1]) + shift)
 
     # the bootstrap percentile interval, widened to Woodruff's with the t quantile at each x's Satterthwaite
     # degrees of freedom (the totals' rule, `Totals.effective_df`): the bootstrap alone knows no t correction

@@ -30,6 +30,7 @@ from scoring.families.base import (
 from scoring.families.retrieval import review
 from scoring.families.retrieval.judge import GOLD_ONLY, LOG_FORMAT, make_judge
 from scoring.families.retrieval.load import load_rankings
+from scoring.families.retrieval.metrics import expected_median
 from scoring.families.retrieval.model import (
     ACCEPTABLE,
     DEFAULT_POLICY,
@@ -167,6 +168,10 @@ class RetrievalTask(FamilyBase):
             return None
         lo, hi = review.rank_span(counts[subset], policy)  # type: ignore[arg-type]
         return [float(r) for r in range(lo, hi + 1)], [1 / (hi - lo + 1)] * (hi - lo + 1)
+
+    def median_of_documents(self, cell: MetricCell, dists: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float:
+        """`expected_median` of the queries' rank ranges (a `document_distribution` is uniform over one)."""
+        return expected_median([(int(v[0]), int(v[-1])) for v, _ in dists])
 
     def judge_log(self, decisions: Sequence[Any]) -> list[dict]:
         return review.judge_log_records(decisions)
