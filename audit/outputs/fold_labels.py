@@ -11,13 +11,12 @@ the run's questions; every answer goes through the answer cache under its prompt
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 from sqlite_utils import Database
 
 from audit.outputs.improve_llm import Asker
 from audit.outputs.improved_judge import Improved
-from audit.store.database import transaction
+from audit.store.fold_labels import save_fold_labels
 from audit.views import RunView
 
 
@@ -51,8 +50,7 @@ def fold_cost_text(view: RunView, imp: Improved) -> str:
             "interval is too narrow)")
 
 
-def ask_fold_labels(db: Database, view: RunView, imp: Improved,
-                    progress: Callable[[int, int], None] | None = None) -> dict:
+def ask_fold_labels(db: Database, view: RunView, imp: Improved) -> dict:
     """Ask every fold judge the run's questions and store each decision's label per fold, all or nothing.
     Returns the cost (requests, cached answers, tokens).
 
@@ -71,19 +69,7 @@ def ask_fold_labels(db: Database, view: RunView, imp: Improved,
             values = [a.value for a in answers[at:at + len(qs)]]
             at += len(qs)
             label = task.label_from_answers(d, values) or d["judge"]
-            rows.append((view.id, k, d["id"], label, json.dumps(values)))
-        if progress:
-            progress(k + 1, len(imp.fold_models))
-    with transaction(db):
-        db.execute("DELETE FROM fold_labels WHERE run_id = ?", [view.id])
-        db.conn.executemany("INSERT INTO fold_labels (run_id, fold, decision_id, label, answers) "
-                            "VALUES (?, ?, ?, ?, ?)", rows)
+            rows.append((k, d["id"], label, json.dumps(values)))
+    save_fold_labels(db, view.id, rows)
     return asker.cost()
 
-
-def stored_fold_labels(db: Database, run_id: int) -> dict[int, dict[int, str]]:
-    """fold -> {decision id: label} as `ask_fold_labels` stored them (empty when none were asked)."""
-    out: dict[int, dict[int, str]] = {}
-    for r in db.query("SELECT fold, decision_id, label FROM fold_labels WHERE run_id = ?", [run_id]):
-        out.setdefault(r["fold"], {})[r["decision_id"]] = r["label"]
-    return out

@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from audit.review.count_vectors import flatten
+from audit.store.fold_labels import stored_fold_labels
 from audit.views import RunView
 
 
@@ -28,8 +29,6 @@ def crossfit_setup(view: RunView, sampled_docs: Collection[str]) -> dict | None:
         return None
     folds = learnt.get("fold_judges")
     if not folds:
-        from audit.outputs.fold_labels import stored_fold_labels
-
         stored, split = stored_fold_labels(view.db, view.id), learnt.get("split") or []
         if stored and len(stored) == len(split):
             return {"folds": [{"labels": stored[k], "held_out_documents": f} for k, f in enumerate(split)],
