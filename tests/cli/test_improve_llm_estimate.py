@@ -188,3 +188,47 @@ def test_a_run_scored_with_an_llm_improved_judge_on_its_own_sample_is_cross_fitt
                       [load_view(db, "skipped").id]).fetchone()[0] == 0
     assert "too narrow" in estimate(db, "skipped")[KEY]["estimator"]
     db.conn.close()
+
+
+def test_the_fold_judges_asked_at_scoring_keep_their_prompts_when_their_own_folds_labels_change(
+        sampled_db, env, tmp_path, monkeypatch):
+    """The changed-labels property through `score`: a reviewer's second thoughts on every decision of fold 0's
+    documents leave the prompts fold 0's few-shot judge is asked on the scored run byte-identical; fold 1's judge
+    learnt from them and its prompts change (so the check can fail)."""
+    from audit.outputs.improve_llm import Asker
+
+    path, pred = sampled_db
+    asked: list[list[str]] = []
+    real_ask = Asker.ask
+
+    def recording(self, judge, questions):  # noqa: ANN001, ANN202
+        asked.append([judge.augment(q).prompt() for q in questions])
+        return real_ask(self, judge, questions)
+
+    monkeypatch.setattr(Asker, "ask", recording)
+
+    def improve_and_score(name: str) -> tuple[dict, list[list[str]]]:
+        out = tmp_path / f"{name}.json"
+        assert main(["--db", str(path), "improve-judge", "--run", RUN, "--strategy", "few-shot", "--folds", "4",
+                     "--min-documents", "8", "--min-alpha", "0", "--out", str(out), "--force"]) == 0
+        r = json.loads(out.read_text())
+        asked.clear()
+        assert main(["--db", str(path), "score", "chimera", "--gold", str(GOLD), "--pred", str(pred),
+                     "--judge", f"improved:{r['stored_as']}", "--run", name]) == 0
+        assert len(asked) == 4  # one batch per fold judge, fold 0 first
+        return r, [list(a) for a in asked]
+
+    r, before = improve_and_score("before")
+    db = open_db(path)
+    view = load_view(db, RUN)
+    flipped = 0
+    for x in view.decisions():
+        if x["doc"] in r["folds"][0] and x["id"] in view.reviews:
+            add_review(db, RUN, x["id"], "match" if x["effective"] == "no-match" else "no-match", "ann")
+            flipped += 1
+    db.conn.close()
+    assert flipped > 0
+    changed, after = improve_and_score("after")
+    assert changed["folds"] == r["folds"]
+    assert after[0] == before[0]
+    assert after[1] != before[1]
