@@ -232,3 +232,37 @@ def test_the_fold_judges_asked_at_scoring_keep_their_prompts_when_their_own_fold
     assert changed["folds"] == r["folds"]
     assert after[0] == before[0]
     assert after[1] != before[1]
+
+
+def test_a_server_failure_while_the_folds_are_asked_takes_the_run_back(sampled_db, env, tmp_path, monkeypatch,
+                                                                       capsys):
+    """The server fails on the second fold judge's questions: the command fails, and neither the run nor any fold
+    label is left stored (scoring again later asks only what the cache lacks)."""
+    from audit.outputs.improve_llm import Asker
+
+    path, pred = sampled_db
+    out = tmp_path / "rules.json"
+    assert main(["--db", str(path), "improve-judge", "--run", RUN, "--strategy", "rules", "--folds", "4",
+                 "--min-documents", "8", "--min-alpha", "0", "--out", str(out), "--force"]) == 0
+    r = json.loads(out.read_text())
+    calls = []
+    real_ask = Asker.ask
+
+    def failing(self, judge, questions):  # noqa: ANN001, ANN202
+        calls.append(1)
+        if len(calls) == 2:
+            env.always_status = 400
+        return real_ask(self, judge, questions)
+
+    monkeypatch.setattr(Asker, "ask", failing)
+    try:
+        code = main(["--db", str(path), "score", "chimera", "--gold", str(GOLD), "--pred", str(pred),
+                     "--judge", f"improved:{r['stored_as']}", "--run", "broken"])
+    finally:
+        env.always_status = None
+    assert code != 0 and len(calls) >= 2  # (a fold whose rules another fold also distilled is all cached)
+    assert "OPENAI_BASE_URL" in capsys.readouterr().err
+    db = open_db(path)
+    assert [n for n, in db.execute("SELECT name FROM runs")] == [RUN]
+    assert db.execute("SELECT count(*) FROM fold_labels").fetchone()[0] == 0
+    db.conn.close()
