@@ -41,6 +41,8 @@ from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
+    from audit.outputs.improved_judge import Improved
+
 
 def _print_json(obj: object) -> None:
     print(json.dumps(obj, indent=1, ensure_ascii=False))
@@ -197,6 +199,9 @@ def _task_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
         f.add_argument("--learnt-from", default=None, metavar="FILE", help="the judge was improved on reviews: the "
                        "improve-judge result that made it (recorded with the run; withdrawing one of those reviews "
                        "marks it stale)")
+        f.add_argument("--no-fold-answers", action="store_true", help="with a few-shot or rules judge improved on "
+                       "reviews of documents this run holds: do not also ask its fold judges (K times the requests); "
+                       "the run's estimate then says its interval is too narrow")
 
 
 @command("score", _task_commands)
@@ -244,6 +249,8 @@ def cmd_score(args: argparse.Namespace) -> None:
         row = execute_run(db, plan, progress=progress, stats=stats, allow_partial=args.allow_partial,
                           before_store=log.stage if log else None,
                           learnt_from=improved.learnt_from if improved else None)
+        if improved is not None:
+            _ask_fold_judges(db, row["name"], improved, skip=args.no_fold_answers)
         ok = True
     except BaseException:
         if log:
@@ -265,6 +272,29 @@ def cmd_score(args: argparse.Namespace) -> None:
     for w in row["summary"].get("warnings", []):
         print(f"warning: {w}", file=sys.stderr)
     _print_json(row["original_metrics"] | {"judge": row["summary"]["judge"]})
+
+
+def _ask_fold_judges(db: Database, run: str, improved: Improved, *, skip: bool) -> None:
+    """Ask an LLM-improved judge's fold judges on a run sharing its reviewed documents (the run's estimate is then
+    cross-fitted offline); the cost is printed first. A failure takes the stored run back, as if scoring failed."""
+    from audit.outputs.fold_labels import ask_fold_labels, fold_cost_text, shares_reviewed_documents
+    from audit.runs import delete_run
+    from audit.views import load_view
+
+    view = load_view(db, run)
+    if not shares_reviewed_documents(view, improved):
+        return
+    if skip:
+        print("warning: --no-fold-answers: this run shares documents with the reviews its judge learnt from; its "
+              "estimate will say its interval is too narrow", file=sys.stderr)
+        return
+    print(fold_cost_text(view, improved), file=sys.stderr)
+    try:
+        cost = ask_fold_labels(db, view, improved)
+    except BaseException:
+        delete_run(db, run, force=True)
+        raise
+    print(f"fold judges: {cost['requests']} requests, {cost['cached']} answers from the cache", file=sys.stderr)
 
 
 @command("delete-run", RUN,

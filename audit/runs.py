@@ -400,8 +400,8 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
         [row["id"], row["id"]])]
     with transaction(db):
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
-                      "review_assignments", "judge_improvements", "effective", "doc_audit", "audit_state", "decisions",
-                      "documents"):
+                      "review_assignments", "judge_improvements", "fold_labels", "effective", "doc_audit",
+                      "audit_state", "decisions", "documents"):
             db.execute(f"DELETE FROM {table} WHERE run_id = ?", [row["id"]])
         db.execute("DELETE FROM runs WHERE id = ?", [row["id"]])
         # a board never names a run that is gone (audit/board/store.py): the boards holding it go with it

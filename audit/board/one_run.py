@@ -27,7 +27,7 @@ from sqlite_utils import Database
 from audit.effective import DEFAULT_POLICY
 from audit.errors import AuditError
 from audit.review.count_vectors import unflatten
-from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_judge_vectors, fold_of_documents
+from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
 from audit.review.sampling import (
     MIN_SAMPLED_BLOCKS,
     _blocks_state,
@@ -103,7 +103,7 @@ class _State:
         if setup is not None and "folds" in setup:  # as `estimate` does for a judge improved on this sample
             from scoring.stats.crossfit import cross_fitted_totals
 
-            fold_judge = fold_judge_vectors(view, [f["spec"] for f in setup["folds"]], paths, list(judge))
+            fold_judge = fold_vectors(view, setup, paths, list(judge))
             fold_of = fold_of_documents(setup["folds"], list(judge))
             self.tot: Totals = cross_fitted_totals(fold_judge, strata, sampled, {b: fold_of[b] for b in sampled},
                                                    certain=certain, variance=VARIANCE)

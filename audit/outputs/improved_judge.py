@@ -33,6 +33,9 @@ class Improved:
     spec: str
     learnt_from: dict
     model: dict | None = None
+    fold_models: tuple[dict, ...] = ()
+    """For few-shot / rules: each fold's model as `improve-judge` fitted it without that fold's documents (the
+    result's `fold_judges`), which a run sharing those documents is also asked with (`audit.outputs.fold_labels`)."""
 
 
 def from_result(result: object, where: str, *, improvement_id: int | None = None) -> Improved:
@@ -49,15 +52,19 @@ def from_result(result: object, where: str, *, improvement_id: int | None = None
         raise AuditError(f"{where}: a calibrated judge maps the ratings of a stored run; `score` does not take one "
                          "(it has no spec of its own)")
     model = None
+    folds: tuple[dict, ...] = ()
     if strategy in LLM_STRATEGIES:
         model = after.get("model")
         if not isinstance(model, dict) or model.get("strategy") != strategy:
             raise AuditError(f"{where}: a {strategy} result without its model (judge_after.model)")
+        stored = result.get("fold_judges") or []  # type: ignore[union-attr]
+        if all(isinstance(f, dict) and isinstance(f.get("model"), dict) for f in stored):
+            folds = tuple(f["model"] for f in stored)
     learnt = dict(after["learnt_from"]) | {"improved": bool(result.get("improved")),  # type: ignore[union-attr]
                                            "split": result.get("folds")}  # type: ignore[union-attr]
     if improvement_id is not None:
         learnt["improvement_id"] = improvement_id
-    return Improved(str(after["spec"]), learnt, model)
+    return Improved(str(after["spec"]), learnt, model, folds)
 
 
 def from_file(path: str, spec: str) -> Improved:

@@ -28,7 +28,7 @@ from audit.errors import AuditError
 from audit.rescoring import original_counts
 from audit.review.count_vectors import flatten, leaf_paths, row_flattener, unflatten
 from audit.review.coverage import coverage
-from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_judge_vectors, fold_of_documents
+from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
 from audit.store.database import dumps, now, transaction
 from audit.store.plans import planned_documents
 from audit.views import RunRef, RunView, as_view
@@ -305,7 +305,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
     if setup is not None and "folds" in setup:
         from scoring.stats.crossfit import cross_fitted_totals  # (scikit-learn: only for an improved judge)
 
-        fold_judge = fold_judge_vectors(view, [f["spec"] for f in setup["folds"]], paths, list(judge))
+        fold_judge = fold_vectors(view, setup, paths, list(judge))
         fold_of = fold_of_documents(setup["folds"], list(judge))
         tot = cross_fitted_totals(fold_judge, strata, sampled, {b: fold_of[b] for b in sampled}, certain=certain,
                                   variance=VARIANCE)

@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 20  # m020 is the newest (there is no m009; m018 and m019 are reserved for other branches)
+SCHEMA_VERSION = 21  # m021 is the newest (there is no m009; m018 and m019 are reserved for other branches)
 
 
 @migrations()
@@ -311,3 +311,15 @@ def m020_retrieval_question_keys(db: Database) -> None:
         db.execute("UPDATE decisions SET qkey = NULL WHERE run_id = ?", [run_id])
         db.execute("UPDATE runs SET qkeys_missing = 1 WHERE id = ?", [run_id])
         mark_audit_stale(db, run_id)
+
+
+@migrations()
+def m021_fold_labels(db: Database) -> None:
+    """The labels each fold judge of an LLM-improved judge gave a run's decisions (issue #37 §2): a run scored with
+    a few-shot or rules judge improved on reviews its estimate counts is cross-fitted from these, offline (the
+    fold judges' answers themselves sit in `judge_cache` under their prompts' hashes). A new table: it applies in
+    any order with m018-m020."""
+    db.execute("""CREATE TABLE fold_labels (
+        run_id INTEGER NOT NULL REFERENCES runs(id), fold INTEGER NOT NULL,
+        decision_id INTEGER NOT NULL REFERENCES decisions(id), label TEXT NOT NULL, answers TEXT NOT NULL,
+        PRIMARY KEY (run_id, fold, decision_id))""")
