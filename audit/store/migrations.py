@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 21  # m021 is the newest (there is no m009; m018 and m019 are reserved for other branches)
+SCHEMA_VERSION = 21  # m021 is the newest (no m009, m018 or m019: numbers reserved by branches that needed none)
 
 
 @migrations()
@@ -304,7 +304,7 @@ def m020_retrieval_question_keys(db: Database) -> None:
     application computes the new keys and rebuilds the audited state of every run of the family
     (`audit/stale.py`). Until then a retrieval run sees its own reviews only (a NULL key), so its stored audited
     state, built with the other queries' reviews, is marked stale. No review or decision is deleted. Written for
-    the schema of m014 (its columns only): it applies in any order with m018 and m019."""
+    the schema of m014 (its columns only); it needs nothing newer."""
     marks = ",".join("?" * len(M020_REKEYED_TASKS))
     for (run_id,) in db.execute(f"SELECT id FROM runs WHERE task IN ({marks}) ORDER BY id",
                                 M020_REKEYED_TASKS).fetchall():
@@ -318,7 +318,7 @@ def m021_fold_labels(db: Database) -> None:
     """The labels each fold judge of an LLM-improved judge gave a run's decisions (issue #37 §2): a run scored with
     a few-shot or rules judge improved on reviews its estimate counts is cross-fitted from these, offline (the
     fold judges' answers themselves sit in `judge_cache` under their prompts' hashes). A new table: it applies in
-    any order with m018-m020."""
+    any order with m020."""
     db.execute("""CREATE TABLE fold_labels (
         run_id INTEGER NOT NULL REFERENCES runs(id), fold INTEGER NOT NULL,
         decision_id INTEGER NOT NULL REFERENCES decisions(id), label TEXT NOT NULL, answers TEXT NOT NULL,
