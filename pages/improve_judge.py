@@ -113,8 +113,8 @@ m3.caption(f"95% interval {md_literal(interval(ev['delta_kappa_ci'], '+'))}")
 m4.metric("Judge after", result["judge_after"]["spec"], help="Fitted on every reviewed document: the judge to keep.")
 m4.caption(f"{ev['n_decisions']} decisions in {ev['n_documents']} documents")
 if result.get("stored_as") is not None and result["judge_after"].get("strategy") != "calibrate":
-    st.caption(f"Score any run of this family with the judge to keep: `python -m audit score {view.task.name} … "
-               f"--judge improved:{int(result['stored_as'])}` (it records the reviews it learnt from).")
+    st.caption("Score any run of this family with the judge to keep (the run records the reviews it learnt from):")
+    st.code(f"python -m audit score {view.task.name} … --judge improved:{int(result['stored_as'])}", language="bash")
 st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {int(ev['documents'])} reviewed documents: "
            f"before {md_literal(fmt(ev['gap_before']))}, after {md_literal(fmt(ev['gap_after']))}.")
 
