@@ -77,7 +77,8 @@ def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: 
     linked = " · <b>linked decision</b>" if focused else ""
     shared = also_settles_text(also_in)
     # on the title line: a line of its own pushed the browser card's note field below a 720 px screen
-    shared = f' · <small class="rj-shared">↔ {e(visible(shared[0].upper() + shared[1:]))}</small>' if shared else ""
+    shared = (f' · <small class="rj-shared" title="{e(visible(", ".join(also_in)), quote=True)}">'
+              f'↔ {e(visible(shared[0].upper() + shared[1:]))}</small>') if shared else ""
     return (f'<div class="rj-card{focus}"><b>{decision_title(d, number)}</b> · '
             f'{e(kind_title(task, d["kind"]))}{linked}{moot}{shared}<br>'
             f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')

@@ -30,12 +30,22 @@ def other_runs_asking(db: Database, decision_ids: Iterable[int]) -> dict[int, li
     return out
 
 
+NAMED = 2
+"""Runs the card names before "and N more": a board of many systems must not push the card's note field below a
+720 px screen (every run is named in the card's tooltip)."""
+
+
 def also_settles_text(runs: Sequence[str]) -> str:
-    """The card's sentence: `also settles this question in runs B, C` ('' when no other run asks it).
+    """The card's sentence: `also settles this question in runs B, C` ('' when no other run asks it), naming at most
+    `NAMED` runs and counting the rest.
 
     >>> also_settles_text(["B", "C"]), also_settles_text(["B"]), also_settles_text([])
     ('also settles this question in runs B, C', 'also settles this question in run B', '')
+    >>> also_settles_text(["B", "C", "D", "E"])
+    'also settles this question in runs B, C and 2 more'
     """
     if not runs:
         return ""
-    return f"also settles this question in {'run' if len(runs) == 1 else 'runs'} {', '.join(runs)}"
+    more = len(runs) - NAMED
+    named = ", ".join(runs[:NAMED]) + (f" and {more} more" if more > 0 else "")
+    return f"also settles this question in {'run' if len(runs) == 1 else 'runs'} {named}"

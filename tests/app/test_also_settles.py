@@ -93,3 +93,18 @@ def test_the_classic_cards_say_so(app) -> None:
     at = open_page(at, "queue", reviewer="ana", run=MIXED)
     assert not at.exception
     assert any(want in h.proto.body for h in at.get("html")), "queue card"
+
+
+def test_a_long_list_of_runs_is_counted_and_named_in_full_on_hover(conn) -> None:
+    """A board of many systems: the card names two runs and counts the rest (a longer title line pushed the note
+    field below a 720 px screen in the browser suite), and its tooltip names every run."""
+    from html import unescape
+
+    from ui.decisions import card_html
+    view = load_view(conn, MIXED)
+    d = view.decisions()[0]
+    others = [f"system-{i}" for i in range(6)]
+    card = card_html(d, "chimera", view.task.label_schemes[d["kind"]], blind=False, also_in=others)
+    assert "Also settles this question in runs system-0, system-1 and 4 more" in card
+    assert "system-2" not in card.split('title="')[0]  # not named on the line itself
+    assert f'title="{", ".join(others)}"' in unescape(card)
