@@ -4,7 +4,7 @@ never recomputed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -237,22 +237,10 @@ def board_sample(conn: Database, board: Mapping) -> None:
     if board_plan(conn, name) is None:
         show_text("Draw one sample of documents for every system of the board: a sampled document is reviewed for "
                   "every question any system asked about it, so one review serves them all.", "caption")
-        if role_button("Draw the board's sample", action=ACTION, key="leaderboard.plan"):
-            auth.guard(ACTION)
-            try:
-                create_board_plan(conn, name, runs)
-            except AuditError as e:
-                show_text(str(e), "error")
-            else:
-                st.rerun()
+        _draw_button("Draw the board's sample", ACTION, "leaderboard.plan", lambda: create_board_plan(conn, name, runs))
         return
-    if st.button("Serve the next document to review", key="leaderboard.next"):
-        try:
-            st.session_state[SERVED] = (name, next_board_document(conn, name, runs))
-        except AuditError as e:
-            show_text(str(e), "error")
-    served = st.session_state.get(SERVED)
-    if not served or served[0] != name:
+    served = _serve_button(SERVED, name, lambda: next_board_document(conn, name, runs))
+    if served is None:
         return
     nxt = served[1]
     if nxt is None:
@@ -278,22 +266,11 @@ def run_sample(conn: Database, board: Mapping) -> None:
         show_text(f"This board's systems are compared inside run {run}, so its sample is the run's own: draw it, "
                   "then review the documents the run's sample queue serves. Each sampled document is reviewed for "
                   "every system at once.", "caption")
-        if role_button("Draw the run's sample", action=PLAN_ACTION, key="leaderboard.run_plan"):
-            auth.guard(PLAN_ACTION)
-            try:
-                create_one_run_plan(conn, name, run)
-            except AuditError as e:
-                show_text(str(e), "error")
-            else:
-                st.rerun()
+        _draw_button("Draw the run's sample", PLAN_ACTION, "leaderboard.run_plan",
+                     lambda: create_one_run_plan(conn, name, run))
         return
-    if st.button("Serve the next document to review", key="leaderboard.next"):
-        try:
-            st.session_state[RUN_SERVED] = (name, next_one_run_document(conn, name, run, systems))
-        except AuditError as e:
-            show_text(str(e), "error")
-    served = st.session_state.get(RUN_SERVED)
-    if not served or served[0] != name:
+    served = _serve_button(RUN_SERVED, name, lambda: next_one_run_document(conn, name, run, systems))
+    if served is None:
         return
     nxt = served[1]
     if nxt is None:
@@ -303,3 +280,27 @@ def run_sample(conn: Database, board: Mapping) -> None:
               "review made there counts as a sample draw.", "info")
     st.page_link("pages/queue.py", label=md_literal(f"Open run {run}'s sample queue ›"),
                  query_params=link_params(run=run))
+
+
+def _draw_button(label: str, action: str, key: str, draw: Callable[[], object]) -> None:
+    """A sample-drawing button (its action's role only): draw, then rerun to show the plan; a refusal in words."""
+    if role_button(label, action=action, key=key):
+        auth.guard(action)
+        try:
+            draw()
+        except AuditError as e:
+            show_text(str(e), "error")
+        else:
+            st.rerun()
+
+
+def _serve_button(state_key: str, board: str, serve: Callable[[], object]) -> tuple | None:
+    """"Serve the next document": what `serve` returned, kept in the session for this board (a button, not a page
+    view, since the queue records what it served); None before the first serve or for another board."""
+    if st.button("Serve the next document to review", key="leaderboard.next"):
+        try:
+            st.session_state[state_key] = (board, serve())
+        except AuditError as e:
+            show_text(str(e), "error")
+    served = st.session_state.get(state_key)
+    return served if served and served[0] == board else None
