@@ -134,3 +134,56 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[obje
 
 def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
+
+
+# The scale benches (family_scale, retrieval_scale): one review -> audited metrics, timed in a child process.
+REVIEW_CHILD = r"""
+import json, statistics, sys, time
+from audit.review.reviews import add_review
+from audit.store.database import open_db
+from audit.views import load_view
+db = open_db(sys.argv[1])
+n = int(sys.argv[2])
+load_view(db, "bench").audit.metrics  # warm: imports, the run's counts
+task = load_view(db, "bench").task
+rows = db.execute("SELECT id, kind FROM decisions ORDER BY id").fetchall()
+picked = rows[:: max(1, len(rows) // n)][:n]
+wall, cpu = [], []
+for i, (d, kind) in enumerate(picked):
+    labels = task.label_schemes[kind].labels
+    t, c = time.perf_counter(), time.process_time()
+    add_review(db, "bench", d, labels[i % len(labels)], "bench")
+    load_view(db, "bench").audit.metrics
+    wall.append(time.perf_counter() - t)
+    cpu.append(time.process_time() - c)
+wall.sort()
+print(json.dumps({"median": statistics.median(wall), "p90": wall[int(0.9 * (len(wall) - 1))],
+                  "cpu": statistics.median(cpu)}))
+"""
+
+
+def timed_child(args: list[str], tree: Path, timeout: float) -> dict:
+    """`python ARGS` run from `tree` (its code): wall, CPU seconds, peak RSS (MiB) and stdout; killed after
+    `timeout` seconds (wall = inf)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, *args], cwd=tree, stdout=out, stderr=err, text=True,
+                             env={**os.environ, "PYTHONPATH": str(tree)})
+        killed = False
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > timeout and not killed:
+                p.kill()
+                killed = True
+            time.sleep(0.05)
+        wall = time.perf_counter() - t0
+        rss = usage.ru_maxrss / 1024
+        if killed:
+            return {"wall": float("inf"), "rss": rss, "cpu": float("nan"), "out": ""}
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{tree}: {' '.join(args)} failed: {err.read()[-2000:]}")
+        return {"wall": wall, "rss": rss, "cpu": usage.ru_utime + usage.ru_stime, "out": out.read()}

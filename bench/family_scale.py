@@ -28,17 +28,15 @@ import json
 import os
 import random
 import sqlite3
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import print_table, workdir  # noqa: E402
+from bench.common import REVIEW_CHILD, print_table, timed_child, workdir  # noqa: E402
 
 RUN = "bench"
 GOALS = {"score": None, "review (median)": 0.05, "plan": 10.0, "queue --next": 1.0, "estimate": 5.0,
@@ -46,56 +44,6 @@ GOALS = {"score": None, "review (median)": 0.05, "plan": 10.0, "queue --next": 1
 MEMORY_GOALS = {"plan": 600.0}
 STEPS = tuple(GOALS)
 
-REVIEW_CHILD = r"""
-import json, statistics, sys, time
-from audit.review.reviews import add_review
-from audit.store.database import open_db
-from audit.views import load_view
-db = open_db(sys.argv[1])
-n = int(sys.argv[2])
-load_view(db, "bench").audit.metrics  # warm: imports, the run's counts
-task = load_view(db, "bench").task
-rows = db.execute("SELECT id, kind FROM decisions ORDER BY id").fetchall()
-picked = rows[:: max(1, len(rows) // n)][:n]
-wall, cpu = [], []
-for i, (d, kind) in enumerate(picked):
-    labels = task.label_schemes[kind].labels
-    t, c = time.perf_counter(), time.process_time()
-    add_review(db, "bench", d, labels[i % len(labels)], "bench")
-    load_view(db, "bench").audit.metrics
-    wall.append(time.perf_counter() - t)
-    cpu.append(time.process_time() - c)
-wall.sort()
-print(json.dumps({"median": statistics.median(wall), "p90": wall[int(0.9 * (len(wall) - 1))],
-                  "cpu": statistics.median(cpu)}))
-"""
-
-
-def child(args: list[str], tree: Path, timeout: float) -> dict:
-    """`python ARGS` run from `tree` (its code): wall, CPU seconds, peak RSS (MiB) and stdout; killed after
-    `timeout` seconds (wall = inf)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, *args], cwd=tree, stdout=out, stderr=err, text=True,
-                             env={**os.environ, "PYTHONPATH": str(tree)})
-        killed = False
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t0 > timeout and not killed:
-                p.kill()
-                killed = True
-            time.sleep(0.05)
-        wall = time.perf_counter() - t0
-        rss = usage.ru_maxrss / 1024
-        if killed:
-            return {"wall": float("inf"), "rss": rss, "cpu": float("nan"), "out": ""}
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{tree}: {' '.join(args)} failed: {err.read()[-2000:]}")
-        return {"wall": wall, "rss": rss, "cpu": usage.ru_utime + usage.ru_stime, "out": out.read()}
 
 
 def inputs(family: str, n: int, seed: int) -> list[str]:
@@ -152,13 +100,13 @@ def measure(tree: Path, score: list[str], folder: Path, reviews: int, import_rev
     audit = ["-m", "audit", "--db", str(db)]
     nan = {"wall": float("nan"), "rss": float("nan"), "cpu": float("nan")}
     out = {step: dict(nan) for step in STEPS}
-    out["score"] = child([*audit, "score", *score, "--run", RUN], tree, timeout)
+    out["score"] = timed_child([*audit, "score", *score, "--run", RUN], tree, timeout)
     out["score"]["db_mb"] = db.stat().st_size / 2**20
     if out["score"]["wall"] == float("inf"):
         return out
 
     def review(step: str) -> None:
-        r = child(["-c", REVIEW_CHILD, str(db), str(reviews)], tree, timeout)
+        r = timed_child(["-c", REVIEW_CHILD, str(db), str(reviews)], tree, timeout)
         figures = json.loads(r["out"].strip().splitlines()[-1]) if r["out"] else {"median": float("inf"),
                                                                                    "cpu": float("nan")}
         out[step] = {"wall": figures["median"], "cpu": figures["cpu"], "rss": float("nan"),
@@ -172,12 +120,12 @@ def measure(tree: Path, score: list[str], folder: Path, reviews: int, import_rev
                 "export": ["export", "--run", RUN, "--format", "json", "--out", str(folder / "export.json")]}
     for step, command in commands.items():
         if step in steps:
-            out[step] = child([*audit, *command], tree, timeout)
+            out[step] = timed_child([*audit, *command], tree, timeout)
     if import_reviews and "import-reviews" in steps:
         lines = workdir() / f"reviews-{score[0]}-{import_reviews}.jsonl"
         if not lines.is_file():
             write_reviews(db, import_reviews, lines)
-        out["import-reviews"] = child([*audit, "import-reviews", "--run", RUN, str(lines)], tree, timeout)
+        out["import-reviews"] = timed_child([*audit, "import-reviews", "--run", RUN, str(lines)], tree, timeout)
         if out["import-reviews"]["wall"] != float("inf"):
             review("review after import")
     return out

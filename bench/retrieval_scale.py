@@ -27,7 +27,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import print_table, workdir  # noqa: E402
+from bench.common import REVIEW_CHILD, print_table, timed_child, workdir  # noqa: E402
 from devtools.generate_retrieval import SOURCE, generate_retrieval  # noqa: E402
 
 RUN = "bench"
@@ -45,29 +44,6 @@ GOALS = {"score": 15.0, "review (median)": 0.05, "plan": 10.0, "queue --next": 1
          "report": 5.0, "export": 5.0, **dict.fromkeys(PAGES, 1.0)}
 MEMORY_GOALS = {"score": 600.0, "plan": 600.0}
 
-REVIEW_CHILD = r"""
-import json, statistics, sys, time
-from audit.review.reviews import add_review
-from audit.store.database import open_db
-from audit.views import load_view
-db = open_db(sys.argv[1])
-n = int(sys.argv[2])
-load_view(db, "bench").audit.metrics  # warm: imports, the run's counts
-task = load_view(db, "bench").task
-rows = db.execute("SELECT id, kind FROM decisions ORDER BY id").fetchall()
-picked = rows[:: max(1, len(rows) // n)][:n]
-wall, cpu = [], []
-for i, (d, kind) in enumerate(picked):
-    labels = task.label_schemes[kind].labels
-    t, c = time.perf_counter(), time.process_time()
-    add_review(db, "bench", d, labels[i % len(labels)], "bench")
-    load_view(db, "bench").audit.metrics
-    wall.append(time.perf_counter() - t)
-    cpu.append(time.process_time() - c)
-wall.sort()
-print(json.dumps({"median": statistics.median(wall), "p90": wall[int(0.9 * (len(wall) - 1))],
-                  "cpu": statistics.median(cpu)}))
-"""
 
 
 PAGES_CHILD = r"""
@@ -109,33 +85,6 @@ print(json.dumps(out))
 """
 
 
-def _child(args: list[str], timeout: float, tree: Path = ROOT) -> dict:
-    """Run `python ARGS` from the root of `tree` (its code): wall seconds, CPU seconds, peak RSS (MiB, from wait4) and
-    stdout; a step still running after `timeout` seconds is killed and reported with wall = inf."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, *args], cwd=tree, stdout=out, stderr=err, text=True)
-        killed = False
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t0 > timeout and not killed:
-                p.kill()
-                killed = True
-            time.sleep(0.02)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        rss = usage.ru_maxrss / 1024
-        if killed:
-            return {"wall": float("inf"), "rss": rss, "cpu": float("nan"), "out": ""}
-        out.seek(0)
-        err.seek(0)
-        if p.returncode != 0:
-            raise SystemExit(f"{' '.join(args)} failed ({p.returncode}): {err.read()[-2000:]}")
-        return {"wall": wall, "rss": rss, "cpu": usage.ru_utime + usage.ru_stime, "out": out.read()}
-
-
 STEPS = ("score", "review (median)", "plan", "queue --next", "estimate", "report", "export", "pages")
 
 
@@ -149,12 +98,12 @@ def measure(score: list[str], folder: Path, reviews: int, timeout: float,
     audit = ["-m", "audit", "--db", str(db)]
     not_run = {"wall": float("nan"), "rss": float("nan"), "cpu": float("nan"), "p90": float("nan")}
     out = {step: dict(not_run) for step in (*STEPS, *PAGES)}
-    out["score"] = _child([*audit, "score", *score, "--run", RUN], timeout, tree)
+    out["score"] = timed_child([*audit, "score", *score, "--run", RUN], tree, timeout)
     out["score"]["db_mb"] = db.stat().st_size / 2**20
     if out["score"]["wall"] == float("inf"):
         return out
     if "review (median)" in steps:
-        r = _child(["-c", REVIEW_CHILD, str(db), str(reviews)], timeout, tree)
+        r = timed_child(["-c", REVIEW_CHILD, str(db), str(reviews)], tree, timeout)
         figures = (json.loads(r["out"].strip().splitlines()[-1]) if r["out"]
                    else {"median": float("inf"), "p90": float("inf"), "cpu": float("nan")})
         out["review (median)"] = {"wall": figures["median"], "rss": float("nan"), "cpu": figures["cpu"],
@@ -165,9 +114,9 @@ def measure(score: list[str], folder: Path, reviews: int, timeout: float,
                 "export": ["export", "--run", RUN, "--format", "json", "--out", str(folder / "export.json")]}
     for step, command in commands.items():
         if step in steps:
-            out[step] = _child([*audit, *command], timeout, tree)
+            out[step] = timed_child([*audit, *command], tree, timeout)
     if "pages" in steps:
-        r = _child(["-c", PAGES_CHILD, str(db), str(page_reviews), ",".join(PAGES.values())], timeout, tree)
+        r = timed_child(["-c", PAGES_CHILD, str(db), str(page_reviews), ",".join(PAGES.values())], tree, timeout)
         found = json.loads(r["out"].strip().splitlines()[-1]) if r["out"] else {}
         for step, page in PAGES.items():
             if page in found:
