@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import RUN_NAME, median, pct, print_table, scored_db, verdict, workdir  # noqa: E402
-from bench.ui_latency import CHROMIUM_ARGS, VIEWPORT, _free_port, stop_server, warm_up  # noqa: E402
+from bench.ui_latency import CHROMIUM_ARGS, VIEWPORT, start_server, stop_server, warm_up  # noqa: E402
 
 GOAL_P90_S = 1.0
 _SAVED_JS = """() => {
@@ -51,33 +51,6 @@ _SAVED_JS = """() => {
     while (rec.saved.length < Math.min(n, rec.keys.length)) rec.saved.push(now);
   }).observe(document, {subtree: true, childList: true, characterData: true});
 }"""
-
-
-def start_server(db_path: Path, tree: Path) -> tuple:
-    import subprocess
-    import tempfile
-    import urllib.request
-
-    port = _free_port()
-    env = {**os.environ, "REJUDGE_DB": str(db_path), "HOME": tempfile.mkdtemp(prefix="rejudge-bench-home-"),
-           "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    server = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        try:
-            if urllib.request.urlopen(base + "/_stcore/health", timeout=2).read() == b"ok":
-                return server, base
-        except OSError:
-            pass
-        if time.time() > deadline or server.poll() is not None:
-            server.kill()
-            raise RuntimeError("streamlit did not start")
-        time.sleep(0.3)
 
 
 def stored(db_path: Path, prefix: str) -> list[tuple]:
@@ -150,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         Path(str(path) + suffix).unlink(missing_ok=True)
     scored_db(args.n, path, args.seed)
     stamp = str(int(time.time()))
-    server, base = start_server(path, args.tree.resolve())
+    server, base = start_server(path, args.tree.resolve(), wait=120)
     try:
         first_visit_ms = warm_up(base)
         res = run_sessions(base, args.sessions, args.every, args.duration, args.drain, stamp)

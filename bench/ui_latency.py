@@ -85,16 +85,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(db_path: Path) -> tuple[subprocess.Popen, str]:
+def start_server(db_path: Path, tree: Path = ROOT, wait: float = 60) -> tuple[subprocess.Popen, str]:
+    """The dashboard of `tree` (its code: PYTHONPATH too) on `db_path`, on a free port; (process, base URL) once its
+    health check answers, within `wait` seconds."""
     port = _free_port()
-    env = {**os.environ, "REJUDGE_DB": str(db_path), "HOME": tempfile.mkdtemp(prefix="rejudge-bench-home-")}
+    env = {**os.environ, "REJUDGE_DB": str(db_path), "HOME": tempfile.mkdtemp(prefix="rejudge-bench-home-"),
+           "PYTHONPATH": str(tree)}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
            str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    server = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    deadline = time.time() + wait
     while True:
         try:
             if urllib.request.urlopen(base + "/_stcore/health", timeout=2).read() == b"ok":
