@@ -476,3 +476,13 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def point_openai_at(server: JudgeServer, monkeypatch, concurrency: int | None = None) -> JudgeServer:
+    """Aim the `openai` client of this process at `server` (a placeholder key; optionally the judge's concurrency)
+    through pytest's `monkeypatch`, so the environment is restored after the test."""
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    if concurrency is not None:
+        monkeypatch.setenv("REJUDGE_JUDGE_CONCURRENCY", str(concurrency))
+    return server

@@ -19,7 +19,7 @@ from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
-from devtools.judge_server import JudgeServer, spans_of
+from devtools.judge_server import JudgeServer, point_openai_at, spans_of
 from devtools.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
 from scoring.improve.llm import RULES_HEAD
 
@@ -48,10 +48,7 @@ def server() -> Iterator[JudgeServer]:
 
 @pytest.fixture
 def env(server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("REJUDGE_JUDGE_CONCURRENCY", "4")
-    return server
+    return point_openai_at(server, monkeypatch, concurrency=4)
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from audit.review.sampling import _blocks_state, create_plan, estimate, load_pla
 from audit.runs import score_run
 from audit.store.database import open_db
 from audit.views import load_view
-from devtools.judge_server import JudgeServer, spans_of
+from devtools.judge_server import JudgeServer, point_openai_at, spans_of
 from devtools.paraphrase_run import GOLD, true_label, write_paraphrase_predictions
 from scoring.improve.llm import RULES_HEAD
 
@@ -57,10 +57,7 @@ def server() -> Iterator[JudgeServer]:
 
 @pytest.fixture
 def env(server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("REJUDGE_JUDGE_CONCURRENCY", "4")
-    return server
+    return point_openai_at(server, monkeypatch, concurrency=4)
 
 
 @pytest.fixture
