@@ -13,12 +13,18 @@ The child adapts to either API: `scoring.families.get_task` and `score_run(db, t
 `scoring.tasks.get_task` and `score_run(db, task, gold, pred, judge)` at 0.1.0.
 
     python bench/score_chimera_vs_release.py N [--against REV] [--repeat 3] [--seed S] [--json]
+    python bench/score_chimera_vs_release.py N --cli [--repeat 3]
+
+`--cli` times the whole command instead, as a user runs it (`python -m audit --db DB score chimera --gold G --pred P
+--judge replay:LOG --run bench`, a fresh interpreter started in each tree: start-up, input parsing, progress bar,
+scoring, storing): wall and CPU of the child (`wait4`), alternating, and the runs' stored decisions compared.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -159,6 +165,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
+    ap.add_argument("--cli", action="store_true", help="time the whole `python -m audit score chimera` command")
     ap.add_argument("--child", nargs=5, metavar=("ROOT", "GOLD", "PRED", "LOG", "DB"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -173,6 +180,8 @@ def main(argv: list[str] | None = None) -> dict:
     release = ensure_worktree(args.against, args.worktree)
     label = RELEASE_LABELS.get(args.against, args.against)
     sides = {"current": ROOT, label: release}
+    if args.cli:
+        return cli_main(args, paths, sides, label)
     me = str(Path(__file__).resolve())
     runs: dict[str, list[dict]] = {s: [] for s in sides}
     for i in range(args.repeat):
@@ -223,6 +232,45 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         print(json.dumps(out, indent=1))
     return out
+
+
+def stored_metrics(db_path: str) -> dict:
+    import sqlite3
+
+    with sqlite3.connect(db_path) as conn:
+        (text,) = conn.execute("SELECT original_metrics FROM runs WHERE name = 'bench'").fetchone()
+    return json.loads(text)
+
+
+def cli_main(args: argparse.Namespace, paths: dict, sides: dict[str, Path], label: str) -> dict:
+    """Both trees' `python -m audit score chimera` command on the same files, alternating, `--repeat` times each."""
+    from bench.common import median, print_table, timed_child, workdir
+
+    runs: dict[str, list[dict]] = {s: [] for s in sides}
+    metrics: dict[str, dict] = {}
+    for i in range(args.repeat):
+        for side, root in sides.items():
+            db = str(workdir() / f"vs-release-cli-{args.n}-{side}-{i}.db")
+            for suffix in ("", "-wal", "-shm"):
+                Path(db + suffix).unlink(missing_ok=True)
+            runs[side].append(timed_child(["-m", "audit", "--db", db, "score", "chimera", "--gold", str(paths["gold"]),
+                                           "--pred", str(paths["pred"]), "--judge", f"replay:{paths['log']}",
+                                           "--run", "bench"], root, timeout=3600))
+            metrics[side] = stored_metrics(db)
+            for suffix in ("", "-wal", "-shm"):
+                Path(db + suffix).unlink(missing_ok=True)
+    med = {s: (median([r["wall"] for r in rs]), median([r["cpu"] for r in rs])) for s, rs in runs.items()}
+    rows = [[f"{side} ({describe(root)})", med[side][0],
+             f"{min(r['wall'] for r in runs[side]):.2f}–{max(r['wall'] for r in runs[side]):.2f}", med[side][1],
+             max(r["rss"] for r in runs[side])] for side, root in sides.items()]
+    ratio_wall, ratio_cpu = med["current"][0] / med[label][0], med["current"][1] / med[label][1]
+    rows.append([f"ratio current / {label}", ratio_wall, "", ratio_cpu, ""])
+    print_table(f"`python -m audit score chimera`, N = {args.n:,}, current vs {label} (median of {args.repeat} "
+                f"fresh processes each, alternating; load {os.getloadavg()[0]:.1f})",
+                ["side", "wall s", "range s", "CPU s", "peak RSS MiB"], rows)
+    n_cmp, bad = paper_metrics_diff(metrics["current"], metrics[label])
+    print(f"paper-code metrics identical: {'OK' if not bad else 'DIFF'} ({n_cmp} numbers)")
+    return {"n": args.n, "ratio_wall": ratio_wall, "ratio_cpu": ratio_cpu, "metrics_identical": not bad}
 
 
 if __name__ == "__main__":
