@@ -317,23 +317,25 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: di
     # a document's labels are built when it is counted, and rows are encoded as they are inserted: all of a run's
     # label keys and row JSON at once held 300 MB more at 683k decisions (#38)
     positions = _positions_by_doc(decisions)
+    qkeys: list[str] = [""] * len(decisions)
     doc_rows = []
     all_counts = []
-    keyed: dict[str, tuple[dict, str]] = {}
     for idx, doc in enumerate(loaded.docs):
         doc_id = task.doc_id(doc)
         payload = task.payload(doc)
-        keyed[doc_id] = (payload, task.gold_key(payload))
-        labels = {}
-        for i in positions.get(doc_id, ()):
-            d = decisions[i]
-            labels[(d.kind, d.type, d.left, d.right)] = d.judge
+        idxs = positions.get(doc_id, ())
+        labels, asked = _labels_and_questions(decisions, idxs)
+        for i, q in zip(idxs, decision_qkeys(task, payload, asked, task.gold_key(payload)), strict=True):
+            qkeys[i] = q
         counts = task.counts(payload, labels)
         all_counts.append(counts)
         doc_rows.append((doc_id, idx, payload, counts, task.outcome(payload, counts)))
+    unknown = positions.keys() - {r[0] for r in doc_rows}
+    if unknown:
+        raise KeyError(f"decisions of documents the run does not have: {sorted(unknown)[:5]}")
     total = sum_nested(all_counts)
     metrics = task.aggregate(all_counts, options, total=total)
-    with transaction(db):
+    with _page_cache(db, BULK_CACHE_KIB), transaction(db):
         if list(db.query("SELECT 1 FROM runs WHERE name = ?", [name])):
             raise RunExists(f"run {name!r} already exists in this database; pick another name with --run")
         cur = db.conn.execute(
@@ -350,32 +352,80 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: di
         db.conn.executemany(
             "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((run_id, d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail), q)
-             for d, q in zip(decisions, qkeys_of(task, keyed, decisions, positions), strict=True)))
+            ((run_id, *row, q) for row, q in zip(_rows(decisions), qkeys, strict=True)))
         db.execute("INSERT INTO audit_state (run_id, last_review, total) VALUES (?, 0, ?)", [run_id, dumps(total)])
+
+
+BULK_CACHE_KIB = 32 * 1024
+"""SQLite's page cache while a run is stored: with the default 2 MB, inserting 683k decisions in key order of the
+question-key index spilled and re-read its pages, 5 s more CPU (mostly system) at 10,000 retrieval queries (#38)."""
+
+
+@contextmanager
+def _page_cache(db: Database, kib: int) -> Iterator[None]:
+    """The connection's page cache at least `kib` KiB inside the block (pages are allocated only as they are
+    used), as it was after."""
+    before, = db.conn.execute("PRAGMA cache_size").fetchone()
+    size = before * db.conn.execute("PRAGMA page_size").fetchone()[0] // 1024 if before > 0 else -before
+    if size >= kib:
+        yield
+        return
+    db.conn.execute(f"PRAGMA cache_size = {-kib}")
+    try:
+        yield
+    finally:
+        db.conn.execute(f"PRAGMA cache_size = {before}")
+
+
+# A family's decision sequence may make each `Decision` only when it is read (retrieval: 683k of them at 10,000
+# queries). The store reads them three times (their documents, labels and question keys, the rows); such a sequence
+# may also give, without making the decision:
+#   fields(i) -> (doc, kind, type, left, right, judge)
+#   detail_text(i, dumps) -> dumps(decision i's detail), the detail as the store spells it
+Fields = tuple[str, str, str, str, str, str]
+
+
+def _fields_reader(decisions: Sequence[Decision]) -> Callable[[int], Fields]:
+    fields = getattr(decisions, "fields", None)
+    if fields is not None:
+        return fields
+
+    def read(i: int) -> Fields:
+        d = decisions[i]
+        return d.doc, d.kind, d.type, d.left, d.right, d.judge
+    return read
+
+
+def _rows(decisions: Sequence[Decision]) -> Iterator[tuple[str, str, str, str, str, str, str]]:
+    """Each decision's (doc, kind, type, left, right, judge, detail JSON), in order."""
+    fields, detail_text = getattr(decisions, "fields", None), getattr(decisions, "detail_text", None)
+    if fields is not None and detail_text is not None:
+        return ((*fields(i), detail_text(i, dumps)) for i in range(len(decisions)))
+    return ((d.doc, d.kind, d.type, d.left, d.right, d.judge, dumps(d.detail)) for d in decisions)
+
+
+def _labels_and_questions(decisions: Sequence[Decision], idxs: Sequence[int]
+                          ) -> tuple[dict[tuple[str, str, str, str], str], list[dict[str, str]]]:
+    """One document's judge labels by (kind, type, left, right) and the decisions as `decision_qkeys` asks them,
+    each decision read once."""
+    fields = _fields_reader(decisions)
+    labels: dict[tuple[str, str, str, str], str] = {}
+    asked = []
+    for i in idxs:
+        _doc, kind, type_, left, right, judge = fields(i)
+        labels[(kind, type_, left, right)] = judge
+        asked.append({"kind": kind, "type": type_, "left": left, "right": right})
+    return labels, asked
 
 
 def _positions_by_doc(decisions: Sequence[Decision]) -> dict[str, list[int]]:
     """Document id -> the positions of its decisions in `decisions`, in order."""
+    fields = getattr(decisions, "fields", None)
+    docs = (fields(i)[0] for i in range(len(decisions))) if fields is not None else (d.doc for d in decisions)
     by_doc: dict[str, list[int]] = {}
-    for i, d in enumerate(decisions):
-        by_doc.setdefault(d.doc, []).append(i)
+    for i, doc in enumerate(docs):
+        by_doc.setdefault(doc, []).append(i)
     return by_doc
-
-
-def qkeys_of(task: TaskFamily, keyed: Mapping[str, tuple[Mapping, str]], decisions: Sequence[Decision],
-             by_doc: Mapping[str, list[int]] | None = None) -> list[str]:
-    """New decisions' question keys (`decision_qkeys`, one call per document) from their documents' payloads and
-    gold keys, in the decisions' order (`by_doc`: `_positions_by_doc(decisions)` when the caller has it)."""
-    by_doc = _positions_by_doc(decisions) if by_doc is None else by_doc
-    out: list[str] = [""] * len(decisions)
-    for doc, idxs in by_doc.items():
-        payload, gold = keyed[doc]
-        asked = [{"kind": d.kind, "type": d.type, "left": d.left, "right": d.right}
-                 for d in (decisions[i] for i in idxs)]  # each read once: a family may make it when read
-        for i, q in zip(idxs, decision_qkeys(task, payload, asked, gold), strict=True):
-            out[i] = q
-    return out
 
 
 def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:

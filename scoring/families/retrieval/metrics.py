@@ -167,9 +167,8 @@ def expected_median(ranges: Sequence[RankRange]) -> float:
 def reviewable_positions(q: RankedQuery) -> list[int]:
     """Listed indices of the candidates a reviewer may accept: within the top `REVIEW_DEPTH` (100), ranked strictly
     above the gold or inside its tie block (which, under the pessimistic policy, all count above it)."""
-    last_block_rank = q.gold_block[1]
-    return [i for i in range(min(len(q.candidates), REVIEW_DEPTH))
-            if i != q.gold_position and i + 1 <= last_block_rank]
+    last_block_rank, gold = q.gold_block[1], q.gold_position  # a search of the candidates: once, not per candidate
+    return [i for i in range(min(len(q.candidates), REVIEW_DEPTH)) if i != gold and i + 1 <= last_block_rank]
 
 
 def block_counts(q: RankedQuery, accepted: Collection[str] = ()) -> tuple[int, int]:

@@ -9,7 +9,9 @@ candidates removed.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import json
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import fields
 
 from scoring.decisions import Decision
@@ -71,10 +73,17 @@ def _interned(answers: list[Answer]) -> list[Answer]:
     """Equal answers as one object (answers are frozen): a judge gives a few distinct answers to 683k questions,
     and an object each held 80 MB until the run was stored (#38)."""
     seen: dict[Answer, Answer] = {}
+    by_id: dict[int, Answer] = {}  # the same object again (a judge's shared answer) is not hashed again
+    out = []
     try:
-        return [seen.setdefault(a, a) for a in answers]
+        for a in answers:
+            found = by_id.get(id(a))
+            if found is None:
+                found = by_id[id(a)] = seen.setdefault(a, a)
+            out.append(found)
     except TypeError:  # a field that cannot be hashed (none today): kept as they are
         return answers
+    return out
 
 
 class Decisions(Sequence[Decision]):
@@ -82,10 +91,14 @@ class Decisions(Sequence[Decision]):
     position and judge answer: the run's 683k decisions held at once were 300 MB of a 10,000-query `score` (#38);
     the store reads them one at a time. Equal judge answers share one answer dict (read-only), as before."""
 
-    def __init__(self, where: list[tuple[RankedQuery, int]], answers: Sequence) -> None:
+    def __init__(self, where: list[tuple[RankedQuery, int]], answers: list[Answer]) -> None:
         self._where, self._answers = where, answers
         self._shared: dict[tuple, dict] = {}
         self._dicts: dict[Answer, dict] = {}  # answer -> its shared dict: made once per distinct answer
+        # id(answer) -> (label, shared dict): `answers` holds every answer for the sequence's life, so an id stays
+        # one answer's; hashing a frozen Answer on each of the store's reads of 683k decisions cost seconds (#38)
+        self._by_id: dict[int, tuple[str, dict]] = {}
+        self._shared_by: tuple = (None, None, "")  # (query, answer, their part of the detail text): `detail_text`
 
     def __len__(self) -> int:
         return len(self._where)
@@ -94,12 +107,39 @@ class Decisions(Sequence[Decision]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         (q, pos), a = self._where[i], self._answers[i]
+        label, answer = self._label_and_answer(a)
         detail = {"rank": pos + 1, "text": q.candidates_text[pos], "tied_with_gold": pos + 1 >= q.gold_block[0],
-                  "anchor": q.anchor_text, "gold": q.positive, "gold_rank": q.positive_index + 1,
-                  "answer": self._answer(a)}
+                  "anchor": q.anchor_text, "gold": q.positive, "gold_rank": q.positive_index + 1, "answer": answer}
         if q.scores is not None:
             detail["score"] = q.scores[pos]
-        return Decision(q.id, KIND, q.relation, q.candidates[pos], q.positive_id, label_of(a), detail)
+        return Decision(q.id, KIND, q.relation, q.candidates[pos], q.positive_id, label, detail)
+
+    def fields(self, i: int) -> tuple[str, str, str, str, str, str]:
+        """(doc, kind, type, left, right, judge) of decision i, without making it (what the store reads twice)."""
+        (q, pos), a = self._where[i], self._answers[i]
+        return q.id, KIND, q.relation, q.candidates[pos], q.positive_id, self._label_and_answer(a)[0]
+
+    def detail_text(self, i: int, dumps: Callable[[object], str]) -> str:
+        """`dumps(self[i].detail)`, without making it: the parts the query and the answer share are spelled by
+        `dumps` once per query, the candidate's rank, text, tie and score as JSON spells them (encoding every
+        detail dict whole was 2.8 s of storing 683k decisions, #38)."""
+        (q, pos), a = self._where[i], self._answers[i]
+        if q is not self._shared_by[0] or a is not self._shared_by[1]:
+            self._shared_by = (q, a, ',"anchor":' + dumps(q.anchor_text) + ',"gold":' + dumps(q.positive)
+                               + ',"gold_rank":' + dumps(q.positive_index + 1) + ',"answer":'
+                               + dumps(self._label_and_answer(a)[1]))
+        text = ('{"rank":' + _json_scalar(pos + 1, dumps) + ',"text":' + _json_scalar(q.candidates_text[pos], dumps)
+                + (',"tied_with_gold":true' if pos + 1 >= q.gold_block[0] else ',"tied_with_gold":false')
+                + self._shared_by[2])
+        if q.scores is not None:
+            return text + ',"score":' + _json_scalar(q.scores[pos], dumps) + "}"
+        return text + "}"
+
+    def _label_and_answer(self, a: Answer) -> tuple[str, dict]:
+        found = self._by_id.get(id(a))
+        if found is None:
+            found = self._by_id[id(a)] = (label_of(a), self._answer(a))
+        return found
 
     def _answer(self, a: Answer) -> dict:
         try:
@@ -111,13 +151,26 @@ class Decisions(Sequence[Decision]):
         return found
 
     def __iter__(self):
-        return (self[i] for i in range(len(self)))
+        return map(self.__getitem__, range(len(self)))
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Sequence) and len(self) == len(other)
                 and all(a == b for a, b in zip(self, other, strict=True)))
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _json_scalar(value: object, dumps: Callable[[object], str]) -> str:
+    """What `dumps` (JSON) spells for a str, int or finite float, spelled without an encoder; `dumps` for the rest."""
+    kind = type(value)
+    if kind is str:
+        return _json_string(value)
+    if kind is int or (kind is float and math.isfinite(value)):  # type: ignore[arg-type]
+        return repr(value)
+    return dumps(value)
+
+
+_json_string = json.encoder.encode_basestring  # json.dumps's spelling of a string with ensure_ascii=False
 
 
 def _shared_answer(answer: dict, shared: dict[tuple, dict]) -> dict:
