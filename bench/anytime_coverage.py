@@ -3,8 +3,8 @@
 A synthetic CHIMERA-shaped run (documents = blocks holding 1-8 match decisions; F1 = 2TP / (2TP + FP + FN) with
 unpaired predictions and gold items per document) is audited many times, each time in the seeded random order of
 a fresh plan (`sampling.build_plan`, seed = simulation number) and with the queue's own rule for which stratum to
-draw from (`sampling.next_unit`: 3 per stratum, then the largest Neyman gain of the residuals ∇g·(c^H − c^J), ∇g
-at the judge totals as `audit.review.sampling.next_sample` takes it). The reviewer stops at the first n ≥ 30 where the
+draw from (`sampling.next_unit`: 3 per stratum, then the largest Neyman gain on a planning variance fixed before
+review; with no family here every block alike). The reviewer stops at the first n ≥ 30 where the
 half-width is ≤ 0.03: once reading the fixed-n interval (what reviewers did), once the anytime one. Human labels
 are fixed per setting (the finite population); only the sample order varies, so coverage is design-based.
 
@@ -158,12 +158,7 @@ def simulate(pop: Population, sims: int, half_width: float) -> dict[str, np.ndar
         # --- the stratum next_unit picks
         under = open_ & (m < MIN_PER_STRATUM)
         key_under = np.where(under, m * 1e6 - size * 1e2 + names, np.inf)
-        n_tot = m.sum(axis=1)
-        pooled_mean = sum_z.sum(axis=1) / np.maximum(n_tot, 1)
-        pooled_var = np.where(n_tot >= 2, (sum_zz.sum(axis=1) - n_tot * pooled_mean**2) / np.maximum(n_tot - 1, 1),
-                              0.0)
-        ss = sum_zz - np.where(m > 0, sum_z**2 / np.maximum(m, 1), 0.0)
-        s2 = (ss + 2 * pooled_var[:, None]) / (m + 2) * np.where(m >= 2, m / np.maximum(m - 1, 1), 1.0)
+        s2 = 1.0  # next_unit's planning variance without one (no family here): every block alike, fixed before review
         gain = np.where(open_, size**2 * s2 * (1 / np.maximum(m, 1) - 1 / (m + 1)) / cost, -np.inf)
         gain_key = np.where(open_, gain + size * 1e-12 + names * 1e-15, -np.inf)
         prop_key = np.where(open_, (m + 1) / size + names * 1e-12, np.inf)
@@ -255,7 +250,7 @@ def fixed_plan(pop: Population, half_width: float) -> dict[str, int]:
 
 
 def check_picks(pop: Population, seeds: int, steps: int = 80) -> None:
-    """Replay `seeds` simulations through the real queue (`next_unit` on `next_sample`'s residuals)."""
+    """Replay `seeds` simulations through the real queue (`next_unit`; the residuals it is handed are not read)."""
     fast = simulate(pop, seeds, 0.0)["order"]
     _, _, grad = delta_method(f1, pop.judge.sum(axis=0), np.zeros((3, 3)))
     for s in range(seeds):

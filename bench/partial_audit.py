@@ -16,7 +16,8 @@ Printed, per metric:
    for the stratified design (cost-aware Neyman, ≥ 2 per stratum), SRS of blocks with the difference estimator,
    SRS of blocks human-only, and SRS of decisions (the linear shortcut TP = Σ match, human-only and with the
    judge; biased under over-matching, shown as the naive baseline);
-2. an end-to-end run of the real queue (`sampling.next_unit` fed with `estimators.linearised_residuals`),
+2. an end-to-end run of the real queue (`sampling.next_unit`, whose allocation reads which blocks were reviewed,
+   not the `estimators.linearised_residuals` it is handed; no planning variance here: every block alike),
    stopping when `prf_estimate`'s interval is ≤ ±0.03, over several seeds, beside a random-order human-only
    queue and the plain estimator (sample covariance, no Jeffreys rate): decisions reviewed at the stop, and how
    often the final interval covered the truth.

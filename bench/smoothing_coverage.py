@@ -5,8 +5,8 @@ The run is the `demo-chimera-mixed` demo (`pred_mixed.jsonl` judged by the synth
 seeded demo database. A truth model gives every decision a known "true" label (seeded; errors cluster by
 document through a per-document propensity in {0, 0.5, 1, 1.5, 2}, mean 1), so the true full-review entity F1 is
 known. Per round (plan seed = 1000 + round): the plan `audit plan` builds (blocks = documents, CHIMERA's
-`sampling_stratum`), the order the sample queue serves (`next_unit` with the residuals `next_sample` passes:
-linearised at the judge-only totals), and after every reviewed document from 30 on the fixed-n interval
+`sampling_stratum`), the order the sample queue serves (`next_unit` with the planning variance `next_sample` passes:
+judge-side only, fixed before review), and after every reviewed document from 30 on the fixed-n interval
 `estimate` gives (`difference_totals` over the run's full count vectors, `metric_estimate`), under each variance
 choice: `plain` (sample covariance), `old` (2 pseudo-observations of the pooled covariance, the former default)
 and `jeffreys` (the hurdle covariance with a Jeffreys differing rate, the new default). The plan has CHIMERA's
@@ -61,11 +61,11 @@ if str(ROOT) not in sys.path:
 from audit.review.sampling import flatten, metric_of_totals  # noqa: E402
 from bench.common import print_table  # noqa: E402
 from bench.family_partial_audit import demo_db  # noqa: E402
-from devtools.partial_audit import Population, _paths, population  # noqa: E402
+from devtools.partial_audit import Population, _paths, changeable, population  # noqa: E402
 from scoring.families.chimera.sampling import RARE_TYPES, _split  # noqa: E402
 from scoring.stats.difference import difference_totals  # noqa: E402
 from scoring.stats.estimators import delta_method, metric_estimate, prf_from_totals  # noqa: E402
-from scoring.stats.sampling import build_plan, next_unit  # noqa: E402
+from scoring.stats.sampling import build_plan, next_unit, planning_variance  # noqa: E402
 
 RUN = "demo-chimera-mixed"
 TARGET = ("entities", "avg", "f1")
@@ -217,8 +217,9 @@ class Audit:
         plan = build_plan(self.units, stratum_fn, seed)
         if design == "stratified":  # as audit.review.sampling.create_plan builds it
             plan = build_plan(self.units, stratum_fn, seed, take_all=task.sampling_take_all(set(plan.strata())))
+        planning = planning_variance(changeable(self.pop))
         picked: list[str] = []
-        while (pick := next_unit(plan, {b: self.residual[b] for b in picked})) is not None:
+        while (pick := next_unit(plan, picked, planning=planning)) is not None:
             picked.append(pick.block)
         return plan.stratum_of(), picked
 

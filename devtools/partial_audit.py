@@ -21,14 +21,12 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from audit.review.sampling import flatten, leaf_paths, median_rule, metric_of_totals
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.difference import difference_totals
 from scoring.stats.estimators import VARIANCE, Estimate, metric_estimate
 from scoring.stats.quantile import median_estimate
-from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
+from scoring.stats.sampling import Plan, Unit, build_plan, next_unit, planning_variance
 
 NO_TAKE_ALL = "proportional, no take-all"
 Truth = Callable[[Mapping, random.Random, float], str]
@@ -167,21 +165,21 @@ def draw(plan: Plan, n: int) -> list[str]:
 
 def draw_queue(pop: Population, plan: Plan, n: int) -> list[str]:
     """n blocks as the sample queue serves them (`sampling.next_unit`: take-all, stratum minimums, then cost-aware
-    Neyman steps) aiming at the family's default target cell, its residuals linearised at the judge-only totals
-    (exact for a mean over items, whose gradient is constant)."""
-    from audit.review.sampling import target_cell
-    from scoring.stats.estimators import delta_method
-
-    paths = _paths(pop)
-    g = metric_of_totals(pop.task, target_cell(pop.task), paths, pop.options)
-    judge = {d: flatten(c, paths) for d, c in pop.judge.items()}
-    base = sum(judge.values())
-    _, _, grad = delta_method(g, base, np.zeros((base.size, base.size)))
-    residual = {d: float(grad @ (flatten(pop.human[d], paths) - judge[d])) for d in judge}
+    Neyman steps on the planning variance `next_sample` passes: judge-side only, `planning_variance`)."""
+    planning = planning_variance(changeable(pop))
     picked: list[str] = []
-    while len(picked) < n and (pick := next_unit(plan, {b: residual[b] for b in picked})) is not None:
+    while len(picked) < n and (pick := next_unit(plan, picked, planning=planning)) is not None:
         picked.append(pick.block)
     return picked
+
+
+def changeable(pop: Population) -> dict[str, int]:
+    """Block -> its decisions whose answer is not certain by construction (`audit.review.sampling.
+    changeable_decisions` on the population's units)."""
+    out: dict[str, int] = {}
+    for u in pop.units:
+        out[u.block] = out.get(u.block, 0) + (not pop.task.trivial(u.info["decision"]))
+    return out
 
 
 def _covers(ests: list[Estimate] | None, t: float) -> str | None:

@@ -45,7 +45,7 @@ from scoring.stats.estimators import (
     tuned_estimate,
 )
 from scoring.stats.quantile import METHOD, MedianRule, median_estimates
-from scoring.stats.sampling import Plan, Unit, build_plan, next_unit
+from scoring.stats.sampling import Plan, Unit, build_plan, next_unit, planning_variance
 
 MIN_SAMPLED_BLOCKS = MIN_REVIEWS
 """No interval below this many sampled documents (the estimators' rule; the Scores page says it)."""
@@ -416,10 +416,26 @@ def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
     return cells[metric]
 
 
+def changeable_decisions(view: RunView, plan: Plan, kind: str | None = None) -> dict[str, int]:
+    """Block (document) of the plan -> its decisions of `kind` whose answer is not certain by construction
+    (`TaskFamily.trivial`): judge-side information, read before any review (`planning_variance`)."""
+    q = ("SELECT doc_id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ?"
+         + ("" if kind is None else " AND kind = ?"))
+    in_plan = plan.stratum_of()
+    out = dict.fromkeys(in_plan, 0)
+    trivial = view.task.trivial
+    for doc, k, typ, left, right, judge in view.db.execute(q, [view.id] if kind is None else [view.id, kind]):
+        if doc in in_plan and not trivial({"kind": k, "type": typ, "left": left, "right": right, "judge": judge}):
+            out[doc] += 1
+    return out
+
+
 def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_width: float = 0.03,
                 metric: str | None = None) -> dict | None:
     """The next block (document) the sample queue serves, why, and how many more reviews reach ±`half_width` on
-    the target metric (`target_cell`). None when every block is reviewed.
+    the target metric (`target_cell`). None when every block is reviewed. Which block: `next_unit` on a planning
+    variance from judge-side information only (`changeable_decisions`), so the order depends on which documents
+    were reviewed, never on what the reviews said; the advice (`more_to_target`) reads the reviews.
 
     Raises:
         AuditError: no plan, an unknown target metric, or a half-width that is not a number above 0 (at most 1 for
@@ -447,7 +463,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
         grad[i] = (g(up) - g(down)) / (2 * h)
     residuals = {b: float(grad @ (sampled[b] - judge[b])) for b in sampled if b in plan.stratum_of()}
     known = [b for b in certain if b in plan.stratum_of()]
-    pick = next_unit(plan, residuals, certain=known)
+    pick = next_unit(plan, residuals, certain=known, planning=planning_variance(changeable_decisions(view, plan, kind)))
     if pick is None:
         return None
     # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval the

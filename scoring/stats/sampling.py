@@ -8,13 +8,15 @@ similarity band...). Inside a stratum the review order is a seeded random permut
 reviewed through the queue are a simple random sample of that stratum, which is what the estimators in
 `scoring.stats.estimators` assume.
 
-`next_unit` picks the stratum with the largest variance reduction per reviewed decision (adaptive Neyman
-allocation, §4.4) and the lowest-ranked unreviewed block in it. `reviews_to_target` says how many more blocks
-(and decisions) a target half-width needs (§4.5). Both take the *residuals* of the blocks reviewed through the
-queue so far: one number per block, on the scale of the estimate, such that the estimate's variance is
-Σ_h M_h²(1 − m_h/M_h)S_h²/m_h with S_h² the variance of the residuals in stratum h (for a mean over N units
-pass (H − J)/N per unit; for P/R/F1 pass `estimators.linearised_residuals`). Hand-picked reviews are passed
-separately (`certain`): they leave the population to sample and never count as sampled.
+`next_unit` picks the stratum with the largest variance reduction per reviewed decision on a *planning* variance
+read from judge-side information only (`planning_variance`; Neyman allocation fixed before review, §4.4), and the
+lowest-ranked unreviewed block in it: which blocks it serves depends on which were reviewed, never on what the
+reviews said. `reviews_to_target` says how many more blocks (and decisions) a target half-width needs (§4.5); it
+takes the *residuals* of the blocks reviewed through the queue so far: one number per block, on the scale of the
+estimate, such that the estimate's variance is Σ_h M_h²(1 − m_h/M_h)S_h²/m_h with S_h² the variance of the
+residuals in stratum h (for a mean over N units pass (H − J)/N per unit; for P/R/F1 pass
+`estimators.linearised_residuals`). Hand-picked reviews are passed separately (`certain`): they leave the
+population to sample and never count as sampled.
 """
 
 from __future__ import annotations
@@ -289,45 +291,79 @@ class Pick:
     gain: float | None = None
 
 
-def next_unit(plan: Plan, sampled: Mapping[str, float], *, certain: Collection[str] = (),
-              prior_sd: float | None = None,
-              bounds: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
-              min_per_stratum: int = 3, cost_aware: bool = True) -> Pick | None:
+def next_unit(plan: Plan, sampled: Collection[str], *, certain: Collection[str] = (),
+              planning: Mapping[str, float] | None = None, min_per_stratum: int = 3,
+              cost_aware: bool = True) -> Pick | None:
     """The next block to review through the random queue, or None when every block is reviewed.
 
+    The allocation is a design fixed before review: it reads which blocks were reviewed (through the queue or by
+    hand), never what the reviews said, so the same reviews in any outcome are served the same blocks in the same
+    order. (The former residual-driven Neyman step made each stratum's sample size depend on the errors found in it,
+    which biased non-linear estimates: ideation's pairwise novelty −0.017 ± 0.008 over 400 replays, bench/README.md.)
+
     Args:
-        sampled: residual (see module docstring) of every block reviewed *through this queue*.
+        sampled: blocks reviewed *through this queue* (a mapping's keys; its values are not read).
         certain: blocks reviewed by hand; they are skipped and leave their stratum's population.
-        prior_sd: planning standard deviation of the residuals: two pseudo-observations at mean ± prior_sd
-            smooth every stratum's variance (default: the pooled sd of all residuals so far).
-        bounds: instead of prior_sd, the residuals' range (global or per stratum); the pseudo-observations go
-            at its ends (for 0/1 outcomes: Laplace smoothing, reproducing §5.1).
+        planning: block -> planning variance of its review's effect on the target, from judge-side information only
+            (`planning_variance`); a stratum's S_h² is the mean over its blocks. None: every block alike.
         min_per_stratum: reviews every stratum gets (in stratum-size order) before Neyman choices.
         cost_aware: divide the gain by the stratum's mean decisions per block.
 
     Order: take-all strata first, then strata under `min_per_stratum`, then the largest Neyman gain
-    M_h²S_h²[1/m_h − 1/(m_h + 1)]/c_h; inside the stratum, the lowest-ranked open block.
+    M_h²S_h²[1/m_h − 1/(m_h + 1)]/c_h (proportional allocation if every S_h² is 0); inside the stratum, the
+    lowest-ranked open block.
     """
-    s = _state(plan, sampled, certain, prior_sd, bounds)
-    open_strata = [h for h in s.size if s.open_blocks[h]]
-    if not open_strata:
+    drawn, certain = set(sampled), set(certain)
+    both = certain & drawn
+    if both:
+        raise ValueError(f"blocks both sampled and hand-picked: {sorted(both)[:5]}")
+    stratum_of = plan.stratum_of()
+    unknown = [b for b in [*drawn, *certain] if b not in stratum_of]
+    if unknown:
+        raise ValueError(f"blocks not in the plan: {unknown[:5]}")
+    size: dict[str, int] = {}
+    m: dict[str, int] = {}
+    s2: dict[str, float] = {}
+    cost: dict[str, float] = {}
+    head: dict[str, PlanBlock] = {}
+    for b in plan.blocks:  # in rank order
+        if b.id in certain:
+            continue
+        h = b.stratum
+        size[h] = size.get(h, 0) + 1
+        m[h] = m.get(h, 0) + (b.id in drawn)
+        s2[h] = s2.get(h, 0.0) + (1.0 if planning is None else float(planning.get(b.id, 0.0)))
+        cost[h] = cost.get(h, 0.0) + max(len(b.units), 1)
+        if b.id not in drawn and h not in head:
+            head[h] = b
+    if not head:
         return None
 
     def pick(h: str, why: str, g: float | None = None) -> Pick:
-        b = s.open_blocks[h][0]
+        b = head[h]
         return Pick(b.id, h, b.units, b.rank, why, g)
 
-    take_all = sorted((h for h in open_strata if h in plan.take_all), key=lambda h: s.open_blocks[h][0].rank)
+    take_all = sorted((h for h in head if h in plan.take_all), key=lambda h: head[h].rank)
     if take_all:
         return pick(take_all[0], "take-all")
-    under = [h for h in open_strata if s.sampled[h] < min_per_stratum]
+    under = [h for h in head if m[h] < min_per_stratum]
     if under:
-        return pick(min(under, key=lambda h: (s.sampled[h], -s.size[h], h)), "minimum")
-    gains = {h: gain(s.size[h], s.sampled[h], s.s2[h], s.cost[h] if cost_aware else 1.0) for h in open_strata}
-    if max(gains.values()) <= 0:  # no variance information at all: proportional allocation
-        return pick(min(open_strata, key=lambda h: ((s.sampled[h] + 1) / s.size[h], h)), "proportional")
-    best = max(open_strata, key=lambda h: (gains[h], s.size[h], h))
+        return pick(min(under, key=lambda h: (m[h], -size[h], h)), "minimum")
+    gains = {h: gain(size[h], m[h], s2[h] / size[h], cost[h] / size[h] if cost_aware else 1.0) for h in head}
+    if max(gains.values()) <= 0:  # no planning variance anywhere: proportional allocation
+        return pick(min(head, key=lambda h: ((m[h] + 1) / size[h], h)), "proportional")
+    best = max(head, key=lambda h: (gains[h], size[h], h))
     return pick(best, "neyman", gains[best])
+
+
+def planning_variance(changeable: Mapping[str, int]) -> dict[str, float]:
+    """Block -> planning variance of its review's effect on a metric of summed counts, from judge-side information
+    only: q_b / Q², with q_b the block's decisions whose answer is not certain by construction
+    (`TaskFamily.trivial`) and Q their total. A review flips some of a block's changeable decisions, each moving a
+    count by about one and the metric by about 1/Q, so the variance of a block's effect grows with q_b (the board's
+    `audit.board.joint.planning_variance` for one system). Fixed before review: the allocation it drives is a design."""
+    total = sum(changeable.values())
+    return {b: q / (total * total) if total else 0.0 for b, q in changeable.items()}
 
 
 def reviews_to_target(plan: Plan, sampled: Mapping[str, float], half_width: float, *,
