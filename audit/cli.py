@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from audit.effective import DEFAULT_POLICY, POLICIES
-from audit.errors import AuditError
+from audit.errors import AuditError, DatabaseRefused
 from audit.judge_batch_args import add_arguments as judge_batch_arguments
 from audit.output_paths import OutputRule, cause
 from audit.store.limits import BUSY_TIMEOUT_MS, MAX_DECISION_ID, default_db_path, disk_full, disk_full_message
@@ -80,9 +80,9 @@ def _open(path: str) -> Database:
     """The database, with any audited state a migration left stale rebuilt (`audit.stale`): the one place the
     CLI imports the store."""
     from audit.stale import rebuild_stale_runs
-    from audit.store.database import open_db
+    from audit.store.database import open_db, seal_on_success
 
-    db = open_db(path)
+    db = seal_on_success(open_db(path))
     rebuild_stale_runs(db)
     return db
 
@@ -317,6 +317,23 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
         _emit(export_reviews(db, args.run), args.exported, _run_rule(args, db), "--exported")
         exported = True
     _print_json(delete_run(db, args.run, force=args.force, exported=exported))
+
+
+@command("check")
+def cmd_check(args: argparse.Namespace) -> None:
+    """Read every page and index of the database (SQLite's full integrity check) and print what it found; exit
+    status 2 if it is damaged. Opening a database checks its pages only when the file changed since a check passed
+    on it (`audit/store/check_record.py`); this checks it whenever you ask.
+
+    Example: python -m audit check
+    """
+    from audit.store.database import integrity_check
+
+    result = integrity_check(_open(args.db), args.db)
+    _print_json(result)
+    if not result["ok"]:
+        raise DatabaseRefused(f"{args.db}: the database is damaged ({result['problems'][0][:120]}); restore it from "
+                              "a backup")
 
 
 @command("runs")
@@ -850,9 +867,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.db is None:
         args.db = default_db_path()
+    succeeded = False
     try:
         _check_arguments(args)
         args.fn(args)
+        _seal_databases(succeeded=True)
+        succeeded = True
     except BrokenPipeError:
         _silence_stdout()
         return 0
@@ -861,7 +881,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the CLI's promise: one line, never a traceback
         message, status = explain(e, args.db)
         return _fail(message, status)
+    finally:
+        if not succeeded:
+            _seal_databases(succeeded=False)
     return 0
+
+
+def _seal_databases(*, succeeded: bool) -> None:
+    """After a command that succeeded, check the database as it leaves it, if it changed
+    (`audit.store.database.seal`): the next command then skips reading every page. After one that failed, close
+    it unchecked. Nothing to do for a command that opened none."""
+    from audit.store.database import seal_all
+
+    seal_all(succeeded=succeeded)
 
 
 def explain(e: BaseException, db_path: str) -> tuple[str, int]:

@@ -7,13 +7,14 @@ report's header (through `export_json`'s `judge_learning` and its warnings).
 from __future__ import annotations
 
 import json
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
 from audit.effective import current_rows
 from audit.errors import UnknownRun
-from audit.rescoring import reviews_by_decision
 from audit.store.database import run_row
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 
 def learning_status(db: Database, identity: dict) -> dict | None:
@@ -23,6 +24,8 @@ def learning_status(db: Database, identity: dict) -> dict | None:
     learnt = identity.get("learnt_from")
     if not isinstance(learnt, dict):
         return None
+    from audit.rescoring import reviews_by_decision  # (re-scoring code: not for a list of runs without one, #38)
+
     ids = set(learnt.get("review_ids") or [])
     try:
         source = run_row(db, learnt.get("run", ""))

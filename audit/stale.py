@@ -5,24 +5,29 @@ code, which keeps changing after the migration is written. It deletes the run's 
 (`audit.store.migrations.mark_audit_stale`): a run without an `audit_state` row is stale. Until it is rebuilt, reads
 recompute it in memory (`audit.rescoring.audit_run`) and the next review write rebuilds it; `rebuild_stale_runs`,
 called once after opening a writable database, stores it again at once.
+
+Every command opens the database through it, and almost always there is nothing to do: the re-scoring code and
+the families are imported only when one of the three SQL tests finds work (they were most of `runs`, #38).
 """
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from sqlite_utils import Database
-
-from audit.rescoring import rebuild_audit_state, run_options
 from audit.store.database import dumps, transaction
-from scoring.families import get_task
-from scoring.families.base import decision_qkeys
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 
 def fill_question_keys(db: Database) -> list[str]:
     """Compute the question keys of the decisions of every run stored before they existed (`runs.qkeys_missing`,
     migration m014), then mark stale every run of the same family (it may now share reviews with them); the names
     keyed."""
+    from scoring.families import get_task
+    from scoring.families.base import decision_qkeys
+
     done = []
     for row in list(db.query("SELECT id, name, task FROM runs WHERE qkeys_missing = 1 ORDER BY id")):
         task = get_task(row["task"])
@@ -54,8 +59,10 @@ def rebuild_stale_runs(db: Database) -> list[str]:
 
     A read-only database is left as it is (its reads recompute the audited state in memory).
     """
-    if getattr(db, "read_only", False):
+    if getattr(db, "read_only", False) or not _anything_stale(db):
         return []
+    from audit.rescoring import rebuild_audit_state
+
     reaggregate_original_metrics(db)
     fill_question_keys(db)
     names = stale_runs(db)
@@ -64,9 +71,18 @@ def rebuild_stale_runs(db: Database) -> list[str]:
     return names
 
 
+def _anything_stale(db: Database) -> bool:
+    """Whether `rebuild_stale_runs` has anything to do (the three tests it makes, in SQL alone)."""
+    return db.execute("SELECT EXISTS (SELECT 1 FROM runs WHERE metrics_stale = 1 OR qkeys_missing = 1 "
+                      "OR id NOT IN (SELECT run_id FROM audit_state))").fetchone()[0] == 1
+
+
 def reaggregate_original_metrics(db: Database) -> list[str]:
     """Re-aggregate the original (judge-labelled) metrics of every run a migration marked `metrics_stale` (a
     family's aggregation changed) from its stored document counts; the names done."""
+    from audit.rescoring import run_options
+    from scoring.families import get_task
+
     done = []
     for row in list(db.query("SELECT id, name, task, inputs FROM runs WHERE metrics_stale = 1 ORDER BY id")):
         task = get_task(row["task"])

@@ -26,9 +26,9 @@ FORCE_HELP = "replace an existing output file (never the database or an input of
 def _open(path: str) -> Database:
     """The database with stale audited state rebuilt, as `audit.cli._open` opens it (not imported: a circle)."""
     from audit.stale import rebuild_stale_runs
-    from audit.store.database import open_db
+    from audit.store.database import open_db, seal_on_success
 
-    db = open_db(path)
+    db = seal_on_success(open_db(path))
     rebuild_stale_runs(db)
     return db
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
+from audit.store import check_record
 from audit.store.limits import BUSY_TIMEOUT_MS, default_db_path, disk_full, disk_full_message  # noqa: F401 (re-exported)
 from audit.store.migrations import SCHEMA_VERSION, migrations
 from audit.store.schema_check import schema_problem
@@ -263,26 +264,90 @@ def _inspect(p: Path, read_only: bool) -> _Inspection:
         conn.close()
 
 
-_QUICK_CHECKED: set[tuple[str, int, int]] = set()
-"""(path, size, mtime) of files `PRAGMA quick_check` found sound in this process (a read-only database is opened
-on every page view; it is checked again only when it changed)."""
-
-
 def _quick_check(conn: sqlite3.Connection, p: Path) -> None:
     """Refuse a file whose pages are damaged behind an intact header, before anything reads or writes it.
 
     `quick_check` reads every page once (about 0.1 s per 40 MB here) but skips the index-content comparison of a full
-    `integrity_check`; five problems are enough to refuse.
+    `integrity_check`; five problems are enough to refuse. It is skipped when the file is in the very state a
+    check passed on (`audit.store.check_record`: any change since, by anyone, and it runs again).
     """
-    st = p.stat()
-    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
-    if key in _QUICK_CHECKED:
+    before = check_record.state(p, settled=True)
+    if check_record.is_recorded(p, before):
         return
     problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
     if problems != ["ok"]:
+        check_record.forget(p)
         raise DatabaseRefused(f"{p}: the database is damaged ({problems[0][:120]}); it was not changed; restore it "
                               "from a backup")
-    _QUICK_CHECKED.add(key)
+    if before is not None and check_record.state(p) == before:
+        check_record.record(p, before)
+
+
+def integrity_check(db: Database, path: str | Path) -> dict:
+    """SQLite's full `PRAGMA integrity_check` of an open database (every page, and every index against its table:
+    what opening skips when the file is unchanged since its last check, and more): `{"database", "ok",
+    "problems"}` (at most 20). A sound file is recorded as checked (`audit.store.check_record`)."""
+    p = Path(path)
+    before = check_record.state(p, settled=True)
+    problems = [r[0] for r in db.execute("PRAGMA integrity_check(20)")]
+    ok = problems == ["ok"]
+    if not ok:
+        check_record.forget(p)
+    elif before is not None and check_record.state(p) == before:
+        check_record.record(p, before)
+    return {"database": str(p), "ok": ok, "problems": [] if ok else problems}
+
+
+_TO_SEAL: list[Database] = []
+
+
+def seal_on_success(db: Database) -> Database:
+    """Have `seal_all` seal this database (a command's: the CLI opens through it)."""
+    _TO_SEAL.append(db)
+    return db
+
+
+def seal_all(*, succeeded: bool = True) -> None:
+    """`seal` every database given to `seal_on_success`, once (the CLI, after a command succeeded); after a
+    command that failed, only close them (as the interpreter's exit would).
+
+    Raises:
+        DatabaseRefused: one of them is damaged now.
+    """
+    while _TO_SEAL:
+        db = _TO_SEAL.pop()
+        if succeeded:
+            seal(db)
+        else:
+            db.close()
+
+
+def seal(db: Database) -> None:
+    """Close a database this process opened and, if the file changed since its check (this command wrote, or
+    another process did), check it as it is left, so the next command that opens it does not read every page
+    again (`_quick_check`; the CLI calls this after a command succeeded). A read-only one is just closed.
+
+    Raises:
+        DatabaseRefused: the check failed (the file was damaged while the command ran).
+    """
+    try:
+        path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    except sqlite3.ProgrammingError:  # closed by the command already
+        return
+    db.close()  # the last connection's close moves the WAL into the file: the state the next command opens
+    if not path or getattr(db, "read_only", False):
+        return
+    p = Path(path)
+    if check_record.is_recorded(p, check_record.state(p)):
+        return
+    conn = sqlite3.connect(str(p), timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        _quick_check(conn, p)
+    except DatabaseRefused:
+        raise DatabaseRefused(f"{p}: the database is damaged after this command (a check of every page failed); "
+                              "restore it from a backup") from None
+    finally:
+        conn.close()
 
 
 def _header(p: Path) -> bytes:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from scoring.errors import JudgeSpecError
-from scoring.judges.replay import LogLineReader
-from scoring.judges.transport import Judge
+
+if TYPE_CHECKING:  # the kinds' table is read by the CLI's --help and `runs`: the judges' modules load on use (#38)
+    from scoring.judges.replay import LogLineReader
+    from scoring.judges.transport import Judge
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class JudgeOptions:
     temperature: float | None = None
 
 
-JudgeFactory = Callable[[str, JudgeOptions, LogLineReader | None], Judge]
+JudgeFactory = Callable[[str, JudgeOptions, "LogLineReader | None"], "Judge"]
 """(the spec's argument, options, the family's replay-log reader) -> judge."""
 
 

@@ -32,7 +32,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats as st
+
+from scoring.stats.distributions import norm_cdf
 
 DEFAULT_ALPHA = 0.05
 PLANNED_SHARE = 0.25
@@ -77,7 +78,7 @@ def planned_n_for(n_blocks: int) -> int:
 
 def equivalent_level(m: float) -> float:
     """The normal-interval level whose quantile is m (so fixed-n planning code can target an anytime width)."""
-    return float(2 * st.norm.cdf(m) - 1)
+    return 2 * norm_cdf(m) - 1
 
 
 def reviews_to_anytime_target(plan: Any, residuals: Mapping[str, float], half_width: float, *,

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats as st
 
 from scoring.stats.confidence_sequence import multiplier
 from scoring.stats.difference import (
@@ -37,6 +36,7 @@ from scoring.stats.difference import (
     jeffreys_total_interval,
     tuned_lambda,
 )
+from scoring.stats.distributions import norm_ppf, t_ppf
 
 MIN_REVIEWS = 30
 LAMBDA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -82,7 +82,7 @@ class Estimate:
 
 
 def _quantile(level: float, df: float, dist: str) -> float:
-    return float(st.norm.ppf(0.5 + level / 2) if dist == "z" or df <= 0 else st.t.ppf(0.5 + level / 2, df))
+    return norm_ppf(0.5 + level / 2) if dist == "z" or df <= 0 else t_ppf(0.5 + level / 2, df)
 
 
 def _withheld(tot: Totals, min_reviews: int, min_differing: int) -> str | None:

@@ -48,7 +48,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats as st
 
 from scoring.stats.confidence_sequence import multiplier, planned_n_for
 from scoring.stats.difference import INSUFFICIENT, Totals, difference_totals
@@ -265,6 +264,8 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
 def _t_quantile(tot: Totals, level: float) -> np.ndarray:
     """Per point of the distribution function: the t quantile at its Welch-Satterthwaite degrees of freedom
     (`Totals.effective_df` with the gradient the indicator of that point), the normal one without any."""
+    from scipy import stats as st  # 0.7 s to import: only where a median is estimated (not `queue --next`, #38)
+
     z = float(st.norm.ppf(0.5 + level / 2))
     if not tot.parts:
         return np.full(tot.judge.size, z)

@@ -29,7 +29,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from scipy import stats as st
+from scoring.stats.distributions import norm_ppf
 
 PLAN_VERSION = 1
 INVALID_STRATUM = "invalid"
@@ -380,7 +380,7 @@ def reviews_to_target(plan: Plan, sampled: Mapping[str, float], half_width: floa
     `variance_now` (None while a stratum has no review) and `target_variance`.
     """
     s = _state(plan, sampled, certain, prior_sd, bounds)
-    z = float(st.norm.ppf(0.5 + level / 2))
+    z = norm_ppf(0.5 + level / 2)
     target = (half_width / z) ** 2
     start = {}
     for h in s.size:

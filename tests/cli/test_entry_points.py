@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -71,6 +72,66 @@ def test_runs_imports_neither_pandas_nor_numpy(tmp_path) -> None:
         heavy = json.loads(p.stderr.strip().splitlines()[-1])
         assert "sqlite_utils" in heavy and "audit.store.database" in heavy, heavy  # it did open the store
         assert "pandas" not in heavy and "numpy" not in heavy, heavy
+
+
+IMPORTED = """
+import json, sys
+from audit.cli import main
+status = main(sys.argv[1:])
+prefixes = ("pandas", "numpy", "scipy", "sklearn", "audit.rescoring", "scoring.families.base", "scoring.judges.replay",
+            "scoring.judges.transport", "audit.review")
+print(json.dumps({"status": status, "modules": sorted(m for m in sys.modules if m.split(".")[0] in prefixes
+                                                       or m.startswith(prefixes))}), file=sys.stderr)
+"""
+RUNS_MAY_NOT_IMPORT = ("pandas", "numpy", "scipy", "audit.rescoring", "scoring.families.base", "scoring.judges.replay",
+                       "scoring.judges.transport", "audit.review")
+"""`runs` lists rows: none of the array libraries, the re-scoring code, the families or the judges (#38)."""
+
+
+def imported_by(*argv: str) -> tuple[int, list[str]]:
+    """Exit status and the heavy modules (`IMPORTED`'s prefixes) a fresh interpreter imported for ARGV."""
+    p = subprocess.run([sys.executable, "-c", IMPORTED, *argv], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                       timeout=300)
+    found = json.loads(p.stderr.strip().splitlines()[-1])
+    return found["status"], found["modules"]
+
+
+def test_runs_on_a_database_of_every_family_imports_none_of_the_heavy_modules(demo_db: str) -> None:
+    status, modules = imported_by("--db", demo_db, "runs")
+    assert status == 0
+    assert [m for m in modules if m.startswith(RUNS_MAY_NOT_IMPORT)] == []
+
+
+@pytest.mark.parametrize("stale", ["DELETE FROM audit_state WHERE run_id = (SELECT id FROM runs WHERE name = ?)",
+                                   "UPDATE runs SET metrics_stale = 1, original_metrics = '{}' WHERE name = ?"])
+def test_runs_still_rebuilds_a_stale_run_which_loads_the_rescoring_code(stale: str, demo_template, tmp_path) -> None:
+    """The evasion of the guard above: the light path of `runs` may skip the re-scoring code only when no run is
+    stale; a run a migration left stale (no audited state, or metrics to re-aggregate) is rebuilt as before."""
+    db = copy_of(demo_template, tmp_path / "stale.db")
+    with sqlite3.connect(db) as c:
+        c.execute(stale, ["demo-chimera-mixed"])
+        before = c.execute("SELECT original_metrics FROM runs WHERE name = 'demo-chimera-mixed'").fetchone()[0]
+    c.close()
+    status, modules = imported_by("--db", str(db), "runs")
+    assert status == 0 and "audit.rescoring" in modules
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM runs WHERE id NOT IN (SELECT run_id FROM audit_state) "
+                         "OR metrics_stale = 1").fetchone()[0] == 0
+        after = c.execute("SELECT original_metrics FROM runs WHERE name = 'demo-chimera-mixed'").fetchone()[0]
+    c.close()
+    assert (after != "{}") if before == "{}" else after == before
+
+
+def test_queue_next_imports_neither_scipy_stats_nor_pandas_nor_another_family(demo_template, tmp_path) -> None:
+    """`queue --next` computes with numpy and scipy.special: scipy.stats (0.75 s of CPU to import) and pandas
+    are for other commands, and only the run's family is loaded (#38)."""
+    db = str(copy_of(demo_template, tmp_path / "queue.db"))
+    assert main(["--db", db, "plan", "--run", "demo-retrieval-bm25", "--seed", "1"]) == 0
+    status, modules = imported_by("--db", db, "queue", "--run", "demo-retrieval-bm25", "--next")
+    assert status == 0
+    assert [m for m in modules if m.startswith(("scipy.stats", "pandas", "sklearn"))] == [], modules
+    got = loaded_by("queue", "--run", "demo-retrieval-bm25", "--next", db=db)
+    assert got["families"] == ["retrieval"] and not {"sklearn", "streamlit", "pint"} & set(got["heavy"])
 
 
 def test_sqlite_utils_alone_is_refused_pandas_and_others_are_not() -> None:
