@@ -102,7 +102,8 @@ def main() -> None:
     r = statistics.median(ref)
     goal = GOAL[0] * r + GOAL[1]
     heads = [f"{_commit(t)} (s)" for t in trees]
-    print(f"Median wall time (and CPU time) of {args.repeat} runs each, alternating; `import sqlite3` {r:.3f} s; load {load[0]:.1f} "
+    print(f"Median wall time (and CPU time) of {args.repeat} runs each, alternating; `import sqlite3` {r:.3f} s; "
+          f"load {load[0]:.1f} "
           f"before, {load_after[0]:.1f} after (1-min average, {os.cpu_count()} cores)\n")
     print(f"| command | {' | '.join(heads)} | ratio to `import sqlite3` | goal |")
     print("|---|" + "---|" * len(trees) + "---|---|")
