@@ -140,14 +140,15 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
         raise AuditError(f"unknown decision kind {kind!r}; {task.name} has {', '.join(task.label_schemes)}")
     if list(db.query("SELECT 1 FROM sampling_plans WHERE run_id = ? AND kind = ?", [row["id"], key])):
         raise AuditError(f"run {view.name!r} already has a sampling plan for {key}; a plan is fixed before review")
-    units, strata = plan_units(view, kind)
+    units, strata, changeable = plan_units(view, kind)
     plan = build_plan(units, lambda block_units: strata[block_units[0].block], seed)
     # the family's take-all strata are named from the strata the plan has (build_plan's take_all= adds the same)
     declared = sorted(task.sampling_take_all(set(plan.strata())))
     design = f"blocks = documents; strata = {task.name} sampling_stratum (judge-side only); unreadable answers"
     if declared:
         design += f" and the strata {task.name} reviews whole ({', '.join(declared)})"
-    plan = replace(plan, take_all=plan.take_all | frozenset(declared), design=design + " take-all")
+    plan = replace(plan, take_all=plan.take_all | frozenset(declared), design=design + " take-all",
+                   changeable=changeable)
     with transaction(db):
         db.execute("INSERT INTO sampling_plans (run_id, kind, seed, created, plan) VALUES (?, ?, ?, ?, ?)",
                    [row["id"], key, seed, now(), dumps(plan.to_json())])
@@ -185,14 +186,17 @@ class _JudgeSide(Mapping):
         return len(self._KEYS)
 
 
-def plan_units(view: RunView, kind: str | None = None) -> tuple[list[Unit], dict[str, str]]:
-    """The plan's units (decisions of `kind`, all kinds for None, judge label only) and each document's stratum
-    (`task.sampling_stratum` of its decisions), read one document at a time: the decisions' details are never all
-    in memory at once (683k retrieval decisions held 2.4 GiB as dicts)."""
+def plan_units(view: RunView, kind: str | None = None) -> tuple[list[Unit], dict[str, str], dict[str, int]]:
+    """The plan's units (decisions of `kind`, all kinds for None, judge label only), each document's stratum
+    (`task.sampling_stratum` of its decisions) and its decisions a review can change (`changeable_decisions`'s
+    rule), read one document at a time: the decisions' details are never all in memory at once (683k retrieval
+    decisions held 2.4 GiB as dicts)."""
     q = ("SELECT doc_id, id, kind, type, left, right, judge_label, detail FROM decisions WHERE run_id = ?"
          + ("" if kind is None else " AND kind = ?") + " ORDER BY doc_id, id")
     units: list[Unit] = []
     strata: dict[str, str] = {}
+    changeable: dict[str, int] = {}
+    trivial = view.task.trivial
     rows = view.db.execute(q, [view.id] if kind is None else [view.id, kind])
     for doc, group in groupby(rows, key=itemgetter(0)):
         decisions = []
@@ -200,7 +204,8 @@ def plan_units(view: RunView, kind: str | None = None) -> tuple[list[Unit], dict
             units.append(Unit(str(r[1]), doc, r[6], _NO_INFO))
             decisions.append(_JudgeSide(r[2:]))
         strata[doc] = view.task.sampling_stratum(decisions)
-    return units, strata  # a block's units in id order, as plans always listed them
+        changeable[doc] = sum(not trivial(d) for d in decisions)
+    return units, strata, changeable  # a block's units in id order, as plans always listed them
 
 
 def plan_summary(plan: Plan) -> dict:
@@ -416,9 +421,12 @@ def target_cell(task: TaskFamily, metric: str | None = None) -> MetricCell:
     return cells[metric]
 
 
-def changeable_decisions(view: RunView, plan: Plan, kind: str | None = None) -> dict[str, int]:
+def changeable_decisions(view: RunView, plan: Plan, kind: str | None = None) -> Mapping[str, int]:
     """Block (document) of the plan -> its decisions of `kind` whose answer is not certain by construction
-    (`TaskFamily.trivial`): judge-side information, read before any review (`planning_variance`)."""
+    (`TaskFamily.trivial`): judge-side information, read before any review (`planning_variance`). Counted once,
+    when the plan is made (`Plan.changeable`); read from the decisions only for a plan stored before that."""
+    if plan.changeable is not None:
+        return plan.changeable
     q = ("SELECT doc_id, kind, type, left, right, judge_label FROM decisions WHERE run_id = ?"
          + ("" if kind is None else " AND kind = ?"))
     in_plan = plan.stratum_of()

@@ -78,6 +78,9 @@ class Plan:
     first."""
     design: str = ""
     """Free text saying how strata were made (shown with the estimate and exported)."""
+    changeable: Mapping[str, int] | None = None
+    """Block id -> its decisions whose answer a review can change (judge-side, counted when the plan is made: the
+    queue's planning variance, `planning_variance`). None in plans stored before it was kept."""
 
     def stratum_of(self) -> Mapping[str, str]:
         """Block id -> stratum name (the `strata` argument of the estimators); built once per plan, read-only
@@ -112,7 +115,7 @@ class Plan:
             "take_all": sorted(self.take_all),
             "blocks": [{"id": b.id, "stratum": b.stratum, "rank": b.rank, "units": list(b.units)}
                        for b in self.blocks],
-        }
+        } | ({} if self.changeable is None else {"changeable": dict(self.changeable)})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Plan:
@@ -120,7 +123,9 @@ class Plan:
             raise ValueError(f"unsupported sampling plan version {data.get('version')!r}")
         blocks = tuple(sorted((PlanBlock(str(b["id"]), str(b["stratum"]), tuple(map(str, b["units"])), int(b["rank"]))
                                for b in data["blocks"]), key=lambda b: b.rank))
-        return cls(int(data["seed"]), blocks, frozenset(data.get("take_all", ())), str(data.get("design", "")))
+        changeable = data.get("changeable")
+        return cls(int(data["seed"]), blocks, frozenset(data.get("take_all", ())), str(data.get("design", "")),
+                   None if changeable is None else {str(b): int(q) for b, q in changeable.items()})
 
 
 def seeded_rank_key(seed: int, block: str) -> bytes:

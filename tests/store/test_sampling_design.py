@@ -10,6 +10,7 @@ from collections import Counter
 
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, next_sample
+from audit.views import as_view
 from audit.store.database import open_db
 from scoring.stats.sampling import Unit, build_plan, next_unit, planning_variance
 
@@ -63,3 +64,30 @@ def test_the_planned_allocation_follows_the_decisions_a_review_can_change():
     # and reviews do not move it: values of a mapping are not read
     again = next_unit(plan, dict.fromkeys(sampled, 1.0), planning=planning)
     assert again == next_unit(plan, dict.fromkeys(sampled, 0.0), planning=planning)
+
+
+def test_the_plan_keeps_each_documents_changeable_decisions_and_the_queue_reads_them_there(mixed_template, tmp_path):
+    # counted once when the plan is made (the queue used to read every decision of the run on each call: 683k rows
+    # at 10k retrieval queries); the stored count equals what the decisions give, and a plan stored before it was
+    # kept (no "changeable") is served the same documents from the decisions
+    import json
+
+    from audit.review.sampling import changeable_decisions, load_plan
+
+    path = tmp_path / "m.db"
+    shutil.copyfile(mixed_template, path)
+    db = open_db(path)
+    create_plan(db, "mixed", seed=3)
+    plan = load_plan(db, "mixed")
+    assert plan.changeable is not None and set(plan.changeable) == set(plan.stratum_of())
+    assert sum(plan.changeable.values()) > 0
+    old = type(plan)(plan.seed, plan.blocks, plan.take_all, plan.design)  # as stored before
+    assert changeable_decisions(as_view(db, "mixed"), old) == dict(plan.changeable)
+    first = [next_sample(db, "mixed")["doc"]]
+    stored = json.loads(db.execute("SELECT plan FROM sampling_plans").fetchone()[0])
+    del stored["changeable"]
+    db.execute("UPDATE sampling_plans SET plan = ?", [json.dumps(stored)])
+    db.conn.commit()
+    assert load_plan(db, "mixed").changeable is None
+    assert [next_sample(db, "mixed")["doc"]] == first
+    db.conn.close()
