@@ -10,8 +10,8 @@ from collections import Counter
 
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, next_sample
-from audit.views import as_view
 from audit.store.database import open_db
+from audit.views import as_view
 from scoring.stats.sampling import Unit, build_plan, next_unit, planning_variance
 
 LABELS = ("match", "no-match")
