@@ -58,8 +58,9 @@ def stored_fold_vectors(view: RunView, labels: Sequence[Mapping[int, str]], path
     for doc in docs:
         payload = view.document(doc)["payload"]
         decisions = view.decisions(doc)
-        out[doc] = [flatten(task.counts(payload, {(d["kind"], d["type"], d["left"], d["right"]):
-                                                  fold.get(d["id"], d["judge"]) for d in decisions}), paths)
+        out[doc] = [flatten(task.sampling_counts(task.counts(payload, {(d["kind"], d["type"], d["left"], d["right"]):
+                                                                       fold.get(d["id"], d["judge"])
+                                                                       for d in decisions})), paths)
                     for fold in labels]
     return out
 
@@ -90,7 +91,7 @@ def fold_judge_vectors(view: RunView, specs: Sequence[str], paths: list[tuple],
                 if qs:
                     label = task.label_from_answers(d, [a.value for a in judge.ask_many(qs)]) or label
                 labels[(d["kind"], d["type"], d["left"], d["right"])] = label
-            vectors.append(flatten(task.counts(payload, labels), paths))
+            vectors.append(flatten(task.sampling_counts(task.counts(payload, labels)), paths))
         out[doc] = vectors
     return out
 
