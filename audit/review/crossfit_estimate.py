@@ -41,8 +41,9 @@ def crossfit_setup(view: RunView, sampled_docs: Collection[str]) -> dict | None:
 
 
 def fold_vectors(view: RunView, setup: Mapping, paths: list[tuple], docs: Sequence[str]) -> dict[str, list[np.ndarray]]:
-    """Every document's judge-only count vector under each fold judge of a cross-fittable `setup`: re-asked (a
-    threshold judge) or from the labels stored when the run was scored (an LLM-improved judge)."""
+    """Every document's judge-only count vector (of the family's `sampling_counts`) under each fold judge of a
+    cross-fittable `setup`: re-asked (a threshold judge) or from the labels stored when the run was scored (an
+    LLM-improved judge)."""
     folds = setup["folds"]
     if all("labels" in f for f in folds):
         return stored_fold_vectors(view, [f["labels"] for f in folds], paths, docs)
