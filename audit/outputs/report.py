@@ -132,7 +132,9 @@ def para(text: str) -> str:
 
 
 def _figure(name: str, title: str, chart: object, caption: str = "") -> Figure:
-    return Figure(name, title, chart.to_dict(), caption)  # type: ignore[attr-defined]
+    # no JSON-schema validation: the charts are built by our own code, and validating them was a sixth of the
+    # report's CPU (the spec is the same; #38)
+    return Figure(name, title, chart.to_dict(validate=False), caption)  # type: ignore[attr-defined]
 
 
 figure = _figure

@@ -41,8 +41,9 @@ def crossfit_setup(view: RunView, sampled_docs: Collection[str]) -> dict | None:
 
 
 def fold_vectors(view: RunView, setup: Mapping, paths: list[tuple], docs: Sequence[str]) -> dict[str, list[np.ndarray]]:
-    """Every document's judge-only count vector under each fold judge of a cross-fittable `setup`: re-asked (a
-    threshold judge) or from the labels stored when the run was scored (an LLM-improved judge)."""
+    """Every document's judge-only count vector (of the family's `sampling_counts`) under each fold judge of a
+    cross-fittable `setup`: re-asked (a threshold judge) or from the labels stored when the run was scored (an
+    LLM-improved judge)."""
     folds = setup["folds"]
     if all("labels" in f for f in folds):
         return stored_fold_vectors(view, [f["labels"] for f in folds], paths, docs)
@@ -58,8 +59,9 @@ def stored_fold_vectors(view: RunView, labels: Sequence[Mapping[int, str]], path
     for doc in docs:
         payload = view.document(doc)["payload"]
         decisions = view.decisions(doc)
-        out[doc] = [flatten(task.counts(payload, {(d["kind"], d["type"], d["left"], d["right"]):
-                                                  fold.get(d["id"], d["judge"]) for d in decisions}), paths)
+        out[doc] = [flatten(task.sampling_counts(task.counts(payload, {(d["kind"], d["type"], d["left"], d["right"]):
+                                                                       fold.get(d["id"], d["judge"])
+                                                                       for d in decisions})), paths)
                     for fold in labels]
     return out
 
@@ -90,7 +92,7 @@ def fold_judge_vectors(view: RunView, specs: Sequence[str], paths: list[tuple],
                 if qs:
                     label = task.label_from_answers(d, [a.value for a in judge.ask_many(qs)]) or label
                 labels[(d["kind"], d["type"], d["left"], d["right"])] = label
-            vectors.append(flatten(task.counts(payload, labels), paths))
+            vectors.append(flatten(task.sampling_counts(task.counts(payload, labels)), paths))
         out[doc] = vectors
     return out
 

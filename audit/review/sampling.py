@@ -237,16 +237,17 @@ def _original_doc_counts(view: RunView) -> dict[str, dict]:
                                                            [view.id])}
 
 
-def _shared_flatten(paths: list[tuple]):
-    """`flatten` at `paths`, once per counts object: documents with equal original counts share one decoded dict
-    (`original_counts`), and so one vector, made read-only (100,000 CHIMERA abstracts have 114 distinct counts)."""
+def _shared_flatten(task: TaskFamily, paths: list[tuple]):
+    """`flatten` of `task.sampling_counts` at `paths`, once per counts object: documents with equal original counts
+    share one decoded dict (`original_counts`), and so one vector, made read-only (100,000 CHIMERA abstracts have
+    114 distinct counts)."""
     vectors: dict[int, tuple[Mapping, np.ndarray]] = {}
     flatten_one = row_flattener(paths)  # the paths indexed once (10,000 retrieval queries of distinct counts)
 
     def flat(counts: Mapping) -> np.ndarray:
         hit = vectors.get(id(counts))
         if hit is None:
-            vec = flatten_one(counts)
+            vec = flatten_one(task.sampling_counts(counts))
             vec.flags.writeable = False
             hit = vectors[id(counts)] = (counts, vec)  # the counts kept alive: their id stays theirs
         return hit[1]
@@ -254,15 +255,19 @@ def _shared_flatten(paths: list[tuple]):
 
 
 def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
-    """(judge vector per block, human vector per sampled block, human vector per exactly-known block, paths)."""
+    """(judge vector per block, human vector per sampled block, human vector per exactly-known block, paths): the
+    vectors of the family's `sampling_counts`, along `paths`."""
     db, row, audit = view.db, view.row, view.audit
     docs = _original_doc_counts(view)
     # a review can create counts the judge's totals lack (ideation: a first valid call of a pair)
-    paths = list(dict.fromkeys([*leaf_paths(row["original_counts"] or {}), *leaf_paths(audit.counts or {})]))
-    flat = _shared_flatten(paths)
+    task = view.task
+    paths = list(dict.fromkeys([*leaf_paths(task.sampling_counts(row["original_counts"] or {})),
+                                *leaf_paths(task.sampling_counts(audit.counts or {}))]))
+    flat = _shared_flatten(task, paths)
     judge = {doc: flat(c) for doc, c in docs.items()}
     changed = audit.doc_counts or {}
-    human = {doc: flatten(changed[doc], paths) if changed.get(doc) else judge[doc] for doc in docs}
+    human = {doc: flatten(task.sampling_counts(changed[doc]), paths) if changed.get(doc) else judge[doc]
+             for doc in docs}
     in_plan = {b.id: b for b in plan.blocks}
     sampled_reviews = {str(r[0]) for r in db.execute("SELECT DISTINCT decision_id FROM run_reviews WHERE run_id = ? "
                                                      "AND sampled = 1", [row["id"]])}
@@ -484,7 +489,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     se = now.se
     if se is None and tot.total is not None and tot.cov is not None and not tot.complete:
         # withheld below the minimum, but it calibrates the projection; linearised with the gradient above (a
-        # second numerical gradient costs 2 evaluations of g per count: LitXBench has ~700)
+        # second numerical gradient costs 2 evaluations of g per count path)
         se = float(np.sqrt(max(float(grad @ tot.cov @ grad), 0.0)))
     target = stopping_advice(plan, residuals, half_width, now_half_width=now_half, now_se=se,
                              min_sampled=MIN_SAMPLED_BLOCKS, certain=known)

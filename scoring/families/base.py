@@ -317,6 +317,13 @@ class TaskFamily(Protocol):
         information only (kind, type, left, right, judge label, detail; never a human label)."""
         ...
 
+    def sampling_counts(self, counts: Mapping) -> Mapping:
+        """One document's (or a sum's) counts as the sample estimators read them: a map that commutes with summing
+        and keeps the value of every `totals` headline cell (`metrics` of the mapped sum equals `metrics` of the
+        sum). The identity for most families; LitXBench sums its per-paper counts into one paper, so the
+        estimators' count vector, its gradient and its covariance have 36 entries, not 36 per paper (#38)."""
+        ...
+
     def gold_key(self, payload: Mapping) -> str:
         """A content hash of one document's gold side: runs of the family share a review only on documents whose
         gold keys agree (a review settles a question, not a run; two runs on different gold never share)."""
@@ -434,6 +441,10 @@ class FamilyBase:
     def kind_title(self, kind: str) -> str:
         """A decision kind named for people: `kind_titles`, else the kind with spaces (`material pair`)."""
         return self.kind_titles.get(kind, kind.replace("_", " "))
+
+    def sampling_counts(self, counts: Mapping) -> Mapping:
+        """The counts themselves (see `TaskFamily.sampling_counts`)."""
+        return counts
 
     def sampled_by(self, cell: MetricCell) -> SampledBy | None:  # noqa: ARG002 (default)
         """`totals` for every cell when `metrics` needs only the summed counts; else None (the family says which of

@@ -386,6 +386,10 @@ def overall_report(papers: Mapping[str, Mapping], halluc: Mapping[str, Mapping] 
     if halluc is not None:
         tn = sum(int(halluc[i].get("total_numbers", 0)) for i in ids if i in halluc)
         nf = sum(int(halluc[i].get("numbers_not_found", 0)) for i in ids if i in halluc)
-        out["hallucination"] = {"total_numbers": tn, "numbers_not_found": nf, "hallucination_rate": nf / tn if tn
-                                else 0.0}
+        # the rate of the summed counts, not of their whole parts: the same number for whole counts, but the sample
+        # estimators evaluate it at estimated (fractional) totals and differentiate it there (#38)
+        tn_f = sum(float(halluc[i].get("total_numbers", 0)) for i in ids if i in halluc)
+        nf_f = sum(float(halluc[i].get("numbers_not_found", 0)) for i in ids if i in halluc)
+        out["hallucination"] = {"total_numbers": tn, "numbers_not_found": nf,
+                                "hallucination_rate": nf_f / tn_f if tn_f else 0.0}
     return out
