@@ -127,6 +127,23 @@ def effective_labels(judge_labels: Mapping[int, str], reviews: Mapping[int, Sequ
     return {i: effective_label(judge_labels[i], revs, policy) for i, revs in reviews.items()}
 
 
+SUMMARY = ("reviewed", "overruled", "confirmed", "conflicted", "adjudicated")
+"""The review counts `review_summary` gives, in order."""
+
+
+def summary_of(label: str, source: str, n_humans: int, judge_label: str) -> tuple[int, ...]:
+    """One decision's share of each count in `SUMMARY` (0 or 1), from its effective label, that label's source, its
+    number of current human labels and the judge's label: what `review_summary` adds up, and what the stored audited
+    state (`audit.rescoring.apply_reviews`) adds and takes away as a decision's label changes.
+
+    >>> summary_of("no", "human", 1, "yes")
+    (1, 1, 0, 0, 0)
+    """
+    return (int(n_humans > 0 or source == "adjudicated"), int(label != judge_label),
+            int(source in HUMAN_SOURCES and label == judge_label), int(source == "conflicted"),
+            int(source == "adjudicated"))
+
+
 def review_summary(effective: Mapping[int, Effective], judge_labels: Mapping[int, str]) -> dict[str, int]:
     """Reviewed / overruled / confirmed / conflicted / adjudicated decisions among `effective`.
 
@@ -134,9 +151,8 @@ def review_summary(effective: Mapping[int, Effective], judge_labels: Mapping[int
     >>> review_summary(e, {1: "yes", 2: "yes"})
     {'reviewed': 2, 'overruled': 1, 'confirmed': 0, 'conflicted': 1, 'adjudicated': 0}
     """
-    vals = effective.items()
-    return {"reviewed": sum(e.reviewed for _, e in vals),
-            "overruled": sum(e.label != judge_labels[i] for i, e in vals),
-            "confirmed": sum(e.settled_by_humans and e.label == judge_labels[i] for i, e in vals),
-            "conflicted": sum(e.source == "conflicted" for _, e in vals),
-            "adjudicated": sum(e.source == "adjudicated" for _, e in vals)}
+    totals = [0] * len(SUMMARY)
+    for i, e in effective.items():
+        for k, v in enumerate(summary_of(e.label, e.source, len(e.human_labels), judge_labels[i])):
+            totals[k] += v
+    return dict(zip(SUMMARY, totals, strict=True))

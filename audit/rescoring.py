@@ -15,18 +15,28 @@ Effective labels come from one place: `load_reviewed` reads the reviews and appl
 from __future__ import annotations
 
 import json
-from collections import OrderedDict, defaultdict
-from collections.abc import Mapping
+from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_labels, review_summary
+from audit.effective import (
+    DEFAULT_POLICY,
+    SUMMARY,
+    Effective,
+    check_policy,
+    effective_labels,
+    review_summary,
+    summary_of,
+)
 from audit.store.database import dumps, run_row, transaction
 from scoring.families import get_task
 from scoring.families.base import TaskFamily, add_nested, decision_qkeys
 
 _CHUNK = 900  # SQLite's default limit on bound parameters is 999
+_APPLY_CHUNK = 5_000
+"""Decisions whose reviews `apply_reviews` holds at once (importing a million reviews held them all: 1.8 GB, #38)."""
 
 
 @dataclass
@@ -111,6 +121,16 @@ _NEWEST_REVIEW = """SELECT COALESCE((SELECT v.id FROM reviews v JOIN decisions d
     ORDER BY v.id DESC LIMIT 1), 0)"""
 
 
+# (decision id, reviewer) of the rows `run_reviews` gives run ?1 with a review id above ?2, read from the newest
+# reviews (the view's second branch walked every review of the run through its index: 0.7 s at a million, #38);
+# from scratch (?2 = 0) the view is quicker: it reads the run's reviews only
+_REVIEWS_SINCE = """SELECT d2.id, v.reviewer FROM reviews v CROSS JOIN decisions d1 CROSS JOIN decisions d2
+    WHERE v.id > ?2 AND d1.id = v.decision_id AND d1.qkey IS NOT NULL AND d2.qkey = d1.qkey AND d2.run_id = ?1
+    UNION ALL
+    SELECT v.decision_id, v.reviewer FROM reviews v CROSS JOIN decisions d1
+    WHERE v.id > ?2 AND +v.run_id = ?1 AND d1.id = v.decision_id AND d1.qkey IS NULL"""
+
+
 @dataclass
 class Reviewed:
     """A run's reviewed decisions under one effective-label policy."""
@@ -157,26 +177,31 @@ def audit_run(db: Database, run: str, *, rebuild: bool = False, policy: str = DE
     `rebuild=True` recomputes everything from the reviews in memory (the tests check both agree); so does any
     policy other than the stored one.
     """
-    row = run_row(db, run)
-    return audit_of(db, row, load_reviewed(db, row["id"], policy), rebuild=rebuild)
+    return audit_of(db, run_row(db, run), policy, rebuild=rebuild)
 
 
-def audit_of(db: Database, row: Mapping, reviewed: Reviewed, *, rebuild: bool = False) -> Audit:
-    """The audited state of the run `row` with its reviewed decisions `reviewed` (from `load_reviewed`)."""
+def audit_of(db: Database, row: Mapping, policy: str = DEFAULT_POLICY, reviewed: Callable[[], Reviewed] | None = None,
+             *, rebuild: bool = False) -> Audit:
+    """The audited state of the run `row` under `policy`: the stored state when it is current (no review is read:
+    its review counts are stored with it), else computed in memory from the reviewed decisions `reviewed()` gives
+    (default: `load_reviewed`; a view passes the ones it holds)."""
     run_id = row["id"]
     task = get_task(row["task"])
-    counts = _review_counts(reviewed)
-    state = db.execute("SELECT last_review, total FROM audit_state WHERE run_id = ?", [run_id]).fetchone()
-    if (rebuild or reviewed.policy != DEFAULT_POLICY or state is None
+    state = db.execute("SELECT last_review, total, review_counts FROM audit_state WHERE run_id = ?",
+                       [run_id]).fetchone()
+    if (rebuild or check_policy(policy) != DEFAULT_POLICY or state is None or state[2] is None
             or state[0] != _newest_review(db, run_id)):
-        return _audit_in_memory(db, row, task, reviewed, counts)
+        loaded = reviewed() if reviewed is not None else load_reviewed(db, run_id, policy)
+        if loaded.policy != policy:
+            raise ValueError(f"reviewed decisions under policy {loaded.policy!r}, asked for {policy!r}")
+        return _audit_in_memory(db, row, task, loaded, _review_counts(loaded))
     total = json.loads(state[1])
     changed, doc_counts = {}, {}
     for r in db.query("SELECT doc_id, outcome, counts FROM doc_audit WHERE run_id = ?", [run_id]):
         changed[r["doc_id"]] = r["outcome"]
         doc_counts[r["doc_id"]] = json.loads(r["counts"])
     metrics = task.aggregate(lambda: _per_doc(db, run_id, doc_counts), run_options(row), total=total)
-    return Audit(metrics, total, changed, counts, doc_counts)
+    return Audit(metrics, total, changed, json.loads(state[2]), doc_counts)
 
 
 def doc_counts_in_order(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[tuple[str, dict]]:
@@ -244,31 +269,52 @@ def _audit_in_memory(db: Database, row: Mapping, task: TaskFamily, reviewed: Rev
     return Audit(metrics, total, changed, review_counts, doc_counts)
 
 
+def no_review_counts() -> dict:
+    """The review counts of a run nobody has reviewed (what `Audit.review_counts` holds)."""
+    return dict.fromkeys(SUMMARY, 0) | {"reviews": 0, "reviewers": []}
+
+
 def apply_reviews(db: Database, run_id: int) -> None:
     """Inside the caller's write transaction: apply the run's reviews added since the state was last brought up to
     date, re-counting only their documents (and storing decisions a family adds under the new labels)."""
     row = db.execute("SELECT name FROM runs WHERE id = ?", [run_id]).fetchone()
     run = run_row(db, row[0])
     task = get_task(run["task"])
-    state = db.execute("SELECT last_review, total FROM audit_state WHERE run_id = ?", [run_id]).fetchone()
-    if state is None:
+    state = db.execute("SELECT last_review, total, review_counts FROM audit_state WHERE run_id = ?",
+                       [run_id]).fetchone()
+    if state is None or state[2] is None:  # none, or kept without its review counts (before m022): from scratch
         db.execute("DELETE FROM effective WHERE run_id = ?", [run_id])
         db.execute("DELETE FROM doc_audit WHERE run_id = ?", [run_id])
-        last, total = 0, run["original_counts"]
+        last, total, tally = 0, run["original_counts"], no_review_counts()
     else:
-        last, total = state[0], json.loads(state[1])
-    new = [r[0] for r in db.execute("SELECT DISTINCT decision_id FROM run_reviews WHERE run_id = ? AND id > ?",
-                                    [run_id, last])]
+        last, total, tally = state[0], json.loads(state[1]), json.loads(state[2])
+    seen: Counter[int] = Counter()  # decision id -> review rows the run sees on it since `last`
+    reviewers = set(tally["reviewers"])
+    since = _REVIEWS_SINCE if last else "SELECT decision_id, reviewer FROM run_reviews WHERE run_id = ?1 AND id > ?2"
+    for dec_id, who in db.execute(since, [run_id, last]):
+        seen[dec_id] += 1
+        reviewers.add(who)
+    tally["reviews"] += seen.total()
+    tally["reviewers"] = sorted(reviewers)
     newest = _newest_review(db, run_id)
-    reviewed = load_reviewed(db, run_id, DEFAULT_POLICY, new)
     docs: set[str] = set()
     added_any = state is None
-    for dec_id, e in reviewed.effective.items():
-        d = reviewed.rows[dec_id]
-        db.execute("INSERT OR REPLACE INTO effective (decision_id, run_id, doc_id, judge_label, label, source, "
-                   "n_humans) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   [dec_id, run_id, d["doc_id"], d["judge_label"], e.label, e.source, len(e.human_labels)])
-        docs.add(d["doc_id"])
+    for part in _chunks(list(seen), _APPLY_CHUNK):
+        reviewed = load_reviewed(db, run_id, DEFAULT_POLICY, part)
+        # the review counts, kept with the state: each re-labelled decision's old share out, its new share in
+        was = {r[0]: r[1:] for ids in _chunks(part) for r in db.execute(
+            "SELECT decision_id, label, source, n_humans, judge_label FROM effective WHERE decision_id IN "
+            f"({_marks(ids)})", ids)}
+        for dec_id, e in reviewed.effective.items():
+            d = reviewed.rows[dec_id]
+            old = summary_of(*was[dec_id]) if dec_id in was else (0,) * len(SUMMARY)
+            for k, gone, now_ in zip(SUMMARY, old, summary_of(e.label, e.source, len(e.human_labels),
+                                                              d["judge_label"]), strict=True):
+                tally[k] += now_ - gone
+            db.execute("INSERT OR REPLACE INTO effective (decision_id, run_id, doc_id, judge_label, label, source, "
+                       "n_humans) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       [dec_id, run_id, d["doc_id"], d["judge_label"], e.label, e.source, len(e.human_labels)])
+            docs.add(d["doc_id"])
     for doc_id in sorted(docs):
         key = [run_id, doc_id]
         payload, original = db.execute("SELECT payload, counts FROM documents WHERE run_id = ? AND doc_id = ?",
@@ -298,8 +344,8 @@ def apply_reviews(db: Database, run_id: int) -> None:
     if added_any:  # counting a 683k-decision run took a tenth of each review (#38)
         db.execute("UPDATE runs SET n_decisions = (SELECT COUNT(*) FROM decisions WHERE run_id = ?) WHERE id = ?",
                    [run_id, run_id])
-    db.execute("INSERT OR REPLACE INTO audit_state (run_id, last_review, total) VALUES (?, ?, ?)",
-               [run_id, newest, dumps(total)])
+    db.execute("INSERT OR REPLACE INTO audit_state (run_id, last_review, total, review_counts) VALUES (?, ?, ?, ?)",
+               [run_id, newest, dumps(total), dumps(tally)])
 
 
 def sharing_runs(db: Database, run_id: int, decision_ids: list[int]) -> list[int]:

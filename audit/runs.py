@@ -24,7 +24,7 @@ from sqlite_utils import Database
 from audit.errors import AuditError, RunExists
 from audit.numbers import count_noun
 from audit.output_paths import OutputRule, Staged, stage_output
-from audit.rescoring import rebuild_audit_state
+from audit.rescoring import no_review_counts, rebuild_audit_state
 from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
 from audit.store.plans import delete_board_plans
 from scoring.decisions import Decision
@@ -353,7 +353,8 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: di
             "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             ((run_id, *row, q) for row, q in zip(_rows(decisions), qkeys, strict=True)))
-        db.execute("INSERT INTO audit_state (run_id, last_review, total) VALUES (?, 0, ?)", [run_id, dumps(total)])
+        db.execute("INSERT INTO audit_state (run_id, last_review, total, review_counts) VALUES (?, 0, ?, ?)",
+                   [run_id, dumps(total), dumps(no_review_counts())])
 
 
 BULK_CACHE_KIB = 32 * 1024

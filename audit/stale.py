@@ -49,9 +49,11 @@ def fill_question_keys(db: Database) -> list[str]:
 
 
 def stale_runs(db: Database) -> list[str]:
-    """Names of the runs whose stored audited state is missing (a migration marked it stale), in id order."""
+    """Names of the runs whose stored audited state is missing (a migration marked it stale) or lacks its review
+    counts (stored before m022), in id order."""
     return [name for name, in db.execute(
-        "SELECT name FROM runs WHERE id NOT IN (SELECT run_id FROM audit_state) ORDER BY id")]
+        "SELECT name FROM runs WHERE id NOT IN (SELECT run_id FROM audit_state WHERE review_counts IS NOT NULL) "
+        "ORDER BY id")]
 
 
 def rebuild_stale_runs(db: Database) -> list[str]:

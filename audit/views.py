@@ -80,7 +80,7 @@ class RunView:
     @cached_property
     def audit(self) -> Audit:
         """Original and audited metrics, counts and review counts under the view's policy."""
-        return audit_of(self.db, self.row, self.reviewed)
+        return audit_of(self.db, self.row, self.policy, lambda: self.reviewed)
 
     # ---------------------------------------------------------------- documents
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from audit.review.reviews import ROLES, allowed_labels, check_note, check_review
 from audit.store.database import run_row, transaction
 from scoring.errors import InputError, text_problem
 from scoring.families import get_task
+from scoring.families.base import TaskFamily
 from scoring.jsonl import read_records
 
 MAX_IMPORT_BYTES = 512 * 2**20
@@ -77,72 +78,122 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
     planned = _planned_decisions(db, row["id"])
-    have, who = {}, {}
-    for r in db.query("SELECT uid, decision_id, reviewer, label, role, note, blind, created, auth_subject, auth_email, "
-                      "auth_mode FROM reviews WHERE run_id = ?", [row["id"]]):
-        have[r["uid"]], who[r["uid"]] = _content(r["decision_id"], r), _identity(r)
-    new, skipped, reoriented, unverified, unsampled = [], 0, 0, 0, 0
-    for n, value in read_records(p, limit=MAX_IMPORT_BYTES, objects=False):
-        rec = _check_record(value, str(p), n)
+    claims: dict[str, tuple] = {}
+    """uid -> the identity a line of this file claimed, where it was stored as a local name instead."""
+    counts = {"imported": 0, "skipped_duplicates": 0, "reoriented": 0, "stored_as_local": 0, "not_sample_draws": 0}
+    decided: set[int] = set()
+    # one transaction for the whole file, written a batch of lines at a time (a million lines held 1.8 GB when
+    # kept until the end, #38): a bad line anywhere rolls every batch back, so nothing is stored
+    with transaction(db):
+        for batch in _batches(read_records(p, limit=MAX_IMPORT_BYTES, objects=False), IMPORT_BATCH):
+            new = _check_batch(db, batch, task, row, ids, planned, claims, latest, counts, str(p))
+            db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, "
+                                "blind, created, sampled, auth_subject, auth_email, auth_mode) VALUES (?, ?, ?, ?, ?, "
+                                "?, ?, ?, ?, ?, ?, ?, ?)", new)
+            decided.update(r[2] for r in new)
+            counts["imported"] += len(new)
+        if not counts["imported"] and not counts["skipped_duplicates"]:
+            raise AuditError(f"{p}: no reviews in the file")
+        apply_reviews_everywhere(db, row["id"], sorted(decided))
+    return counts
+
+
+IMPORT_BATCH = 5_000
+"""Lines of a review file checked and written together."""
+
+
+def _batches(records: Iterator[tuple[int, object]], size: int) -> Iterator[list[tuple[int, object]]]:
+    batch: list[tuple[int, object]] = []
+    for rec in records:
+        batch.append(rec)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _stored(db: Database, batch: list[tuple[int, object]]) -> dict[str, dict]:
+    """uid -> the stored review row (any run's) of every uid the batch's lines name."""
+    uids = sorted({v["uid"] for _, v in batch if isinstance(v, dict) and isinstance(v.get("uid"), str)})
+    out: dict[str, dict] = {}
+    for i in range(0, len(uids), 900):
+        chunk = uids[i:i + 900]
+        marks = ",".join("?" * len(chunk))
+        for r in db.query("SELECT uid, run_id, decision_id, reviewer, label, role, note, blind, created, "
+                          f"auth_subject, auth_email, auth_mode FROM reviews WHERE uid IN ({marks})", chunk):
+            out[r["uid"]] = r
+    return out
+
+
+def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily, row: Mapping,
+                 ids: Mapping[tuple, int], planned: set[int], claims: dict[str, tuple], latest: datetime,
+                 counts: dict[str, int], p: str) -> list[tuple]:
+    """The rows to insert for a batch of lines, in order, each line checked as `import_reviews` says (against the
+    reviews stored, those written by earlier batches of the file among them, and the earlier lines of the batch);
+    `claims` and `counts` are updated."""
+    stored = _stored(db, batch)
+    have: dict[str, tuple] = {}
+    who: dict[str, tuple] = {}
+    for uid, r in stored.items():
+        if r["run_id"] == row["id"]:
+            have[uid], who[uid] = _content(r["decision_id"], r), claims.get(uid) or _identity(r)
+    new = []
+    for n, value in batch:
+        rec = _check_record(value, p, n)
         if datetime.fromisoformat(rec["created"]) > latest:
-            raise InputError(str(p), n, f"field 'created' {rec['created'][:32]} is in the future (more than "
-                                        f"{MAX_CLOCK_SKEW.seconds // 60} minutes ahead of this computer's clock); "
-                                        "a review's time orders a reviewer's labels, so nothing was imported")
+            raise InputError(p, n, f"field 'created' {rec['created'][:32]} is in the future (more than "
+                                   f"{MAX_CLOCK_SKEW.seconds // 60} minutes ahead of this computer's clock); "
+                                   "a review's time orders a reviewer's labels, so nothing was imported")
         key = (rec["doc"], rec["kind"], rec["type"], rec["left"], rec["right"])
         scheme = task.label_schemes.get(rec["kind"])
         if key not in ids and scheme is not None and scheme.symmetric:
             key = (rec["doc"], rec["kind"], rec["type"], rec["right"], rec["left"])  # the stored orientation
             if key in ids:
-                reoriented += 1
+                counts["reoriented"] += 1
                 if rec["label"] is not None:
                     rec["label"] = scheme.swapped(rec["label"])
         if key not in ids:
-            raise InputError(str(p), n, f"no such decision in run {run!r}: doc {rec['doc']!r}, {rec['type']} "
-                                        f"{rec['left']!r} / {rec['right']!r}")
+            raise InputError(p, n, f"no such decision in run {row['name']!r}: doc {rec['doc']!r}, {rec['type']} "
+                                   f"{rec['left']!r} / {rec['right']!r}")
         allowed = allowed_labels(task.name, rec["kind"])
         if rec["label"] is not None and rec["label"] not in allowed:
-            raise InputError(str(p), n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
+            raise InputError(p, n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")
         content = _content(ids[key], rec)
         if rec["uid"] in have:
             if have[rec["uid"]] != content:
-                raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored (or earlier in the file) "
-                                            f"with other content ({_difference(have[rec['uid']], content)}): a uid "
-                                            "names one review, so the file was changed after its export; nothing "
-                                            "was imported")
+                raise InputError(p, n, f"review uid {rec['uid']!r} is already stored (or earlier in the file) "
+                                       f"with other content ({_difference(have[rec['uid']], content)}): a uid "
+                                       "names one review, so the file was changed after its export; nothing "
+                                       "was imported")
             # a file cannot carry a verified identity, so its local copy of a stored signed-in review is the same
             # review (what another database's export of an import says); any other difference is a changed file
             claimed = _identity(rec)
             if any(k in value for k in IDENTITY) and who[rec["uid"]] != claimed and claimed[2] != "local":
-                raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored (or earlier in the file) "
-                                            f"by another identity ({_identity_text(who[rec['uid']])} stored, "
-                                            f"{_identity_text(_identity(rec))} in the file): a uid names one "
-                                            "review, so the file was changed after its export; nothing was imported")
-            skipped += 1
+                raise InputError(p, n, f"review uid {rec['uid']!r} is already stored (or earlier in the file) "
+                                       f"by another identity ({_identity_text(who[rec['uid']])} stored, "
+                                       f"{_identity_text(_identity(rec))} in the file): a uid names one "
+                                       "review, so the file was changed after its export; nothing was imported")
+            counts["skipped_duplicates"] += 1
             continue
-        other = db.execute("SELECT r.name FROM reviews v JOIN runs r ON r.id = v.run_id WHERE v.uid = ?",
-                           [rec["uid"]]).fetchone()
-        if other is not None:
-            raise InputError(str(p), n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
-                                        "reviews exported from one run cannot be imported into another run of "
-                                        "the same database")
+        if rec["uid"] in stored:
+            other = db.execute("SELECT name FROM runs WHERE id = ?", [stored[rec["uid"]]["run_id"]]).fetchone()
+            raise InputError(p, n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
+                                   "reviews exported from one run cannot be imported into another run of "
+                                   "the same database")
         have[rec["uid"]], who[rec["uid"]] = content, _identity(rec)
         identity = _identity(rec)
         if identity[2] != "local":  # a claim this database cannot verify: stored as what it is, a local name
-            identity, unverified = (None, None, "local"), unverified + 1
+            claims[rec["uid"]] = identity
+            identity = (None, None, "local")
+            counts["stored_as_local"] += 1
         sampled = bool(rec.get("sampled", False))
         if sampled and ids[key] not in planned:  # a sample draw only where this run's plan draws the block
-            sampled, unsampled = False, unsampled + 1
+            sampled = False
+            counts["not_sample_draws"] += 1
         new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
                     int(rec["blind"]), rec["created"], int(sampled), *identity))
-    if not new and skipped == 0:
-        raise AuditError(f"{p}: no reviews in the file")
-    with transaction(db):
-        db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, "
-                            "created, sampled, auth_subject, auth_email, auth_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                            "?, ?, ?, ?)", new)
-        apply_reviews_everywhere(db, row["id"], sorted({r[2] for r in new}))
-    return {"imported": len(new), "skipped_duplicates": skipped, "reoriented": reoriented,
-            "stored_as_local": unverified, "not_sample_draws": unsampled}
+    return new
 
 
 def _planned_decisions(db: Database, run_id: int) -> set[int]:
