@@ -157,3 +157,24 @@ def test_every_read_of_a_view_agrees_with_its_decisions(db_with_run, policy):
         docs.append(dd)
         preds[dd.paper_id] = pp
     assert view.audit.metrics == chimera.aggregate(docs, preds, labels)
+
+
+def test_per_type_totals_are_read_once_per_run_and_never_for_a_run_that_took_its_id(db_with_run):
+    """The judge-side totals of the Scores table (decisions and judge-invalid per kind and type) are fixed when a
+    run is scored, so a later view reads no decision for them (#38: the query read the whole decisions table on
+    every render); a run deleted and scored again under the same id and name gets its own totals."""
+    from audit.runs import delete_run
+    from audit.views import judge_side_totals
+
+    first = load_view(db_with_run, "mixed").review_counts_by_type()
+    seen: list[str] = []
+    db_with_run.conn.set_trace_callback(seen.append)
+    again = load_view(db_with_run, "mixed").review_counts_by_type()
+    db_with_run.conn.set_trace_callback(None)
+    assert again == first
+    assert not [q for q in seen if "FROM decisions" in q and "GROUP BY kind, type" in q]
+    row = dict(load_view(db_with_run, "mixed").row)
+    delete_run(db_with_run, "mixed")
+    # a run in the same id, name and creation time would be the same run; one created later is not
+    totals = judge_side_totals(db_with_run, row | {"created": row["created"] + "x"})
+    assert totals == ()  # its decisions are gone: read afresh, not taken from the deleted run's
