@@ -108,10 +108,23 @@ def write_jsonl(path: Path, rows: list) -> Path:
     return path
 
 
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the fixtures a test uses
+    return info is not None and any(d.scope in ("module", "class") for defs in info.name2fixturedefs.values()
+                                    for d in defs)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests against the real local LLM (`llm`) run one after another on one xdist worker (`--dist loadgroup` in
-    scripts/test.sh): two llama.cpp servers answering at once on 2 cores pass the 60 s per-request deadline."""
+    """Groups for `--dist loadgroup` (scripts/test.sh), which otherwise hands out each test on its own:
+
+    - tests against the real local LLM (`llm`) run one after another on one xdist worker: two llama.cpp servers
+      answering at once on 2 cores pass the 60 s per-request deadline;
+    - the tests of a module that share a module- or class-scoped fixture run on one worker, so the fixture is
+      built once rather than once on each worker (dealt out one by one, a module's tests alternate between them).
+    """
     for item in items:
         if item.get_closest_marker("llm"):
             item.add_marker(pytest.mark.xdist_group("llama-server"))
+        elif _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
