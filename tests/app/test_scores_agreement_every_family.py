@@ -9,7 +9,6 @@ import json
 import random
 import re
 import shutil
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from audit.store.database import open_db
 from audit.views import as_view
 from devtools.partial_audit import truth_for
 from tests.app.conftest import open_page, plain, table
+from tests.conftest import shared_template
 
 # run: (documents reviewed through the sample queue, role of the one reviewer)
 SAMPLED = {
@@ -80,11 +80,10 @@ def _rest_by_hand(db, run: str, work: Path) -> None:
     import_reviews(db, run, work / "rest.jsonl")
 
 
-@pytest.fixture(scope="session")
-def audited_template(demo_template):
-    """The seeded demo database with a sampling plan on every family's demo run and sampled reviews (built once)."""
-    work = Path(tempfile.mkdtemp(prefix="audited-"))
-    path = work / "audited.db"
+def _audited(path: Path, demo_template: Path) -> None:
+    """The seeded demo database with a sampling plan on every family's demo run and sampled reviews."""
+    work = path.parent / "audited-work"
+    work.mkdir(exist_ok=True)
     shutil.copyfile(demo_template, path)
     db = open_db(path)
     for run, (documents, role) in SAMPLED.items():
@@ -104,7 +103,12 @@ def audited_template(demo_template):
     _rest_by_hand(db, FULL, work)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.conn.close()
-    return path
+
+
+@pytest.fixture(scope="session")
+def audited_template(tmp_path_factory, demo_template):
+    """`_audited`, built once per test run (both xdist workers run this module's tests)."""
+    return shared_template(tmp_path_factory, "audited", lambda p: _audited(p, demo_template))
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from audit.store.database import open_db
 from audit.views import decisions
 from devtools.generate import generate
 from scoring.families import TASKS
-from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, PRED_PERFECT
+from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED, PRED_PERFECT, shared_template
 
 CHIMERA_RUNS = {"a": (PRED_MIXED, JUDGE_LOG), "b": (PRED_MIXED, DATA / "chimera" / "judge_smollm2_structured.jsonl"),
                 "c": (PRED_PERFECT, JUDGE_LOG)}
@@ -26,16 +26,14 @@ CHIMERA_RUNS = {"a": (PRED_MIXED, JUDGE_LOG), "b": (PRED_MIXED, DATA / "chimera"
 LITX_RUNS = ("demo-litxbench-drop-meas30", "demo-litxbench-process-perturb")
 
 
-@pytest.fixture(scope="session")
-def board_template(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("boards")
-    path = folder / "boards.db"
+def _boards(path: Path) -> None:
+    other = path.parent / "boards-other"
     db = open_db(path)
     for name, (pred, judge) in CHIMERA_RUNS.items():
         score_run(db, "chimera", {"gold": str(GOLD), "pred": str(pred)}, f"replay:{judge}", run=name)
-    generate(6, folder / "other", seed=3)
-    score_run(db, "chimera", {"gold": str(folder / "other" / "gold.csv"), "pred": str(folder / "other" / "pred.jsonl")},
-              f"replay:{folder / 'other' / 'judge.jsonl'}", run="other-gold")
+    generate(6, other, seed=3)
+    score_run(db, "chimera", {"gold": str(other / "gold.csv"), "pred": str(other / "pred.jsonl")},
+              f"replay:{other / 'judge.jsonl'}", run="other-gold")
     demo = TASKS["ideation"].demo_runs(DATA)[0]
     score_run(db, "ideation", demo.inputs, demo.judge, run="ideas")
     for demo in TASKS["litxbench"].demo_runs(DATA):
@@ -43,7 +41,12 @@ def board_template(tmp_path_factory) -> Path:
             score_run(db, "litxbench", demo.inputs, demo.judge, run=demo.name)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.conn.close()
-    return path
+
+
+@pytest.fixture(scope="session")
+def board_template(tmp_path_factory) -> Path:
+    """`_boards`, built once per test run (shared by the xdist workers)."""
+    return shared_template(tmp_path_factory, "boards", _boards)
 
 
 @pytest.fixture

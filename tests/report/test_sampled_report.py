@@ -8,7 +8,6 @@ from collections import Counter
 
 import pytest
 
-from audit.demo import load_demo
 from audit.outputs.report import build_report, report_html
 from audit.review.reviews import add_review
 from audit.review.sampling import ALL_KINDS, create_plan, next_sample, plans
@@ -98,9 +97,8 @@ def test_the_headline_shows_the_sample_estimate_and_its_bias(sampled):
     assert [r["value"] for r in rows_of(bias.spec) if r.get("label") == first["label"]] == [first["bias"]]
 
 
-def test_litxbench_panel_counts_the_pairings_reviews_forced_and_forbade(tmp_path):
-    db = open_db(tmp_path / "demo.db")
-    load_demo(db)
+def test_litxbench_panel_counts_the_pairings_reviews_forced_and_forbade(tmp_path, demo_template):
+    db = open_db(copy_of(demo_template, tmp_path / "demo.db"))
     view = load_view(db, LITX)
     pairs = [d for d in view.decisions() if d["kind"].endswith("_pair")]
     yes = [d for d in pairs if d["judge"] == "match"][:2]
