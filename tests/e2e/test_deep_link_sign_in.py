@@ -19,6 +19,7 @@ from tests.e2e.e2e_server import AppServer
 from tests.e2e.test_auth_team import OWNER, REVIEWER, provider, sidebar, sign_in, signed_in_as, team_app
 
 __all__ = ["provider", "team_app"]  # the module's fixtures, shared with test_auth_team
+pytestmark = pytest.mark.xdist_group("deep-link-sign-in")  # one team server for the module's tests
 
 STORE = "rejudge.after_sign_in"
 WAIT_MS = HEALTH_TIMEOUT_S * 1000
