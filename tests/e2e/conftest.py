@@ -35,7 +35,7 @@ from tests.e2e.e2e_config import CHROMIUM, CHROMIUM_ARGS, DEMO, DOCS_SHOTS, HEAL
 from tests.e2e.e2e_server import AppServer, build_demo_db, seeded, start_app, stop_app
 
 try:
-    from playwright.sync_api import Browser, Page, sync_playwright
+    from playwright.sync_api import Browser, Page, expect, sync_playwright
 except ImportError:  # pragma: no cover - playwright is in requirements-dev.txt
     sync_playwright = None
 
@@ -89,8 +89,15 @@ def demo_app(app_server: AppServer, browser: Browser) -> AppServer:
     return app_server
 
 
+EXPECT_TIMEOUT_MS = 15_000
+"""How long an `expect` without its own timeout waits (Playwright's default is 5 s): on two busy cores, with the
+other worker's browser and server beside it, a rerun can take longer. An assertion that holds passes as soon as it
+holds, so this only decides when one that does not is reported."""
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b

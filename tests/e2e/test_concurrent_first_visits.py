@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S
-from tests.e2e.e2e_helpers import shoot
+from tests.e2e.e2e_helpers import shoot, wait_idle
 from tests.e2e.e2e_server import AppServer, seeded, start_app, stop_app
 from tests.e2e.test_auth_team import provider, sign_in, start_team_app  # noqa: F401 - the module's provider fixture
 
@@ -39,7 +39,7 @@ def test_team_mode_four_deep_links_at_once_all_get_the_sign_in_page(provider: st
         pages = open_at_once(new_page, [f"{server.url}/{p}?run={DEMO}" for p in TEAM_LINKS])
         for name, page in zip(TEAM_LINKS, pages, strict=True):
             expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=WAIT_MS)
-            page.wait_for_timeout(500)
+            wait_idle(page, timeout=WAIT_MS)  # the run that drew it is over: a page running on its own would show
             expect(page.get_by_role("button", name="Decisions with every label (CSV)")).to_have_count(0)
             expect(page.get_by_role("heading", name="Export")).to_have_count(0)
             expect(page.get_by_test_id("stSidebar")).to_have_count(0)

@@ -72,7 +72,10 @@ def test_a_planted_target_that_is_not_a_page_of_this_app_is_refused(team_app: Ap
     authorize(page, team_app, REVIEWER)
     signed_in_as(page, REVIEWER, "reviewer")
     expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=WAIT_MS)
-    page.wait_for_timeout(2000)  # time for a (wrong) jump to happen
+    # the root has taken the planted target back (on a busy machine that can take longer than the wait below, which
+    # then passed before anything was decided); then time for a (wrong) jump to happen
+    page.wait_for_function(f"() => sessionStorage.getItem({STORE!r}) === null", timeout=WAIT_MS)
+    page.wait_for_timeout(2000)
     assert urlsplit(page.url).netloc == urlsplit(team_app.url).netloc
     assert urlsplit(page.url).path in ("", "/")
     assert not [u for u in requests if "evil.example" in u]

@@ -3,7 +3,8 @@ card on the Scores page and no review button in the queue (classic card and brow
 ellipsis, and every table of the Agreement page fits the window without scrolling sideways.
 
 The app runs on a database of its own (reviews are added to it so each family's Agreement page has tables), so the
-other browser tests' counts are untouched."""
+other browser tests' counts are untouched. The tests only read, so they are no xdist group: each worker that runs some
+of them starts the module's server once."""
 
 from __future__ import annotations
 
@@ -22,8 +23,6 @@ from audit.views import load_view
 from tests.e2e.e2e_config import VIEWPORT
 from tests.e2e.e2e_helpers import _DRAWN_JS, assert_no_exception, heading, wait_idle
 from tests.e2e.e2e_server import AppServer, seeded, start_app, stop_app
-
-pytestmark = pytest.mark.xdist_group("issue26-fit")  # one server of its own for the module's tests
 
 WINDOW = {"width": 1280, "height": 900}
 RUNS = [d.name for _, d in demo_runs()]
