@@ -2,7 +2,8 @@
 # The README's test command (and CI's, through .ci/run): builds a virtual environment of its own from the
 # requirement files alone and runs every check from it, so a package installed on the machine by hand cannot hide a
 # missing requirement line. Then: dependency check (deptry), ruff, and the tests (unit, parity, store, CLI, AppTest
-# pages in parallel; then the real-browser e2e tests, which use Debian's chromium, installed here when missing).
+# pages in parallel; then the real-browser e2e tests, also in parallel, which use Debian's chromium, installed here
+# when missing).
 #
 # Where the environment lives: $REJUDGE_TEST_VENV, else ~/.cache/rejudge/test-venv-<hash>, where <hash> is of the
 # requirement files and the Python version. It is reused while its `pip freeze` is exactly the one recorded when it
@@ -59,7 +60,8 @@ PYTHON="$py" bash scripts/check_deps.sh
 if [ "$#" -gt 0 ]; then
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The fast suite in two processes (the machine has 2 cores; the real-LLM tests together on one), then the browser tests one at a time (each drives
-# its own Streamlit server and Chromium).
+# The fast suite in two processes (the machine has 2 cores; the real-LLM tests together on one), then the browser tests
+# in two as well: each worker has its own Streamlit servers (own ports, databases, HOMEs) and Chromium; a module that
+# shares one server is one xdist group, and a test asserting a timing runs alone (tests/e2e/conftest.py).
 "$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e"
-"$py" -m pytest -q -p no:cacheprovider -m e2e
+"$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m e2e

@@ -1,17 +1,27 @@
 """Browser end-to-end fixtures: the app started as the README says, Debian's chromium driven by Playwright.
 
+- `demo_db` (session): a database with the demo runs scored once (`python -m audit demo`), the template that servers
+  of the demo start from (`seeded`): scoring them takes 10-30 s, which every server would otherwise pay again.
 - `app_server` (session): `streamlit run app.py` from the repo root on a free local port, HOME in a temp dir and
-  REJUDGE_DB pointing at a fresh temp database; its process group is stopped at the end.
-- `demo_app` (session): the same server once a first visit has scored the demo run into the database.
+  REJUDGE_DB pointing at a copy of `demo_db`; its process group is stopped at the end. Tests of the dashboard's
+  first start (scoring into a new database) start servers of their own.
+- `demo_app` (session): the same server once a first visit has rendered the Runs page.
 - `browser` (session) and `new_page` (per test, one browser context = one Streamlit session per page).
-- `shots` (session): where every visited page is saved as PNG (`$E2E_SHOTS` or a temp dir, printed at the end);
+- `shots` (session): where every visited page is saved as PNG (`$E2E_SHOTS` or a temp dir, printed at the end;
+  xdist workers share it);
   with UPDATE_SCREENSHOTS=1 the main pages are also copied to docs/screenshots/ for the README.
 
 No browser is downloaded: without /usr/bin/chromium the e2e tests are skipped (scripts/test.sh installs it).
+
+Under pytest-xdist (scripts/test.sh runs this suite on two workers, `--dist loadgroup`) every worker has its own
+session fixtures: its own template, demo server, browser; no two workers share a server, a port or a database. A
+module whose tests share a module-scoped server is one `xdist_group`, so the server is started once. A test marked
+`alone` (timing assertions) runs while no other worker runs a test (`_alone_or_together`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -22,10 +32,10 @@ import pytest
 
 from audit.store.database import open_db
 from tests.e2e.e2e_config import CHROMIUM, CHROMIUM_ARGS, DEMO, DOCS_SHOTS, HEALTH_TIMEOUT_S, VIEWPORT
-from tests.e2e.e2e_server import AppServer, start_app, stop_app
+from tests.e2e.e2e_server import AppServer, build_demo_db, seeded, start_app, stop_app
 
 try:
-    from playwright.sync_api import Browser, Page, sync_playwright
+    from playwright.sync_api import Browser, Page, expect, sync_playwright
 except ImportError:  # pragma: no cover - playwright is in requirements-dev.txt
     sync_playwright = None
 
@@ -51,15 +61,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    server = start_app(tmp_path_factory.mktemp("e2e-app"))
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The template: a database with the demo runs, scored once per session (per xdist worker); never served."""
+    return build_demo_db(tmp_path_factory.mktemp("demo-template") / "rejudge.db")
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory: pytest.TempPathFactory, demo_db: Path) -> Iterator[AppServer]:
+    server = start_app(seeded(tmp_path_factory.mktemp("e2e-app"), demo_db))
     yield server
     stop_app(server)
 
 
 @pytest.fixture(scope="session")
 def demo_app(app_server: AppServer, browser: Browser) -> AppServer:
-    """The server after one visit to its root: the app scores the demo run into the database on its first run."""
+    """The server after one visit to its root (the first page view imports the app's modules: no test pays it)."""
     ctx = browser.new_context(viewport=VIEWPORT)
     try:
         page = ctx.new_page()
@@ -73,8 +89,15 @@ def demo_app(app_server: AppServer, browser: Browser) -> AppServer:
     return app_server
 
 
+EXPECT_TIMEOUT_MS = 15_000
+"""How long an `expect` without its own timeout waits (Playwright's default is 5 s): on two busy cores, with the
+other worker's browser and server beside it, a rerun can take longer. An assertion that holds passes as soon as it
+holds, so this only decides when one that does not is reported."""
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
@@ -97,24 +120,67 @@ def new_page(browser: Browser) -> Iterator[Callable[[], Page]]:
         ctx.close()
 
 
-_SHOTS_DIRS: list[Path] = []
+def _shared_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temp folder: under xdist the parent of the worker's own (`pytest-N/popen-gwK`), shared by workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "alone: an e2e test that runs while no other xdist worker runs a test "
+                                       "(it asserts a timing)")
+
+
+@pytest.fixture(autouse=True)
+def _alone_or_together(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Under xdist: a test marked `alone` waits until the other worker's test is done and holds it off until it is
+    done itself; other tests run side by side (a shared lock). An `xdist_group` only keeps its tests off each other.
+
+    The gate lets no new test start while an `alone` test waits, so a busy worker cannot starve it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    alone = request.node.get_closest_marker("alone") is not None
+    root = _shared_temp(tmp_path_factory)
+    with (root / "e2e-gate.lock").open("a") as gate, (root / "e2e-run.lock").open("a") as run:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(run, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            if not alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(run, fcntl.LOCK_UN)
+            if alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+def _shots_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if os.environ.get("E2E_SHOTS"):
+        return Path(os.environ["E2E_SHOTS"]).resolve()
+    return _shared_temp(tmp_path_factory) / "e2e-shots"
 
 
 @pytest.fixture(scope="session")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The screenshot folder: $E2E_SHOTS, else a temp dir; printed now (with -s) and in the summary."""
-    if os.environ.get("E2E_SHOTS"):
-        folder = Path(os.environ["E2E_SHOTS"]).resolve()
-        folder.mkdir(parents=True, exist_ok=True)
-    else:
-        folder = tmp_path_factory.mktemp("e2e-shots")
-    _SHOTS_DIRS.append(folder)
+    """The screenshot folder: $E2E_SHOTS, else `e2e-shots` in the run's temp folder; printed now (with -s) and in the
+    summary. Every test saves under names of its own, so xdist workers share the folder."""
+    folder = _shots_folder(tmp_path_factory)
+    folder.mkdir(parents=True, exist_ok=True)
     print(f"\ne2e screenshots: {folder}")
     return folder
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for folder in _SHOTS_DIRS:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """On the controller (no `shots` fixture ran there under xdist), from the folder's place."""
+    factory = getattr(config, "_tmp_path_factory", None)  # pytest's tmp_path plugin; absent with -p no:tmpdir
+    if factory is None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    folder = Path(os.environ["E2E_SHOTS"]).resolve() if os.environ.get("E2E_SHOTS") else \
+        factory.getbasetemp() / "e2e-shots"
+    if folder.is_dir():
         n = len(list(folder.glob("*.png")))
         terminalreporter.write_line(f"e2e screenshots ({n} PNG): {folder}")
         if os.environ.get("UPDATE_SCREENSHOTS") == "1":

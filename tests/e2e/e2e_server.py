@@ -6,10 +6,12 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +41,30 @@ def streamlit_command() -> list[str]:
         return [str(exe)]
     found = shutil.which("streamlit")
     return [found] if found else [sys.executable, "-m", "streamlit"]
+
+
+def build_demo_db(db: Path) -> Path:
+    """A new database holding the demo runs, made as the README's team set-up does (`python -m audit demo`)."""
+    subprocess.run([sys.executable, "-m", "audit", "--db", str(db), "demo"], cwd=ROOT, check=True,
+                   capture_output=True, env={**os.environ, "REJUDGE_DB": str(db)})
+    return db
+
+
+def copy_db(src: Path, dst: Path) -> Path:
+    """A consistent copy of a database (WAL; a server may be using it), with no side files left beside the copy."""
+    with closing(sqlite3.connect(src)) as a, closing(sqlite3.connect(dst)) as b:
+        a.backup(b)
+        b.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for side in dst.parent.glob(dst.name + "-*"):
+        side.unlink()
+    return dst
+
+
+def seeded(workdir: Path, template: Path) -> Path:
+    """`workdir` holding a copy of the demo database (`build_demo_db`) where `start_app` looks for it."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    copy_db(template, workdir / "rejudge.db")
+    return workdir
 
 
 def start_app(workdir: Path, port: int | None = None) -> AppServer:

@@ -13,7 +13,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -25,9 +24,10 @@ from sqlite_utils import Database
 from audit.review.blind_assignments import EVERYONE, set_blind_assignment
 from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, ROOT
-from tests.e2e.e2e_server import AppServer, free_port, stop_app, streamlit_command, wait_healthy
+from tests.e2e.e2e_server import AppServer, copy_db, free_port, stop_app, streamlit_command, wait_healthy
 
 oidc_provider_mock = pytest.importorskip("oidc_provider_mock")
+pytestmark = pytest.mark.xdist_group("auth-team")  # one team server for the module's tests
 
 REVIEWER, ADJUDICATOR, OWNER, STRANGER = "rita@lab.org", "adam@lab.org", "olga@lab.org", "eve@evil.org"
 ROLES = f"""[roles]
@@ -48,8 +48,9 @@ def provider() -> Iterator[str]:
         yield f"http://localhost:{server.server_port}/.well-known/openid-configuration"
 
 
-def start_team_app(workdir: Path, metadata_url: str) -> AppServer:
-    """`streamlit run app.py` with an [auth] section (in the temp HOME's secrets) and a roles file."""
+def start_team_app(workdir: Path, metadata_url: str, demo_db: Path) -> AppServer:
+    """`streamlit run app.py` with an [auth] section (in the temp HOME's secrets) and a roles file, on a copy of
+    `demo_db` (the conftest fixture)."""
     home = workdir / "home"
     (home / ".streamlit").mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -60,9 +61,8 @@ def start_team_app(workdir: Path, metadata_url: str) -> AppServer:
     roles.write_text(ROLES)
     db, log = workdir / "rejudge.db", workdir / "streamlit.log"
     # in team mode only an owner's first visit loads the demo runs; the owner prepared this database beforehand, as
-    # the README's team set-up does with `python -m audit demo`
-    subprocess.run([sys.executable, "-m", "audit", "--db", str(db), "demo"], cwd=ROOT, check=True,
-                   capture_output=True, env={**os.environ, "REJUDGE_DB": str(db)})
+    # the README's team set-up does with `python -m audit demo` (which made `demo_db`)
+    copy_db(demo_db, db)
     cmd = [*streamlit_command(), "run", "app.py", "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
@@ -81,8 +81,8 @@ def start_team_app(workdir: Path, metadata_url: str) -> AppServer:
 
 
 @pytest.fixture(scope="module")
-def team_app(provider: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    server = start_team_app(tmp_path_factory.mktemp("team-app"), provider)
+def team_app(provider: str, tmp_path_factory: pytest.TempPathFactory, demo_db: Path) -> Iterator[AppServer]:
+    server = start_team_app(tmp_path_factory.mktemp("team-app"), provider, demo_db)
     yield server
     stop_app(server)
 
@@ -212,11 +212,11 @@ def test_a_forged_identity_cookie_signs_nobody_in(team_app: AppServer, new_page:
         expect(page.get_by_text(SIGNED_IN)).to_have_count(0)
 
 
-def test_unreachable_provider_is_a_clear_page(new_page: Callable[[], Page], tmp_path: Path):
+def test_unreachable_provider_is_a_clear_page(new_page: Callable[[], Page], tmp_path: Path, demo_db: Path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
-    server = start_team_app(tmp_path, f"http://127.0.0.1:{dead}/.well-known/openid-configuration")
+    server = start_team_app(tmp_path, f"http://127.0.0.1:{dead}/.well-known/openid-configuration", demo_db)
     try:
         page = new_page()
         page.goto(server.url)

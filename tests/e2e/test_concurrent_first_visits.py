@@ -4,19 +4,16 @@ page on its own."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, ROOT
-from tests.e2e.e2e_helpers import shoot
-from tests.e2e.e2e_server import AppServer, start_app, stop_app
+from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S
+from tests.e2e.e2e_helpers import shoot, wait_idle
+from tests.e2e.e2e_server import AppServer, seeded, start_app, stop_app
 from tests.e2e.test_auth_team import provider, sign_in, start_team_app  # noqa: F401 - the module's provider fixture
 
 pytestmark = pytest.mark.e2e
@@ -33,22 +30,16 @@ def open_at_once(new_page: Callable[[], Page], urls: list[str]) -> list[Page]:
     return pages
 
 
-def _demo_db(workdir: Path) -> None:
-    db = workdir / "rejudge.db"
-    subprocess.run([sys.executable, "-m", "audit", "--db", str(db), "demo"], cwd=ROOT, check=True,
-                   capture_output=True, env={**os.environ, "REJUDGE_DB": str(db)})
-
-
 @pytest.mark.parametrize("start", range(STARTS))
 def test_team_mode_four_deep_links_at_once_all_get_the_sign_in_page(provider: str, tmp_path: Path,  # noqa: F811
                                                                     new_page: Callable[[], Page], shots: Path,
-                                                                    start: int):
-    server: AppServer = start_team_app(tmp_path, provider)
+                                                                    start: int, demo_db: Path):
+    server: AppServer = start_team_app(tmp_path, provider, demo_db)
     try:
         pages = open_at_once(new_page, [f"{server.url}/{p}?run={DEMO}" for p in TEAM_LINKS])
         for name, page in zip(TEAM_LINKS, pages, strict=True):
             expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=WAIT_MS)
-            page.wait_for_timeout(500)
+            wait_idle(page, timeout=WAIT_MS)  # the run that drew it is over: a page running on its own would show
             expect(page.get_by_role("button", name="Decisions with every label (CSV)")).to_have_count(0)
             expect(page.get_by_role("heading", name="Export")).to_have_count(0)
             expect(page.get_by_test_id("stSidebar")).to_have_count(0)
@@ -60,9 +51,8 @@ def test_team_mode_four_deep_links_at_once_all_get_the_sign_in_page(provider: st
 
 @pytest.mark.parametrize("start", range(STARTS))
 def test_local_mode_four_deep_links_at_once_all_get_their_sidebar(tmp_path: Path, new_page: Callable[[], Page],
-                                                                  start: int):  # noqa: ARG001 - a repetition
-    _demo_db(tmp_path)
-    server = start_app(tmp_path)
+                                                                  start: int, demo_db: Path):  # noqa: ARG001 - a repetition
+    server = start_app(seeded(tmp_path, demo_db))
     try:
         names = [f"reviewer-{i}" for i in range(4)]
         pages = open_at_once(new_page, [f"{server.url}/queue?run={DEMO}&reviewer={n}" for n in names])
@@ -76,14 +66,13 @@ def test_local_mode_four_deep_links_at_once_all_get_their_sidebar(tmp_path: Path
 
 
 def test_a_broken_secrets_file_is_a_no_access_page_not_local_mode(tmp_path: Path, new_page: Callable[[], Page],
-                                                                  shots: Path):
+                                                                  shots: Path, demo_db: Path):
     """An unterminated string in `.streamlit/secrets.toml` made a team server a local one (everyone owner): now
     every page, deep links too, says the settings cannot be used, naming the file and line."""
     secrets = tmp_path / "home" / ".streamlit" / "secrets.toml"
     secrets.parent.mkdir(parents=True)
     secrets.write_text('[auth]\nredirect_uri = "http://localhost:8501/oauth2callback"\ncookie_secret = "x\n')
-    _demo_db(tmp_path)
-    server = start_app(tmp_path)
+    server = start_app(seeded(tmp_path, demo_db))
     try:
         pages = open_at_once(new_page, [f"{server.url}/{p}?run={DEMO}" for p in TEAM_LINKS])
         for name, page in zip(TEAM_LINKS, pages, strict=True):
@@ -98,7 +87,8 @@ def test_a_broken_secrets_file_is_a_no_access_page_not_local_mode(tmp_path: Path
         stop_app(server)
 
 
-def test_an_unverified_address_gets_a_page_that_says_so(tmp_path: Path, new_page: Callable[[], Page], shots: Path):
+def test_an_unverified_address_gets_a_page_that_says_so(tmp_path: Path, new_page: Callable[[], Page], shots: Path,
+                                                        demo_db: Path):
     """The provider says `email_verified: "false"` (a string) for the owner's address: it counted as verified and
     the visitor became owner; now no role, and the page says why."""
     import oidc_provider_mock
@@ -106,7 +96,8 @@ def test_an_unverified_address_gets_a_page_that_says_so(tmp_path: Path, new_page
     owner = "olga@lab.org"  # the owner of test_auth_team's roles file
     users = [oidc_provider_mock.User(sub=f"sub-{owner}", claims={"email": owner, "email_verified": "false"})]
     with oidc_provider_mock.run_server_in_thread(port=0, user_claims=users) as mock:
-        server = start_team_app(tmp_path, f"http://localhost:{mock.server_port}/.well-known/openid-configuration")
+        server = start_team_app(tmp_path, f"http://localhost:{mock.server_port}/.well-known/openid-configuration",
+                                demo_db)
         try:
             page = new_page()
             sign_in(page, server, owner)

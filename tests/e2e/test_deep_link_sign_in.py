@@ -19,6 +19,7 @@ from tests.e2e.e2e_server import AppServer
 from tests.e2e.test_auth_team import OWNER, REVIEWER, provider, sidebar, sign_in, signed_in_as, team_app
 
 __all__ = ["provider", "team_app"]  # the module's fixtures, shared with test_auth_team
+pytestmark = pytest.mark.xdist_group("deep-link-sign-in")  # one team server for the module's tests
 
 STORE = "rejudge.after_sign_in"
 WAIT_MS = HEALTH_TIMEOUT_S * 1000
@@ -71,7 +72,10 @@ def test_a_planted_target_that_is_not_a_page_of_this_app_is_refused(team_app: Ap
     authorize(page, team_app, REVIEWER)
     signed_in_as(page, REVIEWER, "reviewer")
     expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=WAIT_MS)
-    page.wait_for_timeout(2000)  # time for a (wrong) jump to happen
+    # the root has taken the planted target back (on a busy machine that can take longer than the wait below, which
+    # then passed before anything was decided); then time for a (wrong) jump to happen
+    page.wait_for_function(f"() => sessionStorage.getItem({STORE!r}) === null", timeout=WAIT_MS)
+    page.wait_for_timeout(2000)
     assert urlsplit(page.url).netloc == urlsplit(team_app.url).netloc
     assert urlsplit(page.url).path in ("", "/")
     assert not [u for u in requests if "evil.example" in u]

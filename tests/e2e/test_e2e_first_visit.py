@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import closing
 
 import pytest
 
@@ -10,9 +11,11 @@ pytest.importorskip("playwright.sync_api")
 
 from playwright.sync_api import expect  # noqa: E402
 
+from audit.demo import demo_runs  # noqa: E402
+from audit.store.database import open_db  # noqa: E402
 from tests.e2e.e2e_config import DEMO  # noqa: E402
 from tests.e2e.e2e_helpers import open_url, shoot, widget  # noqa: E402
-from tests.e2e.e2e_server import start_app, stop_app  # noqa: E402
+from tests.e2e.e2e_server import seeded, start_app, stop_app  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 
@@ -58,21 +61,15 @@ def test_first_start_shows_which_demo_run_it_prepares(tmp_path, new_page, shots)
         shoot(page, shots, "first-start-progress")
         open_url(page, server.url, "Rejudge — audit an LLM-judged evaluation")
         expect(page.get_by_text("Preparing the demo runs")).to_have_count(0)
+        with closing(open_db(server.db).conn) as conn:  # the other browser tests start from a copy made by the CLI
+            assert {r[0] for r in conn.execute("SELECT name FROM runs")} >= {d.name for _, d in demo_runs()}
     finally:
         stop_app(server)
 
 
-def test_a_read_only_database_browses_in_the_browser(tmp_path, new_page, shots):
+def test_a_read_only_database_browses_in_the_browser(tmp_path, new_page, shots, demo_db):
     """A read-only database with the demo runs: the overview and scores open, nothing offers to write it."""
-    from audit.demo import load_demo
-    from audit.store.database import open_db
-
-    db = open_db(tmp_path / "rejudge.db")
-    load_demo(db)
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.conn.close()
-    for side in tmp_path.glob("rejudge.db-*"):
-        side.unlink()
+    seeded(tmp_path, demo_db)  # checkpointed, no side files
     (tmp_path / "rejudge.db").chmod(0o444)
     server = start_app(tmp_path)
     try:

@@ -10,23 +10,24 @@ import re
 
 import pytest
 
-from audit.demo import demo_runs, load_demo
+from audit.demo import demo_runs
 from audit.outputs.report import DATA_ELEMENT_ID, build_report, report_html
 from audit.store.database import open_db
 from audit.views import load_view
 from tests.e2e.e2e_config import ROOT
+from tests.e2e.e2e_server import copy_db
 from ui.families import report_panel
 
+pytestmark = pytest.mark.xdist_group("e2e-report")  # the reports are built once, for the module's tests
 FIRST_DEMO = {}
 for _task, _demo in demo_runs():
     FIRST_DEMO.setdefault(_task, _demo.name)
 
 
 @pytest.fixture(scope="module")
-def report_files(tmp_path_factory):
+def report_files(tmp_path_factory, demo_db):
     folder = tmp_path_factory.mktemp("reports")
-    db = open_db(folder / "demo.db")
-    load_demo(db)
+    db = open_db(copy_db(demo_db, folder / "demo.db"))  # the demo runs, as `load_demo` scored them
     out = {}
     for task, run in FIRST_DEMO.items():
         view = load_view(db, run)

@@ -3,13 +3,15 @@ card on the Scores page and no review button in the queue (classic card and brow
 ellipsis, and every table of the Agreement page fits the window without scrolling sideways.
 
 The app runs on a database of its own (reviews are added to it so each family's Agreement page has tables), so the
-other browser tests' counts are untouched."""
+other browser tests' counts are untouched. The tests only read, so they are no xdist group: each worker that runs some
+of them starts the module's server once."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from contextlib import closing
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
@@ -20,7 +22,7 @@ from audit.store.database import open_db
 from audit.views import load_view
 from tests.e2e.e2e_config import VIEWPORT
 from tests.e2e.e2e_helpers import _DRAWN_JS, assert_no_exception, heading, wait_idle
-from tests.e2e.e2e_server import AppServer, start_app, stop_app
+from tests.e2e.e2e_server import AppServer, seeded, start_app, stop_app
 
 WINDOW = {"width": 1280, "height": 900}
 RUNS = [d.name for _, d in demo_runs()]
@@ -66,12 +68,12 @@ def _review_every_run(db_path) -> None:
 
 
 @pytest.fixture(scope="module")
-def fit_app(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> Iterator[AppServer]:
-    server = start_app(tmp_path_factory.mktemp("e2e-fit"))
+def fit_app(tmp_path_factory: pytest.TempPathFactory, browser: Browser, demo_db: Path) -> Iterator[AppServer]:
+    server = start_app(seeded(tmp_path_factory.mktemp("e2e-fit"), demo_db))
     try:
         ctx = browser.new_context(viewport=VIEWPORT)
         page = ctx.new_page()
-        page.goto(server.url)  # the first visit scores the demo runs
+        page.goto(server.url)  # a first visit, as before the reviews are added
         page.get_by_role("heading", name=re.compile(r"^Rejudge")).wait_for(timeout=120_000)
         wait_idle(page, timeout=120_000)
         ctx.close()

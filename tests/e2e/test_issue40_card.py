@@ -19,12 +19,14 @@ from playwright.sync_api import expect
 from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, VIEWPORT
 from tests.e2e.e2e_helpers import assert_no_exception, select, wait_idle
-from tests.e2e.e2e_server import AppServer, start_app, stop_app
+from tests.e2e.e2e_server import AppServer, seeded, start_app, stop_app
+
+pytestmark = pytest.mark.xdist_group("issue40-card")  # one server of its own for the module's tests
 
 
 @pytest.fixture(scope="module")
-def own_app(tmp_path_factory, browser) -> Iterator[AppServer]:
-    server = start_app(tmp_path_factory.mktemp("e2e-issue40"))
+def own_app(tmp_path_factory, browser, demo_db) -> Iterator[AppServer]:
+    server = start_app(seeded(tmp_path_factory.mktemp("e2e-issue40"), demo_db))
     ctx = browser.new_context(viewport=VIEWPORT)
     try:
         page = ctx.new_page()

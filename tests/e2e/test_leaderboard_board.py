@@ -22,7 +22,9 @@ from audit.review.reviews import add_review
 from audit.store.database import open_db
 from tests.e2e.e2e_config import HEALTH_TIMEOUT_S
 from tests.e2e.e2e_helpers import assert_no_exception, cell, wait_idle
-from tests.e2e.e2e_server import start_app, stop_app
+from tests.e2e.e2e_server import seeded, start_app, stop_app
+
+pytestmark = pytest.mark.xdist_group("leaderboard-board")  # one server of its own for the module's tests
 
 BOARD = "demo-chimera"
 VERBOSE, MIXED = "demo-chimera-fuzzy-verbose", "demo-chimera-fuzzy-mixed"
@@ -32,12 +34,12 @@ REVIEWER = "tester"
 
 
 @pytest.fixture(scope="module")
-def board_app(tmp_path_factory, browser):
-    server = start_app(tmp_path_factory.mktemp("e2e-board"))
+def board_app(tmp_path_factory, browser, demo_db):
+    server = start_app(seeded(tmp_path_factory.mktemp("e2e-board"), demo_db))  # the demo runs and demo boards
     ctx = browser.new_context(viewport=WIDE)
     try:
         page = ctx.new_page()
-        page.goto(server.url)  # the first visit scores the demo runs and seeds the demo boards
+        page.goto(server.url)
         page.get_by_role("heading", name=re.compile(r"^Rejudge")).wait_for(timeout=HEALTH_TIMEOUT_S * 3000)
         page.get_by_test_id("stSidebar").get_by_role("textbox", name="Reviewer name").wait_for()
         ctx.close()

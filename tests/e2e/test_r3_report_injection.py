@@ -26,6 +26,7 @@ HOSTILE = ['<img src=x onerror="window.__pwned=1">', "<script>window.__pwned=2</
            "<a href=\"javascript:window.__pwned=5\">x</a>", "<img src='http://127.0.0.1:9/track.png'>",
            "<iframe src='http://127.0.0.1:9/'></iframe>", "<style>@import 'http://127.0.0.1:9/x.css'</style>"]
 RUN = "r" + HOSTILE[0]
+pytestmark = pytest.mark.xdist_group("r3-report")  # the hostile report is built once, for the module's tests
 LISTEN = """
 window.__violations = [];
 document.addEventListener('securitypolicyviolation',

@@ -8,6 +8,7 @@ import re
 import time
 from contextlib import closing
 
+import pytest
 from playwright.sync_api import expect
 
 from audit.store.database import open_db
@@ -40,6 +41,7 @@ def _pos(page) -> int:
     return int(page.locator(".rjrc-card").get_attribute("data-pos") or -1)
 
 
+@pytest.mark.alone  # a timing: the other xdist worker's browser and server would share the 2 cores
 def test_ten_keys_within_a_second_store_ten_reviews_none_twice(demo_app, new_page):
     page = new_page()
     _open_card(page, f"{demo_app.url}/queue?run={DEMO}&reviewer=burst")

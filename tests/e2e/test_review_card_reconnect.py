@@ -9,7 +9,6 @@ starting it again on the same port (the session, and what it had answered, is go
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from contextlib import closing
 
@@ -18,7 +17,7 @@ from playwright.sync_api import BrowserContext, Page, WebSocketRoute, expect
 from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO
 from tests.e2e.e2e_helpers import assert_no_exception, wait_idle
-from tests.e2e.e2e_server import start_app, stop_app
+from tests.e2e.e2e_server import copy_db, start_app, stop_app
 
 SMALL = {"width": 1280, "height": 720}
 OFFLINE_LABELS = 3
@@ -125,15 +124,9 @@ def test_labels_given_offline_are_pending_resent_after_the_reconnect_and_stored_
         ctx.close()
 
 
-def _copy_db(src, dst) -> None:
-    """A consistent copy of a database a server is using (WAL)."""
-    with closing(sqlite3.connect(src)) as a, closing(sqlite3.connect(dst)) as b:
-        a.backup(b)
-
-
 def test_labels_given_while_the_server_is_down_are_stored_once_by_the_restarted_server(demo_app, browser,
                                                                                         tmp_path):
-    _copy_db(demo_app.db, tmp_path / "rejudge.db")  # a server of its own, to stop and start again
+    copy_db(demo_app.db, tmp_path / "rejudge.db")  # a server of its own, to stop and start again
     server = start_app(tmp_path)
     who = f"restart-{int(time.time())}"
     ctx = browser.new_context(viewport=SMALL)
