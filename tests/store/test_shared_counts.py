@@ -67,7 +67,8 @@ def test_estimate_and_queue_equal_decoding_and_flattening_every_document(demo_db
         new = (estimate(demo_db, run), next_sample(demo_db, run))
         with monkeypatch.context() as m:
             m.setattr(sampling, "original_counts", _decoded_one_by_one)
-            m.setattr(sampling, "_shared_flatten", lambda paths: lambda counts: flatten(counts, paths))
+            m.setattr(sampling, "_shared_flatten",
+                      lambda task, paths: lambda counts: flatten(task.sampling_counts(counts), paths))
             old = (estimate(demo_db, run), next_sample(demo_db, run))
         assert json.dumps(new, sort_keys=True, default=_plain) == json.dumps(old, sort_keys=True, default=_plain), run
 
