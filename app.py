@@ -12,6 +12,12 @@ from pathlib import Path
 import streamlit as st
 
 if __name__ != "__main__":  # imported to be served (before Streamlit's runtime exists: no page module yet)
+    # Sessions that start together run their page scripts in parallel threads, and a deep link runs its page file
+    # first; two threads importing altair at once can meet narwhals' circular imports and fail with Python's
+    # _DeadlockError (four deep links to /scores on a fresh server, under load). Imported here once, before any
+    # session, those imports find the modules loaded.
+    import altair  # noqa: F401
+    import pandas  # noqa: F401
     from streamlit import config
 
     from ui.review_card.route import routes

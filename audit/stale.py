@@ -75,8 +75,9 @@ def rebuild_stale_runs(db: Database) -> list[str]:
 
 def _anything_stale(db: Database) -> bool:
     """Whether `rebuild_stale_runs` has anything to do (the three tests it makes, in SQL alone)."""
-    return db.execute("SELECT EXISTS (SELECT 1 FROM runs WHERE metrics_stale = 1 OR qkeys_missing = 1 "
-                      "OR id NOT IN (SELECT run_id FROM audit_state WHERE review_counts IS NOT NULL))").fetchone()[0] == 1
+    found = db.execute("SELECT EXISTS (SELECT 1 FROM runs WHERE metrics_stale = 1 OR qkeys_missing = 1 OR id NOT IN "
+                       "(SELECT run_id FROM audit_state WHERE review_counts IS NOT NULL))").fetchone()[0]
+    return found == 1
 
 
 def reaggregate_original_metrics(db: Database) -> list[str]:
