@@ -187,3 +187,12 @@ def timed_child(args: list[str], tree: Path, timeout: float) -> dict:
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"{tree}: {' '.join(args)} failed: {err.read()[-2000:]}")
         return {"wall": wall, "rss": rss, "cpu": usage.ru_utime + usage.ru_stime, "out": out.read()}
+
+
+def commit_of(tree: Path) -> str:
+    """The short commit a source tree is at (the tree's path when it is not a git checkout): table headings."""
+    try:
+        return subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return str(tree)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import REVIEW_CHILD, print_table, timed_child, workdir  # noqa: E402
+from bench.common import REVIEW_CHILD, commit_of, print_table, timed_child, workdir  # noqa: E402
 from devtools.generate_retrieval import SOURCE, generate_retrieval  # noqa: E402
 
 RUN = "bench"
@@ -189,25 +188,17 @@ def main(argv: list[str] | None = None) -> None:
             rows.append([step, b["wall"], b["cpu"], b["rss"], b["wall"] / d["wall"],
                          f"≤ {goal:g} s" + (f", ≤ {mem_goal:g} MiB" if mem_goal else ""), verdict])
         print_table(f"{what.format(args.n)} (seed {args.seed}) against the run of {small_n}, code of {tree} "
-                    f"({_commit(tree)}); load {load_before[0]:.1f} before, {load_after[0]:.1f} after (1-min average, "
+                    f"({commit_of(tree)}); load {load_before[0]:.1f} before, {load_after[0]:.1f} after (1-min average, "
                     f"{os.cpu_count()} cores)", ["step", "wall s", "CPU s", "peak RSS MiB", "× demo", "goal", ""], rows)
         print(f"\nreview p90 {big['review (median)']['p90'] * 1000:.0f} ms; database {big['score']['db_mb']:.0f} MB "
               f"(demo {demo['score']['db_mb']:.1f} MB)\n")
     if len(results) > 1:
         (t0, first), (t1, last) = results[0], results[-1]
-        print_table(f"CPU s / peak RSS MiB: {_commit(t0)} against {_commit(t1)}",
-                    ["step", _commit(t0), _commit(t1), "CPU ratio"],
+        print_table(f"CPU s / peak RSS MiB: {commit_of(t0)} against {commit_of(t1)}",
+                    ["step", commit_of(t0), commit_of(t1), "CPU ratio"],
                     [[step, f"{first[step]['cpu']:.2f} / {first[step]['rss']:.0f}",
                       f"{last[step]['cpu']:.2f} / {last[step]['rss']:.0f}", last[step]["cpu"] / first[step]["cpu"]]
                      for step in GOALS])
-
-
-def _commit(tree: Path) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return str(tree)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import commit_of  # noqa: E402
+
 REFERENCE = [sys.executable, "-c", "import sqlite3"]
 GOAL = (1.5, 0.2)
 """`--help` and `runs` within GOAL[0] x the reference + GOAL[1] s (issue 38)."""
@@ -101,7 +106,7 @@ def main() -> None:
     load_after = os.getloadavg()
     r = statistics.median(ref)
     goal = GOAL[0] * r + GOAL[1]
-    heads = [f"{_commit(t)} (s)" for t in trees]
+    heads = [f"{commit_of(t)} (s)" for t in trees]
     print(f"Median wall time (and CPU time) of {args.repeat} runs each, alternating; `import sqlite3` {r:.3f} s; "
           f"load {load[0]:.1f} "
           f"before, {load_after[0]:.1f} after (1-min average, {os.cpu_count()} cores)\n")
@@ -119,14 +124,6 @@ def main() -> None:
             verdict = ""
         cells = " | ".join(f"{m:.3f} (CPU {c:.3f})" for m, c in zip(ms, cpu, strict=True))
         print(f"| `python -m audit {name}` | {cells} | {last / r:.2f}x | {verdict} |")
-
-
-def _commit(tree: Path) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return str(tree)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from audit.rescoring import _newest_review
 from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import run_row
+from devtools.sqlite_files import vm_steps
 from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT
 
 
@@ -46,21 +47,6 @@ def test_the_newest_review_is_the_views(db_with_run):
                       [runs["mixed"]]).fetchone()[0] > 0
 
 
-def _vm_steps(db, query) -> int:
-    steps = [0]
-
-    def count() -> int:
-        steps[0] += 1
-        return 0
-
-    db.conn.set_progress_handler(count, 10)
-    try:
-        query()
-    finally:
-        db.conn.set_progress_handler(None, 0)
-    return steps[0]
-
-
 def test_the_newest_review_does_not_walk_other_runs_reviews(db_with_run):
     db = db_with_run
     runs = _with_runs(db)
@@ -69,4 +55,4 @@ def test_the_newest_review_does_not_walk_other_runs_reviews(db_with_run):
     add_review(db, "mixed", _ids(db, "mixed")[0], "no-match", "ana")
     mixed = runs["mixed"]
     assert _newest_review(db, mixed) == _view_max(db, mixed)
-    assert _vm_steps(db, lambda: _newest_review(db, mixed)) * 10 < _vm_steps(db, lambda: _view_max(db, mixed))
+    assert vm_steps(db, lambda: _newest_review(db, mixed), 10) * 10 < vm_steps(db, lambda: _view_max(db, mixed), 10)

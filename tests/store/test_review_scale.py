@@ -16,6 +16,7 @@ from audit.review import reviews_io
 from audit.review.reviews import add_review
 from audit.review.reviews_io import import_reviews
 from audit.views import load_view
+from devtools.sqlite_files import vm_steps
 from scoring.errors import InputError
 
 LABELS = ("match", "no-match")
@@ -40,26 +41,10 @@ def _write(path: Path, lines: list) -> Path:
     return path
 
 
-def _vm_steps(db, read) -> int:
-    """SQLite virtual-machine steps (in hundreds) that `read()` makes on `db`'s connection."""
-    steps = [0]
-
-    def tick() -> int:
-        steps[0] += 1
-        return 0
-
-    db.conn.set_progress_handler(tick, 100)
-    try:
-        read()
-    finally:
-        db.conn.set_progress_handler(None, 100)
-    return steps[0]
-
-
 def _review_then_read(db) -> int:
     d = db.execute("SELECT id FROM decisions WHERE run_id = 1 ORDER BY id LIMIT 1").fetchone()[0]
     add_review(db, "mixed", d, "match", "after")
-    return _vm_steps(db, lambda: load_view(db, "mixed").audit.metrics)
+    return vm_steps(db, lambda: load_view(db, "mixed").audit.metrics)
 
 
 def test_audited_metrics_after_a_review_do_not_read_every_review(db_with_run, tmp_path):
