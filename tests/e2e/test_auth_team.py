@@ -163,8 +163,13 @@ def test_a_reviewer_cannot_adjudicate_forge_the_url_or_export(team_app: AppServe
     expect(page).not_to_have_url(re.compile(r"reviewer=|adj=1"))
     assert reviews(team_app)[-1][:2] == (REVIEWER, "reviewer")
     page.goto(f"{team_app.url}/export?run={DEMO}")  # an owner's path: the reviews file
-    expect(page.get_by_text("Only an owner may export a run's reviews; your role is reviewer.")).to_be_visible()
+    # the refusal is drawn twice, in this order: beside the decisions CSV (which names each reviewer's label) and
+    # under Reviews, after the slow LaTeX preview; a substring match passed only while the second was not yet drawn
+    refusal = "Only an owner may export a run's reviews; your role is reviewer."
+    expect(page.get_by_text(f"Decisions with every label (CSV): {refusal}", exact=True)).to_be_visible()
+    expect(page.get_by_text(refusal, exact=True)).to_be_visible()
     expect(page.get_by_role("button", name="This run's reviews (JSON lines)")).to_have_count(0)
+    expect(page.get_by_role("button", name="Decisions with every label (CSV)")).to_have_count(0)
 
 
 def test_a_blind_reviewer_cannot_unblind(team_app: AppServer, new_page: Callable[[], Page]):
