@@ -60,8 +60,10 @@ PYTHON="$py" bash scripts/check_deps.sh
 if [ "$#" -gt 0 ]; then
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The fast suite in two processes (the machine has 2 cores; the real-LLM tests together on one), then the browser tests
-# in two as well: each worker has its own Streamlit servers (own ports, databases, HOMEs) and Chromium; a module that
-# shares one server is one xdist group, and a test asserting a timing runs alone (tests/e2e/conftest.py).
-"$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e"
-"$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m e2e
+# The fast suite in two processes (the machine has 2 cores); then the browser tests together with the real-LLM tests,
+# in $REJUDGE_BROWSER_WORKERS processes (3): both mostly wait (on Streamlit servers, Chromium, one llama.cpp server
+# answering one request at a time), so more workers than cores fill the idle CPU. Each worker has its own Streamlit
+# servers (own ports, databases, HOMEs) and Chromium; a module that shares one server is one xdist group, the
+# real-LLM tests are one group, and a browser test asserting a timing runs alone (tests/conftest.py).
+"$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e and not llm"
+"$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_BROWSER_WORKERS:-3}" --dist loadgroup -m "e2e or llm"

@@ -2,7 +2,7 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,14 +35,53 @@ def _closed(db) -> None:
     db.conn.close()
 
 
+def run_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temp folder: under xdist the parent of the worker's own (`pytest-N/popen-gwK`), shared by workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "alone: a browser test that runs while no other xdist worker runs a browser "
+                                       "test (it asserts a timing)")
+
+
+@pytest.fixture(autouse=True)
+def _alone_or_together(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Under xdist, for the browser tests (`e2e`): a test marked `alone` waits until the other workers' browser
+    tests are done and holds them off until it is done itself; other tests run side by side (a shared lock). An
+    `xdist_group` only keeps its tests off each other. The gate lets no new test start while an `alone` test waits, so
+    a busy worker cannot starve it.
+
+    The real-LLM tests, which scripts/test.sh runs beside the browser tests, pass through: an `alone` test waiting
+    minutes for one of them would idle every worker. Their llama.cpp server takes at most one core (one thread).
+    The fast suite never asserts a timing."""
+    node = request.node
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not node.get_closest_marker("e2e"):
+        yield
+        return
+    alone = node.get_closest_marker("alone") is not None
+    root = run_temp(tmp_path_factory)
+    with (root / "e2e-gate.lock").open("a") as gate, (root / "e2e-run.lock").open("a") as run:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(run, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            if not alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(run, fcntl.LOCK_UN)
+            if alone:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+
+
 def shared_template(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
     """The database `build(path)` writes, built once per test run: xdist workers share one base folder, and the
     first worker to ask builds it under a lock while the others wait for it (each worker built its own before:
     the demo alone costs about 5 s of CPU per worker). Callers copy it and never write to it."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the run's base folder, above each worker's own
-    folder = root / "shared-templates"
+    folder = run_temp(tmp_path_factory) / "shared-templates"
     folder.mkdir(exist_ok=True)
     path, done = folder / f"{name}.db", folder / f"{name}.done"
     with (folder / f"{name}.lock").open("w") as lock:

@@ -1,7 +1,8 @@
 """Browser end-to-end fixtures: the app started as the README says, Debian's chromium driven by Playwright.
 
-- `demo_db` (session): a database with the demo runs scored once (`python -m audit demo`), the template that servers
-  of the demo start from (`seeded`): scoring them takes 10-30 s, which every server would otherwise pay again.
+- `demo_db` (session): a database with the demo runs scored once per run (`python -m audit demo`; one worker builds
+  it, the others wait), the template that servers of the demo start from (`seeded`): scoring them takes 10-30 s, which
+  every server would otherwise pay again.
 - `app_server` (session): `streamlit run app.py` from the repo root on a free local port, HOME in a temp dir and
   REJUDGE_DB pointing at a copy of `demo_db`; its process group is stopped at the end. Tests of the dashboard's
   first start (scoring into a new database) start servers of their own.
@@ -13,15 +14,15 @@
 
 No browser is downloaded: without /usr/bin/chromium the e2e tests are skipped (scripts/test.sh installs it).
 
-Under pytest-xdist (scripts/test.sh runs this suite on two workers, `--dist loadgroup`) every worker has its own
-session fixtures: its own template, demo server, browser; no two workers share a server, a port or a database. A
-module whose tests share a module-scoped server is one `xdist_group`, so the server is started once. A test marked
-`alone` (timing assertions) runs while no other worker runs a test (`_alone_or_together`).
+Under pytest-xdist (scripts/test.sh runs this suite on three workers with the real-LLM tests, `--dist loadgroup`)
+every worker has its own session fixtures (but one demo template): its own demo server, browser; no two workers share
+a server, a port or a database. A module whose tests share a module-scoped server is one `xdist_group`, so the server
+is started once. A test marked `alone` (timing assertions) runs while no other worker runs a browser test
+(`tests.conftest._alone_or_together`).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from audit.store.database import open_db
+from tests.conftest import run_temp, shared_template
 from tests.e2e.e2e_config import CHROMIUM, CHROMIUM_ARGS, DEMO, DOCS_SHOTS, HEALTH_TIMEOUT_S, VIEWPORT
 from tests.e2e.e2e_server import AppServer, build_demo_db, seeded, start_app, stop_app
 
@@ -62,8 +64,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The template: a database with the demo runs, scored once per session (per xdist worker); never served."""
-    return build_demo_db(tmp_path_factory.mktemp("demo-template") / "rejudge.db")
+    """The template: a database with the demo runs, scored once per test run (the first worker to ask builds it
+    while the others wait: `tests.conftest.shared_template`); never served, only copied."""
+    return shared_template(tmp_path_factory, "e2e-demo", build_demo_db)
 
 
 @pytest.fixture(scope="session")
@@ -120,47 +123,10 @@ def new_page(browser: Browser) -> Iterator[Callable[[], Page]]:
         ctx.close()
 
 
-def _shared_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The run's temp folder: under xdist the parent of the worker's own (`pytest-N/popen-gwK`), shared by workers."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "alone: an e2e test that runs while no other xdist worker runs a test "
-                                       "(it asserts a timing)")
-
-
-@pytest.fixture(autouse=True)
-def _alone_or_together(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Under xdist: a test marked `alone` waits until the other worker's test is done and holds it off until it is
-    done itself; other tests run side by side (a shared lock). An `xdist_group` only keeps its tests off each other.
-
-    The gate lets no new test start while an `alone` test waits, so a busy worker cannot starve it."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        yield
-        return
-    alone = request.node.get_closest_marker("alone") is not None
-    root = _shared_temp(tmp_path_factory)
-    with (root / "e2e-gate.lock").open("a") as gate, (root / "e2e-run.lock").open("a") as run:
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(run, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        finally:
-            if not alone:
-                fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(run, fcntl.LOCK_UN)
-            if alone:
-                fcntl.flock(gate, fcntl.LOCK_UN)
-
-
 def _shots_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if os.environ.get("E2E_SHOTS"):
         return Path(os.environ["E2E_SHOTS"]).resolve()
-    return _shared_temp(tmp_path_factory) / "e2e-shots"
+    return run_temp(tmp_path_factory) / "e2e-shots"
 
 
 @pytest.fixture(scope="session")

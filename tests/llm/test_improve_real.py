@@ -2,7 +2,9 @@
 server, tests/llm/llama_server.py) on the bundled SmolLM2 run: the run is the replayed log (no request), reviewed
 on its first 6 documents of at most 3 decisions (devtools/smollm2_review.py), and each strategy re-asks the
 model with the improved prompts, cross-fitted over 2 document folds; then `score --judge improved:ID` asks the
-improved judge on 2 documents nobody reviewed. Marked `llm`; skipped without the server (its packages).
+improved judge on 2 documents nobody reviewed (with --no-fold-answers: the run holds the whole gold, so it
+shares the reviewed documents, and asking the fold judges too would be 2 x 10 more requests of what
+tests/cli/test_improve_llm_estimate.py covers against a fake server). Marked `llm`; skipped without the server.
 Slow: about 30 requests per strategy (1-2 s each on an idle 2-core machine; 5-25 s at load 15-20 with 1 thread).
 The size: REJUDGE_IMPROVE_DOCS (6), REJUDGE_IMPROVE_MAX_DECISIONS (3), REJUDGE_IMPROVE_FOLDS (2).
 
@@ -74,7 +76,8 @@ def test_improve_the_smollm2_judge_with_the_real_model(server: LlamaServer, tmp_
                             if json.loads(line)["paper_id"] in unseen))
     sent = sum(server.status_counts().values())
     assert main(["--db", str(tmp_path / "real.db"), "score", "chimera", "--gold", str(DATA / "eval.csv"),
-                 "--pred", str(pred), "--judge", f"improved:{r['stored_as']}", "--run", "improved-next"]) == 0
+                 "--pred", str(pred), "--judge", f"improved:{r['stored_as']}", "--run", "improved-next",
+                 "--no-fold-answers"]) == 0
     next_run = load_view(db, "improved-next")
     identity = next_run.row["judge_identity"]
     assert identity["improved"]["strategy"] == strategy

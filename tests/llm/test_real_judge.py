@@ -71,6 +71,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def env(server: LlamaServer, monkeypatch: pytest.MonkeyPatch) -> LlamaServer:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("REJUDGE_JUDGE_TIMEOUT", "600")  # a loaded machine (load 13: 20-60 s a request) is not a failure
     for var in ("REJUDGE_JUDGE_CONCURRENCY", "REJUDGE_JUDGE_JSON_DIALECT", "REJUDGE_PRICES"):
         monkeypatch.delenv(var, raising=False)
     return server
