@@ -210,7 +210,8 @@ def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[s
                                        rule=median_rule(task, cell))
         else:
             g = metric_of_totals(task, cell, paths, options)
-            out[key] = metric_estimate(tot, g, bounds=task.metric_bounds(cell))
+            out[key] = metric_estimate(tot, g, bounds=task.metric_bounds(cell),
+                                       own_errors=task.sampling_own_error_sizes)
     return out
 
 

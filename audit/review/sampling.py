@@ -337,9 +337,11 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
             continue
         g = metric_of_totals(task, cell, paths, options)
         bounds = task.metric_bounds(cell)
-        est = metric_estimate(tot, g, bounds=bounds)
+        own = task.sampling_own_error_sizes
+        est = metric_estimate(tot, g, bounds=bounds, own_errors=own)
         h = headline(est, cell.value(so_far))
-        tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, variance=VARIANCE)
+        tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, variance=VARIANCE,
+                                    own_errors=own)
         h["power_tuned"] = {"estimate": tuned.estimate, "ci": list(tuned.ci) if tuned.ci is not None else None,
                             "lambda": lam, "note": tuned.note or ("" if lam is not None else
                                                                   "nothing to tune on yet: the difference estimate")}
@@ -483,7 +485,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     # estimate shows, and says 0 only once that interval exists and is narrow enough
     strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
     tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
-    fixed = metric_estimate(tot, g, bounds=task.metric_bounds(cell))
+    fixed = metric_estimate(tot, g, bounds=task.metric_bounds(cell), own_errors=task.sampling_own_error_sizes)
     now = anytime_estimate(fixed, planned_n=planned_n_for(len(plan.blocks)), bounds=task.metric_bounds(cell))
     now_half = None if now.ci is None else (now.ci[1] - now.ci[0]) / 2  # the interval `estimate` shows
     se = now.se

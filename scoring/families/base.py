@@ -245,6 +245,10 @@ class TaskFamily(Protocol):
     """What one document is called for people, with its plural and article (`FamilyBase`: `document`)."""
     certain_decisions: str
     """Which decisions `trivial` calls certain, in words; empty when none ever is."""
+    sampling_own_error_sizes: bool
+    """True when a review's effect on a `totals` cell differs by orders of magnitude between documents, so a sampled
+    stratum's variance rests on its own documents that differ from the judge (`scoring.stats.estimators.
+    stratum_df`): its degrees of freedom count them, and a stratum with none gives no interval yet."""
 
     def kind_title(self, kind: str) -> str:
         """A decision kind named for people (pages, report, agreement groups)."""
@@ -437,6 +441,8 @@ class FamilyBase:
     """Decision kinds' names for people where the kind with spaces does not say it (`span pair (predicted ⇄ gold)`)."""
     answer_examples: Mapping[str, Sequence[tuple[tuple[str, ...], str | None]]] = MappingProxyType({})
     """None: no kind is asked of an LLM (see `TaskFamily.answer_examples`)."""
+    sampling_own_error_sizes = False
+    """A sampled stratum with no differing document borrows the error sizes of the others (the Jeffreys hurdle)."""
 
     def kind_title(self, kind: str) -> str:
         """A decision kind named for people: `kind_titles`, else the kind with spaces (`material pair`)."""

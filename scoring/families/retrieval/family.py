@@ -91,6 +91,10 @@ class RetrievalTask(FamilyBase):
     )
     needs_doc_counts = True
     """The median rank needs every query's rank; the other figures are sums (`sampled_by`)."""
+    sampling_own_error_sizes = True
+    """An accepted candidate moves a query's 1/rank by about 1/(r(r − 1)) for a gold at rank r: 100× more at rank 25
+    than at rank 250, so the tail strata's changes are heavy-tailed and one stratum's errors do not size another's
+    (`scoring.stats.estimators.stratum_df`; MRR covered 0.85 at 60 queries without it, bench/README.md)."""
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
         path = Path(data_dir) / DEMO_FILE
