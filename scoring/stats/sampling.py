@@ -8,15 +8,15 @@ similarity band...). Inside a stratum the review order is a seeded random permut
 reviewed through the queue are a simple random sample of that stratum, which is what the estimators in
 `scoring.stats.estimators` assume.
 
-`next_unit` picks the stratum with the largest variance reduction per reviewed decision on a *planning* variance
-read from judge-side information only (`planning_variance`; Neyman allocation fixed before review, §4.4), and the
-lowest-ranked unreviewed block in it: which blocks it serves depends on which were reviewed, never on what the
-reviews said. `reviews_to_target` says how many more blocks (and decisions) a target half-width needs (§4.5); it
-takes the *residuals* of the blocks reviewed through the queue so far: one number per block, on the scale of the
-estimate, such that the estimate's variance is Σ_h M_h²(1 − m_h/M_h)S_h²/m_h with S_h² the variance of the
-residuals in stratum h (for a mean over N units pass (H − J)/N per unit; for P/R/F1 pass
-`estimators.linearised_residuals`). Hand-picked reviews are passed separately (`certain`): they leave the
-population to sample and never count as sampled.
+`next_unit` picks the stratum with the largest variance reduction per reviewed decision on a *planning* variance read
+from judge-side information only (`planning_variance`, shrunk towards proportional: `SHRINK`; Neyman allocation fixed
+before review, §4.4), and the lowest-ranked unreviewed block in it: which blocks it serves depends on which were
+reviewed, never on what the reviews said. `reviews_to_target` says how many more blocks (and decisions) a target
+half-width needs (§4.5); it takes the *residuals* of the blocks reviewed through the queue so far: one number per block,
+on the scale of the estimate, such that the estimate's variance is Σ_h M_h²(1 − m_h/M_h)S_h²/m_h with S_h² the variance
+of the residuals in stratum h (for a mean over N units pass (H − J)/N per unit; for P/R/F1 pass
+`estimators.linearised_residuals`). Hand-picked reviews are passed separately (`certain`): they leave the population to
+sample and never count as sampled.
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ from typing import Any
 from scoring.stats.distributions import norm_ppf
 
 PLAN_VERSION = 1
+SHRINK = 0.5
+"""Weight of the pooled planning variance per decision in each stratum's (`next_unit`): the Neyman step's S_h² is
+(1 − w)·S_h² + w·(the sampled strata's pooled planning variance per decision × the stratum's mean decisions per
+block). Where judge-side information does not separate the strata (equal planning variance per decision) the
+allocation is proportional to stratum size, as simple random sampling's is; where it calls a stratum's variance 0
+(every decision certain by construction) that stratum still gets about √w of its proportional share instead of its
+minimum only (the estimator never gives a sampled stratum zero variance: the Jeffreys rate, docs/anytime.md)."""
 INVALID_STRATUM = "invalid"
 """Stratum of every block holding a decision the judge could not answer; it is take-all (review it fully)."""
 
@@ -298,7 +305,7 @@ class Pick:
 
 def next_unit(plan: Plan, sampled: Collection[str], *, certain: Collection[str] = (),
               planning: Mapping[str, float] | None = None, min_per_stratum: int = 3,
-              cost_aware: bool = True) -> Pick | None:
+              cost_aware: bool = True, shrink: float = SHRINK) -> Pick | None:
     """The next block to review through the random queue, or None when every block is reviewed.
 
     The allocation is a design fixed before review: it reads which blocks were reviewed (through the queue or by
@@ -313,10 +320,13 @@ def next_unit(plan: Plan, sampled: Collection[str], *, certain: Collection[str] 
             (`planning_variance`); a stratum's S_h² is the mean over its blocks. None: every block alike.
         min_per_stratum: reviews every stratum gets (in stratum-size order) before Neyman choices.
         cost_aware: divide the gain by the stratum's mean decisions per block.
+        shrink: weight of the pooled planning variance per decision in each stratum's S_h² (`SHRINK`; with
+            `planning` only).
 
     Order: take-all strata first, then strata under `min_per_stratum`, then the largest Neyman gain
-    M_h²S_h²[1/m_h − 1/(m_h + 1)]/c_h (proportional allocation if every S_h² is 0); inside the stratum, the
-    lowest-ranked open block.
+    M_h²S_h²[1/m_h − 1/(m_h + 1)]/c_h, S_h² shrunk towards the pooled planning variance per decision (`SHRINK`:
+    proportional allocation where the planning variance does not separate the strata, and if every S_h² is 0);
+    inside the stratum, the lowest-ranked open block.
     """
     drawn, certain = set(sampled), set(certain)
     both = certain & drawn
@@ -354,6 +364,10 @@ def next_unit(plan: Plan, sampled: Collection[str], *, certain: Collection[str] 
     under = [h for h in head if m[h] < min_per_stratum]
     if under:
         return pick(min(under, key=lambda h: (m[h], -size[h], h)), "minimum")
+    if planning is not None and shrink > 0:  # towards proportional: the sampled strata's variance per decision
+        drawn_strata = [h for h in size if h not in plan.take_all]
+        pooled = sum(s2[h] for h in drawn_strata) / sum(cost[h] for h in drawn_strata)
+        s2 = {h: (1 - shrink) * s2[h] + shrink * pooled * cost[h] for h in s2}
     gains = {h: gain(size[h], m[h], s2[h] / size[h], cost[h] / size[h] if cost_aware else 1.0) for h in head}
     if max(gains.values()) <= 0:  # no planning variance anywhere: proportional allocation
         return pick(min(head, key=lambda h: ((m[h] + 1) / size[h], h)), "proportional")

@@ -5,6 +5,7 @@ by −0.017 ± 0.008 over 400 replays)."""
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections import Counter
 
@@ -12,7 +13,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, next_sample
 from audit.store.database import open_db
 from audit.views import as_view
-from scoring.stats.sampling import Unit, build_plan, next_unit, planning_variance
+from scoring.stats.sampling import SHRINK, Unit, build_plan, next_unit, planning_variance
 
 LABELS = ("match", "no-match")
 
@@ -52,15 +53,19 @@ def test_the_queue_serves_the_same_documents_whatever_the_reviews_say(mixed_temp
 
 def test_the_planned_allocation_follows_the_decisions_a_review_can_change():
     # two strata of 20 one-decision blocks: in `certain` every answer is certain by construction (planning variance
-    # 0), in `open` none is; after the minimum of 3 each, every further review goes to `open`
+    # 0), in `open` none is; after the minimum of 3 each, most further reviews go to `open`, but `certain` is not
+    # starved at its minimum (`SHRINK`: its variance per decision is w × the pooled one, `open`'s (2 − w) ×, so
+    # Neyman gives it √(w / (2 − w)) of `open`'s reviews)
     units = [Unit(f"{h}{i}", f"{h}{i}", "match") for h in ("certain", "open") for i in range(20)]
     plan = build_plan(units, lambda us: us[0].block.rstrip("0123456789"), seed=1)
     planning = planning_variance({b.id: int(b.stratum == "open") for b in plan.blocks})
     sampled: list[str] = []
-    while len(sampled) < 12:
+    while len(sampled) < 24:
         sampled.append(next_unit(plan, sampled, planning=planning).block)
     strata = plan.stratum_of()
-    assert sum(strata[b] == "certain" for b in sampled) == 3
+    certain = sum(strata[b] == "certain" for b in sampled)
+    assert 3 < certain < 24 - certain
+    assert abs(certain / (24 - certain) - math.sqrt(SHRINK / (2 - SHRINK))) < 0.15
     # and reviews do not move it: values of a mapping are not read
     again = next_unit(plan, dict.fromkeys(sampled, 1.0), planning=planning)
     assert again == next_unit(plan, dict.fromkeys(sampled, 0.0), planning=planning)
