@@ -12,9 +12,9 @@ import threading
 from array import array
 from bisect import bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sqlite_utils import Database
 
@@ -33,6 +33,8 @@ from audit.rescoring import (
 from audit.store.database import reviews_version, run_row
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
+
+T = TypeVar("T")
 
 
 class RunView:
@@ -106,15 +108,12 @@ class RunView:
 
     def documents(self) -> list[dict]:
         """One row per document: id, position, original and audited outcome, decision and review counts."""
-        n_dec = dict(self.db.execute("SELECT doc_id, COUNT(*) FROM decisions WHERE run_id = ? GROUP BY doc_id",
-                                     [self.id]).fetchall())
-        n_rev = Counter(self.reviewed.rows[i]["doc_id"] for i, e in self.effective.items() if e.reviewed)
+        rows = self.reviewed.rows
+        n_rev = Counter(rows[i]["doc_id"] for i, e in self.effective.items() if e.reviewed)
         changed = self.audit.changed_docs
-        return [{"doc": r["doc_id"], "idx": r["idx"], "outcome": r["outcome"],
-                 "audited_outcome": changed.get(r["doc_id"], r["outcome"]), "decisions": n_dec.get(r["doc_id"], 0),
-                 "reviewed": n_rev.get(r["doc_id"], 0)}
-                for r in self.db.query("SELECT doc_id, idx, outcome FROM documents WHERE run_id = ? ORDER BY idx",
-                                       [self.id])]
+        return [{"doc": doc, "idx": idx, "outcome": outcome, "audited_outcome": changed.get(doc, outcome),
+                 "decisions": n_dec, "reviewed": n_rev.get(doc, 0)}
+                for doc, idx, outcome, n_dec in run_document_rows(self.db, self.row)]
 
     def document(self, doc_id: str) -> dict:
         """A document's stored payload (gold and prediction) and its original counts and outcome."""
@@ -357,25 +356,45 @@ def _run_key(db: Database, row: Mapping) -> tuple | None:
     return (file, row["id"], row["name"], row["created"], row["n_decisions"]) if file else None
 
 
-_DECISION_IDS: OrderedDict[tuple, array] = OrderedDict()
-
-
 def run_decision_ids(db: Database, row: Mapping) -> array:
-    """The run's decision ids in order, kept per process for two runs (`_run_key`): numbering 25 decisions read all
-    683k ids of a 10,000-query retrieval run on every render of the review queue (2 s), and `COUNT(*)` up to an
-    id walks the run's index (0.5 s each, #38)."""
+    """The run's decision ids in order, kept per run (`kept_per_run`): numbering 25 decisions read all 683k ids of a
+    10,000-query retrieval run on every render of the review queue (2 s), and `COUNT(*)` up to an id walks the
+    run's index (0.5 s each, #38)."""
+    return kept_per_run(db, row, "decision ids", lambda: array("q", (r[0] for r in db.execute(
+        "SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [row["id"]]))))
+
+
+_PER_RUN: OrderedDict[tuple, object] = OrderedDict()
+
+
+def kept_per_run(db: Database, row: Mapping, what: str, read: Callable[[], T]) -> T:
+    """`read()`, kept per process for the run's decisions (`_run_key`) and `what` (a few runs' worth): for what
+    depends on a run's documents and decisions alone (written when it is scored, decisions only added to later),
+    never on reviews. Read-only: callers share it."""
     key = _run_key(db, row)
+    if key is None:
+        return read()
+    key = (*key, what)
     with _KEPT_LOCK:
-        ids = _DECISION_IDS.get(key) if key is not None else None
-    if ids is None:
-        ids = array("q", (r[0] for r in db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id",
-                                                      [row["id"]])))
-        if key is not None:
-            with _KEPT_LOCK:
-                _DECISION_IDS[key] = ids
-                while len(_DECISION_IDS) > 2:
-                    _DECISION_IDS.popitem(last=False)
-    return ids
+        hit = _PER_RUN.get(key)
+    if hit is None:
+        hit = read()
+        with _KEPT_LOCK:
+            _PER_RUN[key] = hit
+            while len(_PER_RUN) > 8:
+                _PER_RUN.popitem(last=False)
+    return hit  # type: ignore[return-value]
+
+
+def run_document_rows(db: Database, row: Mapping) -> list[tuple]:
+    """(doc id, position, original outcome, decisions) of every document of the run in input order, kept per run
+    (`kept_per_run`): the overview's table read them again after each review (100,000 abstracts, #38)."""
+    def read() -> list[tuple]:
+        n_dec = dict(db.execute("SELECT doc_id, COUNT(*) FROM decisions WHERE run_id = ? GROUP BY doc_id",
+                                [row["id"]]).fetchall())
+        return [(doc, idx, outcome, n_dec.get(doc, 0)) for doc, idx, outcome in db.execute(
+            "SELECT doc_id, idx, outcome FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]])]
+    return kept_per_run(db, row, "document rows", read)
 
 
 _JUDGE_SIDE_TOTALS: dict[tuple, tuple[tuple, ...]] = {}

@@ -209,7 +209,7 @@ def card_panel(fconn: Database) -> None:
     pos = min(st.session_state.get(POS, 0), len(ids))
     as_role = role()
     total = row["n_decisions"]
-    done = labelled_count(fconn, row["id"], who) if who else 0
+    done = labelled_count(fconn, run_view.on(fconn), who) if who else 0
     st.progress(done / total if total else 1.0,
                 text=f"You have labelled {done} of {total} decisions · {len(ids)} in this queue")
     if mode == "sample" and plan is not None:
@@ -298,7 +298,7 @@ def browser_panel() -> None:
     fconn = db()
     ids: list[int] = st.session_state[IDS]
     as_role = role()
-    done = labelled_count(fconn, row["id"], who) if who else 0
+    done = labelled_count(fconn, run_view.on(fconn), who) if who else 0
     share_status(fconn)
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),

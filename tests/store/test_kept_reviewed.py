@@ -18,8 +18,8 @@ import pytest
 
 from audit.effective import POLICIES
 from audit.rescoring import load_reviewed
-from audit.review.queue import reviewer_progress, reviewer_progress_db
-from audit.review.reviews import add_review
+from audit.review.queue import labelled_count, reviewer_progress, reviewer_progress_db
+from audit.review.reviews import add_review, reviewer_labels
 from audit.review.reviews_io import import_reviews
 from audit.runs import delete_run, score_run
 from audit.store.database import counted_reviews_version, open_db, reviews_version, run_row
@@ -52,6 +52,8 @@ def check(db) -> None:
                 for i, r in full.reviews.items()]
         expected = [r | {"of": row["n_decisions"]} for r in reviewer_progress(decs)]
         assert reviewer_progress_db(db, load_view(db, run)) == expected, run
+        for who in ("dee", *REVIEWERS):
+            assert labelled_count(db, run, who) == len(reviewer_labels(db, row["id"], who)), (run, who)
 
 
 def _review(db, rng: random.Random, run: str) -> None:
