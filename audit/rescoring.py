@@ -31,6 +31,7 @@ from audit.effective import (
     summary_of,
 )
 from audit.store.database import dumps, run_row, transaction
+from audit.store.database import newest_review as _newest_review  # (moved to the store: #38)
 from scoring.families import get_task
 from scoring.families.base import TaskFamily, add_nested, decision_qkeys
 
@@ -106,19 +107,6 @@ def doc_labels(db: Database, run_id: int, doc_id: str,
             eff = effective.get(dec_id)
         labels[(kind, typ, left, right)] = eff or judge
     return labels
-
-
-def _newest_review(db: Database, run_id: int) -> int:
-    """The id of the newest review `run_reviews` gives the run (0 if none). `MAX(id)` over that view walked every
-    review of the database (2 s of CPU at 1M reviews, #38); here reviews are read newest first and the walk stops
-    at the first one the view gives the run (the view's two branches, as conditions)."""
-    return db.execute(_NEWEST_REVIEW, [run_id]).fetchone()[0]
-
-
-_NEWEST_REVIEW = """SELECT COALESCE((SELECT v.id FROM reviews v JOIN decisions d1 ON d1.id = v.decision_id
-    WHERE (d1.qkey IS NULL AND v.run_id = ?1)
-       OR (d1.qkey IS NOT NULL AND EXISTS (SELECT 1 FROM decisions d2 WHERE d2.qkey = d1.qkey AND d2.run_id = ?1))
-    ORDER BY v.id DESC LIMIT 1), 0)"""
 
 
 # (decision id, reviewer) of the rows `run_reviews` gives run ?1 with a review id above ?2, read from the newest

@@ -8,18 +8,33 @@ Functions elsewhere in `audit/` take a run as `RunRef`: a run name (looked up th
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Mapping, Sequence
+import threading
+from array import array
+from bisect import bisect_right
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
+from typing import NamedTuple, TypeVar
 
 from sqlite_utils import Database
 
 from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_label
 from audit.errors import AuditError
-from audit.rescoring import Audit, Reviewed, audit_of, doc_counts_in_order, load_reviewed, reviews_by_decision
-from audit.store.database import run_row
+from audit.rescoring import (
+    _REVIEWS_SINCE,
+    Audit,
+    Reviewed,
+    audit_of,
+    doc_counts_in_order,
+    load_reviewed,
+    original_counts,
+    reviews_by_decision,
+)
+from audit.store.database import reviews_version, run_row
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
+
+T = TypeVar("T")
 
 
 class RunView:
@@ -58,8 +73,10 @@ class RunView:
 
     @cached_property
     def reviewed(self) -> Reviewed:
-        """Every reviewed decision: its reviews, its row and its effective label under the view's policy."""
-        return load_reviewed(self.db, self.id, self.policy)
+        """Every reviewed decision: its reviews, its row and its effective label under the view's policy (kept per
+        process and brought up to date with the reviews added since: `kept_reviewed`). Read-only: it may be shared
+        with other views of the same run."""
+        return kept_reviewed(self.db, self.row, self.policy)
 
     @property
     def reviews(self) -> dict[int, list[dict]]:
@@ -91,15 +108,12 @@ class RunView:
 
     def documents(self) -> list[dict]:
         """One row per document: id, position, original and audited outcome, decision and review counts."""
-        n_dec = dict(self.db.execute("SELECT doc_id, COUNT(*) FROM decisions WHERE run_id = ? GROUP BY doc_id",
-                                     [self.id]).fetchall())
-        n_rev = Counter(self.reviewed.rows[i]["doc_id"] for i, e in self.effective.items() if e.reviewed)
+        rows = self.reviewed.rows
+        n_rev = Counter(rows[i]["doc_id"] for i, e in self.effective.items() if e.reviewed)
         changed = self.audit.changed_docs
-        return [{"doc": r["doc_id"], "idx": r["idx"], "outcome": r["outcome"],
-                 "audited_outcome": changed.get(r["doc_id"], r["outcome"]), "decisions": n_dec.get(r["doc_id"], 0),
-                 "reviewed": n_rev.get(r["doc_id"], 0)}
-                for r in self.db.query("SELECT doc_id, idx, outcome FROM documents WHERE run_id = ? ORDER BY idx",
-                                       [self.id])]
+        return [{"doc": doc, "idx": idx, "outcome": outcome, "audited_outcome": changed.get(doc, outcome),
+                 "decisions": n_dec, "reviewed": n_rev.get(doc, 0)}
+                for doc, idx, outcome, n_dec in run_document_rows(self.db, self.row)]
 
     def document(self, doc_id: str) -> dict:
         """A document's stored payload (gold and prediction) and its original counts and outcome."""
@@ -127,6 +141,13 @@ class RunView:
         """(doc id, counts under the effective labels) of every document, in input order."""
         return doc_counts_in_order(self.db, self.id, self.audit.doc_counts or {})
 
+    def audited_doc_counts_shared(self) -> list[tuple[str, Mapping]]:
+        """`audited_doc_counts`, read-only: an unchanged document's counts are its original counts as decoded once
+        per run and process (`audit.rescoring.original_counts`; documents with equal counts share one dict), so
+        nothing is decoded again (100,000 abstracts: 17 s of an overview render after each review, #38)."""
+        changed = self.audit.doc_counts or {}
+        return [(doc_id, changed.get(doc_id) or counts) for doc_id, counts in original_counts(self.db, self.id)]
+
     # ---------------------------------------------------------------- decisions
 
     def decisions(self, doc: str | None = None) -> list[dict]:
@@ -149,14 +170,8 @@ class RunView:
     def decision_numbers(self, decision_ids: Sequence[int]) -> dict[int, int]:
         """Each decision's number within its run (1, 2, …: its rank in id order), what the pages call it; the id
         is unique across runs and grows with every run a database holds."""
-        if not decision_ids:
-            return {}
-        if len(decision_ids) < 8:
-            return {i: self.db.execute("SELECT COUNT(*) FROM decisions WHERE run_id = ? AND id <= ?",
-                                       [self.id, i]).fetchone()[0] for i in decision_ids}
-        rank = {r[0]: n for n, r in enumerate(
-            self.db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [self.id]), start=1)}
-        return {i: rank[i] for i in decision_ids}
+        ids = run_decision_ids(self.db, self.row)
+        return {i: bisect_right(ids, i) for i in decision_ids}  # the count of the run's ids up to i
 
     def decision_by_number(self, number: int) -> int:
         """The id of the run's decision `#number` (`decision_numbers` inverted: what the card shows, the CLI takes).
@@ -164,11 +179,10 @@ class RunView:
         Raises:
             KeyError: the run has fewer decisions.
         """
-        row = self.db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id LIMIT 1 OFFSET ?",
-                              [self.id, number - 1]).fetchone() if number >= 1 else None
-        if row is None:
+        ids = run_decision_ids(self.db, self.row)
+        if not 1 <= number <= len(ids):
             raise KeyError(f"run {self.name!r} has no decision #{number} (it has {self.row['n_decisions']})")
-        return row[0]
+        return ids[number - 1]
 
     def decision(self, decision_id: int) -> dict:
         """One decision as `decisions` gives it, read now (its reviews too), not from the view's snapshot.
@@ -202,16 +216,196 @@ class RunView:
         return list(out.values())
 
 
+class _Kept(NamedTuple):
+    version: tuple[int, int]
+    """`reviews_version` when `reviewed` was read (the reviews read may be newer: they are read after it)."""
+    reviewed: Reviewed
+    tallies: list
+    """[`reviewer_tallies` of `reviewed`] once asked for (then brought up to date with it), else []."""
+
+
+def _tallies(reviewed: Reviewed, ids=None) -> tuple[Counter, Counter, Counter]:
+    """Per reviewer: decisions they hold a current label on, those agreeing with the judge, review rows (of the
+    decisions `ids`, default all)."""
+    labelled: Counter[str] = Counter()
+    agree: Counter[str] = Counter()
+    rows: Counter[str] = Counter()
+    judge = reviewed.rows
+    for i in reviewed.reviews if ids is None else ids:
+        j = judge[i]["judge_label"]
+        for who, lab in reviewed.effective[i].human_labels.items():
+            labelled[who] += 1
+            agree[who] += lab == j
+        for r in reviewed.reviews[i]:
+            rows[r["reviewer"]] += 1
+    return labelled, agree, rows
+
+
+_KEPT: OrderedDict[tuple, _Kept] = OrderedDict()
+_KEPT_LOCK = threading.Lock()
+_KEEP_REVIEWED = 4
+"""Runs x policies whose reviewed decisions `kept_reviewed` keeps (a million reviews: a few hundred MB)."""
+
+
+def _db_file(db: Database) -> str:
+    """The database's file ("" in memory)."""
+    return next((f for _, name, f in db.conn.execute("PRAGMA database_list") if name == "main"), "")
+
+
+def kept_reviewed(db: Database, row: Mapping, policy: str = DEFAULT_POLICY) -> Reviewed:
+    """`load_reviewed(db, run, policy)`, kept per process and brought up to date from the reviews added since.
+
+    Reading every review of a run on each page render took 9 s at a million reviews (#38). Reviews are
+    append-only (an undo is a new row) and ids grow, so the reviews the run sees are known by their count and
+    newest id (`reviews_version`, from the stored audited state). When the newest id grew and the count grew by
+    exactly the rows above the kept newest id, only the decisions of those rows are read again (all their reviews)
+    and their effective labels computed again; any other change (a run deleted with the reviews it shared, a
+    count that does not add up) reads everything. The result equals a full read: same reviews (in the same order:
+    by each decision's first review, then its rows by creation time), same effective labels; `rows` is the same
+    mapping (in another order). A database in memory is never kept."""
+    file = _db_file(db)
+    run_id = row["id"]
+    if not file:
+        return load_reviewed(db, run_id, policy)
+    key = (file, run_id, row["name"], row["created"], policy)
+    version = reviews_version(db, run_id)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+    if kept is not None and kept.version == version:
+        return kept.reviewed
+    reviewed, tallies = None, []
+    if kept is not None and version[1] > kept.version[1]:
+        since = db.execute(_REVIEWS_SINCE, [run_id, kept.version[1]]).fetchall()
+        if kept.version[0] + len(since) == version[0]:
+            changed = sorted({d for d, _ in since})
+            reviewed = _brought_up_to_date(db, run_id, kept.reviewed, changed)
+            if reviewed is not None and kept.tallies:  # the changed decisions' share out, their new share in
+                was = _tallies(kept.reviewed, [i for i in changed if i in kept.reviewed.reviews])
+                now_ = _tallies(reviewed, changed)
+                tallies = [tuple(+(old - gone + new) for old, gone, new in zip(kept.tallies[0], was, now_,
+                                                                                strict=True))]
+    if reviewed is None:
+        reviewed = load_reviewed(db, run_id, policy)
+    with _KEPT_LOCK:
+        _KEPT[key] = _Kept(version, reviewed, tallies)
+        _KEPT.move_to_end(key)
+        while len(_KEPT) > _KEEP_REVIEWED:
+            _KEPT.popitem(last=False)
+    return reviewed
+
+
+def reviewer_tallies(view: RunView) -> tuple[Counter, Counter, Counter]:
+    """Per reviewer, over the view's reviewed decisions: decisions carrying their current label, those of them
+    agreeing with the judge, and their review rows (Counters, reviewers without a row left out). Kept with the
+    view's reviewed decisions (`kept_reviewed`) and brought up to date with them: a million review rows took 60 s
+    of each review queue render to count (#38)."""
+    reviewed = view.reviewed
+    with _KEPT_LOCK:
+        kept = next((k for k in _KEPT.values() if k.reviewed is reviewed), None)
+    if kept is not None and kept.tallies:
+        return kept.tallies[0]
+    tallies = _tallies(reviewed)
+    if kept is not None:
+        kept.tallies[:] = [tallies]
+    return tallies
+
+
+def _first_review(revs: Sequence[Mapping]) -> tuple:
+    """The order key of a decision in `Reviewed.reviews`: its first review's (creation time, id)."""
+    return revs[0]["created"], revs[0]["id"]
+
+
+def _brought_up_to_date(db: Database, run_id: int, kept: Reviewed, changed: list[int]) -> Reviewed | None:
+    """`kept` with the decisions `changed` read again (new dicts: `kept` may be in use); None when one of them has
+    no review left (something was deleted: read everything)."""
+    part = load_reviewed(db, run_id, kept.policy, changed)
+    if any(i not in part.reviews for i in changed):
+        return None
+    reviews, rows, effective = dict(kept.reviews), dict(kept.rows), dict(kept.effective)
+    last = _first_review(next(reversed(kept.reviews.values()))) if kept.reviews else None
+    in_order = True
+    added = []
+    for i in changed:
+        revs = part.reviews[i]
+        if i in reviews:
+            in_order &= _first_review(reviews[i]) == _first_review(revs)  # an import may bring an older review
+        else:
+            added.append(i)
+        rows[i] = part.rows[i]
+    added.sort(key=lambda i: _first_review(part.reviews[i]))
+    if added and last is not None and _first_review(part.reviews[added[0]]) < last:
+        in_order = False
+    for i in changed:  # existing keys keep their place; new ones go last, in order
+        if i in reviews:
+            reviews[i], effective[i] = part.reviews[i], part.effective[i]
+    for i in added:
+        reviews[i], effective[i] = part.reviews[i], part.effective[i]
+    if not in_order:
+        order = sorted(reviews, key=lambda i: _first_review(reviews[i]))
+        reviews = {i: reviews[i] for i in order}
+        effective = {i: effective[i] for i in order}
+    return Reviewed(kept.policy, reviews, rows, effective)
+
+
+def _run_key(db: Database, row: Mapping) -> tuple | None:
+    """What identifies a run's decisions for the per-process caches below: the database file, the run (id, name and
+    creation time: a deleted run's id may be taken again) and its decision count (a family that adds decisions
+    when reviewed, LitXBench, counts them into the run's row; decisions are never taken away from a run); None for
+    a database in memory (nothing to key on)."""
+    file = _db_file(db)
+    return (file, row["id"], row["name"], row["created"], row["n_decisions"]) if file else None
+
+
+def run_decision_ids(db: Database, row: Mapping) -> array:
+    """The run's decision ids in order, kept per run (`kept_per_run`): numbering 25 decisions read all 683k ids of a
+    10,000-query retrieval run on every render of the review queue (2 s), and `COUNT(*)` up to an id walks the
+    run's index (0.5 s each, #38)."""
+    return kept_per_run(db, row, "decision ids", lambda: array("q", (r[0] for r in db.execute(
+        "SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [row["id"]]))))
+
+
+_PER_RUN: OrderedDict[tuple, object] = OrderedDict()
+
+
+def kept_per_run(db: Database, row: Mapping, what: str, read: Callable[[], T]) -> T:
+    """`read()`, kept per process for the run's decisions (`_run_key`) and `what` (a few runs' worth): for what
+    depends on a run's documents and decisions alone (written when it is scored, decisions only added to later),
+    never on reviews. Read-only: callers share it."""
+    key = _run_key(db, row)
+    if key is None:
+        return read()
+    key = (*key, what)
+    with _KEPT_LOCK:
+        hit = _PER_RUN.get(key)
+    if hit is None:
+        hit = read()
+        with _KEPT_LOCK:
+            _PER_RUN[key] = hit
+            while len(_PER_RUN) > 8:
+                _PER_RUN.popitem(last=False)
+    return hit  # type: ignore[return-value]
+
+
+def run_document_rows(db: Database, row: Mapping) -> list[tuple]:
+    """(doc id, position, original outcome, decisions) of every document of the run in input order, kept per run
+    (`kept_per_run`): the overview's table read them again after each review (100,000 abstracts, #38)."""
+    def read() -> list[tuple]:
+        n_dec = dict(db.execute("SELECT doc_id, COUNT(*) FROM decisions WHERE run_id = ? GROUP BY doc_id",
+                                [row["id"]]).fetchall())
+        return [(doc, idx, outcome, n_dec.get(doc, 0)) for doc, idx, outcome in db.execute(
+            "SELECT doc_id, idx, outcome FROM documents WHERE run_id = ? ORDER BY idx", [row["id"]])]
+    return kept_per_run(db, row, "document rows", read)
+
+
 _JUDGE_SIDE_TOTALS: dict[tuple, tuple[tuple, ...]] = {}
 
 
 def judge_side_totals(db: Database, row: Mapping) -> tuple[tuple, ...]:
     """(kind, type, decisions, judge-invalid decisions) per kind and type of the run, in that order. A run's
-    decisions and judge labels are written once, when it is scored, so the totals are kept per process for the
-    database file and the run (id, name and creation time: a deleted run's id may be taken again): the query reads
-    the whole decisions table (4.8 s of a Scores page render at 10,000 retrieval queries, #38)."""
-    file = next((f for _, name, f in db.conn.execute("PRAGMA database_list") if name == "main"), "")
-    key = (file, row["id"], row["name"], row["created"]) if file else None  # "": in memory, nothing to key on
+    decisions and judge labels are written when it is scored (and added to, never changed, when a family redecides
+    under reviews), so the totals are kept per process (`_run_key`): the query reads the whole decisions table (4.8
+    s of a Scores page render at 10,000 retrieval queries, #38)."""
+    key = _run_key(db, row)
     if key is not None and key in _JUDGE_SIDE_TOTALS:
         return _JUDGE_SIDE_TOTALS[key]
     totals = tuple(db.execute("SELECT kind, type, COUNT(*), SUM(judge_label = 'invalid') FROM decisions "

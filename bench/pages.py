@@ -13,6 +13,13 @@ so the agreement page has human-vs-human pairs to show.
    and VmRSS of the server process are read from /proc/PID/status.
 
     python bench/pages.py N [--seed S] [--renders 5] [--no-browser]
+
+3. `--db DB [--tree BEFORE --tree AFTER] [--page-reviews 3] [--rounds 2] [--pages overview,scores,queue]`: pages
+   after a review on a given database holding the run `bench` (e.g. CHIMERA at 100,000 abstracts after importing a
+   million reviews, `bench/family_scale.py`'s inputs): per round and tree (alternating), a fresh copy of DB and an
+   AppTest child of that tree's code (`bench/retrieval_scale.PAGES_CHILD`: per page a warm-up render, then
+   `--page-reviews` times one review and a timed rerun); median wall and CPU of the child's reruns per tree, the
+   CPU ratio first/last tree, the load before and after (#38).
 """
 
 from __future__ import annotations
@@ -191,13 +198,78 @@ def browser_rss(db_path: Path, doc: str) -> list[list]:
     return rows
 
 
+def paired_pages(db: Path, trees: list[Path], pages: list[str], page_reviews: int, rounds: int,
+                 timeout: float) -> None:
+    """Section 3 of the module's docstring: pages after a review, trees alternated on copies of `db`."""
+    import json
+    import shutil
+    import sqlite3
+
+    from bench.common import commit_of, timed_child
+    from bench.retrieval_scale import PAGES_CHILD
+
+    with sqlite3.connect(db) as con:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        n_rev, n_dec = con.execute("SELECT (SELECT COUNT(*) FROM reviews), (SELECT COUNT(*) FROM decisions)").fetchone()
+    load_before = os.getloadavg()
+    figures: dict[tuple[int, str], dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory(dir=workdir()) as tmp:
+        copy = Path(tmp) / "pages.db"
+        for _ in range(rounds):
+            for k, tree in enumerate(trees):
+                shutil.copyfile(db, copy)
+                r = timed_child(["-c", PAGES_CHILD, str(copy), str(page_reviews), ",".join(pages)], tree, timeout)
+                found = json.loads(r["out"].strip().splitlines()[-1]) if r["out"] else {}
+                for page in pages:
+                    f = found.get(page, {"median": float("inf"), "cpu": float("nan"), "error": "timeout"})
+                    if f["error"]:
+                        print(f"[{k}] {page}: {f['error']}", file=sys.stderr)
+                    slot = figures.setdefault((k, page), {"wall": [], "cpu": [], "rss": []})
+                    slot["wall"].append(f["median"])
+                    slot["cpu"].append(f["cpu"])
+                    slot["rss"].append(r["rss"])
+                for suffix in ("", "-wal", "-shm"):
+                    Path(str(copy) + suffix).unlink(missing_ok=True)
+    load_after = os.getloadavg()
+    head = ["page after a review"]
+    for k in range(len(trees)):
+        head += [f"[{k}] wall s", f"[{k}] CPU s"]
+    head += ["CPU first/last", "goal"]
+    rows = []
+    for page in pages:
+        row: list = [page]
+        for k in range(len(trees)):
+            f = figures[(k, page)]
+            row += [f"{median(f['wall']):.3g}", f"{median(f['cpu']):.3g}"]
+        first, last = median(figures[(0, page)]["cpu"]), median(figures[(len(trees) - 1, page)]["cpu"])
+        row += [f"{first / last:.3g}" if last > 0 else "—", "≤ 1 s"]
+        rows.append(row)
+    print_table(f"Pages after a review, {db.name} ({n_dec:,} decisions, {n_rev:,} reviews), medians of {rounds} "
+                f"rounds x {page_reviews} reviews; trees: " + "; ".join(f"[{k}] {commit_of(t)}" for k, t in
+                                                                     enumerate(trees))
+                + f"; load {load_before[0]:.1f} before, {load_after[0]:.1f} after ({os.cpu_count()} cores)",
+                head, rows)
+    print("peak RSS of the child (all pages), MiB: " + ", ".join(
+        f"[{k}] {max(max(figures[(k, p)]['rss']) for p in pages):.0f}" for k in range(len(trees))))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("n", type=int)
+    ap.add_argument("n", type=int, nargs="?", default=0)
+    ap.add_argument("--db", type=Path, help="pages after a review on this database (section 3 of the docstring)")
+    ap.add_argument("--tree", action="append", type=Path, help="source tree (repeatable; with --db)")
+    ap.add_argument("--pages", default="overview,scores,queue")
+    ap.add_argument("--page-reviews", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--renders", type=int, default=5)
     ap.add_argument("--no-browser", action="store_true", help="skip the real-server RSS measurement")
     args = ap.parse_args(argv)
+    if args.db is not None:
+        paired_pages(args.db.resolve(), [t.resolve() for t in (args.tree or [ROOT])], args.pages.split(","),
+                     args.page_reviews, args.rounds, args.timeout)
+        return
     db_path, doc, n_dec = prepare(args.n, args.seed)
     from audit.store.database import open_db
 

@@ -25,9 +25,9 @@ from audit.review.queue import (
 )
 from audit.review.reviews import UNDO_NOTE, add_review, review_note, undo_label
 from audit.review.sample_progress import card_progress, sample_caption
-from audit.review.sampling import create_plan, load_plan, next_sample
+from audit.review.sampling import ALL_KINDS, create_plan
 from audit.review.sharing import other_runs_asking
-from audit.store.database import Database, default_db_path, open_db
+from audit.store.database import Database, default_db_path, open_db, plan_stamp
 from audit.views import document
 from ui import auth
 from ui.blind import is_blind
@@ -40,7 +40,7 @@ from ui.owner_only import role_button
 from ui.review_card.component import page_refresher, queue_token, save_grant
 from ui.review_card.component import review_card as browser_card
 from ui.review_card.store import Reviewer
-from ui.state import blind, current_view, db, is_blind_reviewer, link_params, reviewer, role
+from ui.state import blind, current_view, db, is_blind_reviewer, link_params, reviewer, role, sample_now
 from ui.text import md_literal, show_error, show_text
 
 IDS, POS, KEY, HISTORY = "queue.ids", "queue.pos", "queue.key", "queue.history"
@@ -63,7 +63,7 @@ if not who:
     st.warning("Enter your reviewer name in the sidebar: the queue is personal (what *you* have not labelled).")
 
 queues = {k: v for k, v in QUEUES.items() if not hidden or k in BLIND_QUEUES}
-plan = load_plan(conn, run_view)
+plan = plan_stamp(conn, run_view.id, ALL_KINDS)  # whether the run has a plan (decoded only where it is used)
 # Assigned review: a reviewer's queues serve their share of the run only (adjudicating is not restricted).
 share = share_of(conn, run, who) if who and role() == "reviewer" else None
 if st.session_state.get("queue.mode") not in queues:
@@ -92,7 +92,7 @@ if mode == "sample":
             st.rerun()
     else:
         try:
-            nxt = next_sample(conn, run_view)
+            nxt = sample_now(run_view)
         except AuditError as e:
             nxt = None
             show_error(str(e))
@@ -184,7 +184,7 @@ def _on_move(to: int) -> None:
 def sample_line(fconn: Database) -> str:
     """The sample's progress toward its target (`audit.review.sample_progress`), read afresh: each label moves it."""
     try:
-        return card_progress(next_sample(fconn, run_view.on(fconn)), blind=hidden)
+        return card_progress(sample_now(run_view.on(fconn)), blind=hidden)
     except AuditError as e:
         return str(e)
 
@@ -209,7 +209,7 @@ def card_panel(fconn: Database) -> None:
     pos = min(st.session_state.get(POS, 0), len(ids))
     as_role = role()
     total = row["n_decisions"]
-    done = labelled_count(fconn, row["id"], who) if who else 0
+    done = labelled_count(fconn, run_view.on(fconn), who) if who else 0
     st.progress(done / total if total else 1.0,
                 text=f"You have labelled {done} of {total} decisions · {len(ids)} in this queue")
     if mode == "sample" and plan is not None:
@@ -298,7 +298,7 @@ def browser_panel() -> None:
     fconn = db()
     ids: list[int] = st.session_state[IDS]
     as_role = role()
-    done = labelled_count(fconn, row["id"], who) if who else 0
+    done = labelled_count(fconn, run_view.on(fconn), who) if who else 0
     share_status(fconn)
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),

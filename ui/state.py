@@ -34,7 +34,7 @@ from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import DatabaseRefused
 from audit.review.blind_assignments import blind_assignments
 from audit.review.roles import blind_forced
-from audit.store.database import Database, default_db_path, list_runs, open_db, reviews_version
+from audit.store.database import Database, default_db_path, list_runs, open_db, plan_stamp, reviews_version
 from audit.views import RunView, load_view
 from ui import auth
 from ui.blind import reviews_blind
@@ -129,6 +129,22 @@ def run_documents(view: RunView) -> list[dict]:
     """`view.documents()` (one row per document with its audited outcome and review count), kept per
     `review_state`: at 10,000 documents the read and the count take 0.2 s of every overview render."""
     return _documents(view, review_state(view))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _next_sample(_view: RunView, key: tuple) -> dict | None:  # noqa: ARG001 - key: review_state(_view) and the plan
+    from audit.review.sampling import next_sample
+
+    return next_sample(_view.db, _view)
+
+
+def sample_now(view: RunView) -> dict | None:
+    """`audit.review.sampling.next_sample` of the run's plan (raises AuditError without one), kept per review state
+    and plan: the review queue asks for it at the top of the page and again in its card's fragment, each one 1-2 s
+    at 10,000 retrieval queries (#38); a review anywhere, or a new plan, computes it again."""
+    from audit.review.sampling import ALL_KINDS
+
+    return _next_sample(view, (review_state(view), plan_stamp(view.db, view.id, ALL_KINDS)))
 
 
 def policy() -> str:
@@ -321,16 +337,25 @@ def link(page: str, **params: object) -> str:
     return links(page, [params])[0]
 
 
+_PAIRS: dict[tuple[str, str], str] = {}
+_MAX_PAIRS = 400_000
+"""`links`' encoded parameters, kept across renders: the overview's link column at 100,000 abstracts encoded every
+document id again after each review (2.4 s, #38)."""
+
+
 def links(page: str, params: Iterable[Mapping[str, object]]) -> list[str]:
     """`link(page, **p)` for every `p`, the session's settings read once: a table's link column at 10,000 rows
     (each read of the settings looks up the secrets file twice, about 0.4 ms each)."""
     carried = _carried()
-    pairs: dict[tuple[str, str], str] = {}  # (key, value) -> "key=value", as urlencode writes it: each setting once
+    pairs = _PAIRS  # (key, value) -> "key=value", as urlencode writes it: each once per process
+    if len(pairs) > _MAX_PAIRS:
+        pairs.clear()
 
     def pair(k: str, v: str) -> str:
-        if (k, v) not in pairs:
-            pairs[k, v] = urlencode({k: v})
-        return pairs[k, v]
+        hit = pairs.get((k, v))
+        if hit is None:
+            hit = pairs[k, v] = urlencode({k: v})
+        return hit
 
     return [f"{page}?{'&'.join(pair(k, str(v)) for k, v in {**carried, **p}.items() if v not in (None, ''))}"
             for p in params]

@@ -13,7 +13,7 @@ from audit.outputs.compare_humans import humans_vs_judges
 from audit.outputs.errata_export import export_errata_csv
 from audit.review.errata import add_erratum, current_errata, history, withdraw_erratum
 from audit.review.queue import QUEUES, decision_view, describe_change, labelled_count, queue_ids
-from audit.review.reviews import add_review
+from audit.review.reviews import add_review, reviewer_labels
 from audit.store.database import run_row
 from audit.views import decisions, load_view
 from devtools.queue_oracle import queue
@@ -77,7 +77,8 @@ def test_decision_view_matches_the_run_listing(reviewed_run, policy):
     view = load_view(reviewed_run, RUN, policy)
     for d in view.decisions()[:25]:
         assert decision_view(reviewed_run, view, d["id"]) == d
-    assert labelled_count(reviewed_run, run_id, "ana") == 29 and labelled_count(reviewed_run, run_id, "bo") == 10
+    assert labelled_count(reviewed_run, RUN, "ana") == 29 and labelled_count(reviewed_run, RUN, "bo") == 10
+    assert [len(reviewer_labels(reviewed_run, run_id, who)) for who in ("ana", "bo")] == [29, 10]
 
 
 def test_describe_change_names_counts_and_scores():

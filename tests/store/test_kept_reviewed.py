@@ -1,0 +1,163 @@
+"""A run's reviewed decisions are kept per process and brought up to date from the reviews added since (#38: reading
+every review on each page render took 9 s at a million reviews), and `reviews_version` comes from the stored
+audited state.
+
+Invariant, after every step of random review sets (several reviewers, undos, adjudications, imports that bring
+reviews older than the kept ones, reviews made in a run sharing the questions, a run deleted with the reviews it
+shared), in every run and under every policy: the kept reviewed decisions equal a full read (`load_reviewed`: same
+reviews in the same order, same effective labels in the same order, same decision rows) and `reviews_version`
+equals the count and newest id counted through the `run_reviews` view.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from audit.effective import POLICIES
+from audit.rescoring import load_reviewed
+from audit.review.queue import labelled_count, reviewer_progress, reviewer_progress_db
+from audit.review.reviews import add_review, reviewer_labels
+from audit.review.reviews_io import import_reviews
+from audit.runs import delete_run, score_run
+from audit.store.database import counted_reviews_version, open_db, reviews_version, run_row
+from audit.views import kept_reviewed, load_view
+from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT
+
+REVIEWERS = ("ana", "ben", "cy")
+
+
+def _ids(db, run: str) -> list[int]:
+    return [r[0] for r in db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [run_row(db, run)["id"]])]
+
+
+def _runs(db) -> list[str]:
+    return [r[0] for r in db.execute("SELECT name FROM runs ORDER BY id")]
+
+
+def check(db) -> None:
+    for run in _runs(db):
+        row = run_row(db, run)
+        assert reviews_version(db, row["id"]) == counted_reviews_version(db, row["id"]), run
+        for policy in POLICIES:
+            kept, full = kept_reviewed(db, row, policy), load_reviewed(db, row["id"], policy)
+            assert list(kept.reviews.items()) == list(full.reviews.items()), (run, policy)
+            assert list(kept.effective.items()) == list(full.effective.items()), (run, policy)
+            assert kept.rows == full.rows, (run, policy)
+        # the review queue's progress table, from the tallies kept with them
+        full = load_reviewed(db, row["id"])
+        decs = [{"human": full.effective[i].human_labels, "judge": full.rows[i]["judge_label"], "reviews": r}
+                for i, r in full.reviews.items()]
+        expected = [r | {"of": row["n_decisions"]} for r in reviewer_progress(decs)]
+        assert reviewer_progress_db(db, load_view(db, run)) == expected, run
+        for who in ("dee", *REVIEWERS):
+            assert labelled_count(db, run, who) == len(reviewer_labels(db, row["id"], who)), (run, who)
+
+
+def _review(db, rng: random.Random, run: str) -> None:
+    dec = rng.choice(_ids(db, run)[:60])  # few decisions: several reviews each, conflicts
+    kind = db.execute("SELECT kind FROM decisions WHERE id = ?", [dec]).fetchone()[0]
+    labels = ["match", "no-match"] if kind != "relation" else ["match", "no-match"]
+    role = "adjudicator" if rng.random() < 0.1 else "reviewer"
+    label = None if rng.random() < 0.15 else rng.choice(labels)  # None: an undo of the reviewer's label
+    add_review(db, run, dec, label, rng.choice(REVIEWERS), role=role, blind=rng.random() < 0.2)
+
+
+def _import(db, rng: random.Random, run: str, path, k: int) -> None:
+    """`k` review lines made on `run`'s decisions, dated before every review stored (they sort first)."""
+    rid = run_row(db, run)["id"]
+    decs = db.execute("SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ? ORDER BY id LIMIT 80",
+                      [rid]).fetchall()
+    with path.open("w", encoding="utf-8") as f:
+        for n in range(k):
+            doc, kind, typ, left, right = rng.choice(decs)
+            f.write(json.dumps({"uid": f"imp-{path.stem}-{n}", "doc": doc, "kind": kind, "type": typ, "left": left,
+                                "right": right, "reviewer": rng.choice(("dee", *REVIEWERS)),
+                                "label": rng.choice(["match", "no-match"]), "role": "reviewer", "note": None,
+                                "blind": False, "created": f"2020-01-0{1 + n % 9}T00:00:00+00:00"}) + "\n")
+    import_reviews(db, run, path)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_kept_reviewed_equals_a_full_read_after_every_step(db_with_run, tmp_path, seed):
+    db = db_with_run
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="twin")  # mixed's questions
+    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_PERFECT)}, "exact", run="perfect")
+    rng = random.Random(seed)
+    check(db)
+    for step in range(45):
+        runs = _runs(db)
+        if step == 20:
+            _import(db, rng, "mixed", tmp_path / f"old{seed}.jsonl", 25)
+        elif step == 32 and "twin" in runs:
+            delete_run(db, "twin", force=True)  # mixed loses the reviews twin shared with it
+        else:
+            _review(db, rng, rng.choice(runs))
+        check(db)
+    # the steps did exercise what the kept state must follow
+    mixed = run_row(db, "mixed")["id"]
+    sources = {e.source for e in load_reviewed(db, mixed).effective.values()}
+    assert {"human", "conflicted", "adjudicated"} <= sources, sources
+
+
+def test_a_review_through_another_connection_is_seen_at_once(db_with_run, db_path):
+    db = db_with_run
+    other = open_db(db_path)
+    try:
+        ids = _ids(db, "mixed")
+        view = load_view(db, "mixed")
+        assert view.reviewed.reviews == {}
+        for n, dec in enumerate(ids[:5]):
+            add_review(other, "mixed", dec, "no-match", "ben")
+            fresh = load_view(db, "mixed")  # the next render's view, on the first connection
+            assert set(fresh.reviewed.reviews) == set(ids[:n + 1])
+            assert fresh.audit.review_counts["reviewed"] == n + 1
+        assert view.reviewed.reviews == {}  # a view is a snapshot: the kept state is never changed in place
+    finally:
+        other.conn.close()
+
+
+def test_a_review_reads_only_its_decisions(db_with_run, monkeypatch):
+    """After the first read, a review makes the next read load only its decision's reviews."""
+    import audit.views as views
+
+    db = db_with_run
+    row = run_row(db, "mixed")
+    ids = _ids(db, "mixed")
+    add_review(db, "mixed", ids[0], "no-match", "ana")
+    kept_reviewed(db, row)
+    asked: list = []
+    real = views.load_reviewed
+    monkeypatch.setattr(views, "load_reviewed", lambda *a, **k: asked.append(a[3:]) or real(*a, **k))
+    add_review(db, "mixed", ids[7], "match", "ben")
+    assert set(kept_reviewed(db, row).reviews) == {ids[0], ids[7]}
+    assert asked == [([ids[7]],)]
+    # a count that does not add up (reviews deleted behind the state's back) reads everything again
+    db.execute("DELETE FROM reviews WHERE decision_id = ?", [ids[0]])
+    db.execute("UPDATE audit_state SET review_counts = json_set(review_counts, '$.reviews', 1), last_review = "
+               "(SELECT MAX(id) FROM reviews) WHERE run_id = ?", [row["id"]])
+    add_review(db, "mixed", ids[9], "match", "ben")
+    asked.clear()
+    assert set(kept_reviewed(db, row).reviews) == {ids[7], ids[9]}
+    assert asked == [()]
+
+
+def test_the_variant_differences_equal_those_of_every_documents_counts(db_with_run):
+    """The overview's strict-variant table compares each distinct counts dict once; the same rows as comparing every
+    document's audited counts (decoded afresh), after reviews that change some documents."""
+    from scoring.families.chimera import strict
+    from ui.families.chimera import _variant_differences
+
+    db = db_with_run
+    rng = random.Random(5)
+    for n in range(4):
+        for dec in rng.sample(_ids(db, "mixed"), 15):
+            add_review(db, "mixed", dec, rng.choice(["match", "no-match"]), "ana")
+        view = load_view(db, "mixed")
+        per_doc = view.audited_doc_counts()
+        expected = strict.differing_documents(per_doc)
+        assert _variant_differences.__wrapped__(view, n) == (len(per_doc), expected)
+        assert view.audited_doc_counts_shared() == per_doc
+    assert expected and view.audit.changed_docs  # the reviews did change documents, and some differ
