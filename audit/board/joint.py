@@ -225,6 +225,8 @@ class BoardState:
     """run -> the judge totals of all its counts (the counts no review moved keep them)."""
     active: dict[str, np.ndarray]
     """run -> the indices (in `paths`) of the counts the vectors keep."""
+    movable: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    """run -> block -> which kept counts a review can move there (`_movable_vectors`; `board.unseen_moves`)."""
     _grads: dict = field(default_factory=dict)
 
     @property
@@ -252,7 +254,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) 
     task = get_task(views[stored.runs[0]].row["task"])
     in_plan = stored.plan.stratum_of()
     block_of = {(r, d): b for b, per in stored.documents.items() for r, docs in per.items() for d in docs}
-    paths, judge, human, asks, base, active = {}, {}, {}, {}, {}, {}
+    paths, judge, human, asks, base, active, movable = {}, {}, {}, {}, {}, {}, {}
     open_of: dict[str, set[str]] = {}
     for r, view in views.items():
         audit = view.audit
@@ -261,12 +263,16 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) 
         changed = audit.doc_counts or {}
         jr: dict[str, np.ndarray] = {}
         hr: dict[str, np.ndarray] = {}
+        mr: dict[str, np.ndarray] = {}
+        can_move = _movable_vectors(view, paths[r])
         for doc_id, j in _judge_vectors(view, paths[r]).items():
             b = block_of[(r, doc_id)]
             h = flatten(changed[doc_id], paths[r]) if changed.get(doc_id) else j
             jr[b] = jr[b] + j if b in jr else j
             hr[b] = hr[b] + h if b in hr else h
-        judge[r], human[r], base[r], active[r] = _active(jr, hr)
+            mr[b] = mr[b] | can_move[doc_id] if b in mr else can_move[doc_id]
+        judge[r], human[r], base[r], active[r] = _active(jr, hr, mr)
+        movable[r] = {b: mr[b][active[r]] for b in mr}
         asks[r], open_of[r] = set(), set()
         effective = view.effective  # the reviewed decisions; every other one carries the judge's label
         for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
@@ -279,7 +285,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) 
     labelled = set(in_plan) - set().union(*open_of.values())
     strata = {b: in_plan.get(b, NO_DECISIONS) for b in stored.documents}
     return BoardState(stored, task, views, paths, judge, human, asks, labelled, open_of, drawn & set(in_plan), strata,
-                      base, active)
+                      base, active, movable)
 
 
 _JUDGE_VECTORS: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
@@ -300,18 +306,58 @@ def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
     return _JUDGE_VECTORS[key]
 
 
-def _active(judge: dict[str, np.ndarray], human: dict[str, np.ndarray]
-            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    """The counts some review moved (in some block the human count differs from the judge's), and the totals of all.
+_MOVABLE: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
 
-    A count no review moved is the same in every block under both labels, so every estimator gives it its judge
-    total exactly, with no variance: the vectors keep only the moved counts (the metric reads the rest from the
-    totals), which is what makes a board's numerical gradients affordable (CHIMERA: ~130 counts per run, a few
-    dozen moved)."""
+
+def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
+    """doc id -> which counts a review can move there (judge side only): the document recounted with every
+    decision given each label of its kind's scheme in turn (all `match`, all `no-match`, ...), a count that differs
+    from the judge's counts under some of them is movable. What `board.unseen_moves` reads; kept as the judge
+    vectors are (once per database file, run and paths)."""
+    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
+    key = (where, view.id, view.row["created"], tuple(paths))
+    if key not in _MOVABLE:
+        task = view.task
+        decisions: dict[str, list[tuple]] = {}
+        for doc, kind, typ, left, right in view.db.execute(
+                "SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [view.id]):
+            decisions.setdefault(doc, []).append((kind, typ, left, right))
+        judge = _judge_vectors(view, paths)
+        out = {}
+        for doc, payload in view.db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?", [view.id]):
+            keys = decisions.get(doc, [])
+            can = np.zeros(len(paths), dtype=bool)
+            if keys:
+                payload = json.loads(payload)
+                widest = max(len(task.label_schemes[k[0]].labels) for k in keys)
+                for i in range(widest):
+                    labels = {k: task.label_schemes[k[0]].labels[min(i, len(task.label_schemes[k[0]].labels) - 1)]
+                              for k in keys}
+                    can |= flatten(task.counts(payload, labels), paths) != judge[doc]
+            out[doc] = can
+        _MOVABLE[key] = out
+        while len(_MOVABLE) > _KEEP:
+            _MOVABLE.popitem(last=False)
+    _MOVABLE.move_to_end(key)
+    return _MOVABLE[key]
+
+
+def _active(judge: dict[str, np.ndarray], human: dict[str, np.ndarray], movable: dict[str, np.ndarray] | None = None
+            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The counts some review moved (in some block the human count differs from the judge's) or can move
+    (`movable`: `board.unseen_moves` gives them a variance), and the totals of all.
+
+    A count no review moved and none can move is the same in every block under both labels, so every estimator gives
+    it its judge total exactly, with no variance: the vectors keep only the others (the metric reads the rest from
+    the totals), which is what makes a board's numerical gradients affordable (CHIMERA: ~130 counts per run, a few
+    dozen kept)."""
     blocks = list(judge)
     full_j = np.array([judge[b] for b in blocks])
     full_h = np.array([human[b] for b in blocks])
-    moved = np.flatnonzero(np.any(full_j != full_h, axis=0))
+    moved = np.any(full_j != full_h, axis=0)
+    if movable:
+        moved |= np.any(np.array([movable[b] for b in blocks]), axis=0)
+    moved = np.flatnonzero(moved)
     if moved.size == 0:
         moved = np.array([0])
     return ({b: full_j[i, moved] for i, b in enumerate(blocks)}, {b: full_h[i, moved] for i, b in enumerate(blocks)},
@@ -348,7 +394,8 @@ def system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Esti
     sampled, certain = state.system_sample(run)
     bounds = state.task.metric_bounds(cell)
     one = board_estimate({run: state.judge[run]}, state.strata, {run: sampled}, {run: _metric(state, run, cell)},
-                         certain={run: certain}, higher_is_better=cell.higher_is_better, bounds=bounds, level=LEVEL)
+                         certain={run: certain}, higher_is_better=cell.higher_is_better, bounds=bounds, level=LEVEL,
+                         movable={run: state.movable[run]})
     per, _ = anytime(one, planned_n=planned_n_for(len(state.asks[run] & set(state.stored.plan.stratum_of()))),
                      bounds=bounds)
     return one.per_system[run], per[run]
@@ -363,7 +410,8 @@ def pairs_board(state: BoardState, cell: MetricCell) -> tuple[Board, dict[str, E
                    state.strata[b] == NO_DECISIONS or b in state.known} for r in runs}
     board = board_estimate({r: state.judge[r] for r in runs}, state.strata, sampled,
                            {r: _metric(state, r, cell) for r in runs}, certain=certain,
-                           higher_is_better=cell.higher_is_better, bounds=state.task.metric_bounds(cell), level=LEVEL)
+                           higher_is_better=cell.higher_is_better, bounds=state.task.metric_bounds(cell), level=LEVEL,
+                           movable={r: state.movable[r] for r in runs})
     per_any, pairs_any = anytime(board, planned_n=planned_n_for(len(state.stored.plan.blocks)),
                                  bounds=state.task.metric_bounds(cell))
     return board, per_any, pairs_any

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from scoring.stats.board import board_estimate, competition_ranks, joint_vectors, rank_sets, settled
+from scoring.stats.board import board_estimate, competition_ranks, joint_vectors, rank_sets, settled, unseen_moves
 from scoring.stats.difference import difference_totals
 from scoring.stats.estimators import metric_estimate
 
@@ -149,3 +149,48 @@ def test_each_systems_gradient_once_gives_the_numbers_of_the_whole_numerical_gra
                                                 variance="jeffreys"), f1)
         assert e.estimate == pytest.approx(own.estimate, rel=1e-12)
         assert e.se == pytest.approx(own.se, rel=1e-6) and e.ci == pytest.approx(own.ci, rel=1e-6)
+
+
+def test_unseen_moves_adds_a_jeffreys_rate_of_unit_moves_to_counts_no_sampled_block_moved():
+    # one stratum of 10 blocks, 4 sampled; count 0 moved in a sampled block, count 1 can move in 5 blocks (2 of them
+    # sampled) but moved in none, count 2 can move nowhere
+    judge = {f"b{i}": np.array([3.0, 1.0, 2.0]) for i in range(10)}
+    strata = dict.fromkeys(judge, "h")
+    sampled = {"b0": np.array([2.0, 1.0, 2.0]), "b1": np.array([3.0, 1.0, 2.0]), "b2": np.array([3.0, 1.0, 2.0]),
+               "b3": np.array([3.0, 1.0, 2.0])}
+    movable = {b: np.array([True, i in (0, 1, 5, 6, 7), False]) for i, b in enumerate(judge)}
+    tot = difference_totals(judge, strata, sampled, variance="jeffreys")
+    out = unseen_moves(tot, judge, strata, sampled, movable)
+    m, big_m = 4, 10
+    rate = 5 / big_m * 0.5 / (2 + 1)  # share of blocks where it can move · Jeffreys ½/(sampled movable + 1)
+    expected = big_m ** 2 * (1 - m / big_m) / m * m / (m - 1) * rate
+    added = out.cov - tot.cov
+    assert added[1, 1] == pytest.approx(expected)
+    assert np.count_nonzero(added) == 1  # the seen count and the count that cannot move get nothing
+    assert np.array_equal(out.total, tot.total)
+    assert sum(c for c, _ in out.parts.values()) == pytest.approx(out.cov)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=hs.integers(0, 10_000), n=hs.integers(30, 60))
+def test_unseen_moves_only_widens_and_a_full_review_stays_exact(seed, n):
+    rng = np.random.default_rng(seed)
+    human, judge = simulate(rng, 60, {"a": 0.7, "b": 0.6}, 0.05)
+    movable = {s: {d: np.array([True, True, True]) for d in judge[s]} for s in judge}
+    strata = {d: ("x" if i % 2 else "y") for i, d in enumerate(judge["a"])}
+    docs = [f"d{i}" for i in rng.choice(60, n, replace=False)]
+    sampled = {s: {d: human[s][d] for d in docs} for s in human}
+    metrics = {s: f1 for s in human}
+    plain = board_estimate(judge, strata, sampled, metrics)
+    floored = board_estimate(judge, strata, sampled, metrics, movable=movable)
+    for s in human:
+        assert floored.per_system[s].estimate == plain.per_system[s].estimate
+        if plain.per_system[s].se is not None:
+            assert floored.per_system[s].se >= plain.per_system[s].se - 1e-15
+    for p, q in zip(plain.pairs, floored.pairs, strict=True):
+        if p.estimate.se is not None:
+            assert q.estimate.se >= p.estimate.se - 1e-15
+    everything = {s: dict(human[s]) for s in human}
+    full = board_estimate(judge, strata, everything, metrics, movable=movable)
+    assert all(e.ci[0] == e.ci[1] for e in full.per_system.values())
+    assert all(p.simultaneous.ci[0] == p.simultaneous.ci[1] for p in full.pairs)
