@@ -7,7 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import pickle
-from replay_common import *
+from bench.board_replay.replay_common import *
 from audit.review.count_vectors import flatten
 from audit.review.sampling import metric_of_totals
 from scoring.stats.board import board_estimate

@@ -5,7 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import pickle, copy
-from replay_common import *
+from bench.board_replay.replay_common import *
 D = sys.argv[1]
 import bench.board_plan as bp
 from scipy import stats as st

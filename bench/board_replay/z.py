@@ -5,7 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from replay_common import *
+from bench.board_replay.replay_common import *
 recs = load(sys.argv[1])
 rows = []
 for rec in recs:
