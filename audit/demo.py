@@ -52,6 +52,9 @@ def bundled_files() -> dict[str, Path]:
 
 
 SEEDED = "demo_seeded"
+SEEDING = "demo_seeding_started"
+"""Set when a first start begins to score the demo: a first start interrupted half-way (the user left the page while
+it ran) is resumed at the next visit, not taken for an earlier release's database."""
 """`settings` key recording that the demo runs were scored into this database once (so a demo run deleted on
 purpose stays deleted)."""
 
@@ -71,6 +74,8 @@ def needs_seeding(db: Database) -> bool:
     """
     if getattr(db, "read_only", False) or is_seeded(db):
         return False
+    if db.execute("SELECT 1 FROM settings WHERE key = ?", [SEEDING]).fetchone():
+        return True  # a first start that did not finish: score the runs and boards it lacks
     have = {r["name"] for r in db.query("SELECT name FROM runs")}
     if have & {d.name for _, d in demo_runs()}:
         _mark_seeded(db)
@@ -88,6 +93,7 @@ def load_demo(db: Database, progress: DemoProgress | None = None) -> list[str]:
     if getattr(db, "read_only", False):
         raise AuditError("the database is read-only: the demo runs cannot be scored into it")
     runs = demo_runs()
+    _mark(db, SEEDING)
     have = {r["name"] for r in db.query("SELECT name FROM runs")}
     scored = []
     for i, (task, d) in enumerate(runs):
@@ -141,5 +147,9 @@ def seed_boards(db: Database) -> list[str]:
 
 
 def _mark_seeded(db: Database) -> None:
+    _mark(db, SEEDED)
+
+
+def _mark(db: Database, key: str) -> None:
     with transaction(db):
-        db.execute("INSERT OR REPLACE INTO settings (key, value, updated) VALUES (?, '1', ?)", [SEEDED, now()])
+        db.execute("INSERT OR REPLACE INTO settings (key, value, updated) VALUES (?, '1', ?)", [key, now()])
