@@ -207,7 +207,7 @@ def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[s
             out[key] = median_estimate({d: dist(c) for d, c in pop.judge.items()}, strata,
                                        {d: dist(pop.human[d]) for d in sample},
                                        certain={d: dist(pop.human[d]) for d in certain_docs}, seed=plan.seed,
-                                       rule=median_rule(task, cell))
+                                       rule=median_rule(task, cell), own_errors=task.sampling_own_error_sizes)
         else:
             g = metric_of_totals(task, cell, paths, options)
             out[key] = metric_estimate(tot, g, bounds=task.metric_bounds(cell),

@@ -396,7 +396,7 @@ def median_headline(view: RunView, plan: Plan, cell: MetricCell, sampled: Mappin
                                     certain={d: dist(human_counts[d]) for d in certain}, seed=plan.seed % 2**32,
                                     judge_only=cell.value(view.row["original_metrics"]),
                                     exact=cell.value(view.audit.metrics) if complete else None, planned_n=planned_n,
-                                    rule=median_rule(task, cell))
+                                    rule=median_rule(task, cell), own_errors=task.sampling_own_error_sizes)
     h = headline(est, cell.value(view.audit.metrics))
     h.update(label=cell.label, method=METHOD, n_documents_sampled=len(sampled), n_documents_known=len(certain),
              n_documents_planned=len(plan.blocks),

@@ -99,7 +99,7 @@ def _withheld(tot: Totals, min_reviews: int, min_differing: int) -> str | None:
     return None
 
 
-def _unsized(tot: Totals, grad: np.ndarray) -> str | None:
+def unsized_strata(tot: Totals, grad: np.ndarray) -> str | None:
     """With `own_errors` (`stratum_df`): why no interval yet while a sampled stratum none of whose draws differs from
     the judge would carry variance of this metric (its Jeffreys variance, sized by other strata's errors, moves it);
     None when there is none."""
@@ -122,7 +122,7 @@ def stratum_df(sampled: int, differing: int, own_errors: bool = False) -> int:
     `variance="jeffreys"`) estimates a stratum's error sizes from its x_h differing blocks, not from its m_h draws,
     so x_h − 1 is what its variance is estimated with (a rare-events count is as uncertain as a chi-square with about
     x_h degrees of freedom, however many blocks agree); and a stratum where none differs (x_h = 0) withholds the
-    interval (`_unsized`) rather than borrow another stratum's error sizes, unless none of those would move the
+    interval (`unsized_strata`) rather than borrow another stratum's error sizes, unless none of those would move the
     metric (retrieval's Hits@10 in the tail strata). Without this, retrieval's MRR covered
     0.85 / 0.90 at 60 / 120 queries (200 rounds; with the true within-stratum variances the same draws cover 0.97):
     the draws that miss a stratum's few large changes show both a low estimate and a small variance
@@ -186,7 +186,7 @@ def _from_totals(tot: Totals, g: Callable[[np.ndarray], float], *, level: float,
         value, se, grad = delta_method(g, tot.total, tot.cov)
     else:
         value, se = float(g(tot.total)), float(np.sqrt(max(float(grad @ tot.cov @ grad), 0.0)))
-    unsized = _unsized(tot, grad) if own_errors else None
+    unsized = unsized_strata(tot, grad) if own_errors else None
     if unsized:
         return Estimate(value, None, None, judge_only, n_rev, tot.n_sampled, tot.n_total, "none", unsized, None,
                         tot.df)

@@ -51,7 +51,7 @@ import numpy as np
 
 from scoring.stats.confidence_sequence import multiplier, planned_n_for
 from scoring.stats.difference import INSUFFICIENT, Totals, difference_totals
-from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, VARIANCE, Estimate
+from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, VARIANCE, Estimate, stratum_df, unsized_strata
 
 Distribution = tuple[Sequence[float], Sequence[float]]
 """(values, probabilities) of one block's value; None: the block is not in the cell's population."""
@@ -107,12 +107,13 @@ def median_estimate(judge: Mapping[str, Distribution | None], strata: Mapping[st
                     certain: Mapping[str, Distribution | None] | None = None, level: float = 0.95,
                     n_boot: int = N_BOOT, seed: int = 0, min_reviews: int = MIN_REVIEWS,
                     min_differing: int = MIN_DIFFERING, exact: float | None = None,
-                    judge_only: float | None = None, rule: MedianRule | None = None) -> Estimate:
+                    judge_only: float | None = None, rule: MedianRule | None = None,
+                    own_errors: bool = False) -> Estimate:
     """Median of the blocks' values under full human review with its fixed-n (bootstrap) interval; arguments as
     `median_estimates`."""
     return median_estimates(judge, strata, sampled, certain=certain, level=level, n_boot=n_boot, seed=seed,
                             min_reviews=min_reviews, min_differing=min_differing, exact=exact,
-                            judge_only=judge_only, rule=rule).fixed
+                            judge_only=judge_only, rule=rule, own_errors=own_errors).fixed
 
 
 def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[str, str],
@@ -121,7 +122,7 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
                      n_boot: int = N_BOOT, seed: int = 0, min_reviews: int = MIN_REVIEWS,
                      min_differing: int = MIN_DIFFERING, exact: float | None = None,
                      judge_only: float | None = None, planned_n: int | None = None,
-                     rule: MedianRule | None = None) -> MedianEstimates:
+                     rule: MedianRule | None = None, own_errors: bool = False) -> MedianEstimates:
     """Median of the blocks' values under full human review, with its fixed-n and anytime intervals (see the
     module docstring). Both carry the same point; the anytime one equals the fixed-n one where that is exact or
     withheld.
@@ -138,6 +139,9 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
             distribution function (`statistics.median` for single-valued blocks).
         planned_n: where the confidence sequence is tuned to be tightest (`confidence_sequence.planned_n_for` of
             the plan's blocks, never from the reviews); default: that of the population's size.
+        own_errors: the family's `sampling_own_error_sizes`, as for the totals (`estimators.stratum_df`): each
+            stratum's degrees of freedom come from its differing blocks, and a sampled stratum none of whose draws
+            differs withholds the interval where its variance reaches the median.
     """
     certain = certain or {}
     both = set(sampled) & set(certain)
@@ -240,6 +244,12 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
         fixed = (float(min(lo, estimate)), float(max(hi, estimate)))
         return MedianEstimates(one(estimate, fixed, METHOD), one(estimate, None, "none", tot.reason or ""))
     f = tot.total / n
+    if own_errors:  # the median's point of F̂: the stratum variances that reach it (`estimators.unsized_strata`)
+        at = np.zeros(grid.size)
+        at[min(int(np.searchsorted(np.maximum.accumulate(f), 0.5)), grid.size - 1)] = 1.0
+        unsized = unsized_strata(tot, at)
+        if unsized:
+            return result(estimate, None, METHOD, unsized)
     se = np.sqrt(np.clip(np.diag(tot.cov), 0.0, None)) / n
     eps = 1e-9
 
@@ -254,23 +264,25 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
     # the bootstrap percentile interval, widened to Woodruff's with the t quantile at each x's Satterthwaite
     # degrees of freedom (the totals' rule, `Totals.effective_df`): the bootstrap alone knows no t correction
     # and under-covered where one thin stratum carries the median (bench/README.md, issue 39 point 4)
-    w_lo, w_hi = inverted(_t_quantile(tot, level) * se)
+    w_lo, w_hi = inverted(_t_quantile(tot, level, own_errors) * se)
     fixed = (float(min(lo, w_lo, estimate)), float(max(hi, w_hi, estimate)))
     a_lo, a_hi = inverted(multiplier(n_sampled, planned_n=planned_n or planned_n_for(n), alpha=alpha) * se)
     anytime = (min(a_lo, fixed[0]), max(a_hi, fixed[1]))
     return MedianEstimates(one(estimate, fixed, METHOD), one(estimate, anytime, ANYTIME_METHOD))
 
 
-def _t_quantile(tot: Totals, level: float) -> np.ndarray:
+def _t_quantile(tot: Totals, level: float, own_errors: bool = False) -> np.ndarray:
     """Per point of the distribution function: the t quantile at its Welch-Satterthwaite degrees of freedom
-    (`Totals.effective_df` with the gradient the indicator of that point), the normal one without any."""
+    (`Totals.effective_df` with the gradient the indicator of that point, each stratum's from
+    `estimators.stratum_df`), the normal one without any."""
     from scipy import stats as st  # 0.7 s to import: only where a median is estimated (not `queue --next`, #38)
 
     z = float(st.norm.ppf(0.5 + level / 2))
     if not tot.parts:
         return np.full(tot.judge.size, z)
     v = np.array([np.clip(np.diag(c), 0.0, None) for c, _ in tot.parts.values()])
-    k = np.array([max(m - 1, 1) for _, m in tot.parts.values()], dtype=float)[:, None]
+    k = np.array([stratum_df(m, tot.strata[h].differing, own_errors) for h, (_, m) in tot.parts.items()],
+                 dtype=float)[:, None]
     num, den = v.sum(axis=0) ** 2, (v * v / k).sum(axis=0)
     nu = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
     return np.where(np.isfinite(nu), st.t.ppf(0.5 + level / 2, np.where(np.isfinite(nu), nu, 1.0)), z)
