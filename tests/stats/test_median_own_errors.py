@@ -56,8 +56,14 @@ def test_own_error_sizes_keep_the_point_never_narrow_and_refuse_only_an_unsized_
     new = median_estimates(judge, strata, sample, own_errors=True, **kw)
     assert new.fixed.estimate == old.fixed.estimate
     unsized = _unsized(judge, strata, sample, old.fixed.estimate)
-    if old.fixed.ci is None or old.fixed.method == "exact":
+    for e in (old.fixed, new.fixed, old.anytime, new.anytime):  # never a zero-width interval short of a full review
+        assert e.ci is None or e.method == "exact" or e.ci[1] > e.ci[0]
+    if old.fixed.method == "exact":
         assert new.fixed.ci == old.fixed.ci
+    elif old.fixed.ci is None:
+        # refused under both, but where the former degrees of freedom left a zero-width interval (refused) and the
+        # own ones a wider one
+        assert new.fixed.ci is None or "at the median" in old.fixed.note
     elif unsized:
         assert new.fixed.ci is None and new.anytime.ci is None
         assert new.fixed.note.startswith(INSUFFICIENT) and all(repr(h) in new.fixed.note for h in unsized)
@@ -86,3 +92,21 @@ def test_a_tail_stratum_with_no_changed_draw_refuses_and_names_it():
     assert old.ci is not None
     assert new.ci is None and new.estimate == old.estimate
     assert "'deep'" in new.note and "'tail'" not in new.note and "'top'" not in new.note
+
+
+def test_no_zero_width_interval_while_blocks_are_unreviewed():
+    # every reviewed block moved only far below the median (rank 30 -> 1): near the median nothing moved, so the
+    # bootstrap and Woodruff's inversion both collapse on the estimate; 40 of 101 blocks are unreviewed
+    judge, strata, sample = {}, {}, {}
+    for i in range(101):  # an odd count: the median is one block's value, not a midpoint
+        b = f"q{i}"
+        judge[b], strata[b] = ((float(i + 1),), (1.0,)), "all"
+        if i % 5 in (0, 1, 2):
+            sample[b] = ((1.0,), (1.0,)) if i < 30 and i % 5 == 0 else judge[b]
+    est = median_estimates(judge, strata, sample, min_reviews=0, seed=1)
+    assert est.fixed.ci is None and est.anytime.ci is None and est.fixed.estimate is not None
+    assert est.fixed.note.startswith(INSUFFICIENT) and "at the median" in est.fixed.note
+    # reviewing the rest gives the exact value, a zero-width interval that is right
+    full = {b: sample.get(b, judge[b]) for b in judge}
+    done = median_estimates(judge, strata, full, min_reviews=0, seed=1).fixed
+    assert done.ci == (done.estimate, done.estimate) and done.method == "exact"
