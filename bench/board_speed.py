@@ -12,7 +12,13 @@ process, interleaved so machine load hits both sides alike:
   the runs ask, then it is cached), and `board export` in each format
   (target <= 5 s), against a single run's `export` (LaTeX) as the ratio's base.
 
-    python bench/board_speed.py [--n 10000] [--systems 5] [--reviews 15] [--seed 0]
+With `--plan K`, then the board with a sampling plan, as a sampled audit has it: the board's plan
+(`create_board_plan`), K documents from its queue with every question reviewed (a fifth of the judge's labels
+overruled), then: one more review -> the Leaderboard's table (`board_table`, now estimates from the joint plan),
+and `board show` / `board export --format latex` as CLI commands in a fresh interpreter (the first read of a planned
+board in a process also flattens every document's judge and movable counts), alternated with one run's `export`.
+
+    python bench/board_speed.py [--n 10000] [--systems 5] [--reviews 15] [--seed 0] [--plan K]
 
 The scored database is kept in the bench work directory (`bench/common.py`) and reused by later runs.
 """
@@ -20,6 +26,8 @@ The scored database is kept in the bench work directory (`bench/common.py`) and 
 from __future__ import annotations
 
 import argparse
+import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -89,6 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--systems", type=int, default=5)
     ap.add_argument("--reviews", type=int, default=15, help="reviews timed on each side")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plan", type=int, default=0, metavar="K",
+                    help="then plan the board, review K documents from its queue and time the planned board")
     args = ap.parse_args(argv)
 
     from audit.board.export import export_board
@@ -145,7 +155,73 @@ def main(argv: list[str] | None = None) -> None:
                  ["export --format latex of one run", median(single_export), median(single_export) / one, ""]])
     print(f"\nboard export latex / one run's latex export: {median(exports['latex']) / median(single_export):.2f}x; "
           f"reviews timed: {len(t_board)} per side; settled: {shown['settled']}")
+    if args.plan:
+        _planned(db, work, runs, args)
     db.conn.close()
+
+
+def _cli_s(*argv: str) -> float:
+    """Wall seconds of one `python -m audit ...` in a fresh interpreter (it must succeed)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "audit", *argv], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def _planned(db, work: Path, runs: list[str], args: argparse.Namespace) -> None:
+    """The board with a plan and K sampled documents reviewed (see the module docstring)."""
+    from audit.board.joint import create_board_plan, next_board_document
+    from audit.board.table import board_table
+    from audit.review.reviews import add_review
+
+    rng = random.Random(args.seed)
+    flip = {"match": "no-match", "no-match": "match"}
+    create_board_plan(db, BOARD, runs, seed=args.seed)
+    t0 = time.perf_counter()
+    served = reviewed = 0
+    for _ in range(args.plan):
+        nxt = next_board_document(db, BOARD, runs)
+        if nxt is None:
+            break
+        served += 1
+        for part in nxt["review_in"]:
+            ids = part["decisions"]
+            judged = dict(db.execute(f"SELECT id, judge_label FROM decisions WHERE id IN ({','.join('?' * len(ids))})",
+                                     ids).fetchall())
+            for dec in ids:
+                label = judged[dec] if rng.random() >= 0.2 else flip.get(judged[dec], judged[dec])
+                add_review(db, part["run"], dec, label, "bench")
+                reviewed += 1
+    queue_s = (time.perf_counter() - t0) / max(served, 1)
+    open_ids = [i for i, in db.execute(
+        "SELECT d.id FROM decisions d JOIN runs r ON r.id = d.run_id WHERE r.name = 'sys1' AND d.left != d.right "
+        "AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.decision_id = d.id) ORDER BY d.id LIMIT ?",
+        [args.reviews])]
+    judged = dict(db.execute(f"SELECT id, judge_label FROM decisions WHERE id IN ({','.join('?' * len(open_ids))})",
+                             open_ids).fetchall())
+    after_review = []
+    for i in open_ids:
+        add_review(db, "sys1", i, flip.get(judged[i], judged[i]), "bench")
+        after_review.append(_ms(lambda: board_table(db, BOARD)))
+    table = board_table(db, BOARD)
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    out = work.with_suffix(".tex")
+    show, export, single = [], [], []
+    for _ in range(3):  # alternated: the same load on each command
+        show.append(_cli_s("board", "show", BOARD, "--db", str(work)))
+        export.append(_cli_s("board", "export", BOARD, "--format", "latex", "--out", str(out), "--force",
+                             "--db", str(work)))
+        single.append(_cli_s("export", "--run", "sys1", "--format", "latex", "--out", str(out), "--force",
+                             "--db", str(work)))
+    ref = median(single)
+    print_table(f"The board with a plan: {served} documents served ({queue_s:.2f} s per queue step), {reviewed:,} "
+                f"reviews; interval: {table['interval']}; rank sets {[s['rank_set'] for s in table['systems']]}",
+                ["measure", "median", "ratio to one run's export (CLI)", "target"],
+                [["one review -> board_table (Leaderboard), planned board", f"{median(after_review):.0f} ms", "",
+                  "<= 1000 ms"],
+                 ["board show (CLI, fresh interpreter)", f"{median(show):.2f} s", median(show) / ref, ""],
+                 ["board export --format latex (CLI, fresh interpreter)", f"{median(export):.2f} s",
+                  median(export) / ref, "<= 5 s"],
+                 ["export --format latex of one run (CLI)", f"{ref:.2f} s", 1.0, ""]])
 
 
 if __name__ == "__main__":
