@@ -39,6 +39,17 @@ def joint_vectors(per_system: Mapping[str, Mapping[str, Sequence[float] | np.nda
         if set(per_system[s]) != set(docs):
             diff = sorted(set(per_system[s]) ^ set(docs))[:5]
             raise ValueError(f"system {s!r} has other documents than {systems[0]!r}: {diff}")
+    try:  # every system's vectors as one matrix, side by side: one row per document
+        mats = [np.array([per_system[s][d] for d in docs], dtype=float).reshape(len(docs), -1) for s in systems]
+    except ValueError:  # vectors of unequal length: found and named below
+        mats = None
+    if mats is not None and docs and all(m.shape[1] == np.atleast_1d(np.asarray(per_system[s][docs[0]])).size
+                                         for s, m in zip(systems, mats, strict=True)):
+        widths_of = [m.shape[1] for m in mats]
+        starts = np.cumsum([0, *widths_of])
+        matrix = np.hstack(mats)
+        return ({d: matrix[i] for i, d in enumerate(docs)},
+                {s: slice(int(starts[i]), int(starts[i + 1])) for i, s in enumerate(systems)})
     slices, start = {}, 0
     widths = {}
     for s in systems:

@@ -99,6 +99,8 @@ class Totals:
 
 
 def _vec(v: Vector) -> np.ndarray:
+    if type(v) is np.ndarray and v.ndim == 1 and v.dtype == np.float64:  # the common case, without the calls
+        return v
     return np.atleast_1d(np.asarray(v, dtype=float))
 
 
