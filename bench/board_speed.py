@@ -85,6 +85,12 @@ def _questions(db, k: int, limit: int) -> tuple[list[int], list[int]]:
     return shared, alone
 
 
+def _judge_labels(db, ids: list[int]) -> dict[int, str]:
+    """Decision id -> the judge's label, for these ids."""
+    return dict(db.execute(f"SELECT id, judge_label FROM decisions WHERE id IN ({','.join('?' * len(ids))})",
+                           ids).fetchall())
+
+
 def _ms(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -117,8 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     if not shared or not alone:
         raise SystemExit(f"no question shared by all {args.systems} runs ({len(shared)}) or asked by one "
                          f"({len(alone)})")
-    judge = dict(db.execute(f"SELECT id, judge_label FROM decisions WHERE id IN "
-                            f"({','.join('?' * (len(shared) + len(alone)))})", [*shared, *alone]).fetchall())
+    judge = _judge_labels(db, [*shared, *alone])
     flip = {"match": "no-match", "no-match": "match"}
 
     def review_board(i: int) -> None:
@@ -185,8 +190,7 @@ def _planned(db, work: Path, runs: list[str], args: argparse.Namespace) -> None:
         served += 1
         for part in nxt["review_in"]:
             ids = part["decisions"]
-            judged = dict(db.execute(f"SELECT id, judge_label FROM decisions WHERE id IN ({','.join('?' * len(ids))})",
-                                     ids).fetchall())
+            judged = _judge_labels(db, ids)
             for dec in ids:
                 label = judged[dec] if rng.random() >= 0.2 else flip.get(judged[dec], judged[dec])
                 add_review(db, part["run"], dec, label, "bench")
@@ -196,8 +200,7 @@ def _planned(db, work: Path, runs: list[str], args: argparse.Namespace) -> None:
         "SELECT d.id FROM decisions d JOIN runs r ON r.id = d.run_id WHERE r.name = 'sys1' AND d.left != d.right "
         "AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.decision_id = d.id) ORDER BY d.id LIMIT ?",
         [args.reviews])]
-    judged = dict(db.execute(f"SELECT id, judge_label FROM decisions WHERE id IN ({','.join('?' * len(open_ids))})",
-                             open_ids).fetchall())
+    judged = _judge_labels(db, open_ids)
     after_review = []
     for i in open_ids:
         add_review(db, "sys1", i, flip.get(judged[i], judged[i]), "bench")
