@@ -24,6 +24,7 @@ from sqlite_utils import Database
 from audit.review.blind_assignments import EVERYONE, set_blind_assignment
 from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO, HEALTH_TIMEOUT_S, ROOT
+from tests.e2e.e2e_helpers import wait_idle
 from tests.e2e.e2e_server import AppServer, copy_db, free_port, stop_app, streamlit_command, wait_healthy
 
 oidc_provider_mock = pytest.importorskip("oidc_provider_mock")
@@ -121,6 +122,7 @@ def label_in_queue(page: Page, app: AppServer, key: str, query: str = "") -> Non
     """Open the queue of the demo run and press `key` (a: confirm, o: overrule); wait for the stored strip."""
     page.goto(f"{app.url}/queue?run={DEMO}&card=classic{query}")
     page.locator(".st-key-queue-card button").first.wait_for(state="visible", timeout=HEALTH_TIMEOUT_S * 1000)
+    wait_idle(page)  # a key pressed while the first run is still drawing the card reaches no shortcut (CI, stop 46)
     page.get_by_role("heading", name="Review queue").click()  # focus the page, not a text box
     page.keyboard.press(key)
     expect(page.get_by_text(re.compile(r"Stored #\d+")).first).to_be_visible(timeout=30_000)
