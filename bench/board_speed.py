@@ -18,7 +18,10 @@ overruled), then: one more review -> the Leaderboard's table (`board_table`, now
 and `board show` / `board export --format latex` as CLI commands in a fresh interpreter (the first read of a planned
 board in a process also flattens every document's judge and movable counts), alternated with one run's `export`.
 
-    python bench/board_speed.py [--n 10000] [--systems 5] [--reviews 15] [--seed 0] [--plan K]
+With `--take-all-first`, every document of the plan's take-all strata is reviewed directly before the K served
+ones (each known exactly), so the served documents come from the sampled strata and the estimates have intervals.
+
+    python bench/board_speed.py [--n 10000] [--systems 5] [--reviews 15] [--seed 0] [--plan K [--take-all-first]]
 
 The scored database is kept in the bench work directory (`bench/common.py`) and reused by later runs.
 """
@@ -105,6 +108,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plan", type=int, default=0, metavar="K",
                     help="then plan the board, review K documents from its queue and time the planned board")
+    ap.add_argument("--take-all-first", action="store_true",
+                    help="with --plan: first review every document of the plan's take-all strata directly (known "
+                         "exactly), so the K documents the queue serves come from the sampled strata and the "
+                         "estimates have intervals")
     args = ap.parse_args(argv)
 
     from audit.board.export import export_board
@@ -165,6 +172,31 @@ def main(argv: list[str] | None = None) -> None:
     db.conn.close()
 
 
+def _relabel(judge: str, rng: random.Random) -> str:
+    """The judge's label, overruled one time in five (a label the scheme has for every pair kind)."""
+    flip = {"match": "no-match", "no-match": "match"}
+    return judge if rng.random() >= 0.2 else flip.get(judge, judge)
+
+
+def _review_take_all(db, rng: random.Random) -> int:
+    """Review every decision of every document in the plan's take-all strata (not served: hand-picked, so each
+    counts exactly, as a take-all stratum does once reviewed whole); the number of reviews."""
+    from audit.board.joint import load_board_plan
+    from audit.review.reviews import add_review
+
+    stored = load_board_plan(db, BOARD)
+    n = 0
+    for block in (b.id for b in stored.plan.blocks if b.stratum in stored.plan.take_all):
+        for run, docs in stored.documents[block].items():
+            run_id = db.execute("SELECT id FROM runs WHERE name = ?", [run]).fetchone()[0]
+            for doc in docs:
+                for dec, judge in db.execute("SELECT id, judge_label FROM decisions WHERE run_id = ? AND doc_id = ?",
+                                             [run_id, doc]).fetchall():
+                    add_review(db, run, dec, _relabel(judge, rng), "bench")
+                    n += 1
+    return n
+
+
 def _cli_s(*argv: str) -> float:
     """Wall seconds of one `python -m audit ...` in a fresh interpreter (it must succeed)."""
     t0 = time.perf_counter()
@@ -181,8 +213,9 @@ def _planned(db, work: Path, runs: list[str], args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     flip = {"match": "no-match", "no-match": "match"}
     create_board_plan(db, BOARD, runs, seed=args.seed)
+    reviewed = _review_take_all(db, rng) if args.take_all_first else 0
     t0 = time.perf_counter()
-    served = reviewed = 0
+    served = 0
     for _ in range(args.plan):
         nxt = next_board_document(db, BOARD, runs)
         if nxt is None:
@@ -192,7 +225,7 @@ def _planned(db, work: Path, runs: list[str], args: argparse.Namespace) -> None:
             ids = part["decisions"]
             judged = _judge_labels(db, ids)
             for dec in ids:
-                label = judged[dec] if rng.random() >= 0.2 else flip.get(judged[dec], judged[dec])
+                label = _relabel(judged[dec], rng)
                 add_review(db, part["run"], dec, label, "bench")
                 reviewed += 1
     queue_s = (time.perf_counter() - t0) / max(served, 1)
@@ -216,8 +249,12 @@ def _planned(db, work: Path, runs: list[str], args: argparse.Namespace) -> None:
         single.append(_cli_s("export", "--run", "sys1", "--format", "latex", "--out", str(out), "--force",
                              "--db", str(work)))
     ref = median(single)
+    with_ci = sum(1 for s in table["systems"] if any(isinstance(e, dict) and e.get("ci")
+                                                     for e in (s.get("estimate") or {}).values()))
     print_table(f"The board with a plan: {served} documents served ({queue_s:.2f} s per queue step), {reviewed:,} "
-                f"reviews; interval: {table['interval']}; rank sets {[s['rank_set'] for s in table['systems']]}",
+                f"reviews{' (the take-all strata first)' if args.take_all_first else ''}; interval: "
+                f"{table['interval']}; estimates with an interval: {with_ci} of {len(table['systems'])} systems; "
+                f"rank sets {[s['rank_set'] for s in table['systems']]}",
                 ["measure", "median", "ratio to one run's export (CLI)", "target"],
                 [["one review -> board_table (Leaderboard), planned board", f"{median(after_review):.0f} ms", "",
                   "<= 1000 ms"],

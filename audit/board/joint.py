@@ -29,10 +29,10 @@ from sqlite_utils import Database
 from audit.board.median import board_median, median_cells
 from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
 from audit.errors import AuditError
+from audit.review.count_vectors import row_flattener
 from audit.review.sampling import (
     MAX_SEED,
     MIN_SAMPLED_BLOCKS,
-    flatten,
     leaf_paths,
     metric_of_totals,
     plan_summary,
@@ -265,9 +265,10 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) 
         hr: dict[str, np.ndarray] = {}
         mr: dict[str, np.ndarray] = {}
         can_move = _movable_vectors(view, paths[r])
+        flat = row_flattener(paths[r])
         for doc_id, j in _judge_vectors(view, paths[r]).items():
             b = block_of[(r, doc_id)]
-            h = flatten(changed[doc_id], paths[r]) if changed.get(doc_id) else j
+            h = flat(changed[doc_id]) if changed.get(doc_id) else j
             jr[b] = jr[b] + j if b in jr else j
             hr[b] = hr[b] + h if b in hr else h
             mr[b] = mr[b] | can_move[doc_id] if b in mr else can_move[doc_id]
@@ -298,7 +299,8 @@ def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
     where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
     key = (where, view.id, view.row["created"], tuple(paths))
     if key not in _JUDGE_VECTORS:
-        _JUDGE_VECTORS[key] = {doc: flatten(json.loads(c), paths) for doc, c in view.db.execute(
+        flat = row_flattener(paths)  # the paths indexed once for every document
+        _JUDGE_VECTORS[key] = {doc: flat(json.loads(c)) for doc, c in view.db.execute(
             "SELECT doc_id, counts FROM documents WHERE run_id = ?", [view.id])}
         while len(_JUDGE_VECTORS) > _KEEP:
             _JUDGE_VECTORS.popitem(last=False)
@@ -323,6 +325,7 @@ def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]
                 "SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [view.id]):
             decisions.setdefault(doc, []).append((kind, typ, left, right))
         judge = _judge_vectors(view, paths)
+        flat = row_flattener(paths)
         out = {}
         for doc, payload in view.db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?", [view.id]):
             keys = decisions.get(doc, [])
@@ -333,7 +336,7 @@ def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]
                 for i in range(widest):
                     labels = {k: task.label_schemes[k[0]].labels[min(i, len(task.label_schemes[k[0]].labels) - 1)]
                               for k in keys}
-                    can |= flatten(task.counts(payload, labels), paths) != judge[doc]
+                    can |= flat(task.counts(payload, labels)) != judge[doc]
             out[doc] = can
         _MOVABLE[key] = out
         while len(_MOVABLE) > _KEEP:

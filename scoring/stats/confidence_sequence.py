@@ -122,7 +122,8 @@ def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float
     Adds `waiting_for`: `minimum` (fewer than `min_sampled` sampled blocks), `interval` (withheld for another
     reason) or `width`."""
     now = len(residuals)
-    open_blocks = sum(1 for b in plan.blocks if b.id not in residuals and b.id not in set(certain))
+    known = set(certain)
+    open_blocks = sum(1 for b in plan.blocks if b.id not in residuals and b.id not in known)
     if now_half_width is not None and now_half_width <= half_width + 1e-12:
         out = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha)
         return {**out, "more": 0, "more_units": 0.0, "waiting_for": None}

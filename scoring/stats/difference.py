@@ -27,6 +27,7 @@ high-leverage errors included), it never lends one stratum another's error sizes
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -145,28 +146,29 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
         raise ValueError(f"blocks with no stratum: {missing[:5]}")
     if not judge:
         raise ValueError("empty population")
-    k = len(_vec(next(iter(judge.values()))))
-    judge_total = np.zeros(k)
-    total = np.zeros(k)
-    cov = np.zeros((k, k))
-    size: dict[str, int] = {}
-    diffs: dict[str, list[np.ndarray]] = {}
-    differing: dict[str, int] = {}
-    for b, cj in judge.items():
-        cj = _vec(cj)
+    blocks = list(judge)
+    rows = [_vec(judge[b]) for b in blocks]
+    k = len(rows[0])
+    for b, cj in zip(blocks, rows, strict=True):
         if cj.shape != (k,):
             raise ValueError(f"block {b!r}: vector of length {cj.size}, expected {k}")
-        judge_total += cj
-        if b in certain:
-            total += _vec(certain[b])
-            continue
-        total += lam * cj
-        h = strata[b]
-        size[h] = size.get(h, 0) + 1
-        if b in sampled:
-            ch = _vec(sampled[b])
-            diffs.setdefault(h, []).append(ch - lam * cj)
-            differing[h] = differing.get(h, 0) + int(np.any(ch != cj))
+    j_all = np.array(rows)  # one row per block: the sums below are matrix sums, not a Python loop over blocks
+    judge_total = j_all.sum(axis=0)
+    cov = np.zeros((k, k))
+    is_certain = np.fromiter((b in certain for b in blocks), dtype=bool, count=len(blocks))
+    total = lam * j_all[~is_certain].sum(axis=0)
+    if certain:
+        total = total + np.array([_vec(certain[b]) for b, c in zip(blocks, is_certain, strict=True) if c]
+                                 ).reshape(-1, k).sum(axis=0)
+    size: dict[str, int] = dict(Counter(strata[b] for b, c in zip(blocks, is_certain, strict=True) if not c))
+    diffs: dict[str, list[np.ndarray]] = {}
+    differing: dict[str, int] = {}
+    where = {b: i for i, b in enumerate(blocks)} if sampled else {}
+    for i in sorted(where[b] for b in sampled):  # the judge's block order, as the sums above
+        b = blocks[i]
+        h, cj, ch = strata[b], rows[i], _vec(sampled[b])
+        diffs.setdefault(h, []).append(ch - lam * cj)
+        differing[h] = differing.get(h, 0) + int(np.any(ch != cj))
     summaries, reasons, df = {}, [], 0
     parts: dict[str, tuple[np.ndarray, int]] = {}
     pooled = np.zeros((k, k))
