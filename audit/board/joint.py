@@ -42,9 +42,9 @@ from audit.store.database import dumps, now, run_row, transaction
 from audit.views import RunView
 from scoring.families import get_task
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.stats.board import Board, anytime, board_estimate, rank_sets
+from scoring.stats.board import Board, anytime, board_estimate, rank_sets, system_totals
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
-from scoring.stats.estimators import Estimate, delta_method, headline
+from scoring.stats.estimators import VARIANCE, Estimate, delta_method, headline
 from scoring.stats.sampling import Pick, Plan, PlanBlock, Unit, build_plan, gain, next_unit
 
 LEVEL = 0.95
@@ -228,6 +228,7 @@ class BoardState:
     movable: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     """run -> block -> which kept counts a review can move there (`_movable_vectors`; `board.unseen_moves`)."""
     _grads: dict = field(default_factory=dict)
+    _totals: dict = field(default_factory=dict)
 
     @property
     def sampled(self) -> set[str]:
@@ -396,9 +397,12 @@ def system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Esti
     """(fixed-n, anytime) estimate of one run's cell: the single-run estimator on its vectors, the board's sample."""
     sampled, certain = state.system_sample(run)
     bounds = state.task.metric_bounds(cell)
+    if run not in state._totals:  # every metric of the run reads the same totals: estimated once per state
+        state._totals[run] = system_totals(state.judge[run], state.strata, sampled, certain=certain,
+                                           movable=state.movable[run], variance=VARIANCE)
     one = board_estimate({run: state.judge[run]}, state.strata, {run: sampled}, {run: _metric(state, run, cell)},
                          certain={run: certain}, higher_is_better=cell.higher_is_better, bounds=bounds, level=LEVEL,
-                         movable={run: state.movable[run]})
+                         movable={run: state.movable[run]}, totals={run: state._totals[run]})
     per, _ = anytime(one, planned_n=planned_n_for(len(state.asks[run] & set(state.stored.plan.stratum_of()))),
                      bounds=bounds)
     return one.per_system[run], per[run]
@@ -408,9 +412,10 @@ def pairs_board(state: BoardState, cell: MetricCell) -> tuple[Board, dict[str, E
     """The joint board of every run on `cell` (pairs from the joint vectors; population: the plan's blocks), its
     anytime per-system estimates and its anytime pairs."""
     runs = state.stored.runs
-    sampled = {r: {b: state.human[r][b] for b in state.sampled} for r in runs}
+    drawn, known = state.sampled, state.known  # each a set built on every access: built once here
+    sampled = {r: {b: state.human[r][b] for b in drawn} for r in runs}
     certain = {r: {b: state.human[r][b] for b in state.human[r] if b not in state.strata or
-                   state.strata[b] == NO_DECISIONS or b in state.known} for r in runs}
+                   state.strata[b] == NO_DECISIONS or b in known} for r in runs}
     board = board_estimate({r: state.judge[r] for r in runs}, state.strata, sampled,
                            {r: _metric(state, r, cell) for r in runs}, certain=certain,
                            higher_is_better=cell.higher_is_better, bounds=state.task.metric_bounds(cell), level=LEVEL,

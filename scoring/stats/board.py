@@ -189,7 +189,7 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
                    certain: Mapping[str, Mapping[str, Vector]] | None = None, higher_is_better: bool = True,
                    bounds: tuple[float, float] | None = (0.0, 1.0), level: float = 0.95,
                    variance: Variance = VARIANCE, movable: Mapping[str, Mapping[str, Sequence[bool] | np.ndarray]]
-                   | None = None, **kw) -> Board:
+                   | None = None, totals: Mapping[str, Totals] | None = None, **kw) -> Board:
     """Every system's estimate of its metric and every pairwise difference, from one sample of documents.
 
     `judge[s][doc]`: system s's judge-side count vector of every document; `sampled[s][doc]`: its human vector of
@@ -197,16 +197,18 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
     the single-run estimator on its own vectors (so it reads as the run's own would under this plan); each
     difference comes from the joint vectors, its covariance holding the pairing. Fixed-n intervals (`anytime`
     gives the anytime-valid ones). `movable[s][doc]`: which of system s's counts a review of doc can change (judge
-    side); with it, counts the sample never saw move get the variance of `unseen_moves`."""
+    side); with it, counts the sample never saw move get the variance of `unseen_moves`. `totals[s]`: system s's
+    `system_totals` on these same arguments, when the caller already has them (several metrics of one sample); one
+    system's joint totals are its own."""
     systems = list(metrics)
     certain = certain or {}
-    joint_judge, slices = joint_vectors({s: judge[s] for s in systems})
-    joint_sampled = joint_vectors({s: sampled[s] for s in systems})[0] if sampled.get(systems[0]) else {}
-    joint_certain = joint_vectors({s: certain[s] for s in systems})[0] if certain.get(systems[0]) else {}
-    joint = difference_totals(joint_judge, strata, joint_sampled, certain=joint_certain, variance=variance)
-    if movable is not None:
-        joint_movable = joint_vectors({s: movable[s] for s in systems})[0]
-        joint = unseen_moves(joint, joint_judge, strata, joint_sampled, joint_movable, certain=joint_certain)
+    own = dict(totals or {})
+    if len(systems) == 1 and systems[0] in own:
+        joint, slices = own[systems[0]], {systems[0]: slice(0, own[systems[0]].judge.size)}
+    else:
+        joint, slices = _joint_totals(judge, strata, sampled, systems, certain, movable, variance)
+        if len(systems) == 1:
+            own = {systems[0]: joint}
     pairs_n = max(1, len(systems) * (len(systems) - 1) // 2)
     sim_level = 1 - (1 - level) / pairs_n
     # each system's gradient once, at its slice of the joint totals (= its own estimated totals: the same sample):
@@ -218,9 +220,8 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
                  for s, part in slices.items()}
     per = {}
     for s in systems:
-        tot = difference_totals(judge[s], strata, sampled[s], certain=certain.get(s), variance=variance)
-        if movable is not None:
-            tot = unseen_moves(tot, judge[s], strata, sampled[s], movable[s], certain=certain.get(s))
+        tot = own[s] if s in own else system_totals(judge[s], strata, sampled[s], certain=certain.get(s),
+                                                    movable=None if movable is None else movable[s], variance=variance)
         per[s] = metric_estimate(tot, metrics[s], bounds=bounds, level=level, grad=grads[s], **kw)
     pairs = []
     for a, b in combinations(systems, 2):
@@ -240,6 +241,29 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
             if all(ci is not None for ci in intervals.values()) else None)
     return Board(systems, per, pairs, competition_ranks(judge_only, higher_is_better=higher_is_better),
                  rank_audited, sets, higher_is_better, level)
+
+
+def system_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector], *,
+                  certain: Mapping[str, Vector] | None = None,
+                  movable: Mapping[str, Sequence[bool] | np.ndarray] | None = None,
+                  variance: Variance = VARIANCE) -> Totals:
+    """One system's estimated totals on the board's sample (`difference_totals`, with `unseen_moves` when
+    `movable` is known): what each of its metrics' estimates starts from."""
+    tot = difference_totals(judge, strata, sampled, certain=certain, variance=variance)
+    return tot if movable is None else unseen_moves(tot, judge, strata, sampled, movable, certain=certain)
+
+
+def _joint_totals(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[str, str],
+                  sampled: Mapping[str, Mapping[str, Vector]], systems: Sequence[str],
+                  certain: Mapping[str, Mapping[str, Vector]], movable: Mapping | None, variance: Variance
+                  ) -> tuple[Totals, dict[str, slice]]:
+    """The systems' totals side by side (one joint vector per document: the pairing) and each system's slice."""
+    joint_judge, slices = joint_vectors({s: judge[s] for s in systems})
+    joint_sampled = joint_vectors({s: sampled[s] for s in systems})[0] if sampled.get(systems[0]) else {}
+    joint_certain = joint_vectors({s: certain[s] for s in systems})[0] if certain.get(systems[0]) else {}
+    joint_movable = None if movable is None else joint_vectors({s: movable[s] for s in systems})[0]
+    return system_totals(joint_judge, strata, joint_sampled, certain=joint_certain, movable=joint_movable,
+                         variance=variance), slices
 
 
 def anytime(board: Board, *, planned_n: int, bounds: tuple[float, float] | None = (0.0, 1.0)
