@@ -168,6 +168,34 @@ def test_greedy_matches_closed_form_neyman():
         assert m[h] / sum(m.values()) == pytest.approx(size[h] * sd[h] / share, abs=0.01)
 
 
+def _greedy_by_definition(size, s2, start, target, cost=None):
+    """The greedy allocation as defined: while the variance is above target, one more review in the open stratum
+    of largest (gain per cost, size, name)."""
+    m = {h: min(start.get(h, 0), size[h]) for h in size}
+    c = cost or {}
+    while stratified_variance(size, m, s2) > target:
+        open_ = [h for h in size if m[h] < size[h]]
+        if not open_:
+            break
+        m[max(open_, key=lambda h: (gain(size[h], m[h], s2[h], c.get(h, 1.0)), size[h], h))] += 1
+    return m
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_greedy_allocation_is_the_greedy_by_definition_on_random_strata(seed):
+    """For every input the allocation equals the one-review-at-a-time definition, ties included (equal sizes and
+    variances, strata that start full or empty, costs, targets from unreachable to already met)."""
+    rng = random.Random(seed)
+    names = rng.sample(["a", "b", "c", "match", "no-match", "split", "inspiration/x", "z"], rng.randint(1, 6))
+    size = {h: rng.choice([1, 2, 5, 40, 40, 300]) for h in names}
+    s2 = {h: rng.choice([0.0, 0.01, 0.25, 0.25, rng.random()]) for h in names}
+    start = {h: rng.choice([0, 1, 3, size[h]]) for h in names}
+    cost = {h: rng.choice([1.0, 2.0, 3.5]) for h in names} if rng.random() < 0.5 else None
+    now = stratified_variance(size, {h: min(start[h], size[h]) for h in names}, s2)
+    target = rng.choice([0.0, 1e-9, 1.0, 50.0, now if math.isfinite(now) else 10.0, math.inf])
+    assert greedy_allocation(size, s2, start, target, cost) == _greedy_by_definition(size, s2, start, target, cost)
+
+
 # ---------------------------------------------------------------- queue behaviour
 
 
