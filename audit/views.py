@@ -243,8 +243,11 @@ def _tallies(reviewed: Reviewed, ids=None) -> tuple[Counter, Counter, Counter]:
 
 _KEPT: OrderedDict[tuple, _Kept] = OrderedDict()
 _KEPT_LOCK = threading.Lock()
-_KEEP_REVIEWED = 4
-"""Runs x policies whose reviewed decisions `kept_reviewed` keeps (a million reviews: a few hundred MB)."""
+_KEEP_REVIEWED = 16
+"""At most this many runs x policies whose reviewed decisions `kept_reviewed` keeps (a board reads its runs in
+turn: fewer places than runs and each read evicted the run read next, so every read was a full one)."""
+_KEEP_REVIEWS = 2_000_000
+"""...and, beyond the most recent one, at most this many reviews in all (a million reviews: a few hundred MB)."""
 
 
 def _db_file(db: Database) -> str:
@@ -289,7 +292,8 @@ def kept_reviewed(db: Database, row: Mapping, policy: str = DEFAULT_POLICY) -> R
     with _KEPT_LOCK:
         _KEPT[key] = _Kept(version, reviewed, tallies)
         _KEPT.move_to_end(key)
-        while len(_KEPT) > _KEEP_REVIEWED:
+        while len(_KEPT) > _KEEP_REVIEWED or (len(_KEPT) > 1 and
+                                              sum(k.version[0] for k in _KEPT.values()) > _KEEP_REVIEWS):
             _KEPT.popitem(last=False)
     return reviewed
 

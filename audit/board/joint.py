@@ -250,8 +250,11 @@ class BoardState:
         return sampled, certain
 
 
-def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY) -> BoardState:
-    views = {r: RunView(db, run_row(db, r), policy) for r in stored.runs}
+def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
+                views: Sequence[RunView] = ()) -> BoardState:
+    """The plan's runs read under `policy` (`views`: some already read under it, e.g. by `board_table`, reused)."""
+    given = {v.name: v for v in views if v.db is db and v.policy == policy}
+    views = {r: given.get(r) or RunView(db, run_row(db, r), policy) for r in stored.runs}
     task = get_task(views[stored.runs[0]].row["task"])
     in_plan = stored.plan.stratum_of()
     block_of = {(r, d): b for b, per in stored.documents.items() for r, docs in per.items() for d in docs}
@@ -514,7 +517,8 @@ def _unsettled(ci: Sequence[float] | None, difference: float) -> float:
     return min(wrong, width) / width
 
 
-def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dict | None:
+def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY, views: Sequence[RunView] = ()
+                    ) -> dict | None:
     """The board's table from its plan: None without a plan, else
 
     `{"systems": {run: {metric path: {"value", "ci", "anytime": {"ci", ...}, ...}, "bias": {metric path:
@@ -531,7 +535,7 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY) ->
     stored = load_board_plan(db, name)
     if stored is None:
         return None
-    state = board_state(db, stored, policy)
+    state = board_state(db, stored, policy, views)
     table = primary_table(state)
     systems: dict[str, dict] = {r: {"bias": {}} for r in stored.runs}
     for cell in _cells(state.task):

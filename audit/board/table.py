@@ -85,18 +85,18 @@ def board_systems(views: Sequence[RunView], systems: Sequence[str] | None) -> li
                    task.system_metrics(view.audit.metrics, s)) for s in systems]
 
 
-def _joint_estimates(db: Database, name: str, policy: str) -> dict | None:
+def _joint_estimates(db: Database, name: str, policy: str, views: Sequence[RunView] = ()) -> dict | None:
     """The board plan's estimates (`audit.board.joint`), None when the board has no plan."""
     from audit.board.joint import board_estimates
 
-    return board_estimates(db, name, policy=policy)
+    return board_estimates(db, name, policy=policy, views=views)
 
 
-def _sample_estimates(db: Database, board: Mapping, policy: str) -> dict | None:
+def _sample_estimates(db: Database, board: Mapping, policy: str, views: Sequence[RunView] = ()) -> dict | None:
     """The estimates of the board's sample, None without one: the board's joint plan, or for systems inside one
     run the run's own plan (`audit.board.one_run`: one plan per run, so the Scores page and the board agree)."""
     if board["systems"] is None:
-        return _joint_estimates(db, board["name"], policy)
+        return _joint_estimates(db, board["name"], policy, views)
     from audit.board.one_run import one_run_estimates
 
     return one_run_estimates(db, board["name"], board["runs"][0], board["systems"], policy=policy)
@@ -226,7 +226,7 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
     if reviewed["decisions"] >= reviewed["of_decisions"]:
         mode = EXACT
     else:
-        joint = _sample_estimates(db, board, policy)
+        joint = _sample_estimates(db, board, policy, views)  # the views read once, shared
         mode = NONE if joint is None else RUN_PLAN if joint.get("plan") == "run" else JOINT
     names = [s.name for s in rows]
     judge = {s.name: {metric_key(c): c.value(s.judge_metrics) for c in cells} for s in rows}

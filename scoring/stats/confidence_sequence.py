@@ -83,12 +83,14 @@ def equivalent_level(m: float) -> float:
 
 def reviews_to_anytime_target(plan: Any, residuals: Mapping[str, float], half_width: float, *,
                               certain: Collection[str] = (), alpha: float = DEFAULT_ALPHA,
-                              planned_n: int | None = None, max_rounds: int = 20) -> dict[str, Any]:
+                              planned_n: int | None = None, max_rounds: int = 20,
+                              state: Any = None) -> dict[str, Any]:
     """`sampling.reviews_to_target` for the anytime interval: reviews until m(n) · SE ≤ `half_width`, n the sampled
     blocks at the stop. m depends on that n, so the allocation is iterated to a fixed point (it moves little:
     m changes slowly with n). Adds `interval: "anytime"`, `multiplier` and `planned_n` to the result."""
-    from scoring.stats.sampling import reviews_to_target
+    from scoring.stats.sampling import queue_state, reviews_to_target
 
+    state = state or queue_state(plan, residuals, certain)  # the same at every round: built once
     n_plan = planned_n or planned_n_for(len(plan.blocks))
     now = len(residuals)
     total = max(now, 1)
@@ -96,7 +98,7 @@ def reviews_to_anytime_target(plan: Any, residuals: Mapping[str, float], half_wi
     out: dict[str, Any] = {}
     for _ in range(max_rounds):
         m = multiplier(max(total, 1), planned_n=n_plan, alpha=alpha)
-        out = reviews_to_target(plan, residuals, half_width, certain=certain, level=equivalent_level(m))
+        out = reviews_to_target(plan, residuals, half_width, certain=certain, level=equivalent_level(m), state=state)
         nxt = now + int(out["more"])
         if nxt == total or nxt in seen:
             total = max(total, nxt)
@@ -121,20 +123,23 @@ def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float
     current sample, so the advice counts the variance the interval uses (the Jeffreys hurdle form), not its own.
     Adds `waiting_for`: `minimum` (fewer than `min_sampled` sampled blocks), `interval` (withheld for another
     reason) or `width`."""
+    from scoring.stats.sampling import queue_state
+
     now = len(residuals)
     known = set(certain)
+    state = queue_state(plan, residuals, known)
     open_blocks = sum(1 for b in plan.blocks if b.id not in residuals and b.id not in known)
     if now_half_width is not None and now_half_width <= half_width + 1e-12:
-        out = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha)
+        out = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha, state=state)
         return {**out, "more": 0, "more_units": 0.0, "waiting_for": None}
     aim = half_width
-    first = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha)
+    first = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha, state=state)
     planning = first.get("variance_now")
     if now_se is not None and planning:
         # the estimator's variance over the planning one, at the same sample: scale the target by it
         aim = half_width * math.sqrt(planning) / max(now_se, 1e-300)
     out = first if aim == half_width else reviews_to_anytime_target(plan, residuals, aim, certain=certain,
-                                                                    alpha=alpha)
+                                                                    alpha=alpha, state=state)
     more = int(out["more"])
     waiting = "width"
     if now < min_sampled:

@@ -244,7 +244,7 @@ def greedy_allocation(size: Mapping[str, int], s2: Mapping[str, float], start: M
 
 
 @dataclass(frozen=True)
-class _State:
+class QueueState:
     size: dict[str, int]
     """M_h: blocks of the stratum that are not hand-reviewed."""
     sampled: dict[str, int]
@@ -256,8 +256,11 @@ class _State:
     """Unreviewed, not hand-reviewed blocks in rank order."""
 
 
-def _state(plan: Plan, sampled: Mapping[str, float], certain: Collection[str], prior_sd: float | None,
-           bounds: tuple[float, float] | Mapping[str, tuple[float, float]] | None) -> _State:
+def queue_state(plan: Plan, sampled: Mapping[str, float], certain: Collection[str] = (), prior_sd: float | None = None,
+                bounds: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None) -> QueueState:
+    """Per stratum, what `reviews_to_target` projects from: sizes without the hand-reviewed blocks, the draws so
+    far, mean block cost and the smoothed variance of the residuals `sampled` (one walk over the plan's blocks;
+    a caller projecting several targets from the same residuals builds it once and passes it as `state`)."""
     certain = set(certain)
     both = certain & set(sampled)
     if both:
@@ -292,7 +295,7 @@ def _state(plan: Plan, sampled: Mapping[str, float], certain: Collection[str], p
             centre = sum(vs) / len(vs) if vs else 0.0
             lo, hi = centre - prior_sd, centre + prior_sd
         s2[h] = smoothed_variance(vs, lo, hi)
-    return _State(size, {h: len(values.get(h, [])) for h in size},
+    return QueueState(size, {h: len(values.get(h, [])) for h in size},
                   {h: cost_sum[h] / size[h] for h in size}, s2, open_blocks)
 
 
@@ -394,7 +397,8 @@ def planning_variance(changeable: Mapping[str, int]) -> dict[str, float]:
 def reviews_to_target(plan: Plan, sampled: Mapping[str, float], half_width: float, *,
                       certain: Collection[str] = (), prior_sd: float | None = None,
                       bounds: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
-                      level: float = 0.95, min_per_stratum: int = 3, cost_aware: bool = True) -> dict[str, Any]:
+                      level: float = 0.95, min_per_stratum: int = 3, cost_aware: bool = True,
+                      state: QueueState | None = None) -> dict[str, Any]:
     """How many more blocks (and decisions) the queue needs for a CI half-width ≤ `half_width` (§4.5).
 
     Within-stratum variances are the current smoothed estimates (as in `next_unit`); the allocation starts
@@ -404,7 +408,7 @@ def reviews_to_target(plan: Plan, sampled: Mapping[str, float], half_width: floa
     `current` (m_h per stratum), `neyman_total` (closed-form blocks from scratch, without costs),
     `variance_now` (None while a stratum has no review) and `target_variance`.
     """
-    s = _state(plan, sampled, certain, prior_sd, bounds)
+    s = state or queue_state(plan, sampled, certain, prior_sd, bounds)
     z = norm_ppf(0.5 + level / 2)
     target = (half_width / z) ** 2
     start = {}

@@ -68,7 +68,7 @@ def test_a_joint_plans_estimates_reach_every_format(bdb, monkeypatch):
                              "bias": {"entities/avg/f1": {"value": 0.01, "ci": [-0.02, 0.04]}}}
                          for s, v in (("a", 0.6), ("b", 0.4))},
              "pairs": [{"a": "a", "b": "b", "difference": 0.2, "ci": [0.15, 0.25]}], "more_documents": 3}
-    monkeypatch.setattr(table_mod, "_joint_estimates", lambda db, name, policy: joint)
+    monkeypatch.setattr(table_mod, "_joint_estimates", lambda db, name, policy, views=(): joint)
     rows = _same_numbers(bdb, "t")
     for r, s in zip(rows, ("a", "b"), strict=True):
         est = joint["systems"][s]["entities/avg/f1"]

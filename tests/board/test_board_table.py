@@ -147,7 +147,7 @@ def test_a_joint_plan_supplies_estimates_pairs_and_rank_sets(bdb, monkeypatch):
                          "b": {"entities/avg/f1": {"value": 0.4, "ci": [0.35, 0.45], "anytime": {"ci": [0.3, 0.5]}},
                                "bias": {"entities/avg/f1": {"value": 0.05, "ci": [0.01, 0.09]}}}},
              "pairs": [{"a": "b", "b": "a", "difference": -0.2, "ci": [-0.25, -0.15]}], "more_documents": 7}
-    monkeypatch.setattr(table_mod, "_joint_estimates", lambda db, name, policy: joint)
+    monkeypatch.setattr(table_mod, "_joint_estimates", lambda db, name, policy, views=(): joint)
     table = board_table(bdb, "t")
     assert table["interval"] == "joint plan" and table["more_documents"] == 7
     a, b = table["systems"]

@@ -161,3 +161,25 @@ def test_the_variant_differences_equal_those_of_every_documents_counts(db_with_r
         assert _variant_differences.__wrapped__(view, n) == (len(per_doc), expected)
         assert view.audited_doc_counts_shared() == per_doc
     assert expected and view.audit.changed_docs  # the reviews did change documents, and some differ
+
+
+def test_a_boards_runs_read_in_turn_stay_kept(db_with_run, monkeypatch):
+    """Five runs read one after another (a board of five systems): after the first round no read is a full one
+    (with fewer places kept than runs, each read evicted the run read next and every read was a full one)."""
+    import audit.views as views
+
+    db = db_with_run
+    runs = ["mixed"] + [f"system-{i}" for i in range(2, 6)]
+    for run in runs[1:]:
+        score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run=run)
+    for run in runs:
+        add_review(db, run, _ids(db, run)[0], "no-match", "ana")
+        kept_reviewed(db, run_row(db, run))
+    asked: list = []
+    real = views.load_reviewed
+    monkeypatch.setattr(views, "load_reviewed", lambda *a, **k: asked.append(a[3:]) or real(*a, **k))
+    for step in range(3):
+        add_review(db, runs[step], _ids(db, runs[step])[3 + step], "match", "ben")
+        for run in runs:
+            assert kept_reviewed(db, run_row(db, run)).reviews == load_reviewed(db, run_row(db, run)["id"]).reviews
+    assert asked and () not in asked, asked  # () is a full read
