@@ -227,7 +227,6 @@ class BoardState:
     """run -> the indices (in `paths`) of the counts the vectors keep."""
     movable: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     """run -> block -> which kept counts a review can move there (`_movable_vectors`; `board.unseen_moves`)."""
-    _grads: dict = field(default_factory=dict)
     _totals: dict = field(default_factory=dict)
 
     @property
@@ -257,7 +256,6 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
     views = {r: given.get(r) or RunView(db, run_row(db, r), policy) for r in stored.runs}
     task = get_task(views[stored.runs[0]].row["task"])
     in_plan = stored.plan.stratum_of()
-    block_of = {(r, d): b for b, per in stored.documents.items() for r, docs in per.items() for d in docs}
     paths, judge, human, asks, base, active, movable = {}, {}, {}, {}, {}, {}, {}
     open_of: dict[str, set[str]] = {}
     for r, view in views.items():
@@ -265,27 +263,24 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
         paths[r] = list(dict.fromkeys([*leaf_paths(view.row["original_counts"] or {}),
                                        *leaf_paths(audit.counts or {})]))
         changed = audit.doc_counts or {}
-        jr: dict[str, np.ndarray] = {}
-        hr: dict[str, np.ndarray] = {}
-        mr: dict[str, np.ndarray] = {}
-        can_move = _movable_vectors(view, paths[r])
+        run = _run_blocks(view, paths[r], stored)
+        hr = {}  # the blocks reviews changed (every other keeps its judge vector)
         flat = row_flattener(paths[r])
-        for doc_id, j in _judge_vectors(view, paths[r]).items():
-            b = block_of[(r, doc_id)]
-            h = flat(changed[doc_id]) if changed.get(doc_id) else j
-            jr[b] = jr[b] + j if b in jr else j
-            hr[b] = hr[b] + h if b in hr else h
-            mr[b] = mr[b] | can_move[doc_id] if b in mr else can_move[doc_id]
-        judge[r], human[r], base[r], active[r] = _active(jr, hr, mr)
-        movable[r] = {b: mr[b][active[r]] for b in mr}
-        asks[r], open_of[r] = set(), set()
-        effective = view.effective  # the reviewed decisions; every other one carries the judge's label
-        for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
-            b = block_of[(r, doc)]
-            asks[r].add(b)
-            e = effective.get(dec_id)
-            if e is None or e.source not in HUMAN_SOURCES:
-                open_of[r].add(b)
+        for b in dict.fromkeys(run.block_of[d] for d, c in changed.items() if c and d in run.block_of):
+            h = None
+            for doc_id, j in run.docs[b]:  # the same sum, in the same order, as the judge vector's
+                v = flat(changed[doc_id]) if changed.get(doc_id) else j
+                h = v if h is None else h + v
+            hr[b] = h
+        judge[r], human[r], base[r], active[r] = _active(run, hr)
+        movable[r] = {b: run.movable[b][active[r]] for b in run.movable}
+        asks[r] = set(run.asks)  # the state's own: the kept one is never handed out
+        settled: dict[str, int] = {}
+        for dec_id, e in view.effective.items():  # the reviewed decisions; every other one carries the judge's
+            b = run.decision_block.get(dec_id)
+            if b is not None and e.source in HUMAN_SOURCES:
+                settled[b] = settled.get(b, 0) + 1
+        open_of[r] = {b for b, n in run.decisions_in.items() if settled.get(b, 0) < n}
     drawn = {b for b, in db.execute("SELECT block FROM board_draws WHERE board = ?", [stored.board])}
     labelled = set(in_plan) - set().union(*open_of.values())
     strata = {b: in_plan.get(b, NO_DECISIONS) for b in stored.documents}
@@ -295,6 +290,71 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
 
 _JUDGE_VECTORS: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
 _KEEP = 8
+
+
+@dataclass(frozen=True)
+class RunBlocks:
+    """What one run of a board's plan holds per block, whatever the reviews: read once per database file, run,
+    paths and plan (`_run_blocks`), so a render after a review only re-adds the blocks reviews changed."""
+
+    judge: dict[str, np.ndarray]
+    """block -> the sum of the run's judge vectors of its documents (in the documents' stored order)."""
+    movable: dict[str, np.ndarray]
+    """block -> which counts a review can move in some document of it."""
+    docs: dict[str, list[tuple[str, np.ndarray]]]
+    """block -> (doc id, judge vector) of the run's documents in it, in that order."""
+    block_of: dict[str, str]
+    """doc id -> its block."""
+    asks: set[str]
+    """Blocks where the run has a decision."""
+    decisions_in: dict[str, int]
+    """block -> the run's decisions in it."""
+    decision_block: dict[int, str]
+    """decision id -> its block."""
+    matrix: np.ndarray
+    """The judge vectors as one matrix, a row per block in `judge`'s order (`row_of`)."""
+    row_of: dict[str, int]
+    can_move: np.ndarray
+    """Which counts a review can move in some block."""
+    judge_total: np.ndarray
+
+
+_RUN_BLOCKS: OrderedDict[tuple, RunBlocks] = OrderedDict()
+
+
+def _run_blocks(view: RunView, paths: list[tuple], stored: StoredPlan) -> RunBlocks:
+    """The run's `RunBlocks` under the plan (kept as the judge vectors are, also keyed by the run's decision count
+    and the plan: a run's decisions change only when the family re-decides a document, which changes the count)."""
+    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
+    key = (where, view.id, view.row["created"], view.row["n_decisions"], tuple(paths), stored.board,
+           stored.created)
+    if key not in _RUN_BLOCKS:
+        r = view.name
+        block_of = {d: b for b, per in stored.documents.items() for d in per.get(r, ())}
+        can_move = _movable_vectors(view, paths)
+        judge: dict[str, np.ndarray] = {}
+        movable: dict[str, np.ndarray] = {}
+        docs: dict[str, list[tuple[str, np.ndarray]]] = {}
+        for doc_id, j in _judge_vectors(view, paths).items():
+            b = block_of[doc_id]
+            judge[b] = judge[b] + j if b in judge else j
+            movable[b] = movable[b] | can_move[doc_id] if b in movable else can_move[doc_id]
+            docs.setdefault(b, []).append((doc_id, j))
+        decisions_in: dict[str, int] = {}
+        decision_block: dict[int, str] = {}
+        for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
+            b = decision_block[dec_id] = block_of[doc]
+            decisions_in[b] = decisions_in.get(b, 0) + 1
+        blocks = list(judge)
+        matrix = np.array([judge[b] for b in blocks]).reshape(len(blocks), len(paths))
+        can = (np.any(np.array([movable[b] for b in blocks]).reshape(len(blocks), len(paths)), axis=0) if movable
+               else np.zeros(len(paths), dtype=bool))
+        _RUN_BLOCKS[key] = RunBlocks(judge, movable, docs, block_of, set(decisions_in), decisions_in, decision_block,
+                                     matrix, {b: i for i, b in enumerate(blocks)}, can, matrix.sum(axis=0))
+        while len(_RUN_BLOCKS) > _KEEP:
+            _RUN_BLOCKS.popitem(last=False)
+    _RUN_BLOCKS.move_to_end(key)
+    return _RUN_BLOCKS[key]
 
 
 def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
@@ -349,7 +409,7 @@ def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]
     return _MOVABLE[key]
 
 
-def _active(judge: dict[str, np.ndarray], human: dict[str, np.ndarray], movable: dict[str, np.ndarray] | None = None
+def _active(run: RunBlocks, changed: dict[str, np.ndarray]
             ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """The counts some review moved (in some block the human count differs from the judge's) or can move
     (`movable`: `board.unseen_moves` gives them a variance), and the totals of all.
@@ -357,18 +417,20 @@ def _active(judge: dict[str, np.ndarray], human: dict[str, np.ndarray], movable:
     A count no review moved and none can move is the same in every block under both labels, so every estimator gives
     it its judge total exactly, with no variance: the vectors keep only the others (the metric reads the rest from
     the totals), which is what makes a board's numerical gradients affordable (CHIMERA: ~130 counts per run, a few
-    dozen kept)."""
-    blocks = list(judge)
-    full_j = np.array([judge[b] for b in blocks])
-    full_h = np.array([human[b] for b in blocks])
-    moved = np.any(full_j != full_h, axis=0)
-    if movable:
-        moved |= np.any(np.array([movable[b] for b in blocks]), axis=0)
+    dozen kept). `changed`: the human vector of each block a review changed; the others are the judge's."""
+    blocks, full_j = list(run.judge), run.matrix
+    full_h = full_j.copy()
+    for b, h in changed.items():
+        full_h[run.row_of[b]] = h
+    moved = run.can_move.copy()
+    if changed:
+        rows = [run.row_of[b] for b in changed]
+        moved |= np.any(full_j[rows] != full_h[rows], axis=0)
     moved = np.flatnonzero(moved)
     if moved.size == 0:
         moved = np.array([0])
     return ({b: full_j[i, moved] for i, b in enumerate(blocks)}, {b: full_h[i, moved] for i, b in enumerate(blocks)},
-            full_j.sum(axis=0), moved)
+            run.judge_total, moved)
 
 
 # ---------------------------------------------------------------- estimates
@@ -387,13 +449,23 @@ def _metric(state: BoardState, run: str, cell: MetricCell):
     return g
 
 
+_JUDGE_GRADIENTS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+
+
 def _judge_gradient(state: BoardState, run: str, cell: MetricCell) -> np.ndarray:
-    """The gradient of the run's cell at its judge-only totals (kept counts), once per state."""
-    key = (run, cell.path)
-    if key not in state._grads:
-        at = state.base[run][state.active[run]]
-        state._grads[key] = delta_method(_metric(state, run, cell), at, np.zeros((at.size, at.size)))[2]
-    return state._grads[key]
+    """The gradient of the run's cell at its judge-only totals (kept counts): a function of the run's judge side and
+    which counts are kept, so it is kept across states (per database file, run, paths, cell and kept counts)."""
+    view, active = state.views[run], state.active[run]
+    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
+    key = (where, view.id, view.row["created"], view.row["n_decisions"], tuple(state.paths[run]), cell.path,
+           active.tobytes())
+    if key not in _JUDGE_GRADIENTS:
+        at = state.base[run][active]
+        _JUDGE_GRADIENTS[key] = delta_method(_metric(state, run, cell), at, np.zeros((at.size, at.size)))[2]
+        while len(_JUDGE_GRADIENTS) > 8 * _KEEP:
+            _JUDGE_GRADIENTS.popitem(last=False)
+    _JUDGE_GRADIENTS.move_to_end(key)
+    return _JUDGE_GRADIENTS[key]
 
 
 def system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Estimate, Estimate]:

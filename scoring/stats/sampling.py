@@ -231,12 +231,37 @@ def greedy_allocation(size: Mapping[str, int], s2: Mapping[str, float], start: M
     # gives each step's choice without re-ranking every stratum (a projection of thousands of reviews)
     heap = [(-gain(size[h], m[h], s2[h], c.get(h, 1.0)), -size[h], -name_rank[h], h) for h in size if m[h] < size[h]]
     heapq.heapify(heap)
+    # The variance only falls along the greedy path (each term falls as its m_h grows, in floating point too), so
+    # it is checked once per batch of picks (batches doubling up to 256) and the first pick that meets the target
+    # found inside the last batch by bisection: the same allocation as checking after every pick.
+    batch = 1
     while heap and stratified_variance(size, m, s2) > target_variance:
-        best = heapq.heappop(heap)[3]
-        m[best] += 1
-        if m[best] < size[best]:
-            heapq.heappush(heap, (-gain(size[best], m[best], s2[best], c.get(best, 1.0)), -size[best],
-                                  -name_rank[best], best))
+        taken = []
+        while heap and len(taken) < batch:
+            best = heapq.heappop(heap)[3]
+            m[best] += 1
+            taken.append(best)
+            if m[best] < size[best]:
+                heapq.heappush(heap, (-gain(size[best], m[best], s2[best], c.get(best, 1.0)), -size[best],
+                                      -name_rank[best], best))
+        if stratified_variance(size, m, s2) <= target_variance:
+            before = dict(m)
+            for h in taken:
+                before[h] -= 1
+            lo, hi = 0, len(taken)  # met after `hi` picks of the batch, not after `lo`
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                probe = dict(before)
+                for h in taken[:mid]:
+                    probe[h] += 1
+                if stratified_variance(size, probe, s2) <= target_variance:
+                    hi = mid
+                else:
+                    lo = mid
+            for h in taken[hi:]:
+                m[h] -= 1
+            return m
+        batch = min(2 * batch, 256)
     return m
 
 

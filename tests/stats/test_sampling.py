@@ -192,7 +192,9 @@ def test_greedy_allocation_is_the_greedy_by_definition_on_random_strata(seed):
     start = {h: rng.choice([0, 1, 3, size[h]]) for h in names}
     cost = {h: rng.choice([1.0, 2.0, 3.5]) for h in names} if rng.random() < 0.5 else None
     now = stratified_variance(size, {h: min(start[h], size[h]) for h in names}, s2)
-    target = rng.choice([0.0, 1e-9, 1.0, 50.0, now if math.isfinite(now) else 10.0, math.inf])
+    reachable = now if math.isfinite(now) else 1e4
+    target = rng.choice([0.0, 1e-9, 1.0, 50.0, reachable, rng.uniform(0, reachable), rng.uniform(0, reachable / 50),
+                         math.inf])
     assert greedy_allocation(size, s2, start, target, cost) == _greedy_by_definition(size, s2, start, target, cost)
 
 
