@@ -413,8 +413,11 @@ def match_items(gold: list[Item], pred: list[Item], cons: Constraints = NONE) ->
             scores[i, j] = item_score(g, p, cons.relative)
     if n == 0 or m == 0:
         return ItemMatch(gold, pred, [], list(range(n)), list(range(m)), scores)
-    a = assign(-scores, 0.0, lambda c: c < -MIN_ITEM_MATCH_SCORE, _indices(cons.forced, gold, pred),
-               _indices(cons.forbidden, gold, pred))
+    # Items of different types never match (`item_score` is 0), yet the assignment can pair them and the threshold
+    # drop them, and a review may then call such a pair a match: it is not one the scorer can count, so it is not
+    # forced (a pair forced across types would be compared as if both were of the gold item's type).
+    forced = [(i, j) for i, j in _indices(cons.forced, gold, pred) if gold[i].type == pred[j].type]
+    a = assign(-scores, 0.0, lambda c: c < -MIN_ITEM_MATCH_SCORE, forced, _indices(cons.forbidden, gold, pred))
     return ItemMatch(gold, pred, [(i, j, float(scores[i, j])) for i, j in a.kept], a.unmatched_rows,
                      a.unmatched_cols, scores, a.dropped, a.forced)
 

@@ -103,3 +103,27 @@ def test_small_paper_levels_by_hand():
     assert m["config"]["f1"] == 0.0  # inactive level: reported 0, left out of the overall
     value_f1 = 5 / 6
     assert m["overall"]["f1"] == pytest.approx((0.5 * value_f1 + 0.2 * 1 + 0.15 * 1) / 0.85)
+
+
+def test_a_match_forced_across_item_types_is_not_kept_and_counts_without_error():
+    """A review can call a pair of items of two types a match (the assignment pairs them at score 0 and the threshold
+    drops them: the demo's process-perturb run, once a material pair is forced, has a gold volume fraction beside a
+    predicted composition). Such a pair is not one the scorer can count: it is not forced, where before it was kept
+    and its values compared as if the composition were a measurement (AttributeError in the review)."""
+    from scoring.families.litxbench.match import Constraints, Item, match_items
+    from scoring.families.litxbench.score import _pair_values
+
+    gold = [Item("measurement", meas("volume_fraction", 25, parse_unit("percent")), None, "g[0]"),
+            Item("measurement", meas("density", 2.6, parse_unit("gram / centimeter ** 3")), None, "g[1]")]
+    pred = [Item("composition", object(), None, "p[0]"),
+            Item("measurement", meas("density", 2.6, parse_unit("gram / centimeter ** 3")), None, "p[1]")]
+    free = match_items(gold, pred)
+    across = match_items(gold, pred, Constraints(forced=frozenset({("g[0]", "p[0]")})))
+    assert across.pairs == free.pairs and all(gold[i].type == pred[j].type for i, j, _ in across.pairs)
+    assert (1, 1) in {(i, j) for i, j, _ in across.pairs}
+    for i, j, s in across.pairs:
+        _pair_values(gold[i], pred[j], s, False)
+    with pytest.raises(AttributeError):  # what counting a kept cross-type pair did
+        _pair_values(gold[0], pred[0], 0.0, False)
+    same = match_items(gold, pred, Constraints(forced=frozenset({("g[0]", "p[1]")})))
+    assert (0, 1) in {(i, j) for i, j, _ in same.pairs}  # a pair of one type is still forced
