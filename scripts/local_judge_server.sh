@@ -56,7 +56,7 @@ if [[ -z "$GGUF" ]]; then
 fi
 
 args=(--model "$GGUF" --model_alias smollm2-135m --host 127.0.0.1 --port "$PORT" --n_ctx "$N_CTX"
-      --n_threads "$N_THREADS")
+      --n_threads "$N_THREADS" --n_threads_batch "$N_THREADS")
 if [[ -n "${API_KEY:-}" ]]; then args+=(--api_key "$API_KEY"); fi
 echo "serving smollm2-135m on http://127.0.0.1:$PORT/v1 (one request at a time; Ctrl+C stops it)" >&2
 exec "$PYTHON" -m llama_cpp.server "${args[@]}"

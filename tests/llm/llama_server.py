@@ -38,7 +38,10 @@ DEFAULT_THREADS = int(os.environ.get("REJUDGE_LLAMA_THREADS", "1"))
 """One thread: on a shared, loaded machine (load 13-21 on 2 cores) two llama.cpp threads wait on each other at
 every token (OpenMP barriers while the other is descheduled): SmolLM2-135M generated 0.23 tokens/s with 2 threads
 and 9.7 tokens/s with 1 (prompt 17.7 vs 25 tokens/s), so a 100-token answer took 7 minutes and met the request
-timeout. Set REJUDGE_LLAMA_THREADS=2 on an idle machine."""
+timeout. The same holds for the prompt: llama-cpp-python's server reads it with `n_threads_batch` threads, by default
+one per core (2 here), so it is set to the same number (the few-shot test of tests/llm/test_improve_real.py, whose
+37 requests read 10,705 prompt tokens, took 508 s beside the browser tests with 2 and 101 s alone).
+Set REJUDGE_LLAMA_THREADS=2 on an idle machine."""
 PRIORITY = -10
 """The server's nice value where the user may raise priority (root, as CI runs here), else unchanged. The test that
 waits on it shares 2 cores with the other test worker: at load 10, four 400-token requests took 44-73 s each at nice 0
@@ -125,7 +128,7 @@ class LlamaServer:
             raise Unavailable(unavailable() or "no GGUF")
         return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
                 "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                "--n_threads", str(self.n_threads)]
+                "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads)]
 
     def start(self) -> LlamaServer:
         why = unavailable()
