@@ -66,10 +66,15 @@ def _count_codes(items: Sequence[Item], thresholds: Sequence[float], codes: dict
     width = max((len(i.features.scores) for i in items), default=0)
     scores = np.full((len(items), width), -np.inf)
     by_count = np.zeros((len(items), width + 1), dtype=np.int64)
+    coded: dict[tuple[str, ...], list[int]] = {}  # few distinct label rows; a refit bootstrap asks this 10^4-10^5 times
     for r, i in enumerate(items):
         n = len(i.features.scores)
         scores[r, :n] = i.features.scores
-        by_count[r, :n + 1] = [codes.setdefault(lab, len(codes)) for lab in i.features.labels_by_count]
+        row = coded.get(i.features.labels_by_count)
+        if row is None:
+            row = coded[i.features.labels_by_count] = [codes.setdefault(lab, len(codes))
+                                                       for lab in i.features.labels_by_count]
+        by_count[r, :n + 1] = row
     counts = (scores[:, :, None] >= np.asarray(thresholds, dtype=float)[None, None, :]).sum(axis=1)
     return np.take_along_axis(by_count, counts, axis=1)
 

@@ -35,6 +35,8 @@ SAMPLED = {
     "demo-litxbench-drop-meas30": (3, "reviewer"),
     "demo-litxbench-process-perturb": (2, "reviewer"),  # then the rest by hand: a full review
 }
+pytestmark = pytest.mark.xdist_group("scores-agreement-every-family")  # one worker builds the audited template
+
 FULL = "demo-litxbench-process-perturb"
 ALT_HUMANS = ("ana", "bo", "cy")
 ALT_RUN = "demo-chimera-smollm2"  # three reviewers label the same 40 decisions: a verdict
@@ -107,7 +109,8 @@ def _audited(path: Path, demo_template: Path) -> None:
 
 @pytest.fixture(scope="session")
 def audited_template(tmp_path_factory, demo_template):
-    """`_audited`, built once per test run (both xdist workers run this module's tests)."""
+    """`_audited`, built once per test run (the module is one xdist group: a second worker would wait ~20 s for it,
+    idle)."""
     return shared_template(tmp_path_factory, "audited", lambda p: _audited(p, demo_template))
 
 

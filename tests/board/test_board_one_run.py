@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -20,8 +22,10 @@ from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, next_sample
 from audit.runs import score_run
+from audit.store.database import open_db
 from audit.views import decisions, load_view
 from scoring.families import TASKS
+from tests.conftest import copy_of, shared_template
 from tests.store.test_shared_questions import _random_reviews, check_invariant
 
 RUN = "ideas"
@@ -41,12 +45,28 @@ def review_served(db, blocks: int, seed: int = 0) -> int:
     return done
 
 
+def _sampled_board(board_template: Path, path: Path) -> None:
+    shutil.copyfile(board_template, path)
+    db = open_db(path)
+    create_board(db, "i", [RUN])
+    create_plan(db, RUN, seed=4)
+    review_served(db, 30)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+
+
+@pytest.fixture(scope="session")
+def sampled_template(board_template, tmp_path_factory) -> Path:
+    """Board `i` of the ideation run, its plan, 30 documents reviewed from its queue: built once per test run
+    (7 s), copied by each test."""
+    return shared_template(tmp_path_factory, "boards-sampled", lambda p: _sampled_board(board_template, p))
+
+
 @pytest.fixture
-def sampled(bdb):
-    create_board(bdb, "i", [RUN])
-    create_plan(bdb, RUN, seed=4)
-    review_served(bdb, 30)
-    return bdb
+def sampled(sampled_template, tmp_path):
+    db = open_db(copy_of(sampled_template, tmp_path / "sampled.db"))
+    yield db
+    db.conn.close()
 
 
 def test_without_the_runs_plan_there_is_no_interval(bdb):
