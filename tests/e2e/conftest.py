@@ -14,7 +14,7 @@
 
 No browser is downloaded: without /usr/bin/chromium the e2e tests are skipped (scripts/test.sh installs it).
 
-Under pytest-xdist (scripts/test.sh runs this suite on three workers with the real-LLM tests, `--dist loadgroup`)
+Under pytest-xdist (scripts/test.sh runs this suite on four workers with the real-LLM tests, `--dist loadgroup`)
 every worker has its own session fixtures (but one demo template): its own demo server, browser; no two workers share
 a server, a port or a database. A module whose tests share a module-scoped server is one `xdist_group`, so the server
 is started once. A test marked `alone` (timing assertions) runs while no other worker runs a browser test
