@@ -161,9 +161,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
       answering at once on 2 cores pass the 60 s per-request deadline;
     - the tests of a module that share a module- or class-scoped fixture run on one worker, so the fixture is
       built once rather than once on each worker (dealt out one by one, a module's tests alternate between them).
+
+    The real-LLM tests come first: xdist hands out groups in the order collected, and theirs, the longest (4-5
+    minutes on a loaded machine), was handed out last, after the browser tests (a CI run waited 7 minutes for it
+    alone at the end of the browser phase).
     """
     for item in items:
         if item.get_closest_marker("llm"):
             item.add_marker(pytest.mark.xdist_group("llama-server"))
         elif _shares_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items.sort(key=lambda item: item.get_closest_marker("llm") is None)  # stable: the rest keep their order

@@ -8,8 +8,8 @@ demo runs of a family draw the same cards, buttons and tables with other numbers
 family's demo run is measured without a change here).
 
 The app runs on a database of its own (reviews are added to it so each family's Agreement page has tables), so the
-other browser tests' counts are untouched. One xdist group: one worker starts the module's server and reviews the
-runs once (it cost each worker that ran some of the tests about 30 s)."""
+other browser tests' counts are untouched. The module is one xdist group (tests/conftest.py groups the tests that
+share a module-scoped fixture): one worker starts the server and reviews the runs once."""
 
 from __future__ import annotations
 
@@ -28,8 +28,6 @@ from audit.views import load_view
 from tests.e2e.e2e_config import VIEWPORT
 from tests.e2e.e2e_helpers import _DRAWN_JS, assert_no_exception, heading, wait_idle
 from tests.e2e.e2e_server import AppServer, seeded, start_app, stop_app
-
-pytestmark = pytest.mark.xdist_group("issue26-fit")  # one server, reviewed once, for the module's tests
 
 WINDOW = {"width": 1280, "height": 900}
 _SAME_LAYOUT = {
