@@ -104,13 +104,26 @@ def _plannable(db) -> list[str]:
     return out
 
 
+def _one_per_family_and_judge(db) -> list[str]:
+    """The first plannable run of each family and kind of judge (replayed answers, a fuzzy matcher, ...): the reads
+    these tests compare depend on the family's counts and the judge's labels, not on which of a family's demo
+    predictions were scored (CHIMERA's six demo runs are two kinds of judge)."""
+    seen, out = set(), []
+    for run in _plannable(db):
+        task, spec = db.execute("SELECT task, judge_spec FROM runs WHERE name = ?", [run]).fetchone()
+        if (key := (task, spec.split(":")[0])) not in seen:
+            seen.add(key)
+            out.append(run)
+    return out
+
+
 def test_every_demo_family_has_a_plannable_run(demo_db):
-    tasks = {load_view(demo_db, r).task.name for r in _plannable(demo_db)}
+    tasks = {load_view(demo_db, r).task.name for r in _one_per_family_and_judge(demo_db)}
     assert {"chimera", "retrieval", "litxbench", "ideation"} <= tasks
 
 
 def test_plan_and_sample_state_read_per_document_equal_the_reads_of_every_decision(demo_db):
-    for n, run in enumerate(_plannable(demo_db)):
+    for n, run in enumerate(_one_per_family_and_judge(demo_db)):
         view = load_view(demo_db, run)
         create_plan(demo_db, run, seed=7 + n)
         plan = load_plan(demo_db, run)

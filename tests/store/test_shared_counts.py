@@ -17,7 +17,7 @@ from audit.review.sampling import _blocks_state, create_plan, estimate, load_pla
 from audit.store.database import open_db
 from audit.views import load_view
 from tests.conftest import copy_of
-from tests.store.test_sampling_reads import _plannable, _review_mix
+from tests.store.test_sampling_reads import _one_per_family_and_judge, _plannable, _review_mix
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_shared_count_vectors_are_read_only(demo_db):
 
 
 def test_estimate_and_queue_equal_decoding_and_flattening_every_document(demo_db, monkeypatch):
-    for n, run in enumerate(_plannable(demo_db)):
+    for n, run in enumerate(_one_per_family_and_judge(demo_db)):
         if load_plan(demo_db, run) is None:
             create_plan(demo_db, run, seed=11 + n)
         _review_mix(demo_db, load_view(demo_db, run), random.Random(20 + n))
