@@ -2,8 +2,8 @@
 card on the Scores page and no review button in the queue (classic card and browser card) is cut with an
 ellipsis, and every table of the Agreement page fits the window without scrolling sideways.
 
-Which runs: each family's first demo run, and the other demo runs whose pages can differ from it: a run whose judge
-another judge learnt from (its notes and "learnt from" lines) and the run with the longest predicted text. The other
+Which runs: each family's first demo run, and the other demo runs whose pages can differ from it: the run of an
+improved judge (its "learnt from" lines) and the run with the longest predicted text. The other
 demo runs of a family draw the same cards, buttons and tables with other numbers (RUNS says which and why; a new
 family's demo run is measured without a change here).
 
