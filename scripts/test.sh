@@ -79,11 +79,11 @@ if [ "$#" -gt 0 ]; then
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
 # The fast suite in two processes (the machine has 2 cores); then the browser tests together with the real-LLM tests,
-# in $REJUDGE_BROWSER_WORKERS processes (4): both mostly wait (on Streamlit servers, Chromium, one llama.cpp server
-# answering one request at a time), so more workers than cores fill the idle CPU (with 3 workers the phase used 1.1
-# of the 2 cores: 916 CPU-seconds in 825 s; with 4, a 20 s sample found the cores idle 0.2% of the time). Each worker
-# has its own Streamlit servers (own ports, databases, HOMEs) and Chromium; a module that shares one server is one
-# xdist group, the real-LLM tests are one group (handed out first), and a browser test asserting a timing runs alone
+# in $REJUDGE_BROWSER_WORKERS processes (4): both wait on Streamlit servers, Chromium and one llama.cpp server
+# answering one request at a time, so more workers than cores fill idle CPU (with 4, a 20 s sample of /proc/stat found
+# the cores idle 0.2% of the time: the phase is CPU-bound, and more workers would not help). Each worker has its own
+# Streamlit servers (own ports, databases, HOMEs) and Chromium; a module that shares one server is one xdist group,
+# the real-LLM tests are one group (handed out first), and a browser test asserting a timing runs alone
 # (tests/conftest.py).
 "$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e and not llm"
 "$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_BROWSER_WORKERS:-4}" --dist loadgroup -m "e2e or llm"
