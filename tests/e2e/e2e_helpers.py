@@ -86,6 +86,20 @@ def widget(page: Page, key: str) -> Locator:
     return page.locator(f".st-key-{re.sub(r'[^A-Za-z0-9_-]', '-', key)}")
 
 
+def enter_text(page: Page, key: str, text: str, role: str = "textbox") -> None:
+    """Type `text` into the text or number input with this key and apply it with Enter, as a user does before a button.
+
+    A value typed and left in the box is applied only when the box loses focus: a click on a button then sends the
+    value and the click together, and on a loaded machine the click was seen lost (no rerun ran the button).
+    """
+    box = widget(page, key).get_by_role(role)
+    box.fill(text)
+    box.press("Enter")
+    expect(widget(page, key).get_by_text(re.compile("Press Enter"))).to_have_count(0)
+    expect(box).to_have_value(text)
+    wait_idle(page)
+
+
 def select(page: Page, key: str, option: str) -> None:
     """Pick `option` in the select box with this key (a combobox with a listbox popup)."""
     box = widget(page, key).get_by_role("combobox")

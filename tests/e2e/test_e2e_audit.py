@@ -21,6 +21,7 @@ from tests.e2e.e2e_helpers import (  # noqa: E402
     RERUN_TIMEOUT,
     assert_no_exception,
     cell,
+    enter_text,
     heading,
     metric,
     navigate,
@@ -216,7 +217,7 @@ def test_malformed_upload_names_file_and_line_and_stores_nothing(demo_app, new_p
         files=[{"name": "bad-preds.jsonl", "mimeType": "application/json", "buffer": bad}])
     expect(upload).to_contain_text("bad-preds.jsonl", timeout=RERUN_TIMEOUT)
     wait_idle(page)
-    widget(page, "newrun.name").get_by_role("textbox").fill("e2e-bad-upload")
+    enter_text(page, "newrun.name", "e2e-bad-upload")
     page.get_by_role("button", name="Score", exact=True).click()
     error = page.get_by_test_id("stAlertContentError").filter(has_text="bad-preds.jsonl")
     expect(error).to_be_visible(timeout=RERUN_TIMEOUT)
@@ -257,11 +258,10 @@ def test_cancel_a_running_llm_judge_keeps_the_answers_received(demo_app, new_pag
         expect(widget(page, "newrun.chimera.pred.choice")).to_be_visible()
         select(page, "newrun.chimera.pred.choice", "chimera/pred_perfect.jsonl")
         select(page, "newrun.chimera.judge", "openai:MODEL — any OpenAI-compatible endpoint")
-        widget(page, "newrun.model").get_by_role("textbox").fill("e2e-slow-model")
-        widget(page, "newrun.base_url").get_by_role("textbox").fill(srv.base_url)
-        widget(page, "newrun.concurrency").get_by_role("spinbutton").fill("1")
-        widget(page, "newrun.name").get_by_role("textbox").fill("e2e-cancelled")
-        wait_idle(page)
+        enter_text(page, "newrun.model", "e2e-slow-model")
+        enter_text(page, "newrun.base_url", srv.base_url)
+        enter_text(page, "newrun.concurrency", "1", role="spinbutton")
+        enter_text(page, "newrun.name", "e2e-cancelled")
         page.get_by_role("button", name="Score", exact=True).click()
         expect(page.get_by_text(re.compile(r"Judging: \d+ / 444"))).to_be_visible(timeout=RERUN_TIMEOUT)
         page.wait_for_function("() => /Judging: ([3-9]\\d|\\d{3}) \\//.test(document.body.innerText)",

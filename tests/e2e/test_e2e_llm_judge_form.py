@@ -11,7 +11,7 @@ pytest.importorskip("playwright.sync_api")
 
 from playwright.sync_api import expect  # noqa: E402
 
-from tests.e2e.e2e_helpers import RERUN_TIMEOUT, open_url, select, wait_idle, widget  # noqa: E402
+from tests.e2e.e2e_helpers import RERUN_TIMEOUT, enter_text, open_url, select, wait_idle, widget  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 
@@ -30,10 +30,9 @@ def test_a_run_from_the_form_shows_the_model_that_answered(demo_app, new_page, s
         select(page, "newrun.chimera.judge",
                "openai-json:MODEL — any OpenAI-compatible endpoint, structured JSON answers")
         expect(widget(page, "newrun.model").get_by_role("textbox")).to_have_value("")
-        widget(page, "newrun.base_url").get_by_role("textbox").fill(srv.base_url)
-        widget(page, "newrun.concurrency").get_by_role("spinbutton").fill("2")
-        widget(page, "newrun.name").get_by_role("textbox").fill("e2e-smollm2")
-        wait_idle(page)
+        enter_text(page, "newrun.base_url", srv.base_url)
+        enter_text(page, "newrun.concurrency", "2", role="spinbutton")
+        enter_text(page, "newrun.name", "e2e-smollm2")
         page.get_by_role("button", name="Score", exact=True).click()
         expect(page.get_by_text("Scored and stored run")).to_be_visible(timeout=120_000)
         assert {b["model"] for b in srv.bodies} == {"smollm2-135m"}
