@@ -79,11 +79,11 @@ if [ "$#" -gt 0 ]; then
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
 # The fast suite in two processes (the machine has 2 cores); then the browser tests together with the real-LLM tests,
-# in $REJUDGE_BROWSER_WORKERS processes (4): both wait on Streamlit servers, Chromium and one llama.cpp server
-# answering one request at a time, so more workers than cores fill idle CPU (with 4, a 20 s sample of /proc/stat found
-# the cores idle 0.2% of the time: the phase is CPU-bound, and more workers would not help). Each worker has its own
-# Streamlit servers (own ports, databases, HOMEs) and Chromium; a module that shares one server is one xdist group,
-# the real-LLM tests are one group (handed out first), and a browser test asserting a timing runs alone
-# (tests/conftest.py).
+# in $REJUDGE_BROWSER_WORKERS processes (3): both wait on Streamlit servers, Chromium and one llama.cpp server
+# answering one request at a time, so more workers than cores fill idle CPU. Not 4: the phase is CPU-bound already
+# (with 4 the cores were idle 0.2% of a 20 s /proc/stat sample; 704 s with 4, 728 s with 3), and the official CI at
+# e6a6b76 failed with 4 on two tests a starved browser raced. Each worker has its own Streamlit servers (own
+# ports, databases, HOMEs) and Chromium; a module that shares one server is one xdist group, the real-LLM tests are
+# one group (handed out first), and a browser test asserting a timing runs alone (tests/conftest.py).
 "$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e and not llm"
-"$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_BROWSER_WORKERS:-4}" --dist loadgroup -m "e2e or llm"
+"$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_BROWSER_WORKERS:-3}" --dist loadgroup -m "e2e or llm"
