@@ -2,10 +2,11 @@
 server, tests/llm/llama_server.py) on the bundled SmolLM2 run: the run is the replayed log (no request), reviewed
 on its first 4 documents of at most 3 decisions (devtools/smollm2_review.py), and each strategy re-asks the
 model with the improved prompts, cross-fitted over 2 document folds; then `score --judge improved:ID` asks the
-improved judge on 2 documents nobody reviewed (with --no-fold-answers: the run holds the whole gold, so it
-shares the reviewed documents, and asking the fold judges too would be 2 x 10 more requests of what
-tests/cli/test_improve_llm_estimate.py covers against a fake server). Marked `llm`; skipped without the server.
-Slow: about 22-25 requests per strategy (1-2 s each on an idle 2-core machine; 5-25 s at load 15-20 with 1 thread).
+improved judge on 1 document nobody reviewed (one is enough to show the improved prompts reach a new run; with
+--no-fold-answers: the run holds the whole gold, so it shares the reviewed documents, and asking the fold judges too
+would be 2 x 10 more requests of what tests/cli/test_improve_llm_estimate.py covers against a fake server).
+Marked `llm`; skipped without the server.
+Slow: about 20-23 requests per strategy (1-2 s each on an idle 2-core machine; 5-25 s at load 15-20 with 1 thread).
 The size: REJUDGE_IMPROVE_DOCS (4), REJUDGE_IMPROVE_MAX_DECISIONS (3), REJUDGE_IMPROVE_FOLDS (2). With 6 documents the
 few-shot test alone was the longest path of CI's browser phase (508 s of its 817 s beside the browser tests); 4 still
 give both folds reviewed decisions of both labels (κ defined before and after).
@@ -71,8 +72,9 @@ def test_improve_the_smollm2_judge_with_the_real_model(server: LlamaServer, tmp_
     assert r["improved"] is (ev["delta_kappa_ci"] is not None and ev["delta_kappa_ci"][0] > 0)
     if strategy == "rules":
         assert r["judge_after"]["rules"].strip()  # the model wrote something from the notes
-    # the improved judge is a judge like any other: `score` asks the real model with its prompts on 2 more documents
-    unseen = small_documents(db, RUN, N_DOCS + 2, MAX_DECISIONS)[N_DOCS:]
+    # the improved judge is a judge like any other: `score` asks the real model with its prompts on one more document
+    unseen = small_documents(db, RUN, N_DOCS + 1, MAX_DECISIONS)[N_DOCS:]
+    assert len(unseen) == 1
     pred = tmp_path / "unseen.jsonl"
     pred.write_text("".join(line for line in (DATA / "pred_mixed.jsonl").read_text().splitlines(keepends=True)
                             if json.loads(line)["paper_id"] in unseen))
