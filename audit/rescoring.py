@@ -15,10 +15,11 @@ Effective labels come from one place: `load_reviewed` reads the reviews and appl
 from __future__ import annotations
 
 import json
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.effective import (
@@ -32,6 +33,7 @@ from audit.effective import (
 )
 from audit.store.database import dumps, run_row, transaction
 from audit.store.database import newest_review as _newest_review  # (moved to the store: #38)
+from audit.store.kept import kept
 from scoring.families import get_task
 from scoring.families.base import TaskFamily, add_nested, decision_qkeys
 
@@ -200,8 +202,7 @@ def doc_counts_in_order(db: Database, run_id: int, changed: Mapping[str, dict]) 
                                              [run_id])]
 
 
-_ORIGINAL_COUNTS: OrderedDict[tuple, list[tuple[str, dict]]] = OrderedDict()
-_KEEP_RUNS = 2
+_ORIGINAL_COUNTS: LRUCache = LRUCache(2)
 """Runs whose decoded original counts `_per_doc` keeps (a 10,000-query retrieval run: about 60 MB)."""
 
 
@@ -214,24 +215,17 @@ def original_counts(db: Database, run_id: int) -> list[tuple[str, dict]]:
     every document's counts was a fifth of each review's time on a 10,000-query run (#38). A database in memory
     (no file) is never kept.
     """
-    path = db.execute("PRAGMA database_list").fetchone()[2]
     created, n_docs = db.execute("SELECT created, n_docs FROM runs WHERE id = ?", [run_id]).fetchone()
-    key = (path, run_id, created, n_docs)
-    rows = _ORIGINAL_COUNTS.get(key)
-    if rows is None:
+
+    def read() -> list[tuple[str, dict]]:
         # documents with the same counts share one decoded dict (read-only): 100,000 CHIMERA abstracts have 114
         # distinct counts, and decoding each held 800 MB (#38)
         decoded: dict[str, dict] = {}
-        rows = [(doc_id, decoded.get(counts) or decoded.setdefault(counts, json.loads(counts)))
+        return [(doc_id, decoded.get(counts) or decoded.setdefault(counts, json.loads(counts)))
                 for doc_id, counts in db.execute("SELECT doc_id, counts FROM documents WHERE run_id = ? ORDER BY idx",
                                                  [run_id])]
-        if path:
-            _ORIGINAL_COUNTS[key] = rows
-            while len(_ORIGINAL_COUNTS) > _KEEP_RUNS:
-                _ORIGINAL_COUNTS.popitem(last=False)
-    else:
-        _ORIGINAL_COUNTS.move_to_end(key)
-    return rows
+
+    return kept(_ORIGINAL_COUNTS, db, (run_id, created, n_docs), read)
 
 
 def _per_doc(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[dict]:

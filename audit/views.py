@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import NamedTuple, TypeVar
 
+from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.effective import DEFAULT_POLICY, Effective, check_policy, effective_label
@@ -31,6 +32,7 @@ from audit.rescoring import (
     reviews_by_decision,
 )
 from audit.store.database import reviews_version, run_row
+from audit.store.kept import db_file, kept
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
 
@@ -250,11 +252,6 @@ _KEEP_REVIEWS = 2_000_000
 """...and, beyond the most recent one, at most this many reviews in all (a million reviews: a few hundred MB)."""
 
 
-def _db_file(db: Database) -> str:
-    """The database's file ("" in memory)."""
-    return next((f for _, name, f in db.conn.execute("PRAGMA database_list") if name == "main"), "")
-
-
 def kept_reviewed(db: Database, row: Mapping, policy: str = DEFAULT_POLICY) -> Reviewed:
     """`load_reviewed(db, run, policy)`, kept per process and brought up to date from the reviews added since.
 
@@ -266,7 +263,7 @@ def kept_reviewed(db: Database, row: Mapping, policy: str = DEFAULT_POLICY) -> R
     count that does not add up) reads everything. The result equals a full read: same reviews (in the same order:
     by each decision's first review, then its rows by creation time), same effective labels; `rows` is the same
     mapping (in another order). A database in memory is never kept."""
-    file = _db_file(db)
+    file = db_file(db)
     run_id = row["id"]
     if not file:
         return load_reviewed(db, run_id, policy)
@@ -351,13 +348,12 @@ def _brought_up_to_date(db: Database, run_id: int, kept: Reviewed, changed: list
     return Reviewed(kept.policy, reviews, rows, effective)
 
 
-def _run_key(db: Database, row: Mapping) -> tuple | None:
-    """What identifies a run's decisions for the per-process caches below: the database file, the run (id, name and
-    creation time: a deleted run's id may be taken again) and its decision count (a family that adds decisions
-    when reviewed, LitXBench, counts them into the run's row; decisions are never taken away from a run); None for
-    a database in memory (nothing to key on)."""
-    file = _db_file(db)
-    return (file, row["id"], row["name"], row["created"], row["n_decisions"]) if file else None
+def _run_key(row: Mapping) -> tuple:
+    """What identifies a run's decisions for the per-process caches below (with the database file, `kept`): the run
+    (id, name and creation time: a deleted run's id may be taken again) and its decision count (a family that adds
+    decisions when reviewed, LitXBench, counts them into the run's row; decisions are never taken away from a run).
+    A database in memory is never kept."""
+    return row["id"], row["name"], row["created"], row["n_decisions"]
 
 
 def run_decision_ids(db: Database, row: Mapping) -> array:
@@ -368,26 +364,14 @@ def run_decision_ids(db: Database, row: Mapping) -> array:
         "SELECT id FROM decisions WHERE run_id = ? ORDER BY id", [row["id"]]))))
 
 
-_PER_RUN: OrderedDict[tuple, object] = OrderedDict()
+_PER_RUN: LRUCache = LRUCache(8)
 
 
 def kept_per_run(db: Database, row: Mapping, what: str, read: Callable[[], T]) -> T:
     """`read()`, kept per process for the run's decisions (`_run_key`) and `what` (a few runs' worth): for what
     depends on a run's documents and decisions alone (written when it is scored, decisions only added to later),
     never on reviews. Read-only: callers share it."""
-    key = _run_key(db, row)
-    if key is None:
-        return read()
-    key = (*key, what)
-    with _KEPT_LOCK:
-        hit = _PER_RUN.get(key)
-    if hit is None:
-        hit = read()
-        with _KEPT_LOCK:
-            _PER_RUN[key] = hit
-            while len(_PER_RUN) > 8:
-                _PER_RUN.popitem(last=False)
-    return hit  # type: ignore[return-value]
+    return kept(_PER_RUN, db, (*_run_key(row), what), read)
 
 
 def run_document_rows(db: Database, row: Mapping) -> list[tuple]:
@@ -401,7 +385,7 @@ def run_document_rows(db: Database, row: Mapping) -> list[tuple]:
     return kept_per_run(db, row, "document rows", read)
 
 
-_JUDGE_SIDE_TOTALS: dict[tuple, tuple[tuple, ...]] = {}
+_JUDGE_SIDE_TOTALS: LRUCache = LRUCache(256)
 
 
 def judge_side_totals(db: Database, row: Mapping) -> tuple[tuple, ...]:
@@ -409,16 +393,9 @@ def judge_side_totals(db: Database, row: Mapping) -> tuple[tuple, ...]:
     decisions and judge labels are written when it is scored (and added to, never changed, when a family redecides
     under reviews), so the totals are kept per process (`_run_key`): the query reads the whole decisions table (4.8
     s of a Scores page render at 10,000 retrieval queries, #38)."""
-    key = _run_key(db, row)
-    if key is not None and key in _JUDGE_SIDE_TOTALS:
-        return _JUDGE_SIDE_TOTALS[key]
-    totals = tuple(db.execute("SELECT kind, type, COUNT(*), SUM(judge_label = 'invalid') FROM decisions "
-                              "WHERE run_id = ? GROUP BY kind, type ORDER BY kind, type", [row["id"]]))
-    if key is not None:
-        if len(_JUDGE_SIDE_TOTALS) >= 256:
-            _JUDGE_SIDE_TOTALS.pop(next(iter(_JUDGE_SIDE_TOTALS)))
-        _JUDGE_SIDE_TOTALS[key] = totals
-    return totals
+    return kept(_JUDGE_SIDE_TOTALS, db, _run_key(row), lambda: tuple(db.execute(
+        "SELECT kind, type, COUNT(*), SUM(judge_label = 'invalid') FROM decisions WHERE run_id = ? GROUP BY kind, type "
+        "ORDER BY kind, type", [row["id"]])))
 
 
 RunRef = str | RunView

@@ -19,11 +19,11 @@ from that one sample, and the queue that serves where a review does most for the
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.board.median import board_median, median_cells
@@ -39,6 +39,7 @@ from audit.review.sampling import (
     target_cell,
 )
 from audit.store.database import dumps, now, run_row, transaction
+from audit.store.kept import kept
 from audit.views import RunView
 from scoring.families import get_task
 from scoring.families.base import MetricCell, TaskFamily
@@ -288,8 +289,8 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
                       base, active, movable)
 
 
-_JUDGE_VECTORS: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
 _KEEP = 8
+_JUDGE_VECTORS: LRUCache = LRUCache(_KEEP)
 
 
 @dataclass(frozen=True)
@@ -319,60 +320,54 @@ class RunBlocks:
     judge_total: np.ndarray
 
 
-_RUN_BLOCKS: OrderedDict[tuple, RunBlocks] = OrderedDict()
+_RUN_BLOCKS: LRUCache = LRUCache(_KEEP)
 
 
 def _run_blocks(view: RunView, paths: list[tuple], stored: StoredPlan) -> RunBlocks:
     """The run's `RunBlocks` under the plan (kept as the judge vectors are, also keyed by the run's decision count
     and the plan: a run's decisions change only when the family re-decides a document, which changes the count)."""
-    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
-    key = (where, view.id, view.row["created"], view.row["n_decisions"], tuple(paths), stored.board,
-           stored.created)
-    if key not in _RUN_BLOCKS:
-        r = view.name
-        block_of = {d: b for b, per in stored.documents.items() for d in per.get(r, ())}
-        can_move = _movable_vectors(view, paths)
-        judge: dict[str, np.ndarray] = {}
-        movable: dict[str, np.ndarray] = {}
-        docs: dict[str, list[tuple[str, np.ndarray]]] = {}
-        for doc_id, j in _judge_vectors(view, paths).items():
-            b = block_of[doc_id]
-            judge[b] = judge[b] + j if b in judge else j
-            movable[b] = movable[b] | can_move[doc_id] if b in movable else can_move[doc_id]
-            docs.setdefault(b, []).append((doc_id, j))
-        decisions_in: dict[str, int] = {}
-        decision_block: dict[int, str] = {}
-        for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
-            b = decision_block[dec_id] = block_of[doc]
-            decisions_in[b] = decisions_in.get(b, 0) + 1
-        blocks = list(judge)
-        matrix = np.array([judge[b] for b in blocks]).reshape(len(blocks), len(paths))
-        can = (np.any(np.array([movable[b] for b in blocks]).reshape(len(blocks), len(paths)), axis=0) if movable
-               else np.zeros(len(paths), dtype=bool))
-        _RUN_BLOCKS[key] = RunBlocks(judge, movable, docs, block_of, set(decisions_in), decisions_in, decision_block,
-                                     matrix, {b: i for i, b in enumerate(blocks)}, can, matrix.sum(axis=0))
-        while len(_RUN_BLOCKS) > _KEEP:
-            _RUN_BLOCKS.popitem(last=False)
-    _RUN_BLOCKS.move_to_end(key)
-    return _RUN_BLOCKS[key]
+    key = (view.id, view.row["created"], view.row["n_decisions"], tuple(paths), stored.board, stored.created)
+    return kept(_RUN_BLOCKS, view.db, key, lambda: _read_run_blocks(view, paths, stored))
+
+
+def _read_run_blocks(view: RunView, paths: list[tuple], stored: StoredPlan) -> RunBlocks:
+    r = view.name
+    block_of = {d: b for b, per in stored.documents.items() for d in per.get(r, ())}
+    can_move = _movable_vectors(view, paths)
+    judge: dict[str, np.ndarray] = {}
+    movable: dict[str, np.ndarray] = {}
+    docs: dict[str, list[tuple[str, np.ndarray]]] = {}
+    for doc_id, j in _judge_vectors(view, paths).items():
+        b = block_of[doc_id]
+        judge[b] = judge[b] + j if b in judge else j
+        movable[b] = movable[b] | can_move[doc_id] if b in movable else can_move[doc_id]
+        docs.setdefault(b, []).append((doc_id, j))
+    decisions_in: dict[str, int] = {}
+    decision_block: dict[int, str] = {}
+    for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
+        b = decision_block[dec_id] = block_of[doc]
+        decisions_in[b] = decisions_in.get(b, 0) + 1
+    blocks = list(judge)
+    matrix = np.array([judge[b] for b in blocks]).reshape(len(blocks), len(paths))
+    can = (np.any(np.array([movable[b] for b in blocks]).reshape(len(blocks), len(paths)), axis=0) if movable
+           else np.zeros(len(paths), dtype=bool))
+    return RunBlocks(judge, movable, docs, block_of, set(decisions_in), decisions_in, decision_block, matrix,
+                     {b: i for i, b in enumerate(blocks)}, can, matrix.sum(axis=0))
 
 
 def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
     """doc id -> the run's judge-side count vector (stored once when scored, never changed: kept per database file,
     run and paths, so a queue step flattens only the documents reviews changed)."""
-    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
-    key = (where, view.id, view.row["created"], tuple(paths))
-    if key not in _JUDGE_VECTORS:
+
+    def read() -> dict[str, np.ndarray]:
         flat = row_flattener(paths)  # the paths indexed once for every document
-        _JUDGE_VECTORS[key] = {doc: flat(json.loads(c)) for doc, c in view.db.execute(
+        return {doc: flat(json.loads(c)) for doc, c in view.db.execute(
             "SELECT doc_id, counts FROM documents WHERE run_id = ?", [view.id])}
-        while len(_JUDGE_VECTORS) > _KEEP:
-            _JUDGE_VECTORS.popitem(last=False)
-    _JUDGE_VECTORS.move_to_end(key)
-    return _JUDGE_VECTORS[key]
+
+    return kept(_JUDGE_VECTORS, view.db, (view.id, view.row["created"], tuple(paths)), read)
 
 
-_MOVABLE: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
+_MOVABLE: LRUCache = LRUCache(_KEEP)
 
 
 def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
@@ -380,33 +375,31 @@ def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]
     decision given each label of its kind's scheme in turn (all `match`, all `no-match`, ...), a count that differs
     from the judge's counts under some of them is movable. What `board.unseen_moves` reads; kept as the judge
     vectors are (once per database file, run and paths)."""
-    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
-    key = (where, view.id, view.row["created"], tuple(paths))
-    if key not in _MOVABLE:
-        task = view.task
-        decisions: dict[str, list[tuple]] = {}
-        for doc, kind, typ, left, right in view.db.execute(
-                "SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [view.id]):
-            decisions.setdefault(doc, []).append((kind, typ, left, right))
-        judge = _judge_vectors(view, paths)
-        flat = row_flattener(paths)
-        out = {}
-        for doc, payload in view.db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?", [view.id]):
-            keys = decisions.get(doc, [])
-            can = np.zeros(len(paths), dtype=bool)
-            if keys:
-                payload = json.loads(payload)
-                widest = max(len(task.label_schemes[k[0]].labels) for k in keys)
-                for i in range(widest):
-                    labels = {k: task.label_schemes[k[0]].labels[min(i, len(task.label_schemes[k[0]].labels) - 1)]
-                              for k in keys}
-                    can |= flat(task.counts(payload, labels)) != judge[doc]
-            out[doc] = can
-        _MOVABLE[key] = out
-        while len(_MOVABLE) > _KEEP:
-            _MOVABLE.popitem(last=False)
-    _MOVABLE.move_to_end(key)
-    return _MOVABLE[key]
+    return kept(_MOVABLE, view.db, (view.id, view.row["created"], tuple(paths)),
+                lambda: _read_movable_vectors(view, paths))
+
+
+def _read_movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
+    task = view.task
+    decisions: dict[str, list[tuple]] = {}
+    for doc, kind, typ, left, right in view.db.execute(
+            "SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [view.id]):
+        decisions.setdefault(doc, []).append((kind, typ, left, right))
+    judge = _judge_vectors(view, paths)
+    flat = row_flattener(paths)
+    out = {}
+    for doc, payload in view.db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?", [view.id]):
+        keys = decisions.get(doc, [])
+        can = np.zeros(len(paths), dtype=bool)
+        if keys:
+            payload = json.loads(payload)
+            widest = max(len(task.label_schemes[k[0]].labels) for k in keys)
+            for i in range(widest):
+                labels = {k: task.label_schemes[k[0]].labels[min(i, len(task.label_schemes[k[0]].labels) - 1)]
+                          for k in keys}
+                can |= flat(task.counts(payload, labels)) != judge[doc]
+        out[doc] = can
+    return out
 
 
 def _active(run: RunBlocks, changed: dict[str, np.ndarray]
@@ -449,23 +442,21 @@ def _metric(state: BoardState, run: str, cell: MetricCell):
     return g
 
 
-_JUDGE_GRADIENTS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_JUDGE_GRADIENTS: LRUCache = LRUCache(8 * _KEEP)
 
 
 def _judge_gradient(state: BoardState, run: str, cell: MetricCell) -> np.ndarray:
     """The gradient of the run's cell at its judge-only totals (kept counts): a function of the run's judge side and
     which counts are kept, so it is kept across states (per database file, run, paths, cell and kept counts)."""
     view, active = state.views[run], state.active[run]
-    where = view.db.execute("PRAGMA database_list").fetchone()[2] or f"memory {id(view.db)}"
-    key = (where, view.id, view.row["created"], view.row["n_decisions"], tuple(state.paths[run]), cell.path,
-           active.tobytes())
-    if key not in _JUDGE_GRADIENTS:
+
+    def compute() -> np.ndarray:
         at = state.base[run][active]
-        _JUDGE_GRADIENTS[key] = delta_method(_metric(state, run, cell), at, np.zeros((at.size, at.size)))[2]
-        while len(_JUDGE_GRADIENTS) > 8 * _KEEP:
-            _JUDGE_GRADIENTS.popitem(last=False)
-    _JUDGE_GRADIENTS.move_to_end(key)
-    return _JUDGE_GRADIENTS[key]
+        return delta_method(_metric(state, run, cell), at, np.zeros((at.size, at.size)))[2]
+
+    key = (view.id, view.row["created"], view.row["n_decisions"], tuple(state.paths[run]), cell.path,
+           active.tobytes())
+    return kept(_JUDGE_GRADIENTS, view.db, key, compute)
 
 
 def system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Estimate, Estimate]:

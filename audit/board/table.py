@@ -20,10 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.board.store import get_board
 from audit.effective import DEFAULT_POLICY
+from audit.store.kept import kept
 from audit.views import RunView, load_view
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.board import Board, PairDifference, competition_ranks, rank_sets, settled
@@ -112,18 +114,19 @@ class Structure:
     shared: int
 
 
-_STRUCTURE: dict[tuple, Structure] = {}
+_STRUCTURE: LRUCache = LRUCache(64)
 """`structure` per database file and runs (id, name, creation time, decision count): a run's decisions change only
 when a review makes the family re-decide a document, which updates its count, so a cached entry never goes stale;
 the scans it saves take most of a board's time at 5 x 10,000 documents."""
 
 
 def structure(db: Database, views: Sequence[RunView]) -> Structure:
-    """The board's `Structure` (cached, see `_STRUCTURE`)."""
-    path = db.execute("PRAGMA database_list").fetchone()[2]
-    key = (path, tuple((v.id, v.name, v.row["created"], v.row["n_decisions"]) for v in views))
-    if path and key in _STRUCTURE:
-        return _STRUCTURE[key]
+    """The board's `Structure` (kept, see `_STRUCTURE`)."""
+    key = tuple((v.id, v.name, v.row["created"], v.row["n_decisions"]) for v in views)
+    return kept(_STRUCTURE, db, key, lambda: _read_structure(db, views))
+
+
+def _read_structure(db: Database, views: Sequence[RunView]) -> Structure:
     ids = [v.id for v in views]
     marks = ",".join("?" * len(ids))
     keyed, unkeyed = db.execute(f"SELECT COUNT(DISTINCT qkey), SUM(qkey IS NULL) FROM decisions WHERE run_id IN "
@@ -134,12 +137,7 @@ def structure(db: Database, views: Sequence[RunView]) -> Structure:
     shared = 0 if len(ids) < 2 else db.execute(
         f"SELECT COUNT(*) FROM (SELECT qkey FROM decisions WHERE run_id IN ({marks}) AND qkey IS NOT NULL GROUP BY "
         "qkey HAVING COUNT(DISTINCT run_id) > 1)", ids).fetchone()[0]
-    out = Structure(int(keyed or 0) + int(unkeyed or 0), len(docs), shared)
-    if path:  # an in-memory database has no file to key by
-        if len(_STRUCTURE) > 64:
-            _STRUCTURE.clear()
-        _STRUCTURE[key] = out
-    return out
+    return Structure(int(keyed or 0) + int(unkeyed or 0), len(docs), shared)
 
 
 def reviewed_counts(db: Database, views: Sequence[RunView]) -> dict:

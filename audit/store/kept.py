@@ -1,0 +1,45 @@
+"""Per-process caches of what a run stored once and never changes (its documents' counts, vectors built from them),
+keyed by the database's file: one rule for every such cache.
+
+A database in memory is never kept (its handle's id can be reused by another database once it is freed). The key's
+other parts must tell a run deleted and scored again apart (run id and creation time at least).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+from cachetools import LRUCache
+
+from audit.store.database import Database
+
+T = TypeVar("T")
+
+_LOCK = threading.Lock()  # pages render in threads: a cache's recency list is not safe to change from two at once
+
+
+def db_file(db: Database) -> str:
+    """The database's main file ("" for a database in memory)."""
+    return next((f for _, name, f in db.conn.execute("PRAGMA database_list") if name == "main"), "")
+
+
+def kept(cache: LRUCache, db: Database, key: tuple[Hashable, ...], build: Callable[[], T]) -> T:
+    """`build()`, kept in `cache` (least recently used out first) under (`db`'s file, *`key`); built afresh for a
+    database in memory. Two threads missing at once may both build; the values are equal, either is kept."""
+    file = db_file(db)
+    if not file:
+        return build()
+    full = (file, *key)
+    with _LOCK:
+        found = cache.get(full, _MISSING)
+    if found is not _MISSING:
+        return found
+    value = build()
+    with _LOCK:
+        cache[full] = value
+    return value
+
+
+_MISSING = object()
