@@ -36,7 +36,9 @@ import random
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +131,22 @@ def true_values(info: dict, labels: dict[str, str], cell, task, options_of) -> d
     return out
 
 
-def one_round(template: Path, info: dict, truth: str, seed: int, n: int, scratch: Path) -> dict:
+@dataclass
+class PlayedRound:
+    """A round played through the product, its database left open for the caller to read further (and close)."""
+
+    db: Any
+    runs: list[str]
+    est: dict
+    task: Any
+    cell: Any
+    truth_v: dict[str, float]
+    queue_s: float
+
+
+def play_round(template: Path, info: dict, truth: str, seed: int, n: int, scratch: Path) -> PlayedRound:
+    """Copy the template, draw the truth, create the board's plan, review `n` documents from its queue and read
+    `board_estimates` (what `one_round` and `board_replay/capture.py` both measure)."""
     from audit.board.joint import board_estimates, create_board_plan, next_board_document
     from audit.rescoring import run_options
     from audit.review.reviews import add_review
@@ -165,6 +182,12 @@ def one_round(template: Path, info: dict, truth: str, seed: int, n: int, scratch
     task = get_task(run_row(db, runs[0])["task"])
     cell = target_cell(task)
     truth_v = true_values(info, labels, cell, task, {r: run_options(run_row(db, r)) for r in runs})
+    return PlayedRound(db, runs, est, task, cell, truth_v, queue_s)
+
+
+def one_round(template: Path, info: dict, truth: str, seed: int, n: int, scratch: Path) -> dict:
+    played = play_round(template, info, truth, seed, n, scratch)
+    db, runs, est = played.db, played.runs, played.est
     drawn = [b for b, in db.execute("SELECT block FROM board_draws WHERE board = 'b'")]
     docs_of = {b: json.loads(db.execute("SELECT plan FROM board_plans WHERE board = 'b'").fetchone()[0])
                ["documents"][b] for b in drawn}
@@ -173,8 +196,9 @@ def one_round(template: Path, info: dict, truth: str, seed: int, n: int, scratch
     q_own = {r: sum(1 for dec in info["decisions"][r] if dec[1] in {d for b in drawn for d in docs_of[b][r]})
              for r in runs}
     db.conn.close()
-    return {"est": est, "truth": truth_v, "q_union": q_union, "q_own": q_own, "queue_s": queue_s,
-            "metric": "/".join(cell.path), "record": cost_record(info, est, "/".join(cell.path))}
+    metric = "/".join(played.cell.path)
+    return {"est": est, "truth": played.truth_v, "q_union": q_union, "q_own": q_own, "queue_s": played.queue_s,
+            "metric": metric, "record": cost_record(info, est, metric)}
 
 
 def cost_record(info: dict, est: dict, metric: str) -> dict | None:

@@ -1,45 +1,19 @@
 # ruff: noqa  (scratch scripts of an investigation: README.md)
 """Run bench/board_plan.py rounds and pickle, per round, every input the board estimators read."""
-import pickle, random, shutil, sys, time, json
+import pickle, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import bench.board_plan as bp
 from bench.common import workdir
 
 def one(template, info, truth, seed, n, scratch):
-    from audit.board.joint import board_estimates, create_board_plan, next_board_document, board_state, load_board_plan
-    from audit.rescoring import run_options
-    from audit.review.reviews import add_review
-    from audit.review.sampling import target_cell
-    from audit.store.database import open_db, run_row
-    from scoring.families import get_task
-    path = scratch / "round.db"
-    for p in scratch.glob("round.db*"):
-        p.unlink()
-    shutil.copyfile(template, path)
-    db = open_db(path)
-    runs = info["runs"]
-    rng = random.Random(seed)
-    labels = bp.true_labels(info, truth, rng)
-    qkey = {dec[0]: dec[7] for r in runs for dec in info["decisions"][r]}
-    create_board_plan(db, "b", runs, seed=seed)
-    while True:
-        if db.execute("SELECT COUNT(*) FROM board_draws WHERE board = 'b'").fetchone()[0] >= n:
-            break
-        nxt = next_board_document(db, "b", runs)
-        if nxt is None:
-            break
-        for part in nxt["review_in"]:
-            for dec in part["decisions"]:
-                add_review(db, part["run"], dec, labels[qkey[dec]], "bench")
-    est = board_estimates(db, "b")
-    task = get_task(run_row(db, runs[0])["task"])
-    cell = target_cell(task)
-    opts = {r: run_options(run_row(db, r)) for r in runs}
-    truth_v = bp.true_values(info, labels, cell, task, opts)
+    from audit.board.joint import board_state, load_board_plan
+    from audit.store.database import run_row
+    played = bp.play_round(template, info, truth, seed, n, scratch)  # the round bench/board_plan.py plays
+    db, runs, task, cell = played.db, played.runs, played.task, played.cell
     state = board_state(db, load_board_plan(db, "b"))
     rec = {"truth": truth, "seed": seed, "task": task.name if hasattr(task, "name") else run_row(db, runs[0])["task"],
-           "cell": cell.path, "runs": runs, "truth_v": truth_v, "est": est,
+           "cell": cell.path, "runs": runs, "truth_v": played.truth_v, "est": played.est,
            "judge": state.judge, "human": state.human, "strata": state.strata,
            "sys_sample": {r: state.system_sample(r) for r in runs},
            "sampled_blocks": sorted(state.sampled), "known_blocks": sorted(state.known),
