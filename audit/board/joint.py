@@ -29,7 +29,7 @@ from sqlite_utils import Database
 from audit.board.median import board_median, median_cells
 from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
 from audit.errors import AuditError
-from audit.review.count_vectors import row_flattener
+from audit.review.count_vectors import moved_leaves, row_flattener
 from audit.review.sampling import (
     MAX_SEED,
     MIN_SAMPLED_BLOCKS,
@@ -62,6 +62,11 @@ class StoredPlan:
     plan: Plan
     documents: dict[str, dict[str, list[str]]]
     """block -> run -> that run's document ids with the block's gold (every block, with decisions or not)."""
+    movable: dict[str, dict] = field(default_factory=dict)
+    """run -> {"stamp": the run's identity when planned, "sets": distinct sets of count paths, "blocks": block -> the
+    index of the set a review can move in some document of the block (blocks where none can move are left out)}:
+    judge-side, so computed once with the plan (`_plan_movable`); a plan without it, or a run whose stamp no longer
+    matches, is recounted on read (`_movable_vectors`)."""
 
 
 # ---------------------------------------------------------------- the plan
@@ -161,7 +166,7 @@ def create_board_plan(db: Database, name: str, runs: Sequence[str], *, seed: int
     if declared:
         design += f" and the strata {task.name} reviews whole ({', '.join(declared)})"
     plan = replace(plan, take_all=plan.take_all | frozenset(declared), design=design + " take-all")
-    body = {"plan": plan.to_json(), "documents": blocks}
+    body = {"plan": plan.to_json(), "documents": blocks, "movable": _plan_movable(db, task, runs, block_of)}
     with transaction(db):
         if db.execute("SELECT 1 FROM board_plans WHERE board = ?", [name]).fetchone():
             raise AuditError(f"board {name!r} already has a sampling plan; a plan is fixed before review")
@@ -175,7 +180,30 @@ def load_board_plan(db: Database, name: str) -> StoredPlan | None:
     if row is None:
         return None
     body = json.loads(row[3])
-    return StoredPlan(name, json.loads(row[0]), int(row[1]), row[2], Plan.from_json(body["plan"]), body["documents"])
+    return StoredPlan(name, json.loads(row[0]), int(row[1]), row[2], Plan.from_json(body["plan"]), body["documents"],
+                      body.get("movable") or {})
+
+
+def _stamp(row: dict) -> list:
+    """What identifies a run's judge side: its decisions change only when the family re-decides a document, which
+    changes their number (the key the kept judge vectors use)."""
+    return [row["created"], row["n_decisions"]]
+
+
+def _plan_movable(db: Database, task: TaskFamily, runs: Sequence[str], block_of: dict[tuple[str, str], str]
+                  ) -> dict[str, dict]:
+    """`StoredPlan.movable` for the plan's runs: per block, the union of its documents' `_movable_leaves`."""
+    out = {}
+    for r in runs:
+        row = run_row(db, r)
+        per_block: dict[str, set[tuple]] = {}
+        for doc, leaves in _movable_leaves(db, task, row["id"]):
+            if leaves:
+                per_block.setdefault(block_of[(r, doc)], set()).update(leaves)
+        sets: dict[tuple, int] = {}  # blocks share a few distinct sets (9-10 in 3,200 at the board bench): stored once
+        blocks = {b: sets.setdefault(tuple(sorted(ls)), len(sets)) for b, ls in per_block.items()}
+        out[r] = {"stamp": _stamp(row), "sets": [list(map(list, ls)) for ls in sets], "blocks": blocks}
+    return out
 
 
 def _summary(stored: StoredPlan) -> dict:
@@ -333,15 +361,28 @@ def _run_blocks(view: RunView, paths: list[tuple], stored: StoredPlan) -> RunBlo
 def _read_run_blocks(view: RunView, paths: list[tuple], stored: StoredPlan) -> RunBlocks:
     r = view.name
     block_of = {d: b for b, per in stored.documents.items() for d in per.get(r, ())}
-    can_move = _movable_vectors(view, paths)
+    planned = stored.movable.get(r)
+    if planned is not None and planned["stamp"] == _stamp(view.row):
+        mask = _path_mask(paths)
+        masks = [mask(map(tuple, leaves)) for leaves in planned["sets"]]
+        for m in masks:
+            m.setflags(write=False)  # shared by the blocks with that set
+        can_move = None
+        movable = {b: masks[i] for b, i in planned["blocks"].items()}
+    else:
+        can_move = _movable_vectors(view, paths)
+        movable = {}
     judge: dict[str, np.ndarray] = {}
-    movable: dict[str, np.ndarray] = {}
     docs: dict[str, list[tuple[str, np.ndarray]]] = {}
     for doc_id, j in _judge_vectors(view, paths).items():
         b = block_of[doc_id]
         judge[b] = judge[b] + j if b in judge else j
-        movable[b] = movable[b] | can_move[doc_id] if b in movable else can_move[doc_id]
+        if can_move is not None:
+            movable[b] = movable[b] | can_move[doc_id] if b in movable else can_move[doc_id]
         docs.setdefault(b, []).append((doc_id, j))
+    for b in judge:
+        if b not in movable:
+            movable[b] = np.zeros(len(paths), dtype=bool)
     decisions_in: dict[str, int] = {}
     decision_block: dict[int, str] = {}
     for dec_id, doc in view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [view.id]):
@@ -380,35 +421,59 @@ _MOVABLE: LRUCache = LRUCache(_KEEP)
 
 
 def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
-    """doc id -> which counts a review can move there (judge side only): the document recounted with every
-    decision given each label of its kind's scheme in turn (all `match`, all `no-match`, ...), a count that differs
-    from the judge's counts under some of them is movable. What `board.unseen_moves` reads; kept as the judge
-    vectors are (once per database file, run and paths)."""
+    """doc id -> which counts a review can move there (`_movable_leaves`; judge side only), for a plan that did not
+    store them. What `board.unseen_moves` reads; kept as the judge vectors are (once per database file, run and
+    paths)."""
     return kept(_MOVABLE, view.db, (view.id, view.row["created"], tuple(paths)),
                 lambda: _read_movable_vectors(view, paths))
 
 
 def _read_movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
-    task = view.task
-    decisions: dict[str, list[tuple]] = {}
-    for doc, kind, typ, left, right in view.db.execute(
-            "SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [view.id]):
-        decisions.setdefault(doc, []).append((kind, typ, left, right))
-    judge = _judge_vectors(view, paths)
-    flat = row_flattener(paths)
-    out = {}
-    for doc, payload in view.db.execute("SELECT doc_id, payload FROM documents WHERE run_id = ?", [view.id]):
-        keys = decisions.get(doc, [])
-        can = np.zeros(len(paths), dtype=bool)
-        if keys:
-            payload = json.loads(payload)
-            widest = max(len(task.label_schemes[k[0]].labels) for k in keys)
-            for i in range(widest):
-                labels = {k: task.label_schemes[k[0]].labels[min(i, len(task.label_schemes[k[0]].labels) - 1)]
-                          for k in keys}
-                can |= flat(task.counts(payload, labels)) != judge[doc]
-        out[doc] = can
+    mask = _path_mask(paths)
+    out = {doc: mask(()) for doc, in view.db.execute("SELECT doc_id FROM documents WHERE run_id = ?", [view.id])}
+    for doc, leaves in _movable_leaves(view.db, view.task, view.id):
+        out[doc] = mask(leaves)
     return out
+
+
+def _path_mask(paths: list[tuple]):
+    """leaf paths -> a boolean vector over `paths` (True wherever a path in them stands, also a repeated one)."""
+    where: dict[tuple, list[int]] = {}
+    for i, p in enumerate(paths):
+        where.setdefault(tuple(p), []).append(i)
+
+    def mask(leaves) -> np.ndarray:
+        out = np.zeros(len(paths), dtype=bool)
+        for p in leaves:
+            out[where.get(p, [])] = True
+        return out
+    return mask
+
+
+def _movable_leaves(db: Database, task: TaskFamily, run_id: int):
+    """(doc id, the count paths a review can move there) for each of the run's documents with decisions: the document
+    recounted with every decision given each label of its kind's scheme in turn (all `match`, all `no-match`, ...);
+    a count that differs from the judge's stored counts under some of them is movable."""
+    decisions: dict[str, list[tuple]] = {}
+    for doc, kind, typ, left, right in db.execute(
+            "SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [run_id]):
+        decisions.setdefault(doc, []).append((kind, typ, left, right))
+    judged: dict[str, dict] = {}  # stored counts text -> decoded: documents share a few (81-87 in 10,000 abstracts)
+    for doc, payload, counts in db.execute("SELECT doc_id, payload, counts FROM documents WHERE run_id = ?",
+                                           [run_id]):
+        keys = decisions.get(doc)
+        if not keys:
+            continue
+        judge = judged.get(counts)
+        if judge is None:
+            judge = judged[counts] = json.loads(counts)
+        payload = json.loads(payload)
+        schemes = {k: task.label_schemes[k[0]].labels for k in keys}
+        leaves: set[tuple] = set()
+        for i in range(max(len(labels) for labels in schemes.values())):
+            leaves |= moved_leaves(task.counts(payload, {k: labels[min(i, len(labels) - 1)]
+                                                         for k, labels in schemes.items()}), judge)
+        yield doc, leaves
 
 
 def _active(run: RunBlocks, changed: dict[str, np.ndarray]

@@ -79,6 +79,35 @@ def _fill(counts: Mapping, tree: Mapping, row: np.ndarray) -> None:
             row[node[0]] = v
 
 
+def _number(v: object) -> float:
+    """What `flatten` reads at a path: the number, or 0 for anything else (a mapping, a string, None)."""
+    t = type(v)
+    if t is int or t is float:
+        return v  # type: ignore[return-value]
+    return v if isinstance(v, int | float) and not isinstance(v, Mapping) else 0
+
+
+def moved_leaves(a: Mapping, b: Mapping, prefix: tuple = ()) -> set[tuple]:
+    """The paths at which `flatten` reads different numbers from `a` and from `b`, for any path list: a path one side
+    lacks, or holds no number at, reads 0 there. (A board's plan stores these per document instead of recounting on
+    read which counts a review can move, `audit.board.joint`.) Sub-mappings that compare equal are skipped whole:
+    most of a recount equals the judge's counts."""
+    out: set[tuple] = set()
+    for k in dict.fromkeys([*a, *b]):
+        x, y = a.get(k), b.get(k)
+        tx, ty = type(x), type(y)
+        if tx is ty and (tx is int or tx is float or tx is dict) and x == y:
+            continue
+        path = (*prefix, k)
+        mx = tx is dict or (tx is not int and tx is not float and isinstance(x, Mapping))
+        my = ty is dict or (ty is not int and ty is not float and isinstance(y, Mapping))
+        if mx or my:
+            out |= moved_leaves(x if mx else {}, y if my else {}, path)
+        if _number(x) != _number(y):
+            out.add(path)
+    return out
+
+
 def unflatten(vec: np.ndarray, paths: list[tuple]) -> dict:
     out: dict = {}
     for value, p in zip(vec, paths, strict=True):

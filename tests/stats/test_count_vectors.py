@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.review.count_vectors import flatten, flatten_rows, leaf_paths
+from audit.review.count_vectors import flatten, flatten_rows, leaf_paths, moved_leaves
 
 
 def _reference(counts: Mapping, paths: list[tuple]) -> np.ndarray:
@@ -56,3 +56,16 @@ def test_a_mapping_that_is_no_dict_is_walked_and_its_numbers_kept() -> None:
     counts = {"all": MappingProxyType({"n": 3, "rr": 0.5, "flag": True, "name": "x"}), "n": None}
     paths = [("all", "n"), ("all", "rr"), ("all", "flag"), ("all", "name"), ("n",), ("all", "n")]
     np.testing.assert_array_equal(flatten_rows([counts], paths)[0], [3.0, 0.5, 1.0, 0.0, 0.0, 3.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_counts, _counts, st.data())
+def test_moved_leaves_are_the_paths_where_the_flattened_numbers_differ(a: dict, b: dict, data: st.DataObject) -> None:
+    """For any path list, the paths `moved_leaves` names are exactly those where `flatten` reads a different number
+    (what a board plan stores instead of recounting on read)."""
+    known = list(dict.fromkeys([*leaf_paths(a), *leaf_paths(b)]))
+    paths = data.draw(st.permutations([*known, ("missing",), ("a",), *known[:1]]))
+    moved = moved_leaves(a, b)
+    differ = flatten(a, paths) != flatten(b, paths)
+    assert [p in moved for p in paths] == differ.tolist()
+    assert moved <= set(known)  # nothing named that neither side holds

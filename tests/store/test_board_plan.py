@@ -366,6 +366,38 @@ def test_board_estimates_json_has_the_contracts_keys(db):
     json.dumps(est)
 
 
+def test_the_plan_stores_what_a_review_can_move_and_the_read_equals_a_recount(db):
+    """The plan stores, per run and block, the count paths a review can move (judge side, computed once); reading
+    them gives what recounting every document gives, and a run whose judge side changed since is recounted."""
+    from dataclasses import replace
+
+    from audit.board import joint
+    from audit.views import RunView
+
+    create_board_plan(db, "b", RUNS, seed=2)
+    stored = load_board_plan(db, "b")
+    assert set(stored.movable) == set(RUNS)
+    somewhere = 0
+    for r in RUNS:
+        view = RunView(db, run_row(db, r))
+        paths = joint.leaf_paths(view.row["original_counts"])
+        recount = joint._read_run_blocks(view, paths, replace(stored, movable={}))
+        read = joint._read_run_blocks(view, paths, stored)
+        assert set(read.movable) == set(recount.movable) == set(read.judge)
+        for b in read.movable:
+            assert read.movable[b].tolist() == recount.movable[b].tolist(), (r, b)
+        assert read.can_move.tolist() == recount.can_move.tolist()
+        somewhere += sum(int(m.any()) for m in read.movable.values())
+        # planned before the run's judge side changed: the stored paths are not read (here: planted empty)
+        stamp = [view.row["created"], view.row["n_decisions"] + 1]
+        stale = {**stored.movable, r: {"stamp": stamp, "sets": [], "blocks": {}}}
+        again = joint._read_run_blocks(view, paths, replace(stored, movable=stale))
+        assert again.can_move.tolist() == recount.can_move.tolist()
+        planted = {**stored.movable, r: {**stored.movable[r], "blocks": {}}}
+        assert not joint._read_run_blocks(view, paths, replace(stored, movable=planted)).can_move.any()
+    assert somewhere > 10  # the comparison is not between empty masks
+
+
 @pytest.fixture(scope="module")
 def sampled_template(tmp_path_factory) -> Path:
     """A board with no take-all strata (combination gold only): every document the queue serves is allocated."""
