@@ -19,7 +19,7 @@ from audit.board import BOARD_FORMATS
 from audit.board.table import EXACT, JOINT, NONE, RUN_PLAN, SAMPLED, board_table
 from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import AuditError
-from audit.outputs.export import rejudge_version, tex, tex_metric_number, write_csv
+from audit.outputs.cells import rejudge_version, tex, tex_metric_number, write_csv
 from audit.outputs.tex_ascii import ascii_tex
 from scoring.families import get_task
 from scoring.families.base import MetricCell

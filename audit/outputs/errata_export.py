@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from sqlite_utils import Database
 
-from audit.outputs.export import rejudge_version, write_csv
+from audit.outputs.cells import rejudge_version, write_csv
 from audit.review.errata import current_errata
 from audit.views import RunRef, as_view
 from scoring.families.base import TaskFamily

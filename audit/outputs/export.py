@@ -3,27 +3,24 @@ a paper-ready LaTeX table, and the judge log. Every format reads one `audit.view
 the same effective-label policy (`--policy`) and record it.
 
 Everything the product writes is safe to open: CSV cells that a spreadsheet would run as a formula are
-neutralised with a leading quote (`csv_cell`), and every string that reaches a .tex file is escaped (`tex`), so
-no run name, judge spec or span can become live LaTeX. Inputs are named, never given as local paths.
+neutralised with a leading quote (`audit.outputs.cells.csv_cell`), and every string that reaches a .tex file is
+escaped (`cells.tex`), so no run name, judge spec or span can become live LaTeX. Inputs are named, never given as
+local paths.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
-import unicodedata
 from datetime import UTC, datetime
 
 from sqlite_utils import Database
 
-from audit import __version__
 from audit.effective import POLICIES
 from audit.errors import AuditError
 from audit.learning import learning_status, stale_warning
 from audit.outputs.agreement import agreement
 from audit.outputs.agreement_rule import Statistic, statistic_of
+from audit.outputs.cells import rejudge_version, tex, tex_metric_number, tex_number, write_csv
 from audit.outputs.estimate_text import (
     INTERVALS_EXPLAINED,
     EstimateLine,
@@ -40,13 +37,6 @@ from scoring.judges.redact import public_field, redact_url
 from scoring.stats.sampling import Plan
 
 FORMATS = ("json", "csv", "latex", "judgelog")
-_FORMULA_START = frozenset("=+-@\t\r\n")
-_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
-
-
-def rejudge_version() -> str:
-
-    return __version__
 
 
 def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, policy: str | None = None) -> dict:
@@ -132,36 +122,6 @@ def public_identity(identity: dict) -> dict:
     return out
 
 
-def csv_cell(value: object) -> object:
-    """A value safe in a spreadsheet (OWASP "CSV injection"): text a spreadsheet could read as a formula gets a
-    leading quote. That is text whose first character is = + - @ TAB CR LF, also behind leading blanks or invisible
-    format characters (a spreadsheet trims them) and in their full-width or other compatibility forms (`＝`, `﹢`:
-    NFKC-normalised to decide). Numbers are data: int and float cells pass, and so does text that is exactly a
-    plain decimal number (`-0.16`, `+3`, `1e-5`), which a spreadsheet reads as that number and never runs.
-
-    >>> [csv_cell(v) for v in ("=1+1", " =1+1", "\uff1dcmd", "\u200b@x", "-0.16", -0.16, "a=b", "-1+1")]
-    ["'=1+1", "' =1+1", "'\uff1dcmd", "'\u200b@x", '-0.16', -0.16, 'a=b', "'-1+1"]
-    """
-    if not isinstance(value, str) or _PLAIN_NUMBER.fullmatch(value):
-        return value
-    for c in value:
-        if unicodedata.normalize("NFKC", c)[:1] in _FORMULA_START:
-            return "'" + value
-        if not (c.isspace() or unicodedata.category(c) == "Cf"):
-            break
-    return value
-
-
-def write_csv(header: list[str], rows: list[list[object]]) -> str:
-    """The one CSV writer of the product: every cell through `csv_cell`."""
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow([csv_cell(h) for h in header])
-    for r in rows:
-        w.writerow([csv_cell(v) for v in r])
-    return buf.getvalue()
-
-
 def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     """One row per decision: judge label, each reviewer's label, effective label, where it came from and the
     effective-label policy that gave it. A judge improved on reviews adds a `judge_learning` column (the same on
@@ -180,26 +140,6 @@ def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
                     *extra])
     return write_csv(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
                       "effective", "source", "notes", "policy", *(["judge_learning"] if extra else [])], out)
-
-
-_TEX = str.maketrans({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
-                      "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                      "\n": " ", "\r": " ", "\t": " ", "<": r"\textless{}", ">": r"\textgreater{}",
-                      "|": r"\textbar{}", "[": "{[}", "]": "{]}"})
-
-
-def tex(s: object) -> str:
-    r"""Text as LaTeX that typesets literally: no command (`\input`, `\write18`, `\url` lose their backslash), no
-    comment, no unbalanced brace, no line break survives, and nothing a preceding `\\` would read as its argument
-    (`[...]`, a leading `*`). The one LaTeX escaping of the product: every text cell, caption and label part.
-
-    >>> tex(r"\input{x} [1cm] 5%")
-    '\\textbackslash{}input\\{x\\} {[}1cm{]} 5\\%'
-    >>> tex("*a")
-    '{}*a'
-    """
-    out = "".join(c for c in str(s) if c.isprintable() or c in "\n\r\t").translate(_TEX)
-    return "{}" + out if out.startswith("*") else out
 
 
 def _kappa_note(agr: dict) -> str:
@@ -227,15 +167,6 @@ def _kappa_clause(group: str, stat: Statistic) -> str:
 def _is_prf(row: dict) -> bool:
     return all(isinstance(row.get(k), int | float) or row.get(k) is None for k in ("precision", "recall", "f1")) \
         and any(k in row for k in ("precision", "recall", "f1"))
-
-
-def tex_number(v: object, *, count: bool) -> str:
-    """A cell: `--` when missing, a count as an integer (LitXBench stores counts as floats), else 3 decimals."""
-    if v is None or (isinstance(v, float) and v != v):
-        return "--"
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return tex(v)
-    return f"{v:.0f}" if count else f"{v:.3f}"
 
 
 def latex_body(orig: list[dict], aud: list[dict]) -> list[str]:
@@ -271,14 +202,6 @@ def latex_body(orig: list[dict], aud: list[dict]) -> list[str]:
                     lines.append(f"{name} & {values} \\\\")
         lines += [r"\bottomrule", r"\end{tabular}"]
     return lines
-
-
-def tex_metric_number(cell: MetricCell, v: object) -> str:
-    """A number of the estimate table as the P / R / F1 table prints it: a P, R or F1 in percent, else
-    `tex_number`."""
-    if isinstance(v, int | float) and not isinstance(v, bool) and cell.path[-1] in ("precision", "recall", "f1"):
-        return f"{100 * v:.1f}"
-    return tex_number(v, count=cell.unit == "count")
 
 
 def latex_estimates(lines: list[EstimateLine]) -> list[str]:

@@ -230,7 +230,7 @@ def test_the_run_plans_estimates_reach_json_csv_and_latex(sampled):
     """The one row rule carries the estimate, both intervals, the bias and the rank set to every format: JSON and
     CSV parse back to the rows, and each LaTeX row parses back to the rows' numbers as printed."""
     from audit.board.export import board_rows, export_board
-    from audit.outputs.export import tex_metric_number
+    from audit.outputs.cells import tex_metric_number
     from scoring.families.base import MetricCell
     from tests.board.test_board_export import _same_numbers
 

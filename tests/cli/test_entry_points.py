@@ -190,3 +190,19 @@ def test_an_unknown_family_is_a_one_line_error(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit) as e:
         main(["score", "nope", "--gold", "x"])
     assert e.value.code == 2 and "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["show"], ["export", "--format", "latex"], ["export", "--format", "csv"]])
+def test_board_show_and_export_import_neither_scipy_stats_nor_sklearn(argv: list[str], demo_db: str,
+                                                                      tmp_path) -> None:
+    """A board's table needs numpy and scipy.special; the agreement statistics (SciPy's stats, scikit-learn: 2 s of
+    the 5 s a 5 x 10,000 board's export may take, #36) belong to other commands. The cells every export writes come
+    from `audit.outputs.cells`."""
+    from audit.demo import demo_boards
+
+    board = next(iter(demo_boards()))
+    out = ["--out", str(tmp_path / "table"), "--force"] if argv[0] == "export" else []
+    status, modules = imported_by("--db", demo_db, "board", argv[0], board, *argv[1:], *out)
+    assert status == 0
+    assert "numpy" in modules  # the table was computed
+    assert [m for m in modules if m.startswith(("scipy.stats", "sklearn"))] == [], modules

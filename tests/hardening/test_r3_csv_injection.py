@@ -11,8 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
+from audit.outputs.cells import csv_cell
 from audit.outputs.errata_export import export_errata_csv
-from audit.outputs.export import csv_cell, export_csv
+from audit.outputs.export import export_csv
 from audit.review.errata import add_erratum
 from audit.review.reviews import add_review
 from devtools.injection_oracles import runs_as_formula

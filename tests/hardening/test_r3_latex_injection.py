@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.outputs.export import export_latex, tex
+from audit.outputs.cells import tex
+from audit.outputs.export import export_latex
 from devtools.injection_oracles import OURS, control_words
 
 HOSTILE = [r"[-40cm] row", "}}{{ unbalanced {", r"\input{/etc/passwd}", r"\immediate\write18{touch /tmp/pwned}",
