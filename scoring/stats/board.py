@@ -142,8 +142,9 @@ class PairDifference:
 class Board:
     systems: list[str]
     per_system: dict[str, Estimate]
+    """Empty when built with `per_system=False` (as are the two ranks: None)."""
     pairs: list[PairDifference]
-    rank_judge: dict[str, int]
+    rank_judge: dict[str, int] | None
     rank_audited: dict[str, int] | None
     """Ranks of the point estimates (None where a system has no estimate)."""
     rank_sets: dict[str, tuple[int, int]] | None
@@ -189,7 +190,8 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
                    certain: Mapping[str, Mapping[str, Vector]] | None = None, higher_is_better: bool = True,
                    bounds: tuple[float, float] | None = (0.0, 1.0), level: float = 0.95,
                    variance: Variance = VARIANCE, movable: Mapping[str, Mapping[str, Sequence[bool] | np.ndarray]]
-                   | None = None, totals: Mapping[str, Totals] | None = None, **kw) -> Board:
+                   | None = None, totals: Mapping[str, Totals] | None = None, per_system: bool = True,
+                   **kw) -> Board:
     """Every system's estimate of its metric and every pairwise difference, from one sample of documents.
 
     `judge[s][doc]`: system s's judge-side count vector of every document; `sampled[s][doc]`: its human vector of
@@ -199,7 +201,8 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
     gives the anytime-valid ones). `movable[s][doc]`: which of system s's counts a review of doc can change (judge
     side); with it, counts the sample never saw move get the variance of `unseen_moves`. `totals[s]`: system s's
     `system_totals` on these same arguments, when the caller already has them (several metrics of one sample); one
-    system's joint totals are its own."""
+    system's joint totals are its own. `per_system=False`: the differences alone (a caller that estimates each
+    system on its own population): `per_system` is empty and the ranks of the point estimates are None."""
     systems = list(metrics)
     certain = certain or {}
     own = dict(totals or {})
@@ -218,11 +221,6 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
     if joint.total is not None and joint.cov is not None and not joint.complete:
         grads = {s: delta_method(metrics[s], joint.total[slices[s]], np.zeros((part.stop - part.start,) * 2))[2]
                  for s, part in slices.items()}
-    per = {}
-    for s in systems:
-        tot = own[s] if s in own else system_totals(judge[s], strata, sampled[s], certain=certain.get(s),
-                                                    movable=None if movable is None else movable[s], variance=variance)
-        per[s] = metric_estimate(tot, metrics[s], bounds=bounds, level=level, grad=grads[s], **kw)
     pairs = []
     for a, b in combinations(systems, 2):
         g = difference_of(metrics[a], metrics[b], slices[a], slices[b])
@@ -232,13 +230,20 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
             grad[slices[a]], grad[slices[b]] = grads[a], -grads[b]
         pairs.append(PairDifference(a, b, metric_estimate(joint, g, bounds=None, level=level, grad=grad, **kw),
                                     metric_estimate(joint, g, bounds=None, level=sim_level, grad=grad, **kw)))
+    intervals = {(p.a, p.b): p.simultaneous.ci for p in pairs}
+    sets = (rank_sets(systems, intervals, higher_is_better=higher_is_better)  # type: ignore[arg-type]
+            if all(ci is not None for ci in intervals.values()) else None)
+    if not per_system:
+        return Board(systems, {}, pairs, None, None, sets, higher_is_better, level)
+    per = {}
+    for s in systems:
+        tot = own[s] if s in own else system_totals(judge[s], strata, sampled[s], certain=certain.get(s),
+                                                    movable=None if movable is None else movable[s], variance=variance)
+        per[s] = metric_estimate(tot, metrics[s], bounds=bounds, level=level, grad=grads[s], **kw)
     judge_only = {s: per[s].judge_only for s in systems}
     audited = {s: e.estimate for s, e in per.items()}
     rank_audited = (competition_ranks(audited, higher_is_better=higher_is_better)  # type: ignore[arg-type]
                     if all(v is not None for v in audited.values()) else None)
-    intervals = {(p.a, p.b): p.simultaneous.ci for p in pairs}
-    sets = (rank_sets(systems, intervals, higher_is_better=higher_is_better)  # type: ignore[arg-type]
-            if all(ci is not None for ci in intervals.values()) else None)
     return Board(systems, per, pairs, competition_ranks(judge_only, higher_is_better=higher_is_better),
                  rank_audited, sets, higher_is_better, level)
 

@@ -108,6 +108,23 @@ def test_estimates_equal_the_single_system_estimator(seed):
         assert got == e
 
 
+@given(hs.integers(0, 2**31 - 1), hs.integers(20, 50))
+@settings(max_examples=25, deadline=None)
+def test_the_differences_alone_are_the_differences_of_the_whole_board(seed, n):
+    """`per_system=False` (a caller that estimates each system on its own population) gives the same pairs and rank
+    sets, to the last digit, and no per-system numbers to misread."""
+    rng = np.random.default_rng(seed)
+    human, judge = simulate(rng, 50, {"A": 0.7, "B": 0.6, "C": 0.5}, 0.2)
+    docs = list(joint_vectors(human)[0])
+    sample = [str(d) for d in rng.choice(docs, n, replace=False)]
+    sampled = {s: {d: human[s][d] for d in sample} for s in human}
+    strata = {d: "all" for d in docs}
+    whole = board_estimate(judge, strata, sampled, {s: f1 for s in human})
+    alone = board_estimate(judge, strata, sampled, {s: f1 for s in human}, per_system=False)
+    assert alone.pairs == whole.pairs and alone.rank_sets == whole.rank_sets
+    assert alone.per_system == {} and alone.rank_judge is None and alone.rank_audited is None
+
+
 def test_coverage_of_differences_on_a_known_truth():
     """Seeded simulation: the nominal 95% difference interval covers the true difference in most rounds (a quick
     check; bench/board_coverage.py measures it with its binomial interval)."""

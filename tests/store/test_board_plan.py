@@ -398,6 +398,21 @@ def test_the_plan_stores_what_a_review_can_move_and_the_read_equals_a_recount(db
     assert somewhere > 10  # the comparison is not between empty masks
 
 
+def test_a_plan_made_again_under_the_same_name_is_read_afresh(db):
+    """Plans are decoded once per process (`load_board_plan`); a plan deleted with its board and made again under
+    the same name is the new one."""
+    from audit.store.plans import delete_board_plans
+
+    create_board_plan(db, "b", RUNS, seed=3)
+    first = load_board_plan(db, "b")
+    assert load_board_plan(db, "b") is first  # kept
+    delete_board_plans(db, ["b"])
+    assert load_board_plan(db, "b") is None
+    create_board_plan(db, "b", RUNS[:2], seed=4)
+    again = load_board_plan(db, "b")
+    assert (again.seed, again.runs) == (4, RUNS[:2]) and set(again.movable) == set(RUNS[:2])
+
+
 @pytest.fixture(scope="module")
 def sampled_template(tmp_path_factory) -> Path:
     """A board with no take-all strata (combination gold only): every document the queue serves is allocated."""
