@@ -19,7 +19,7 @@ from that one sample, and the queue that serves where a review does most for the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -306,15 +306,15 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
         changed = audit.doc_counts or {}
         run = _run_blocks(view, paths[r], stored)
         hr = {}  # the blocks reviews changed (every other keeps its judge vector)
-        flat = row_flattener(paths[r])
+        flat = _human_flattener(run, paths[r])
         for b in dict.fromkeys(run.block_of[d] for d, c in changed.items() if c and d in run.block_of):
             h = None
             for doc_id, j in run.docs[b]:  # the same sum, in the same order, as the judge vector's
-                v = flat(changed[doc_id]) if changed.get(doc_id) else j
+                v = flat(doc_id, changed[doc_id]) if changed.get(doc_id) else j
                 h = v if h is None else h + v
             hr[b] = h
         judge[r], human[r], base[r], active[r] = _active(run, hr)
-        movable[r] = {b: run.movable[b][active[r]] for b in run.movable}
+        movable[r] = _movable_at(run, active[r])
         asks[r] = set(run.asks)  # the state's own: the kept one is never handed out
         settled: dict[str, int] = {}
         for dec_id, e in view.effective.items():  # the reviewed decisions; every other one carries the judge's
@@ -361,6 +361,11 @@ class RunBlocks:
     judge_at: dict[bytes, dict[str, np.ndarray]] = field(default_factory=dict, compare=False)
     """Kept counts (`_active`'s indices, as bytes) -> block -> the judge vector at them: read-only, shared by the
     states whose reviews keep the same counts (most do: a review seldom moves a count none could move before)."""
+    movable_at: dict[bytes, dict[str, np.ndarray]] = field(default_factory=dict, compare=False)
+    """The same for `movable`."""
+    human_flat: dict[str, tuple[Mapping, np.ndarray]] = field(default_factory=dict, compare=False)
+    """doc id -> (its counts under the reviews when last flattened, their vector): a render flattens again only the
+    documents whose counts changed (equal counts compare in C, ten times faster than flattening them)."""
 
 
 _RUN_BLOCKS: LRUCache = LRUCache(_KEEP)
@@ -489,6 +494,32 @@ def _movable_leaves(db: Database, task: TaskFamily, run_id: int):
             leaves |= moved_leaves(task.counts(payload, {k: labels[min(i, len(labels) - 1)]
                                                          for k, labels in schemes.items()}), judge)
         yield doc, leaves
+
+
+def _human_flattener(run: RunBlocks, paths: list[tuple]):
+    """`row_flattener(paths)` of a document's reviewed counts, kept in `run.human_flat` while they stay equal."""
+    flat, memo = row_flattener(paths), run.human_flat
+
+    def of(doc_id: str, counts: Mapping) -> np.ndarray:
+        seen = memo.get(doc_id)
+        if seen is not None and seen[0] == counts:
+            return seen[1]
+        v = flat(counts)
+        v.setflags(write=False)
+        memo[doc_id] = (counts, v)
+        return v
+    return of
+
+
+def _movable_at(run: RunBlocks, active: np.ndarray) -> dict[str, np.ndarray]:
+    """block -> which kept counts (`active`) a review can move there, kept per kept-count set as `judge_at` is."""
+    key = active.tobytes()
+    found = run.movable_at.get(key)
+    if found is None:
+        if len(run.movable_at) >= 4:
+            run.movable_at.clear()
+        found = run.movable_at[key] = {b: m[active] for b, m in run.movable.items()}
+    return found
 
 
 def _active(run: RunBlocks, changed: dict[str, np.ndarray]

@@ -26,7 +26,7 @@ from sqlite_utils import Database
 
 from audit.effective import DEFAULT_POLICY
 from audit.errors import AuditError
-from audit.review.count_vectors import unflatten
+from audit.review.count_vectors import row_unflattener
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
 from audit.review.sampling import (
     MIN_SAMPLED_BLOCKS,
@@ -113,13 +113,14 @@ class _State:
             self.tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
             self.how = setup["unavailable"] if setup else None
         self.judge, self.sampled, self.certain, self.paths = judge, sampled, certain, paths
+        self._counts = row_unflattener(paths)
         self.options = view.row["inputs"].get("options") or {}
         self.cells = [c for c in self.task.board_cells(view.original_metrics) if self.task.sampled_by(c) == "totals"]
         self._grads: dict[tuple, np.ndarray] | None = None
 
     def values(self, vec: np.ndarray) -> dict[tuple, float]:
         """(cell path, system) -> the system's metric of the totals `vec` (nan where it has none)."""
-        metrics = self.task.metrics(unflatten(vec, self.paths), None, self.options)
+        metrics = self.task.metrics(self._counts(vec), None, self.options)
         out = {}
         for s in self.systems:
             mine = self.task.system_metrics(metrics, s)

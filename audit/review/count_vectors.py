@@ -109,10 +109,32 @@ def moved_leaves(a: Mapping, b: Mapping, prefix: tuple = ()) -> set[tuple]:
 
 
 def unflatten(vec: np.ndarray, paths: list[tuple]) -> dict:
-    out: dict = {}
-    for value, p in zip(vec, paths, strict=True):
-        node = out
+    """The nested counts of `vec` at `paths` (floats; keys in the paths' order; a path listed twice holds its last
+    number)."""
+    return row_unflattener(paths)(vec)
+
+
+def row_unflattener(paths: list[tuple]) -> Callable[[np.ndarray], dict]:
+    """`unflatten` at `paths` with the nesting worked out once: a numerical gradient rebuilds the counts from a
+    vector hundreds of times per board render."""
+    root: dict = {}
+    for i, p in enumerate(paths):
+        node = root
         for k in p[:-1]:
             node = node.setdefault(k, {})
-        node[p[-1]] = float(value)
-    return out
+        node[p[-1]] = i
+
+    def compiled(node: dict) -> tuple:
+        return tuple((k, compiled(v) if type(v) is dict else v) for k, v in node.items())
+
+    tree = compiled(root)
+
+    def build(vec: np.ndarray) -> dict:
+        values = np.asarray(vec, dtype=float).tolist()
+        if len(values) != len(paths):
+            raise ValueError(f"a vector of {len(values)} numbers for {len(paths)} paths")
+
+        def walk(items: tuple) -> dict:
+            return {k: walk(v) if type(v) is tuple else values[v] for k, v in items}
+        return walk(tree)
+    return build

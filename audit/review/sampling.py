@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
 from audit.rescoring import original_counts
-from audit.review.count_vectors import flatten, leaf_paths, row_flattener, unflatten
+from audit.review.count_vectors import flatten, leaf_paths, row_flattener, row_unflattener
 from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
 from audit.store.database import dumps, now, transaction
@@ -112,8 +112,10 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
 
 
 def metric_of_totals(task: TaskFamily, cell: MetricCell, paths: list[tuple], options: Mapping):
+    counts = row_unflattener(paths)
+
     def g(vec: np.ndarray) -> float:
-        v = cell.value(task.metrics(unflatten(vec, paths), None, options))
+        v = cell.value(task.metrics(counts(vec), None, options))
         return float(v) if v is not None else float("nan")
     return g
 

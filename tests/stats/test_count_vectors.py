@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -9,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.review.count_vectors import flatten, flatten_rows, leaf_paths, moved_leaves
+from audit.review.count_vectors import flatten, flatten_rows, leaf_paths, moved_leaves, unflatten
 
 
 def _reference(counts: Mapping, paths: list[tuple]) -> np.ndarray:
@@ -69,3 +70,26 @@ def test_moved_leaves_are_the_paths_where_the_flattened_numbers_differ(a: dict, 
     differ = flatten(a, paths) != flatten(b, paths)
     assert [p in moved for p in paths] == differ.tolist()
     assert moved <= set(known)  # nothing named that neither side holds
+
+
+def _unflatten_reference(vec: np.ndarray, paths: list[tuple]) -> dict:
+    """`unflatten` as it was written before it was compiled per path list (#36)."""
+    out: dict = {}
+    for value, p in zip(vec, paths, strict=True):
+        node = out
+        for k in p[:-1]:
+            node = node.setdefault(k, {})
+        node[p[-1]] = float(value)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_counts, st.data())
+def test_unflatten_rebuilds_the_counts_of_the_former_definition_key_order_included(counts: dict,
+                                                                                    data: st.DataObject) -> None:
+    paths = data.draw(st.permutations(leaf_paths(counts)))
+    paths = paths + paths[: data.draw(st.integers(0, 2))]  # a path listed twice holds its last number
+    vec = np.array(data.draw(st.lists(st.floats(-1e6, 1e6), min_size=len(paths), max_size=len(paths))))
+    got, want = unflatten(vec, paths), _unflatten_reference(vec, paths)
+    assert json.dumps(got) == json.dumps(want)  # the same numbers under the same keys in the same order
+    assert unflatten(vec.astype(int), paths) == _unflatten_reference(vec.astype(int), paths)
