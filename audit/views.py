@@ -32,7 +32,7 @@ from audit.rescoring import (
     reviews_by_decision,
 )
 from audit.store.database import reviews_version, run_row
-from audit.store.kept import db_file, kept
+from audit.store.kept import db_file, kept, run_key
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
 
@@ -348,14 +348,6 @@ def _brought_up_to_date(db: Database, run_id: int, kept: Reviewed, changed: list
     return Reviewed(kept.policy, reviews, rows, effective)
 
 
-def _run_key(row: Mapping) -> tuple:
-    """What identifies a run's decisions for the per-process caches below (with the database file, `kept`): the run
-    (id, name and creation time: a deleted run's id may be taken again) and its decision count (a family that adds
-    decisions when reviewed, LitXBench, counts them into the run's row; decisions are never taken away from a run).
-    A database in memory is never kept."""
-    return row["id"], row["name"], row["created"], row["n_decisions"]
-
-
 def run_decision_ids(db: Database, row: Mapping) -> array:
     """The run's decision ids in order, kept per run (`kept_per_run`): numbering 25 decisions read all 683k ids of a
     10,000-query retrieval run on every render of the review queue (2 s), and `COUNT(*)` up to an id walks the
@@ -368,10 +360,10 @@ _PER_RUN: LRUCache = LRUCache(8)
 
 
 def kept_per_run(db: Database, row: Mapping, what: str, read: Callable[[], T]) -> T:
-    """`read()`, kept per process for the run's decisions (`_run_key`) and `what` (a few runs' worth): for what
+    """`read()`, kept per process for the run's decisions (`run_key`) and `what` (a few runs' worth): for what
     depends on a run's documents and decisions alone (written when it is scored, decisions only added to later),
     never on reviews. Read-only: callers share it."""
-    return kept(_PER_RUN, db, (*_run_key(row), what), read)
+    return kept(_PER_RUN, db, (*run_key(row), what), read)
 
 
 def run_document_rows(db: Database, row: Mapping) -> list[tuple]:
@@ -391,9 +383,9 @@ _JUDGE_SIDE_TOTALS: LRUCache = LRUCache(256)
 def judge_side_totals(db: Database, row: Mapping) -> tuple[tuple, ...]:
     """(kind, type, decisions, judge-invalid decisions) per kind and type of the run, in that order. A run's
     decisions and judge labels are written when it is scored (and added to, never changed, when a family redecides
-    under reviews), so the totals are kept per process (`_run_key`): the query reads the whole decisions table (4.8
+    under reviews), so the totals are kept per process (`run_key`): the query reads the whole decisions table (4.8
     s of a Scores page render at 10,000 retrieval queries, #38)."""
-    return kept(_JUDGE_SIDE_TOTALS, db, _run_key(row), lambda: tuple(db.execute(
+    return kept(_JUDGE_SIDE_TOTALS, db, run_key(row), lambda: tuple(db.execute(
         "SELECT kind, type, COUNT(*), SUM(judge_label = 'invalid') FROM decisions WHERE run_id = ? GROUP BY kind, type "
         "ORDER BY kind, type", [row["id"]])))
 

@@ -39,7 +39,7 @@ from audit.review.sampling import (
     target_cell,
 )
 from audit.store.database import dumps, now, run_row, transaction
-from audit.store.kept import kept
+from audit.store.kept import kept, run_key
 from audit.views import RunView
 from scoring.families import get_task
 from scoring.families.base import MetricCell, TaskFamily
@@ -197,9 +197,8 @@ def _read_board_plan(db: Database, rowid: int) -> StoredPlan:
 
 
 def _stamp(row: dict) -> list:
-    """What identifies a run's judge side: its decisions change only when the family re-decides a document, which
-    changes their number (the key the kept judge vectors use)."""
-    return [row["created"], row["n_decisions"]]
+    """What identifies a run's judge side when the plan stores it (`run_key`, as JSON)."""
+    return list(run_key(row))
 
 
 def _plan_movable(db: Database, task: TaskFamily, runs: Sequence[str], block_of: dict[tuple[str, str], str]
@@ -374,7 +373,7 @@ _RUN_BLOCKS: LRUCache = LRUCache(_KEEP)
 def _run_blocks(view: RunView, paths: list[tuple], stored: StoredPlan) -> RunBlocks:
     """The run's `RunBlocks` under the plan (kept as the judge vectors are, also keyed by the run's decision count
     and the plan: a run's decisions change only when the family re-decides a document, which changes the count)."""
-    key = (view.id, view.row["created"], view.row["n_decisions"], tuple(paths), stored.board, stored.created)
+    key = (*run_key(view.row), tuple(paths), stored.board, stored.created)
     return kept(_RUN_BLOCKS, view.db, key, lambda: _read_run_blocks(view, paths, stored))
 
 
@@ -434,7 +433,7 @@ def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
             out[doc] = v
         return out
 
-    return kept(_JUDGE_VECTORS, view.db, (view.id, view.row["created"], tuple(paths)), read)
+    return kept(_JUDGE_VECTORS, view.db, (*run_key(view.row), tuple(paths)), read)
 
 
 _MOVABLE: LRUCache = LRUCache(_KEEP)
@@ -444,7 +443,7 @@ def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]
     """doc id -> which counts a review can move there (`_movable_leaves`; judge side only), for a plan that did not
     store them. What `board.unseen_moves` reads; kept as the judge vectors are (once per database file, run and
     paths)."""
-    return kept(_MOVABLE, view.db, (view.id, view.row["created"], tuple(paths)),
+    return kept(_MOVABLE, view.db, (*run_key(view.row), tuple(paths)),
                 lambda: _read_movable_vectors(view, paths))
 
 
@@ -582,7 +581,7 @@ def _judge_gradient(state: BoardState, run: str, cell: MetricCell) -> np.ndarray
         at = state.base[run][active]
         return delta_method(_metric(state, run, cell), at, np.zeros((at.size, at.size)))[2]
 
-    key = (view.id, view.row["created"], view.row["n_decisions"], tuple(state.paths[run]), cell.path,
+    key = (*run_key(view.row), tuple(state.paths[run]), cell.path,
            active.tobytes())
     return kept(_JUDGE_GRADIENTS, view.db, key, compute)
 

@@ -8,7 +8,7 @@ other parts must tell a run deleted and scored again apart (run id and creation 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import TypeVar
 
 from cachetools import LRUCache
@@ -23,6 +23,13 @@ _LOCK = threading.Lock()  # pages render in threads: a cache's recency list is n
 def db_file(db: Database) -> str:
     """The database's main file ("" for a database in memory)."""
     return next((f for _, name, f in db.conn.execute("PRAGMA database_list") if name == "main"), "")
+
+
+def run_key(row: Mapping) -> tuple:
+    """What identifies a run's documents and decisions in a key (with the database file, `kept`): the run (id, name
+    and creation time: a deleted run's id may be taken again) and its decision count (a family that adds decisions
+    when reviewed, LitXBench, counts them into the run's row; decisions are never taken away from a run)."""
+    return row["id"], row["name"], row["created"], row["n_decisions"]
 
 
 def kept(cache: LRUCache, db: Database, key: tuple[Hashable, ...], build: Callable[[], T]) -> T:
