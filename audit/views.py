@@ -31,8 +31,8 @@ from audit.rescoring import (
     original_counts,
     reviews_by_decision,
 )
-from audit.store.database import reviews_version, run_row
-from audit.store.kept import db_file, kept, run_key
+from audit.store.database import db_file, reviews_version, run_row
+from audit.store.kept import kept, run_key
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
 

@@ -322,6 +322,11 @@ def seal_all(*, succeeded: bool = True) -> None:
             db.close()
 
 
+def db_file(db: Database) -> str:
+    """The database's main file ("" for a database in memory)."""
+    return next((f for _, name, f in db.conn.execute("PRAGMA database_list") if name == "main"), "")
+
+
 def seal(db: Database) -> None:
     """Close a database this process opened and, if the file changed since its check (this command wrote, or
     another process did), check it as it is left, so the next command that opens it does not read every page
@@ -331,7 +336,7 @@ def seal(db: Database) -> None:
         DatabaseRefused: the check failed (the file was damaged while the command ran).
     """
     try:
-        path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+        path = db_file(db)
     except sqlite3.ProgrammingError:  # closed by the command already
         return
     db.close()  # the last connection's close moves the WAL into the file: the state the next command opens

@@ -13,16 +13,11 @@ from typing import TypeVar
 
 from cachetools import LRUCache
 
-from audit.store.database import Database
+from audit.store.database import Database, db_file
 
 T = TypeVar("T")
 
 _LOCK = threading.Lock()  # pages render in threads: a cache's recency list is not safe to change from two at once
-
-
-def db_file(db: Database) -> str:
-    """The database's main file ("" for a database in memory)."""
-    return next((f for _, name, f in db.conn.execute("PRAGMA database_list") if name == "main"), "")
 
 
 def run_key(row: Mapping) -> tuple:

@@ -7,10 +7,11 @@ import json
 import pytest
 
 from audit.cli import main
+from audit.store.database import db_file
 
 
 def _db_path(bdb) -> str:
-    return bdb.conn.execute("PRAGMA database_list").fetchone()[2]
+    return db_file(bdb)
 
 
 def _err(capsys) -> str:

@@ -10,10 +10,11 @@ from audit.board.store import create_board, delete_board
 from audit.board.table import board_table
 from audit.cli import main
 from audit.runs import delete_run
+from audit.store.database import db_file
 
 
 def _db_path(bdb) -> str:
-    return bdb.conn.execute("PRAGMA database_list").fetchone()[2]
+    return db_file(bdb)
 
 
 def _err(capsys) -> str:

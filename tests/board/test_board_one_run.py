@@ -22,7 +22,7 @@ from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, next_sample
 from audit.runs import score_run
-from audit.store.database import open_db
+from audit.store.database import db_file, open_db
 from audit.views import decisions, load_view
 from scoring.families import TASKS
 from tests.conftest import copy_of, shared_template
@@ -160,7 +160,7 @@ def test_the_cli_plans_and_serves_a_one_run_board(bdb, capsys):
     import argparse
 
     create_board(bdb, "i", [RUN])
-    path = bdb.execute("PRAGMA database_list").fetchone()[2]
+    path = db_file(bdb)
 
     def run(action: str, **kw) -> dict:
         cmd_board(argparse.Namespace(db=path, action=action, name="i", seed=0, next=True, focus=None,

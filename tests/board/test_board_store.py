@@ -13,7 +13,7 @@ from audit.errors import AuditError
 from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.runs import delete_run, score_run
-from audit.store.database import open_db
+from audit.store.database import db_file, open_db
 from audit.store.migrations import SCHEMA_VERSION
 from audit.views import decisions
 from scoring.families import TASKS
@@ -29,7 +29,7 @@ def test_a_database_from_before_boards_migrates_with_nothing_lost(bdb, tmp_path)
     bdb.execute("DROP TABLE boards")
     bdb.execute("DELETE FROM _sqlite_migrations WHERE name = 'm015_boards'")
     bdb.execute("PRAGMA user_version = 14")
-    path = bdb.conn.execute("PRAGMA database_list").fetchone()[2]
+    path = db_file(bdb)
     bdb.conn.close()
     db = open_db(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION  # every migration, boards (m015) included

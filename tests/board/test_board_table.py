@@ -13,7 +13,7 @@ from audit.board.store import create_board
 from audit.board.table import board_table
 from audit.rescoring import audit_run
 from audit.review.reviews import add_review
-from audit.store.database import run_row
+from audit.store.database import db_file, run_row
 from audit.views import decisions
 from scoring.families import TASKS
 from scoring.stats.board import competition_ranks
@@ -180,7 +180,7 @@ def test_the_cached_structure_follows_decisions_a_review_adds(bdb):
 def test_the_cache_is_never_read_for_another_database_at_the_same_path(bdb, board_template, tmp_path):
     create_board(bdb, "t", ["a", "b", "c"])
     assert board_table(bdb, "t")["reviewed"]["of_decisions"] == 345
-    path = bdb.conn.execute("PRAGMA database_list").fetchone()[2]
+    path = db_file(bdb)
     bdb.conn.close()
     from audit.demo import DATA
     from audit.runs import score_run

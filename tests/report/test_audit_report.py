@@ -18,7 +18,7 @@ from audit.outputs.export import export_json
 from audit.outputs.report import DATA_ELEMENT_ID, build_report, report_html
 from audit.review.reviews import add_review
 from audit.runs import score_run
-from audit.store.database import open_db
+from audit.store.database import db_file, open_db
 from audit.views import load_view
 from tests.conftest import GOLD, copy_of, write_jsonl
 from ui.families import report_panel
@@ -156,10 +156,10 @@ def test_hostile_text_arrives_escaped(hostile_run):
 
 
 def test_cli_writes_the_report_figures_and_latex(demo_db, tmp_path):
-    db_file = demo_db.conn.execute("PRAGMA database_list").fetchone()[2]
+    path = db_file(demo_db)
     run = DEMO_RUNS[0]
     out, figs = tmp_path / "r.html", tmp_path / "figs"
-    assert main(["--db", db_file, "report", "--run", run, "--out", str(out), "--figures", str(figs)]) == 0
+    assert main(["--db", path, "report", "--run", run, "--out", str(out), "--figures", str(figs)]) == 0
     data = embedded(out.read_text(encoding="utf-8"))
     for name, spec in data["figures"].items():
         svg = (figs / f"{name}.svg").read_text(encoding="utf-8")
@@ -170,15 +170,15 @@ def test_cli_writes_the_report_figures_and_latex(demo_db, tmp_path):
                 assert r["text"] in svg
     tex = (figs / "table.tex").read_text(encoding="utf-8")
     assert r"\begin{tabular}" in tex and "booktabs" in tex
-    assert main(["--db", db_file, "report", "--run", "no such run", "--out", str(out)]) == 2
-    assert main(["--db", db_file, "report", "--run", run, "--out", str(tmp_path / "missing" / "r.html")]) == 2
+    assert main(["--db", path, "report", "--run", "no such run", "--out", str(out)]) == 2
+    assert main(["--db", path, "report", "--run", run, "--out", str(tmp_path / "missing" / "r.html")]) == 2
 
 
 def test_cli_report_follows_the_policy(demo_db, tmp_path):
-    db_file = demo_db.conn.execute("PRAGMA database_list").fetchone()[2]
+    path = db_file(demo_db)
     out = tmp_path / "m.html"
     run = next(n for n in DEMO_RUNS if load_view(demo_db, n).reviews)
-    assert main(["--db", db_file, "report", "--run", run, "--out", str(out), "--policy", "majority"]) == 0
+    assert main(["--db", path, "report", "--run", run, "--out", str(out), "--policy", "majority"]) == 0
     data = embedded(out.read_text(encoding="utf-8"))
     assert data["export"]["effective_label_policy"]["name"] == "majority"
     expected = export_json(demo_db, load_view(demo_db, run, "majority"))

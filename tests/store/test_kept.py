@@ -8,8 +8,8 @@ from pathlib import Path
 
 from cachetools import LRUCache
 
-from audit.store.database import open_db
-from audit.store.kept import db_file, kept
+from audit.store.database import db_file, open_db
+from audit.store.kept import kept
 
 
 def _counting(value: object) -> tuple[list[int], object]:

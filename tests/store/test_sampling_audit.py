@@ -10,6 +10,7 @@ from audit.errors import AuditError
 from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, load_plan, next_sample
+from audit.store.database import db_file
 from audit.views import decisions
 
 
@@ -157,7 +158,7 @@ def test_the_cli_estimate_says_which_interval_is_which(db_with_run, capsys):
     from audit.cli import main
 
     db = db_with_run
-    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    path = db_file(db)
     create_plan(db, "mixed", seed=4)
     assert main(["estimate", "--db", path, "--run", "mixed"]) == 0
     out = json.loads(capsys.readouterr().out)
