@@ -18,6 +18,7 @@ from that one sample, and the queue that serves where a review does most for the
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -268,6 +269,9 @@ class BoardState:
     movable: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     """run -> block -> which kept counts a review can move there (`_movable_vectors`; `board.unseen_moves`)."""
     _totals: dict = field(default_factory=dict)
+    reviewed: dict[str, bytes] = field(default_factory=dict)
+    """run -> a digest of the human vectors of the blocks its reviews changed (with `active`, `open_of` and `drawn`
+    it fixes every number of the run's own estimate: `system_estimate` keeps them across states by it)."""
 
     @property
     def sampled(self) -> set[str]:
@@ -297,6 +301,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
     task = get_task(views[stored.runs[0]].row["task"])
     in_plan = stored.plan.stratum_of()
     paths, judge, human, asks, base, active, movable = {}, {}, {}, {}, {}, {}, {}
+    reviewed: dict[str, bytes] = {}
     open_of: dict[str, set[str]] = {}
     for r, view in views.items():
         audit = view.audit
@@ -313,6 +318,11 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
                 h = v if h is None else h + v
             hr[b] = h
         judge[r], human[r], base[r], active[r] = _active(run, hr)
+        digest = hashlib.blake2b(digest_size=16)
+        for b in sorted(hr):
+            digest.update(b.encode())
+            digest.update(np.ascontiguousarray(hr[b], dtype=float).tobytes())
+        reviewed[r] = digest.digest()
         movable[r] = _movable_at(run, active[r])
         asks[r] = set(run.asks)  # the state's own: the kept one is never handed out
         settled: dict[str, int] = {}
@@ -325,7 +335,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
     labelled = set(in_plan) - set().union(*open_of.values())
     strata = {b: in_plan.get(b, NO_DECISIONS) for b in stored.documents}
     return BoardState(stored, task, views, paths, judge, human, asks, labelled, open_of, drawn & set(in_plan), strata,
-                      base, active, movable)
+                      base, active, movable, reviewed=reviewed)
 
 
 _KEEP = 8
@@ -586,8 +596,24 @@ def _judge_gradient(state: BoardState, run: str, cell: MetricCell) -> np.ndarray
     return kept(_JUDGE_GRADIENTS, view.db, key, compute)
 
 
+_SYSTEM_ESTIMATES: LRUCache = LRUCache(16 * _KEEP)
+
+
 def system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Estimate, Estimate]:
-    """(fixed-n, anytime) estimate of one run's cell: the single-run estimator on its vectors, the board's sample."""
+    """(fixed-n, anytime) estimate of one run's cell: the single-run estimator on its vectors, the board's sample.
+
+    Kept across states while what it reads is unchanged (the run's judge side and kept counts, the plan, the human
+    vectors of the blocks its reviews changed, its open blocks and the draws): a review of a question one system asks
+    re-estimates that system alone."""
+    view = state.views[run]
+    if run not in state.reviewed:
+        return _system_estimate(state, run, cell)
+    key = (*run_key(view.row), state.stored.board, state.stored.created, tuple(state.paths[run]), cell.path,
+           state.active[run].tobytes(), state.reviewed[run], frozenset(state.open_of[run]), frozenset(state.drawn))
+    return kept(_SYSTEM_ESTIMATES, view.db, key, lambda: _system_estimate(state, run, cell))
+
+
+def _system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Estimate, Estimate]:
     sampled, certain = state.system_sample(run)
     bounds = state.task.metric_bounds(cell)
     if run not in state._totals:  # every metric of the run reads the same totals: estimated once per state

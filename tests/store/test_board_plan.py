@@ -262,6 +262,39 @@ def test_a_full_review_through_the_board_queue_is_exact(db):
     assert est["more_documents"] == 0
 
 
+def test_estimates_kept_across_reviews_equal_estimates_made_afresh(db):
+    """`system_estimate` keeps a system's estimate while nothing it reads changed. After every step — a document
+    from the board's queue reviewed whole, a question of one run reviewed by hand, a reviewed question of a served
+    document answered anew (which changes its vectors alone) — the board's estimates equal those of a process that
+    kept nothing."""
+    from audit.board import joint
+
+    rng = random.Random(11)
+    create_board_plan(db, "b", RUNS, seed=11)
+    served: list[tuple[str, int]] = []
+
+    def same_as_afresh() -> None:
+        kept_state = board_estimates(db, "b")
+        joint._SYSTEM_ESTIMATES.clear()
+        assert board_estimates(db, "b") == kept_state
+
+    for _ in range(25):
+        pick = next_board_document(db, "b", RUNS)
+        if pick is None:
+            break
+        _review_whole(db, pick, rng)
+        served.extend((part["run"], dec) for part in pick["review_in"] for dec in part["decisions"])
+        same_as_afresh()
+        if rng.random() < 0.5:
+            run = rng.choice(RUNS)
+            add_review(db, run, rng.choice(decisions(db, run))["id"], rng.choice(LABELS), "bo")
+            same_as_afresh()
+        run, dec = rng.choice(served)
+        now_label = db.execute("SELECT label FROM reviews WHERE decision_id = ? ORDER BY id DESC", [dec]).fetchone()[0]
+        add_review(db, run, dec, LABELS[1 - LABELS.index(now_label)] if now_label in LABELS else LABELS[0], "ana")
+        same_as_afresh()
+
+
 def test_a_full_review_by_hand_is_exact_too(db):
     create_board_plan(db, "b", RUNS, seed=8)
     rng = random.Random(8)
