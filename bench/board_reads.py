@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import commit_of, median, print_table, timed_child, workdir  # noqa: E402
+from bench.common import commit_of, copy_db, median, print_table, timed_child, workdir  # noqa: E402
 
 REPLAN = r"""
 import json, sys
@@ -96,9 +95,7 @@ print(json.dumps({"cold": cold, "table": table, "page": page, "errors": errors,
 
 
 def copy_database(src: Path, dst: Path) -> Path:
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(dst) + suffix).unlink(missing_ok=True)
-    shutil.copyfile(src, dst)
+    copy_db(src, dst)
     return dst
 
 

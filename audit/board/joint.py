@@ -269,9 +269,9 @@ class BoardState:
     movable: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     """run -> block -> which kept counts a review can move there (`_movable_vectors`; `board.unseen_moves`)."""
     _totals: dict = field(default_factory=dict)
-    reviewed: dict[str, bytes] = field(default_factory=dict)
-    """run -> a digest of the human vectors of the blocks its reviews changed (with `active`, `open_of` and `drawn`
-    it fixes every number of the run's own estimate: `system_estimate` keeps them across states by it)."""
+    sample_key: dict[str, bytes] = field(default_factory=dict)
+    """run -> `_sample_key`: with the run's judge side and `active` it fixes every number of the run's own estimate
+    (`system_estimate` keeps them across states by it)."""
 
     @property
     def sampled(self) -> set[str]:
@@ -301,7 +301,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
     task = get_task(views[stored.runs[0]].row["task"])
     in_plan = stored.plan.stratum_of()
     paths, judge, human, asks, base, active, movable = {}, {}, {}, {}, {}, {}, {}
-    reviewed: dict[str, bytes] = {}
+    reviewed: dict[str, dict[str, np.ndarray]] = {}
     open_of: dict[str, set[str]] = {}
     for r, view in views.items():
         audit = view.audit
@@ -318,11 +318,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
                 h = v if h is None else h + v
             hr[b] = h
         judge[r], human[r], base[r], active[r] = _active(run, hr)
-        digest = hashlib.blake2b(digest_size=16)
-        for b in sorted(hr):
-            digest.update(b.encode())
-            digest.update(np.ascontiguousarray(hr[b], dtype=float).tobytes())
-        reviewed[r] = digest.digest()
+        reviewed[r] = hr
         movable[r] = _movable_at(run, active[r])
         asks[r] = set(run.asks)  # the state's own: the kept one is never handed out
         settled: dict[str, int] = {}
@@ -334,8 +330,21 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
     drawn = {b for b, in db.execute("SELECT block FROM board_draws WHERE board = ?", [stored.board])}
     labelled = set(in_plan) - set().union(*open_of.values())
     strata = {b: in_plan.get(b, NO_DECISIONS) for b in stored.documents}
-    return BoardState(stored, task, views, paths, judge, human, asks, labelled, open_of, drawn & set(in_plan), strata,
-                      base, active, movable, reviewed=reviewed)
+    drawn &= set(in_plan)
+    return BoardState(stored, task, views, paths, judge, human, asks, labelled, open_of, drawn, strata, base, active,
+                      movable, sample_key={r: _sample_key(reviewed[r], open_of[r], drawn) for r in views})
+
+
+def _sample_key(changed: dict[str, np.ndarray], open_blocks: set[str], drawn: set[str]) -> bytes:
+    """A digest of what a run's own estimate reads beyond its judge side: the human vectors of the blocks its reviews
+    changed, its open blocks and the draws."""
+    digest = hashlib.blake2b(digest_size=16)
+    for b in sorted(changed):
+        digest.update(f"{b}\0".encode())
+        digest.update(np.ascontiguousarray(changed[b], dtype=float).tobytes())
+    for part in (open_blocks, drawn):
+        digest.update(b"\1" + "\0".join(sorted(part)).encode())
+    return digest.digest()
 
 
 _KEEP = 8
@@ -522,12 +531,17 @@ def _human_flattener(run: RunBlocks, paths: list[tuple]):
 
 def _movable_at(run: RunBlocks, active: np.ndarray) -> dict[str, np.ndarray]:
     """block -> which kept counts (`active`) a review can move there, kept per kept-count set as `judge_at` is."""
+    return _at_kept_counts(run.movable_at, active, lambda: {b: m[active] for b, m in run.movable.items()})
+
+
+def _at_kept_counts(memo: dict, active: np.ndarray, build):
+    """`build()`, kept in `memo` per kept-count set (a few at a time; a board's stay the same for long)."""
     key = active.tobytes()
-    found = run.movable_at.get(key)
+    found = memo.get(key)
     if found is None:
-        if len(run.movable_at) >= 4:
-            run.movable_at.clear()
-        found = run.movable_at[key] = {b: m[active] for b, m in run.movable.items()}
+        if len(memo) >= 4:
+            memo.clear()
+        found = memo[key] = build()
     return found
 
 
@@ -548,15 +562,11 @@ def _active(run: RunBlocks, changed: dict[str, np.ndarray]
     moved = np.flatnonzero(moved)
     if moved.size == 0:
         moved = np.array([0])
-    key = moved.tobytes()
-    judge = run.judge_at.get(key)
-    if judge is None:
+    def judge_at() -> dict[str, np.ndarray]:
         kept_j = full_j[:, moved]
         kept_j.setflags(write=False)
-        judge = {b: kept_j[i] for i, b in enumerate(blocks)}
-        if len(run.judge_at) >= 4:  # a few kept-count sets at a time; a board's stay the same for long
-            run.judge_at.clear()
-        run.judge_at[key] = judge
+        return {b: kept_j[i] for i, b in enumerate(blocks)}
+    judge = _at_kept_counts(run.judge_at, moved, judge_at)
     human = dict(judge)
     for b, h in changed.items():
         human[b] = h[moved]
@@ -606,10 +616,8 @@ def system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Esti
     vectors of the blocks its reviews changed, its open blocks and the draws): a review of a question one system asks
     re-estimates that system alone."""
     view = state.views[run]
-    if run not in state.reviewed:
-        return _system_estimate(state, run, cell)
     key = (*run_key(view.row), state.stored.board, state.stored.created, tuple(state.paths[run]), cell.path,
-           state.active[run].tobytes(), state.reviewed[run], frozenset(state.open_of[run]), frozenset(state.drawn))
+           state.active[run].tobytes(), state.sample_key[run])
     return kept(_SYSTEM_ESTIMATES, view.db, key, lambda: _system_estimate(state, run, cell))
 
 
