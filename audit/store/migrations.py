@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("rejudge")
-SCHEMA_VERSION = 22  # m022 is the newest (no m009, m018 or m019: numbers reserved by branches that needed none)
+SCHEMA_VERSION = 23  # m023 is the newest (no m009, m018 or m019: numbers reserved by branches that needed none)
 
 
 @migrations()
@@ -332,3 +332,11 @@ def m022_stored_review_counts(db: Database) -> None:
     the state. The states stored before have none (NULL): the application counts them afresh, as for a stale state
     (`audit/stale.py`); until then reads recount in memory. No review, decision or number is changed."""
     db.execute("ALTER TABLE audit_state ADD COLUMN review_counts TEXT")
+
+
+@migrations()
+def m023_sampled_reviews_index(db: Database) -> None:
+    """Index the sample draws (issue #38): a sampled audit's state reads which decisions of a run were served by its
+    queue on every page render, and the `run_reviews` view walked all the run's reviews to find them (0.57 s at a
+    million). A partial index of the few sampled rows; no row is changed."""
+    db.execute("CREATE INDEX reviews_sampled ON reviews(run_id, decision_id) WHERE sampled = 1")

@@ -191,3 +191,25 @@ def test_decisions_of_a_run_read_at_once_equal_each_decision_read_alone(demo_db)
             alone = view.decision(d["id"])
             assert {k: alone[k] for k in ("effective", "source", "human", "judge", "detail")} == \
                 {k: d[k] for k in ("effective", "source", "human", "judge", "detail")}, (run, d["id"])
+
+
+def test_a_plan_is_decoded_once_and_a_plan_made_again_is_read_afresh(demo_db, monkeypatch):
+    """`load_plan` keeps the decoded plan per database file and plan row (0.6 s a render at 100,000 abstracts, #38);
+    a plan deleted and made again with another seed is read afresh, never served from the kept one."""
+    from scoring.stats import sampling as stats_sampling
+
+    run = _plannable(demo_db)[0]
+    forget = "DELETE FROM sampling_plans WHERE run_id = (SELECT id FROM runs WHERE name = ?)"
+    demo_db.execute(forget, [run])
+    create_plan(demo_db, run, seed=11)
+    decoded: list = []
+    real = stats_sampling.Plan.from_json.__func__
+    monkeypatch.setattr(stats_sampling.Plan, "from_json", classmethod(lambda cls, d: decoded.append(1) or real(cls, d)))
+    first = load_plan(demo_db, run)
+    assert load_plan(demo_db, run) is first and len(decoded) <= 1
+    demo_db.execute(forget, [run])
+    assert load_plan(demo_db, run) is None
+    create_plan(demo_db, run, seed=12)
+    again = load_plan(demo_db, run)
+    assert again.seed == 12 and again is not first
+    assert again.blocks == _reference_plan(load_view(demo_db, run), 12).blocks
