@@ -30,6 +30,7 @@ from audit.review.count_vectors import row_unflattener
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
 from audit.review.sampling import (
     MIN_SAMPLED_BLOCKS,
+    _block_strata,
     _blocks_state,
     create_plan,
     load_plan,
@@ -97,7 +98,7 @@ class _State:
         self.task: TaskFamily = view.task
         self.systems = list(systems)
         judge, sampled, certain, paths = _blocks_state(view, plan)
-        strata = {doc: plan.stratum_of().get(doc, "no decisions") for doc in judge}
+        strata = _block_strata(plan, judge)
         setup = crossfit_setup(view, sampled)
         self.how = None
         if setup is not None and "folds" in setup:  # as `estimate` does for a judge improved on this sample

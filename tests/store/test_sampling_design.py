@@ -91,7 +91,9 @@ def test_the_plan_keeps_each_documents_changeable_decisions_and_the_queue_reads_
     first = [next_sample(db, "mixed")["doc"]]
     stored = json.loads(db.execute("SELECT plan FROM sampling_plans").fetchone()[0])
     del stored["changeable"]
-    db.execute("UPDATE sampling_plans SET plan = ?", [json.dumps(stored)])
+    # stored as a plan of before (plans are never changed in place: `load_plan` keeps the decoded one per plan row
+    # and creation time, so the old plan is written as another plan, created earlier)
+    db.execute("UPDATE sampling_plans SET plan = ?, created = ?", [json.dumps(stored), "2026-01-01T00:00:00+00:00"])
     db.conn.commit()
     assert load_plan(db, "mixed").changeable is None
     assert [next_sample(db, "mixed")["doc"]] == first
