@@ -110,8 +110,7 @@ class RunView:
 
     def documents(self) -> list[dict]:
         """One row per document: id, position, original and audited outcome, decision and review counts."""
-        rows = self.reviewed.rows
-        n_rev = Counter(rows[i]["doc_id"] for i, e in self.effective.items() if e.reviewed)
+        n_rev = kept_counts(self, "per document")[0]
         changed = self.audit.changed_docs
         return [{"doc": doc, "idx": idx, "outcome": outcome, "audited_outcome": changed.get(doc, outcome),
                  "decisions": n_dec, "reviewed": n_rev.get(doc, 0)}
@@ -209,12 +208,10 @@ class RunView:
         out = {(k, t): {"kind": k, "type": t, "decisions": n, "reviewed": 0, "overruled": 0, "conflicted": 0,
                         "judge invalid": invalid}
                for k, t, n, invalid in judge_side_totals(self.db, self.row)}
-        for i, e in self.effective.items():
-            d = self.reviewed.rows[i]
-            c = out[(d["kind"], d["type"])]
-            c["reviewed"] += e.reviewed
-            c["overruled"] += e.label != d["judge_label"]
-            c["conflicted"] += e.source == "conflicted"
+        for column, per_key in zip(("reviewed", "overruled", "conflicted"), kept_counts(self, "per type"),
+                                   strict=True):
+            for key, n in per_key.items():
+                out[key][column] += n
         return list(out.values())
 
 
@@ -222,8 +219,8 @@ class _Kept(NamedTuple):
     version: tuple[int, int]
     """`reviews_version` when `reviewed` was read (the reviews read may be newer: they are read after it)."""
     reviewed: Reviewed
-    tallies: list
-    """[`reviewer_tallies` of `reviewed`] once asked for (then brought up to date with it), else []."""
+    counts: dict[str, tuple[Counter, ...]]
+    """`_COUNTS` name -> those counts of `reviewed`, once asked for (then brought up to date with it)."""
 
 
 def _tallies(reviewed: Reviewed, ids=None) -> tuple[Counter, Counter, Counter]:
@@ -241,6 +238,33 @@ def _tallies(reviewed: Reviewed, ids=None) -> tuple[Counter, Counter, Counter]:
         for r in reviewed.reviews[i]:
             rows[r["reviewer"]] += 1
     return labelled, agree, rows
+
+
+def _per_type(reviewed: Reviewed, ids=None) -> tuple[Counter, Counter, Counter]:
+    """Per (kind, type): reviewed decisions, those whose effective label overrules the judge, conflicted ones."""
+    done: Counter[tuple] = Counter()
+    overruled: Counter[tuple] = Counter()
+    conflicted: Counter[tuple] = Counter()
+    for i in reviewed.effective if ids is None else ids:
+        d, e = reviewed.rows[i], reviewed.effective[i]
+        key = d["kind"], d["type"]
+        done[key] += e.reviewed
+        overruled[key] += e.label != d["judge_label"]
+        conflicted[key] += e.source == "conflicted"
+    return done, overruled, conflicted
+
+
+def _per_document(reviewed: Reviewed, ids=None) -> tuple[Counter]:
+    """Per document: its reviewed decisions."""
+    return Counter(reviewed.rows[i]["doc_id"] for i in (reviewed.effective if ids is None else ids)
+                   if reviewed.effective[i].reviewed),
+
+
+_COUNTS: dict[str, Callable[..., tuple[Counter, ...]]] = {
+    "reviewer tallies": _tallies, "per type": _per_type, "per document": _per_document}
+"""Sums over a run's reviewed decisions that pages show after every review, each a function of one decision at a
+time: kept with the reviewed decisions and brought up to date by the changed decisions' share out and in (walking a
+million reviews' decisions took 0.2-0.5 s a render, #38)."""
 
 
 _KEPT: OrderedDict[tuple, _Kept] = OrderedDict()
@@ -273,21 +297,21 @@ def kept_reviewed(db: Database, row: Mapping, policy: str = DEFAULT_POLICY) -> R
         kept = _KEPT.get(key)
     if kept is not None and kept.version == version:
         return kept.reviewed
-    reviewed, tallies = None, []
+    reviewed, counts = None, {}
     if kept is not None and version[1] > kept.version[1]:
         since = db.execute(_REVIEWS_SINCE, [run_id, kept.version[1]]).fetchall()
         if kept.version[0] + len(since) == version[0]:
             changed = sorted({d for d, _ in since})
             reviewed = _brought_up_to_date(db, run_id, kept.reviewed, changed)
-            if reviewed is not None and kept.tallies:  # the changed decisions' share out, their new share in
-                was = _tallies(kept.reviewed, [i for i in changed if i in kept.reviewed.reviews])
-                now_ = _tallies(reviewed, changed)
-                tallies = [tuple(+(old - gone + new) for old, gone, new in zip(kept.tallies[0], was, now_,
-                                                                                strict=True))]
+            if reviewed is not None:  # the changed decisions' share out, their new share in
+                before = [i for i in changed if i in kept.reviewed.reviews]
+                for name, old in kept.counts.items():
+                    was, now_ = _COUNTS[name](kept.reviewed, before), _COUNTS[name](reviewed, changed)
+                    counts[name] = tuple(+(o - gone + new) for o, gone, new in zip(old, was, now_, strict=True))
     if reviewed is None:
         reviewed = load_reviewed(db, run_id, policy)
     with _KEPT_LOCK:
-        _KEPT[key] = _Kept(version, reviewed, tallies)
+        _KEPT[key] = _Kept(version, reviewed, counts)
         _KEPT.move_to_end(key)
         while len(_KEPT) > _KEEP_REVIEWED or (len(_KEPT) > 1 and
                                               sum(k.version[0] for k in _KEPT.values()) > _KEEP_REVIEWS):
@@ -300,15 +324,22 @@ def reviewer_tallies(view: RunView) -> tuple[Counter, Counter, Counter]:
     agreeing with the judge, and their review rows (Counters, reviewers without a row left out). Kept with the
     view's reviewed decisions (`kept_reviewed`) and brought up to date with them: a million review rows took 60 s
     of each review queue render to count (#38)."""
+    return kept_counts(view, "reviewer tallies")  # type: ignore[return-value]
+
+
+def kept_counts(view: RunView, name: str) -> tuple[Counter, ...]:
+    """`_COUNTS[name]` of the view's reviewed decisions, kept with them (`kept_reviewed`) and brought up to date with
+    them. Read-only: callers share the Counters."""
     reviewed = view.reviewed
     with _KEPT_LOCK:
         kept = next((k for k in _KEPT.values() if k.reviewed is reviewed), None)
-    if kept is not None and kept.tallies:
-        return kept.tallies[0]
-    tallies = _tallies(reviewed)
+        if kept is not None and name in kept.counts:
+            return kept.counts[name]
+    counts = _COUNTS[name](reviewed)
     if kept is not None:
-        kept.tallies[:] = [tallies]
-    return tallies
+        with _KEPT_LOCK:
+            kept.counts.setdefault(name, counts)
+    return counts
 
 
 def _first_review(revs: Sequence[Mapping]) -> tuple:

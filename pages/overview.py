@@ -81,7 +81,7 @@ st.caption(f"{len(shown)} of {len(docs)} {noun.plural}. Counts by outcome: " + "
 if shown.empty:
     st.info(f"No {noun} has the selected outcome(s).")
     st.stop()
-shown["open"] = links("document", ({"run": run, "doc": d} for d in shown["doc"]))
+shown["open"] = links("document", ({"run": run, "doc": d} for d in shown["doc"].tolist()))
 table = shown[["doc", "audited_outcome", "outcome", "decisions", "reviewed", "open"]].rename(
     columns={"doc": doc_id_title(task.name), "audited_outcome": "outcome (audited)",
              "outcome": "outcome (original)"})

@@ -358,7 +358,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
     judge, sampled, certain, paths = _blocks_state(view, plan)
     strata = _block_strata(plan, judge)
     setup = crossfit_setup(view, sampled)
-    how = None
+    how, same_totals = None, None  # same_totals: the difference totals `tuned_estimate` would compute again
     if setup is not None and "folds" in setup:
         from scoring.stats.crossfit import cross_fitted_totals  # (scikit-learn: only for an improved judge)
 
@@ -369,7 +369,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         judge = {b: (vs[fold_of[b]] if b in sampled else np.mean(vs, axis=0)) for b, vs in fold_judge.items()}
         how = crossfit_text(setup)
     else:
-        tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+        tot = same_totals = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
         how = setup["unavailable"] if setup else None
     so_far = view.audit.metrics
     covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
@@ -388,7 +388,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         est = metric_estimate(tot, g, bounds=bounds, own_errors=own)
         h = headline(est, cell.value(so_far))
         tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, variance=VARIANCE,
-                                    own_errors=own)
+                                    own_errors=own, full=same_totals)
         h["power_tuned"] = {"estimate": tuned.estimate, "ci": list(tuned.ci) if tuned.ci is not None else None,
                             "lambda": lam, "note": tuned.note or ("" if lam is not None else
                                                                   "nothing to tune on yet: the difference estimate")}

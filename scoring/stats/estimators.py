@@ -219,15 +219,19 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
                    bounds: tuple[float, float] | None = (0.0, 1.0), level: float = 0.95,
                    dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
                    min_differing: int = MIN_DIFFERING, prior_weight: float = 0.0,
-                   variance: Variance | None = None, own_errors: bool = False) -> tuple[Estimate, float | None]:
+                   variance: Variance | None = None, own_errors: bool = False,
+                   full: Totals | None = None) -> tuple[Estimate, float | None]:
     """The power-tuned (PPI++) estimate of g(Σ c^H) and its λ: the gradient of g at the difference estimate picks
     the candidate λ* (`difference.tuned_lambda`, which minimises the plain covariance); the interval, though, uses
     `variance` (the Jeffreys hurdle form), so λ is the candidate among λ*, `LAMBDA_GRID` (0 and 1 included) whose
     interval under that variance is narrowest, every candidate linearised at the difference estimate. A weak judge
     gets λ near 0 (the reviewed sample alone), a good one λ near 1 (the difference estimator); the interval is
     never wider than either (issue 39 point 3). λ is None (and the difference estimator is used) while the
-    interval is withheld. `own_errors`: as `metric_estimate`."""
-    full = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight, variance=variance)
+    interval is withheld. `own_errors`: as `metric_estimate`. `full`: `difference_totals` of these same arguments
+    (λ = 1) when the caller has computed them already (`estimate` has, for every headline metric)."""
+    if full is None:
+        full = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight,
+                                 variance=variance)
     # nothing to tune while the interval is withheld: the numerical gradient costs 2 evaluations of g per count
     # (LitXBench: ~700 counts, 30 s for a page that would show no interval anyway)
     if (full.total is None or full.complete or full.cov is None

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 import ui.state
 
 _text = st.text(min_size=0, max_size=12)
-_value = st.one_of(st.none(), _text, st.integers(-5, 10_000))
+_value = st.one_of(st.none(), _text, st.integers(-5, 10_000), st.booleans(), st.sampled_from([0.0, 1.0, 2.5]))
 _keys = st.sampled_from(["run", "reviewer", "blind", "adj", "policy", "doc", "decision", "x y", "&=", "é"])
 
 
-@settings(deadline=None)  # the first example imports streamlit
+@settings(deadline=None, max_examples=300)  # the first example imports streamlit
 @given(carried=st.dictionaries(_keys, _value, max_size=5),
        rows=st.lists(st.dictionaries(_keys, _value, max_size=4), max_size=6))
 def test_links_equal_urlencode_of_the_merged_parameters(carried, rows):

@@ -26,9 +26,9 @@ def _former_total(judge, strata, sampled, certain, lam):
     is_certain = np.fromiter((b in certain for b in blocks), dtype=bool, count=len(blocks))
     total = lam * j_all[~is_certain].sum(axis=0)
     if certain:
-        total = total + np.array([np.asarray(certain[b], dtype=float) for b, c in zip(blocks, is_certain) if c]
-                                 ).reshape(-1, k).sum(axis=0)
-    size = dict(Counter(strata[b] for b, c in zip(blocks, is_certain) if not c))
+        known = [np.asarray(certain[b], dtype=float) for b, c in zip(blocks, is_certain, strict=True) if c]
+        total = total + np.array(known).reshape(-1, k).sum(axis=0)
+    size = dict(Counter(strata[b] for b, c in zip(blocks, is_certain, strict=True) if not c))
     diffs: dict[str, list] = {}
     for b in blocks:
         if b in sampled:

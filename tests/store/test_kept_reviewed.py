@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 import pytest
 
@@ -54,6 +55,20 @@ def check(db) -> None:
         assert reviewer_progress_db(db, load_view(db, run)) == expected, run
         for who in ("dee", *REVIEWERS):
             assert labelled_count(db, run, who) == len(reviewer_labels(db, row["id"], who)), (run, who)
+        # the per-type and per-document counts kept with them, against every reviewed decision walked afresh
+        view = load_view(db, run)
+        per_type: dict = {}
+        for i, e in full.effective.items():
+            d = full.rows[i]
+            c = per_type.setdefault((d["kind"], d["type"]), [0, 0, 0])
+            c[0] += e.reviewed
+            c[1] += e.label != d["judge_label"]
+            c[2] += e.source == "conflicted"
+        for r in view.review_counts_by_type():
+            assert [r["reviewed"], r["overruled"], r["conflicted"]] == per_type.get((r["kind"], r["type"]), [0, 0, 0])
+        per_doc = Counter(full.rows[i]["doc_id"] for i, e in full.effective.items() if e.reviewed)
+        assert {d["doc"]: d["reviewed"] for d in view.documents()} == {d: per_doc.get(d, 0)
+                                                                      for d in view.document_ids()}
 
 
 def _review(db, rng: random.Random, run: str) -> None:
