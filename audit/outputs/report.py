@@ -580,7 +580,10 @@ def javascript_bundle() -> str:
 
 def script_json(obj: object) -> str:
     """JSON safe inside a <script> element: `<`, `>`, `&` (and the JS line separators) as \\u escapes."""
-    text = json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False)
+    try:  # most reports hold no NaN: JSON's own walk (in C) is then the whole work (a plan's 32,000 blocks, #38)
+        text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False)
     for c in "<>&\u2028\u2029":
         text = text.replace(c, f"\\u{ord(c):04x}")
     return text
@@ -591,12 +594,17 @@ _PLAIN = frozenset({str, int, bool, type(None)})
 unit ids made one call per id most of a 10,000-query report's time (#38)."""
 
 
+def _key(k: object) -> str:
+    """A mapping key as `json.dumps` writes it (True -> "true", None -> "null"): both paths of `script_json` agree."""
+    return k if isinstance(k, str) else json.dumps(k)
+
+
 def _finite(obj: object) -> object:
     """NaN and infinities (which JSON cannot hold) as null."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, Mapping):
-        return {str(k): v if type(v) in _PLAIN else _finite(v) for k, v in obj.items()}
+        return {_key(k): v if type(v) in _PLAIN else _finite(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [v if type(v) in _PLAIN else _finite(v) for v in obj]
     return obj
