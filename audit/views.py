@@ -114,7 +114,8 @@ class RunView:
         return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
 
     def document_columns(self) -> dict[str, list]:
-        """`documents()` as columns: a table of 100,000 documents is built from them without a dict per row (#38)."""
+        """`documents()` as columns: a table of 100,000 documents is built from them without a dict per row (#38).
+        Read-only: the columns that reviews cannot change are kept per run and shared."""
         docs, idx, outcome, n_dec = kept_per_run(self.db, self.row, "document columns", lambda: tuple(
             list(c) for c in zip(*run_document_rows(self.db, self.row), strict=True)) or ([], [], [], []))
         n_rev = kept_counts(self, "per document")[0]
