@@ -198,3 +198,27 @@ def test_a_boards_runs_read_in_turn_stay_kept(db_with_run, monkeypatch):
         for run in runs:
             assert kept_reviewed(db, run_row(db, run)).reviews == load_reviewed(db, run_row(db, run)["id"]).reviews
     assert asked and () not in asked, asked  # () is a full read
+
+
+def test_a_full_read_of_many_reviews_is_kept_out_of_the_cycle_collector(db_with_run, monkeypatch):
+    """From `_FREEZE_AT` reviews, a full read moves what is alive to the permanent generation (`gc.freeze`): full
+    collections then skip a million reviews' objects; below it, nothing is frozen."""
+    import gc
+
+    import audit.views as views
+
+    db = db_with_run
+    ids = _ids(db, "mixed")
+    for dec in ids[:3]:
+        add_review(db, "mixed", dec, "no-match", "ana")
+    gc.unfreeze()
+    try:
+        monkeypatch.setattr(views, "_FREEZE_AT", 4)
+        kept_reviewed(db, run_row(db, "mixed"))
+        assert gc.get_freeze_count() == 0  # 3 reviews: under the mark
+        add_review(db, "mixed", ids[5], "match", "ben")
+        views._KEPT.clear()  # the next read is a full one
+        reviewed = kept_reviewed(db, run_row(db, "mixed"))
+        assert gc.get_freeze_count() > 0 and len(reviewed.reviews) == 4
+    finally:
+        gc.unfreeze()
