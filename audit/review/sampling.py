@@ -514,7 +514,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     judge, sampled, certain, paths = _blocks_state(view, plan)
     options = row["inputs"].get("options") or {}
     g = metric_of_totals(task, cell, paths, options)
-    base = judge.in_order_sum().copy()
+    base = judge.in_order_sum()
     # residual of a block: its first-order effect on the headline metric, grad g . (c_H - c_J)
     grad = np.zeros(len(paths))
     for i in range(len(paths)):

@@ -120,7 +120,9 @@ def _stack(judge: Mapping[str, Vector]) -> _Stacked:
     for b, cj in zip(blocks, rows, strict=True):
         if cj.shape != (k,):
             raise ValueError(f"block {b!r}: vector of length {cj.size}, expected {k}")
-    return _Stacked(blocks, rows, np.array(rows), {b: i for i, b in enumerate(blocks)})
+    matrix = np.array(rows)
+    matrix.flags.writeable = False  # shared by every estimate from these vectors (`BlockVectors`)
+    return _Stacked(blocks, rows, matrix, {b: i for i, b in enumerate(blocks)})
 
 
 class BlockVectors(dict):
