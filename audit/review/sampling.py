@@ -96,7 +96,7 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     of_doc = {i for i, in view.db.execute("SELECT id FROM decisions WHERE run_id = ? AND doc_id = ?", [view.id, doc])}
     if not of_doc.isdisjoint(sampled_decision_ids(view.db, view.id)):
         return  # a block the queue served already
-    block = next((b for b in plan.blocks if b.id == doc), None)
+    block = plan.blocks_by_id().get(doc)
 
     # assigned review: a prefix of the plan's order fixed in advance, its shares reviewed in parallel (a co-reviewer
     # may have labelled it from another queue first: it stays a draw, or the other's share could never be finished)
@@ -316,7 +316,7 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
 
     def human(doc: str) -> np.ndarray:
         return flatten(task.sampling_counts(changed[doc]), paths) if changed.get(doc) else judge[doc]
-    in_plan = {b.id: b for b in plan.blocks}
+    in_plan = plan.blocks_by_id()
     sampled_reviews = {str(i) for i in sampled_decision_ids(db, row["id"])}
     # only reviewed decisions can carry a human label: a block is labelled when each of its units is one of them
     settled = {str(i) for i, e in view.effective.items() if e.source in HUMAN_SOURCES}

@@ -177,6 +177,9 @@ def test_a_plans_strata_are_built_once():
     plan = build_plan([Unit(str(i), f"doc{i % 5}", "match") for i in range(20)], lambda us: "s", 0)
     assert plan.stratum_of() is plan.stratum_of()
     assert dict(plan.stratum_of()) == {f"doc{i}": "s" for i in range(5)}
+    assert plan.blocks_by_id() is plan.blocks_by_id()
+    assert list(plan.blocks_by_id().values()) == list(plan.blocks)
+    assert all(plan.blocks_by_id()[b.id] is b for b in plan.blocks)
 
 
 def test_decisions_of_a_run_read_at_once_equal_each_decision_read_alone(demo_db):
