@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from scipy.stats import binomtest
-
 from scoring.families.ideation.model import FIRST, INVALID, SECOND, TIE, Rating, Verdict
 from scoring.stats.bootstrap import N_RESAMPLES, SEED, ratio_interval
 from scoring.stats.intervals import wilson_interval
@@ -209,6 +207,8 @@ def bias_summary(c: Mapping[str, int], *, tests: bool = True) -> dict:
     pairs, decisive, wins = c.get("pairs_compared", 0), c.get("decisive_calls", 0), c.get("first_slot_wins", 0)
     # the interval and test are of counts: a partial audit's estimated totals are not whole numbers and get none
     whole = tests and float(wins).is_integer() and float(decisive).is_integer()
+    if decisive and whole:
+        from scipy.stats import binomtest  # 0.5 s to import: only where the test is made (not `queue --next`, #38)
     out = {
         "pairs_compared": pairs,
         "pairs_lost_invalid": c.get("pairs_lost_invalid", 0),
