@@ -32,6 +32,7 @@ from audit.effective import (
     review_summary,
     summary_of,
 )
+from audit.store.counts_index import read_counts_index
 from audit.store.database import dumps, run_row, transaction
 from audit.store.database import newest_review as _newest_review  # (moved to the store: #38)
 from audit.store.kept import kept
@@ -239,15 +240,9 @@ def original_counts(db: Database, run_id: int) -> list[tuple[str, dict]]:
     """
     created, n_docs = db.execute("SELECT created, n_docs FROM runs WHERE id = ?", [run_id]).fetchone()
 
-    def read() -> list[tuple[str, dict]]:
-        # documents with the same counts share one decoded dict (read-only): 100,000 CHIMERA abstracts have 114
-        # distinct counts, and decoding each held 800 MB (#38)
-        decoded: dict[str, dict] = {}
-        return [(doc_id, decoded.get(counts) or decoded.setdefault(counts, json.loads(counts)))
-                for doc_id, counts in db.execute("SELECT doc_id, counts FROM documents WHERE run_id = ? ORDER BY idx",
-                                                 [run_id])]
-
-    return kept(_ORIGINAL_COUNTS, db, (run_id, created, n_docs), read)
+    # documents with the same counts share one decoded dict (read-only): 100,000 CHIMERA abstracts have 114
+    # distinct counts, and decoding each held 800 MB; read from the run's counts index, not the documents' rows (#38)
+    return kept(_ORIGINAL_COUNTS, db, (run_id, created, n_docs), lambda: read_counts_index(db, run_id))
 
 
 def _per_doc(db: Database, run_id: int, changed: Mapping[str, dict]) -> list[dict]:

@@ -25,6 +25,7 @@ from audit.errors import AuditError, RunExists
 from audit.numbers import count_noun
 from audit.output_paths import OutputRule, Staged, stage_output
 from audit.rescoring import no_review_counts, rebuild_audit_state
+from audit.store.counts_index import write_counts_index
 from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
 from audit.store.plans import delete_board_plans
 from scoring.decisions import Decision
@@ -344,10 +345,12 @@ def _store(db: Database, task: TaskFamily, name: str, judge: Judge, identity: di
             (name, task.name, judge.spec, dumps(identity), now(), dumps(inputs), dumps(summary),
              dumps(metrics), dumps(total), len(doc_rows), len(decisions)))
         run_id = cur.lastrowid
+        count_texts = [dumps(counts) for _, _, _, counts, _ in doc_rows]
         db.conn.executemany(
             "INSERT INTO documents (run_id, doc_id, idx, payload, counts, outcome) VALUES (?, ?, ?, ?, ?, ?)",
-            ((run_id, doc_id, idx, dumps(payload), dumps(counts), outcome)
-             for doc_id, idx, payload, counts, outcome in doc_rows))
+            ((run_id, doc_id, idx, dumps(payload), counts, outcome)
+             for (doc_id, idx, payload, _, outcome), counts in zip(doc_rows, count_texts, strict=True)))
+        write_counts_index(db, run_id, zip((r[0] for r in doc_rows), count_texts, strict=True))
         # rows made as they are inserted: a list of every row's detail JSON held 400 MB more at 683k decisions
         db.conn.executemany(
             "INSERT INTO decisions (run_id, doc_id, kind, type, left, right, judge_label, detail, qkey) "
@@ -452,7 +455,7 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
     with transaction(db):
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
                       "review_assignments", "judge_improvements", "fold_labels", "effective", "doc_audit",
-                      "audit_state", "decisions", "documents"):
+                      "audit_state", "decisions", "document_counts", "documents"):
             db.execute(f"DELETE FROM {table} WHERE run_id = ?", [row["id"]])
         db.execute("DELETE FROM runs WHERE id = ?", [row["id"]])
         # a board never names a run that is gone (audit/board/store.py): the boards holding it go with it
