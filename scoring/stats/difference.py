@@ -27,9 +27,11 @@ high-leverage errors included), it never lends one stratum another's error sizes
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -114,13 +116,19 @@ class _Stacked(NamedTuple):
 
 
 def _stack(judge: Mapping[str, Vector]) -> _Stacked:
-    blocks = list(judge)
-    rows = [_vec(judge[b]) for b in blocks]
+    blocks, given = list(judge), list(judge.values())
+    # blocks mostly share a few vector objects (a run's documents with equal counts: 114 distinct in 100,000
+    # abstracts): each distinct one is converted, checked and stacked once, then repeated by index (#38)
+    position: dict[int, int] = {}
+    pick = [position.setdefault(id(v), len(position)) for v in given]
+    distinct = [_vec(v) for v in {id(v): v for v in given}.values()]
+    rows = [distinct[i] for i in pick]
     k = len(rows[0])
-    for b, cj in zip(blocks, rows, strict=True):
+    for i, cj in enumerate(distinct):
         if cj.shape != (k,):
+            b = blocks[pick.index(i)]
             raise ValueError(f"block {b!r}: vector of length {cj.size}, expected {k}")
-    matrix = np.array(rows)
+    matrix = np.array(distinct)[np.array(pick, dtype=np.intp)]
     matrix.flags.writeable = False  # shared by every estimate from these vectors (`BlockVectors`)
     return _Stacked(blocks, rows, matrix, {b: i for i, b in enumerate(blocks)})
 
@@ -179,37 +187,36 @@ def difference_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sa
     if mode == "pooled" and prior_weight <= 0:
         prior_weight = POOLED_PRIOR_WEIGHT
     certain = certain or {}
+    # the checks walk 100,000 blocks at 100,000 abstracts: set operations first, lists only to name what failed (#38)
     for name, part in (("sampled", sampled), ("certain", certain)):
-        unknown = [b for b in part if b not in judge]
-        if unknown:
-            raise ValueError(f"{name} blocks with no judge vector: {unknown[:5]}")
-    both = set(sampled) & set(certain)
+        if not judge.keys() >= part.keys():
+            raise ValueError(f"{name} blocks with no judge vector: {[b for b in part if b not in judge][:5]}")
+    both = [b for b in sampled if b in certain]
     if both:
         raise ValueError(f"blocks both sampled and hand-picked: {sorted(both)[:5]}")
-    missing = [b for b in judge if b not in strata and b not in certain]
-    if missing:
-        raise ValueError(f"blocks with no stratum: {missing[:5]}")
+    if not judge.keys() - strata.keys() <= certain.keys():
+        raise ValueError(f"blocks with no stratum: {[b for b in judge if b not in strata and b not in certain][:5]}")
     if not judge:
         raise ValueError("empty population")
     blocks, rows, j_all, where = judge.stacked() if isinstance(judge, BlockVectors) else _stack(judge)
     k = j_all.shape[1]
     judge_total = j_all.sum(axis=0)
     cov = np.zeros((k, k))
-    at = np.fromiter(sorted(where[b] for b in certain), dtype=np.intp, count=len(certain))  # the judge's order
+    at = np.sort(np.fromiter(map(where.__getitem__, certain), dtype=np.intp, count=len(certain)))  # judge's order
     is_certain = np.zeros(len(blocks), dtype=bool)
     is_certain[at] = True
     total = lam * j_all[~is_certain].sum(axis=0)
     if certain:
         known = j_all[at]  # a certain block's human vector is mostly its judge vector itself: only others copied
-        for n, i in enumerate(at.tolist()):
-            ch = certain[blocks[i]]
-            if ch is not rows[i]:
-                ch = _vec(ch)
-                if ch.shape != (k,):
-                    raise ValueError(f"certain block {blocks[i]!r}: vector of length {ch.size}, expected {k}")
-                known[n] = ch
+        order = at.tolist()
+        given = list(map(certain.__getitem__, map(blocks.__getitem__, order)))
+        for n in np.flatnonzero(list(map(operator.is_not, given, map(rows.__getitem__, order)))).tolist():
+            ch = _vec(given[n])
+            if ch.shape != (k,):
+                raise ValueError(f"certain block {blocks[order[n]]!r}: vector of length {ch.size}, expected {k}")
+            known[n] = ch
         total = total + known.sum(axis=0)
-    size: dict[str, int] = dict(Counter(strata[b] for b in blocks if b not in certain))
+    size: dict[str, int] = dict(Counter(map(strata.__getitem__, compress(blocks, (~is_certain).tolist()))))
     diffs: dict[str, list[np.ndarray]] = {}
     differing: dict[str, int] = {}
     for i in sorted(where[b] for b in sampled):  # the judge's block order, as the sums above
