@@ -375,12 +375,14 @@ def sum_levels(parts: list[Mapping]) -> dict:
     return out
 
 
-def overall_report(papers: Mapping[str, Mapping], halluc: Mapping[str, Mapping] | None = None) -> dict:
-    """The reference `overall` block: micro-summed levels, macro mean of per-paper overall F1, hallucination."""
+def overall_report(papers: Mapping[str, Mapping], halluc: Mapping[str, Mapping] | None = None, *,
+                   levels: Mapping[str, Mapping] | None = None) -> dict:
+    """The reference `overall` block: micro-summed levels, macro mean of per-paper overall F1, hallucination.
+    `levels`: each paper's `level_metrics` where the caller has them already (`paper_report`'s `multi_level`)."""
     ids = list(papers)
     total = sum_levels([papers[i] for i in ids])
     ml = level_metrics(total)
-    per_f1 = [level_metrics(papers[i])["overall"]["f1"] for i in ids]
+    per_f1 = [(levels[i] if levels is not None else level_metrics(papers[i]))["overall"]["f1"] for i in ids]
     out = {"num_papers": len(ids), "materials": materials_block(total), "measurement_level": measurement_level(total),
            "multi_level": ml, "macro_mean_overall_f1": sum(per_f1) / len(per_f1) if per_f1 else 0.0}
     if halluc is not None:
