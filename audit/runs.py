@@ -425,7 +425,9 @@ def _labels_and_questions(decisions: Sequence[Decision], idxs: Sequence[int]
 def _positions_by_doc(decisions: Sequence[Decision]) -> dict[str, list[int]]:
     """Document id -> the positions of its decisions in `decisions`, in order."""
     fields = getattr(decisions, "fields", None)
-    docs = (fields(i)[0] for i in range(len(decisions))) if fields is not None else (d.doc for d in decisions)
+    doc_ids = getattr(decisions, "doc_ids", None)  # a family's decisions may list their documents directly
+    docs = (doc_ids() if doc_ids is not None else (fields(i)[0] for i in range(len(decisions))) if fields is not None
+            else (d.doc for d in decisions))
     by_doc: dict[str, list[int]] = {}
     for i, doc in enumerate(docs):
         by_doc.setdefault(doc, []).append(i)

@@ -44,6 +44,7 @@ def test_fields_and_detail_text_are_the_decisions_own(tmp_path: Path) -> None:
         # the store's rows and grouping read the same through the fast path as from plain decisions
         assert list(_rows(decisions)) == list(_rows(listed))
         assert _positions_by_doc(decisions) == _positions_by_doc(listed)
+        assert decisions.doc_ids() == [d.doc for d in listed]
 
 
 def test_a_list_of_strings_hashes_as_json_spells_it() -> None:
