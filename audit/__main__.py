@@ -4,7 +4,8 @@ A fresh process that estimated a 100,000-abstract run spent 0.15 s of its 1.1 s 
 decoded counts, judge vectors and plan (#38). By then the command is done and its databases are closed
 (`audit.cli.main` seals them). As mypy's `hard_exit` does: flush the standard streams, run the exit handlers
 (logging's flush, multiprocessing's), then `os._exit`. A normal exit where the interpreter has more to do: another
-thread still running (it would be joined), or a stream that cannot be flushed.
+thread still running (it would be joined), a stream that cannot be flushed, or a profiler or tracer watching
+(`python -m pyinstrument -m audit ...`, coverage: they write what they saw when the module returns).
 
 OpenBLAS runs on one thread unless the environment says otherwise: the CLI's matrices are small (a run's count
 vectors, tens of paths), and after each product its idle threads spin: 0.2 s of the 1.0 s of CPU that `queue
@@ -23,7 +24,7 @@ from audit.cli import main  # noqa: E402
 
 
 def _leave(code: int) -> None:
-    if threading.active_count() > 1:
+    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)
     try:
         sys.stdout.flush()
