@@ -47,4 +47,6 @@ def read_counts_index(db: Database, run_id: int) -> list[tuple[str, dict]]:
                          "changed outside Rejudge")
     doc_ids, distinct = json.loads(row[0]), json.loads(row[1])
     order = struct.unpack(f"<{len(doc_ids)}I", row[2])
-    return [(doc_id, distinct[k]) for doc_id, k in zip(doc_ids, order, strict=True)]
+    if len(order) != len(doc_ids):
+        raise AuditError(f"run id {run_id}: its counts index (table document_counts) is damaged")
+    return list(zip(doc_ids, map(distinct.__getitem__, order), strict=True))

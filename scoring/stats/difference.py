@@ -118,11 +118,14 @@ class _Stacked(NamedTuple):
 def _stack(judge: Mapping[str, Vector]) -> _Stacked:
     blocks, given = list(judge), list(judge.values())
     # blocks mostly share a few vector objects (a run's documents with equal counts: 114 distinct in 100,000
-    # abstracts): each distinct one is converted, checked and stacked once, then repeated by index (#38)
-    position: dict[int, int] = {}
-    pick = [position.setdefault(id(v), len(position)) for v in given]
-    distinct = [_vec(v) for v in {id(v): v for v in given}.values()]
-    rows = [distinct[i] for i in pick]
+    # abstracts): each distinct one is converted, checked and stacked once, then repeated by index; the walks over
+    # every block are C loops (map, zip) (#38)
+    ids = list(map(id, given))
+    objects = dict(zip(ids, given, strict=True))  # first appearance order
+    position = dict(zip(objects, range(len(objects)), strict=True))
+    pick = list(map(position.__getitem__, ids))
+    distinct = [_vec(v) for v in objects.values()]
+    rows = list(map(distinct.__getitem__, pick))
     k = len(rows[0])
     for i, cj in enumerate(distinct):
         if cj.shape != (k,):
@@ -130,7 +133,7 @@ def _stack(judge: Mapping[str, Vector]) -> _Stacked:
             raise ValueError(f"block {b!r}: vector of length {cj.size}, expected {k}")
     matrix = np.array(distinct)[np.array(pick, dtype=np.intp)]
     matrix.flags.writeable = False  # shared by every estimate from these vectors (`BlockVectors`)
-    return _Stacked(blocks, rows, matrix, {b: i for i, b in enumerate(blocks)})
+    return _Stacked(blocks, rows, matrix, dict(zip(blocks, range(len(blocks)), strict=True)))
 
 
 class BlockVectors(dict):
