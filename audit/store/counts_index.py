@@ -46,7 +46,7 @@ def read_counts_index(db: Database, run_id: int) -> list[tuple[str, dict]]:
         raise AuditError(f"run id {run_id}: its counts index (table document_counts) is missing; the database was "
                          "changed outside Rejudge")
     doc_ids, distinct = json.loads(row[0]), json.loads(row[1])
-    order = struct.unpack(f"<{len(doc_ids)}I", row[2])
-    if len(order) != len(doc_ids):
-        raise AuditError(f"run id {run_id}: its counts index (table document_counts) is damaged")
-    return list(zip(doc_ids, map(distinct.__getitem__, order), strict=True))
+    if not isinstance(row[2], bytes) or len(row[2]) != 4 * len(doc_ids):
+        raise AuditError(f"run id {run_id}: its counts index (table document_counts) does not match its documents; "
+                         "the database was changed outside Rejudge")
+    return list(zip(doc_ids, map(distinct.__getitem__, struct.unpack(f"<{len(doc_ids)}I", row[2])), strict=True))

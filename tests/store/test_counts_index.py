@@ -68,6 +68,14 @@ def test_deleting_a_run_deletes_its_index_and_a_missing_one_is_named(tmp_path, m
         read_counts_index(db, run_id)
 
 
+def test_an_index_that_does_not_match_its_documents_is_named(tmp_path, mixed_template):
+    db = open_db(copy_of(mixed_template, tmp_path / "m.db"))
+    run_id, = db.execute("SELECT id FROM runs WHERE name = 'mixed'").fetchone()
+    db.execute("UPDATE document_counts SET doc_counts = substr(doc_counts, 1, 8) WHERE run_id = ?", [run_id])
+    with pytest.raises(AuditError, match="does not match its documents"):
+        read_counts_index(db, run_id)
+
+
 _ids = st.lists(st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=6), min_size=1,
                 max_size=40, unique=True)
 
