@@ -18,8 +18,8 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from scoring.families.litxbench import units
 from scoring.families.litxbench.model import (
     Composition,
     ConfigTag,
@@ -34,7 +34,7 @@ from scoring.families.litxbench.model import (
     ValueQualifier,
 )
 from scoring.families.litxbench.process import Alignment, align, normalise_events, resolve_events
-from scoring.families.litxbench.units import ATM, KELVIN, ROOM_TEMPERATURE_K, compatible, convert, to_base, unit_text
+from scoring.families.litxbench.units import compatible, convert, to_base, unit_text
 
 MIN_ITEM_MATCH_SCORE = 0.25
 CONFIG_UNMATCHED_PENALTY = 5.0
@@ -243,14 +243,14 @@ def kind_score(a: str, b: str, a_enum: bool, b_enum: bool) -> float:
 def _is_room_temperature(q: Quantity) -> bool:
     if q.numeric is None:
         return False
-    k = convert(q.numeric, q.unit, KELVIN)
-    return k is not None and abs(k - ROOM_TEMPERATURE_K) <= 2.0
+    k = convert(q.numeric, q.unit, units.KELVIN)
+    return k is not None and abs(k - units.ROOM_TEMPERATURE_K) <= 2.0
 
 
 def _is_ambient_pressure(q: Quantity) -> bool:
     if q.numeric is None:
         return False
-    p = convert(q.numeric, q.unit, ATM)
+    p = convert(q.numeric, q.unit, units.ATM)
     return p is not None and 0.9 <= p <= 1.1
 
 
@@ -338,6 +338,8 @@ class Assignment:
 def assign(cost: np.ndarray, pad: float, keep: Callable[[float], bool], forced: Sequence[tuple[int, int]] = (),
            forbidden: Sequence[tuple[int, int]] = ()) -> Assignment:
     """Hungarian on the square padding of `cost` (n x m real cells), official threshold after assignment."""
+    from scipy.optimize import linear_sum_assignment  # 0.25 s to import: only where a paper is solved (#38)
+
     n, m = cost.shape
     fr: set[int] = set()
     fc: set[int] = set()
