@@ -22,6 +22,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 
 import numpy as np
 from cachetools import LRUCache
@@ -30,6 +31,7 @@ from sqlite_utils import Database
 from audit.board.median import board_median, median_cells
 from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
 from audit.errors import AuditError
+from audit.rescoring import original_counts
 from audit.review.count_vectors import moved_leaves, row_flattener
 from audit.review.sampling import (
     MAX_SEED,
@@ -442,12 +444,14 @@ def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
         flat = row_flattener(paths)  # the paths indexed once for every document
         # Documents with the same stored counts share one vector, decoded and flattened once (each run of the board
         # bench holds 81-87 distinct counts in 10,000 abstracts); read-only, so no reader can change another's.
-        by_text: dict[str, np.ndarray] = {}
+        # Read from the run's counts index (equal counts are one object there), in document id order as the
+        # documents' primary key lists them (#38: the documents' rows walk every payload's pages).
+        by_counts: dict[int, np.ndarray] = {}
         out = {}
-        for doc, c in view.db.execute("SELECT doc_id, counts FROM documents WHERE run_id = ?", [view.id]):
-            v = by_text.get(c)
+        for doc, c in sorted(original_counts(view.db, view.id), key=itemgetter(0)):
+            v = by_counts.get(id(c))
             if v is None:
-                v = by_text[c] = flat(json.loads(c))
+                v = by_counts[id(c)] = flat(c)
                 v.setflags(write=False)
             out[doc] = v
         return out
