@@ -466,19 +466,15 @@ class FamilyBase:
         """The hash of the payload's `gold` (a family whose gold lives elsewhere overrides it)."""
         return content_hash(payload.get("gold"))
 
-    def question_key(self, payload: Mapping, decision: Mapping) -> str:  # noqa: ARG002 (default)
+    def question_key(self, payload: Mapping, decision: Mapping) -> str:
         """Kind, type, left and right as stored (ids that mean the same in every run on the same gold); an
-        unordered pair for a symmetric kind whose labels name no side."""
-        scheme = self.label_schemes.get(decision["kind"])
-        sides = [decision["left"], decision["right"]]
-        if scheme is not None and scheme.symmetric and not scheme.mirror:
-            sides.sort()
-        return content_hash([decision["kind"], decision["type"], *sides])
+        unordered pair for a symmetric kind whose labels name no side: `question_keys` of the one decision."""
+        return self.question_keys(payload, [decision])[0]
 
-    def question_keys(self, payload: Mapping, decisions: Sequence[Mapping]) -> list[str]:
-        """`question_key` of each decision. Under the default key, the text of each distinct (kind, type, right)
-        is spelled once: a retrieval query's 68 candidate decisions share kind, type and positive (678,000
-        decisions at 10,000 queries, #38); the same text, so the same keys."""
+    def question_keys(self, payload: Mapping, decisions: Sequence[Mapping]) -> list[str]:  # noqa: ARG002 (default)
+        """`question_key` of each decision (the default key's rule is written here once). The text of each distinct
+        (kind, type, right) is spelled once: a retrieval query's 68 candidate decisions share kind, type and positive
+        (678,000 decisions at 10,000 queries, #38); the same text as `content_hash` spells, so the same keys."""
         if type(self).question_key is not FamilyBase.question_key:  # a family's own key: asked per decision
             return [self.question_key(payload, d) for d in decisions]
         keys = []
@@ -486,9 +482,10 @@ class FamilyBase:
         for d in decisions:
             kind, type_, left, right = d["kind"], d["type"], d["left"], d["right"]
             scheme = self.label_schemes.get(kind)
-            if (type(kind) is not str or type(type_) is not str or type(left) is not str or type(right) is not str
-                    or (scheme is not None and scheme.symmetric and not scheme.mirror)):
-                keys.append(self.question_key(payload, d))
+            if scheme is not None and scheme.symmetric and not scheme.mirror:
+                left, right = sorted([left, right])
+            if type(kind) is not str or type(type_) is not str or type(left) is not str or type(right) is not str:
+                keys.append(content_hash([kind, type_, left, right]))
                 continue
             around = spelled.get((kind, type_, right))
             if around is None:
