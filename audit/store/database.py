@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.errors import DatabaseRefused, UnknownRun
@@ -409,10 +410,10 @@ def run_row(db: Database, name: str) -> dict:
     return row
 
 
-_DECODED: dict[str, bytes] = {}
+_DECODED: LRUCache = LRUCache(8)
+"""JSON text -> the marshal bytes of its decoding: the last few large columns read (`_decoded`)."""
 _DECODED_LOCK = threading.Lock()
 _DECODE_KEPT_FROM = 64 * 1024
-_DECODE_KEEP = 8
 
 
 def _decoded(text: str) -> object:
@@ -428,8 +429,6 @@ def _decoded(text: str) -> object:
         return marshal.loads(kept)
     value = json.loads(text)
     with _DECODED_LOCK:
-        while len(_DECODED) >= _DECODE_KEEP:
-            del _DECODED[next(iter(_DECODED))]
         _DECODED[text] = marshal.dumps(value)
     return value
 

@@ -44,11 +44,11 @@ def test_every_call_equals_json_loads_and_is_a_fresh_object(value, pad):
 
 def test_a_changed_text_is_decoded_afresh_and_few_are_kept():
     pad = "x" * database._DECODE_KEPT_FROM
-    texts = [json.dumps({"pad": pad, "n": i}) for i in range(database._DECODE_KEEP + 3)]
+    texts = [json.dumps({"pad": pad, "n": i}) for i in range(database._DECODED.maxsize + 3)]
     for i, t in enumerate(texts):
         assert _decoded(t)["n"] == i
         assert _decoded(t)["n"] == i
-    assert len(database._DECODED) <= database._DECODE_KEEP
+    assert len(database._DECODED) <= database._DECODED.maxsize
     assert _decoded(json.dumps({"pad": pad, "n": 99}))["n"] == 99
     small = json.dumps({"n": 1})
     assert _decoded(small) == {"n": 1} and small not in database._DECODED
