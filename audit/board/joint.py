@@ -22,7 +22,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
 
 import numpy as np
 from cachetools import LRUCache
@@ -31,11 +30,11 @@ from sqlite_utils import Database
 from audit.board.median import board_median, median_cells
 from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
 from audit.errors import AuditError
-from audit.rescoring import original_counts
 from audit.review.count_vectors import moved_leaves, row_flattener
 from audit.review.sampling import (
     MAX_SEED,
     MIN_SAMPLED_BLOCKS,
+    _original_doc_counts,
     leaf_paths,
     metric_of_totals,
     plan_summary,
@@ -444,11 +443,11 @@ def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
         flat = row_flattener(paths)  # the paths indexed once for every document
         # Documents with the same stored counts share one vector, decoded and flattened once (each run of the board
         # bench holds 81-87 distinct counts in 10,000 abstracts); read-only, so no reader can change another's.
-        # Read from the run's counts index (equal counts are one object there), in document id order as the
-        # documents' primary key lists them (#38: the documents' rows walk every payload's pages).
+        # The run's counts as the sample's state reads them (kept per run, from the counts index, in document id
+        # order; equal counts are one object), not every document's row (#38).
         by_counts: dict[int, np.ndarray] = {}
         out = {}
-        for doc, c in sorted(original_counts(view.db, view.id), key=itemgetter(0)):
+        for doc, c in _original_doc_counts(view).items():
             v = by_counts.get(id(c))
             if v is None:
                 v = by_counts[id(c)] = flat(c)
