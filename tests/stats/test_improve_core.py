@@ -7,6 +7,9 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.isotonic import IsotonicRegression
 
 from scoring.improve.calibrate import apply_calibration, fit_calibration
 from scoring.improve.crossfit import Item, cross_fit
@@ -156,6 +159,26 @@ def test_paired_change_agrees_with_pair_stats_and_is_zero_for_the_same_judge():
     ref = pair_stats(human, judge, labels=scale, ordinal=True, n_resamples=0)["weighted_kappa"]
     assert same["kappa_before"] == pytest.approx(ref) and same["delta_kappa"] == 0
     assert same["delta_kappa_ci"] == [0.0, 0.0]
+
+
+def _sklearn_map(pairs: list[tuple[int, int]], scale: list[str]) -> dict[str, str]:
+    """The calibrate map as scikit-learn's estimator gives it, the definition `fit_calibration` keeps to."""
+    x, y = (np.array(v, dtype=float) for v in zip(*pairs, strict=True))
+    iso = IsotonicRegression(y_min=0, y_max=len(scale) - 1, increasing=True, out_of_bounds="clip").fit(x, y)
+    return {lab: scale[int(np.floor(v + 0.5))] for lab, v in zip(scale, iso.predict(np.arange(len(scale))),
+                                                                   strict=True)}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(2, 10).flatmap(lambda k: st.tuples(
+    st.just(k), st.lists(st.tuples(st.integers(0, k - 1), st.integers(0, k - 1)), min_size=1, max_size=60))))
+def test_the_calibrate_map_is_scikit_learns_isotonic_regression(case):
+    """Small integer data puts fitted values exactly half-way between two points of the scale (a pooled mean of
+    2.5), where a last-bit difference would round the other way: the maps must be the estimator's, every label."""
+    k, pairs = case
+    scale = [str(i + 1) for i in range(k)]
+    items = [Item(n, "d", human=scale[h], judge=scale[j], features="novelty") for n, (j, h) in enumerate(pairs)]
+    assert fit_calibration(items, scale)["maps"] == {"novelty": _sklearn_map(pairs, scale)}
 
 
 def test_calibration_undoes_a_judge_that_rates_one_point_high():
