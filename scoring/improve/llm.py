@@ -81,13 +81,16 @@ def pair_vectors(embed: Embed, pairs: Sequence[Mapping]) -> np.ndarray:
     return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
 
 
-def choose_examples(model: Model, question: Mapping, embed: Embed) -> list[dict]:
+def choose_examples(model: Model, question: Mapping, embed: Embed, vectors: np.ndarray | None = None) -> list[dict]:
     """The k examples a question sees: never one of its own document; among the POOL_FACTOR * k most similar
-    (cosine of `pair_vectors`, ties by decision id), overruled ones first, then by similarity."""
-    pool = [e for e in model["examples"] if e["doc"] != question["doc"]]
-    if not pool:
+    (cosine of `pair_vectors`, ties by decision id), overruled ones first, then by similarity. `vectors`: the
+    `pair_vectors` of every example of the model, when the caller keeps them (each row is its pair's alone)."""
+    keep = [j for j, e in enumerate(model["examples"]) if e["doc"] != question["doc"]]
+    if not keep:
         return []
-    sims = pair_vectors(embed, pool) @ pair_vectors(embed, [question])[0]
+    pool = [model["examples"][j] for j in keep]
+    rows = pair_vectors(embed, pool) if vectors is None else vectors[keep]
+    sims = rows @ pair_vectors(embed, [question])[0]
     ranked = sorted(range(len(pool)), key=lambda j: (-round(float(sims[j]), 6), pool[j]["decision"]))
     near = ranked[:POOL_FACTOR * model["k"]]
     picked = sorted(near, key=lambda j: (not pool[j]["overruled"], -round(float(sims[j]), 6), pool[j]["decision"]))
@@ -204,6 +207,10 @@ class ImprovedJudge(Judge):
         if model["strategy"] == "few-shot" and embed is None:
             raise ValueError("a few-shot judge needs an embedding model to choose its examples")
         self._template: PromptTemplate | None = None
+        self._vectors: np.ndarray | None = None
+        """The example pool's `pair_vectors`, made at the first question: every question compares itself with the
+        same pool (a run of n questions embedded the pool n times, three times each: for its cache key, to ask
+        it, and to record what was asked)."""
 
     def augment(self, q: Question) -> Question:
         m = self.model
@@ -212,7 +219,9 @@ class ImprovedJudge(Judge):
                 return q
             tail = rules_tail(m["rules"])
             return Augmented(q, "rules", tail, tail=tail)
-        examples = choose_examples(m, self.decision_of(q), self.embed)  # type: ignore[arg-type]
+        if self._vectors is None:
+            self._vectors = pair_vectors(self.embed, m["examples"])  # type: ignore[arg-type]
+        examples = choose_examples(m, self.decision_of(q), self.embed, self._vectors)  # type: ignore[arg-type]
         head = FEW_SHOT_HEAD.replace("{EXAMPLES}", examples_text(examples, self.positive))
         return Augmented(q, "few-shot", FEW_SHOT_HEAD, head=head)
 

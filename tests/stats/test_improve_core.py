@@ -203,3 +203,26 @@ def test_preflight_refuses_inconsistent_humans_and_too_few_documents():
     few = preflight(0.9, 12, 14, folds=5)
     assert few.documents_needed == 6 and "review 6 more document(s)" in few.refusal
     assert preflight(None, 0, 12, folds=8, min_documents=10).documents_needed == 4  # two documents per fold
+
+
+def _fake_embed(texts):
+    """Unit vectors that depend on each text alone (as WordLlama's do), from a seed of the text."""
+    rows = [np.random.default_rng(sum(map(ord, t)) * 7919 + len(t)).normal(size=8) for t in texts]
+    out = np.array(rows, dtype=float).reshape(len(texts), 8)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from(["a", "b", "c", "ab", "ba", "abc"]),
+                          st.sampled_from(["a", "b", "c", "ab", "ba", "abc"]), st.booleans()), max_size=25),
+       st.integers(0, 4), st.sampled_from(["a", "b", "ab"]), st.sampled_from(["c", "ab", "abc"]), st.integers(1, 4))
+def test_examples_chosen_from_the_kept_pool_vectors_are_those_chosen_from_scratch(pool, doc, left, right, k):
+    """An improved few-shot judge embeds its example pool once and keeps the vectors; the question's own document is
+    left out of the kept rows as it is left out of the pool (many ties: few distinct spans)."""
+    from scoring.improve.llm import choose_examples, pair_vectors
+
+    model = {"k": k, "examples": [{"decision": n, "doc": f"d{d}", "left": a, "right": b, "overruled": o,
+                                   "label": "match", "type": "t"} for n, (d, a, b, o) in enumerate(pool)]}
+    question = {"doc": f"d{doc}", "left": left, "right": right}
+    kept = pair_vectors(_fake_embed, model["examples"])
+    assert choose_examples(model, question, _fake_embed, kept) == choose_examples(model, question, _fake_embed)
