@@ -4,6 +4,7 @@ refused with the CLI's message, nothing stored. AppTest on the Runs page."""
 
 from __future__ import annotations
 
+import importlib.util
 import sqlite3
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import pytest
 from tests.app.conftest import plain
 from tests.conftest import ROOT
 
-pytest.importorskip("inspect_ai.log")
+if importlib.util.find_spec("inspect_ai") is None:  # not imported here: 2.5 s of every worker's collection
+    pytest.skip("inspect-ai is not installed (requirements-dev.txt)", allow_module_level=True)
 
 LOG = ROOT / "data" / "verdicts" / "inspect_qa.eval"
 INSPECT_TITLE = "Inspect AI log (.eval or .json)"

@@ -5,6 +5,7 @@ records are skipped and named, never half-stored; reviewed verdicts go back as `
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import sys
@@ -12,9 +13,17 @@ from pathlib import Path
 
 import pytest
 
-inspect_log_api = pytest.importorskip("inspect_ai.log")
+if importlib.util.find_spec("inspect_ai") is None:
+    pytest.skip("inspect-ai is not installed (requirements-dev.txt)", allow_module_level=True)
 
-from audit.cli import main  # noqa: E402 (after the importorskip)
+
+def log_api():  # noqa: ANN201 (a module)
+    """Inspect's log API, imported by the tests that use it: importing it costs 2.5 s, which every test worker paid
+    while collecting."""
+    return importlib.import_module("inspect_ai.log")
+
+
+from audit.cli import main  # noqa: E402 (after the skip)
 from audit.errors import AuditError  # noqa: E402
 from audit.framework_logs import import_log, write_back  # noqa: E402
 from audit.rescoring import audit_run  # noqa: E402
@@ -33,7 +42,7 @@ SCORER = "model_graded_fact"
 
 def inspect_accuracy(path: Path, scorer: str = SCORER) -> float:
     """Inspect's own aggregate, read from the log's `results` by Inspect's API."""
-    log = inspect_log_api.read_eval_log(str(path))
+    log = log_api().read_eval_log(str(path))
     [score] = [s for s in log.results.scores if s.name == scorer]
     return score.metrics["accuracy"].value
 
@@ -41,11 +50,11 @@ def inspect_accuracy(path: Path, scorer: str = SCORER) -> float:
 def damaged_copy(tmp_path: Path) -> Path:
     """The fixture with record 2's score made a dict of values (no scheme reads it) and record 5's scores removed,
     written back by Inspect's API."""
-    log = inspect_log_api.read_eval_log(str(LOG))
+    log = log_api().read_eval_log(str(LOG))
     log.samples[1].scores[SCORER].value = {"a": 1, "b": 0}
     log.samples[4].scores = {}
     out = tmp_path / "damaged.eval"
-    inspect_log_api.write_eval_log(log, str(out))
+    log_api().write_eval_log(log, str(out))
     return out
 
 
@@ -62,7 +71,7 @@ def test_zero_review_aggregate_is_inspects_own(tmp_path):
 
 def test_records_import_with_verdict_reference_and_rationale(tmp_path):
     got = read_inspect_log(str(LOG))
-    log = inspect_log_api.read_eval_log(str(LOG))
+    log = log_api().read_eval_log(str(LOG))
     assert got.records == len(log.samples) == 12 and not got.errors
     complete = [i for i in got.items
                 if i["target"] and all(t.strip() for t in i["target"])
@@ -96,11 +105,11 @@ def test_unreadable_records_are_skipped_and_named(tmp_path):
 
 
 def test_a_log_with_no_readable_record_stores_nothing(tmp_path):
-    log = inspect_log_api.read_eval_log(str(LOG))
+    log = log_api().read_eval_log(str(LOG))
     for s in log.samples:
         s.scores = {}
     bad = tmp_path / "empty.eval"
-    inspect_log_api.write_eval_log(log, str(bad))
+    log_api().write_eval_log(log, str(bad))
     db = open_db(tmp_path / "a.db")
     with pytest.raises(AuditError, match="none of its 12 record"):
         import_log(db, "inspect", str(bad), run="qa")
@@ -110,16 +119,16 @@ def test_a_log_with_no_readable_record_stores_nothing(tmp_path):
 def test_several_scorers_each_a_decision_or_one_picked(tmp_path):
     """A second score per sample (added through Inspect's API, a boolean): without --scorer each score is a
     decision of its item (the scheme its value reads as), with --scorer only that one."""
-    log = inspect_log_api.read_eval_log(str(LOG))
+    log = log_api().read_eval_log(str(LOG))
     from inspect_ai.scorer import ScoreEdit
 
     for s in log.samples:
-        inspect_log_api.edit_score(log, s.id, "exact", ScoreEdit(value=s.output.completion.strip(". ") == s.target,
-                                                                  provenance=inspect_log_api.ProvenanceData(
+        log_api().edit_score(log, s.id, "exact", ScoreEdit(value=s.output.completion.strip(". ") == s.target,
+                                                                  provenance=log_api().ProvenanceData(
                                                                       author="test")),
                                    recompute_metrics=False, epoch=s.epoch)
     two = tmp_path / "two.eval"
-    inspect_log_api.write_eval_log(log, str(two))
+    log_api().write_eval_log(log, str(two))
     db = open_db(tmp_path / "a.db")
     both = import_log(db, "inspect", str(two), run="both")
     kinds = {(d["kind"], d["type"]) for d in decisions(db, "both")}
@@ -141,7 +150,7 @@ def test_round_trip_review_then_write_back_shows_the_edit_with_provenance(tmp_pa
     add_review(db, "qa", confirmed["id"], confirmed["judge"], "ana")  # agrees with the judge: nothing to write
     out = tmp_path / "audited.eval"
     assert write_back(db, "inspect", "qa", str(LOG), str(out))["edits"] == 1
-    log = inspect_log_api.read_eval_log(str(out))
+    log = log_api().read_eval_log(str(out))
     [sample] = [s for s in log.samples if s.id == "q3" and s.epoch == 2]
     score = sample.scores[SCORER]
     assert score.value == "C" and score.history[-1].provenance.author == "ana"
