@@ -81,16 +81,15 @@ def pair_vectors(embed: Embed, pairs: Sequence[Mapping]) -> np.ndarray:
     return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
 
 
-def choose_examples(model: Model, question: Mapping, embed: Embed, vectors: np.ndarray | None = None) -> list[dict]:
+def choose_examples(model: Model, question: Mapping, embed: Embed, vectors: np.ndarray) -> list[dict]:
     """The k examples a question sees: never one of its own document; among the POOL_FACTOR * k most similar
     (cosine of `pair_vectors`, ties by decision id), overruled ones first, then by similarity. `vectors`: the
-    `pair_vectors` of every example of the model, when the caller keeps them (each row is its pair's alone)."""
+    `pair_vectors` of every example of the model, made once by the caller (each row is its pair's alone)."""
     keep = [j for j, e in enumerate(model["examples"]) if e["doc"] != question["doc"]]
     if not keep:
         return []
     pool = [model["examples"][j] for j in keep]
-    rows = pair_vectors(embed, pool) if vectors is None else vectors[keep]
-    sims = rows @ pair_vectors(embed, [question])[0]
+    sims = vectors[keep] @ pair_vectors(embed, [question])[0]
     ranked = sorted(range(len(pool)), key=lambda j: (-round(float(sims[j]), 6), pool[j]["decision"]))
     near = ranked[:POOL_FACTOR * model["k"]]
     picked = sorted(near, key=lambda j: (not pool[j]["overruled"], -round(float(sims[j]), 6), pool[j]["decision"]))

@@ -225,4 +225,7 @@ def test_examples_chosen_from_the_kept_pool_vectors_are_those_chosen_from_scratc
                                    "label": "match", "type": "t"} for n, (d, a, b, o) in enumerate(pool)]}
     question = {"doc": f"d{doc}", "left": left, "right": right}
     kept = pair_vectors(_fake_embed, model["examples"])
-    assert choose_examples(model, question, _fake_embed, kept) == choose_examples(model, question, _fake_embed)
+    own_left_out = [e for e in model["examples"] if e["doc"] != question["doc"]]
+    from_scratch = choose_examples(model | {"examples": own_left_out}, question, _fake_embed,
+                                   pair_vectors(_fake_embed, own_left_out))
+    assert choose_examples(model, question, _fake_embed, kept) == from_scratch
