@@ -42,9 +42,11 @@ if str(ROOT) not in sys.path:
 from bench.common import REVIEW_CHILD, print_table, timed_child, workdir  # noqa: E402
 
 RUN = "bench"
-GOALS = {"score": None, "review (median)": 0.05, "plan": 10.0, "queue --next": 1.0, "estimate": 5.0,
+GOALS = {"score": 15.0, "review (median)": 0.05, "plan": 10.0, "queue --next": 1.0, "estimate": 5.0,
          "report": 5.0, "export": 5.0, "import-reviews": None, "review after import": 0.05}
-MEMORY_GOALS = {"plan": 600.0}
+"""Issue 38's goals at 10,000 retrieval queries, which it sets for these families' realistic sizes too ("the same
+goals": met, or what bounds them said)."""
+MEMORY_GOALS = {"score": 600.0, "plan": 600.0}
 STEPS = tuple(GOALS)
 
 
