@@ -85,8 +85,10 @@ class ReplayJudge(LocalJudge):
 
     def _load(self, read_line: LogLineReader) -> None:
         h = hashlib.sha256()
+        equal: dict[tuple[Answer, type], Answer] = {}
         for lineno, rec in read_records(self.path, limit=MAX_LOG_BYTES, what="judge log", digest=h):
             key, ans = read_line(rec, self.path, lineno)  # type: ignore[arg-type] (read_records: objects)
+            ans = one_of_equal(equal, ans)
             old = self.answers.get(key)
             if old is not None and old.value != ans.value:
                 raise InputError(self.path, lineno, f"conflicting answers for the same question: {old.value!r} "
@@ -113,6 +115,12 @@ class ReplayJudge(LocalJudge):
         if ans is None:
             return Answer(MISSING, rationale=f"not in judge log {Path(self.path).name}")
         return ans
+
+
+def one_of_equal(equal: dict[tuple[Answer, type], Answer], answer: Answer) -> Answer:
+    """One object for equal answers (frozen) of a log: 168,000 yes / no lines held an Answer and its raw text each
+    (#38). The score's type is in the key: 1 and 1.0 are equal, but spell differently in JSON."""
+    return equal.setdefault((answer, type(answer.score)), answer)
 
 
 def replay_from_spec(arg: str, _options: object, read_log_line: LogLineReader | None) -> ReplayJudge:
