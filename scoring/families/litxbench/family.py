@@ -170,8 +170,12 @@ class LitXBenchTask(FamilyBase):
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
         stats = stats or JudgeStats()
         out: list[Decision] = []
+        review.forget_ahead()
         for k, payload in enumerate(loaded.docs, 1):
-            out += review.decisions(review.doc_from_payload(payload))
+            doc = review.doc_from_payload(payload)
+            decisions = review.decisions(doc)
+            review.count_ahead(payload, doc, decisions)
+            out += decisions
             if progress:
                 progress(k, len(loaded.docs))
         stats.distinct_queries += len(out)
@@ -186,7 +190,7 @@ class LitXBenchTask(FamilyBase):
     # ------------------------------------------------------------ aggregate
 
     def counts(self, payload: Mapping, labels: Labels) -> dict:
-        return review.counts(review.doc_from_payload(payload), labels)
+        return review.counts_of(payload, labels)
 
     def redecide(self, payload: Mapping, labels: Labels) -> list[Decision]:
         return review.redecide(review.doc_from_payload(payload), labels)
