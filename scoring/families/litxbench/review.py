@@ -531,7 +531,7 @@ def decisions(doc: Doc) -> list[Decision]:
 
 _AHEAD: dict[tuple, dict] = {}
 AHEAD_CAP = 4096
-"""Documents whose counts `count_ahead` keeps at most: one run's papers (about 5 KB of counts each)."""
+"""Documents whose counts `count_ahead` keeps at most: a run's papers (their counts' JSON is under 1 KB each)."""
 
 
 def _ahead_key(payload: Mapping, labels: Mapping[tuple[str, str, str, str], str]) -> tuple:
