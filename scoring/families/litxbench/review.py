@@ -555,7 +555,8 @@ def count_ahead(payload: Mapping, doc: Doc, decisions: Sequence[Decision]) -> No
 def counts_of(payload: Mapping, labels: Mapping[tuple[str, str, str, str], str]) -> dict:
     """`counts` of the payload's document: the counts `count_ahead` kept for exactly this payload and these labels
     (taken, so each serves once), else computed."""
-    kept = _AHEAD.pop(_ahead_key(payload, labels), None)
+    # a review (nothing kept: not scoring) does not spell the payload's key twice
+    kept = _AHEAD.pop(_ahead_key(payload, labels), None) if _AHEAD else None
     return kept if kept is not None else counts(doc_from_payload(payload), labels)
 
 
