@@ -13,9 +13,12 @@ object."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import audit.runs as runs
 import scoring.families.chimera.scorer as chimera_scorer
@@ -87,3 +90,37 @@ def test_equal_answers_share_one_dict_but_not_across_json_spellings():
     a, b = replay.one_of_equal(kept, Answer("no", score=1)), replay.one_of_equal(kept, Answer("no", score=1.0))
     assert a is not b and type(b.score) is float
     assert replay.one_of_equal(kept, Answer("no", score=1.0)) is b
+
+
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-3, 3, width=32),
+                    st.sampled_from(["yes", "no", "Yes", ""]))
+_COUNTS = st.recursive(st.dictionaries(st.sampled_from("abc"), st.one_of(st.integers(0, 3), st.floats(0, 3))),
+                       lambda inner: st.dictionaries(st.sampled_from("abcd"), inner), max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_COUNTS, max_size=12), st.lists(st.tuples(st.sampled_from(["yes", "no", "invalid"]),
+                                                          st.sampled_from([None, "yes", "no", "Yes"]), _SCALAR),
+                                                max_size=12))
+def test_a_shared_object_always_spells_what_its_own_would(counts_list, answers):
+    """For any counts and answers: what each sharing rule hands back spells, in JSON, exactly what the value it was
+    given spells (so storing the shared object stores the same text), and equal spellings are one object."""
+    from scoring.judges.answer import Answer
+
+    seen: dict = {}
+    for counts in counts_list:
+        text, kept = runs._shared(seen, counts)
+        assert text == dumps(counts) == dumps(kept)
+        assert runs._shared(seen, json.loads(text))[1] is kept
+    equal: dict = {}
+    kept_answers: dict = {}
+    for value, raw, score in answers:
+        score = score if type(score) in (int, float) else None
+        # each score also as its twin of the other type (1 and 1.0): equal, but spelled apart
+        twins = [score] if score is None else [score, float(score)] + ([int(score)] if score == int(score) else [])
+        for s in twins:
+            answer = Answer(value, raw=raw, score=s)
+            assert dumps(chimera_scorer._shared_answer(equal, answer)) == dumps(answer_dict(answer))
+            one = replay.one_of_equal(kept_answers, answer)
+            assert dumps(answer_dict(one)) == dumps(answer_dict(answer))
+            assert replay.one_of_equal(kept_answers, Answer(value, raw=raw, score=s)) is one
