@@ -1,0 +1,98 @@
+"""Bench figures with one source (`devtools/figures.py`, issue 39 point 5): a results file names the commit whose
+code printed it, nothing is recorded from uncommitted code or a failed run, and `stale` names exactly the code
+changed since (a doc or a results file changes no figure)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devtools.figures import RESULTS, FiguresError, read_header, record, stale
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "bench").mkdir(parents=True)
+    (root / "scoring.py").write_text("RATE = 0.5\n")
+    (root / "bench" / "table.py").write_text(
+        "import sys\nsys.path.insert(0, '.')\nfrom scoring import RATE\nprint('| rate |')\nprint(f'| {RATE} |')\n")
+    (root / "README.md").write_text("figures: bench/results/table.md\n")
+    git(root, "init", "-q")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    return root
+
+
+def commit(root: Path, message: str) -> str:
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+def test_a_recording_names_its_commit_and_keeps_the_output(repo: Path) -> None:
+    path = record("table", ["bench/table.py"], root=repo, echo=False)
+    text = path.read_text()
+    assert path == repo / "bench" / "results" / "table.md"
+    assert text.endswith("| rate |\n| 0.5 |\n")
+    rec = read_header(path)
+    assert rec.commit == git(repo, "rev-parse", "HEAD") and rec.command == "python bench/table.py"
+    assert stale(root=repo) == {path: []}
+
+
+def test_docs_and_results_leave_figures_current_code_makes_them_stale(repo: Path) -> None:
+    path = record("table", ["bench/table.py"], root=repo, echo=False)
+    (repo / "README.md").write_text("figures: see bench/results/table.md, rate row\n")
+    git(repo, "add", "bench/results")
+    commit(repo, "docs and results")
+    assert stale(root=repo) == {path: []}
+    (repo / "scoring.py").write_text("RATE = 0.25\n")
+    commit(repo, "code")
+    assert stale(root=repo) == {path: ["scoring.py"]}
+    record("table", ["bench/table.py"], root=repo, echo=False)  # re-run at the new code: current again
+    assert stale(root=repo) == {path: []} and path.read_text().endswith("| 0.25 |\n")
+
+
+def test_uncommitted_code_or_a_failed_run_records_nothing(repo: Path) -> None:
+    path = record("table", ["bench/table.py"], root=repo, echo=False)
+    before = path.read_text()
+    (repo / "scoring.py").write_text("RATE = 0.75\n")
+    with pytest.raises(FiguresError, match="uncommitted code.*scoring.py"):
+        record("table", ["bench/table.py"], root=repo, echo=False)
+    assert path.read_text() == before
+    (repo / "scoring.py").write_text("RATE = (\n")
+    commit(repo, "broken")
+    with pytest.raises(FiguresError, match="exited with 1: nothing recorded"):
+        record("table", ["bench/table.py"], root=repo, echo=False)
+    assert path.read_text() == before and not list(path.parent.glob("*.tmp"))
+    with pytest.raises(FiguresError, match="results name"):
+        record("../x", ["bench/table.py"], root=repo, echo=False)
+
+
+def test_a_results_file_without_a_header_is_named(repo: Path) -> None:
+    results = repo / "bench" / "results"
+    results.mkdir()
+    (results / "hand.md").write_text("| rate |\n| 0.9 |\n")
+    with pytest.raises(FiguresError, match="hand.md: line 1 is not a bench figures header"):
+        stale(root=repo)
+
+
+def test_every_results_file_of_the_project_names_a_commit_and_its_command() -> None:
+    """The figures docs point at were recorded, not typed: each file's header parses and its command is a bench."""
+    for path in sorted(RESULTS.glob("*.md")):
+        rec = read_header(path)
+        assert rec.command.startswith("python bench/"), (path, rec.command)
+        script = rec.command.split()[1]
+        assert (RESULTS.parent.parent / script).is_file(), (path, script)
+
+
+def test_the_command_line_says_what_it_needs() -> None:
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "bench/record.py", "only-a-name"], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 2 and "bench/record.py NAME --" in done.stderr
