@@ -5,8 +5,8 @@ command, the commit, when, how long and the machine's load. It refuses while the
 name the code it measured). Docs quote a figure by pointing at its results file, so re-running the command is the
 only way a figure changes, and `stale` says which results were measured on code that has changed since.
 
-"Code" is every tracked file except Markdown and the results themselves: a change to a doc or to a results file
-leaves the figures current, a change to a scorer, an estimator or the bench leaves them stale.
+"Code" is every tracked file except Markdown, the results themselves and `tests/` (no bench imports it): a change
+there leaves the figures current, a change to a scorer, an estimator, `devtools/` or the bench leaves them stale.
 
     python bench/record.py NAME -- bench/allocation_bound.py --rounds 100
     python bench/record.py --stale
@@ -27,8 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-NOT_CODE = (":(exclude)*.md", ":(exclude)bench/results")
-"""Pathspecs of what is not code: a figure stays current when only these changed."""
+NOT_CODE = (":(exclude)*.md", ":(exclude)bench/results", ":(exclude)tests")
+"""Pathspecs of what no bench runs: a figure stays current when only these changed (docs, results, tests)."""
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 HEADER = re.compile(r"<!-- bench figures: (?P<fields>.*?) -->")
 
@@ -132,3 +132,31 @@ def stale(results: Path | None = None, root: Path = ROOT) -> dict[Path, list[str
         except FiguresError:
             out[path] = [f"(commit {rec.commit[:12]} is not in this repository)"]
     return out
+
+
+QUOTE = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])+)\]\(([^)\s]*results/[a-z0-9][a-z0-9_.-]*\.md)\)")
+"""A quoted figure: a Markdown link whose text is the figure and whose target is its results file, e.g.
+`[1.09 [0.97, 1.18]](results/allocation-bound.md)` (one level of brackets inside the text)."""
+
+
+def quotes(doc: Path) -> list[tuple[int, str, Path]]:
+    """(line, figure, results file) of every figure `doc` quotes from a results file."""
+    out = []
+    for lineno, line in enumerate(doc.read_text(errors="replace").splitlines(), 1):
+        for m in QUOTE.finditer(line):
+            out.append((lineno, m.group(1), (doc.parent / m.group(2)).resolve()))
+    return out
+
+
+def unsourced(docs: Sequence[Path]) -> list[str]:
+    """Every quoted figure that its results file does not print (or whose file is missing), as `doc:line: why`."""
+    problems, texts = [], {}
+    for doc in docs:
+        for lineno, figure, target in quotes(doc):
+            if target not in texts:
+                texts[target] = target.read_text(errors="replace") if target.is_file() else None
+            if texts[target] is None:
+                problems.append(f"{doc}:{lineno}: {target.name} does not exist (quoted: {figure!r})")
+            elif figure not in texts[target]:
+                problems.append(f"{doc}:{lineno}: {figure!r} is not printed in {target.name}")
+    return problems

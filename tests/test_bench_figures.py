@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.figures import RESULTS, FiguresError, read_header, record, stale
+from devtools.figures import RESULTS, FiguresError, quotes, read_header, record, stale, unsourced
 
 
 def git(root: Path, *args: str) -> str:
@@ -96,3 +96,23 @@ def test_the_command_line_says_what_it_needs() -> None:
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run([sys.executable, "bench/record.py", "only-a-name"], cwd=root, capture_output=True, text=True)
     assert done.returncode == 2 and "bench/record.py NAME --" in done.stderr
+
+
+def test_a_quoted_figure_must_be_printed_in_its_results_file(tmp_path: Path) -> None:
+    results = tmp_path / "bench" / "results"
+    results.mkdir(parents=True)
+    (results / "bound.md").write_text("| lenient | 1.09 [0.97, 1.18] |\n")
+    doc = tmp_path / "bench" / "README.md"
+    doc.write_text("Lenient costs **[1.09 [0.97, 1.18]](results/bound.md)** of SRS.\n"
+                   "Typed by hand: [1.07 [0.97, 1.18]](results/bound.md), and [0.5](results/gone.md).\n")
+    assert [(line, figure) for line, figure, _ in quotes(doc)] == [
+        (1, "1.09 [0.97, 1.18]"), (2, "1.07 [0.97, 1.18]"), (2, "0.5")]
+    assert unsourced([doc]) == [f"{doc}:2: '1.07 [0.97, 1.18]' is not printed in bound.md",
+                                f"{doc}:2: gone.md does not exist (quoted: '0.5')"]
+
+
+def test_every_figure_the_docs_quote_is_printed_in_its_results_file() -> None:
+    root = RESULTS.parent.parent
+    docs = [p for p in root.rglob("*.md") if RESULTS not in p.parents and ".venv" not in p.parts
+            and "node_modules" not in p.parts]
+    assert unsourced(docs) == []
