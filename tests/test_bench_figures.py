@@ -81,6 +81,9 @@ def test_a_results_file_without_a_header_is_named(repo: Path) -> None:
     (results / "hand.md").write_text("| rate |\n| 0.9 |\n")
     with pytest.raises(FiguresError, match="hand.md: line 1 is not a bench figures header"):
         stale(root=repo)
+    (results / "hand.md").write_text('<!-- bench figures: {"commit": "abc1234", "command": "python bench/x.py"} -->\n')
+    with pytest.raises(FiguresError, match="hand.md: line 1 lacks a full commit or the command"):
+        stale(root=repo)
 
 
 def test_every_results_file_of_the_project_names_a_commit_and_its_command() -> None:

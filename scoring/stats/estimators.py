@@ -44,7 +44,7 @@ LAMBDA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 pass over the run's blocks)."""
 VARIANCE: Variance = "jeffreys"
 """Within-stratum variance of P/R/F1 and ratings (and of `audit estimate`): the hurdle covariance with a Jeffreys
-differing rate (`difference.difference_totals`); its coverage per truth model is in bench/README.md."""
+differing rate (`difference.difference_totals`); its coverage per truth model: bench/results/smoothing-coverage.md."""
 MIN_DIFFERING = 5
 JEFFREYS_BELOW = 10
 """A 0/1 stratum with fewer sampled blocks than this (or a unanimous one) gets the Jeffreys interval."""
@@ -126,7 +126,7 @@ def stratum_df(sampled: int, differing: int, own_errors: bool = False) -> int:
     metric (retrieval's Hits@10 in the tail strata). Without this, retrieval's MRR covered
     0.85 / 0.90 at 60 / 120 queries (200 rounds; with the true within-stratum variances the same draws cover 0.97):
     the draws that miss a stratum's few large changes show both a low estimate and a small variance
-    (bench/README.md, issue 39 point 4)."""
+    (bench/README.md as of a32f770, issue 39 point 4)."""
     return max(min(sampled, differing if own_errors else sampled) - 1, 1)
 
 

@@ -263,14 +263,14 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
 
     # the bootstrap percentile interval, widened to Woodruff's with the t quantile at each x's Satterthwaite
     # degrees of freedom (the totals' rule, `Totals.effective_df`): the bootstrap alone knows no t correction
-    # and under-covered where one thin stratum carries the median (bench/README.md, issue 39 point 4)
+    # and under-covered where one thin stratum carries the median (bench/README.md as of a32f770, issue 39 point 4)
     w_lo, w_hi = inverted(_t_quantile(tot, level, own_errors) * se)
     fixed = (float(min(lo, w_lo, estimate)), float(max(hi, w_hi, estimate)))
     if fixed[1] - fixed[0] <= 1e-12 * max(1.0, abs(estimate)):
         # blocks are still unreviewed, yet no reviewed block moved the distribution function at the median, so every
         # bootstrap median and Woodruff's inversion land on the estimate itself: a zero-width interval that says
         # nothing of what the unreviewed blocks could do (retrieval's median rank at 120 of 252 queries: 11 of its
-        # 17 misses in 200 rounds, bench/README.md, issue 39 point 4)
+        # 17 misses in 200 rounds, bench/README.md as of a32f770, issue 39 point 4)
         return result(estimate, None, METHOD, f"{INSUFFICIENT}: no reviewed block moved the distribution at the "
                                               "median, so the sample cannot size its interval yet")
     a_lo, a_hi = inverted(multiplier(n_sampled, planned_n=planned_n or planned_n_for(n), alpha=alpha) * se)

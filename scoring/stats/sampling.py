@@ -354,7 +354,8 @@ def next_unit(plan: Plan, sampled: Collection[str], *, certain: Collection[str] 
     The allocation is a design fixed before review: it reads which blocks were reviewed (through the queue or by
     hand), never what the reviews said, so the same reviews in any outcome are served the same blocks in the same
     order. (The former residual-driven Neyman step made each stratum's sample size depend on the errors found in it,
-    which biased non-linear estimates: ideation's pairwise novelty −0.017 ± 0.008 over 400 replays, bench/README.md.)
+    which biased non-linear estimates: ideation's pairwise novelty −0.017 ± 0.008 over 400 replays, bench/README.md
+    as of a32f770.)
 
     Args:
         sampled: blocks reviewed *through this queue* (a mapping's keys; its values are not read).

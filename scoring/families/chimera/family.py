@@ -144,8 +144,8 @@ class ChimeraTask(FamilyBase):
     def sampling_take_all(self, strata: Collection[str]) -> set[str]:
         """The rare-type strata (`inspiration/…`, documents with `RARE_TYPES` entities): one wrong decision there
         moves macro entity F1 4-5× an ordinary one (0.014 on the demo), and a plan that samples them under-covers
-        when the judge errs there (bench/README.md, "Interval coverage on known truths": 0.69-0.79 with spread
-        errors); reviewing them whole first repairs it, at about 20 documents (44 decisions) on the demo."""
+        when the judge errs there (the `no take-all` rows of bench/results/smoothing-coverage.md); reviewing them
+        whole first repairs it (its `stratified` rows)."""
         return {h for h in strata if h.startswith("inspiration/")}
 
     def certain_label(self, decision: Mapping) -> str | None:

@@ -94,7 +94,8 @@ class RetrievalTask(FamilyBase):
     sampling_own_error_sizes = True
     """An accepted candidate moves a query's 1/rank by about 1/(r(r − 1)) for a gold at rank r: 100× more at rank 25
     than at rank 250, so the tail strata's changes are heavy-tailed and one stratum's errors do not size another's
-    (`scoring.stats.estimators.stratum_df`; MRR covered 0.85 at 60 queries without it, bench/README.md)."""
+    (`scoring.stats.estimators.stratum_df`; MRR covered 0.85 at 60 queries without it: bench/README.md as of
+    a32f770, "Issue 39" point 4; the coverage now: bench/results/retrieval-partial-audit.md)."""
 
     def demo_runs(self, data_dir: Path) -> list[DemoRun]:
         path = Path(data_dir) / DEMO_FILE
@@ -186,7 +187,7 @@ class RetrievalTask(FamilyBase):
         `20-49` and `50+ above`: many decisions, little change to MRR or Hits@10. The tail is split because its
         MRR change is skewed towards the shallower queries (demo: 21 of 191 tail queries carry two thirds of it);
         one `20+ above` stratum drew too few of them: MRR covered 0.64 at 60 documents, 0.79-0.89 split
-        (bench/README.md, "Sampled estimates for every family")."""
+        (bench/README.md as of a32f770, "Sampled estimates for every family")."""
         n = len(decisions)
         if n == 0:
             return "none above"
@@ -199,8 +200,8 @@ class RetrievalTask(FamilyBase):
         review can move MRR or Hits@10 by a large, rare jump. An accepted candidate above a gold at rank r lifts its
         1/r by 1/(r(r−1)) (0.5 at rank 2, 0.011 at rank 10, under 0.003 past 20), and a gold 11th-20th can cross
         into the top 10 (Hits@10 moves by a whole query). Sampled, their few draws miss the jumps: with a
-        proportional allocation MRR covered 0.67 and Hits@10 0.32-0.55 on the demo (bench/README.md, "Sampled
-        estimates for every family"). They are cheap: 45 of 252 demo queries, 350 of 17,217 decisions; only
+        proportional allocation MRR covered 0.67 and Hits@10 0.32-0.55 on the demo (bench/README.md as of a32f770,
+        "Sampled estimates for every family"). They are cheap: 45 of 252 demo queries, 350 of 17,217 decisions; only
         the 20+ above strata are sampled, where a review moves MRR by little and Hits@10 almost never."""
         return set(HIGH_LEVERAGE_STRATA) & set(strata)
 
