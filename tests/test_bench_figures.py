@@ -107,11 +107,13 @@ def test_a_quoted_figure_must_be_printed_in_its_results_file(tmp_path: Path) -> 
     (results / "bound.md").write_text("| lenient | 1.09 [0.97, 1.18] |\n")
     doc = tmp_path / "bench" / "README.md"
     doc.write_text("Lenient costs **[1.09 [0.97, 1.18]](results/bound.md)** of SRS.\n"
-                   "Typed by hand: [1.07 [0.97, 1.18]](results/bound.md), and [0.5](results/gone.md).\n")
+                   "Typed by hand: [1.07 [0.97, 1.18]](results/bound.md), and [0.5](results/gone.md).\n"
+                   "See [the bound](results/bound.md) and [the lost table](results/lost.md).\n")
     assert [(line, figure) for line, figure, _ in quotes(doc)] == [
-        (1, "1.09 [0.97, 1.18]"), (2, "1.07 [0.97, 1.18]"), (2, "0.5")]
+        (1, "1.09 [0.97, 1.18]"), (2, "1.07 [0.97, 1.18]"), (2, "0.5"), (3, "the bound"), (3, "the lost table")]
     assert unsourced([doc]) == [f"{doc}:2: '1.07 [0.97, 1.18]' is not printed in bound.md",
-                                f"{doc}:2: gone.md does not exist (quoted: '0.5')"]
+                                f"{doc}:2: gone.md does not exist (quoted: '0.5')",
+                                f"{doc}:3: lost.md does not exist (quoted: 'the lost table')"]
 
 
 def test_every_figure_the_docs_quote_is_printed_in_its_results_file() -> None:
