@@ -1,0 +1,35 @@
+"""The overview's review count: the run's total decisions in the label, the reviewed ones as the value, both with
+thousands separators, so that a large run's "111969 / 111969" is no longer cut off at a quarter of the page."""
+
+from audit.review.reviews import add_review, allowed_labels
+from audit.views import load_view
+from tests.app.conftest import open_page
+
+DEMO = "demo-chimera-mixed"
+
+
+def _reviewed_metric(at):  # noqa: ANN001, ANN202 - an AppTest and its metric element
+    found = [m for m in at.metric if m.label.startswith("Reviewed of ")]
+    assert len(found) == 1, [m.label for m in at.metric]
+    return found[0]
+
+
+def test_the_reviewed_count_shows_the_total_in_its_label_and_follows_a_review(app, conn):
+    view = load_view(conn, DEMO)
+    total = view.row["n_decisions"]
+    at = open_page(app, "overview", reviewer="counter", run=DEMO)
+    assert not at.exception
+    metric = _reviewed_metric(at)
+    assert metric.label == f"Reviewed of {total:,} decisions" and metric.value == "0"
+    d = view.decisions()[0]
+    add_review(conn, DEMO, d["id"], next(x for x in allowed_labels("chimera", d["kind"]) if x != d["judge"]), "ana")
+    at.run()
+    assert _reviewed_metric(at).value == "1"
+
+
+def test_large_counts_carry_thousands_separators(app, conn):
+    conn.execute("UPDATE runs SET n_decisions = 111969 WHERE name = ?", [DEMO])
+    conn.commit()
+    at = open_page(app, "overview", reviewer="counter", run=DEMO)
+    assert not at.exception
+    assert _reviewed_metric(at).label == "Reviewed of 111,969 decisions"
