@@ -5,8 +5,10 @@ command, the commit, when, how long and the machine's load. It refuses while the
 name the code it measured). Docs quote a figure by pointing at its results file, so re-running the command is the
 only way a figure changes, and `stale` says which results were measured on code that has changed since.
 
-"Code" is every tracked file except Markdown, the results themselves and `tests/` (no bench imports it): a change
-there leaves the figures current, a change to a scorer, an estimator, `devtools/` or the bench leaves them stale.
+What a figure depends on is recorded with it: the project's Python files the bench had imported when it exited, plus
+`data/` and the requirement files (`ALWAYS_READ`). A change to any of those leaves the figure stale; a change
+elsewhere (a page, a doc, a test) does not. The bench runs with a fresh `TMPDIR`, so nothing a bench caches between
+runs (a scored demo database in `$TMPDIR/rejudge-bench`) was built by other code.
 
     python bench/record.py NAME -- bench/allocation_bound.py --rounds 100
     python bench/record.py --stale
@@ -20,6 +22,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +32,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 NOT_CODE = (":(exclude)*.md", ":(exclude)bench/results", ":(exclude)tests")
-"""Pathspecs of what no bench runs: a figure stays current when only these changed (docs, results, tests)."""
+"""Pathspecs of what no bench runs: recording refuses uncommitted changes anywhere else."""
+ALWAYS_READ = ("data/", "requirements.txt", "requirements-dev.txt")
+"""What every figure depends on besides the modules its bench imported (path prefixes)."""
+_RUN = """import atexit, json, os, runpy, sys
+root, out, script = os.environ["REJUDGE_FIGURES_ROOT"], os.environ["REJUDGE_FIGURES_CODE"], sys.argv[1]
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+
+def dump():
+    files = {os.path.relpath(os.path.abspath(script), root)}
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if f and os.path.abspath(f).startswith(root + os.sep):
+            files.add(os.path.relpath(os.path.abspath(f), root))
+    with open(out, "w") as fh:
+        json.dump(sorted(files), fh)
+
+atexit.register(dump)
+runpy.run_path(script, run_name="__main__")
+"""
+"""How a bench is run: as `python SCRIPT ARGS` would, and at exit the project files it imported are written out."""
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 HEADER = re.compile(r"<!-- bench figures: (?P<fields>.*?) -->")
 
@@ -45,6 +68,11 @@ class Recorded:
     path: Path
     commit: str
     command: str
+    code: tuple[str, ...] | None = None
+    """The project files the bench imported (None: a header without the list; every code file counts)."""
+
+    def depends_on(self, path: str) -> bool:
+        return self.code is None or path in self.code or path.startswith(ALWAYS_READ)
 
 
 def _git(root: Path, *args: str) -> str:
@@ -86,19 +114,27 @@ def record(name: str, command: Sequence[str], *, root: Path = ROOT, results: Pat
     commit = _git(root, "rev-parse", "HEAD")
     results = results or root / "bench" / "results"
     started, load_before, t0 = datetime.now(UTC), _load(), time.perf_counter()
-    proc = subprocess.Popen([python, *command], cwd=root, stdout=subprocess.PIPE, text=True)
-    lines = []
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line)
-        if echo:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-    if proc.wait() != 0:
-        raise FiguresError(f"`python {shlex.join(command)}` exited with {proc.returncode}: nothing recorded")
+    with tempfile.TemporaryDirectory(prefix="rejudge-figures-") as tmpdir:
+        code_list = Path(tmpdir) / "code.json"
+        env = {**os.environ, "TMPDIR": tmpdir, "REJUDGE_FIGURES_ROOT": str(root.resolve()),
+               "REJUDGE_FIGURES_CODE": str(code_list)}
+        env.pop("REJUDGE_BENCH_DIR", None)
+        proc = subprocess.Popen([python, "-c", _RUN, *command], cwd=root, stdout=subprocess.PIPE, text=True, env=env)
+        lines = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if echo:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        if proc.wait() != 0:
+            raise FiguresError(f"`python {shlex.join(command)}` exited with {proc.returncode}: nothing recorded")
+        code = json.loads(code_list.read_text()) if code_list.is_file() else None
+    if code is None:
+        raise FiguresError(f"`python {shlex.join(command)}` did not say which files it imported: nothing recorded")
     wall = time.perf_counter() - t0
     shown = f"python {shlex.join(command)}"
-    fields = json.dumps({"commit": commit, "command": shown}, ensure_ascii=False)
+    fields = json.dumps({"commit": commit, "command": shown, "code": code}, ensure_ascii=False)
     again = f"python bench/record.py {name} -- {shlex.join(command)}"
     header = (f"<!-- bench figures: {fields} -->\n"
               f"<!-- Generated by `{again}`: do not edit; re-run it. -->\n"
@@ -114,7 +150,8 @@ def record(name: str, command: Sequence[str], *, root: Path = ROOT, results: Pat
 
 
 def read_header(path: Path) -> Recorded:
-    m = HEADER.search(path.read_text(errors="replace")[:2000])
+    with path.open(errors="replace") as fh:
+        m = HEADER.match(fh.readline())
     if not m:
         raise FiguresError(f"{path}: line 1 is not a bench figures header (made by bench/record.py?)")
     try:
@@ -122,18 +159,21 @@ def read_header(path: Path) -> Recorded:
     except ValueError:
         fields = None
     if not isinstance(fields, dict) or not re.fullmatch(r"[0-9a-f]{40}", str(fields.get("commit", ""))) \
-            or not isinstance(fields.get("command"), str):
+            or not isinstance(fields.get("command"), str) \
+            or not isinstance(fields.get("code", []), list):
         raise FiguresError(f"{path}: line 1 lacks a full commit or the command")
-    return Recorded(path, fields["commit"], fields["command"])
+    code = fields.get("code")
+    return Recorded(path, fields["commit"], fields["command"], None if code is None else tuple(map(str, code)))
 
 
 def stale(results: Path | None = None, root: Path = ROOT) -> dict[Path, list[str]]:
-    """Results file -> the code files changed since its commit (empty: current). Unknown commit: said as a file."""
+    """Results file -> the files it depends on changed since its commit (empty: current). Unknown commit: said as a
+    file."""
     out = {}
     for path in sorted((results or root / "bench" / "results").glob("*.md")):
         rec = read_header(path)
         try:
-            out[path] = changed_code(rec.commit, root)
+            out[path] = [f for f in changed_code(rec.commit, root) if rec.depends_on(f)]
         except FiguresError:
             out[path] = [f"(commit {rec.commit[:12]} is not in this repository)"]
     return out

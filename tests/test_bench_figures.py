@@ -43,15 +43,23 @@ def test_a_recording_names_its_commit_and_keeps_the_output(repo: Path) -> None:
     assert text.endswith("| rate |\n| 0.5 |\n")
     rec = read_header(path)
     assert rec.commit == git(repo, "rev-parse", "HEAD") and rec.command == "python bench/table.py"
+    assert rec.code == ("bench/table.py", "scoring.py")  # the script and what it imported from the project
     assert stale(root=repo) == {path: []}
 
 
 def test_docs_and_results_leave_figures_current_code_makes_them_stale(repo: Path) -> None:
     path = record("table", ["bench/table.py"], root=repo, echo=False)
     (repo / "README.md").write_text("figures: see bench/results/table.md, rate row\n")
-    git(repo, "add", "bench/results")
-    commit(repo, "docs and results")
+    (repo / "pages.py").write_text("TITLE = 'a page the bench never imports'\n")
+    git(repo, "add", "bench/results", "pages.py")
+    commit(repo, "docs, results and code the bench does not run")
     assert stale(root=repo) == {path: []}
+    (repo / "data").mkdir()
+    (repo / "data" / "gold.csv").write_text("id\n1\n")
+    git(repo, "add", "data")
+    commit(repo, "data")
+    assert stale(root=repo) == {path: ["data/gold.csv"]}  # data is read by every bench, imported or not
+    record("table", ["bench/table.py"], root=repo, echo=False)
     (repo / "scoring.py").write_text("RATE = 0.25\n")
     commit(repo, "code")
     assert stale(root=repo) == {path: ["scoring.py"]}
@@ -73,6 +81,16 @@ def test_uncommitted_code_or_a_failed_run_records_nothing(repo: Path) -> None:
     assert path.read_text() == before and not list(path.parent.glob("*.tmp"))
     with pytest.raises(FiguresError, match="results name"):
         record("../x", ["bench/table.py"], root=repo, echo=False)
+
+
+def test_a_bench_runs_in_a_temporary_folder_of_its_own(repo: Path, tmp_path: Path) -> None:
+    """Nothing a bench caches between runs (e.g. `$TMPDIR/rejudge-bench/demo-seeded.db`) was built by other code."""
+    (repo / "bench" / "where.py").write_text("import tempfile\nprint(tempfile.gettempdir())\n")
+    git(repo, "add", ".")
+    commit(repo, "where")
+    path = record("where", ["bench/where.py"], root=repo, echo=False)
+    folder = Path(path.read_text().splitlines()[-1])
+    assert folder.name.startswith("rejudge-figures-") and not folder.exists()
 
 
 def test_a_results_file_without_a_header_is_named(repo: Path) -> None:

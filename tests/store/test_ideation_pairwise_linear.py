@@ -1,5 +1,5 @@
-"""The ideation pairwise score's sampled estimate is linear in the reviewed documents' corrections (bench/README,
-"Issue 39": the queue design's −0.048 ± 0.016 at 100 rounds was no estimator bias):
+"""The ideation pairwise score's sampled estimate is linear in the reviewed documents' corrections (bench/README.md
+as of a32f770, "Issue 39": the queue design's −0.048 ± 0.016 at 100 rounds was no estimator bias):
 
 - the score is Σ per-question normalised score / Σ defined questions, and a review changes the numerator only (a
   question's pool, hence its denominator, is the judge's), so g is affine in the totals: the normalisation

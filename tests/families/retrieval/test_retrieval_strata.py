@@ -1,5 +1,6 @@
 """Retrieval's sampling strata: a function of how many candidates sit above the gold (judge-side only), in
-contiguous rank bands, the tail split at 50 above (bench/README.md, "Sampled estimates for every family")."""
+contiguous rank bands, the tail split at 50 above (bench/README.md as of a32f770, "Sampled estimates for every
+family")."""
 
 from __future__ import annotations
 
