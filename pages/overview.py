@@ -34,10 +34,10 @@ c1, c2, c3, c4 = st.columns(4)
 # the total goes in the label: "111969 / 111969" at the value's size does not fit a quarter of the page
 c1.metric(f"Reviewed of {row['n_decisions']:,} decisions", f"{rc['reviewed']:,}",
           help="Decisions with at least one current human label.")
-c2.metric("Overruled", rc["overruled"], help="Decisions whose effective label differs from the judge's.")
-c3.metric("Conflicted", rc["conflicted"], help="Reviewers disagree and nobody adjudicated: the judge's label "
+c2.metric("Overruled", f"{rc['overruled']:,}", help="Decisions whose effective label differs from the judge's.")
+c3.metric("Conflicted", f"{rc['conflicted']:,}", help="Reviewers disagree and nobody adjudicated: the judge's label "
                                                 "stands until an adjudicator settles it.")
-c4.metric("Unreadable / missing", f"{judge.get('invalid', 0)} / {judge.get('missing', 0)}",
+c4.metric("Unreadable / missing", f"{judge.get('invalid', 0):,} / {judge.get('missing', 0):,}",
           help="Unparseable answers and questions a replay log lacks. They count as not matched and are "
                "flagged for review.")
 with st.expander("Per-type metrics (original → audited)"):

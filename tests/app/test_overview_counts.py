@@ -1,5 +1,5 @@
-"""The overview's review count: the run's total decisions in the label, the reviewed ones as the value, both with
-thousands separators, so that a large run's "111969 / 111969" is no longer cut off at a quarter of the page."""
+"""The overview's review counts: the run's total decisions in the label, the reviewed ones as the value, every count
+with thousands separators, so that a large run's "111969 / 111969" is no longer cut off at a quarter of the page."""
 
 from audit.review.reviews import add_review, allowed_labels
 from audit.views import load_view
@@ -25,6 +25,7 @@ def test_the_reviewed_count_shows_the_total_in_its_label_and_follows_a_review(ap
     add_review(conn, DEMO, d["id"], next(x for x in allowed_labels("chimera", d["kind"]) if x != d["judge"]), "ana")
     at.run()
     assert _reviewed_metric(at).value == "1"
+    assert next(m for m in at.metric if m.label == "Overruled").value == "1"
 
 
 def test_large_counts_carry_thousands_separators(app, conn):
