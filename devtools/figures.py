@@ -206,3 +206,22 @@ def unsourced(docs: Sequence[Path]) -> list[str]:
             elif any(c.isdigit() for c in figure) and figure not in texts[target]:
                 problems.append(f"{doc}:{lineno}: {figure!r} is not printed in {target.name}")
     return problems
+
+
+def rerun(names: Sequence[str] = (), *, root: Path = ROOT, echo: bool = True) -> list[Path]:
+    """Record again, with the command its header names, each results file named (all stale ones when none is)."""
+    results = root / "bench" / "results"
+    if names:
+        paths = [results / f"{n}.md" for n in names]
+        missing = [p.name for p in paths if not p.is_file()]
+        if missing:
+            raise FiguresError(f"no results file {', '.join(missing)} in {results}")
+    else:
+        paths = [p for p, files in stale(results, root).items() if files]
+    done = []
+    for path in paths:
+        argv = shlex.split(read_header(path).command)
+        if len(argv) < 2 or argv[0] != "python":
+            raise FiguresError(f"{path}: its command is not `python bench/...`: {shlex.join(argv)}")
+        done.append(record(path.stem, argv[1:], root=root, results=results, echo=echo))
+    return done

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.figures import RESULTS, FiguresError, quotes, read_header, record, stale, unsourced
+from devtools.figures import RESULTS, FiguresError, quotes, read_header, record, rerun, stale, unsourced
 
 
 def git(root: Path, *args: str) -> str:
@@ -139,3 +139,17 @@ def test_every_figure_the_docs_quote_is_printed_in_its_results_file() -> None:
     docs = [p for p in root.rglob("*.md") if RESULTS not in p.parents and ".venv" not in p.parts
             and "node_modules" not in p.parts]
     assert unsourced(docs) == []
+
+
+def test_rerun_records_the_stale_files_again_with_their_own_commands(repo: Path) -> None:
+    path = record("table", ["bench/table.py"], root=repo, echo=False)
+    git(repo, "add", "bench/results")
+    commit(repo, "results")
+    assert rerun(root=repo, echo=False) == []  # nothing stale, nothing run
+    (repo / "scoring.py").write_text("RATE = 0.125\n")
+    commit(repo, "code")
+    assert rerun(root=repo, echo=False) == [path]
+    assert path.read_text().endswith("| 0.125 |\n") and stale(root=repo) == {path: []}
+    assert read_header(path).commit == git(repo, "rev-parse", "HEAD")
+    with pytest.raises(FiguresError, match="no results file nothing.md"):
+        rerun(["nothing"], root=repo, echo=False)
