@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+RESULTS_IN_REPO = Path("bench", "results")
+RESULTS = ROOT / RESULTS_IN_REPO
 NOT_CODE = (":(exclude)*.md", ":(exclude)bench/results", ":(exclude)tests")
 """Pathspecs of what no bench runs: recording refuses uncommitted changes anywhere else."""
 ALWAYS_READ = ("data/", "requirements.txt", "requirements-dev.txt")
@@ -82,16 +83,23 @@ def _git(root: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def _code_diff(root: Path, *revs: str) -> list[str]:
+    out = _git(root, "diff", "--name-only", *revs, "--", ".", *NOT_CODE)
+    return [line for line in out.splitlines() if line.strip()]
+
+
 def uncommitted_code(root: Path = ROOT) -> list[str]:
     """Tracked code files that differ from HEAD (staged or not)."""
-    out = _git(root, "diff", "--name-only", "HEAD", "--", ".", *NOT_CODE)
-    return [line for line in out.splitlines() if line.strip()]
+    return _code_diff(root, "HEAD")
 
 
 def changed_code(commit: str, root: Path = ROOT) -> list[str]:
     """Code files that differ between `commit` and HEAD."""
-    out = _git(root, "diff", "--name-only", commit, "HEAD", "--", ".", *NOT_CODE)
-    return [line for line in out.splitlines() if line.strip()]
+    return _code_diff(root, commit, "HEAD")
+
+
+def results_dir(root: Path = ROOT) -> Path:
+    return root / RESULTS_IN_REPO
 
 
 def _load() -> str:
@@ -112,7 +120,7 @@ def record(name: str, command: Sequence[str], *, root: Path = ROOT, results: Pat
     if dirty:
         raise FiguresError(f"uncommitted code ({', '.join(dirty[:5])}): commit first, so the figures name their code")
     commit = _git(root, "rev-parse", "HEAD")
-    results = results or root / "bench" / "results"
+    results = results or results_dir(root)
     started, load_before, t0 = datetime.now(UTC), _load(), time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="rejudge-figures-") as tmpdir:
         code_list = Path(tmpdir) / "code.json"
@@ -170,7 +178,7 @@ def stale(results: Path | None = None, root: Path = ROOT) -> dict[Path, list[str
     """Results file -> the files it depends on changed since its commit (empty: current). Unknown commit: said as a
     file."""
     out = {}
-    for path in sorted((results or root / "bench" / "results").glob("*.md")):
+    for path in sorted((results or results_dir(root)).glob("*.md")):
         rec = read_header(path)
         try:
             out[path] = [f for f in changed_code(rec.commit, root) if rec.depends_on(f)]
@@ -210,7 +218,7 @@ def unsourced(docs: Sequence[Path]) -> list[str]:
 
 def rerun(names: Sequence[str] = (), *, root: Path = ROOT, echo: bool = True) -> list[Path]:
     """Record again, with the command its header names, each results file named (all stale ones when none is)."""
-    results = root / "bench" / "results"
+    results = results_dir(root)
     if names:
         paths = [results / f"{n}.md" for n in names]
         missing = [p.name for p in paths if not p.is_file()]
