@@ -36,6 +36,7 @@ from audit.store.counts_index import read_counts_index
 from audit.store.database import dumps, run_row, transaction
 from audit.store.database import newest_review as _newest_review  # (moved to the store: #38)
 from audit.store.kept import kept
+from audit.store.shared_reviews import OWN_FROM, SAME_QUESTION, SETTLES_OWN, SETTLES_SHARED, SHARED_FROM
 from scoring.families import get_task
 from scoring.families.base import TaskFamily, add_nested, decision_qkeys
 
@@ -79,14 +80,14 @@ def reviews_by_decision(db: Database, run_id: int, decision_ids: list[int] | Non
     return out
 
 
-# the reviews of given decisions, shared by question key as the `run_reviews` view does (migration m014), read
-# from the decisions (the view reads from the reviews: fast for a whole run, slow for a few decisions)
-_SHARED_BY_DECISION = """SELECT {cols} FROM (
-    SELECT v.*, d2.id AS target, v.run_id AS made_in FROM decisions d2 JOIN decisions d1 ON d1.qkey = d2.qkey
-    JOIN reviews v ON v.decision_id = d1.id WHERE d2.id IN ({marks}) AND d2.qkey IS NOT NULL
+# the reviews of given decisions, shared by question key as the `run_reviews` view does (`audit.store.shared_reviews`),
+# read from the decisions (the view reads from the reviews: fast for a whole run, slow for a few decisions)
+_SHARED_BY_DECISION = f"""SELECT {{cols}} FROM (
+    SELECT v.*, d2.id AS target, v.run_id AS made_in FROM decisions d2 CROSS JOIN decisions d1 CROSS JOIN reviews v
+    WHERE d2.id IN ({{marks}}) AND {SETTLES_SHARED}
     UNION ALL
-    SELECT v.*, v.decision_id AS target, v.run_id AS made_in FROM reviews v JOIN decisions d ON d.id = v.decision_id
-    WHERE v.decision_id IN ({marks}) AND d.qkey IS NULL) ORDER BY created, id"""
+    SELECT v.*, v.decision_id AS target, v.run_id AS made_in FROM {OWN_FROM}
+    WHERE v.decision_id IN ({{marks}}) AND {SETTLES_OWN}) ORDER BY created, id"""
 
 
 def _prefixed(cols: str) -> str:
@@ -123,21 +124,20 @@ def doc_labels(db: Database, run_id: int, doc_id: str,
 # (decision id, reviewer) of the rows `run_reviews` gives run ?1 with a review id above ?2, read from the newest
 # reviews (the view's second branch walked every review of the run through its index: 0.7 s at a million, #38);
 # from scratch (?2 = 0) the view is quicker: it reads the run's reviews only
-_REVIEWS_SINCE = """SELECT d2.id, v.reviewer FROM reviews v CROSS JOIN decisions d1 CROSS JOIN decisions d2
-    WHERE v.id > ?2 AND d1.id = v.decision_id AND d1.qkey IS NOT NULL AND d2.qkey = d1.qkey AND d2.run_id = ?1
+_REVIEWS_SINCE = f"""SELECT d2.id, v.reviewer FROM {SHARED_FROM}
+    WHERE v.id > ?2 AND {SETTLES_SHARED} AND d2.run_id = ?1
     UNION ALL
-    SELECT v.decision_id, v.reviewer FROM reviews v CROSS JOIN decisions d1
-    WHERE v.id > ?2 AND +v.run_id = ?1 AND d1.id = v.decision_id AND d1.qkey IS NULL"""
+    SELECT v.decision_id, v.reviewer FROM {OWN_FROM}
+    WHERE v.id > ?2 AND +v.run_id = ?1 AND {SETTLES_OWN}"""
 
 # the decisions of run ?1 that `run_reviews` gives a sampled row (the view's rows with sampled = 1), read from the
-# reviews made in that run (a review is a sample draw only in the run whose queue served it) through their partial
-# index (m023): the view walked every review of the run to find them (0.57 s at a million, #38)
-_SAMPLED_DECISIONS = """SELECT d2.id FROM reviews v CROSS JOIN decisions d1 CROSS JOIN decisions d2
-    WHERE v.run_id = ?1 AND v.sampled = 1 AND d1.id = v.decision_id AND d1.qkey IS NOT NULL AND d2.qkey = d1.qkey
-    AND d2.run_id = ?1
+# reviews made in that run (`SAMPLED_IN_D2`: v.run_id = d2.run_id = ?1) through their partial index (m023): the view
+# walked every review of the run to find them (0.57 s at a million, #38)
+_SAMPLED_DECISIONS = f"""SELECT d2.id FROM {SHARED_FROM}
+    WHERE v.run_id = ?1 AND v.sampled = 1 AND {SETTLES_SHARED} AND d2.run_id = ?1
     UNION
-    SELECT v.decision_id FROM reviews v CROSS JOIN decisions d1
-    WHERE v.run_id = ?1 AND v.sampled = 1 AND d1.id = v.decision_id AND d1.qkey IS NULL"""
+    SELECT v.decision_id FROM {OWN_FROM}
+    WHERE v.run_id = ?1 AND v.sampled = 1 AND {SETTLES_OWN}"""
 
 
 def sampled_decision_ids(db: Database, run_id: int) -> set[int]:
@@ -357,8 +357,8 @@ def sharing_runs(db: Database, run_id: int, decision_ids: list[int]) -> list[int
     out: set[int] = set()
     for ids in _chunks(decision_ids):
         out |= {r[0] for r in db.execute(
-            f"SELECT DISTINCT d2.run_id FROM decisions d1 JOIN decisions d2 ON d2.qkey = d1.qkey WHERE d1.id IN "
-            f"({_marks(ids)}) AND d1.qkey IS NOT NULL AND d2.run_id != ?", [*ids, run_id])}
+            f"SELECT DISTINCT d2.run_id FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.id IN ({_marks(ids)}) "
+            f"AND {SAME_QUESTION} AND d2.run_id != ?", [*ids, run_id])}
     return sorted(out)
 
 

@@ -28,6 +28,7 @@ from audit.rescoring import no_review_counts, rebuild_audit_state
 from audit.store.counts_index import write_counts_index
 from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
 from audit.store.plans import delete_board_plans
+from audit.store.shared_reviews import SETTLES_SHARED, SHARED_FROM
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeFailed
 from scoring.families import get_task
@@ -461,8 +462,8 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
                          "--exported FILE, or pass --force to delete them too")
     # runs that saw this run's reviews (a review settles its question in every run): re-counted without them
     sharing = [n for n, in db.execute(
-        "SELECT DISTINCT r.name FROM reviews v JOIN decisions d1 ON d1.id = v.decision_id JOIN decisions d2 ON "
-        "d2.qkey = d1.qkey JOIN runs r ON r.id = d2.run_id WHERE v.run_id = ? AND d2.run_id != ?",
+        f"SELECT DISTINCT r.name FROM {SHARED_FROM} CROSS JOIN runs r WHERE v.run_id = ? AND {SETTLES_SHARED} "
+        "AND d2.run_id != ? AND r.id = d2.run_id",
         [row["id"], row["id"]])]
     with transaction(db):
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",

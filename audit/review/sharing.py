@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from audit.store.database import Database
+from audit.store.shared_reviews import SAME_QUESTION
 
 CHUNK = 500
 """Decision ids per query (SQLite's bound-parameter limit)."""
@@ -21,9 +22,9 @@ def other_runs_asking(db: Database, decision_ids: Iterable[int]) -> dict[int, li
     for at in range(0, len(ids), CHUNK):
         part = ids[at:at + CHUNK]
         rows = db.execute(
-            "SELECT DISTINCT d1.id, r.id, r.name FROM decisions d1 JOIN decisions d2 ON d2.qkey = d1.qkey "
+            f"SELECT DISTINCT d1.id, r.id, r.name FROM decisions d1 JOIN decisions d2 ON {SAME_QUESTION} "
             "AND d2.run_id != d1.run_id JOIN runs r ON r.id = d2.run_id "
-            f"WHERE d1.id IN ({', '.join('?' * len(part))}) AND d1.qkey IS NOT NULL ORDER BY d1.id, r.id",
+            f"WHERE d1.id IN ({', '.join('?' * len(part))}) ORDER BY d1.id, r.id",
             part).fetchall()
         for decision, _run_id, name in rows:
             out[decision].append(name)

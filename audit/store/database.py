@@ -22,6 +22,7 @@ from audit.store import check_record
 from audit.store.limits import BUSY_TIMEOUT_MS, default_db_path, disk_full, disk_full_message  # noqa: F401 (re-exported)
 from audit.store.migrations import SCHEMA_VERSION, migrations
 from audit.store.schema_check import schema_problem
+from audit.store.shared_reviews import SAME_QUESTION, SETTLES_OWN
 from scoring.judges.answer import Answer
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -500,9 +501,9 @@ def newest_review(db: Database, run_id: int) -> int:
     return db.execute(_NEWEST_REVIEW, [run_id]).fetchone()[0]
 
 
-_NEWEST_REVIEW = """SELECT COALESCE((SELECT v.id FROM reviews v JOIN decisions d1 ON d1.id = v.decision_id
-    WHERE (d1.qkey IS NULL AND v.run_id = ?1)
-       OR (d1.qkey IS NOT NULL AND EXISTS (SELECT 1 FROM decisions d2 WHERE d2.qkey = d1.qkey AND d2.run_id = ?1))
+_NEWEST_REVIEW = f"""SELECT COALESCE((SELECT v.id FROM reviews v JOIN decisions d1 ON d1.id = v.decision_id
+    WHERE ({SETTLES_OWN} AND v.run_id = ?1)
+       OR EXISTS (SELECT 1 FROM decisions d2 WHERE {SAME_QUESTION} AND d2.run_id = ?1)
     ORDER BY v.id DESC LIMIT 1), 0)"""
 
 
