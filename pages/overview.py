@@ -21,7 +21,7 @@ blind_guard("overview")
 row, task, audit = run_view.row, run_view.task, run_view.audit
 noun = doc_noun(task.name)
 st.caption(f"Task **{md_literal(task.title)}** · judge {md_literal(short_spec(row['judge_spec']))} · "
-           f"{md_literal(noun.count(row['n_docs']))} · {row['n_decisions']} decisions · " +
+           f"{md_literal(noun.count(row['n_docs'], grouped=True))} · {row['n_decisions']:,} decisions · " +
            " · ".join(f"{md_literal(k)} {md_literal(v['name'])}" for k, v in row["inputs"].items()
                       if isinstance(v, dict) and "name" in v))
 for w in row["summary"].get("warnings", []):

@@ -44,9 +44,9 @@ class Noun(str):
         """The singular with its indefinite article: `an abstract`."""
         return f"{self.article} {self}"
 
-    def count(self, n: int) -> str:
-        """`1 paper`, `3 papers`."""
-        return f"{n} {self if n == 1 else self.plural}"
+    def count(self, n: int, *, grouped: bool = False) -> str:
+        """`1 paper`, `3 papers`; `grouped`: with thousands separators (`100,000 abstracts`), for a page to read."""
+        return f"{n:,} {self if n == 1 else self.plural}" if grouped else f"{n} {self if n == 1 else self.plural}"
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """The overview's review counts: the run's total decisions in the label, the reviewed ones as the value, every count
-with thousands separators, so that a large run's "111969 / 111969" is no longer cut off at a quarter of the page."""
+with thousands separators, so that a large run's "111969 / 111969" is no longer cut off at a quarter of the page;
+the run's caption too ("100,000 abstracts · 111,969 decisions")."""
 
 from audit.review.reviews import add_review, allowed_labels
 from audit.views import load_view
@@ -29,8 +30,10 @@ def test_the_reviewed_count_shows_the_total_in_its_label_and_follows_a_review(ap
 
 
 def test_large_counts_carry_thousands_separators(app, conn):
-    conn.execute("UPDATE runs SET n_decisions = 111969 WHERE name = ?", [DEMO])
+    conn.execute("UPDATE runs SET n_decisions = 111969, n_docs = 100000 WHERE name = ?", [DEMO])
     conn.commit()
     at = open_page(app, "overview", reviewer="counter", run=DEMO)
     assert not at.exception
     assert _reviewed_metric(at).label == "Reviewed of 111,969 decisions"
+    caption = at.caption[0].value  # the run's line under the title
+    assert " · 100,000 abstracts · 111,969 decisions · " in caption, caption
