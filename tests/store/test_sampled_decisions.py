@@ -13,11 +13,8 @@ import pytest
 
 from audit.rescoring import _SAMPLED_DECISIONS, sampled_decision_ids
 from audit.review.reviews import add_review
-from audit.runs import score_run
 from audit.store.database import run_row
-from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT
-
-RUNS = ("mixed", "twin", "perfect")
+from tests.store.conftest import SHARING_RUNS as RUNS
 
 
 def _view_reading(db, run_id: int) -> set[int]:
@@ -26,10 +23,8 @@ def _view_reading(db, run_id: int) -> set[int]:
 
 
 @pytest.mark.parametrize("seed", [3, 4])
-def test_sampled_decisions_equal_the_views_on_random_review_sets(db_with_run, seed):
-    db = db_with_run
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="twin")  # mixed's questions
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_PERFECT)}, "exact", run="perfect")
+def test_sampled_decisions_equal_the_views_on_random_review_sets(three_sharing_runs, seed):
+    db = three_sharing_runs
     rng = random.Random(seed)
     ids = {run: [r[0] for r in db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id",
                                           [run_row(db, run)["id"]])] for run in RUNS}

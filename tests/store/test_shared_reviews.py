@@ -20,12 +20,10 @@ import pytest
 from audit.rescoring import _REVIEWS_SINCE, reviews_by_decision, sampled_decision_ids, sharing_runs
 from audit.review.reviews import add_review
 from audit.review.sharing import other_runs_asking
-from audit.runs import score_run
 from audit.store.database import newest_review, run_row
-from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT
+from tests.store.conftest import SHARING_RUNS as RUNS
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNS = ("mixed", "twin", "perfect")
 RULE_SPELLED = re.compile(r"\w+\.qkey\s*=\s*\w+\.qkey|\w+\.qkey\s+IS\s+(NOT\s+)?NULL", re.IGNORECASE)
 """A question-key join, or a test of a table's question key: the rule's SQL, which only its module may spell."""
 
@@ -61,10 +59,8 @@ def _shared_runs(db, decision_ids) -> dict[int, set[int]]:
 
 
 @pytest.mark.parametrize("seed", [5, 6])
-def test_every_reader_agrees_with_the_rule_on_random_review_sets(db_with_run, seed):
-    db = db_with_run
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="twin")  # mixed's questions
-    score_run(db, "chimera", {"gold": str(GOLD), "pred": str(PRED_PERFECT)}, "exact", run="perfect")
+def test_every_reader_agrees_with_the_rule_on_random_review_sets(three_sharing_runs, seed):
+    db = three_sharing_runs
     rng = random.Random(seed)
     rid = {run: run_row(db, run)["id"] for run in RUNS}
     ids = {run: [r[0] for r in db.execute("SELECT id FROM decisions WHERE run_id = ? ORDER BY id LIMIT 40",
