@@ -49,10 +49,14 @@ def format_delta(delta: float, unit: str = "score") -> str:
     return f"{delta:+.4f}" if abs(delta) >= 5e-5 else f"{delta:+.1e}"  # a change, not "+0.0000"
 
 
-def count_noun(n: int, noun: str, plural: str | None = None) -> str:
-    """A count with its noun in the right number, never "1 answer(s)".
+def count_noun(n: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
+    """A count with its noun in the right number, never "1 answer(s)"; `grouped`: with thousands separators, for a
+    page to read (the CLI's lines keep plain digits).
 
     >>> count_noun(1, "judge answer"), count_noun(3, "judge answer"), count_noun(0, "reply", "replies")
     ('1 judge answer', '3 judge answers', '0 replies')
+    >>> count_noun(1234567, "review row", grouped=True)
+    '1,234,567 review rows'
     """
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}" if grouped else \
+        f"{n} {noun if n == 1 else plural or noun + 's'}"

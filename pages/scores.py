@@ -3,7 +3,7 @@
 import streamlit as st
 
 from audit.learning import learning_status, stale_warning
-from audit.numbers import EMPTY, format_delta, format_value
+from audit.numbers import EMPTY, count_noun, format_delta, format_value
 from audit.outputs.estimate_text import NOT_REVIEWABLE
 from audit.outputs.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.outputs.report import headline_points, per_type_rows
@@ -26,9 +26,10 @@ if stale:
 audit = view.audit
 headline(task, row["original_metrics"], audit.metrics)
 rc = audit.review_counts
-st.caption(f"{rc['reviewed']} of {row['n_decisions']} decisions reviewed · {rc['overruled']} overruled · "
-           f"{rc['confirmed']} confirmed · {rc['conflicted']} conflicted · {rc['adjudicated']} adjudicated · "
-           f"{rc['reviews']} review rows by {len(rc['reviewers'])} reviewer(s)")
+st.caption(f"{rc['reviewed']:,} of {row['n_decisions']:,} decisions reviewed · {rc['overruled']:,} overruled · "
+           f"{rc['confirmed']:,} confirmed · {rc['conflicted']:,} conflicted · {rc['adjudicated']:,} adjudicated · "
+           f"{count_noun(rc['reviews'], 'review row', grouped=True)} by "
+           f"{count_noun(len(rc['reviewers']), 'reviewer', grouped=True)}")
 if rc["reviewed"] == 0:
     st.info("No decision has been reviewed yet: audited = original. Review decisions on the Review queue or "
             "the document review page.")

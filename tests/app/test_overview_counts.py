@@ -1,6 +1,7 @@
-"""The overview's review counts: the run's total decisions in the label, the reviewed ones as the value, every count
-with thousands separators, so that a large run's "111969 / 111969" is no longer cut off at a quarter of the page;
-the run's caption too ("100,000 abstracts · 111,969 decisions")."""
+"""The overview's and the Scores page's review counts: the run's total decisions in the overview's label, the
+reviewed ones as its value, every count with thousands separators, so that a large run's "111969 / 111969" is no
+longer cut off at a quarter of the page; the run's caption too ("100,000 abstracts · 111,969 decisions"), and the
+Scores page's line of counts, with its nouns in the right number ("1 reviewer", never "reviewer(s)")."""
 
 from audit.review.reviews import add_review, allowed_labels
 from audit.views import load_view
@@ -37,3 +38,15 @@ def test_large_counts_carry_thousands_separators(app, conn):
     assert _reviewed_metric(at).label == "Reviewed of 111,969 decisions"
     caption = at.caption[0].value.replace("\\", "")  # the run's line under the title, as Markdown shows it
     assert " · 100,000 abstracts · 111,969 decisions · " in caption, caption
+
+
+def test_the_scores_caption_groups_its_counts_and_never_says_reviewer_s(app, conn):
+    conn.execute("UPDATE runs SET n_decisions = 111969 WHERE name = ?", [DEMO])
+    conn.commit()
+    d = load_view(conn, DEMO).decisions()[0]
+    add_review(conn, DEMO, d["id"], d["judge"], "ana")
+    at = open_page(app, "scores", reviewer="counter", run=DEMO)
+    assert not at.exception
+    caption = next(c.value for c in at.caption if "decisions reviewed" in c.value)
+    assert caption.startswith("1 of 111,969 decisions reviewed · 0 overruled · 1 confirmed · "), caption
+    assert caption.endswith(" · 1 review row by 1 reviewer"), caption
