@@ -20,6 +20,7 @@ from audit.review.queue import (
     decision_types,
     decision_view,
     labelled_count,
+    progress_text,
     reviewer_progress_db,
     suggested_first,
 )
@@ -210,8 +211,7 @@ def card_panel(fconn: Database) -> None:
     as_role = role()
     total = row["n_decisions"]
     done = labelled_count(fconn, run_view.on(fconn), who) if who else 0
-    st.progress(done / total if total else 1.0,
-                text=f"You have labelled {done} of {total} decisions · {len(ids)} in this queue")
+    st.progress(done / total if total else 1.0, text=progress_text(done, total, len(ids)))
     if mode == "sample" and plan is not None:
         show_text(sample_line(fconn), "caption")
     share_done = share_status(fconn)
@@ -234,7 +234,7 @@ def card_panel(fconn: Database) -> None:
     hide = is_blind(d, blind=blind(), role=as_role, who=who)
     number = run_view.on(fconn).decision_numbers([d["id"]])[d["id"]]
     st.markdown(f"**{md_literal(noun.capitalize())} {md_literal(d['doc'])}** · decision #{md_literal(number)} "
-                f"(id {d['id']}) · {pos + 1} of {len(ids)}")
+                f"(id {d['id']}) · {pos + 1:,} of {len(ids):,}")
     # Stable keys: the card and its widgets are updated in place from one decision to the next, not re-mounted.
     with st.container(border=True, key="queue.card"):
         st.html(card_html(d, task.name, scheme, blind=hide,  # CARD_STYLE is on the page, outside the fragment
@@ -303,7 +303,7 @@ def browser_panel() -> None:
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),
                             authorize=lambda r: auth.check(auth.review_action(r)), check=auth.check)
-    progress = f"You have labelled {done} of {row['n_decisions']} decisions · {len(ids)} in this queue"
+    progress = progress_text(done, row["n_decisions"], len(ids))
     if mode == "sample" and plan is not None:
         progress += " · " + sample_line(fconn)
     token = queue_token(st.session_state[KEY])

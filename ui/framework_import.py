@@ -11,6 +11,7 @@ import streamlit as st
 
 from audit.errors import AuditError
 from audit.framework_logs import import_log
+from audit.numbers import count_noun
 from audit.store.database import Database
 from scoring.errors import InputError
 from scoring.families import IMPORTERS, get_importer
@@ -72,8 +73,8 @@ def framework_import_form(conn: Database) -> str | None:
         text = str(e).replace(str(Path(tmp) / name), name) if uploaded else str(e)  # an upload by its own name
         show_error(f"Nothing was stored. {text}")
         return None
-    show_text(f"Imported {result['imported']} of {result['records']} record(s) into run {result['run']}"
-              + (f"; {result['skipped']} skipped" if result["skipped"] else ""), "success")
+    show_text(f"Imported {result['imported']:,} of {count_noun(result['records'], 'record', grouped=True)} into run "
+              f"{result['run']}" + (f"; {result['skipped']:,} skipped" if result["skipped"] else ""), "success")
     for err in result["errors"][:20]:
         show_text(err, "warning")
     return str(result["run"])

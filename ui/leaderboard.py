@@ -170,10 +170,10 @@ def coverage_text(table: Mapping) -> str:
     """What the reviews cover, in words; the questions the runs share only where the board has two runs or more
     (the systems of one run share its questions by construction)."""
     r = table["reviewed"]
-    shared = (f" · {table['shared_questions']} questions shared by two or more runs (one review settles each in all "
-              "of them)" if len(table["runs"]) > 1 else "")
-    return (f"{r['decisions']} of {r['of_decisions']} distinct questions reviewed · {r['documents']} of "
-            f"{r['of_documents']} documents complete{shared} · effective labels: {table['policy']} policy")
+    shared = (f" · {table['shared_questions']:,} questions shared by two or more runs (one review settles each in "
+              "all of them)" if len(table["runs"]) > 1 else "")
+    return (f"{r['decisions']:,} of {r['of_decisions']:,} distinct questions reviewed · {r['documents']:,} of "
+            f"{r['of_documents']:,} documents complete{shared} · effective labels: {table['policy']} policy")
 
 
 def pick_board(names: Sequence[str]) -> str:

@@ -122,6 +122,11 @@ def decision_view(db: Database, run: RunRef, decision_id: int) -> dict:
     return as_view(db, run).decision(decision_id)
 
 
+def progress_text(done: int, total: int, in_queue: int) -> str:
+    """The reviewer's progress line, worded once for both review cards (the classic one and the one in the browser)."""
+    return f"You have labelled {done:,} of {total:,} decisions · {in_queue:,} in this queue"
+
+
 def labelled_count(db: Database, run: RunRef, reviewer: str) -> int:
     """Decisions that carry `reviewer`'s current label (`audit.review.reviews.reviewer_labels`), from the tallies
     kept with the run's reviewed decisions (`audit.views.reviewer_tallies`: the reviewer's reviews read through

@@ -41,7 +41,7 @@ def test_the_runs_page_imports_an_inspect_log(app_db) -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     fill(at, LOG, "from-page")
     assert not at.exception, [e.value for e in at.exception]
-    assert [plain(s.value) for s in at.success][-1] == "Imported 12 of 12 record(s) into run from-page"
+    assert [plain(s.value) for s in at.success][-1] == "Imported 12 of 12 records into run from-page"
     [(n_docs, n_decisions)] = rows(app_db, "SELECT n_docs, n_decisions FROM runs WHERE name = 'from-page'")
     assert (n_docs, n_decisions) == (12, 12)
 

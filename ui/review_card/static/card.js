@@ -168,7 +168,7 @@ function render(s) {
     }).join("");
     const context = item.context.length ? `<dl class="rjrc-context">${item.context.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("")}</dl>` : "";
     const who = s.canReview ? "" : '<div class="rjrc-mark"><span class="error">Enter your reviewer name in the sidebar to label.</span></div>';
-    body = `<div class="rjrc-head">${esc(item.head)} · ${s.cursor + 1} of ${s.total}</div>
+    body = `<div class="rjrc-head">${esc(item.head)} · ${(s.cursor + 1).toLocaleString("en-US")} of ${s.total.toLocaleString("en-US")}</div>
       <div class="rjrc-box"><div class="rjrc-card" data-pos="${item.pos}" data-decision="${item.id}">${item.html}</div>
       <div class="rjrc-buttons" role="group" aria-label="Labels">${buttons}</div></div>
       <div class="rjrc-mark" aria-live="polite">${markOf(s, item)}</div>${who}

@@ -1,11 +1,14 @@
-"""The overview's and the Scores page's review counts: the run's total decisions in the overview's label, the
-reviewed ones as its value, every count with thousands separators, so that a large run's "111969 / 111969" is no
-longer cut off at a quarter of the page; the run's caption too ("100,000 abstracts · 111,969 decisions"), and the
-Scores page's line of counts, with its nouns in the right number ("1 reviewer", never "reviewer(s)")."""
+"""Counts a page shows carry thousands separators. The overview: the run's total decisions in its label ("Reviewed of
+111,969 decisions"), the reviewed ones as its value, so that a large run's "111969 / 111969" is no longer cut off at
+a quarter of the page, and the run's caption ("100,000 abstracts · 111,969 decisions"). The Scores page's line of
+counts, its nouns in the right number ("1 reviewer", never "reviewer(s)"). The review queue's progress line (both
+cards word it through `progress_text`) and a board's coverage line alike."""
 
+from audit.review.queue import progress_text
 from audit.review.reviews import add_review, allowed_labels
 from audit.views import load_view
 from tests.app.conftest import open_page
+from ui.leaderboard import coverage_text
 
 DEMO = "demo-chimera-mixed"
 
@@ -50,3 +53,21 @@ def test_the_scores_caption_groups_its_counts_and_never_says_reviewer_s(app, con
     caption = next(c.value for c in at.caption if "decisions reviewed" in c.value)
     assert caption.startswith("1 of 111,969 decisions reviewed · 0 overruled · 1 confirmed · "), caption
     assert caption.endswith(" · 1 review row by 1 reviewer"), caption
+
+
+def test_the_queue_progress_line_groups_its_counts(app, conn):
+    conn.execute("UPDATE runs SET n_decisions = 111969 WHERE name = ?", [DEMO])
+    conn.commit()
+    at = open_page(app, "queue", reviewer="counter", run=DEMO)
+    assert not at.exception
+    lines = [p.proto.text for p in at.get("progress")]
+    assert any(t.startswith("You have labelled 0 of 111,969 decisions · ") for t in lines), lines
+    assert progress_text(1234, 111969, 5000) == "You have labelled 1,234 of 111,969 decisions · 5,000 in this queue"
+
+
+def test_the_board_coverage_line_groups_its_counts():
+    table = {"reviewed": {"decisions": 1200, "of_decisions": 683000, "documents": 3, "of_documents": 10000},
+             "shared_questions": 2500, "runs": ["a", "b"], "policy": "unanimous"}
+    assert coverage_text(table) == ("1,200 of 683,000 distinct questions reviewed · 3 of 10,000 documents complete · "
+                                    "2,500 questions shared by two or more runs (one review settles each in all of "
+                                    "them) · effective labels: unanimous policy")
