@@ -237,7 +237,7 @@ def card_panel(fconn: Database) -> None:
                 f"(id {d['id']}) · {pos + 1:,} of {len(ids):,}")
     # Stable keys: the card and its widgets are updated in place from one decision to the next, not re-mounted.
     with st.container(border=True, key="queue.card"):
-        st.html(card_html(d, task.name, scheme, blind=hide,  # CARD_STYLE is on the page, outside the fragment
+        st.html(card_html(d, task.name, scheme, blind=hide, number=number,  # CARD_STYLE: on the page, outside
                           also_in=other_runs_asking(fconn, [d["id"]])[d["id"]]))
         buttons = label_buttons(d, scheme, hide=hide, role=as_role, mine=mine)
         cols = st.columns([*([1.8] * len(buttons)), 1.8])  # "✗ Overrule → acceptable answer too" fits at 1280 px

@@ -76,3 +76,18 @@ def test_the_queue_links_the_document_page_by_the_number(app_db, conn):
     from urllib.parse import unquote_plus
     at = _document(app_db, run=run, doc=unquote_plus(doc), decision_no=str(number))
     assert _focused(at).startswith(f"#{number} ")
+
+
+def test_the_queue_card_numbers_its_decision_as_its_head_does(app_db, conn):
+    # the classic card's title said `#<id>` under a head saying `decision #<number> (id <id>)`: two numbers for one
+    # decision, and `review --decision '#<id>'` opens another one
+    run = [r[0] for r in conn.execute("SELECT name FROM runs ORDER BY id")][-1]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = open_page(at, "queue", reviewer="ana", run=run, queue="all")
+    assert not at.exception, at.exception
+    head = next(m.value for m in at.markdown if "· decision #" in m.value)
+    number, ident = re.search(r"decision #(\d+) \(id (\d+)\)", head).groups()
+    assert number != ident
+    titles = [re.sub(r"<[^>]+>", "", m.group(1)) for h in at.get("html")
+              for m in [re.search(r'class="rj-card[^"]*"><b>(.*?)</b>', h.proto.body)] if m]
+    assert titles == [f"#{number} (id {ident})"], titles
