@@ -407,7 +407,7 @@ def cmd_review(args: argparse.Namespace) -> None:
     from audit.review.queue import describe_change
     from audit.review.reviews import add_review
     from audit.views import load_view
-    from scoring.families.base import Noun
+    from scoring.nouns import Noun
 
     db = _open(args.db)
     label = None if args.label == "undo" else args.label

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from scoring.nouns import Noun
+
 EMPTY = "–"
 
 
@@ -50,13 +52,12 @@ def format_delta(delta: float, unit: str = "score") -> str:
 
 
 def count_noun(n: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
-    """A count with its noun in the right number, never "1 answer(s)"; `grouped`: with thousands separators, for a
-    page to read (the CLI's lines keep plain digits).
+    """A count with its noun in the right number, never "1 answer(s)" (`scoring.nouns.Noun.count`'s rule);
+    `grouped`: with thousands separators, for a page to read.
 
     >>> count_noun(1, "judge answer"), count_noun(3, "judge answer"), count_noun(0, "reply", "replies")
     ('1 judge answer', '3 judge answers', '0 replies')
     >>> count_noun(1234567, "review row", grouped=True)
     '1,234,567 review rows'
     """
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}" if grouped else \
-        f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return Noun(noun, plural or "").count(n, grouped=grouped)

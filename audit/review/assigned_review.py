@@ -38,7 +38,7 @@ from audit.review.reviews import check_reviewer, reviewer_labels
 from audit.review.sampling import load_plan
 from audit.store.database import now, run_row, transaction
 from audit.views import RunRef
-from scoring.families.base import Noun
+from scoring.nouns import Noun
 
 MAX_REVIEWERS = 200
 MAX_SEED = 2**63 - 1

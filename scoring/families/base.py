@@ -18,35 +18,10 @@ from scoring.decisions import Decision
 from scoring.judges.answer import JudgeStats
 from scoring.judges.registry import JudgeOptions
 from scoring.judges.transport import AnswerCache, Judge, Progress
+from scoring.nouns import Noun  # noqa: F401 (re-exported: a family declares its `doc_noun` with it)
 
 Labels = Mapping[tuple[str, str, str, str], str]
 """Effective label per (kind, type, left, right) within one document."""
-
-
-class Noun(str):
-    """What a family calls one document (a `str`: the singular), with its plural and article declared once.
-
-    >>> n = Noun("query", "queries"); (n, n.plural, n.a, n.count(1), n.count(3), Noun("abstract", article="an").a)
-    ('query', 'queries', 'a query', '1 query', '3 queries', 'an abstract')
-    """
-
-    plural: str
-    article: str
-
-    def __new__(cls, singular: str, plural: str = "", article: str = "a") -> Noun:
-        self = super().__new__(cls, singular)
-        self.plural = plural or singular + "s"
-        self.article = article
-        return self
-
-    @property
-    def a(self) -> str:
-        """The singular with its indefinite article: `an abstract`."""
-        return f"{self.article} {self}"
-
-    def count(self, n: int, *, grouped: bool = False) -> str:
-        """`1 paper`, `3 papers`; `grouped`: with thousands separators (`100,000 abstracts`), for a page to read."""
-        return f"{n:,} {self if n == 1 else self.plural}" if grouped else f"{n} {self if n == 1 else self.plural}"
 
 
 @dataclass

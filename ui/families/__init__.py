@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit.outputs.agreement_rule import group_title as agreement_group_title
 from scoring.families import get_task
-from scoring.families.base import Noun
+from scoring.nouns import Noun
 
 if TYPE_CHECKING:
     from audit.outputs.report import Section
