@@ -22,7 +22,8 @@ def main(argv: list[str]) -> int:
         if argv == ["--stale"]:
             found = stale()
             for path, files in found.items():
-                state = f"stale: {len(files)} code files changed since ({', '.join(files[:4])})" if files else "current"
+                named = ", ".join(files[:4]) + (", …" if len(files) > 4 else "")
+                state = f"stale: {len(files)} code files changed since ({named})" if files else "current"
                 print(f"{path.relative_to(ROOT)}: {state}")
             return 1 if any(found.values()) else 0
         if argv[:1] == ["--rerun"]:
