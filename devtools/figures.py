@@ -187,18 +187,22 @@ def stale(results: Path | None = None, root: Path = ROOT) -> dict[Path, list[str
     return out
 
 
-QUOTE = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])+)\]\(([^)\s]*results/[a-z0-9][a-z0-9_.-]*\.md)\)")
+QUOTE = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])+)\]\(([^)\s]*results/[a-z0-9][a-z0-9_.-]*\.md)"
+                   r"(?:\s+\"([^\"\n]+)\")?\)")
 """A link to a results file. With a digit in its text it quotes a figure, which the file must print, e.g.
 `[1.09 [0.97, 1.18]](results/allocation-bound.md)` (one level of brackets inside the text); without one it only
-names the file (`[bench/results/allocation-bound.md](results/allocation-bound.md)`), which must exist."""
+names the file (`[bench/results/allocation-bound.md](results/allocation-bound.md)`), which must exist. A link title
+names the row: `[0.998](results/anytime-coverage.md "stop on anytime")` must be printed on a line of the file that
+also holds every word of the title (so a figure read off the neighbouring row is caught)."""
 
 
-def quotes(doc: Path) -> list[tuple[int, str, Path]]:
-    """(line, figure, results file) of every figure `doc` quotes from a results file."""
+def quotes(doc: Path) -> list[tuple[int, str, Path, str | None]]:
+    """(line, figure, results file, the row its link title names or None) of every figure `doc` quotes from a
+    results file."""
     out = []
     for lineno, line in enumerate(doc.read_text(errors="replace").splitlines(), 1):
         for m in QUOTE.finditer(line):
-            out.append((lineno, m.group(1), (doc.parent / m.group(2)).resolve()))
+            out.append((lineno, m.group(1), (doc.parent / m.group(2)).resolve(), m.group(3)))
     return out
 
 
@@ -206,13 +210,17 @@ def unsourced(docs: Sequence[Path]) -> list[str]:
     """Every quoted figure its results file does not print, and every link to a missing one, as `doc:line: why`."""
     problems, texts = [], {}
     for doc in docs:
-        for lineno, figure, target in quotes(doc):
+        for lineno, figure, target, row in quotes(doc):
             if target not in texts:
                 texts[target] = target.read_text(errors="replace") if target.is_file() else None
-            if texts[target] is None:
+            text = texts[target]
+            if text is None:
                 problems.append(f"{doc}:{lineno}: {target.name} does not exist (quoted: {figure!r})")
-            elif any(c.isdigit() for c in figure) and figure not in texts[target]:
+            elif any(c.isdigit() for c in figure) and figure not in text:
                 problems.append(f"{doc}:{lineno}: {figure!r} is not printed in {target.name}")
+            elif row and not any(figure in line and all(w in line for w in row.split()) for line in text.splitlines()):
+                problems.append(f"{doc}:{lineno}: {figure!r} is not printed on a line of {target.name} that holds "
+                                f"every word of {row!r}")
     return problems
 
 

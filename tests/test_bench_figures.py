@@ -127,11 +127,27 @@ def test_a_quoted_figure_must_be_printed_in_its_results_file(tmp_path: Path) -> 
     doc.write_text("Lenient costs **[1.09 [0.97, 1.18]](results/bound.md)** of SRS.\n"
                    "Typed by hand: [1.07 [0.97, 1.18]](results/bound.md), and [0.5](results/gone.md).\n"
                    "See [the bound](results/bound.md) and [the lost table](results/lost.md).\n")
-    assert [(line, figure) for line, figure, _ in quotes(doc)] == [
+    assert [(line, figure) for line, figure, _, _ in quotes(doc)] == [
         (1, "1.09 [0.97, 1.18]"), (2, "1.07 [0.97, 1.18]"), (2, "0.5"), (3, "the bound"), (3, "the lost table")]
     assert unsourced([doc]) == [f"{doc}:2: '1.07 [0.97, 1.18]' is not printed in bound.md",
                                 f"{doc}:2: gone.md does not exist (quoted: '0.5')",
                                 f"{doc}:3: lost.md does not exist (quoted: 'the lost table')"]
+
+
+def test_a_figure_quoted_with_its_row_must_be_printed_on_that_row(tmp_path: Path) -> None:
+    results = tmp_path / "bench" / "results"
+    results.mkdir(parents=True)
+    (results / "any.md").write_text("| spread | stop on fixed-n | 0.961 | 0.999 |\n"
+                                    "|  | stop on anytime | 0.952 | 0.998 |\n")
+    doc = tmp_path / "README.md"
+    doc.write_text('At the anytime stop: [0.998](bench/results/any.md "stop on anytime").\n'
+                   'Read off the neighbouring row: [0.999](bench/results/any.md "stop on anytime").\n'
+                   'A row the file does not have: [0.998](bench/results/any.md "stop on nothing").\n')
+    assert [(line, figure, row) for line, figure, _, row in quotes(doc)] == [
+        (1, "0.998", "stop on anytime"), (2, "0.999", "stop on anytime"), (3, "0.998", "stop on nothing")]
+    assert unsourced([doc]) == [
+        f"{doc}:2: '0.999' is not printed on a line of any.md that holds every word of 'stop on anytime'",
+        f"{doc}:3: '0.998' is not printed on a line of any.md that holds every word of 'stop on nothing'"]
 
 
 def test_every_figure_the_docs_quote_is_printed_in_its_results_file() -> None:
