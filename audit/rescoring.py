@@ -131,8 +131,8 @@ _REVIEWS_SINCE = f"""SELECT d2.id, v.reviewer FROM {SHARED_FROM}
     WHERE v.id > ?2 AND +v.run_id = ?1 AND {SETTLES_OWN}"""
 
 # the decisions of run ?1 that `run_reviews` gives a sampled row (the view's rows with sampled = 1), read from the
-# reviews made in that run (`SAMPLED_IN_D2`: v.run_id = d2.run_id = ?1) through their partial index (m023): the view
-# walked every review of the run to find them (0.57 s at a million, #38)
+# reviews made in that run (a draw only where its queue served it: v.run_id = d2.run_id = ?1) through their partial
+# index (m023): the view walked every review of the run to find them (0.57 s at a million, #38)
 _SAMPLED_DECISIONS = f"""SELECT d2.id FROM {SHARED_FROM}
     WHERE v.run_id = ?1 AND v.sampled = 1 AND {SETTLES_SHARED} AND d2.run_id = ?1
     UNION
