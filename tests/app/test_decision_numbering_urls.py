@@ -63,12 +63,17 @@ def test_a_number_or_id_the_run_does_not_have_opens_nothing(app_db, conn):
         assert _focused(at) is None, params
 
 
-def test_the_queue_links_the_document_page_by_the_number(app_db, conn):
+def _queue(conn) -> tuple[str, AppTest, str]:
+    """The classic queue on the database's last run (numbers differ from ids there), and its head line."""
     run = [r[0] for r in conn.execute("SELECT name FROM runs ORDER BY id")][-1]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at = open_page(at, "queue", reviewer="ana", run=run, queue="all")
     assert not at.exception, at.exception
-    head = next(m.value for m in at.markdown if "· decision #" in m.value)
+    return run, at, next(m.value for m in at.markdown if "· decision #" in m.value)
+
+
+def test_the_queue_links_the_document_page_by_the_number(app_db, conn):
+    run, at, head = _queue(conn)
     number = int(re.search(r"decision #(\d+)", head).group(1))
     links = [p.proto for p in at.get("page_link") if "document" in p.proto.page]
     assert links and f"decision_no={number}" in links[0].query_string, links[0]
@@ -81,11 +86,7 @@ def test_the_queue_links_the_document_page_by_the_number(app_db, conn):
 def test_the_queue_card_numbers_its_decision_as_its_head_does(app_db, conn):
     # the classic card's title said `#<id>` under a head saying `decision #<number> (id <id>)`: two numbers for one
     # decision, and `review --decision '#<id>'` opens another one
-    run = [r[0] for r in conn.execute("SELECT name FROM runs ORDER BY id")][-1]
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    at = open_page(at, "queue", reviewer="ana", run=run, queue="all")
-    assert not at.exception, at.exception
-    head = next(m.value for m in at.markdown if "· decision #" in m.value)
+    _, at, head = _queue(conn)
     number, ident = re.search(r"decision #(\d+) \(id (\d+)\)", head).groups()
     assert number != ident
     titles = [re.sub(r"<[^>]+>", "", m.group(1)) for h in at.get("html")
