@@ -115,8 +115,8 @@ m4.caption(f"{ev['n_decisions']} decisions in {ev['n_documents']} documents")
 if result.get("stored_as") is not None and result["judge_after"].get("strategy") != "calibrate":
     st.caption("Score any run of this family with the judge to keep (the run records the reviews it learnt from):")
     st.code(f"python -m audit score {view.task.name} … --judge improved:{int(result['stored_as'])}", language="bash")
-st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {int(ev['documents'])} reviewed documents: "
-           f"before {md_literal(fmt(ev['gap_before']))}, after {md_literal(fmt(ev['gap_after']))}.")
+st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {int(ev['documents']):,} reviewed "
+           f"documents: before {md_literal(fmt(ev['gap_before']))}, after {md_literal(fmt(ev['gap_after']))}.")
 
 after = result["judge_after"]
 if "curve" in after:
@@ -147,8 +147,8 @@ if after.get("strategy") == "few-shot":
                f"first), before the family's prompt.")
 if "cost" in result:
     c = result["cost"]
-    st.caption(f"Cost: {int(c['requests'])} requests to the judge model ({int(c['cached'])} answers from the cache), "
-               f"{c['prompt_tokens']:,} prompt and {c['completion_tokens']:,} completion tokens.")
+    st.caption(f"Cost: {int(c['requests']):,} requests to the judge model ({int(c['cached']):,} answers from the "
+               f"cache), {c['prompt_tokens']:,} prompt and {c['completion_tokens']:,} completion tokens.")
 if "calibration" in after:
     st.subheader("Calibration maps (judge's rating → calibrated)")
     st.dataframe(pd.DataFrame(after["calibration"]).rename_axis("judge"), key="improve.maps")

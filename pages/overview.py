@@ -77,8 +77,8 @@ outcomes = st.multiselect("Outcome (audited)", outcomes_all, default=outcomes_al
                           else outcomes_all, key="overview.outcomes",
                           help=family.OUTCOME_HELP)
 shown = docs[docs["audited_outcome"].isin(outcomes)].copy()
-st.caption(f"{len(shown)} of {len(docs)} {noun.plural}. Counts by outcome: " + ", ".join(
-    f"{md_literal(k)} {int(v)}" for k, v in docs["audited_outcome"].value_counts().items()))
+st.caption(f"{len(shown):,} of {len(docs):,} {noun.plural}. Counts by outcome: " + ", ".join(
+    f"{md_literal(k)} {int(v):,}" for k, v in docs["audited_outcome"].value_counts().items()))
 if shown.empty:
     st.info(f"No {noun} has the selected outcome(s).")
     st.stop()

@@ -91,7 +91,7 @@ else:
                   f"{first['documents']} (judge only {first['judge only']}).",
                   "success")
     elif len(plan.blocks) < MIN_SAMPLED_BLOCKS:
-        show_text(f"No interval until every document is reviewed: this plan has {len(plan.blocks)} documents and "
+        show_text(f"No interval until every document is reviewed: this plan has {len(plan.blocks):,} documents and "
                   f"an interval needs at least {MIN_SAMPLED_BLOCKS} sampled ones, so only a full review (then "
                   "exact) gives one. The estimate so far is shown below.", "info")
     else:

@@ -269,7 +269,7 @@ def render_variant_differences(db: object, run: object, *, key: str = "chimera.v
     if diffs is None:
         st.info("This run was scored before the strict 1-to-1 variant existed; score it again to compare.")
         return
-    st.caption(f"{len(diffs)} of {int(n_docs)} abstracts score differently under strict 1-to-1 matching "
+    st.caption(f"{len(diffs):,} of {int(n_docs):,} abstracts score differently under strict 1-to-1 matching "
                "(effective labels; the paper-code score stays the reported one).")
     if not diffs:
         return
