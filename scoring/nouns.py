@@ -28,4 +28,5 @@ class Noun(str):
     def count(self, n: int, *, grouped: bool = False) -> str:
         """`1 paper`, `3 papers`; `grouped`: with thousands separators (`100,000 abstracts`), for a page to read (a
         command's lines keep plain digits)."""
-        return f"{n:,} {self if n == 1 else self.plural}" if grouped else f"{n} {self if n == 1 else self.plural}"
+        number = f"{n:,}" if grouped else str(n)
+        return f"{number} {self if n == 1 else self.plural}"
