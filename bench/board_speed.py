@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from audit.store.shared_reviews import SAME_QUESTION  # noqa: E402
 from bench.common import copy_db, data_paths, median, print_table, workdir  # noqa: E402
 from devtools.generate import generate_system  # noqa: E402
 
@@ -79,10 +80,9 @@ def _base_db(n: int, k: int, seed: int) -> Path:
 
 def _questions(db, k: int, limit: int) -> tuple[list[int], list[int]]:
     """Decision ids in sys1 of span pairs of unequal strings: asked by all k runs, and asked by sys1 alone."""
-    rows = db.execute(
-        "SELECT d.id, (SELECT COUNT(DISTINCT o.run_id) FROM decisions o WHERE o.qkey = d.qkey) FROM decisions d "
-        "JOIN runs r ON r.id = d.run_id WHERE r.name = 'sys1' AND d.left != d.right AND d.qkey IS NOT NULL "
-        "ORDER BY d.id").fetchall()
+    rows = db.execute(  # an unkeyed decision counts 0 runs: in neither list
+        f"SELECT d1.id, (SELECT COUNT(DISTINCT d2.run_id) FROM decisions d2 WHERE {SAME_QUESTION}) FROM decisions d1 "
+        "JOIN runs r ON r.id = d1.run_id WHERE r.name = 'sys1' AND d1.left != d1.right ORDER BY d1.id").fetchall()
     shared = [i for i, n in rows if n == k][:limit]
     alone = [i for i, n in rows if n == 1][:limit]
     return shared, alone
