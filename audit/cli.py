@@ -298,25 +298,47 @@ def _ask_fold_judges(db: Database, run: str, improved: Improved, *, skip: bool) 
 
 
 @command("delete-run", RUN,
-         arg("--exported", default=None, metavar="FILE", help="export the run's reviews to FILE first"),
-         arg("--force", action="store_true", help="delete the run's reviews too"))
+         arg("--exported", default=None, metavar="FILE",
+             help="export the run's reviews to FILE first, and its gold errata (if any) beside it, to "
+                  "FILE's name with .errata.json for its last suffix"),
+         arg("--force", action="store_true", help="delete the run's reviews and errata too"))
 def cmd_delete_run(args: argparse.Namespace) -> None:
-    """Delete a run (documents, decisions, audited state). Refuses while it has reviews unless --exported FILE
-    (the reviews are written there first) or --force.
+    """Delete a run (documents, decisions, audited state). Refuses while it has reviews or gold errata unless
+    --exported FILE (they are written out first) or --force. A board holding the run keeps its other runs while two
+    or more remain (its plan is deleted: make a new one with `board plan`) and is deleted otherwise; the output
+    names both (`boards_without_it`, `boards_deleted`).
 
     Example: python -m audit delete-run --run old-run --exported old-run.reviews.jsonl
     """
+    from audit.outputs.errata_export import export_errata_json
     from audit.review.reviews_io import export_reviews
     from audit.runs import delete_run
+    from audit.store.database import run_row
 
-    if args.exported:
-        _rule(args).check(args.exported, "--exported")
     db = _open(args.db)
     exported = False
     if args.exported:
-        _emit(export_reviews(db, args.run), args.exported, _run_rule(args, db), "--exported")
+        rule = _run_rule(args, db)
+        errata_file = None
+        if db.execute("SELECT 1 FROM errata WHERE run_id = ? LIMIT 1", [run_row(db, args.run)["id"]]).fetchone():
+            errata_file = str(errata_beside(args.exported))
+            rule.check(errata_file, "--exported (its errata)")
+        rule.check(args.exported, "--exported")
+        _emit(export_reviews(db, args.run), args.exported, rule, "--exported")
+        if errata_file:
+            _emit(export_errata_json(db, args.run), errata_file, rule, "--exported (its errata)")
         exported = True
     _print_json(delete_run(db, args.run, force=args.force, exported=exported))
+
+
+def errata_beside(reviews_file: str) -> Path:
+    """Where `delete-run --exported FILE` writes the run's gold errata: FILE with `.errata.json` for its last suffix.
+
+    >>> str(errata_beside("out/old-run.reviews.jsonl"))
+    'out/old-run.reviews.errata.json'
+    """
+    p = Path(reviews_file)
+    return p.with_name(p.stem + ".errata.json")
 
 
 @command("check")

@@ -27,7 +27,7 @@ from audit.output_paths import OutputRule, Staged, stage_output
 from audit.rescoring import no_review_counts, rebuild_audit_state
 from audit.store.counts_index import write_counts_index
 from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
-from audit.store.plans import delete_board_plans
+from audit.store.plans import drop_run_from_boards
 from audit.store.shared_reviews import SETTLES_SHARED, SHARED_FROM
 from scoring.decisions import Decision
 from scoring.errors import InputError, JudgeFailed
@@ -448,18 +448,24 @@ def _positions_by_doc(decisions: Sequence[Decision]) -> dict[str, list[int]]:
 def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:
     """Delete a run with its documents, decisions and audited state.
 
-    Refuses while the run has reviews, unless they were exported first (`exported=True`, set by the caller that
-    just wrote them out) or `force=True`. Cached judge answers are kept (another run may use them).
+    Refuses while the run holds reviewers' work, reviews or gold errata (both append-only: every row counts, a
+    withdrawal too), unless it was exported first (`exported=True`, set by the caller that just wrote it out) or
+    `force=True`. Cached judge answers are kept (another run may use them). A board holding the run keeps its other
+    runs while two or more remain and is deleted otherwise; the plans of the boards it was on are deleted
+    (`audit.store.plans.drop_run_from_boards`).
 
     Raises:
-        UnknownRun; AuditError when reviews exist and neither `exported` nor `force` is given.
+        UnknownRun; AuditError when reviews or errata exist and neither `exported` nor `force` is given.
     """
     row = run_row(db, name)
     n_reviews, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [row["id"]]).fetchone()
-    if n_reviews and not (force or exported):
-        raise AuditError(f"run {name!r} has {count_noun(n_reviews, 'review')}; export them first "
-                         f"(`python -m audit export-reviews --run {name!r} --out FILE`) and delete with "
-                         "--exported FILE, or pass --force to delete them too")
+    n_errata, = db.execute("SELECT COUNT(*) FROM errata WHERE run_id = ?", [row["id"]]).fetchone()
+    if (n_reviews or n_errata) and not (force or exported):
+        held = " and ".join(count_noun(n, noun) for n, noun in ((n_reviews, "review"), (n_errata, "gold erratum row"))
+                            if n)
+        raise AuditError(f"run {name!r} has {held}; export them first (`python -m audit delete-run --run {name!r} "
+                         "--exported FILE` writes the reviews to FILE and the errata beside it, then deletes), or "
+                         "pass --force to delete them too")
     # runs that saw this run's reviews (a review settles its question in every run): re-counted without them
     sharing = [n for n, in db.execute(
         f"SELECT DISTINCT r.name FROM {SHARED_FROM} CROSS JOIN runs r WHERE v.run_id = ? AND {SETTLES_SHARED} "
@@ -471,11 +477,9 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
                       "audit_state", "decisions", "document_counts", "documents"):
             db.execute(f"DELETE FROM {table} WHERE run_id = ?", [row["id"]])
         db.execute("DELETE FROM runs WHERE id = ?", [row["id"]])
-        # a board never names a run that is gone (audit/board/store.py): the boards holding it go with it
-        boards = [n for n, in db.execute("SELECT name FROM boards WHERE EXISTS (SELECT 1 FROM json_each(boards.runs) "
-                                         "WHERE value = ?) ORDER BY name", [name])]
-        db.execute("DELETE FROM boards WHERE EXISTS (SELECT 1 FROM json_each(boards.runs) WHERE value = ?)", [name])
-        delete_board_plans(db, boards, run=name)
+        # a board never names a run that is gone (audit/board/store.py)
+        boards_kept, boards = drop_run_from_boards(db, name)
     for other in sharing:
         rebuild_audit_state(db, other)
-    return {"deleted": name, "reviews_deleted": n_reviews, "runs_recounted": sharing, "boards_deleted": boards}
+    return {"deleted": name, "reviews_deleted": n_reviews, "errata_deleted": n_errata, "runs_recounted": sharing,
+            "boards_deleted": boards, "boards_without_it": boards_kept}

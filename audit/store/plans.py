@@ -3,7 +3,11 @@ other to ask."""
 
 from __future__ import annotations
 
+import json
+
 from sqlite_utils import Database
+
+from audit.store.database import dumps
 
 
 def planned_documents(db: Database, run_id: int) -> set[str]:
@@ -21,3 +25,24 @@ def delete_board_plans(db: Database, boards: list[str], *, run: str | None = Non
     for name in dict.fromkeys(boards):
         db.execute("DELETE FROM board_draws WHERE board = ?", [name])
         db.execute("DELETE FROM board_plans WHERE board = ?", [name])
+
+
+def drop_run_from_boards(db: Database, run: str) -> tuple[dict[str, list[str]], list[str]]:
+    """Take run `run` off every board that holds it, inside the caller's transaction: a board of runs keeps the others
+    while two or more remain (a board compares two or more systems), else it is deleted, as is a board whose systems
+    live inside the run (ideation). The plans of every board touched are deleted (`delete_board_plans`): a plan was
+    drawn over the board's runs as they were. Returns ({board: the runs it keeps}, [boards deleted]), by name."""
+    kept: dict[str, list[str]] = {}
+    gone: list[str] = []
+    for name, runs_json, systems in db.execute(
+            "SELECT name, runs, systems FROM boards WHERE EXISTS (SELECT 1 FROM json_each(boards.runs) "
+            "WHERE value = ?) ORDER BY name", [run]).fetchall():
+        rest = [r for r in json.loads(runs_json) if r != run]
+        if systems is None and len(rest) >= 2:
+            db.execute("UPDATE boards SET runs = ? WHERE name = ?", [dumps(rest), name])
+            kept[name] = rest
+        else:
+            db.execute("DELETE FROM boards WHERE name = ?", [name])
+            gone.append(name)
+    delete_board_plans(db, [*kept, *gone], run=run)
+    return kept, gone

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from audit.board.store import boards_of_run, create_board, delete_board, get_board, list_boards
+from audit.board.table import board_table
 from audit.demo import DATA
 from audit.errors import AuditError
 from audit.rescoring import audit_run
@@ -98,12 +99,17 @@ def test_create_refuses_a_taken_name_and_an_ideation_board_of_two_runs(bdb):
         create_board(bdb, "u", ["ideas", "ideas2"])
 
 
-def test_deleting_a_run_deletes_its_boards_only(bdb):
+def test_deleting_a_run_takes_it_off_its_boards_and_deletes_those_left_with_one_system(bdb):
     create_board(bdb, "ab", ["a", "b"])
     create_board(bdb, "bc", ["b", "c"])
+    create_board(bdb, "abc", ["a", "b", "c"])
+    create_board(bdb, "cba", ["c", "b", "a"])
     out = delete_run(bdb, "a")
     assert out["boards_deleted"] == ["ab"]
-    assert [b["name"] for b in list_boards(bdb)] == ["bc"]
+    assert out["boards_without_it"] == {"abc": ["b", "c"], "cba": ["c", "b"]}
+    assert {b["name"]: b["runs"] for b in list_boards(bdb)} == {"bc": ["b", "c"], "abc": ["b", "c"],
+                                                                "cba": ["c", "b"]}
+    assert board_table(bdb, "abc")["runs"] == ["b", "c"]  # the board still reads, over the runs it kept
 
 
 def test_a_generated_system_on_existing_gold_boards_with_the_first(bdb, tmp_path):

@@ -161,6 +161,35 @@ def test_delete_run_refuses_while_reviews_exist_unless_exported_or_forced(db_wit
         delete_run(db, "mixed")
 
 
+def test_delete_run_keeps_gold_errata_as_it_keeps_reviews(db_with_run, db_path, tmp_path, capsys):
+    """Gold errata are reviewers' work too (append-only, like reviews): a run holding them is not deleted until they
+    are written out (`--exported` writes them beside the reviews) or --force is given."""
+    from audit.review.errata import add_erratum, current_errata
+
+    doc = db_with_run.execute("SELECT doc_id FROM documents ORDER BY idx LIMIT 1").fetchone()[0]
+    add_erratum(db_with_run, "mixed", doc, "gold span 'x'", "wrong item", "ana", correction="y")
+    standing = current_errata(db_with_run, "mixed")
+    with pytest.raises(AuditError, match="has 1 gold erratum row; export them first"):
+        delete_run(db_with_run, "mixed")
+    assert main(["delete-run", "--db", str(db_path), "--run", "mixed"]) == 2
+    assert "1 gold erratum row" in capsys.readouterr().err
+    assert db_with_run.execute("SELECT COUNT(*) FROM errata").fetchone()[0] == 1
+    taken = tmp_path / "errata.reviews.errata.json"
+    taken.write_text("someone else's file")
+    out = tmp_path / "errata.reviews.jsonl"
+    assert main(["delete-run", "--db", str(db_path), "--run", "mixed", "--exported", str(out)]) == 2
+    assert f"{taken}: --exported (its errata)" in capsys.readouterr().err
+    assert not out.exists() and db_with_run.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    taken.unlink()
+    assert main(["delete-run", "--db", str(db_path), "--run", "mixed", "--exported", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["errata_deleted"] == 1
+    assert out.read_text() == ""  # no reviews: an empty reviews file
+    written = json.loads(taken.read_text())["errata"]
+    assert [(e["document"], e["gold_item"], e["correction"], e["uid"]) for e in written] == [
+        (e["doc_id"], e["item"], e["correction"], e["uid"]) for e in standing]
+    assert open_db(db_path).execute("SELECT COUNT(*) FROM errata").fetchone()[0] == 0
+
+
 def test_inputs_over_the_size_limit_are_refused_before_reading(tmp_path):
     p = tmp_path / "huge.jsonl"
     with p.open("wb") as f:
