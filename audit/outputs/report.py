@@ -678,12 +678,11 @@ def report_html(report: Report) -> str:
             + f"<script>{bundle}</script><script>{RENDER}</script></body></html>\n")
 
 
-def write_figures(report: Report, view: RunView, folder: str | Path, rule: OutputRule | None = None) -> list[Path]:
-    """Every figure as NAME.svg and NAME.pdf, and the LaTeX table (`table.tex`), into `folder`; each file written
-    whole by the output rule (`audit.output_paths`: an existing file is replaced only with `force`)."""
+def _figure_files(report: Report, view: RunView, folder: str | Path) -> list[tuple[Path, str | bytes]]:
+    """Every figure as NAME.svg and NAME.pdf, and the LaTeX table (`table.tex`), rendered for `folder` (the folder
+    is made; nothing is written into it)."""
     import vl_convert
 
-    rule = rule or OutputRule(force=True)
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     version = _vl_version()
@@ -692,6 +691,14 @@ def write_figures(report: Report, view: RunView, folder: str | Path, rule: Outpu
         files += [(out / f"{f.name}.svg", vl_convert.vegalite_to_svg(f.spec, vl_version=version)),
                   (out / f"{f.name}.pdf", vl_convert.vegalite_to_pdf(f.spec, vl_version=version))]
     files.append((out / "table.tex", export_latex(view.db, view)))
+    return files
+
+
+def write_figures(report: Report, view: RunView, folder: str | Path, rule: OutputRule | None = None) -> list[Path]:
+    """Every figure as NAME.svg and NAME.pdf, and the LaTeX table (`table.tex`), into `folder`; each file written
+    whole by the output rule (`audit.output_paths`: an existing file is replaced only with `force`)."""
+    rule = rule or OutputRule(force=True)
+    files = _figure_files(report, view, folder)
     for path, _ in files:  # every name checked before the first is written
         rule.check(path, "--figures")
     return [rule.write(path, data, "--figures") for path, data in files]
@@ -701,10 +708,15 @@ def write_report(view: RunView, out: str | Path, figures_dir: str | Path | None 
                  rule: OutputRule | None = None, panel: FamilyPanel | None = None) -> dict:
     """Build the run's report (`panel`: the family's section, as in `build_report`), write it to `out` whole (and its
     figures and LaTeX table to `figures_dir`); say what was written. `rule`: what may not be overwritten
-    (`audit.output_paths`; default: replace any file)."""
+    (`audit.output_paths`; default: replace any file). Every path is checked before the first file is written, so a
+    refused figure leaves no report behind either."""
     rule = rule or OutputRule(force=True)
     report = build_report(view, panel)
+    figures = _figure_files(report, view, figures_dir) if figures_dir is not None else []
+    rule.check(out)
+    for path, _ in figures:
+        rule.check(path, "--figures")
     rule.write(out, report_html(report))
-    written = write_figures(report, view, figures_dir, rule) if figures_dir is not None else []
+    written = [rule.write(path, data, "--figures") for path, data in figures]
     return {"report": str(out), "figures": [f.name for f in report.figures], "files": [str(p) for p in written],
             "policy": view.policy}

@@ -235,6 +235,7 @@ def test_figures_never_replace_without_force(db, tmp_path, capsys):
                  str(figs)]) == 2
     assert "table.tex" in error(capsys) and (figs / "table.tex").read_text() == "my table"
     assert list(figs.iterdir()) == [figs / "table.tex"]
+    assert not (tmp_path / "r.html").exists()  # refused whole: every path is checked before the report is written
 
 
 def test_write_output_through_a_full_disk_keeps_nothing_half_written(tmp_path, monkeypatch):
