@@ -764,7 +764,7 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
 
     Example: python -m audit improve-judge --run my-fuzzy-run --strategy threshold --seed 0 --out improved.json
     """
-    from audit.outputs.improve_judge import improve_judge
+    from audit.outputs.improve_judge import improve_judge, judge_to_use
 
     db = _open(args.db)
     rule = _run_rule(args, db)
@@ -780,8 +780,7 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
     _emit(json.dumps(result, indent=1, ensure_ascii=False) + "\n", args.out, rule)
     ev = result["evaluation"]
     stored = result.get("stored_as")
-    use = (f"score with --judge improved:{stored}" if stored is not None else
-           f"score with --judge {result['judge_after']['spec']} --learnt-from {args.out}")
+    use = judge_to_use(result, args.out)
     print(f"{result['reason']} ({ev['n_decisions']} decisions in {ev['n_documents']} documents; judge after: "
           f"{result['judge_after']['spec']}; folds stored as result {stored if stored is not None else '(not stored)'}"
           f"; {use})", file=sys.stderr)

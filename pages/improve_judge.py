@@ -15,6 +15,7 @@ from audit.outputs.improve_judge import (
     STRATEGIES,
     applicability,
     improve_judge,
+    judge_to_use,
 )
 from audit.store.database import reviews_version
 from audit.store.improvements import stored_improvements
@@ -110,11 +111,16 @@ m2.metric("κ after (out of sample)", fmt(ev["kappa_after"]), help="Each decisio
 m2.caption(f"95% interval {md_literal(interval(ev['after']['kappa_ci']))}")
 m3.metric("Δκ", fmt(ev["delta_kappa"], sign="+"), help=ev["method"])
 m3.caption(f"95% interval {md_literal(interval(ev['delta_kappa_ci'], '+'))}")
-m4.metric("Judge after", result["judge_after"]["spec"], help="Fitted on every reviewed document: the judge to keep.")
+# a judge spec is longer than a metric tile shows (st.metric cuts it with an ellipsis): written out in full
+m4.markdown(f"**Judge after** (fitted on every reviewed document)  \n{md_literal(result['judge_after']['spec'])}")
 m4.caption(f"{ev['n_decisions']} decisions in {ev['n_documents']} documents")
-if result.get("stored_as") is not None and result["judge_after"].get("strategy") != "calibrate":
-    st.caption("Score any run of this family with the judge to keep (the run records the reviews it learnt from):")
-    st.code(f"python -m audit score {view.task.name} … --judge improved:{int(result['stored_as'])}", language="bash")
+if result["judge_after"].get("strategy") != "calibrate":
+    if result["improved"] and result.get("stored_as") is not None:
+        st.caption("Score any run of this family with the judge to keep (the run records the reviews it learnt from):")
+        st.code(f"python -m audit score {view.task.name} … --judge improved:{int(result['stored_as'])}",
+                language="bash")
+    else:
+        show_text(f"Next runs: {judge_to_use(result)}.", "caption")
 st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {int(ev['documents']):,} reviewed "
            f"documents: before {md_literal(fmt(ev['gap_before']))}, after {md_literal(fmt(ev['gap_after']))}.")
 

@@ -284,3 +284,25 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
         result["stored_as"] = save_improvement(db, view.id, result)
     return result
 
+
+def judge_to_use(result: Mapping, result_file: str | None = None) -> str:
+    """What to score the family's next runs with, after `improve_judge`'s `result`, in words (the page and the CLI
+    say it alike): the stored improved judge when the reviews improved it; else the run's own judge, with the
+    fitted one named only as something to try, since no improvement was shown.
+
+    >>> judge_to_use({"improved": True, "stored_as": 2, "judge_after": {"spec": "fuzzy:76"}})
+    'score with --judge improved:2'
+    >>> judge_to_use({"improved": False, "stored_as": 2, "judge_after": {"spec": "fuzzy:76"}})
+    "keep the run's judge (the fitted one, stored as improved:2, showed no improvement)"
+    >>> judge_to_use({"improved": True, "judge_after": {"spec": "fuzzy:76"}}, "out.json")
+    'score with --judge fuzzy:76 --learnt-from out.json'
+    """
+    stored = result.get("stored_as")
+    fitted = f"improved:{stored}" if stored is not None else result["judge_after"]["spec"]
+    if not result.get("improved"):
+        where = f", stored as {fitted}," if stored is not None else f" ({fitted})"
+        return f"keep the run's judge (the fitted one{where} showed no improvement)"
+    if stored is not None:
+        return f"score with --judge {fitted}"
+    return f"score with --judge {fitted} --learnt-from {result_file or 'the result file'}"
+

@@ -43,13 +43,27 @@ def test_the_page_fits_and_shows_the_out_of_sample_result(app, strict_run):
     assert not at.exception
     assert plain(at.success[0].value).startswith("improvement shown")
     labels = {m.label: m.value for m in at.metric}
-    assert float(labels["Δκ"]) >= 0.10 and labels["Judge after"].startswith("fuzzy:")
+    assert float(labels["Δκ"]) >= 0.10
+    assert any(re.search(r"Judge after.*\s+fuzzy:\d+$", plain(m.value), re.S) for m in at.markdown)  # whole
     assert any(re.search(r"--judge improved:\d+", c.value) for c in at.code)  # score takes it
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # the κ-vs-threshold curve
     wrong = table(at, "open", "human", "before", "after")
     assert wrong["open"].str.startswith("document?").all() and (wrong["before"] == "wrong").sum() > 0
     assert table(at, "human label", "judge agrees", "n")["n"].sum() > 0
     assert len(at.get("download_button")) == 1
+
+
+def test_a_judge_that_did_not_improve_is_not_recommended(app):
+    """The bundled few-shot result showed no improvement: the page keeps the run's judge and offers no command to
+    score with the fitted one; the fitted judge's spec is written out whole (a metric tile cut it)."""
+    at = open_page(app, "improve_judge", run="demo-chimera-smollm2-few-shot")
+    assert not at.exception
+    assert any(plain(w.value).startswith("no improvement shown") for w in at.warning)
+    assert not [c for c in at.code if "--judge improved" in c.value]
+    shown = " ".join(plain(c.value) for c in at.caption)
+    assert re.search(r"Next runs: keep the run's judge \(the fitted one, stored as improved:\d+, showed no "
+                     r"improvement\)", shown)
+    assert any(plain(m.value).endswith("openai-json:smollm2-135m") for m in at.markdown if "Judge after" in m.value)
 
 
 def test_the_pre_flight_refusal_is_said_on_the_page(app):

@@ -15,7 +15,7 @@ from audit.runs import score_run  # noqa: E402
 from audit.store.database import open_db  # noqa: E402
 from devtools.paraphrase_run import GOLD, write_paraphrase_predictions  # noqa: E402
 from tests.cli.test_improve_judge import RUN, review_documents  # noqa: E402
-from tests.e2e.e2e_helpers import RERUN_TIMEOUT, assert_no_exception, metric, open_url, shoot, wait_idle  # noqa: E402
+from tests.e2e.e2e_helpers import RERUN_TIMEOUT, assert_no_exception, open_url, shoot, wait_idle  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 
@@ -32,6 +32,6 @@ def test_the_owner_improves_a_too_strict_judge_in_the_browser(demo_app, new_page
     expect(page.get_by_text("improvement shown")).to_be_visible(timeout=RERUN_TIMEOUT * 4)
     wait_idle(page)
     assert_no_exception(page)
-    expect(metric(page, "Judge after")).to_contain_text("fuzzy:")
+    expect(page.get_by_test_id("stMarkdown").filter(has_text="Judge after")).to_contain_text("fuzzy:")
     expect(page.get_by_test_id("stVegaLiteChart").or_(page.get_by_test_id("stArrowVegaLiteChart"))).to_have_count(1)
     shoot(page, shots, "improve_judge")
