@@ -25,7 +25,7 @@ from ui.leaderboard import (
     settled_words,
     system_rows,
 )
-from ui.state import blind_guard, blind_on, policy_radio, run_names
+from ui.state import blind_guard, blind_on, current_run, policy_radio, run_names
 from ui.text import md_literal, show_error, show_text
 
 conn = page_prologue()
@@ -40,7 +40,8 @@ if not boards:
               "`python -m audit board create NAME --runs A,B`), or load the demo runs on the Runs page: the demo "
               "has a board per family.", "info")
 else:
-    name = pick_board([b["name"] for b in boards])
+    run = current_run()
+    name = pick_board([b["name"] for b in boards], holding=[b["name"] for b in boards if run in b["runs"]])
     board = next(b for b in boards if b["name"] == name)
     policy = policy_radio("leaderboard.policy")
     hidden = [r for r in board["runs"] if blind_on(conn, r)]

@@ -176,15 +176,15 @@ def coverage_text(table: Mapping) -> str:
             f"{r['of_documents']:,} documents complete{shared} · effective labels: {table['policy']} policy")
 
 
-def pick_board(names: Sequence[str]) -> str:
+def pick_board(names: Sequence[str], holding: Sequence[str] = ()) -> str:
     """The board picker: a board just created, else `?board=` on a first visit, else the session's, else the
-    newest (names come newest first)."""
+    newest board holding the current run (`holding`, newest first), else the newest (names come newest first)."""
     pending = st.session_state.pop(PENDING, None)
     if pending in names:
         st.session_state[PICK] = pending
     elif st.session_state.get(PICK) not in names:
         wanted = st.query_params.get("board")
-        st.session_state[PICK] = wanted if wanted in names else names[0]
+        st.session_state[PICK] = wanted if wanted in names else next((h for h in holding if h in names), names[0])
     name = st.selectbox("Board", list(names), key=PICK)
     st.query_params["board"] = name
     return name

@@ -281,3 +281,17 @@ def test_the_metrics_table_shows_every_metrics_estimate_a_median_too(app, conn, 
     assert "No interval yet: insufficient reviews: n < 30." in captions
     assert "No interval yet: stratum '1-2 above' not reviewed." in captions
     assert any(e.label == "Every headline metric: judge only, audited and estimated" for e in at.expander)
+
+
+def test_a_first_visit_opens_the_board_of_the_current_run(app_db):
+    """Without `?board=`, a session's first visit opens the newest board holding the run the sidebar has (not the
+    newest board of the database, which may be another family's)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    for run, board in ((MIXED, BOARD), ("demo-retrieval-bm25", "demo-retrieval"),
+                       ("demo-ideation-si2024-humans", "demo-ideation")):
+        at = open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run(), "leaderboard", run=run)
+        assert not at.exception
+        assert at.selectbox(key="leaderboard.board").value == board, run
