@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from audit.board.store import create_board, list_boards
+from audit.board.store import create_board, delete_board, list_boards
 from audit.errors import AuditError, RunExists
 from audit.review.reviews_io import import_reviews
 from audit.runs import score_run
@@ -129,13 +129,18 @@ def demo_boards() -> dict[str, list[str]]:
 
 def seed_boards(db: Database) -> list[str]:
     """Create every demo board the database lacks whose runs are all in it (a board of a deleted demo run is left
-    out); return the names created."""
+    out, or keeps the others: `delete_run`), and give a demo board that lost a run the run again once it is loaded
+    again; return the names created or completed."""
     have_runs = {r["name"] for r in db.query("SELECT name FROM runs")}
-    have = {b["name"] for b in list_boards(db)}
+    have = {b["name"]: b["runs"] for b in list_boards(db)}
     made = []
     for name, runs in demo_boards().items():
-        if name in have or not set(runs) <= have_runs:
+        if not set(runs) <= have_runs:
             continue
+        if name in have:
+            if have[name] == runs or not set(have[name]) < set(runs):
+                continue  # complete, or a board of the user's under a demo board's name
+            delete_board(db, name)  # a demo run deleted and loaded again: back on its board (a new plan needed)
         try:
             create_board(db, name, runs)
         except AuditError:

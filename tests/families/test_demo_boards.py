@@ -39,10 +39,14 @@ def test_the_demo_seeds_its_boards_and_leaves_out_one_whose_run_is_gone(demo_tem
     db = open_db(copy_of(demo_template, tmp_path / "d.db"))
     try:
         assert {b["name"]: b["runs"] for b in list_boards(db)} == demo_boards()
-        delete_run(db, "demo-chimera-fuzzy-terse", force=True)  # takes its board with it
-        assert "demo-chimera" not in {b["name"] for b in list_boards(db)}
-        assert seed_boards(db) == []  # a board of a deleted demo run is not made again
-        assert load_demo(db) == ["demo-chimera-fuzzy-terse"]  # "Load the demo runs": the run and its board
+        delete_run(db, "demo-chimera-fuzzy-terse", force=True)  # its board keeps the other two
+        assert {b["name"]: b["runs"] for b in list_boards(db)}["demo-chimera"] == ["demo-chimera-fuzzy-mixed",
+                                                                                 "demo-chimera-fuzzy-verbose"]
+        delete_run(db, "demo-litxbench-process-perturb", force=True)  # takes its board of two with it
+        assert "demo-litxbench" not in {b["name"] for b in list_boards(db)}
+        assert seed_boards(db) == []  # a board of a deleted demo run is not made again, nor completed
+        # "Load the demo runs": the runs, and their boards whole again
+        assert load_demo(db) == ["demo-chimera-fuzzy-terse", "demo-litxbench-process-perturb"]
         assert {b["name"]: b["runs"] for b in list_boards(db)} == demo_boards()
     finally:
         db.conn.close()
