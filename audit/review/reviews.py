@@ -196,12 +196,19 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
             if stored is not None:
                 conn.execute("ROLLBACK")
                 return stored | {"duplicate": True}
+        seen = (reviews_by_decision(db, run_id, [decision_id]).get(decision_id, [])
+                if expect_last_review is not None or label is None else [])
         if expect_last_review is not None:
-            last = max((r["id"] for r in reviews_by_decision(db, run_id, [decision_id]).get(decision_id, [])),
-                       default=0)
+            last = max((r["id"] for r in seen), default=0)
             if last != expect_last_review:
                 raise StaleReview(f"decision {decision_id} was reviewed by someone else since you opened it; "
                                   "reload to see the new review")
+        if label is None:  # an undo withdraws a label held now; with none, a row would only list a non-reviewer
+            humans, adjudicated = current_labels(seen)
+            what = "adjudication" if role == "adjudicator" else "label"
+            if (adjudicated is None) if role == "adjudicator" else (reviewer not in humans):
+                raise AuditError(f"nothing to undo: {reviewer!r} holds no {what} on decision {decision_id} (nothing "
+                                 "was stored)")
         cur = conn.execute(
             "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled, "
             "auth_subject, auth_email, auth_mode, client_id) VALUES (:uid, :run_id, :decision_id, :reviewer, :label, "

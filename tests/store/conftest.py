@@ -17,3 +17,20 @@ def three_sharing_runs(db_with_run):
     score_run(db_with_run, "chimera", {"gold": str(GOLD), "pred": str(PRED_MIXED)}, "exact", run="twin")
     score_run(db_with_run, "chimera", {"gold": str(GOLD), "pred": str(PRED_PERFECT)}, "exact", run="perfect")
     return db_with_run
+
+
+def review_unless_nothing_to_undo(db, run: str, decision_id: int, label: str | None, who: str, **kw) -> bool:
+    """`add_review`, for the random review sequences: an undo (`label=None`) by someone holding no label there is
+    refused ("nothing to undo") and stores nothing; returns whether a row was stored."""
+    from audit.errors import AuditError
+    from audit.review.reviews import add_review
+
+    before = db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    try:
+        add_review(db, run, decision_id, label, who, **kw)
+    except AuditError as e:
+        if label is not None or not str(e).startswith("nothing to undo"):
+            raise
+        assert db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == before
+        return False
+    return True

@@ -26,6 +26,7 @@ from audit.runs import delete_run, score_run
 from audit.store.database import counted_reviews_version, open_db, reviews_version, run_row
 from audit.views import kept_reviewed, load_view
 from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT
+from tests.store.conftest import review_unless_nothing_to_undo
 
 REVIEWERS = ("ana", "ben", "cy")
 
@@ -77,7 +78,7 @@ def _review(db, rng: random.Random, run: str) -> None:
     labels = ["match", "no-match"] if kind != "relation" else ["match", "no-match"]
     role = "adjudicator" if rng.random() < 0.1 else "reviewer"
     label = None if rng.random() < 0.15 else rng.choice(labels)  # None: an undo of the reviewer's label
-    add_review(db, run, dec, label, rng.choice(REVIEWERS), role=role, blind=rng.random() < 0.2)
+    review_unless_nothing_to_undo(db, run, dec, label, rng.choice(REVIEWERS), role=role, blind=rng.random() < 0.2)
 
 
 def _import(db, rng: random.Random, run: str, path, k: int) -> None:

@@ -15,6 +15,7 @@ from audit.stale import rebuild_stale_runs, stale_runs
 from audit.store.database import open_db
 from audit.store.migrations import SCHEMA_VERSION
 from tests.conftest import copy_of
+from tests.store.conftest import review_unless_nothing_to_undo
 
 M022 = "m022_stored_review_counts"
 
@@ -30,8 +31,8 @@ def _old_database(path: Path) -> dict:
     rng = random.Random(3)
     ids = [r[0] for r in db.execute("SELECT id FROM decisions WHERE run_id = 1 ORDER BY id").fetchall()[:25]]
     for step in range(40):
-        add_review(db, "mixed", rng.choice(ids), rng.choice(["match", "no-match", None]), rng.choice(["ana", "bo"]),
-                   role="adjudicator" if step == 30 else "reviewer")
+        review_unless_nothing_to_undo(db, "mixed", rng.choice(ids), rng.choice(["match", "no-match", None]),
+                                      rng.choice(["ana", "bo"]), role="adjudicator" if step == 30 else "reviewer")
     a = audit_run(db, "mixed")
     before = {"reviews": _reviews(db), "counts": a.review_counts, "metrics": a.metrics,
               "state": db.execute("SELECT run_id, last_review, total FROM audit_state").fetchall()}

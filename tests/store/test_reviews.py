@@ -11,6 +11,7 @@ from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.views import decisions, document, load_view
 from scoring.families.chimera import scorer as chimera
+from tests.store.conftest import review_unless_nothing_to_undo
 
 
 def R(reviewer, label, role="reviewer"):  # noqa: N802 - a row builder for the table below
@@ -45,6 +46,33 @@ def test_reviews_are_append_only_and_rescoring_is_immediate(db_with_run):
     rows = list(db.query("SELECT label, note FROM reviews WHERE decision_id = ? ORDER BY id", [d["id"]]))
     assert rows == [{"label": "no-match", "note": "spans differ"}, {"label": None, "note": None}]
     assert audit_run(db, "mixed").metrics == before.metrics
+
+
+def test_an_undo_by_someone_holding_no_label_stores_nothing(db_with_run, db_path, capsys, three_sharing_runs):
+    """An undo withdraws a label its reviewer holds (on this decision, or on the same question in another run);
+    with none held it is refused, so no row lists a non-reviewer among the reviewers."""
+    from audit.cli import main
+    from audit.errors import AuditError
+
+    db = db_with_run
+    d, twin = db.execute("SELECT d.id, t.id FROM decisions d JOIN decisions t ON t.qkey = d.qkey AND t.id != d.id "
+                         "JOIN runs r ON r.id = d.run_id JOIN runs rt ON rt.id = t.run_id WHERE r.name = 'mixed' AND "
+                         "rt.name = 'twin' ORDER BY d.id LIMIT 1").fetchone()
+    with pytest.raises(AuditError, match=f"nothing to undo: 'zed' holds no label on decision {d}"):
+        add_review(db, "mixed", d, None, "zed")
+    assert main(["--db", str(db_path), "review", "--run", "mixed", "--decision", str(d), "--label", "undo",
+                 "--reviewer", "zed"]) == 2
+    assert "nothing to undo" in capsys.readouterr().err
+    add_review(db, "mixed", d, "match", "ana", role="adjudicator")
+    with pytest.raises(AuditError, match="'ana' holds no label"):  # an adjudication is not a reviewer's label
+        add_review(db, "mixed", d, None, "ana")
+    assert db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == 1
+    add_review(db, "twin", twin, "no-match", "bo")  # the same question, labelled in the other run
+    add_review(db, "mixed", d, None, "bo")  # ... is withdrawn here
+    add_review(db, "mixed", d, None, "ana", role="adjudicator")
+    assert audit_run(db, "mixed").review_counts["reviewed"] == 0
+    with pytest.raises(AuditError, match="holds no adjudication"):
+        add_review(db, "mixed", d, None, "ana", role="adjudicator")
 
 
 def test_confirming_changes_nothing_but_counts(db_with_run):
@@ -94,7 +122,8 @@ def test_incremental_state_matches_a_rebuild_after_every_step(db_with_run):
     for step in range(40):
         d = rng.choice(ids[:30])  # few decisions, so labels are changed, undone and conflicted repeatedly
         label = rng.choice(["match", "no-match", None])
-        add_review(db, "mixed", d, label, rng.choice(["ana", "bo"]), role="adjudicator" if step == 25 else "reviewer")
+        review_unless_nothing_to_undo(db, "mixed", d, label, rng.choice(["ana", "bo"]),
+                                      role="adjudicator" if step == 25 else "reviewer")
         inc = audit_run(db, "mixed")
         if step % 10 == 9:
             full = audit_run(db, "mixed", rebuild=True)

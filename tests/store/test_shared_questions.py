@@ -30,6 +30,7 @@ from audit.views import decisions
 from scoring.families import TASKS
 from scoring.families.base import content_hash
 from tests.conftest import GOLD
+from tests.store.conftest import review_unless_nothing_to_undo
 
 PAIRS = {"chimera": ["demo-chimera-mixed", "demo-chimera-smollm2"],
          "litxbench": ["demo-litxbench-drop-meas30", "demo-litxbench-process-perturb"]}
@@ -156,7 +157,7 @@ def _random_reviews(db, runs: list[str], rng: random.Random, n: int) -> None:
         who = rng.choice(["ana", "bo", "cy"])
         label = None if rng.random() < 0.1 else rng.choice(labels)  # None: withdraw the last label
         role = "adjudicator" if rng.random() < 0.1 else "reviewer"
-        add_review(db, run, d["id"], label, who, role=role)
+        review_unless_nothing_to_undo(db, run, d["id"], label, who, role=role)
 
 
 @pytest.mark.parametrize("family", list(PAIRS))

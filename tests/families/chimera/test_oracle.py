@@ -98,6 +98,7 @@ def test_audited_equals_paper_scorer_with_reviewed_answers(scored, seed, n):
     picked = rng.sample(decs, min(n, len(decs)))
     expected: dict[str, dict[int, str]] = {p: {} for p in POLICIES}
     reviewers = ["r1", "r2", "r3"]
+    labelled: list[tuple[int, str, str]] = []  # (decision, who, role): what the clean-up withdraws
     for d in picked:
         label = rng.choice(["match", "no-match"])
         other = "no-match" if label == "match" else "match"
@@ -106,9 +107,11 @@ def test_audited_equals_paper_scorer_with_reviewed_answers(scored, seed, n):
                   "adjudicated": [label, other]}[pattern]
         for who, lab in zip(reviewers, labels, strict=False):
             add_review(db, RUN, d["id"], lab, who)
+            labelled.append((d["id"], who, "reviewer"))
         adjudicated = rng.choice(["match", "no-match"]) if pattern == "adjudicated" else None
         if adjudicated is not None:
             add_review(db, RUN, d["id"], adjudicated, "boss", role="adjudicator")
+            labelled.append((d["id"], "boss", "adjudicator"))
         for p in POLICIES:
             expected[p][d["id"]] = _expected(d["judge"], labels, adjudicated, p)
     try:
@@ -118,7 +121,5 @@ def test_audited_equals_paper_scorer_with_reviewed_answers(scored, seed, n):
             _assert_same(audit_run(db, RUN, policy=p, rebuild=True).metrics, oracle)
             _assert_same(load_view(db, RUN, p).audit.metrics, oracle)
     finally:
-        for d in picked:
-            for r in reviewers:
-                add_review(db, RUN, d["id"], None, r)
-            add_review(db, RUN, d["id"], None, "boss", role="adjudicator")  # withdraws any adjudication
+        for decision_id, who, role in labelled:  # an undo withdraws a label held (there is nothing else to undo)
+            add_review(db, RUN, decision_id, None, who, role=role)
