@@ -109,6 +109,10 @@ def _db_path(text: str) -> str:
     if text.strip() == ":memory:" or text.startswith("file:"):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a file: a database there would vanish with the "
                                          "command; give a file's path")
+    folder = Path(text).parent
+    if not folder.is_dir():  # a mistyped path would otherwise leave new folders and an empty database behind
+        raise argparse.ArgumentTypeError(f"{text[:200]!r}: its folder {str(folder)[:200]!r} does not exist; check "
+                                         "the path, or create the folder first")
     return text
 
 
@@ -370,7 +374,10 @@ def cmd_runs(args: argparse.Namespace) -> None:
 
     db = _open(args.db)
     learning = learning_by_run(db)
-    for r in list_runs(db):
+    runs = list_runs(db)
+    if not runs:  # said, so that a mistyped --db (a new, empty database) does not pass for an empty result
+        print(f"no runs in {args.db}", file=sys.stderr)
+    for r in runs:
         line = {k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}
         if r["name"] in learning:
             line |= {"judge_stale": learning[r["name"]]["stale"], "judge_learning": learning[r["name"]]["text"]}

@@ -37,6 +37,20 @@ def test_an_empty_db_is_refused_wherever_it_is_given(argv: list[str], where: str
     assert e.value.code == 2 and "argument --db: is empty" in err, err
 
 
+def test_a_db_in_a_missing_folder_is_refused_and_nothing_is_made(tmp_path, capsys) -> None:
+    """A mistyped `--db some/dir/x.db` made the folders and an empty database, and `runs` then printed nothing
+    with exit status 0; a new database in a folder that exists is still made (and `runs` says it holds none)."""
+    missing = tmp_path / "nodir" / "x.db"
+    with pytest.raises(SystemExit) as e:
+        main(["--db", str(missing), "runs"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"its folder '{missing.parent}' does not exist" in err, err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["--db", str(tmp_path / "new.db"), "runs"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == f"no runs in {tmp_path / 'new.db'}\n"
+
+
 def test_db_after_the_command_wins_over_none_and_defaults_apply(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("REJUDGE_DB", raising=False)
     args = build_parser(["runs"]).parse_args(["runs", "--db", str(tmp_path / "a.db")])
