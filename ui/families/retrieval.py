@@ -17,7 +17,7 @@ from scoring.families.retrieval.review import query_from_json
 from ui.families import DocumentContext
 from ui.text import md_literal, readable, show_text
 
-BLIND_DETAIL = ("rank", "tied_with_gold", "anchor", "text", "score", "gold", "gold_rank")
+BLIND_DETAIL = ("rank", "tied_with_gold", "anchor", "text", "score", "gold", "gold_rank", "gold_ranks")
 """Detail keys a blind card may read: the system's ranking, not the judge's answer."""
 
 DOC_ID_TITLE = "query id"
@@ -43,6 +43,34 @@ def _fmt_rank(r: float) -> str:
     return f"{r:g}"
 
 
+def gold_rank_text(det: dict) -> str:
+    """The gold's rank as the metrics read it: one rank, or the ranks its tie spans (its place in the list's order
+    inside a tie is arbitrary, so it is said as that, not as the rank). A decision stored before `gold_ranks` was
+    kept shows the list's order.
+
+    >>> gold_rank_text({"gold_rank": 378, "gold_ranks": [5, 573]})
+    'tied at ranks 5–573; 378th in the list'
+    >>> gold_rank_text({"gold_rank": 3, "gold_ranks": [3, 3]}), gold_rank_text({"gold_rank": 3})
+    ('rank 3', 'rank 3')
+    """
+    lo, hi = det.get("gold_ranks") or (None, None)
+    if lo is not None and hi is not None and hi > lo:
+        return f"tied at ranks {lo:,}–{hi:,}; {ordinal(det.get('gold_rank', '?'))} in the list"
+    return f"rank {det.get('gold_rank', '?')}"
+
+
+def ordinal(n: object) -> str:
+    """378th, 1st, 22nd, 13th, 111th; anything not a whole number as given.
+
+    >>> [ordinal(n) for n in (378, 1, 22, 13, 111, 1001)], ordinal("?")
+    (['378th', '1st', '22nd', '13th', '111th', '1,001st'], '?')
+    """
+    if not isinstance(n, int):
+        return str(n)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n:,}{suffix}"
+
+
 def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
     """Anchor, candidate (with rank and score), gold (with rank) and, unless blind, the judge's reason."""
     det = d.get("detail", {})
@@ -51,7 +79,7 @@ def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
              ("candidate", str(det.get("text", d["left"]))), ("candidate rank", rank)]
     if "score" in det:
         lines.append(("score", f"{det['score']:.6g}"))
-    lines.append(("gold", f"{det.get('gold', d['right'])} (rank {det.get('gold_rank', '?')})"))
+    lines.append(("gold", f"{det.get('gold', d['right'])} ({gold_rank_text(det)})"))
     if not blind:
         why = det.get("answer", {}).get("rationale")
         if why:

@@ -109,7 +109,8 @@ class Decisions(Sequence[Decision]):
         (q, pos), a = self._where[i], self._answers[i]
         label, answer = self._label_and_answer(a)
         detail = {"rank": pos + 1, "text": q.candidates_text[pos], "tied_with_gold": pos + 1 >= q.gold_block[0],
-                  "anchor": q.anchor_text, "gold": q.positive, "gold_rank": q.positive_index + 1, "answer": answer}
+                  "anchor": q.anchor_text, "gold": q.positive, "gold_rank": q.positive_index + 1,
+                  "gold_ranks": list(q.gold_block), "answer": answer}
         if q.scores is not None:
             detail["score"] = q.scores[pos]
         return Decision(q.id, KIND, q.relation, q.candidates[pos], q.positive_id, label, detail)
@@ -130,7 +131,8 @@ class Decisions(Sequence[Decision]):
         (q, pos), a = self._where[i], self._answers[i]
         if q is not self._shared_by[0] or a is not self._shared_by[1]:
             self._shared_by = (q, a, ',"anchor":' + dumps(q.anchor_text) + ',"gold":' + dumps(q.positive)
-                               + ',"gold_rank":' + dumps(q.positive_index + 1) + ',"answer":'
+                               + ',"gold_rank":' + dumps(q.positive_index + 1) + ',"gold_ranks":'
+                               + dumps(list(q.gold_block)) + ',"answer":'
                                + dumps(self._label_and_answer(a)[1]))
         text = ('{"rank":' + _json_scalar(pos + 1, dumps) + ',"text":' + _json_scalar(q.candidates_text[pos], dumps)
                 + (',"tied_with_gold":true' if pos + 1 >= q.gold_block[0] else ',"tied_with_gold":false')

@@ -80,3 +80,7 @@ def test_card_lines():
                              ("candidate rank", "1"), ("score", "0.9"), ("gold", "g (rank 3)"),
                              ("judge", "only the gold")]
     assert ("judge", "only the gold") not in card_lines(d, blind=True)
+    d["detail"]["gold_ranks"] = [3, 3]
+    assert ("gold", "g (rank 3)") in card_lines(d)
+    d["detail"] |= {"gold_rank": 378, "gold_ranks": [5, 573]}  # a tie: its place in the list is no rank
+    assert ("gold", "g (tied at ranks 5–573; 378th in the list)") in card_lines(d)
