@@ -58,16 +58,23 @@ MAX_SEED = 2**63 - 1  # SQLite's largest integer: the plan's seed is stored
 MAX_HALF_WIDTH = 1e6  # of a metric that is not a proportion (a mean rank): wider targets mean nothing
 
 
-def check_half_width(half_width: object, *, proportion: bool) -> float:
-    """The target half-width of the headline interval: a finite number above 0, at most 1 for a proportion.
+def check_half_width(half_width: object, *, bounds: tuple[float, float] | None, label: str = "the headline "
+                     "metric") -> float:
+    """The target half-width of the headline interval: a finite number above 0, at most the span of the metric's
+    range (`TaskFamily.metric_bounds`: 1 for a proportion, 4 for a 1-5 rating; `MAX_HALF_WIDTH` when unbounded).
+
+    >>> check_half_width(2, bounds=(1.0, 5.0))
+    2.0
 
     Raises:
         AuditError: saying what is allowed.
     """
-    top = 1.0 if proportion else MAX_HALF_WIDTH
+    top = MAX_HALF_WIDTH if bounds is None else bounds[1] - bounds[0]
     if isinstance(half_width, bool) or not isinstance(half_width, int | float) or not 0 < half_width <= top:
-        raise AuditError(f"--half-width must be a number above 0 and at most {top:g} (the headline metric is "
-                         f"{'a proportion' if proportion else 'not a proportion'}), got {half_width!r}")
+        where = ("it has no bounded range" if bounds is None else
+                 f"it lies in [{bounds[0]:g}, {bounds[1]:g}]")
+        raise AuditError(f"--half-width must be a number above 0 and at most {top:g} ({label}: {where}), got "
+                         f"{half_width!r}")
     return float(half_width)
 
 
@@ -516,7 +523,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
                          f"{view.name}`")
     row, task = view.row, view.task
     cell = target_cell(task, metric)
-    check_half_width(half_width, proportion=cell.higher_is_better)
+    check_half_width(half_width, bounds=task.metric_bounds(cell), label=cell.label)
     judge, sampled, certain, paths = _blocks_state(view, plan)
     options = row["inputs"].get("options") or {}
     g = metric_of_totals(task, cell, paths, options)

@@ -78,3 +78,19 @@ def test_a_block_reviewed_by_hand_never_becomes_a_draw(db_with_run):
     assert reviews(db_with_run) == before
     assert {k: v["n_documents_known"] for k, v in estimate(db_with_run, "mixed").items()} == known
     assert all(v["n_documents_sampled"] == 0 for v in estimate(db_with_run, "mixed").values())
+
+
+def test_a_rating_metric_takes_a_half_width_on_its_own_scale(demo_template, tmp_path, capsys):
+    """Ideation's headline is a mean rating on 1-5: ±2 is a target it can mean (it was refused as "a proportion"),
+    more than the scale's span (4) is not."""
+    from tests.conftest import copy_of
+
+    db = copy_of(demo_template, tmp_path / "d.db")
+    run = "demo-ideation-si2024-humans"
+    assert main(["plan", "--db", str(db), "--run", run, "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main(["queue", "--db", str(db), "--run", run, "--half-width", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["target_half_width"] == 2
+    assert main(["queue", "--db", str(db), "--run", run, "--half-width", "4.5"]) == 2
+    err = capsys.readouterr().err
+    assert "at most 4 (" in err and "it lies in [1, 5]" in err, err
