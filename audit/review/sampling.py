@@ -148,8 +148,7 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
         raise AuditError(f"sampled estimates are not available for {task.title} yet: none of its headline metrics "
                          "can be estimated from a sample of documents; review everything instead")
     key = kind or ALL_KINDS
-    if kind is not None and kind not in task.label_schemes:
-        raise AuditError(f"unknown decision kind {kind!r}; {task.name} has {', '.join(task.label_schemes)}")
+    check_kind(task, kind)
     if list(db.query("SELECT 1 FROM sampling_plans WHERE run_id = ? AND kind = ?", [row["id"], key])):
         raise AuditError(f"run {view.name!r} already has a sampling plan for {key}; a plan is fixed before review")
     units, strata, changeable = plan_units(view, kind)
@@ -238,6 +237,26 @@ def load_plan(db: Database, run: RunRef, kind: str | None = None) -> Plan | None
         return None
     return kept(_PLANS, view.db, (*run_key(view.row), kind or ALL_KINDS, *stamp), lambda: Plan.from_json(json.loads(
         view.db.execute("SELECT plan FROM sampling_plans WHERE id = ?", [stamp[0]]).fetchone()[0])))
+
+
+def check_kind(task: TaskFamily, kind: str | None) -> None:
+    """Refuse a decision kind the family does not have (None: all kinds together), naming the ones it has."""
+    if kind is not None and kind not in task.label_schemes:
+        raise AuditError(f"unknown decision kind {kind!r}; {task.name} has {', '.join(task.label_schemes)}")
+
+
+def require_plan(db: Database, run: RunRef, kind: str | None, *, then: str = "") -> Plan:
+    """The run's plan of `kind`, else an AuditError that names what to do: an unknown kind as unknown (with the
+    family's kinds), a missing plan with the `plan` command that makes it (with its --kind). `then`: what the plan is
+    needed for, said after the command."""
+    view = as_view(db, run)
+    check_kind(view.task, kind)
+    plan = load_plan(db, view, kind)
+    if plan is None:
+        which = "" if kind is None else f" for decision kind {kind}"
+        raise AuditError(f"run {view.name!r} has no sampling plan{which}; create one with `python -m audit plan "
+                         f"--run {view.name}{'' if kind is None else ' --kind ' + kind}`{then}")
+    return plan
 
 
 def plans(db: Database, run: RunRef) -> dict[str, dict]:
@@ -363,10 +382,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         AuditError: the run has no sampling plan (create one with `python -m audit plan`).
     """
     view = as_view(db, run)
-    plan = plan or load_plan(db, view, kind)
-    if plan is None:
-        raise AuditError(f"run {view.name!r} has no sampling plan{'' if kind is None else ' for ' + kind}; create "
-                         f"one with `python -m audit plan --run {view.name}` before reviewing")
+    plan = plan or require_plan(db, view, kind, then=" before reviewing")
     row, task = view.row, view.task
     judge, sampled, certain, paths = _blocks_state(view, plan)
     strata = _block_strata(plan, judge)
@@ -517,10 +533,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
             a proportion).
     """
     view = as_view(db, run)
-    plan = load_plan(db, view, kind)
-    if plan is None:
-        raise AuditError(f"run {view.name!r} has no sampling plan; create one with `python -m audit plan --run "
-                         f"{view.name}`")
+    plan = require_plan(db, view, kind)
     row, task = view.row, view.task
     cell = target_cell(task, metric)
     check_half_width(half_width, bounds=task.metric_bounds(cell), label=cell.label)

@@ -94,3 +94,19 @@ def test_a_rating_metric_takes_a_half_width_on_its_own_scale(demo_template, tmp_
     assert main(["queue", "--db", str(db), "--run", run, "--half-width", "4.5"]) == 2
     err = capsys.readouterr().err
     assert "at most 4 (" in err and "it lies in [1, 5]" in err, err
+
+
+def test_queue_and_estimate_name_the_plan_of_the_kind_they_lack(db_with_run, db_path, capsys):
+    """With a plan over all kinds only, `queue --kind entity_pair` said "no sampling plan; create one with plan --run
+    mixed", which `plan` then refused ("already has a sampling plan"); an unknown kind got the same words."""
+    create_plan(db_with_run, "mixed", seed=1)
+    for command in ("queue", "estimate"):
+        assert main([command, "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair"]) == 2
+        err = capsys.readouterr().err
+        assert "no sampling plan for decision kind entity_pair; create one with `python -m audit plan --run mixed " \
+               "--kind entity_pair`" in err, err
+        assert main([command, "--db", str(db_path), "--run", "mixed", "--kind", "foo"]) == 2
+        assert "unknown decision kind 'foo'; chimera has " in capsys.readouterr().err
+    assert main(["plan", "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main(["queue", "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair"]) == 0
