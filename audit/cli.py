@@ -616,7 +616,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_compare(args: argparse.Namespace) -> None:
     """Compare the judges of two runs on the same inputs, decision by decision (agreement and differences).
 
-    Example: python -m audit compare --run demo-chimera-mixed --other demo-fuzzy
+    Example: python -m audit compare --run demo-chimera-mixed --other demo-chimera-fuzzy-mixed
     """
     from audit.outputs.compare import compare_runs
 

@@ -52,7 +52,8 @@ st.caption(f"A = {md_literal(a)} (judge {md_literal(short_spec(res['a']['judge']
            f"(judge {md_literal(short_spec(res['b']['judge']))})")
 s = res["stats"]
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Shared decisions", res["shared"], help="Decisions (the same judge question) both runs made.")
+m1.metric("Shared decisions", f"{res['shared']:,}", help="Questions both runs asked (the same judge question on the "
+          "same gold: one review settles it in both), each counted once.")
 m2.metric("Labels differ", len(res["differ"]))
 m3.metric("Raw agreement", "—" if not s else f"{s['raw_agreement']:.3f}",
           help="Share of shared decisions with the same label.")
