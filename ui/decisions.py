@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from audit.errors import AuditError
+from audit.numbers import count_noun
 from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, review_note, undo_label
 from audit.review.sharing import also_settles_text, other_runs_asking
 from audit.store.database import Database
@@ -156,7 +157,7 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
                                                     "(none, for a first label), recorded as a new row."):
             clicked = "undo"
         if d["reviews"] and not hide:
-            with st.expander(f"History ({len(d['reviews'])} review rows)"):
+            with st.expander(f"History ({count_noun(len(d['reviews']), 'review row')})"):
                 st.dataframe(history_rows(d), hide_index=True, key=f"review.history.{d['id']}")
         if not clicked:
             return False

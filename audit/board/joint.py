@@ -30,6 +30,7 @@ from sqlite_utils import Database
 from audit.board.median import board_median, median_cells
 from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
 from audit.errors import AuditError
+from audit.numbers import count_noun
 from audit.review.count_vectors import moved_leaves, row_flattener
 from audit.review.sampling import (
     MAX_SEED,
@@ -798,8 +799,8 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY, vi
             "rank_sets_anytime": ({r: list(v) for r, v in rank_sets(
                 stored.runs, sim_any, higher_is_better=table.cell.higher_is_better).items()}  # type: ignore[arg-type]
                 if all(ci is not None for ci in sim_any.values()) else None),
-            "interval": f"{LEVEL:.0%} per system; differences simultaneous over {len(pairs)} pair(s) (Bonferroni); "
-                        "anytime: valid whenever reviewing stops",
+            "interval": f"{LEVEL:.0%} per system; differences simultaneous over {count_noun(len(pairs), 'pair')} "
+                        "(Bonferroni); anytime: valid whenever reviewing stops",
             "sampled_documents": len(state.sampled), "known_documents": len(state.known),
             "planned_documents": len(stored.plan.blocks)}
 

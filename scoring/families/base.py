@@ -220,6 +220,9 @@ class TaskFamily(Protocol):
     """What one document is called for people, with its plural and article (`FamilyBase`: `document`)."""
     certain_decisions: str
     """Which decisions `trivial` calls certain, in words; empty when none ever is."""
+    replays_judge_logs: bool
+    """True when `--judge replay:PATH` (a judge log, `describe_judge_log`) and `improved:ID` can judge a run; False
+    for a family whose judge is a fixed algorithm (LitXBench's official matching), whose log is a record only."""
     sampling_own_error_sizes: bool
     """True when a review's effect on a `totals` cell differs by orders of magnitude between documents, so a sampled
     stratum's variance rests on its own documents that differ from the judge (`scoring.stats.estimators.
@@ -416,6 +419,8 @@ class FamilyBase:
     """Decision kinds' names for people where the kind with spaces does not say it (`span pair (predicted ⇄ gold)`)."""
     answer_examples: Mapping[str, Sequence[tuple[tuple[str, ...], str | None]]] = MappingProxyType({})
     """None: no kind is asked of an LLM (see `TaskFamily.answer_examples`)."""
+    replays_judge_logs = True
+    """A judge log replays the judge (`TaskFamily.replays_judge_logs`)."""
     sampling_own_error_sizes = False
     """A sampled stratum with no differing document borrows the error sizes of the others (the Jeffreys hurdle)."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scoring.nouns import Noun
+
 STRATEGIES = ("threshold", "calibrate", "few-shot", "rules")
 LLM_STRATEGIES = ("few-shot", "rules")
 """The strategies that ask an LLM judge (its answers cached like any other)."""
@@ -53,19 +55,19 @@ def preflight(alpha: float | None, n_double: int, n_documents: int, *, folds: in
     if n_double == 0:
         notes.append("no decision was reviewed by two or more people: human-human agreement is unknown")
     elif alpha is None:
-        notes.append(f"human-human agreement is undefined on the {n_double} decision(s) reviewed twice")
+        notes.append(f"human-human agreement is undefined on the {Noun('decision').count(n_double)} reviewed twice")
     elif alpha < min_alpha:
-        return Preflight(f"human-human agreement is too low (alpha {alpha:.3f}{_ci(alpha_ci)}, on {n_double} "
-                         "decision(s) reviewed "
+        return Preflight(f"human-human agreement is too low (alpha {alpha:.3f}{_ci(alpha_ci)}, on "
+                         f"{Noun('decision').count(n_double)} reviewed "
                          f"by two or more people, below the minimum {min_alpha:g}): the labels are the problem, not "
                          "the judge; settle the disagreements (adjudicate, clarify the guideline) or lower the "
                          "minimum human alpha (--min-alpha)", notes)
     else:
-        notes.append(f"human-human agreement alpha {alpha:.3f}{_ci(alpha_ci)}, on {n_double} decision(s) reviewed "
-                     f"twice (minimum {min_alpha:g})")
+        notes.append(f"human-human agreement alpha {alpha:.3f}{_ci(alpha_ci)}, on "
+                     f"{Noun('decision').count(n_double)} reviewed twice (minimum {min_alpha:g})")
     needed = max(min_documents, 2 * folds)
     if n_documents < needed:
         return Preflight(f"too few reviewed documents: {n_documents} reviewed, {needed} needed for {folds}-fold "
-                         f"cross-fitting; review {needed - n_documents} more document(s)", notes,
-                         needed - n_documents)
+                         f"cross-fitting; review {Noun('more document', 'more documents').count(needed - n_documents)}",
+                         notes, needed - n_documents)
     return Preflight(None, notes)

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy.stats import false_discovery_control, ttest_1samp
 
+from scoring.nouns import Noun
+
 SCORINGS = ("accuracy", "neg_rmse")
 EPSILON = 0.2
 """The paper's suggestion for expert annotators (0.15 skilled, 0.1 crowd workers)."""
@@ -126,8 +128,8 @@ def alt_test(judge: Mapping[Hashable, object], humans: Mapping[str, Mapping[Hash
         rows.append((h, len(items), float(np.mean(w_judge)), float(np.mean(w_human)), _p_value(diffs, epsilon)))
     undefined = warning = None
     if len(rows) < MIN_HUMANS:
-        undefined = (f"{len(rows)} human(s) with {min_items_per_human}+ items shared with another human; the test "
-                     f"needs at least {MIN_HUMANS}")
+        undefined = (f"{Noun('human').count(len(rows))} with {min_items_per_human}+ items shared with another human; "
+                     f"the test needs at least {MIN_HUMANS}")
     elif len(rows) < RECOMMENDED_HUMANS:
         warning = (f"only {len(rows)} humans tested: the paper recommends at least {RECOMMENDED_HUMANS} "
                    "(each left-out human is compared with the one other)")

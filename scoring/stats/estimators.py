@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from scoring.nouns import Noun
 from scoring.stats.confidence_sequence import multiplier
 from scoring.stats.difference import (
     INSUFFICIENT,
@@ -94,7 +95,8 @@ def _withheld(tot: Totals, min_reviews: int, min_differing: int) -> str | None:
     if tot.n_sampled < min_reviews:
         return f"{INSUFFICIENT}: n < {min_reviews}"
     if tot.n_differing < min_differing:
-        return (f"{INSUFFICIENT}: only {tot.n_differing} reviewed block(s) differ from the judge "
+        return (f"{INSUFFICIENT}: only {Noun('reviewed block').count(tot.n_differing)} "
+                f"{'differs' if tot.n_differing == 1 else 'differ'} from the judge "
                 f"(needs {min_differing})")
     return None
 

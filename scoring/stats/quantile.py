@@ -49,6 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from scoring.nouns import Noun
 from scoring.stats.confidence_sequence import multiplier, planned_n_for
 from scoring.stats.difference import INSUFFICIENT, Totals, difference_totals
 from scoring.stats.estimators import MIN_DIFFERING, MIN_REVIEWS, VARIANCE, Estimate, stratum_df, unsized_strata
@@ -218,8 +219,9 @@ def median_estimates(judge: Mapping[str, Distribution | None], strata: Mapping[s
     if n_sampled < min_reviews:
         return result(estimate, None, METHOD, f"{INSUFFICIENT}: n < {min_reviews}")
     if differing < min_differing:
-        return result(estimate, None, METHOD, f"{INSUFFICIENT}: only {differing} reviewed block(s) differ from "
-                                              f"the judge (needs {min_differing})")
+        return result(estimate, None, METHOD, f"{INSUFFICIENT}: only {Noun('reviewed block').count(differing)} "
+                                              f"{'differs' if differing == 1 else 'differ'} from the judge "
+                                              f"(needs {min_differing})")
     rng = np.random.default_rng(seed)
     boot = np.tile(base, (n_boot, 1))
     for h, ds in corrections.items():

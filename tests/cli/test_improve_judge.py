@@ -137,7 +137,7 @@ def test_too_few_documents_are_refused_with_the_number_needed(strict_db, strict_
     review_documents(strict_db, strict_template[2], 12)
     assert improve(strict_db, tmp_path / "x.json", "--strategy", "threshold") == 2
     err = capsys.readouterr().err
-    assert "12 reviewed, 20 needed" in err and "review 8 more document(s)" in err
+    assert "12 reviewed, 20 needed" in err and "review 8 more documents" in err
     assert improve(strict_db, tmp_path / "x.json", "--strategy", "threshold", "--min-documents", "10") == 0
     assert improve(strict_db, tmp_path / "y.json", "--strategy", "threshold", "--min-documents", "21") == 2
     assert "between 1 and 20" in capsys.readouterr().err

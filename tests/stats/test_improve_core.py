@@ -201,7 +201,7 @@ def test_preflight_refuses_inconsistent_humans_and_too_few_documents():
     assert low.refusal and "labels are the problem" in low.refusal and "0.300" in low.refusal
     assert preflight(0.3, 12, 40, folds=5, min_alpha=0.2).refusal is None
     few = preflight(0.9, 12, 14, folds=5)
-    assert few.documents_needed == 6 and "review 6 more document(s)" in few.refusal
+    assert few.documents_needed == 6 and "review 6 more documents" in few.refusal
     assert preflight(None, 0, 12, folds=8, min_documents=10).documents_needed == 4  # two documents per fold
 
 

@@ -38,7 +38,7 @@ def test_missing_predictions_are_reported(fresh_db, tmp_path):
     one = write_jsonl(tmp_path / "one.jsonl", [{"paper_id": "2105.13065", "relations": {}}])
     row = score_run(fresh_db, "chimera", {"gold": str(GOLD), "pred": str(one)}, "exact", run="one")
     assert len(row["summary"]["missing_predictions"]) == 215
-    assert "215 gold paper(s) have no prediction" in row["summary"]["warnings"][0]
+    assert "215 gold papers have no prediction" in row["summary"]["warnings"][0]
 
 
 class ExpensiveExact(ExactJudge):

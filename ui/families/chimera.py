@@ -188,7 +188,8 @@ def over_matching(matched: list[tuple[str, str, str]]) -> list[str]:
            f"once as a true positive, the other {len(ps) - 1} as predicted over-matching."
            for (t, g), ps in by_gold.items() if len(ps) > 1]
     out += [f"Over-matching: predicted {t} “{p}” matches {len(gs)} gold spans ({'; '.join(gs)}); the other "
-            f"{len(gs) - 1} count as gold over-matching." for (t, p), gs in by_pred.items() if len(gs) > 1]
+            f"{len(gs) - 1} {'counts' if len(gs) == 2 else 'count'} as gold over-matching."
+            for (t, p), gs in by_pred.items() if len(gs) > 1]
     return out
 
 

@@ -96,8 +96,9 @@ class ChimeraTask(FamilyBase):
         warnings = []
         if lp.missing:
             shown = ", ".join(lp.missing[:5]) + (" …" if len(lp.missing) > 5 else "")
-            warnings.append(f"{len(lp.missing)} gold paper(s) have no prediction in {Path(pred).name} and count as "
-                            f"'no recombination': {shown}")
+            one = len(lp.missing) == 1
+            warnings.append(f"{Noun('gold paper').count(len(lp.missing))} {'has' if one else 'have'} no prediction in "
+                            f"{Path(pred).name} and {'counts' if one else 'count'} as 'no recombination': {shown}")
         return Loaded([(d, lp.predictions[d.paper_id]) for d in docs], warnings, lp.notes,
                       {"missing_predictions": lp.missing})
 

@@ -145,18 +145,20 @@ class IdeationTask(FamilyBase):
         missing_r = sum(len(d.question.ideas) * len(abs_c) - len(d.ratings) for d in docs)
         missing_c = sum(len(d.question.ideas) * (len(d.question.ideas) - 1) * len(pair_c) - len(d.calls) for d in docs)
         if missing_r:
-            loaded.warnings.append(f"{missing_r} rating(s) (question x idea x criterion) are not in the absolute "
-                                   "ratings and count as invalid")
+            loaded.warnings.append(f"{Noun('rating').count(missing_r)} (question x idea x criterion) "
+                                   f"{'is' if missing_r == 1 else 'are'} not in the absolute ratings and "
+                                   f"{'counts' if missing_r == 1 else 'count'} as invalid")
         if missing_c:
-            loaded.warnings.append(f"{missing_c} pairwise call(s) (question x criterion x ordered pair) are not in "
-                                   "the pairwise verdicts and count as invalid")
+            loaded.warnings.append(f"{Noun('pairwise call').count(missing_c)} (question x criterion x ordered pair) "
+                                   f"{'is' if missing_c == 1 else 'are'} not in the pairwise verdicts and "
+                                   f"{'counts' if missing_c == 1 else 'count'} as invalid")
         if single and pair_c:
             loaded.warnings.append(scores.single_idea_note(single))
         if not abs_c and not pair_c:
             loaded.warnings.append("no judge ratings given (absolute or pairwise): nothing to score")
         sizes = sorted({len(d.question.ideas) for d in docs})
-        loaded.notes.append(f"{n_q} question(s), pool sizes {sizes}; absolute criteria {list(abs_c)}, pairwise "
-                            f"criteria {list(pair_c)}")
+        loaded.notes.append(f"{Noun('question').count(n_q)}, pool sizes {sizes}; absolute criteria {list(abs_c)}, "
+                            f"pairwise criteria {list(pair_c)}")
         loaded.extra.update({"questions": n_q, "absolute_criteria": list(abs_c), "pairwise_criteria": list(pair_c),
                              "missing_ratings": missing_r, "missing_calls": missing_c})
 

@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from scoring.families.ideation.model import FIRST, INVALID, SECOND, TIE, Rating, Verdict
+from scoring.nouns import Noun
 from scoring.stats.bootstrap import N_RESAMPLES, SEED, ratio_interval
 from scoring.stats.intervals import wilson_interval
 
@@ -127,8 +128,8 @@ def pairwise_cell(per_question: Sequence[float | None], n_invalid_calls: int, *,
 
 
 def single_idea_note(n: int) -> str:
-    return (f"{n} question(s) have a single idea: no pairwise score there (N = 1 has no pairs; ideation.md "
-            "section 3)")
+    return (f"{Noun('question').count(n)} {'has' if n == 1 else 'have'} a single idea: no pairwise score there "
+            "(N = 1 has no pairs; ideation.md section 3)")
 
 
 def pairwise_scores(verdicts: Iterable[Verdict], pools: Pools, criteria: Sequence[str] | None = None, *,

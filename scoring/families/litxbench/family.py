@@ -87,6 +87,7 @@ class LitXBenchTask(FamilyBase):
     """LitXBench / LitXAlloy: materials, process chains, measurements and configurations of alloy papers."""
 
     name = "litxbench"
+    replays_judge_logs = False  # the official matching is the judge: its log records decisions, it is not replayed
     title = "LitXBench materials extraction"
     doc_noun = Noun("paper")
     certain_decisions = "identical compositions"
@@ -149,14 +150,20 @@ class LitXBenchTask(FamilyBase):
             docs.append({"paper_id": pid, "gold": graw, "pred": praw, "text": texts.get(pid), "kind_mode": "enum",
                          "has_prediction": pid in pred_files})
         if missing:
-            warnings.append(f"{len(missing)} gold paper(s) have no prediction file and count as empty extractions: "
+            one = len(missing) == 1
+            warnings.append(f"{Noun('gold paper').count(len(missing))} {'has' if one else 'have'} no prediction file "
+                            f"and {'counts' if one else 'count'} as empty extractions: "
                             + ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""))
         extra_preds = sorted(set(pred_files) - set(gold_files))
         if extra_preds:
-            warnings.append(f"{len(extra_preds)} prediction file(s) name no gold paper and are ignored: "
+            one = len(extra_preds) == 1
+            warnings.append(f"{Noun('prediction file').count(len(extra_preds))} {'names' if one else 'name'} no gold "
+                            f"paper and {'is' if one else 'are'} ignored: "
                             + ", ".join(extra_preds[:5]))
         if inputs.get("text") and no_text:
-            warnings.append(f"{len(no_text)} paper(s) have no text; their numbers are not checked: "
+            one = len(no_text) == 1
+            warnings.append(f"{Noun('paper').count(len(no_text))} {'has' if one else 'have'} no text; "
+                            f"{'its numbers are' if one else 'their numbers are'} not checked: "
                             + ", ".join(no_text[:5]))
         return Loaded(docs, warnings, [], {"missing_predictions": missing, "unknown_predictions": extra_preds})
 

@@ -47,7 +47,8 @@ def test_one_decision_per_rating_and_per_unordered_pair(run):
     assert all(d.left < d.right for d in comps)
     # 28 ordered calls expected, 17 in the file (novelty 6 + 5 + 2, feasibility 2 + 2): 11 missing
     assert stats.distinct_queries == 18 + 28 and stats.missing == 1 + 11 and stats.invalid == 1 + 1
-    assert any("1 rating(s)" in w for w in loaded.warnings) and any("11 pairwise call(s)" in w for w in loaded.warnings)
+    assert any("1 rating (question x idea x criterion) is not" in w for w in loaded.warnings) and any(
+        "11 pairwise calls (question x criterion x ordered pair) are not" in w for w in loaded.warnings)
 
 
 def test_judge_labels(run):

@@ -119,7 +119,7 @@ def test_single_idea_questions_are_skipped_with_a_note():
     calls = [Verdict("q1", "c", "A", "B", "tie"), Verdict("q1", "c", "B", "A", "tie")]
     out = ideation_scores(pools, None, calls, n_resamples=0)
     assert out["pairwise"]["A"]["c"]["n_questions"] == 1
-    assert out["notes"] and "1 question(s) have a single idea" in out["notes"][0]
+    assert out["notes"] and "1 question has a single idea" in out["notes"][0]
 
 
 def test_empty_subset_gives_empty_sections_and_undefined_rates():

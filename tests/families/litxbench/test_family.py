@@ -89,7 +89,7 @@ def test_missing_prediction_is_an_empty_extraction_with_a_warning(tmp_path):
     pred.mkdir()
     (pred / f"{SMALL}.json").write_text((DATA / "gold" / f"{SMALL}.json").read_text())
     loaded = TASK.load(inputs(pred))
-    assert any("18 gold paper(s) have no prediction file" in w for w in loaded.warnings)
+    assert any("18 gold papers have no prediction file" in w for w in loaded.warnings)
     empty = next(d for d in loaded.docs if d["paper_id"] != SMALL)
     c = TASK.counts(empty, {})
     assert TASK.outcome(empty, c) == "empty prediction"
