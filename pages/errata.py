@@ -18,7 +18,7 @@ conn = page_prologue()
 st.title("Gold errata")
 run_view = current_view(conn)
 run, task = run_view.name, run_view.task
-st.markdown("Reviewers flag gold items that look wrong or missing (on the abstract page, or with *Flag a gold "
+st.markdown("Reviewers flag gold items that look wrong or missing (on the Document page, or with *Flag a gold "
             "error* in the review queue). Flags never change a score: they are collected here and exported for "
             "the benchmark's maintainers.")
 flags = current_errata(conn, run_view)

@@ -79,7 +79,7 @@ if flags:
                        file_name=f"{run}.errata.csv", mime="text/csv", key="export.errata_csv",
                        icon=":material/flag:", on_click="ignore", width="stretch")
 else:
-    st.caption("No gold item has been flagged in this run (flag one on the abstract page or in the queue).")
+    st.caption("No gold item has been flagged in this run (flag one on the Document page or in the queue).")
 
 st.subheader("Reviews")
 if auth.may("export_reviews"):  # reviews name who labelled what: the owner's to move between databases

@@ -272,7 +272,7 @@ def _headline(view: RunView, data: Mapping) -> Section:
                            "; the estimate is what a full human review would give, estimated from the sampled "
                            f"reviews, with two 95% intervals ({INTERVALS_EXPLAINED})." if lines else
                            "; the run has no sampling plan, so there is no estimate of a full human review (create "
-                           "one with `python -m audit plan` and review through the sample queue).")))
+                           "one with the command python -m audit plan, then review through the sample queue).")))
     target = next((e for e in lines.values() if e.reviewable and e.estimate is not None), None)
     if target is not None:
         rests_on = basis or f"{target.n_sampled} sampled documents"
@@ -619,6 +619,7 @@ p.sub{color:#475569;margin:0 0 16px}
 p.warn{background:#fef3c7;border-left:4px solid #d97706;padding:6px 10px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:.85rem;max-width:100%}
 th,td{border:1px solid #e2e8f0;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{overflow-wrap:normal}
 td.num{overflow-wrap:normal;white-space:nowrap}
 th{background:#f1f5f9}
 figure{margin:12px 0 20px}figcaption{color:#475569;font-size:.85rem;margin-top:4px}
