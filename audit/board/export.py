@@ -107,29 +107,33 @@ def _signed(cell: MetricCell, v: float | None) -> str:
 
 def board_latex(table: Mapping) -> str:
     """A booktabs table, one row per system: judge only, audited or estimated, its 95% interval, the judge's bias
-    (judge only minus audited) with its interval, judge-only rank and rank set; the caption states the metric, the
-    policy, what was reviewed and which interval. ASCII only; needs \\usepackage{booktabs}."""
+    (judge only minus audited) with its interval, the rank by the judge and by the audited value (the CSV's two
+    ranks) and the rank set; the caption states the metric, the policy, what was reviewed and which interval, and
+    defines the bias only where a bias is shown. ASCII only; needs \\usepackage{booktabs}."""
     cell = _primary(table)
     parts = caption_parts(table)
     head = {EXACT: "Audited", JOINT: "Estimated", RUN_PLAN: "Estimated", NONE: "Reviewed so far"}[table["interval"]]
     lines = [r"% Rejudge board export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering", r"\small",
-             r"\begin{tabular}{lrrrrrrrr}", r"\toprule",
+             r"\begin{tabular}{lrrrrrrrrr}", r"\toprule",
              f"System & Judge only & {head} & 95\\% fixed-n & 95\\% anytime & Bias & Bias 95\\% & Rank (judge) & "
-             "Rank set \\\\",
+             f"Rank ({head.lower()}) & Rank set \\\\",
              r"\midrule"]
-    for r in board_rows(table):
+    rows = board_rows(table)
+    for r in rows:
         rank_set = "--" if r["rank_best"] is None else (
             str(r["rank_best"]) if r["rank_best"] == r["rank_worst"] else f"{r['rank_best']}--{r['rank_worst']}")
         lines.append(" & ".join([tex(r["system"]), tex_metric_number(cell, r["judge_only"]),
                                  tex_metric_number(cell, r["value"]), _interval(cell, r["lo"], r["hi"]),
                                  _interval(cell, r["anytime_lo"], r["anytime_hi"]),
                                  _signed(cell, r["bias"]), _interval(cell, r["bias_lo"], r["bias_hi"]),
-                                 "--" if r["rank_judge"] is None else str(r["rank_judge"]), rank_set]) + r" \\")
+                                 "--" if r["rank_judge"] is None else str(r["rank_judge"]),
+                                 "--" if r["rank_audited"] is None else str(r["rank_audited"]), rank_set]) + r" \\")
     percent = " (in percent)" if cell.path[-1] in ("precision", "recall", "f1") else ""
     caption = (f"{tex(get_task(table['family']).title)}, board {tex(table['board'])}: {tex(parts['metric'])}"
                f"{percent} per system, judge only vs {head.lower()}; effective labels: {tex(parts['policy'])} policy; "
-               f"{tex(parts['reviewed'])}; interval: {tex(parts['interval'])}; bias = judge only minus "
-               f"{head.lower()}.")
+               f"{tex(parts['reviewed'])}; interval: {tex(parts['interval'])}"
+               + (f"; bias = judge only minus {head.lower()}." if any(r["bias"] is not None for r in rows) else
+                  "; no bias is shown without an estimate of a full review."))
     label = "tab:rejudge-board-" + "".join(c if c.isascii() and c.isalnum() else "-" for c in table["board"])[:60]
     lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{caption}}}", f"\\label{{{label}}}", r"\end{table}"]
     return ascii_tex("\n".join(lines) + "\n")

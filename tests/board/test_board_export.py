@@ -53,12 +53,17 @@ def test_json_and_csv_carry_the_rows_numbers_unreviewed_and_fully_reviewed(bdb, 
     create_board(bdb, "t", ["a", "b", "c"])
     rows = _same_numbers(bdb, "t")
     assert all(r["lo"] is None and r["rank_best"] is None and r["value_is"] == "reviewed so far" for r in rows)
+    tex = export_board(bdb, "t", "latex")
+    assert "Rank (judge) & Rank (reviewed so far)" in tex and "no bias is shown" in tex and "bias =" not in tex
+    for r in rows:  # the LaTeX row carries both ranks the CSV has
+        assert f"& {r['rank_judge']} & {r['rank_audited']} & -- \\\\" in tex
     for i, r in enumerate(["a", "b", "c"]):
         review_all(bdb, r, tmp_path, seed=i)
     rows = _same_numbers(bdb, "t")
     assert all(r["lo"] == r["hi"] == r["value"] and r["rank_best"] == r["rank_worst"] for r in rows
                if len({x["value"] for x in rows}) == len(rows))
     assert all(r["bias"] == pytest.approx(r["judge_only"] - r["value"]) for r in rows)
+    assert "bias = judge only minus audited." in export_board(bdb, "t", "latex")
 
 
 def test_a_joint_plans_estimates_reach_every_format(bdb, monkeypatch):

@@ -256,5 +256,5 @@ def test_the_run_plans_estimates_reach_json_csv_and_latex(sampled):
         assert cells == [r["system"].replace("_", "\\_"), n(r["judge_only"]), n(r["value"]),
                          f"[{n(r['lo'])}, {n(r['hi'])}]", f"[{n(r['anytime_lo'])}, {n(r['anytime_hi'])}]",
                          sign + n(abs(r["bias"])), f"[{n(r['bias_lo'])}, {n(r['bias_hi'])}]", str(r["rank_judge"]),
-                         rank]
+                         str(r["rank_audited"]), rank]
         assert float(cells[2]) == pytest.approx(r["value"], abs=0.006)  # the printed number is the row's
