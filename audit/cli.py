@@ -189,9 +189,11 @@ def _task_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
                            help=f"{spec.title}: {spec.help}")
         for opt in fam.options:
             f.add_argument(f"--{opt.name}", choices=opt.choices, default=opt.choices[0], help=opt.help)
+        replays = (f", or replay:PATH with a judge log: {fam.describe_judge_log()}; or improved:ID, a judge "
+                   "improve-judge stored" if fam.replays_judge_logs else
+                   " (the judge is a fixed algorithm: a judge log exported from a run is a record, not replayed)")
         f.add_argument("--judge", default=None, help=f"judge spec (default {fam.judge_specs[0]}; offered: "
-                       f"{', '.join(fam.judge_specs)}, or replay:PATH with a judge log: {fam.describe_judge_log()}; "
-                       "or improved:ID, a judge improve-judge stored)")
+                       f"{', '.join(fam.judge_specs)}{replays})")
         f.add_argument("--run", default=None, help="run name (default derived from the predictions and judge)")
         f.add_argument("--judge-log", default=None, help="also write the run's judge log (replay format) to this "
                        "file (it is always available later with `export --format judgelog`)")
@@ -242,6 +244,10 @@ def cmd_score(args: argparse.Namespace) -> None:
         from audit.outputs.improved_judge import resolve
 
         judge, improved = resolve(db, judge.strip(), args.learnt_from)
+        source = db.execute("SELECT task FROM runs WHERE name = ?", [improved.learnt_from.get("run")]).fetchone()
+        if source is not None and source[0] != task.name:
+            raise AuditError(f"--judge {args.judge.strip()}: that judge was fitted on run "
+                             f"{improved.learnt_from.get('run')!r} of family {source[0]}; this is a {task.name} run")
     log = JudgeLogWriter(task, args.judge_log, rule) if args.judge_log else None
     ok = False
     try:
