@@ -20,10 +20,11 @@ from audit.outputs.improve_judge import (
 from audit.store.database import reviews_version
 from audit.store.improvements import stored_improvements
 from ui import auth
-from ui.state import blind_guard, current_view, db, links
+from ui.entry import page_prologue
+from ui.state import blind_guard, current_view, links
 from ui.text import md_literal, show_error, show_text
 
-conn = db()
+conn = page_prologue()
 st.title("Improve the judge")
 blind_guard("improve the judge")
 auth.guard("improve_judge")
