@@ -20,9 +20,12 @@ run = run_view.name
 blind_guard("overview")
 row, task, audit = run_view.row, run_view.task, run_view.audit
 noun = doc_noun(task.name)
+titles = {spec.name: spec.title for spec in task.inputs}  # "gold folder gold", not "gold gold"; in this order
 st.caption(f"Task **{md_literal(task.title)}** · judge {md_literal(short_spec(row['judge_spec']))} · "
            f"{md_literal(noun.count(row['n_docs'], grouped=True))} · {row['n_decisions']:,} decisions · " +
-           " · ".join(f"{md_literal(k)} {md_literal(v['name'])}" for k, v in row["inputs"].items()
+           " · ".join(f"{md_literal(titles.get(k, k).lower())} {md_literal(v['name'])}"
+                      for k, v in sorted(row["inputs"].items(), key=lambda kv: list(titles).index(kv[0])
+                                         if kv[0] in titles else len(titles))
                       if isinstance(v, dict) and "name" in v))
 for w in row["summary"].get("warnings", []):
     show_text(w, "warning")

@@ -71,3 +71,12 @@ def test_the_board_coverage_line_groups_its_counts():
     assert coverage_text(table) == ("1,200 of 683,000 distinct questions reviewed · 3 of 10,000 documents complete · "
                                     "2,500 questions shared by two or more runs (one review settles each in all of "
                                     "them) · effective labels: unanimous policy")
+
+
+def test_the_overview_names_each_input_by_its_title(app):
+    """LitXBench's run line read "gold gold · pred pred_drop_meas30 · text papers" (the input's key, then its
+    folder's name); each input is named by its title."""
+    at = open_page(app, "overview", run="demo-litxbench-drop-meas30")
+    assert not at.exception
+    caption = at.caption[0].value.replace("\\", "")
+    assert "gold folder gold · prediction folder pred_drop_meas30 · paper texts papers" in caption, caption

@@ -111,7 +111,8 @@ def render_document(ctx: DocumentContext) -> None:
             st.markdown(f"**{md_literal(idea['system'])}**")
             show_text(idea["idea"])
             for k, v in (idea.get("extra") or {}).items():
-                show_text(f"{k}: {v}", "caption")
+                if v not in (None, "", "none"):  # a field the data left empty says nothing
+                    show_text(f"{k.replace('_', ' ')}: {v}", "caption")
             for c in payload.get("absolute_criteria", []):
                 d = ratings.get((c, idea["system"]))
                 if d is None:

@@ -16,8 +16,9 @@ from audit.outputs import figures
 from audit.outputs.report import Section, figure, num, para, settled_decisions, table
 from audit.views import RunView
 from scoring.families.litxbench import review
+from scoring.families.litxbench.family import LitXBenchTask
 from scoring.families.litxbench.match import within_match
-from scoring.families.litxbench.model import KIND_CONFIG, KIND_ITEM, KIND_MATERIAL, KIND_NUMBER, MATCH, NO_MATCH
+from scoring.families.litxbench.model import KIND_CONFIG, KIND_ITEM, KIND_MATERIAL, KIND_NUMBER
 from scoring.families.litxbench.score import LEVELS, level_metrics
 from ui.families import DocumentContext
 from ui.text import md_literal, visible, visible_rows
@@ -96,15 +97,17 @@ def _by_key(ctx: DocumentContext) -> dict[tuple[str, str, str, str], dict]:
 def _review_controls(ctx: DocumentContext, decs: list[dict], key: str) -> None:
     if not decs:
         return
-    options = {visible(f"{d['kind']}: {d['left'][:70]} ⇄ {d['right'][:70]} [{d['effective']}]"): d for d in decs}
+    schemes = LitXBenchTask.label_schemes  # labels said in the scheme's words, as the review cards say them
+    options = {visible(f"{d['kind']}: {d['left'][:70]} ⇄ {d['right'][:70]} "
+                       f"[{schemes[d['kind']].title(d['effective'])}]"): d for d in decs}
     c1, c2, c3 = st.columns([6, 1, 1])
     choice = c1.selectbox("decision", list(options), key=f"lx-sel-{key}", label_visibility="collapsed")
     d = options[choice]
-    labels = (("found", "not-found") if d["kind"] == KIND_NUMBER else (MATCH, NO_MATCH))
-    if c2.button(labels[0], key=f"lx-a-{key}"):
-        ctx.review(d["id"], labels[0], "")
-    if c3.button(labels[1], key=f"lx-b-{key}"):
-        ctx.review(d["id"], labels[1], "")
+    scheme = schemes[d["kind"]]
+    if c2.button(md_literal(scheme.title(scheme.labels[0])), key=f"lx-a-{key}"):
+        ctx.review(d["id"], scheme.labels[0], "")
+    if c3.button(md_literal(scheme.title(scheme.labels[1])), key=f"lx-b-{key}"):
+        ctx.review(d["id"], scheme.labels[1], "")
 
 
 def _config_tree(cfgs: list, paired: dict[str, str], checks: dict[str, bool]) -> str:

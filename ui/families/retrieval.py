@@ -11,12 +11,15 @@ from audit.numbers import count_noun
 from audit.outputs import figures
 from audit.outputs.report import Section, figure, para, table
 from audit.views import RunView
+from scoring.families.retrieval.family import RetrievalTask
 from scoring.families.retrieval.metrics import query_rank, reviewable_positions
-from scoring.families.retrieval.model import ACCEPTABLE, NOT_ACCEPTABLE, TIE_POLICIES, RankedQuery
+from scoring.families.retrieval.model import ACCEPTABLE, KIND, NOT_ACCEPTABLE, TIE_POLICIES, RankedQuery
 from scoring.families.retrieval.review import query_from_json
 from ui.families import DocumentContext
 from ui.text import md_literal, readable, show_text
 
+SCHEME = RetrievalTask.label_schemes[KIND]
+"""The candidate's labels in words (`LabelScheme.title`), as the review cards say them."""
 BLIND_DETAIL = ("rank", "tied_with_gold", "anchor", "text", "score", "gold", "gold_rank", "gold_ranks")
 """Detail keys a blind card may read: the system's ranking, not the judge's answer."""
 
@@ -150,10 +153,10 @@ def render_document(ctx: DocumentContext) -> None:
             continue
         focused = ctx.focus == d["id"]
         if not hide:
-            c_label.markdown(("→ " if focused else "") + md_literal(d["effective"]))
+            c_label.markdown(("→ " if focused else "") + md_literal(SCHEME.title(d["effective"])))
         elif focused:
             c_label.markdown("→")
-        for col, label, title in ((c_yes, ACCEPTABLE, "acceptable"), (c_no, NOT_ACCEPTABLE, "not")):
+        for col, label, title in ((c_yes, ACCEPTABLE, "acceptable"), (c_no, NOT_ACCEPTABLE, "not acceptable")):
             current = not hide and d["effective"] == label
             if col.button(title, key=f"rt-{d['id']}-{label}", type="primary" if current else "secondary"):
                 ctx.review(d["id"], label, note)

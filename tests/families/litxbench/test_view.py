@@ -34,6 +34,9 @@ def test_document_view_renders_and_reviews():
     assert not at.exception
     assert len(at.dataframe) >= 3 and len(at.expander) == 1
     assert all(lines[0][0] == "question" for lines in at.session_state["cards"])
+    labels = {b.label for b in at.button}  # the scheme's words, as the cards say them, not the stored labels
+    assert {"match", "no match"} <= labels and "no-match" not in labels and "not-found" not in labels
+    assert not any("[not-found]" in o or "[no-match]" in o for s in at.selectbox for o in s.options)
     at.button[0].click().run()
     assert not at.exception
     assert len(at.session_state["reviews"]) == 1

@@ -56,7 +56,10 @@ def test_blind_review_hides_the_audited_ranks():
 
 def test_buttons_store_reviews_with_the_note():
     at = _run()
-    assert len(at.button) == 6  # c0, c1, c3: acceptable / not
+    assert len(at.button) == 6  # c0, c1, c3: acceptable / not acceptable
+    assert [x.label for x in at.button[:2]] == ["acceptable", "not acceptable"]
+    shown = [m.value for m in at.markdown]
+    assert any(v.endswith("not acceptable") for v in shown) and not any("not\\-acceptable" in v for v in shown)
     at.text_input[0].input("same thing").run()
     at.button[0].click().run()
     assert at.session_state["reviews"] == [(1, "acceptable", "same thing")]
