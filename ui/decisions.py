@@ -67,8 +67,15 @@ def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: 
     question (`audit.review.sharing.other_runs_asking`), named on the title line (blind too: it names runs,
     never their judges' answers)."""
     e = html.escape
-    rows = "".join(f'<span class="side">{e(k)}</span><span class="{_value_class(v)}">{e(visible(v))}</span><br>'
-                   for k, v in family_view(task).card_lines(d, blind))
+    lines = family_view(task).card_lines(d, blind)
+
+    def row(k: str, v: object) -> str:
+        return f'<span class="side">{e(k)}</span><span class="{_value_class(v)}">{e(visible(v))}</span><br>'
+
+    rows = "".join(row(k, v) for k, v in lines if _value_class(v) == "span")
+    # prose (a rationale) after the labels: the browser card's box is short (its note field must stay above a 720 px
+    # screen), and a long rationale first hid the judge's and the reviewers' labels below it
+    prose = "".join(row(k, v) for k, v in lines if _value_class(v) != "span")
     judge = ("<i>judge's answer hidden until you label (blind review)</i>" if blind else
              f"judge label {_lbl(d['judge'], scheme)}")
     humans = "" if blind else " · ".join(f"{e(r)}: {_lbl(lab, scheme)}" for r, lab in d["human"].items())
@@ -82,7 +89,8 @@ def card_html(d: dict, task: str, scheme: LabelScheme, *, blind: bool, focused: 
               f'↔ {e(visible(shared[0].upper() + shared[1:]))}</small>') if shared else ""
     return (f'<div class="rj-card{focus}"><b>{decision_title(d, number)}</b> · '
             f'{e(kind_title(task, d["kind"]))}{linked}{moot}{shared}<br>'
-            f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}</div>')
+            f'{rows}{judge}{eff}{("<br>reviews: " + humans) if humans else ""}'
+            f'{"<br>" + prose if prose else ""}</div>')
 
 
 def history_rows(d: dict) -> list[dict]:

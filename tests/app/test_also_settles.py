@@ -108,3 +108,14 @@ def test_a_long_list_of_runs_is_counted_and_named_in_full_on_hover(conn) -> None
     assert "Also settles this question in runs system-0, system-1 and 4 more" in card
     assert "system-2" not in card.split('title="')[0]  # not named on the line itself
     assert f'title="{", ".join(others)}"' in unescape(card)
+
+
+def test_a_cards_labels_come_before_its_prose(conn) -> None:
+    """An ideation rating's card: the judge's, the effective and the reviewers' labels come before the judge's long
+    rationale, so the browser card's short box (its note field stays above a 720 px screen) shows them unscrolled."""
+    from ui.decisions import card_html
+    view = load_view(conn, "demo-ideation-si2024-humans")
+    d = next(x for x in view.decisions() if x["human"] and len((x["detail"] or {}).get("rationale") or "") > 200)
+    card = card_html(d, "ideation", view.task.label_schemes[d["kind"]], blind=False)
+    assert card.index("judge label") < card.index("reviews: ") < card.index("rationale")
+    assert card.index("criterion") < card.index("judge label")  # the short lines stay first

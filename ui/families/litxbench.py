@@ -100,7 +100,7 @@ def _review_controls(ctx: DocumentContext, decs: list[dict], key: str) -> None:
     schemes = LitXBenchTask.label_schemes  # labels said in the scheme's words, as the review cards say them
     options = {visible(f"{d['kind']}: {d['left'][:70]} ⇄ {d['right'][:70]} "
                        f"[{schemes[d['kind']].title(d['effective'])}]"): d for d in decs}
-    c1, c2, c3 = st.columns([6, 1, 1])
+    c1, c2, c3 = st.columns([4, 2, 2])  # wide enough for "not in the paper" uncut
     choice = c1.selectbox("decision", list(options), key=f"lx-sel-{key}", label_visibility="collapsed")
     d = options[choice]
     scheme = schemes[d["kind"]]
