@@ -31,8 +31,9 @@ def _same_questions(db: Database, run_a: int, run_b: int, *,
     gold content of the document, same judge question), once per question; and every decision of A, and of B, that
     asks a question the other run asks (a run's twin decisions of one question included). `first`: at most one pair
     (whether the runs share any)."""
+    # `first` stops at the first shared question (no ORDER BY, which would read and sort every pair before the LIMIT)
     rows = db.execute(f"SELECT d1.qkey, d1.id, d2.id FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.run_id = ? "
-                      f"AND {SAME_QUESTION} AND d2.run_id = ? ORDER BY d1.id, d2.id" + (" LIMIT 1" if first else ""),
+                      f"AND {SAME_QUESTION} AND d2.run_id = ?" + (" LIMIT 1" if first else " ORDER BY d1.id, d2.id"),
                       [run_a, run_b])
     pairs: dict[str, tuple[int, int]] = {}
     in_a: set[int] = set()
