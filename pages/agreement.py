@@ -5,7 +5,14 @@ import streamlit as st
 
 from audit.numbers import count_noun
 from audit.outputs.agreement import agreement, agreement_rows, raw_agreement_interval
-from audit.outputs.agreement_rule import MIN_DECISIONS, MIN_DOCUMENTS, MINIMUM_SOURCE, alpha_statistic, statistic_of
+from audit.outputs.agreement_rule import (
+    MIN_DECISIONS,
+    MIN_DOCUMENTS,
+    MINIMUM_SOURCE,
+    alpha_statistic,
+    any_settled,
+    statistic_of,
+)
 from audit.outputs.alt_test import MIN_HUMANS as ALT_MIN_HUMANS
 from audit.outputs.alt_test import MIN_ITEMS_PER_HUMAN as ALT_MIN_ITEMS
 from audit.outputs.alt_test import RECOMMENDED_HUMANS as ALT_RECOMMENDED
@@ -118,7 +125,7 @@ result = cached_agreement(run_view, (default_db_path(), run, run_view.policy, re
 hvj = result["human_vs_judge"]
 hvh_all = result["human_vs_human"]
 hvh = hvh_all.get("pairs", {}) if "pairs" in hvh_all else hvh_all  # {reviewer pair: stats}
-if not hvj and not hvh:
+if not any_settled(hvj) and not hvh:
     st.info("No reviews yet. Agreement appears once someone has confirmed or overruled decisions (confirmations "
             "count: agreement over overrules alone would be meaningless).")
     if result.get("planned_overlap"):
@@ -137,8 +144,10 @@ if result.get("excluded_conflicted"):
     n = int(result["excluded_conflicted"])
     st.caption(f"{count_noun(n, 'decision')} whose reviewers disagree (not adjudicated) {'is' if n == 1 else 'are'} "
                "left out of human vs judge.")
-if hvj:
+if any_settled(hvj):
     show_table(hvj, row["task"], "agreement.hvj")
+else:
+    show_text(f"{statistic_of(hvj['all']).name} undefined: {hvj['all']['kappa_undefined']}.", "info")
 points = agreement_points(run_view, result)  # the report's agreement chart, from the same rows
 if points:
     st.caption("Human vs judge beside the human-human ceiling (95% document-bootstrap intervals); a statistic that "
@@ -209,7 +218,7 @@ st.caption("Calderon, Reichart & Dror (2025): each human in turn is left out; th
 st.subheader("Confusion matrix")
 which = st.radio("Compare", ["human vs judge", "human vs human"], horizontal=True, key="agreement.which",
                  disabled=not hvh)
-groups = hvj if which == "human vs judge" else hvh
+groups = {g: st_ for g, st_ in (hvj if which == "human vs judge" else hvh).items() if st_.get("n")}
 if groups:
     if st.session_state.get("agreement.group") not in groups:
         st.session_state.pop("agreement.group", None)

@@ -120,7 +120,7 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
     ordinal = {k: list(s.labels) for k, s in schemes.items() if s.scale == "ordinal"}
     positive = {k: s.positive for k, s in schemes.items() if s.positive is not None}
     opts = {"ordinal_kinds": ordinal, "positive": positive, "n_resamples": n_resamples, "seed": seed}
-    hvj = group_stats(rows["hvj"], **opts) if rows["hvj"] else {}
+    hvj = group_stats(rows["hvj"], **opts) if rows["hvj"] else {"all": _nothing_settled(rows)}
     non_trivial = [r for r in rows["hvj"] if not r["trivial"]]
     if hvj and len(non_trivial) < len(rows["hvj"]):
         nt = group_stats(non_trivial, **opts)["all"] if non_trivial else pair_stats([], [])
@@ -144,6 +144,17 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         "alt_test": alt_test_of_run(db, view, epsilon=epsilon),
         "planned_overlap": planned_overlap(view, rows, opts),
     }
+
+
+def _nothing_settled(rows: Mapping) -> dict:
+    """The `all` group when no reviewed decision counts: n 0, and (through the rule) κ null with the reason."""
+    stats = pair_stats([], [])
+    left_out = {"conflicted (reviewers disagree, nobody adjudicated)": rows["excluded_conflicted"],
+                "with an unreadable judge answer": rows["excluded_judge_invalid"]}
+    if any(left_out.values()):
+        stats["undefined_because"] = "every reviewed decision is left out: " + ", ".join(
+            f"{n} {why}" for why, n in left_out.items() if n)
+    return stats
 
 
 def human_vs_human(hvh_rows: list[dict], ratings: dict[str, dict[str, str]], rating_groups: dict[str, tuple[str, str]],

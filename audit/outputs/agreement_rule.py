@@ -87,7 +87,7 @@ def _one_label_sides(confusion: Mapping, row_name: str, col_name: str) -> list[s
 def kappa_undefined_reason(stats: Mapping, *, row_name: str = "the human", col_name: str = "the judge") -> str | None:
     """Why κ says nothing for these statistics (plain words), or None when it is meaningful."""
     if not stats or not stats.get("n"):
-        return "no decisions reviewed yet"
+        return (stats or {}).get("undefined_because") or "no decisions reviewed yet"
     sides = _one_label_sides(stats.get("confusion") or {}, row_name, col_name)
     if sides:
         return (" and ".join(sides) + ", so κ cannot tell agreement from chance (review decisions with another "
@@ -97,6 +97,12 @@ def kappa_undefined_reason(stats: Mapping, *, row_name: str = "the human", col_n
     if stats.get("kappa") is None:
         return "κ is undefined for these labels"
     return None
+
+
+def any_settled(human_vs_judge: Mapping) -> bool:
+    """Whether any reviewed decision counts in human vs judge (its `all` group has n > 0); before that the group is
+    there with κ null and the reason."""
+    return bool((human_vs_judge.get("all") or {}).get("n"))
 
 
 def _ci_reason(stats: Mapping, key: str) -> str | None:

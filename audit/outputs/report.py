@@ -39,6 +39,7 @@ from audit.outputs.agreement_rule import (
     MIN_DOCUMENTS,
     MINIMUM_SOURCE,
     alpha_statistic,
+    any_settled,
     group_title,
     statistic_of,
 )
@@ -457,7 +458,7 @@ def _agreement(view: RunView, data: Mapping) -> Section:
     overlap = agr.get("planned_overlap")
     if overlap:  # the overlap planned before review (the Agreement page's own sentence), reviews or not
         s.body.append(para(planned_overlap_text(overlap)))
-    if not hvj and not pairs:
+    if not any_settled(hvj) and not pairs:
         s.body.append(para("No reviews yet: no agreement to report."))
         return s
     s.body.append(para(f"Unit: {agr.get('unit', '')}; reviews used: {agr.get('reviews_used', '')}; "

@@ -65,7 +65,21 @@ def test_a_two_one_split_is_a_unit_under_majority_and_left_out_under_unanimous(d
             add_review(db_with_run, "mixed", d["id"], lab, who)
     unanimous = agreement(db_with_run, "mixed", n_resamples=0)
     majority = agreement(db_with_run, "mixed", n_resamples=0, policy="majority")
-    assert unanimous["excluded_conflicted"] == 5 and not unanimous["human_vs_judge"]
+    assert unanimous["excluded_conflicted"] == 5 and list(unanimous["human_vs_judge"]) == ["all"]
+    left_out = unanimous["human_vs_judge"]["all"]
+    assert left_out["n"] == 0 and left_out["kappa"] is None and left_out["headline"]["value"] is None
+    assert left_out["kappa_undefined"] == left_out["headline"]["undefined"]
+    assert "every reviewed decision is left out: 5 conflicted" in left_out["kappa_undefined"]
     assert majority["excluded_conflicted"] == 0 and majority["human_vs_judge"]["all"]["n"] == 5
     assert majority["human_vs_judge"]["all"]["confusion"] and majority["effective_label_policy"] == "majority"
     assert majority["human_vs_human"] == unanimous["human_vs_human"]  # reviewer pairs know no policy
+
+
+def test_nothing_reviewed_is_null_with_its_reason_as_the_readme_says(db_with_run):
+    """README: when nothing was reviewed, κ is undefined and JSON has null with an `undefined` reason (not `{}`)."""
+    result = agreement(db_with_run, "mixed", n_resamples=0)
+    assert list(result["human_vs_judge"]) == ["all"]
+    nothing = result["human_vs_judge"]["all"]
+    assert nothing["n"] == 0 and nothing["kappa"] is None and nothing["raw_agreement"] is None
+    assert nothing["kappa_undefined"] == "no decisions reviewed yet" == nothing["headline"]["undefined"]
+    assert nothing["headline"]["value"] is None
