@@ -161,7 +161,11 @@ class RunView:
     # ---------------------------------------------------------------- decisions
 
     def decisions(self, doc: str | None = None) -> list[dict]:
-        """Decisions in id order, each with its judge label, its reviews and its effective label."""
+        """Decisions in id order, each with its judge label, its reviews and its effective label.
+
+        Raises:
+            AuditError: `doc` is not a document of the run.
+        """
         q = "SELECT id, doc_id, kind, type, left, right, judge_label, detail FROM decisions WHERE run_id = ?"
         args: list = [self.id]
         if doc is not None:
@@ -175,6 +179,8 @@ class RunView:
             if e is None and d[0] not in reviews:
                 e = unreviewed.get(d[6]) or unreviewed.setdefault(d[6], self.effective_of(d[6], []))
             out.append(self._decision(d, reviews.get(d[0], []), e))
+        if doc is not None and not out:
+            self.document(doc)  # an unknown document is an error, not an empty list
         return out
 
     def decision_numbers(self, decision_ids: Sequence[int]) -> dict[int, int]:

@@ -401,8 +401,11 @@ def run_row(db: Database, name: str) -> dict:
     """
     rows = list(db.query("SELECT * FROM runs WHERE name = ?", [name]))
     if not rows:
-        known = [r["name"] for r in db.query("SELECT name FROM runs ORDER BY id DESC LIMIT 5")]
-        hint = f"; runs in this database: {', '.join(known)}" if known else "; this database has no runs"
+        known = [r["name"] for r in db.query("SELECT name FROM runs ORDER BY id DESC LIMIT 6")]
+        more = db.execute("SELECT count(*) FROM runs").fetchone()[0] - 5 if len(known) > 5 else 0
+        hint = (f"; runs in this database: {', '.join(known[:5])}" + (f" and {more:,} more (`runs` lists them)"
+                                                                       if more else "")
+                if known else "; this database has no runs")
         shown = repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name):,} characters)"
         raise UnknownRun(f"unknown run {shown}{hint}")
     row = rows[0]

@@ -265,3 +265,26 @@ def test_main_turns_any_exception_into_one_line(monkeypatch, tmp_path, capsys, c
     assert text in line
     if "database" in text:
         assert str(tmp_path / "x.db") in line
+
+
+def test_an_unknown_run_names_five_runs_and_counts_the_rest(db, capsys):
+    with sqlite3.connect(db) as c:
+        cols = [r[1] for r in c.execute("PRAGMA table_info(runs)") if r[1] not in ("id", "name")]
+        for i in range(6):  # copies of run `other` under new names: eight runs in all
+            c.execute(f"INSERT INTO runs (name, {', '.join(cols)}) SELECT ?, {', '.join(cols)} FROM runs "
+                      "WHERE name = 'other'", [f"copy{i}"])
+    c.close()
+    assert main(["decisions", "--db", str(db), "--run", "nope"]) == 2
+    assert one_error(capsys) == ("error: unknown run 'nope'; runs in this database: copy5, copy4, copy3, copy2, copy1 "
+                                 "and 3 more (`runs` lists them)")
+
+
+def test_decisions_of_an_unknown_document_is_an_error_not_silence(db, capsys):
+    assert main(["decisions", "--db", str(db), "--run", "mixed", "--doc", "nope"]) == 2
+    assert one_error(capsys) == "error: document 'nope' is not in run 'mixed'"
+    with sqlite3.connect(db) as c:
+        doc, n = c.execute("SELECT doc_id, count(*) FROM decisions WHERE run_id = (SELECT id FROM runs WHERE name = "
+                           "'mixed') GROUP BY doc_id ORDER BY doc_id LIMIT 1").fetchone()
+    c.close()
+    assert main(["decisions", "--db", str(db), "--run", "mixed", "--doc", doc]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == n
