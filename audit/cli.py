@@ -201,7 +201,8 @@ def _task_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
         f.add_argument("--allow-partial", action="store_true", help="store the run even when most judge answers "
                        "are missing (they count as not matched); without it such a run fails and stores nothing")
         f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
-                       "prediction (all count as empty); without it such inputs are refused")
+                       "prediction (all count as empty) or there is nothing to score (ideas without judge ratings); "
+                       "without it such inputs are refused")
         f.add_argument("--learnt-from", default=None, metavar="FILE", help="the judge was improved on reviews: the "
                        "improve-judge result that made it (recorded with the run; withdrawing one of those reviews "
                        "marks it stale)")

@@ -188,7 +188,26 @@ def _ideation_cases(work: Path) -> list[Case2]:
     out.append(Case2(group, "system name of 10,000 characters", ["score", "ideation", "--db", "{db}", "--ideas",
                                                                   str(long_ideas)], watch=[long_ideas]))
     assert MAX_SYSTEM_NAME_CHARS < 10_000
+    out.append(Case2(group, "ideas without judge ratings (nothing to score)", ["score", "ideation", "--db", "{db}",
+                                                                             "--ideas", str(ideas)], watch=[ideas]))
+    out.append(Case2(group, "ideas without judge ratings, --allow-empty (documented: stored)", [
+        "score", "ideation", "--db", "{db}", "--ideas", str(ideas), "--allow-empty", "--run", "ideas-alone"],
+        expect="ok", check=_stored_without_decisions("ideas-alone")))
     return out
+
+
+def _stored_without_decisions(run: str) -> Callable[[Path, Path, str], str | None]:
+    """Check of a documented acceptance: run `run` is stored, has no decision, and the warning said why."""
+    def check(work: Path, db: Path, stderr: str) -> str | None:  # noqa: ARG001
+        with sqlite3.connect(db) as c:
+            got = c.execute("SELECT n_decisions FROM runs WHERE name = ?", [run]).fetchone()
+        c.close()
+        if got is None:
+            return f"run {run!r} is not stored"
+        if got[0] != 0:
+            return f"run {run!r} holds {got[0]} decisions"
+        return None if "nothing to score" in stderr else f"no warning said why: {stderr!r}"
+    return check
 
 
 def litx_paper(unit: str = "HV", temperature: str = "") -> str:

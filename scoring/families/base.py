@@ -35,6 +35,8 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
     """Normalisations applied while loading."""
     extra: dict = field(default_factory=dict)
+    """Family facts for the run's checks and summary; `missing_predictions` (gold items without a prediction) and
+    `nothing_to_score` (why the inputs give no decision at all) make the run refused unless stored on purpose."""
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,8 @@ class IdeationTask(FamilyBase):
             loaded.warnings.append(scores.single_idea_note(single))
         if not abs_c and not pair_c:
             loaded.warnings.append("no judge ratings given (absolute or pairwise): nothing to score")
+            loaded.extra["nothing_to_score"] = "no judge ratings were given (neither absolute ratings nor pairwise " \
+                                               "verdicts)"
         sizes = sorted({len(d.question.ideas) for d in docs})
         loaded.notes.append(f"{Noun('question').count(n_q)}, pool sizes {sizes}; absolute criteria {list(abs_c)}, "
                             f"pairwise criteria {list(pair_c)}")
