@@ -127,7 +127,8 @@ def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec
              options: Mapping[str, str] | None = None, allow_empty: bool = False) -> RunPlan:
     """Check the name, load and validate every input, build the judge through its family (`make_judge`, with the
     user's `judge_options`: endpoint, key, concurrency, prices). Stores nothing. Inputs where no gold item has a
-    prediction are refused unless `allow_empty` (`check_matched`).
+    prediction (`check_matched`), or that give the judge nothing to score (the family's `nothing_to_score`), are
+    refused unless `allow_empty`.
 
     Raises:
         InputError, JudgeSpecError: bad input (file and line named). AuditError: bad run name; RunExists.
@@ -150,6 +151,10 @@ def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec
     loaded = task.load(inputs)
     check_matched(loaded, inputs.get("pred") or _main_input(task, inputs), allow_empty=allow_empty)
     judge = task.make_judge(judge_spec, judge_options)
+    nothing = task.nothing_to_score(loaded, judge)
+    if nothing and not allow_empty:
+        raise InputError(_main_input(task, inputs), None, f"{nothing}: nothing to score. Nothing was stored; pass "
+                                                          "--allow-empty to store the run anyway")
     name = run or default_run_name(db, task.name, names.get(_main_input_name(task, inputs), task.name), judge.spec)
     return RunPlan(task, name, inputs, names, loaded, judge, dict(options or {}))
 
@@ -157,19 +162,13 @@ def plan_run(db: Database, task_name: str, inputs: Mapping[str, str], judge_spec
 def check_matched(loaded: Loaded, pred: str, *, allow_empty: bool = False) -> None:
     """Refuse a run in which no gold item has a prediction (an empty or wrong prediction file or folder, file
     names in another case): it would store a run of zeros. Families say which gold items have none in
-    `loaded.extra["missing_predictions"]`, and why there is nothing to score at all in `nothing_to_score`;
-    `allow_empty` keeps the rare intended case.
+    `loaded.extra["missing_predictions"]`; `allow_empty` keeps the rare intended case.
 
     Raises:
         InputError: at the predictions, saying why.
     """
-    if allow_empty:
-        return
-    if loaded.extra.get("nothing_to_score"):
-        raise InputError(pred, None, f"{loaded.extra['nothing_to_score']}: nothing to score. Nothing was stored; "
-                                     "pass --allow-empty to store the run anyway")
     missing = loaded.extra.get("missing_predictions")
-    if not loaded.docs or missing is None or len(missing) < len(loaded.docs):
+    if allow_empty or not loaded.docs or missing is None or len(missing) < len(loaded.docs):
         return
     unknown = [str(u) for u in loaded.extra.get("unknown_predictions") or []]
     gold = {str(m).casefold() for m in missing}

@@ -35,8 +35,6 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
     """Normalisations applied while loading."""
     extra: dict = field(default_factory=dict)
-    """Family facts for the run's checks and summary; `missing_predictions` (gold items without a prediction) and
-    `nothing_to_score` (why the inputs give no decision at all) make the run refused unless stored on purpose."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +253,11 @@ class TaskFamily(Protocol):
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
         """Ask the judge (through the cache) and return one decision per judge question."""
+        ...
+
+    def nothing_to_score(self, loaded: Loaded, judge: Judge) -> str | None:
+        """Why these inputs, with this judge, give no decision at all (a run of nothing, refused unless stored on
+        purpose), or None."""
         ...
 
     def doc_id(self, doc: Any) -> str: ...
@@ -522,6 +525,10 @@ class FamilyBase:
 
     def certain_label(self, decision: Mapping) -> str | None:  # noqa: ARG002 (default)
         """No decision is certain before it is asked."""
+        return None
+
+    def nothing_to_score(self, loaded: Loaded, judge: Judge) -> str | None:  # noqa: ARG002 (default)
+        """Inputs that load give something to score."""
         return None
 
     def trivial(self, decision: Mapping) -> bool:

@@ -156,8 +156,6 @@ class IdeationTask(FamilyBase):
             loaded.warnings.append(scores.single_idea_note(single))
         if not abs_c and not pair_c:
             loaded.warnings.append("no judge ratings given (absolute or pairwise): nothing to score")
-            loaded.extra["nothing_to_score"] = "no judge ratings were given (neither absolute ratings nor pairwise " \
-                                               "verdicts)"
         sizes = sorted({len(d.question.ideas) for d in docs})
         loaded.notes.append(f"{Noun('question').count(n_q)}, pool sizes {sizes}; absolute criteria {list(abs_c)}, "
                             f"pairwise criteria {list(pair_c)}")
@@ -166,6 +164,14 @@ class IdeationTask(FamilyBase):
 
     def make_judge(self, spec: str, options: JudgeOptions | None = None) -> Judge:
         return make_judge(spec, options)
+
+    def nothing_to_score(self, loaded: Loaded, judge: Judge) -> str | None:
+        """The file judge reads the ratings given with the ideas: with none given, there is nothing to score (a
+        replayed log or a live LLM judge brings its own)."""
+        if judge.spec == FILE and not loaded.extra.get("absolute_criteria") and not loaded.extra.get(
+                "pairwise_criteria"):
+            return "no judge ratings were given (neither absolute ratings nor pairwise verdicts, nor a judge to ask)"
+        return None
 
     def decide(self, loaded: Loaded, judge: Judge, cache: AnswerCache | None, progress: Progress | None,
                stats: JudgeStats | None = None) -> tuple[list[Decision], JudgeStats]:
