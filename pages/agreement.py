@@ -23,7 +23,7 @@ from audit.store.database import default_db_path, reviews_version
 from audit.views import RunView
 from ui.decision_link import decision_param
 from ui.entry import page_prologue
-from ui.families import group_title, kind_title
+from ui.families import error_columns_help, group_title, kind_title
 from ui.state import blind_guard, current_view, links
 from ui.text import show_text
 
@@ -36,8 +36,6 @@ HELP = {
     "raw agreement": "Share of decisions where the two labels are equal; 95% interval resampling documents.",
     "PABAK": "Prevalence-adjusted bias-adjusted kappa = (k·po − 1)/(k − 1).",
     "AC1": "Gwet's AC1: chance agreement from the mean label prevalence; stable when one label dominates.",
-    "lenient": "The judge said match where the human said no-match.",
-    "strict": "The judge said no-match where the human said match.",
 }
 # Pixel widths: each table stays inside a 1280 px window beside the sidebar (about 820 px of page).
 WIDTHS = {"group": 190, "reviewers": 230, "n": 50, "documents": 80, "statistic": 145, "value [95%]": 165,
@@ -97,7 +95,8 @@ def notes(groups: dict, task: str) -> list[str]:
 
 
 def show_table(groups: dict, task: str, key: str, first: str = "group") -> None:
-    config = {k: st.column_config.Column(k, help=v, width=WIDTHS.get(k)) for k, v in HELP.items()}
+    config = {k: st.column_config.Column(k, help=v, width=WIDTHS.get(k))
+              for k, v in (HELP | error_columns_help(task)).items()}
     config["group"] = st.column_config.Column(first, width=WIDTHS[first])
     frame = stats_table(groups, task)
     st.dataframe(frame[MAIN], hide_index=True, key=key, column_config=config)

@@ -165,6 +165,28 @@ def group_title(task: str, group: str) -> str:
     return agreement_group_title(get_task(task), group)
 
 
+def error_columns_help(task: str) -> dict[str, str]:
+    """The Agreement page's lenient / strict columns explained in the family's own label titles (“match”, “in the
+    paper”); {} for a family without a positive label (ideation's ratings).
+
+    >>> error_columns_help("chimera")["lenient"]
+    'Decisions where the judge said “match” and the human did not.'
+    """
+    positive = " or ".join(sorted({f"“{s.title(s.positive)}”" for s in get_task(task).label_schemes.values()
+                                   if s.positive}))
+    if not positive:
+        return {}
+    return {"lenient": f"Decisions where the judge said {positive} and the human did not.",
+            "strict": f"Decisions where the human said {positive} and the judge did not."}
+
+# Pixel widths: each table stays inside a 1280 px window beside the sidebar (about 820 px of page).
+WIDTHS = {"group": 190, "reviewers": 230, "n": 50, "documents": 80, "statistic": 145, "value [95%]": 165,
+          "raw agreement": 150,
+          "PABAK": 80, "AC1": 80, "lenient": 110, "strict": 110}
+MAIN = ["group", "n", "documents", "statistic", "value [95%]", "raw agreement"]
+MORE = ["group", "PABAK", "AC1", "lenient", "strict"]
+
+
 def gold_items(task: str, payload: dict) -> list[str]:
     """The gold items of one document a reviewer can flag as wrong (the view's `gold_items(payload)`, else none:
     the errata form then takes the item as free text)."""
