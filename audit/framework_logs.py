@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from audit.errors import AuditError
+from audit.numbers import count_noun
 from audit.runs import execute_run, plan_run
 from audit.store.database import Database
 from audit.views import load_view
@@ -48,7 +49,8 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
         raise AuditError(str(e)) from None
     if not got.items:
         first = "; ".join(got.errors[:3])
-        raise AuditError(f"{path}: none of its {got.records} record(s) could be imported; nothing was stored"
+        raise AuditError(f"{path}: none of its {count_noun(got.records, 'record')} could be imported; nothing was "
+                         "stored"
                          + (f" ({first})" if first else ""))
     with tempfile.TemporaryDirectory() as tmp:
         items = Path(tmp) / f"{Path(path).name}.items.jsonl"
@@ -57,8 +59,8 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
                         input_names={imp.input: Path(path).name})
         skipped = got.skipped
         if got.errors:
-            plan.loaded.warnings.append(f"{len(got.errors)} record(s) or score(s) of {Path(path).name} could not be "
-                                        f"imported and were skipped ({skipped} record(s) in all): "
+            plan.loaded.warnings.append(f"{len(got.errors)} of the records or scores of {Path(path).name} could "
+                                        f"not be imported and were skipped ({count_noun(skipped, 'record')} in all): "
                                         + "; ".join(got.errors[:5]) + (" ..." if len(got.errors) > 5 else ""))
         plan.loaded.extra["import"] = {"framework": framework, "source": got.source, "records": got.records,
                                        "imported": len(got.items), "skipped": skipped,

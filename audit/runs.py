@@ -54,7 +54,9 @@ def check_run_name(name: str) -> str:
         raise AuditError(f"run name is {len(name)} characters long; the limit is {MAX_RUN_NAME}")
     bad = [c for c in name if unicodedata.category(c)[0] == "C"]
     if bad:
-        raise AuditError(f"run name contains control or invisible character(s) {', '.join(repr(c) for c in bad[:3])}")
+        what = "a control or invisible character" if len(bad) == 1 else "control or invisible characters"
+        raise AuditError(f"run name contains {what} "
+                         f"{', '.join(repr(c) for c in bad[:3])}")
     if "/" in name or "\\" in name or name in (".", ".."):
         raise AuditError(f"run name {name!r} looks like a path; use letters, digits, spaces, '-', '_' or '.'")
     if name != name.strip():

@@ -83,7 +83,7 @@ shown = docs[docs["audited_outcome"].isin(outcomes)].copy()
 st.caption(f"{len(shown):,} of {len(docs):,} {noun.plural}. Counts by outcome: " + ", ".join(
     f"{md_literal(k)} {int(v):,}" for k, v in docs["audited_outcome"].value_counts().items()))
 if shown.empty:
-    st.info(f"No {noun} has the selected outcome(s).")
+    st.info(f"No {noun} has the selected {'outcome' if len(outcomes) == 1 else 'outcomes'}.")
     st.stop()
 shown["open"] = links("document", ({"run": run, "doc": d} for d in shown["doc"].tolist()))
 table = shown[["doc", "audited_outcome", "outcome", "decisions", "reviewed", "open"]].rename(

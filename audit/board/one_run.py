@@ -26,6 +26,7 @@ from sqlite_utils import Database
 
 from audit.effective import DEFAULT_POLICY
 from audit.errors import AuditError
+from audit.numbers import count_noun
 from audit.review.count_vectors import row_unflattener
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
 from audit.review.sampling import (
@@ -274,8 +275,8 @@ def one_run_estimates(db: Database, name: str, run: str, systems: Sequence[str],
             "rank_sets_anytime": ({s: list(v) for s, v in rank_sets(
                 systems, sim_any, higher_is_better=primary.higher_is_better).items()}  # type: ignore[arg-type]
                 if all(ci is not None for ci in sim_any.values()) else None),
-            "interval": f"{LEVEL:.0%} per system; differences simultaneous over {len(pairs)} pair(s) (Bonferroni); "
-                        "anytime: valid whenever reviewing stops",
+            "interval": f"{LEVEL:.0%} per system; differences simultaneous over {count_noun(len(pairs), 'pair')} "
+                        "(Bonferroni); anytime: valid whenever reviewing stops",
             "sampled_documents": len(state.sampled), "known_documents": len(state.certain),
             "planned_documents": len(state.plan.blocks)}
 

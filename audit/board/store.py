@@ -14,6 +14,7 @@ import json
 from sqlite_utils import Database
 
 from audit.errors import AuditError
+from audit.numbers import count_noun
 from audit.store.database import dumps, now, run_row, transaction
 from audit.store.plans import delete_board_plans
 from scoring.families import get_task
@@ -41,7 +42,7 @@ def _gold_difference(first: dict[str, str], other: dict[str, str]) -> str | None
                 f"(e.g. {shown!r} {'missing' if missing else 'extra'})")
     changed = sorted(d for d in first if first[d] != other[d])
     if changed:
-        return f"the gold of {len(changed)} document(s) differs (e.g. {changed[0]!r})"
+        return f"the gold of {count_noun(len(changed), 'document')} differs (e.g. {changed[0]!r})"
     return None
 
 

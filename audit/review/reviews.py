@@ -41,7 +41,8 @@ def check_reviewer(name: object) -> str:
         raise AuditError(f"reviewer name {problem}")
     bad = [c for c in name if unicodedata.category(c)[0] == "C"]
     if bad:
-        raise AuditError(f"reviewer name contains control or invisible character(s) "
+        what = "a control or invisible character" if len(bad) == 1 else "control or invisible characters"
+        raise AuditError(f"reviewer name contains {what} "
                          f"{', '.join(repr(c) for c in bad[:3])}")
     reviewer_key(name)  # refuses a look-alike of another name (audit.review.identity: the one identity rule)
     return unicodedata.normalize("NFC", name)

@@ -89,7 +89,8 @@ def parse_roles(text: str, source: str = "rejudge.toml") -> Roles:
         raise RolesFileError(f"{source}: needs a [roles] table with owners, adjudicators and reviewers")
     unknown = sorted(set(table) - set(ROLE_KEYS))
     if unknown:
-        raise RolesFileError(f"{source}: [roles] has unknown key(s) {', '.join(unknown)}; use "
+        what = "an unknown key" if len(unknown) == 1 else "unknown keys"
+        raise RolesFileError(f"{source}: [roles] has {what} {', '.join(unknown)}; use "
                              f"{', '.join(ROLE_KEYS)}")
     addresses: dict[str, str] = {}
     domains: dict[str, str] = {}

@@ -336,7 +336,7 @@ def single_label_note(table: Table, labels: Sequence) -> str | None:
         return None
     return ("one label only: " + "; ".join(f"the {who} rater used only {label!r}" for who, label in one_sided)
             + " — kappa cannot tell agreement from chance here (it is 0 or undefined by construction); review "
-              "decisions of the other label(s)")
+              "decisions with another label")
 
 
 # --------------------------------------------------------------------------------------------------------------------

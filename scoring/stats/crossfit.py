@@ -22,6 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from scoring.nouns import Noun
 from scoring.stats.agreement import CONFIDENCE, MIN_VALID_RESAMPLE_FRACTION, kappas_of_tables
 from scoring.stats.bootstrap import percentile_interval, resampled_sums
 from scoring.stats.difference import Totals, Variance, Vector, difference_totals
@@ -43,7 +44,7 @@ def document_folds(doc_ids: Sequence[str], k: int, seed: int) -> list[list[str]]
     if k < 2:
         raise ValueError(f"cross-fitting needs at least 2 folds, got {k}")
     if len(docs) < k:
-        raise ValueError(f"{len(docs)} document(s) cannot fill {k} folds")
+        raise ValueError(f"{Noun('document').count(len(docs))} cannot fill {k} folds")
     order = np.random.default_rng(seed).permutation(len(docs))
     return [sorted(docs[i] for i in order[f::k]) for f in range(k)]
 

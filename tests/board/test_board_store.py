@@ -84,7 +84,7 @@ def test_create_refuses_a_document_whose_gold_differs(bdb):
     p = json.loads(payload)
     p["gold"] = {"changed": True, **(p.get("gold") or {})} if isinstance(p.get("gold"), dict) else [p.get("gold"), 1]
     bdb.execute("UPDATE documents SET payload = ? WHERE run_id = ? AND doc_id = ?", [json.dumps(p), rid, doc])
-    with pytest.raises(AuditError, match=f"run 'b' is not on the gold of run 'a': the gold of 1 document\\(s\\) "
+    with pytest.raises(AuditError, match=f"run 'b' is not on the gold of run 'a': the gold of 1 document "
                                          f"differs \\(e.g. '{doc}'\\)"):
         create_board(bdb, "t", ["a", "b"])
 

@@ -24,6 +24,7 @@ from scoring.families.chimera.model import (
 )
 from scoring.jsonl import json_type, read_lines
 from scoring.limits import MAX_ID_CHARS, MAX_SPAN_CHARS
+from scoring.nouns import Noun
 
 
 def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tuple[int, dict[str, str]]]:
@@ -42,18 +43,21 @@ def _csv_records(path: Path, required: Sequence[str], hint: str) -> Iterator[tup
         header = next(reader, [])
         repeated = sorted({c for c in header if header.count(c) > 1})
         if repeated:  # a dict of the row would keep the last column of a name and drop the others unseen
-            raise InputError(str(path), 1, f"column name(s) {', '.join(map(repr, repeated))} appear more than once "
-                                           "in the header; which column is meant? Rename or remove the copies")
+            names = ", ".join(map(repr, repeated))
+            said = f"column names {names} appear" if len(repeated) > 1 else f"column name {names} appears"
+            raise InputError(str(path), 1, f"{said} more than once in the header; which column is meant? Rename or "
+                                           "remove the copies")
         missing = [c for c in required if c not in header]
         if missing:
-            raise InputError(str(path), 1, f"missing column(s) {', '.join(missing)}; {hint}")
+            raise InputError(str(path), 1, f"missing {'columns' if len(missing) > 1 else 'column'} "
+                                           f"{', '.join(missing)}; {hint}")
         start = reader.line_num + 1
         for fields in reader:
             if fields:  # a blank line
                 if len(fields) != len(header):
-                    raise InputError(str(path), start, f"record has {len(fields)} field(s) but the header has "
-                                                       f"{len(header)}: the file may be cut short, or a quote is "
-                                                       "unbalanced")
+                    has = Noun("field").count(len(fields))
+                    raise InputError(str(path), start, f"record has {has} but the header has {len(header)}: the "
+                                                       "file may be cut short, or a quote is unbalanced")
                 yield start, dict(zip(header, fields, strict=True))
             start = reader.line_num + 1
     except csv.Error as e:
@@ -196,7 +200,8 @@ def collected(path: str, errors: list[InputError]) -> InputError:
         return first
     more = "; ".join(f"line {e.line}: {e.reason}" for e in errors[1:])
     cap = " (stopped after 20)" if len(errors) >= MAX_REPORTED else ""
-    err = InputError(path, first.line, f"{first.reason} — and {len(errors) - 1} more error(s){cap}: {more}")
+    others = Noun("more error", "more errors").count(len(errors) - 1)
+    err = InputError(path, first.line, f"{first.reason} — and {others}{cap}: {more}")
     err.errors = errors  # type: ignore[attr-defined]
     return err
 

@@ -19,6 +19,7 @@ from scoring.errors import InputError, is_blank
 from scoring.families.ideation.model import CRITERIA, MAX_INPUT_BYTES, VERDICTS, Idea, Question, Rating, Verdict
 from scoring.jsonl import json_type, read_records
 from scoring.limits import MAX_ID_CHARS, MAX_SYSTEM_NAME_CHARS
+from scoring.nouns import Noun
 
 Pools = Mapping[str, Sequence[str]]
 
@@ -245,8 +246,9 @@ def check_orientation(log: Sequence[Verdict], calls: Sequence[Verdict], path: st
             swapped += 1
             first_swapped = v.line if first_swapped is None else first_swapped
     if swapped > as_written:
+        agree = f"{Noun('decided call').count(swapped)} {'agrees' if swapped == 1 else 'agree'}"
         raise InputError(str(path), first_swapped, f"the judge log's first/second look swapped against the pairwise "
-                                                   f"verdicts: {swapped} decided call(s) agree with them only read "
+                                                   f"verdicts: {agree} with them only read "
                                                    f"the other way round, {as_written} as written. Write each line "
                                                    "with the systems in the order the judge saw them (or leave "
                                                    "--pairwise out if the log is another judge's)")

@@ -95,7 +95,7 @@ def test_huge_file_is_refused_before_reading(tmp_path, monkeypatch):
 def test_bad_gold(tmp_path):
     g = tmp_path / "g.csv"
     g.write_text("paper_id,text\n1,abc\n")
-    with pytest.raises(InputError, match=r"g.csv:1: missing column\(s\) readable_relations"):
+    with pytest.raises(InputError, match=r"g.csv:1: missing column readable_relations"):
         chimera.load_gold(g)
     g.write_text('paper_id,text,readable_relations\n1,abc,{}\n2,"multi\nline",{oops}\n')
     with pytest.raises(InputError, match="g.csv:3: readable_relations is not valid JSON"):
@@ -119,9 +119,9 @@ def test_every_bad_line_is_reported_at_once_up_to_20(tmp_path):
     with pytest.raises(InputError) as e:
         chimera.load_predictions(p, GOLD_IDS)
     assert e.value.line == 2 and [x.line for x in e.value.errors] == [2, 3, 4]
-    assert "and 2 more error(s): line 3: unknown paper id 'nope'" in str(e.value)
+    assert "and 2 more errors: line 3: unknown paper id 'nope'" in str(e.value)
     assert "line 4: paper_id must" in str(e.value)
     many = write_jsonl(tmp_path / "many.jsonl", [{"paper_id": f"x{i}", "relations": {}} for i in range(30)])
-    with pytest.raises(InputError, match=r"and 19 more error\(s\) \(stopped after 20\)") as e:
+    with pytest.raises(InputError, match=r"and 19 more errors \(stopped after 20\)") as e:
         chimera.load_predictions(many, GOLD_IDS)
     assert len(e.value.errors) == 20
