@@ -27,6 +27,7 @@ from types import ModuleType
 from audit.outputs.export import export_json
 from audit.outputs.report import Figure, Section
 from audit.views import RunView
+from scoring.nouns import Noun
 from ui.blind import blind_decision
 from ui.families import PROTOCOL, REQUIRED, DocumentContext, FamilyView, ViewError, view_of_module
 
@@ -69,7 +70,7 @@ def check_protocol_names(mod: ModuleType) -> FamilyView:
         try:
             inspect.signature(fn).bind(*[None] * n)
         except TypeError as e:
-            raise _fail(mod, "protocol names", f"{name} does not take {n} argument(s): {e}") from None
+            raise _fail(mod, "protocol names", f"{name} does not take {Noun('argument').count(n)}: {e}") from None
     return fv
 
 

@@ -56,7 +56,7 @@ def render_document(ctx: DocumentContext) -> None:
     hide = ctx.hide_derived
     st.markdown("**Input**")
     show_text(payload["gold"]["input"])
-    st.markdown("**Reference(s)**")
+    st.markdown("**Reference**" if len(payload["gold"]["target"]) == 1 else "**References**")
     for t in payload["gold"]["target"]:
         show_text(t)
     st.markdown("**Output**")
