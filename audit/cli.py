@@ -314,8 +314,10 @@ def _ask_fold_judges(db: Database, run: str, improved: Improved, *, skip: bool) 
                   "FILE's name with .errata.json for its last suffix"),
          arg("--force", action="store_true", help="delete the run's reviews and errata too"))
 def cmd_delete_run(args: argparse.Namespace) -> None:
-    """Delete a run (documents, decisions, audited state). Refuses while it has reviews or gold errata unless
-    --exported FILE (they are written out first) or --force. A board holding the run keeps its other runs while two
+    """Delete a run (documents, decisions, audited state). A review whose question another run asks moves to that
+    run (a review settles its question in every run that asks it), so the other runs keep their labels
+    (`reviews_moved`). Refuses while it has other reviews or gold errata unless --exported FILE (every review and
+    erratum is written out first) or --force. A board holding the run keeps its other runs while two
     or more remain (its plan is deleted: make a new one with `board plan`) and is deleted otherwise; the output
     names both (`boards_without_it`, `boards_deleted`).
 

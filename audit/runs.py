@@ -14,6 +14,7 @@ import json
 import os
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -455,30 +456,44 @@ def _positions_by_doc(decisions: Sequence[Decision]) -> dict[str, list[int]]:
 def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:
     """Delete a run with its documents, decisions and audited state.
 
-    Refuses while the run holds reviewers' work, reviews or gold errata (both append-only: every row counts, a
-    withdrawal too), unless it was exported first (`exported=True`, set by the caller that just wrote it out) or
-    `force=True`. Cached judge answers are kept (another run may use them). A board holding the run keeps its other
-    runs while two or more remain and is deleted otherwise; the plans of the boards it was on are deleted
-    (`audit.store.plans.drop_run_from_boards`).
+    A review settles its question in every run that asks it, so a review whose question another run asks is not
+    deleted: it moves to that run (the first decision asking it, by id), as that run's review, not one of its sample
+    draws, and every other run keeps the labels it had (`reviews_moved` says how many went where). The reviews
+    nothing else asks, and the gold errata, are deleted with the run: both append-only (every row counts, a
+    withdrawal too), so that is refused unless they were exported first (`exported=True`, set by the caller that
+    just wrote them out) or `force=True`. Cached judge answers are kept (another run may use them). A board holding
+    the run keeps its other runs while two or more remain and is deleted otherwise; the plans of the boards it was
+    on are deleted (`audit.store.plans.drop_run_from_boards`).
 
     Raises:
-        UnknownRun; AuditError when reviews or errata exist and neither `exported` nor `force` is given.
+        UnknownRun; AuditError when reviews only this run asks, or errata, exist and neither `exported` nor `force`
+        is given.
     """
     row = run_row(db, name)
     n_reviews, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [row["id"]]).fetchone()
     n_errata, = db.execute("SELECT COUNT(*) FROM errata WHERE run_id = ?", [row["id"]]).fetchone()
-    if (n_reviews or n_errata) and not (force or exported):
-        held = " and ".join(count_noun(n, noun) for n, noun in ((n_reviews, "review"), (n_errata, "gold erratum row"))
-                            if n)
-        raise AuditError(f"run {name!r} has {held}; export them first (`python -m audit delete-run --run {name!r} "
-                         "--exported FILE` writes the reviews to FILE and the errata beside it, then deletes), or "
-                         "pass --force to delete them too")
-    # runs that saw this run's reviews (a review settles its question in every run): re-counted without them
+    # each review whose question another run asks, and the first decision asking it there
+    moves = db.execute(f"SELECT v.id, MIN(d2.id) FROM {SHARED_FROM} WHERE v.run_id = ?1 AND {SETTLES_SHARED} "
+                       "AND d2.run_id != ?1 GROUP BY v.id", [row["id"]]).fetchall()
+    n_lost = n_reviews - len(moves)
+    if (n_lost or n_errata) and not (force or exported):
+        held = " and ".join(count_noun(n, noun) for n, noun in (
+            (n_lost, "review of a question no other run asks"), (n_errata, "gold erratum row")) if n)
+        kept = f" ({count_noun(len(moves), 'other review')} would move to the runs that ask their questions)" \
+            if moves else ""
+        raise AuditError(f"run {name!r} has {held}{kept}; export them first (`python -m audit delete-run --run "
+                         f"{name!r} --exported FILE` writes the reviews to FILE and the errata beside it, then "
+                         "deletes), or pass --force to delete them too")
+    # runs that saw this run's reviews (a review settles its question in every run): re-counted after the move
     sharing = [n for n, in db.execute(
         f"SELECT DISTINCT r.name FROM {SHARED_FROM} CROSS JOIN runs r WHERE v.run_id = ? AND {SETTLES_SHARED} "
         "AND d2.run_id != ? AND r.id = d2.run_id",
         [row["id"], row["id"]])]
+    updates = [(db.execute("SELECT run_id FROM decisions WHERE id = ?", [d]).fetchone()[0], d, v) for v, d in moves]
+    names = dict(db.execute("SELECT id, name FROM runs").fetchall())
+    moved = {names[r]: n for r, n in sorted(Counter(r for r, _, _ in updates).items())}
     with transaction(db):
+        db.conn.executemany("UPDATE reviews SET run_id = ?, decision_id = ?, sampled = 0 WHERE id = ?", updates)
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
                       "review_assignments", "judge_improvements", "fold_labels", "effective", "doc_audit",
                       "audit_state", "decisions", "document_counts", "documents"):
@@ -488,5 +503,5 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
         boards_kept, boards = drop_run_from_boards(db, name)
     for other in sharing:
         rebuild_audit_state(db, other)
-    return {"deleted": name, "reviews_deleted": n_reviews, "errata_deleted": n_errata, "runs_recounted": sharing,
-            "boards_deleted": boards, "boards_without_it": boards_kept}
+    return {"deleted": name, "reviews_deleted": n_lost, "reviews_moved": moved, "errata_deleted": n_errata,
+            "runs_recounted": sharing, "boards_deleted": boards, "boards_without_it": boards_kept}

@@ -21,6 +21,7 @@ import pytest
 
 from audit.demo import DATA
 from audit.effective import effective_labels
+from audit.errors import AuditError
 from audit.rescoring import audit_run, rebuild_audit_state, run_options
 from audit.review.reviews import add_review
 from audit.runs import delete_run, score_run
@@ -250,9 +251,48 @@ def test_a_database_keyed_later_keeps_every_review_and_shares_them(db):
     check_invariant(db, [a, b])
 
 
-def test_deleting_a_run_recounts_the_runs_that_used_its_reviews(db):
+def _state_of(db, run: str) -> tuple:
+    audit = audit_run(db, run)
+    return ([(d["id"], d["effective"], d["human"], d["source"]) for d in decisions(db, run)], audit.metrics,
+            audit.counts, audit.review_counts)
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_deleting_a_run_keeps_every_label_the_other_runs_had(db, seed):
+    """A review settles its question in every run that asks it: deleting the run it was made in moves it to a run
+    that asks the question, so every other run keeps its labels, audited metrics and counts exactly; only the
+    reviews of questions no other run asks go, and the runs are recounted."""
     a, b = PAIRS["chimera"]
-    _random_reviews(db, [a, b], random.Random(5), 30)
+    _random_reviews(db, [a, b], random.Random(seed), 40)
+    made_in_a = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [run_row(db, a)["id"]]).fetchone()[0]
+    db.execute("UPDATE reviews SET sampled = 1 WHERE run_id = ? AND id % 2 = 0", [run_row(db, a)["id"]])  # a's draws
+    total = db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    before = _state_of(db, b)
     result = delete_run(db, a, force=True)
-    assert b in result["runs_recounted"]
+    assert result["runs_recounted"] == [b] and set(result["reviews_moved"]) == {b}
+    moved = result["reviews_moved"][b]
+    assert moved > 0 and moved + result["reviews_deleted"] == made_in_a
+    assert db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == total - result["reviews_deleted"]
+    assert _state_of(db, b) == before
+    assert db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ? AND sampled = 1", [run_row(db, b)["id"]]
+                      ).fetchone()[0] == 0  # moved reviews are not the other run's sample draws
     check_invariant(db, [b])
+
+
+def test_a_run_whose_reviews_all_move_is_deleted_without_an_export(db):
+    a, b = PAIRS["chimera"]
+    keys_b = {d["qkey"] for d in db.query("SELECT qkey FROM decisions WHERE run_id = ?", [run_row(db, b)["id"]])}
+    shared = next(d for d in db.query("SELECT id, qkey FROM decisions WHERE run_id = ?", [run_row(db, a)["id"]])
+                  if d["qkey"] in keys_b)
+    alone = next(d for d in db.query("SELECT id, qkey FROM decisions WHERE run_id = ?", [run_row(db, a)["id"]])
+                 if d["id"] != shared["id"])
+    db.execute("UPDATE decisions SET qkey = 'asked only here' WHERE id = ?", [alone["id"]])  # both runs ask the same
+    add_review(db, a, alone["id"], "match", "ana")
+    with pytest.raises(AuditError, match="has 1 review of a question no other run asks"):
+        delete_run(db, a)
+    db.execute("DELETE FROM reviews")
+    for run in (a, b):
+        rebuild_audit_state(db, run)
+    add_review(db, a, shared["id"], "match", "ana")
+    result = delete_run(db, a)  # nothing would be lost: no export asked for
+    assert result["reviews_moved"] == {b: 1} and result["reviews_deleted"] == 0
