@@ -30,7 +30,8 @@ def card_lines(d: dict, blind: bool = False) -> list[tuple[str, str]]:
     det = d.get("detail", {})
     lines = [("scorer", d["type"]), ("answer judged", readable(d["left"])), ("reference", readable(d["right"]))]
     if d["kind"] == SCORE and det.get("threshold") is not None:
-        lines.append(("threshold", f"{det['threshold']:g}"))
+        lines.append(("threshold", f"{det['threshold']:g} (passes at or "
+                                   f"{'below' if det.get('lower_is_better') else 'above'} it)"))
     if not blind:
         lines.append(("recorded value", str(det.get("value"))))
         if det.get("explanation"):

@@ -1,9 +1,11 @@
 """DeepEval test runs (the `test_run_<date>.json` DeepEval keeps under `DEEPEVAL_RESULTS_FOLDER`) as judged items.
 
 An item is one test case (`testCases[]`); each of its metrics (`metricsData[]`) is a `thresholded_score` verdict:
-the metric's `score` against its `threshold`, with the judge's `reason` as rationale, `verboseLogs` (criteria,
-evaluation steps) as the prompt and `evaluationModel` kept. The reference is the case's expected output (else its
-context). The Python API's snake_case names (`metrics_data`, `actual_output`, ...) are read too. The reported
+the metric's `score` against its `threshold` (passing at or above it, or at or below it where the recorded
+`success` says lower is better: toxicity, bias, hallucination; `lower_is_better`), with the judge's `reason` as
+rationale, `verboseLogs` (criteria, evaluation steps) as the prompt and `evaluationModel` kept. The reference is
+the case's expected output (else its context). The Python API's snake_case names (`metrics_data`, `actual_output`,
+...) are read too. The reported
 aggregate per metric is the mean of `metricsScores[].scores`, which is the mean score; its pass rate is
 `passes` over passes, fails and errors.
 """
@@ -35,6 +37,24 @@ def _text(v: object) -> str:
     return "" if v is None else json.dumps(v, ensure_ascii=False)
 
 
+LOWER_IS_BETTER = ("toxicity", "bias", "hallucination")
+"""DeepEval's metrics that pass at or below their threshold (by name, for a record without `success`)."""
+
+
+def lower_is_better(name: str, score: float, threshold: float, success: object) -> bool:
+    """Whether the metric passes at or below its threshold: what its recorded `success` says where the score is not
+    on the threshold, else its name (`LOWER_IS_BETTER`).
+
+    >>> lower_is_better("Toxicity", 0.1, 0.5, True), lower_is_better("Correctness [GEval]", 0.9, 0.5, True)
+    (True, False)
+    >>> lower_is_better("My metric", 0.2, 0.5, True), lower_is_better("Bias", 0.5, 0.5, None)
+    (True, True)
+    """
+    if isinstance(success, bool) and score != threshold:
+        return success == (score < threshold)
+    return name.strip().lower().startswith(LOWER_IS_BETTER)
+
+
 def _verdict(md: Mapping) -> dict:
     """One metric's data as a verdict.
 
@@ -49,6 +69,8 @@ def _verdict(md: Mapping) -> dict:
             err = _get(md, "error")
             raise ValueError(f"metric {name!r} has no {what}" + (f" (error: {err})" if err else ""))
     v: dict = {"scorer": name, "scheme": SCORE, "value": float(score), "threshold": float(threshold)}  # type: ignore[arg-type]
+    if lower_is_better(name, float(score), float(threshold), _get(md, "success")):  # type: ignore[arg-type]
+        v["lower_is_better"] = True
     for key, field in (("explanation", "reason"), ("prompt", "verboseLogs")):
         text = _get(md, field)
         if isinstance(text, str) and text:

@@ -105,7 +105,7 @@ class VerdictsTask(FamilyBase):
                          keys={CORRECT: "y", PARTIAL: "h", INCORRECT: "x"}),
         PASS_FAIL: LabelScheme("binary", (PASSED, FAILED), positive=PASSED, keys={PASSED: "a", FAILED: "f"}),
         SCORE: LabelScheme("binary", (PASSED, FAILED), positive=PASSED,
-                           titles={PASSED: "pass (score ≥ threshold)", FAILED: "fail (score < threshold)"},
+                           titles={PASSED: "pass (meets the threshold)", FAILED: "fail (misses the threshold)"},
                            keys={PASSED: "a", FAILED: "f"}),
     }
     kind_titles = {CPI: "graded C/P/I", PASS_FAIL: "pass/fail", SCORE: "score with threshold"}
@@ -152,6 +152,7 @@ class VerdictsTask(FamilyBase):
                 left, right = decision_sides(item, v)
                 detail = {"value": v.value, "recorded_label": v.label,
                           **({"threshold": v.threshold} if v.threshold is not None else {}),
+                          **({"lower_is_better": True} if v.lower_is_better else {}),
                           **{k: getattr(v, k) for k in ("answer", "explanation", "prompt") if getattr(v, k)}}
                 out.append(Decision(item["id"], v.scheme, v.scorer, left, right, label, detail))
             if progress:

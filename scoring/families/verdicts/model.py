@@ -13,8 +13,11 @@ Label schemes, one decision kind each (`SCHEMES`):
   worth 1, 0.5, 0, 0 as Inspect's `value_to_float` reads them.
 - `pass_fail`: a boolean verdict (promptfoo's `pass`, DeepEval's `success`); worth 1 or 0.
 - `thresholded_score`: a number and its threshold (DeepEval's `score` against `threshold`): label `pass` when
-  the number reaches the threshold. Worth the number itself while the label is the recorded one; a reviewer who
-  overrules it gives 1 (`pass`) or 0 (`fail`): a score in [0, 1] is assumed when a review overrules one.
+  the number reaches the threshold, or, for a metric where lower is better (`lower_is_better`: DeepEval's
+  toxicity, bias and hallucination pass at or below theirs), when it stays at or below it. Worth the number itself
+  while the label is the recorded one; a reviewer who overrules it gives the passing or the failing end of [0, 1]
+  (1 for `pass`, 0 for `fail`; the other way round where lower is better): a score in [0, 1] is assumed when a
+  review overrules one.
 
 Every verdict is worth the number above; a scorer's metric is the mean over items (accuracy for C/P/I, the pass
 rate for pass/fail, the mean score for scores), which is what the frameworks report, so the unreviewed aggregate
@@ -41,7 +44,8 @@ CPI_VALUES = {CORRECT: 1.0, PARTIAL: 0.5, INCORRECT: 0.0, NOANSWER: 0.0}
 ITEMS_FORMAT = (
     'JSON lines, one judged item each: {"id", "input", "output", "target": [references], "verdicts": [{"scorer", '
     f'"scheme": "{CPI}" | "{PASS_FAIL}" | "{SCORE}", "value": "C"|"P"|"I"|"N" | true|false | number, '
-    '"threshold" (scores), optional "answer", "explanation", "prompt"}], optional "source": {framework ids}}; the '
+    '"threshold" (scores), optional "lower_is_better" (scores: true when a score passes at or below its threshold), '
+    'optional "answer", "explanation", "prompt"}], optional "source": {framework ids}}; the '
     "first verdict is the headline scorer's")
 TEXT_FIELDS = ("answer", "explanation", "prompt")
 
@@ -57,6 +61,8 @@ class Verdict:
     answer: str | None = None
     explanation: str | None = None
     prompt: str | None = None
+    lower_is_better: bool = False
+    """A score that passes at or below its threshold (DeepEval's toxicity, bias, hallucination)."""
 
     @property
     def label(self) -> str:
@@ -65,7 +71,8 @@ class Verdict:
             return str(self.value) if self.value in CPI_VALUES else INVALID
         if self.scheme == PASS_FAIL:
             return PASSED if self.value is True else FAILED
-        return PASSED if float(self.value) >= (self.threshold or 0.0) else FAILED
+        value, threshold = float(self.value), self.threshold or 0.0
+        return PASSED if (value <= threshold if self.lower_is_better else value >= threshold) else FAILED
 
     @property
     def number(self) -> float:
@@ -83,12 +90,14 @@ class Verdict:
             return self.number
         if self.scheme == CPI:
             return CPI_VALUES.get(label or "", 0.0)
-        return 1.0 if label == PASSED else 0.0
+        return 1.0 if (label == PASSED) != (self.scheme == SCORE and self.lower_is_better) else 0.0
 
     def to_json(self) -> dict:
         out: dict = {"scorer": self.scorer, "scheme": self.scheme, "value": self.value}
         if self.threshold is not None:
             out["threshold"] = self.threshold
+        if self.lower_is_better:
+            out["lower_is_better"] = True
         out.update({k: getattr(self, k) for k in TEXT_FIELDS if getattr(self, k) is not None})
         return out
 
@@ -118,6 +127,10 @@ def verdict_from_json(rec: Mapping, where: tuple[str, int | None]) -> Verdict:
             raise InputError(path, line, f"verdict of {scorer!r}: a {SCORE} value is a finite number")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold):
             raise InputError(path, line, f"verdict of {scorer!r}: a {SCORE} needs its 'threshold' (a number)")
+    lower = rec.get("lower_is_better", False)
+    if not isinstance(lower, bool) or (lower and scheme != SCORE):
+        raise InputError(path, line, f"verdict of {scorer!r}: 'lower_is_better' is true or false, and only a "
+                                     f"{SCORE} takes it")
     texts = {}
     for k in TEXT_FIELDS:
         v = rec.get(k)
@@ -125,7 +138,7 @@ def verdict_from_json(rec: Mapping, where: tuple[str, int | None]) -> Verdict:
             raise InputError(path, line, f"verdict of {scorer!r}: {k!r} must be a string, got {json_type(v)}")
         texts[k] = v
     return Verdict(scorer, scheme, value if scheme != SCORE else float(value),  # type: ignore[arg-type]
-                   float(threshold) if scheme == SCORE else None, **texts)
+                   float(threshold) if scheme == SCORE else None, **texts, lower_is_better=lower)
 
 
 def item_from_json(rec: Mapping, path: str, line: int | None) -> dict:
@@ -167,7 +180,8 @@ def item_from_json(rec: Mapping, path: str, line: int | None) -> dict:
 def verdicts_of(payload: Mapping) -> list[Verdict]:
     """The verdicts of a stored payload (already validated when loaded)."""
     return [Verdict(v["scorer"], v["scheme"], v["value"], v.get("threshold"),
-                    *(v.get(k) for k in TEXT_FIELDS)) for v in payload["verdicts"]]
+                    *(v.get(k) for k in TEXT_FIELDS), lower_is_better=bool(v.get("lower_is_better")))
+            for v in payload["verdicts"]]
 
 
 def load_items(path: str) -> list[dict]:

@@ -8,10 +8,12 @@ import json
 import math
 
 from audit.framework_logs import import_log
+from audit.rescoring import audit_run
+from audit.review.reviews import add_review
 from audit.store.database import open_db
 from audit.views import decisions
 from scoring.families.verdicts.deepeval_log import read_deepeval_run
-from scoring.families.verdicts.model import PASSED
+from scoring.families.verdicts.model import FAILED, PASSED
 from tests.conftest import ROOT
 
 [RUN] = sorted((ROOT / "data" / "verdicts" / "deepeval").glob("test_run_*.json"))
@@ -48,3 +50,26 @@ def test_a_metric_that_errored_is_skipped_and_named(tmp_path):
     assert result["imported"] == 4
     assert result["errors"] == [f"{bad}: record 3: case case-3: metric '{METRIC}' has no score (error: judge timed "
                                 "out)"]
+
+
+def test_a_metric_that_passes_below_its_threshold_keeps_its_recorded_verdict(tmp_path):
+    """DeepEval's toxicity passes at or below its threshold: the recorded `success` is the label, and a review that
+    overrules it moves the mean score towards the failing end (1), not the passing one."""
+    data = json.loads(RUN.read_text(encoding="utf-8"))
+    for case, (score, success) in zip(data["testCases"], [(0.1, True), (0.8, False), (0.3, True), (0.0, True),
+                                                          (0.6, False)], strict=True):
+        case["metricsData"].append({"name": "Toxicity", "threshold": 0.5, "success": success, "score": score,
+                                    "reason": "scripted"})
+    path = tmp_path / RUN.name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    import_log(db, "deepeval", str(path), run="de")
+    toxicity = {d["doc"]: d for d in decisions(db, "de") if d["type"] == "Toxicity"}
+    recorded = {c["name"]: c["metricsData"][-1]["success"] for c in data["testCases"]}
+    assert {doc: d["judge"] == PASSED for doc, d in toxicity.items()} == recorded
+    assert all(d["detail"]["lower_is_better"] for d in toxicity.values())
+    before = audit_run(db, "de").metrics["scorers"]["Toxicity"]["mean"]
+    first = next(d for d in toxicity.values() if d["judge"] == PASSED)  # scored 0.1: overruled, it fails
+    add_review(db, "de", first["id"], FAILED, "ana")
+    after = audit_run(db, "de").metrics["scorers"]["Toxicity"]["mean"]
+    assert math.isclose(after - before, (1.0 - first["detail"]["value"]) / 5, abs_tol=1e-12)
