@@ -16,7 +16,7 @@ from pathlib import Path
 
 from audit.errors import AuditError
 from audit.numbers import count_noun
-from audit.runs import execute_run, plan_run
+from audit.runs import execute_run, hash_input, plan_run
 from audit.store.database import Database
 from audit.views import load_view
 from scoring.families import get_importer
@@ -47,6 +47,7 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
         got = imp.read(str(path), dict(options or {}))
     except ValueError as e:  # the importer's ImportRefused: the whole file
         raise AuditError(str(e)) from None
+    _drop_repeated_ids(got, path)
     if not got.items:
         first = "; ".join(got.errors[:3])
         raise AuditError(f"{path}: none of its {count_noun(got.records, 'record')} could be imported; nothing was "
@@ -57,6 +58,7 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
         items.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in got.items), encoding="utf-8")
         plan = plan_run(db, imp.family, {imp.input: str(items)}, imp.judge, run=run,
                         input_names={imp.input: Path(path).name})
+        plan.inputs[imp.input] = str(path)  # the run records the log's name, size and hash, not the items file's
         skipped = got.skipped
         if got.errors:
             plan.loaded.warnings.append(f"{len(got.errors)} of the records or scores of {Path(path).name} could "
@@ -68,6 +70,25 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
         row = execute_run(db, plan)
     return {"run": row["name"], "records": got.records, "imported": len(got.items), "skipped": skipped,
             "errors": got.errors, "reported": got.reported, "metrics": row["original_metrics"]}
+
+
+def _drop_repeated_ids(got, path: str) -> None:  # noqa: ANN001 (the importer's Imported)
+    """Keep the first record of each item id: a later one with the same id (a line given twice, two promptfoo
+    providers with one label) is skipped and listed with the log's own ids, like a record that cannot be read."""
+    seen: set[str] = set()
+    kept = []
+    for item in got.items:
+        iid = str(item.get("id"))
+        if iid in seen:
+            where = {k: v for k, v in (item.get("source") or {}).items() if k != "framework" and v is not None}
+            got.errors.append(f"{path}: item id {iid!r} repeats an earlier record's; the later record "
+                              f"({json.dumps(where, ensure_ascii=False, default=str)}) is skipped")
+            continue
+        seen.add(iid)
+        kept.append(item)
+    if len(kept) < len(got.items) and got.skipped_records is not None:
+        got.skipped_records += len(got.items) - len(kept)
+    got.items[:] = kept
 
 
 def reviewed_decisions(db: Database, run: str) -> list[dict]:
@@ -103,6 +124,12 @@ def write_back(db: Database, framework: str, run: str, log: str, out: str) -> di
         raise AuditError(f"run {run!r} is a {view.row['task']} run, not one imported from a {framework} log")
     if Path(out).resolve() == Path(log).resolve():
         raise AuditError(f"{out}: write the edited log to a new file, not over the original")
+    recorded = (view.row["inputs"].get(imp.input) or {}).get("sha256")
+    if not Path(log).is_file():
+        raise AuditError(f"{log}: no such file")
+    if recorded and hash_input(log)["sha256"] != recorded:
+        raise AuditError(f"{log}: not the log run {run!r} was imported from (its SHA-256 differs from the one the run "
+                         "recorded); give that log, or import this one as a run of its own")
     reviewed = reviewed_decisions(db, run)
     try:
         written = imp.write_back(log, out, reviewed)

@@ -70,7 +70,7 @@ def _file_digest(p: Path) -> bytes:
         return hashlib.file_digest(f, "sha256").digest()
 
 
-def _hash_input(path: str) -> dict:
+def hash_input(path: str) -> dict:
     """SHA-256 of a file (read in chunks), or of a folder's relative names and file digests.
 
     A folder is walked without following links (`scoring.jsonl.check_folder` refuses links that leave it first):
@@ -90,7 +90,7 @@ def _hash_input(path: str) -> dict:
 
 def _file_info(path: str, label: str | None = None) -> dict:
     """What the run records of an input: its name (never the local path: exports go into papers) and hash."""
-    return {"name": label or Path(path).name, **_hash_input(path)}
+    return {"name": label or Path(path).name, **hash_input(path)}
 
 
 def default_run_name(db: Database, task: str, pred_name: str, judge_spec: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
-from audit.runs import _hash_input
+from audit.runs import hash_input
 from scoring.errors import InputError, is_blank, number_problem, parse_json
 from tests.conftest import GOLD, JUDGE_LOG
 
@@ -224,7 +224,7 @@ def test_a_sub_folder_linked_to_the_root_is_refused_and_never_walked(tmp_path, d
     msg = refused(capsys, db, litx(db, gold, pred))
     assert msg.startswith(f"error: {pred / 'root'}: is a link that leads outside"), msg
     with pytest.raises(InputError, match="leads outside"):
-        _hash_input(str(pred))
+        hash_input(str(pred))
 
 
 def test_the_input_hash_follows_links_inside_the_folder_by_content(tmp_path) -> None:
@@ -236,7 +236,7 @@ def test_the_input_hash_follows_links_inside_the_folder_by_content(tmp_path) -> 
     (b / "sub" / "x.json").write_text("1")
     os.symlink(b / "sub" / "x.json", b / "x.json")
     os.symlink(b / "sub", b / "again")  # a linked sub-folder inside: hashed where it is, not twice
-    assert _hash_input(str(a)) == _hash_input(str(b))
+    assert hash_input(str(a)) == hash_input(str(b))
 
 
 @pytest.mark.parametrize("pid", ["..\\..\\x", "..x", "a\\b", "tab\there"])

@@ -204,3 +204,15 @@ def test_a_file_that_is_not_an_inspect_log_is_refused_whole(tmp_path):
     with pytest.raises(AuditError, match="not an Inspect log"):
         import_log(db, "inspect", str(bad))
     assert not list(db.query("SELECT name FROM runs"))
+
+
+def test_write_back_refuses_a_log_the_run_was_not_imported_from(tmp_path):
+    """The run records the log's SHA-256 at import: an edit written into another log would put this run's reviews
+    on samples that are not the ones reviewed."""
+    db = open_db(tmp_path / "a.db")
+    import_log(db, "inspect", str(LOG), run="qa")
+    other = tmp_path / "other.eval"
+    other.write_bytes(LOG.read_bytes() + b"\0")  # another file (Inspect need not read it: refused before)
+    with pytest.raises(AuditError, match="not the log run 'qa' was imported from"):
+        write_back(db, "inspect", "qa", str(other), str(tmp_path / "out.eval"))
+    assert not (tmp_path / "out.eval").exists()

@@ -62,3 +62,21 @@ def test_the_task_file_is_local(tmp_path):
     """The fixture's task reads its questions from the folder (no hub download): its data file is beside it."""
     task = (ROOT / "tests/fixtures/verdicts/lmeval_task/tiny_mc.yaml").read_text(encoding="utf-8")
     assert "dataset_path: json" in task and Path(ROOT / "tests/fixtures/verdicts/lmeval_task/tiny_mc.jsonl").is_file()
+
+
+def test_a_line_given_twice_is_skipped_and_named_with_the_log_and_the_run_records_the_log(tmp_path):
+    """A repeated line gives a repeated item id: the later record is skipped and listed naming the user's log (not
+    the items file made from it), and the run's provenance is the log's own name, size and SHA-256."""
+    import hashlib
+
+    lines = SAMPLES.read_text(encoding="utf-8").splitlines(keepends=True)
+    log = tmp_path / SAMPLES.name
+    log.write_text("".join(lines) + lines[0], encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    result = import_log(db, "lm-eval", str(log), run="mc")
+    assert result["imported"] == len(lines) and result["skipped"] == 1
+    [error] = result["errors"]
+    assert error.startswith(f"{log}: item id ") and "repeats an earlier record's" in error
+    recorded = run_row(db, "mc")["inputs"]["items"]
+    data = log.read_bytes()
+    assert recorded == {"name": log.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
