@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
+from audit.board.export import board_rows, ranked_value_title
 from audit.board.joint import board_plan, create_board_plan, next_board_document
 from audit.board.one_run import create_one_run_plan, next_one_run_document, one_run_plan
 from audit.board.store import create_board, delete_board
@@ -70,16 +71,18 @@ def _runs_differ(table: Mapping) -> bool:
 
 def system_rows(table: Mapping) -> pd.DataFrame:
     """The ranking, one row per system of the primary metric, best audited rank first: the rank set, both ranks,
-    judge only and audited."""
-    key = table["metric"]
-    unit = unit_of(table, key)
+    judge only and the value the second rank ranks (`ranked_value_title`: audited, estimated or reviewed so far),
+    the export's row rule (`board_rows`)."""
+    unit = unit_of(table, table["metric"])
+    title = ranked_value_title(table)
+    rows = {r["system"]: r for r in board_rows(table)}
     return pd.DataFrame([{
         "system": s["system"],
         **({"run": s["run"]} if _runs_differ(table) else {}),
         "rank set": _rank_set(s.get("rank_set")),
-        "rank: judge → audited": f"{_rank(s['rank_judge'])} → {_rank(s['rank_audited'])}",
-        "judge only": format_value(s["judge_only"].get(key), unit),
-        "audited": format_value(s["audited"].get(key), unit),
+        f"rank: judge → {title}": f"{_rank(s['rank_judge'])} → {_rank(s['rank_audited'])}",
+        "judge only": format_value(rows[s["system"]]["judge_only"], unit),
+        title: format_value(rows[s["system"]]["value"], unit),
     } for s in ranked(table)])
 
 

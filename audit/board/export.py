@@ -27,6 +27,13 @@ from scoring.families.base import MetricCell
 COLUMNS = ("system", "run", "metric", "judge_only", "value", "value_is", "lo", "hi", "anytime_lo", "anytime_hi",
            "bias", "bias_lo", "bias_hi", "rank_judge", "rank_audited", "rank_best", "rank_worst")
 VALUE_IS = {EXACT: "exact", JOINT: "estimate", RUN_PLAN: "estimate", NONE: "reviewed so far"}
+RANKED_VALUE = {EXACT: "audited", JOINT: "estimated", RUN_PLAN: "estimated", NONE: "reviewed so far"}
+
+
+def ranked_value_title(table: Mapping) -> str:
+    """What the board's second rank ranks (`rank_audited`: the audited value, the estimate with a sample, the value
+    reviewed so far without one), in words every surface heads its column and its rank with."""
+    return RANKED_VALUE[table["interval"]]
 
 
 def _ci(entry: Mapping | None) -> tuple[float | None, float | None]:
@@ -112,7 +119,7 @@ def board_latex(table: Mapping) -> str:
     defines the bias only where a bias is shown. ASCII only; needs \\usepackage{booktabs}."""
     cell = _primary(table)
     parts = caption_parts(table)
-    head = {EXACT: "Audited", JOINT: "Estimated", RUN_PLAN: "Estimated", NONE: "Reviewed so far"}[table["interval"]]
+    head = ranked_value_title(table).capitalize()
     lines = [r"% Rejudge board export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering", r"\small",
              r"\begin{tabular}{lrrrrrrrrr}", r"\toprule",
              f"System & Judge only & {head} & 95\\% fixed-n & 95\\% anytime & Bias & Bias 95\\% & Rank (judge) & "

@@ -13,7 +13,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from audit.board.export import board_rows, caption_parts
+from audit.board.export import board_rows, caption_parts, ranked_value_title
 from audit.board.store import boards_of_run
 from audit.board.table import SAMPLED, board_table
 from audit.numbers import EMPTY, format_value
@@ -74,8 +74,8 @@ def board_part(view: RunView, name: str, index: int) -> BoardPart:
                      format_value(r["judge_only"], unit), format_value(r["value"], unit), r["value_is"],
                      _interval(r["lo"], r["hi"], unit), bias, format_value(r["rank_judge"], "rank"),
                      format_value(r["rank_audited"], "rank"), rank_set])
-    body.append(_table(["system", "judge only", "audited / estimate", "which", "95% interval", "judge bias",
-                        "rank (judge)", "rank (audited)", "rank set"], rows))
+    body.append(_table(["system", "judge only", ranked_value_title(t), "which", "95% interval", "judge bias",
+                        "rank (judge)", f"rank ({ranked_value_title(t)})", "rank set"], rows))
     body.append("<ul>" + "".join(f"<li>{_esc(w)}</li>" for w in t["settled"]) + "</ul>")
     charts = []
     points = board_points(t)

@@ -4,6 +4,7 @@ words, and the owner's create / delete form."""
 
 from __future__ import annotations
 
+from audit.board.export import ranked_value_title
 from audit.board.store import list_boards
 from audit.board.table import board_table
 from audit.numbers import EMPTY, format_value
@@ -48,8 +49,9 @@ def test_the_demo_has_a_board_per_family_and_the_page_shows_board_tables_numbers
     for s in table["systems"]:
         row = shown[s["system"]]
         assert row["judge only"] == format_value(s["judge_only"][KEY])
-        assert row["audited"] == format_value(s["audited"][KEY])
-        assert row["rank: judge → audited"] == f"{s['rank_judge']} → {s['rank_audited']}"
+        assert ranked_value_title(table) == "reviewed so far"  # no plan, not every decision reviewed
+        assert row["reviewed so far"] == format_value(s["audited"][KEY])
+        assert row["rank: judge → reviewed so far"] == f"{s['rank_judge']} → {s['rank_audited']}"
         assert row["rank set"] == EMPTY and "estimate [95%]" not in row  # no plan, no full review: none is valid
     assert any("No valid interval" in w.value for w in at.warning)
     assert len(at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")) == 1
@@ -72,12 +74,12 @@ def test_a_review_of_a_shared_question_moves_two_systems(app, conn):
     add_review(conn, VERBOSE, d, "no-match" if judge == "match" else "match", "ann")
     at.run()
     after = _systems(at)
-    moved = {s for s in after if after[s]["audited"] != before[s]["audited"]}
+    moved = {s for s in after if after[s]["reviewed so far"] != before[s]["reviewed so far"]}
     assert {VERBOSE, MIXED} <= moved
     assert all(after[s]["judge only"] == before[s]["judge only"] for s in after)
     table = board_table(conn, BOARD)
     assert {s["system"]: format_value(s["audited"][KEY]) for s in table["systems"]} == \
-        {s: r["audited"] for s, r in after.items()}
+        {s: r["reviewed so far"] for s, r in after.items()}
 
 
 def _planned(table: dict) -> dict:
@@ -110,6 +112,8 @@ def test_a_plans_intervals_rank_sets_and_more_documents_in_words(app, conn, monk
         row = _systems(at)[s["system"]]
         assert row["estimate [95%]"] == f"{format_value(v)} [{format_value(v - 0.05)}, {format_value(v + 0.05)}]"
         assert row["anytime [95%]"] == f"[{format_value(v - 0.08)}, {format_value(v + 0.08)}]"
+        # the second rank ranks the estimate, and the value beside it is that estimate (not the plug-in audited)
+        assert row["estimated"] == format_value(v) and "rank: judge → estimated" in row and "audited" not in row
     assert {r["rank set"] for r in rows} == {"[1, 2]", "[1, 3]"}
     assert {r["judge bias [95%]"] for r in rows} == {"0 [-0.0200, +0.0300]", "+0.0100 [-0.0200, +0.0300]",
                                                     "+0.0200 [-0.0200, +0.0300]"}

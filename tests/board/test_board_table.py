@@ -3,6 +3,7 @@ reviews, ranks of those, exact intervals and one-rank rank sets after a full rev
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from audit.board.store import create_board
-from audit.board.table import board_table
+from audit.board.table import PAIRS_PAIRED, board_table
 from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.store.database import db_file, run_row
@@ -41,6 +42,11 @@ def test_each_systems_values_are_its_runs_own_for_random_reviews_in_random_runs(
     table = board_table(bdb, "t", policy=policy)
     task, cells = _cells(bdb, "a")
     assert table["interval"] == "none" and table["policy"] == policy
+    assert table["pairs_explained"] is None  # no sample: A − B is the two values' difference
+    assert all(math.isclose(p["difference"], next(s["audited"][table["metric"]] for s in table["systems"]
+                                                   if s["system"] == p["a"]) -
+                            next(s["audited"][table["metric"]] for s in table["systems"] if s["system"] == p["b"]),
+                            abs_tol=1e-12) for p in table["pairs"])
     for s in table["systems"]:
         own = audit_run(bdb, s["run"], policy=policy, rebuild=True).metrics
         judge = run_row(bdb, s["run"])["original_metrics"]
@@ -150,6 +156,7 @@ def test_a_joint_plan_supplies_estimates_pairs_and_rank_sets(bdb, monkeypatch):
     monkeypatch.setattr(table_mod, "_joint_estimates", lambda db, name, policy, views=(): joint)
     table = board_table(bdb, "t")
     assert table["interval"] == "joint plan" and table["more_documents"] == 7
+    assert table["pairs_explained"] == PAIRS_PAIRED  # why A − B need not be the two estimates' difference
     a, b = table["systems"]
     assert a["estimate"] == {"entities/avg/f1": joint["systems"]["a"]["entities/avg/f1"]}
     assert b["bias"] == joint["systems"]["b"]["bias"]
