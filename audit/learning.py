@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from audit.effective import current_rows
 from audit.errors import UnknownRun
+from audit.numbers import count_noun
 from audit.store.database import run_row
 
 if TYPE_CHECKING:
@@ -19,29 +20,62 @@ if TYPE_CHECKING:
 
 def learning_status(db: Database, identity: dict) -> dict | None:
     """For a run whose judge was improved on reviews (`learnt_from` in its judge identity): how many of those
-    reviews are still current in the run they came from, which were withdrawn or changed since (`stale` when any),
-    and a sentence saying so. None for any other judge."""
+    reviews still hold (the reviewer's current label on that question is the one the judge learnt), which were
+    withdrawn or changed since (`stale` when any), and a sentence saying so. None for any other judge.
+
+    The reviews are found by uid (`review_uids`, which export-reviews / import-reviews keep, so a judge moved to
+    another database with its reviews checks there), by database id for a result from before uids were kept. A
+    review given again with the same label leaves the judge current: it learnt that label, and it still holds."""
     learnt = identity.get("learnt_from")
     if not isinstance(learnt, dict):
         return None
     from audit.rescoring import reviews_by_decision  # (re-scoring code: not for a list of runs without one, #38)
 
-    ids = set(learnt.get("review_ids") or [])
+    by_uid = learnt.get("review_uids") is not None
+    keys = list(learnt.get("review_uids") if by_uid else learnt.get("review_ids") or [])
     try:
         source = run_row(db, learnt.get("run", ""))
     except UnknownRun:
-        return {"run": learnt.get("run"), "learnt_from": len(ids), "withdrawn": sorted(ids), "stale": True,
-                "text": f"this judge learnt from {len(ids)} reviews of run {learnt.get('run')!r}, which is no longer "
-                        "in this database: it cannot be checked"}
-    current = {r["id"] for revs in reviews_by_decision(db, source["id"], list(learnt.get("decisions") or [])).values()
-               for r in current_rows(revs)}
-    withdrawn = sorted(ids - current)
-    text = (f"this judge learnt from {len(ids)} reviews of run {source['name']!r} (seed {learnt.get('seed')}, "
-            f"{learnt.get('folds')} folds)")
+        return {"run": learnt.get("run"), "learnt_from": len(keys), "withdrawn": sorted(keys), "stale": True,
+                "text": f"this judge learnt from {count_noun(len(keys), 'review')} of run {learnt.get('run')!r}, "
+                        "which is no longer in this database: it cannot be checked"}
+    rows = _reviews(db, "uid" if by_uid else "id", keys)
+    decision_runs = _runs_of(db, sorted({r["decision_id"] for r in rows.values()}))
+    current: dict[tuple[int, str, str], str | None] = {}
+    for run_id in sorted(set(decision_runs.values())):
+        mine = [d for d, r in decision_runs.items() if r == run_id]
+        for dec, revs in reviews_by_decision(db, run_id, mine).items():
+            for r in current_rows(revs):
+                current[(dec, r["role"], r["reviewer"])] = r["label"]
+    withdrawn = sorted(k for k in keys if k not in rows or current.get(
+        (rows[k]["decision_id"], rows[k]["role"], rows[k]["reviewer"]), object()) != rows[k]["label"])
+    text = (f"this judge learnt from {count_noun(len(keys), 'review')} of run {source['name']!r} (seed "
+            f"{learnt.get('seed')}, {learnt.get('folds')} folds)")
     if withdrawn:
-        text += f"; {len(withdrawn)} of them were withdrawn or changed since: it is stale, improve it again"
-    return {"run": source["name"], "learnt_from": len(ids), "withdrawn": withdrawn, "stale": bool(withdrawn),
+        text += (f"; {len(withdrawn)} of them {'was' if len(withdrawn) == 1 else 'were'} withdrawn or changed since: "
+                 "it is stale, improve it again")
+    return {"run": source["name"], "learnt_from": len(keys), "withdrawn": withdrawn, "stale": bool(withdrawn),
             "text": text}
+
+
+def _reviews(db: Database, column: str, keys: list) -> dict:
+    """Review rows by `column` (uid or id) for the given keys."""
+    out = {}
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        for r in db.query(f"SELECT id, uid, decision_id, reviewer, role, label FROM reviews WHERE {column} IN "
+                          f"({','.join('?' * len(chunk))})", chunk):
+            out[r[column]] = r
+    return out
+
+
+def _runs_of(db: Database, decision_ids: list[int]) -> dict[int, int]:
+    out = {}
+    for i in range(0, len(decision_ids), 500):
+        chunk = decision_ids[i:i + 500]
+        out |= dict(db.execute(f"SELECT id, run_id FROM decisions WHERE id IN ({','.join('?' * len(chunk))})",
+                               chunk).fetchall())
+    return out
 
 
 def stale_warning(status: dict | None) -> str | None:

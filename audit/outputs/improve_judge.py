@@ -207,6 +207,15 @@ def _gaps(view: RunView, items: Sequence[Item], after: Mapping[int, str]) -> dic
             "gap_after": headline_gap(task, cell, payloads, fitted, human)}
 
 
+def review_uids(db: Database, ids: list[int]) -> list[str]:
+    """The uids of review rows (what export-reviews / import-reviews keep across databases), sorted."""
+    out = []
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        out += [u for u, in db.execute(f"SELECT uid FROM reviews WHERE id IN ({','.join('?' * len(chunk))})", chunk)]
+    return sorted(out)
+
+
 def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, folds: int = DEFAULT_FOLDS,
                   min_alpha: float = DEFAULT_MIN_ALPHA, min_documents: int = MIN_DOCUMENTS,
                   n_resamples: int = 1000, reviews: str = "auto", policy: str | None = None, k: int = DEFAULT_K,
@@ -259,10 +268,12 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
                                              ordinal=plan.scheme.scale == "ordinal", positive=plan.scheme.positive,
                                              n_resamples=n_resamples, refit=plan.refit)
     evaluation |= _gaps(view, plan.items, fitted.after)
+    learnt_rows = [r for i in plan.items for r in current_rows(reviews_in(view.reviews.get(i.decision, []),
+                                                                         rows["reviews_used"]))]
     learnt = {"run": view.name, "strategy": strategy, "seed": seed, "folds": folds,
               "documents": sorted({i.doc for i in plan.items}), "decisions": [i.decision for i in plan.items],
-              "review_ids": sorted(r["id"] for i in plan.items for r in current_rows(
-                  reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"]))),
+              "review_ids": sorted(r["id"] for r in learnt_rows),
+              "review_uids": review_uids(db, [r["id"] for r in learnt_rows]),
               "reviews_used": rows["reviews_used"], "effective_label_policy": view.policy}
     fold_specs = [plan.judge_after(m).get("spec") for m in fitted.fold_models]
     if strategy == "threshold":  # what `estimate` needs to cross-fit a run scored with the improved judge

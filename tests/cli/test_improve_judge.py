@@ -209,6 +209,54 @@ def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale
     db.conn.close()
 
 
+def test_the_same_label_given_again_keeps_the_judge_current_and_a_changed_one_makes_it_stale(
+        strict_db, strict_template, tmp_path):
+    """Stale means a label the judge learnt no longer holds: a reviewer confirming a decision again (a new review row
+    with the same label, as a sample queue serving a learnt document makes) leaves it current."""
+    from audit.learning import learning_status
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    identity = {"learnt_from": json.loads(out.read_text())["judge_after"]["learnt_from"]}
+    db = open_db(strict_db)
+    first, second = identity["learnt_from"]["decisions"][:2]
+    labels = {d["id"]: d["human"]["ann"] for d in load_view(db, RUN).decisions() if d["id"] in (first, second)}
+    add_review(db, RUN, first, labels[first], "ann")  # the same label again
+    status = learning_status(db, identity)
+    assert status["stale"] is False and status["withdrawn"] == [], status["text"]
+    add_review(db, RUN, second, "no-match" if labels[second] == "match" else "match", "ann")  # changed
+    status = learning_status(db, identity)
+    assert status["stale"] is True and len(status["withdrawn"]) == 1 and "1 of them was withdrawn" in status["text"]
+    db.conn.close()
+
+
+def test_an_improved_judge_moved_to_another_database_with_its_reviews_is_current_there(strict_db, strict_template,
+                                                                                      tmp_path):
+    """The judge's reviews are named by uid, which export-reviews / import-reviews keep: in a new database, scored
+    again and given the exported reviews, the judge is current (database ids differ there)."""
+    from audit.learning import learning_status
+    from audit.review.reviews_io import export_reviews, import_reviews
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    identity = {"learnt_from": json.loads(out.read_text())["judge_after"]["learnt_from"]}
+    db = open_db(strict_db)
+    reviews = tmp_path / "ann.jsonl"
+    reviews.write_text(export_reviews(db, RUN), encoding="utf-8")
+    db.conn.close()
+    other = open_db(tmp_path / "other.db")
+    score_run(other, "chimera", {"gold": str(GOLD), "pred": str(strict_template[1])}, "exact",
+              run="earlier")  # another run and a review first: the same reviews get other database ids here
+    add_review(other, "earlier", load_view(other, "earlier").decisions()[0]["id"], "match", "zed")
+    score_run(other, "chimera", {"gold": str(GOLD), "pred": str(strict_template[1])}, "fuzzy:95", run=RUN)
+    import_reviews(other, RUN, str(reviews))
+    status = learning_status(other, identity)
+    assert status["stale"] is False and status["learnt_from"] == len(identity["learnt_from"]["review_uids"]) > 0
+    other.conn.close()
+
+
 def test_a_stale_improved_judge_is_marked_on_every_surface_that_shows_the_run(strict_db, strict_template, tmp_path,
                                                                             capsys):
     """Runs list (CLI `runs`, the Runs page's table), the JSON export's warnings, the CSV export's judge_learning
