@@ -312,7 +312,8 @@ def _ask_fold_judges(db: Database, run: str, improved: Improved, *, skip: bool) 
          arg("--exported", default=None, metavar="FILE",
              help="export the run's reviews to FILE first, and its gold errata (if any) beside it, to "
                   "FILE's name with .errata.json for its last suffix"),
-         arg("--force", action="store_true", help="delete the run's reviews and errata too"))
+         arg("--force", action="store_true", help="delete the reviews no other run asks, and the errata, without an "
+             "export (reviews of questions another run asks move there all the same)"))
 def cmd_delete_run(args: argparse.Namespace) -> None:
     """Delete a run (documents, decisions, audited state). A review whose question another run asks moves to that
     run (a review settles its question in every run that asks it), so the other runs keep their labels

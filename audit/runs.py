@@ -453,6 +453,22 @@ def _positions_by_doc(decisions: Sequence[Decision]) -> dict[str, list[int]]:
     return by_doc
 
 
+_MOVED_COLS = ("uid", "reviewer", "label", "role", "note", "blind", "created", "auth_subject", "auth_email",
+               "auth_mode", "client_id")
+
+
+def _move_reviews(db: Database, moves: Sequence[tuple[int, int, int]]) -> None:
+    """Each (run, decision, review): the review written again as that run's review of that decision (not one of
+    its sample draws), the old row taken out, in id order. Written again, not changed in place: a new row id is
+    what tells every process's kept state (`reviews_version`: count and newest id) that the runs' reviews moved."""
+    cols = ", ".join(_MOVED_COLS)
+    for run_id, decision_id, review_id in sorted(moves, key=lambda m: m[2]):
+        row = db.execute(f"SELECT {cols} FROM reviews WHERE id = ?", [review_id]).fetchone()
+        db.execute("DELETE FROM reviews WHERE id = ?", [review_id])
+        db.execute(f"INSERT INTO reviews (run_id, decision_id, sampled, {cols}) VALUES (?, ?, 0, "
+                   f"{', '.join('?' * len(_MOVED_COLS))})", [run_id, decision_id, *row])
+
+
 def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:
     """Delete a run with its documents, decisions and audited state.
 
@@ -493,7 +509,7 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
     names = dict(db.execute("SELECT id, name FROM runs").fetchall())
     moved = {names[r]: n for r, n in sorted(Counter(r for r, _, _ in updates).items())}
     with transaction(db):
-        db.conn.executemany("UPDATE reviews SET run_id = ?, decision_id = ?, sampled = 0 WHERE id = ?", updates)
+        _move_reviews(db, updates)
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
                       "review_assignments", "judge_improvements", "fold_labels", "effective", "doc_audit",
                       "audit_state", "decisions", "document_counts", "documents"):

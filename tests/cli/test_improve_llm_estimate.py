@@ -17,6 +17,7 @@ import pytest
 from rapidfuzz import fuzz
 
 from audit.cli import main
+from audit.rescoring import rebuild_audit_state
 from audit.review.count_vectors import flatten
 from audit.review.reviews import add_review
 from audit.review.sampling import _blocks_state, create_plan, estimate, load_plan, metric_of_totals, next_sample
@@ -86,8 +87,12 @@ def sampled_db(tmp_path, env) -> tuple[Path, Path]:
 def counted(path: Path, run: str, reviews: Path) -> None:
     """The source run's sample passed on to `run` in this copy of the study (the source run and its reviews taken
     out first: one database holds a review once): `run`'s estimate counts the very reviews its judge learnt from."""
-    assert main(["--db", str(path), "delete-run", "--run", RUN, "--force"]) == 0
+    assert main(["--db", str(path), "delete-run", "--run", RUN, "--force"]) == 0  # its reviews move to `run`
     db = open_db(path)
+    uids = [json.loads(line)["uid"] for line in reviews.read_text(encoding="utf-8").splitlines() if line.strip()]
+    db.execute(f"DELETE FROM reviews WHERE uid IN ({','.join('?' * len(uids))})", uids)  # out of this copy too
+    for (name,) in db.execute("SELECT name FROM runs").fetchall():
+        rebuild_audit_state(db, name)
     create_plan(db, run, seed=0)
     db.conn.close()
     assert main(["--db", str(path), "import-reviews", "--run", run, str(reviews)]) == 0
