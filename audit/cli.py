@@ -438,13 +438,15 @@ def cmd_decisions(args: argparse.Namespace) -> None:
          arg("--sampled", action="store_true", help="the decision was served by the sample queue (`queue`)"),
          arg("--json", action="store_true", help="print the review row, review counts and audited metrics"))
 def cmd_review(args: argparse.Namespace) -> None:
-    """Confirm or overrule one decision (append-only); `--label undo` withdraws your last label. Prints what the
-    review changed in two lines (`--json`: the review row, review counts and audited metrics).
+    """Confirm or overrule one decision (append-only); `--label undo` undoes your last label, as the review cards
+    do: back to the label you held before it (none, for a first label: withdrawn), stored as a new row (a second
+    undo undoes that). Prints what the review changed in two lines (`--json`: the review row, review counts and
+    audited metrics).
 
     Example: python -m audit review --run demo-chimera-mixed --decision 1 --label no-match --reviewer ana
     """
     from audit.review.queue import describe_change
-    from audit.review.reviews import add_review
+    from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, undo_label
     from audit.views import load_view
     from scoring.nouns import Noun
 
@@ -458,7 +460,14 @@ def cmd_review(args: argparse.Namespace) -> None:
             decision = first.decision_by_number(int(decision[1:]))
         except KeyError as e:
             raise AuditError(e.args[0]) from None
-    row = add_review(db, args.run, decision, label, args.reviewer, note=args.note, blind=args.blind,
+    note = args.note
+    if args.label == "undo":  # the cards' undo rule; with nothing to undo, add_review refuses the withdrawal
+        reviews = first.reviews.get(decision, [])
+        last = last_review_by(reviews, args.reviewer, args.role)
+        if last is not None:
+            label = undo_label(reviews, last["id"], who=args.reviewer, role=args.role)
+            note = note or UNDO_NOTE
+    row = add_review(db, args.run, decision, label, args.reviewer, note=note, blind=args.blind,
                      role=args.role, sampled=args.sampled)
     view = load_view(db, args.run)
     a = view.audit

@@ -75,6 +75,37 @@ def test_an_undo_by_someone_holding_no_label_stores_nothing(db_with_run, db_path
         add_review(db, "mixed", d, None, "ana", role="adjudicator")
 
 
+def test_the_cli_undo_is_the_cards_undo(db_with_run, db_path, capsys):
+    """`review --label undo` gives back the label held before the reviewer's last one, as both cards do
+    (`undo_label`); undoing a first label withdraws it; a second undo undoes the first."""
+    from audit.cli import main
+
+    d = next(x for x in decisions(db_with_run, "mixed") if x["judge"] != "invalid")["id"]
+
+    def review(label: str) -> None:
+        assert main(["--db", str(db_path), "review", "--run", "mixed", "--decision", str(d), "--label", label,
+                     "--reviewer", "dan"]) == 0
+        capsys.readouterr()
+
+    def held() -> str | None:
+        return next(x for x in decisions(db_with_run, "mixed") if x["id"] == d)["human"].get("dan")
+
+    review("match")
+    review("no-match")
+    review("undo")
+    assert held() == "match"  # back to dan's label before the last one (it withdrew dan altogether)
+    review("undo")
+    assert held() == "no-match"  # the undo undone
+    rows = list(db_with_run.query("SELECT label, note FROM reviews WHERE decision_id = ? ORDER BY id", [d]))
+    assert [r["label"] for r in rows] == ["match", "no-match", "match", "no-match"]
+    assert [r["note"] for r in rows[2:]] == ["undo of the previous review"] * 2
+    e = next(x for x in decisions(db_with_run, "mixed") if x["judge"] != "invalid" and x["id"] != d)["id"]
+    d = e
+    review("match")
+    review("undo")
+    assert held() is None  # a first label undone: withdrawn
+
+
 def test_confirming_changes_nothing_but_counts(db_with_run):
     original = db_with_run.execute("SELECT original_metrics FROM runs WHERE name = 'mixed'").fetchone()[0]
     d = next(x for x in decisions(db_with_run, "mixed") if x["judge"] != "invalid")
