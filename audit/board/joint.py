@@ -33,7 +33,6 @@ from audit.errors import AuditError
 from audit.numbers import count_noun
 from audit.review.count_vectors import moved_leaves, row_flattener
 from audit.review.sampling import (
-    MAX_SEED,
     MIN_SAMPLED_BLOCKS,
     _original_doc_counts,
     leaf_paths,
@@ -43,6 +42,7 @@ from audit.review.sampling import (
 )
 from audit.store.database import dumps, now, run_row, transaction
 from audit.store.kept import kept, run_key
+from audit.store.limits import check_seed
 from audit.views import RunView
 from scoring.families import get_task
 from scoring.families.base import MetricCell, TaskFamily
@@ -73,13 +73,6 @@ class StoredPlan:
 
 
 # ---------------------------------------------------------------- the plan
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        shown = str(seed) if len(str(seed)) <= 30 else f"a {len(str(seed))}-digit number"
-        raise AuditError(f"--seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), got {shown}")
-    return seed
 
 
 def _gold_groups(db: Database, name: str, runs: Sequence[str]) -> tuple[TaskFamily, dict[str, dict[str, list[str]]]]:
@@ -132,7 +125,7 @@ def create_board_plan(db: Database, name: str, runs: Sequence[str], *, seed: int
         AuditError: a plan for the board exists (plans are fixed before review), a bad seed, runs that are not one
             family on one gold, or a family whose headline metrics cannot be estimated from a sample.
     """
-    _check_seed(seed)
+    check_seed(seed)
     if not isinstance(name, str) or not name.strip():
         raise AuditError("a board plan needs the board's name")
     if db.execute("SELECT 1 FROM board_plans WHERE board = ?", [name]).fetchone():

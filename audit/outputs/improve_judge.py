@@ -21,6 +21,7 @@ from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
 from audit.outputs.improve_llm import Asker, few_shot_fit, llm_applicability, llm_items, llm_spec, rules_fit
 from audit.review.sampling import target_cell
 from audit.store.improvements import save_improvement
+from audit.store.limits import check_seed
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import LabelScheme
 from scoring.improve.calibrate import apply_calibration, fit_calibration
@@ -238,6 +239,9 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
         raise AuditError(f"--k must be between 1 and 20 examples, got {k}")
     if not 2 <= folds <= 50:
         raise AuditError(f"--folds must be between 2 and 50, got {folds}")
+    check_seed(seed)
+    if not -1 <= min_alpha <= 1:  # also refuses nan
+        raise AuditError(f"--min-alpha is a Krippendorff's alpha, from -1 to 1, got {min_alpha}")
     if not 1 <= min_documents <= MIN_DOCUMENTS:
         raise AuditError(f"the minimum of reviewed documents must be between 1 and {MIN_DOCUMENTS}, "
                          f"got {min_documents}")

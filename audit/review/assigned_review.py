@@ -37,11 +37,11 @@ from audit.review.queue import queue_ids
 from audit.review.reviews import check_reviewer, reviewer_labels
 from audit.review.sampling import load_plan
 from audit.store.database import now, run_row, transaction
+from audit.store.limits import check_seed
 from audit.views import RunRef
 from scoring.nouns import Noun
 
 MAX_REVIEWERS = 200
-MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,7 @@ def set_review_assignment(db: Database, run: str, reviewers: Sequence[str], *, m
     if isinstance(min_reviewers, bool) or not isinstance(min_reviewers, int) or not 1 <= min_reviewers <= MAX_REVIEWERS:
         raise AuditError(f"min reviewers must be a whole number from 1 to {MAX_REVIEWERS}, got "
                          f"{str(min_reviewers)[:40]}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise AuditError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
+    check_seed(seed)
     docs, universe = _universe(db, run, documents)
     n_double = double_code.size(len(docs))
     if n_double > len(docs):

@@ -33,6 +33,7 @@ from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
 from audit.store.database import dumps, now, plan_stamp, transaction
 from audit.store.kept import kept, run_key
+from audit.store.limits import check_seed
 from audit.store.plans import planned_documents
 from audit.views import RunRef, RunView, as_view, kept_per_run
 from scoring.families.base import MetricCell, TaskFamily
@@ -54,7 +55,6 @@ MIN_SAMPLED_BLOCKS = MIN_REVIEWS
 """No interval below this many sampled documents (the estimators' rule; the Scores page says it)."""
 
 ALL_KINDS = "*"
-MAX_SEED = 2**63 - 1  # SQLite's largest integer: the plan's seed is stored
 MAX_HALF_WIDTH = 1e6  # of a metric that is not a proportion (a mean rank): wider targets mean nothing
 
 
@@ -139,9 +139,7 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
     Raises:
         AuditError: a plan exists already (plans are fixed before review), or the family cannot estimate.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        shown = str(seed) if len(str(seed)) <= 30 else f"a {len(str(seed))}-digit number"
-        raise AuditError(f"--seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), got {shown}")
+    check_seed(seed)
     view = as_view(db, run)
     row, task = view.row, view.task
     if not any(task.sampled_by(c) for c in task.headline):

@@ -11,8 +11,24 @@ import os
 import sqlite3
 from pathlib import Path
 
+from audit.errors import AuditError
+
 BUSY_TIMEOUT_MS = 15_000  # two reviewers writing at once wait for each other instead of failing
 MAX_DECISION_ID = 2**63 - 1  # SQLite's largest integer
+MAX_SEED = 2**63 - 1  # SQLite's largest integer: a plan's, an assignment's and an improvement's seed are stored
+
+
+def check_seed(seed: object) -> int:
+    """The seed, when it is a whole number SQLite can store: one rule for every `--seed` (plans, board plans,
+    assignments, improve-judge).
+
+    Raises:
+        AuditError: saying the range.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        shown = str(seed) if len(str(seed)) <= 30 else f"a {len(str(seed))}-digit number"
+        raise AuditError(f"--seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), got {shown}")
+    return seed
 
 
 def default_db_path() -> str:

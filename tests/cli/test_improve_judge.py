@@ -363,3 +363,18 @@ def test_a_run_whose_judge_learnt_from_its_own_reviews_is_estimated_cross_fitted
     exported = export_json(db, "improved")["sampling"]
     assert any("cross-fitted" in e.get("estimator", "") for p in exported.values() for e in p["estimate"].values())
     db.conn.close()
+
+
+@pytest.mark.parametrize(("flag", "value", "said"), [
+    ("--seed", "-1", "--seed must be a whole number from 0 to"),
+    ("--seed", str(10**23), "--seed must be a whole number from 0 to"),
+    ("--min-alpha", "2", "--min-alpha is a Krippendorff's alpha, from -1 to 1, got 2.0"),
+    ("--min-alpha", "nan", "--min-alpha is a Krippendorff's alpha, from -1 to 1, got nan"),
+])
+def test_a_seed_or_alpha_out_of_range_is_one_clear_error_and_writes_nothing(strict_db, tmp_path, capsys, flag, value,
+                                                                            said):
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold", flag, value) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err and "internal error" not in err, err
+    assert not out.exists()
