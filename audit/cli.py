@@ -790,7 +790,7 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
 
     Example: python -m audit improve-judge --run my-fuzzy-run --strategy threshold --seed 0 --out improved.json
     """
-    from audit.outputs.improve_judge import improve_judge, judge_to_use
+    from audit.outputs.improve_judge import improve_judge, judge_after_text, judge_to_use
 
     db = _open(args.db)
     rule = _run_rule(args, db)
@@ -808,7 +808,7 @@ def cmd_improve_judge(args: argparse.Namespace) -> None:
     stored = result.get("stored_as")
     use = judge_to_use(result, args.out)
     print(f"{result['reason']} ({ev['n_decisions']} decisions in {ev['n_documents']} documents; judge after: "
-          f"{result['judge_after']['spec']}; folds stored as result {stored if stored is not None else '(not stored)'}"
+          f"{judge_after_text(result)}; folds stored as result {stored if stored is not None else '(not stored)'}"
           f"; {use})", file=sys.stderr)
 
 

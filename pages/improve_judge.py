@@ -15,6 +15,7 @@ from audit.outputs.improve_judge import (
     STRATEGIES,
     applicability,
     improve_judge,
+    judge_after_text,
     judge_to_use,
 )
 from audit.store.database import reviews_version
@@ -113,15 +114,14 @@ m2.caption(f"95% interval {md_literal(interval(ev['after']['kappa_ci']))}")
 m3.metric("Δκ", fmt(ev["delta_kappa"], sign="+"), help=ev["method"])
 m3.caption(f"95% interval {md_literal(interval(ev['delta_kappa_ci'], '+'))}")
 # a judge spec is longer than a metric tile shows (st.metric cuts it with an ellipsis): written out in full
-m4.markdown(f"**Judge after** (fitted on every reviewed document)  \n{md_literal(result['judge_after']['spec'])}")
+m4.markdown(f"**Judge after** (fitted on every reviewed document)  \n{md_literal(judge_after_text(result))}")
 m4.caption(f"{ev['n_decisions']} decisions in {ev['n_documents']} documents")
-if result["judge_after"].get("strategy") != "calibrate":
-    if result["improved"] and result.get("stored_as") is not None:
-        st.caption("Score any run of this family with the judge to keep (the run records the reviews it learnt from):")
-        st.code(f"python -m audit score {view.task.name} … --judge improved:{int(result['stored_as'])}",
-                language="bash")
-    else:
-        show_text(f"Next runs: {judge_to_use(result)}.", "caption")
+if (result["judge_after"].get("strategy") != "calibrate" and result["improved"]
+        and result.get("stored_as") is not None):
+    st.caption("Score any run of this family with the judge to keep (the run records the reviews it learnt from):")
+    st.code(f"python -m audit score {view.task.name} … --judge improved:{int(result['stored_as'])}", language="bash")
+else:
+    show_text(f"Next runs: {judge_to_use(result)}.", "caption")
 st.caption(f"|judge-only − audited| of {md_literal(ev['metric'])} over the {int(ev['documents']):,} reviewed "
            f"documents: before {md_literal(fmt(ev['gap_before']))}, after {md_literal(fmt(ev['gap_after']))}.")
 

@@ -300,6 +300,18 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
     return result
 
 
+def judge_after_text(result: Mapping) -> str:
+    """The fitted judge in words: its spec, and for a calibration that the run's judge's ratings go through maps.
+
+    >>> judge_after_text({"judge_after": {"spec": "file", "strategy": "calibrate"}})
+    'file, its ratings mapped through the fitted calibration'
+    """
+    after = result["judge_after"]
+    if after.get("strategy") == "calibrate":
+        return f"{after['spec']}, its ratings mapped through the fitted calibration"
+    return str(after["spec"])
+
+
 def judge_to_use(result: Mapping, result_file: str | None = None) -> str:
     """What to score the family's next runs with, after `improve_judge`'s `result`, in words (the page and the CLI
     say it alike): the stored improved judge when the reviews improved it; else the run's own judge, with the
@@ -311,8 +323,15 @@ def judge_to_use(result: Mapping, result_file: str | None = None) -> str:
     "keep the run's judge (the fitted one, stored as improved:2, showed no improvement)"
     >>> judge_to_use({"improved": True, "judge_after": {"spec": "fuzzy:76"}}, "out.json")
     'score with --judge fuzzy:76 --learnt-from out.json'
+    >>> judge_to_use({"improved": True, "stored_as": 4, "judge_after": {"spec": "file", "strategy": "calibrate"}})[:60]
+    "map the run's ratings through the calibration (result 4's ca"
     """
     stored = result.get("stored_as")
+    if result["judge_after"].get("strategy") == "calibrate":  # a map of the ratings, not a judge `score` takes
+        maps = f"result {stored}'s calibration maps" if stored is not None else "the result's calibration maps"
+        if not result.get("improved"):
+            return f"keep the run's ratings as they are (the calibration fitted, {maps}, showed no improvement)"
+        return f"map the run's ratings through the calibration ({maps}; `score` does not take a calibrated judge)"
     fitted = f"improved:{stored}" if stored is not None else result["judge_after"]["spec"]
     if not result.get("improved"):
         where = f", stored as {fitted}," if stored is not None else f" ({fitted})"

@@ -22,10 +22,11 @@ def save_improvement(db: Database, run_id: int, result: dict) -> int:
 
 
 def stored_improvements(db: Database, run_id: int, strategy: str | None = None) -> list[dict]:
-    """The run's stored results, newest first: {id, strategy, seed, folds, created, result}."""
+    """The run's stored results, newest first: {id, strategy, seed, folds, created, result}; each result carries its
+    `stored_as` (the id), as `improve_judge` returned it (it was stored before the id existed)."""
     where, args = "run_id = ?", [run_id]
     if strategy is not None:
         where, args = where + " AND strategy = ?", [*args, strategy]
     return [{"id": r["id"], "strategy": r["strategy"], "seed": r["seed"], "folds": json.loads(r["folds"]),
-             "created": r["created"], "result": json.loads(r["result"])}
+             "created": r["created"], "result": json.loads(r["result"]) | {"stored_as": r["id"]}}
             for r in db.query(f"SELECT * FROM judge_improvements WHERE {where} ORDER BY id DESC", args)]

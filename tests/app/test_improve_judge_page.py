@@ -106,6 +106,9 @@ def test_calibrate_shows_its_maps_and_claims_nothing_on_the_ideation_demo(app):
     at = _go(at)
     assert not at.exception
     assert plain(at.warning[0].value).startswith("no improvement shown")
+    said = " ".join(plain(m.value) for m in (*at.markdown, *at.caption))
+    assert "its ratings mapped through the fitted calibration" in said  # not the bare "file"
+    assert "keep the run's ratings as they are (the calibration fitted" in said and "improved:" not in said
     maps = table(at, "effectiveness", "feasibility", "novelty")
     assert len(maps) == 5
     assert not at.get("arrow_vega_lite_chart") and not at.get("vega_lite_chart")
@@ -131,6 +134,11 @@ def test_a_stored_result_shows_again_in_a_new_session_with_the_same_folds(app, s
     assert any(plain(i.value).startswith(f"The last stored result (#{kept[0]['id']}") for i in again.info), [
         plain(i.value) for i in again.info]
     assert {m.label: m.value for m in again.metric} == {m.label: m.value for m in at.metric}
+    # the stored result names itself as the fit did: the same next step in both sessions
+    assert kept[0]["result"]["stored_as"] == kept[0]["id"]
+    assert [c.value for c in again.code] == [c.value for c in at.code]
+    assert [plain(c.value) for c in again.caption if "Next runs" in c.value] == \
+        [plain(c.value) for c in at.caption if "Next runs" in c.value]
 
 
 def test_the_bundled_improved_demo_run_fills_the_page_without_a_server(app, monkeypatch):
