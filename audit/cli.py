@@ -443,7 +443,7 @@ def cmd_review(args: argparse.Namespace) -> None:
     undo undoes that). Prints what the review changed in two lines (`--json`: the review row, review counts and
     audited metrics).
 
-    Example: python -m audit review --run demo-chimera-mixed --decision 1 --label no-match --reviewer ana
+    Example: python -m audit review --run demo-chimera-mixed --decision '#1' --label no-match --reviewer ana
     """
     from audit.review.queue import describe_change
     from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, undo_label

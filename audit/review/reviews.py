@@ -99,7 +99,10 @@ def decision(db: Database, run: str, decision_id: int) -> dict:
     r = run_row(db, run)
     rows = list(db.query("SELECT * FROM decisions WHERE id = ? AND run_id = ?", [decision_id, r["id"]]))
     if not rows:
-        raise UnknownDecision(f"decision {decision_id} is not in run {run!r}; list them with "
+        number = (f" (a bare number is a decision's id, which counts across runs; #{decision_id} is the run's "
+                  f"decision number {decision_id}, as the pages show it)"
+                  if isinstance(decision_id, int) and 0 < decision_id <= r["n_decisions"] else "")
+        raise UnknownDecision(f"decision {decision_id} is not in run {run!r}{number}; list them with "
                               f"`python -m audit decisions --run {run}`")
     return rows[0]
 

@@ -288,3 +288,13 @@ def test_decisions_of_an_unknown_document_is_an_error_not_silence(db, capsys):
     c.close()
     assert main(["decisions", "--db", str(db), "--run", "mixed", "--doc", doc]) == 0
     assert len(capsys.readouterr().out.splitlines()) == n
+
+
+def test_a_bare_number_that_is_another_runs_id_points_to_the_number_form(db, capsys):
+    """Ids count across runs: decision 1 is the first run's; the error says `#1` is this run's first decision."""
+    assert main(["review", "--db", str(db), "--run", "other", "--decision", "1", "--label", "match",
+                 "--reviewer", "bo"]) == 2
+    msg = one_error(capsys)
+    assert msg.startswith("error: decision 1 is not in run 'other' (a bare number is a decision's id") and "#1" in msg
+    assert main(["review", "--db", str(db), "--run", "other", "--decision", "#1", "--label", "match",
+                 "--reviewer", "bo"]) == 0
