@@ -2,9 +2,10 @@
 
 An output path is refused when it is (resolved through links, relative paths and hard links) the database or one of
 its journal files (-wal, -shm, -journal), an input of the command (gold, predictions, judge log, a results file)
-or a file whose content is an input recorded for the run (by SHA-256), a folder, or an existing file without
-`force`. A file is written to a temporary file in the same folder, flushed to disk and renamed over the target, so
-a full disk or a kill leaves the old file (or none), never half of a new one. A character device (`/dev/stdout`)
+or a file whose content is an input recorded for the run (by SHA-256), any SQLite database (another Rejudge
+database: not even with `force`), a folder, or an existing file without `force`. A file is written to a
+temporary file in the same folder, flushed to disk and renamed over the target, so a full disk or a kill leaves the
+old file (or none), never half of a new one. A character device (`/dev/stdout`)
 cannot be replaced and is written directly.
 
 Errors name the path and the cause (`disk full`, `no permission`, ...), as `AuditError` (exit status 2).
@@ -122,6 +123,9 @@ def check_output(path: str | Path, option: str, rule: OutputRule) -> Path:
         if stat.S_ISREG(st.st_mode) and rule.input_digests and _digest(p) in rule.input_digests:
             raise AuditError(f"{p}: {option} holds an input of this run (same SHA-256); writing there would destroy "
                              "it: give another file name")
+        if stat.S_ISREG(st.st_mode) and _is_sqlite(p):
+            raise AuditError(f"{p}: {option} is an SQLite database (another Rejudge database?); no output replaces "
+                             "one, --force or not: give another file name")
         if not rule.force:
             hint = f", {rule.force_hint}" if rule.force_hint else ""
             raise AuditError(f"{p}: {option}: the file exists; give another name{hint}")
@@ -131,6 +135,18 @@ def check_output(path: str | Path, option: str, rule: OutputRule) -> Path:
     if regular and not os.access(parent, os.W_OK | os.X_OK):
         raise AuditError(f"{p}: {option}: no permission to write in {parent}")
     return p
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _is_sqlite(p: Path) -> bool:
+    """Whether the file starts with SQLite's header: a database, whose reviews no export may write over."""
+    try:
+        with p.open("rb") as f:
+            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
 
 
 class Staged:

@@ -177,6 +177,21 @@ def test_an_input_of_the_run_is_never_replaced_even_with_force(db, tmp_path, cap
     assert sha(gold) == sha(GOLD) and sha(log) == sha(JUDGE_LOG) and runs(db) == ["base"]
 
 
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_no_output_option_replaces_another_database_even_with_force(db, tmp_path, capsys, command):
+    """Another Rejudge database (any SQLite file) is not an output, --force or not: `export --out x.db --force`
+    typed at the wrong database destroyed the other one's reviews."""
+    other = tmp_path / "other.db"
+    shutil.copy(db, other)
+    before = sha(other)
+    for argv in COMMANDS[command]:
+        for option in [o for c, o in output_options() if c == command.split()[0] and o != "--figures"]:  # a folder
+            status = main(["--db", str(db), *argv, option, str(other), "--force"])
+            err = capsys.readouterr().err
+            assert status == 2 and "is an SQLite database" in err, (argv, option, err)
+    assert sha(other) == before
+
+
 def test_delete_run_never_overwrites_the_exported_file(db, tmp_path, capsys):
     out = tmp_path / "reviews.jsonl"
     out.write_text("other reviews\n")
