@@ -414,14 +414,19 @@ def cmd_demo(args: argparse.Namespace) -> None:
          arg("--verbose", action="store_true", help="add human labels and the judge's answers"),
          POLICY)
 def cmd_decisions(args: argparse.Namespace) -> None:
-    """Print the run's decisions as JSON lines: id, doc, kind, type, left, right, judge, effective.
+    """Print the run's decisions as JSON lines: number (#N, as the pages and `review --decision '#N'` name it), id,
+    doc, kind, type, left, right, judge, effective.
 
     Example: python -m audit decisions --run demo-chimera-mixed
     """
-    from audit.views import decisions
+    from audit.views import as_view
 
-    for d in decisions(_open(args.db), args.run, args.doc, policy=args.policy):
-        out = {k: d[k] for k in ("id", "doc", "kind", "type", "left", "right", "judge", "effective", "source")}
+    view = as_view(_open(args.db), args.run, args.policy)
+    listed = view.decisions(args.doc)
+    numbers = view.decision_numbers([d["id"] for d in listed])
+    for d in listed:
+        out = {"number": f"#{numbers[d['id']]}", **{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right",
+                                                                     "judge", "effective", "source")}}
         if args.verbose:
             out |= {"human": d["human"], "detail": d["detail"]}
         print(json.dumps(out, ensure_ascii=False))

@@ -298,3 +298,17 @@ def test_a_bare_number_that_is_another_runs_id_points_to_the_number_form(db, cap
     assert msg.startswith("error: decision 1 is not in run 'other' (a bare number is a decision's id") and "#1" in msg
     assert main(["review", "--db", str(db), "--run", "other", "--decision", "#1", "--label", "match",
                  "--reviewer", "bo"]) == 0
+
+
+def test_decisions_name_each_decision_by_the_number_review_takes(db, capsys):
+    """`review` prints `#N`; `decisions` lists that number beside the id, and `review --decision '#N'` takes it."""
+    assert main(["decisions", "--db", str(db), "--run", "other"]) == 0
+    listed = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [d["number"] for d in listed] == [f"#{n}" for n in range(1, len(listed) + 1)]
+    third = listed[2]
+    assert main(["review", "--db", str(db), "--run", "other", "--decision", third["number"], "--label", "match",
+                 "--reviewer", "bo"]) == 0
+    assert capsys.readouterr().out.startswith("#3 ")
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT decision_id FROM reviews ORDER BY id DESC LIMIT 1").fetchone()[0] == third["id"]
+    c.close()
