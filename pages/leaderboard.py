@@ -80,7 +80,7 @@ else:
     st.caption("A − B on the primary metric; the simultaneous intervals (all pairs at once) decide the rank sets.")
     st.dataframe(pair_rows(table), hide_index=True, key="leaderboard.pairs")
     if table.get("pairs_explained"):
-        st.caption(table["pairs_explained"])
+        show_text(table["pairs_explained"], "caption")
     with st.expander("Every headline metric: judge only and audited" if table["interval"] == "none" else
                      "Every headline metric: judge only, audited and estimated"):
         every = metric_rows(table)
