@@ -413,7 +413,15 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         bounds = task.metric_bounds(cell)
         own = task.sampling_own_error_sizes
         est = metric_estimate(tot, g, bounds=bounds, own_errors=own)
+        folds_judge = None
+        if how and "folds" in setup and cell.value(row["original_metrics"]) is not None:
+            # cross-fitted: the totals' judge side is the fold judges'; "judge only" is the run's own judge, the
+            # number every other surface shows (and the bias is that judge's against the estimate)
+            folds_judge = est.judge_only
+            est = replace(est, judge_only=float(cell.value(row["original_metrics"])))
         h = headline(est, cell.value(so_far))
+        if folds_judge is not None:
+            h["folds_judge_only"] = folds_judge
         tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, variance=VARIANCE,
                                     own_errors=own, full=same_totals)
         h["power_tuned"] = {"estimate": tuned.estimate, "ci": list(tuned.ci) if tuned.ci is not None else None,

@@ -176,6 +176,11 @@ def test_a_run_scored_with_an_llm_improved_judge_on_its_own_sample_is_cross_fitt
     db = open_db(path)
     crossed = estimate(db, "improved")[KEY]
     assert crossed["estimator"].startswith("cross-fitted estimate: the judge was improved (rules")
+    # "judge only" is the run's own judge, as its metrics table says; the folds' average judge is kept apart
+    original = load_view(db, "improved").row["original_metrics"]
+    assert crossed["judge_only"] == original["entities"]["avg"]["f1"]
+    assert crossed["bias"] == pytest.approx(crossed["judge_only"] - crossed["estimate"], abs=1e-12)
+    assert "folds_judge_only" in crossed
     assert "too narrow" not in crossed["estimator"] and crossed["n_documents_sampled"] >= 30
     assert crossed["estimate"] == pytest.approx(hand_estimate(db, "improved", r), abs=1e-12)
     monkeypatch.setattr("audit.review.sampling.crossfit_setup", lambda *_: None)
