@@ -57,6 +57,8 @@ else:
     st.markdown(f"Board **{md_literal(table['board'])}** ({md_literal(table['family'])}, {len(table['systems'])} "
                 f"systems) ranked by **{md_literal(label_of(table, table['metric']))}**.")
     st.caption(md_literal(coverage_text(table)))
+    if table.get("judges_differ"):
+        show_text(f"Judges differ: {table['judges_differ']}.", "warning")
     if table["interval"] == "none":
         why = str(table["interval_explained"]).removeprefix("none: ")
         show_text(f"No valid interval: {why}. Rank sets and intervals are left empty rather than guessed.",

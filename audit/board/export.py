@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from sqlite_utils import Database
 
 from audit.board import BOARD_FORMATS
-from audit.board.table import EXACT, JOINT, NONE, RUN_PLAN, SAMPLED, board_table
+from audit.board.table import EXACT, JOINT, NONE, NONE_ONE_RUN, RUN_PLAN, SAMPLED, board_table
 from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import AuditError
 from audit.outputs.cells import rejudge_version, tex, tex_metric_number, write_csv
@@ -79,8 +79,9 @@ def caption_parts(table: Mapping) -> dict:
                 RUN_PLAN: "95% intervals from the run's own sampling plan (the systems are compared inside one run), "
                           "fixed-n (valid for a sample size fixed in advance) and anytime (valid whenever reviewing "
                           "stops); rank sets at 95% simultaneous confidence (Bonferroni over the pairs)",
-                NONE: "none, since the board has no sampling plan and not every decision is reviewed, so the "
-                        "audited values are reviewed so far (the judge's labels elsewhere) and no interval is valid"}
+                NONE: f"none, since the {'run' if table.get('interval_explained') == NONE_ONE_RUN else 'board'} has "
+                      "no sampling plan and not every decision is reviewed, so the audited values are reviewed so "
+                      "far (the judge's labels elsewhere) and no interval is valid"}
     return {"metric": cell.label, "policy": table["policy"],
             "reviewed": f"{rv['decisions']} of {rv['of_decisions']} decisions reviewed ({rv['documents']} of "
                         f"{rv['of_documents']} documents fully)",

@@ -64,6 +64,8 @@ def board_part(view: RunView, name: str, index: int) -> BoardPart:
     body = [f"<p>{_esc(parts['metric'])}, {len(t['systems'])} systems ({_esc(t['family'])}); "
             f"{_esc(parts['reviewed'])}; {t['shared_questions']} questions shared between runs (one review settles "
             f"each in all); effective labels: {_esc(parts['policy'])} policy. Interval: {_esc(parts['interval'])}.</p>"]
+    if t.get("judges_differ"):
+        body.append(f"<p><strong>Judges differ:</strong> {_esc(t['judges_differ'])}.</p>")
     rows = []
     for r in board_rows(t):
         rank_set = EMPTY if r["rank_best"] is None else (

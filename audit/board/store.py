@@ -10,6 +10,7 @@ records its systems. Creating refuses with one line naming what is wrong; nothin
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from sqlite_utils import Database
 
@@ -47,7 +48,8 @@ def _gold_difference(first: dict[str, str], other: dict[str, str]) -> str | None
 
 
 def create_board(db: Database, name: str, runs: list[str]) -> dict:
-    """Store board `name` over `runs` (in that order) and return it as `get_board` does.
+    """Store board `name` over `runs` (in that order) and return it as `get_board` does, with a `warning` when the
+    runs were scored by different judges (`judges_differ`).
 
     Raises:
         AuditError: the name is taken or not printable, a run is unknown or given twice, fewer than two systems
@@ -93,7 +95,31 @@ def create_board(db: Database, name: str, runs: list[str]) -> dict:
             raise AuditError(f"board {name!r} already exists; pick another name")
         db.execute("INSERT INTO boards (name, family, runs, systems, created) VALUES (?, ?, ?, ?, ?)",
                    [name, family, dumps(runs), None if systems is None else dumps(systems), now()])
-    return get_board(db, name)
+    warning = judges_differ(db, runs)
+    return get_board(db, name) | ({"warning": warning} if warning else {})
+
+
+def _judge_of(row: Mapping) -> str | None:
+    """The judge a run was scored by, as far as the run says: a replayed log's recorded judge (its meta file's), None
+    for a log that names none (it cannot be told apart from another), else the spec."""
+    identity = row.get("judge_identity") or {}
+    spec = str(row["judge_spec"])
+    if spec.startswith("replay:"):
+        return (identity.get("source") or {}).get("judge_spec")
+    return spec
+
+
+def judges_differ(db: Database, runs: list[str]) -> str | None:
+    """A warning when the board's runs were scored by different judges (a board compares systems under one judge:
+    with two, the judge-only column compares judges as much as systems), else None. A replayed log that does not
+    say which judge wrote it is left out of the comparison."""
+    judges = {r: _judge_of(run_row(db, r)) for r in runs}
+    known = {r: j for r, j in judges.items() if j is not None}
+    if len(set(known.values())) < 2:
+        return None
+    return ("the runs were scored by different judges (" + "; ".join(f"{r}: {j}" for r, j in known.items()) +
+            "): the judge-only values compare the judges as well as the systems, and so do the audited ones until "
+            "every decision is reviewed")
 
 
 def _board(row: dict) -> dict:

@@ -23,7 +23,7 @@ from itertools import combinations
 from cachetools import LRUCache
 from sqlite_utils import Database
 
-from audit.board.store import get_board
+from audit.board.store import get_board, judges_differ
 from audit.effective import DEFAULT_POLICY
 from audit.store.kept import kept
 from audit.views import RunView, load_view
@@ -37,12 +37,12 @@ JOINT = "joint plan"
 RUN_PLAN = "run plan"
 NONE = "none"
 SAMPLED = (JOINT, RUN_PLAN)
+"""The modes whose values and intervals are a sample's estimates."""
 PAIRS_PAIRED = ("Each difference is estimated on the plan's documents with the systems' answers paired document by "
                 "document (what narrows its interval), so it can differ slightly from the difference of the two "
                 "systems' estimates, each made on the documents where that system asks a question.")
 """Why, with a sample, A − B need not equal the difference of the estimates shown (`board_table`'s
 `pairs_explained`, which every surface showing both says)."""
-"""The modes whose values and intervals are a sample's estimates."""
 INTERVAL_WORDS = {
     EXACT: "exact: every decision of every system reviewed, so every interval has zero width and every rank set is "
            "one rank",
@@ -298,4 +298,5 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             "settled": words, "reviewed": reviewed, "interval": mode,
             "interval_explained": NONE_ONE_RUN if mode == NONE and one_run else INTERVAL_WORDS[mode],
             "pairs_explained": PAIRS_PAIRED if mode in SAMPLED else None,
+            "judges_differ": judges_differ(db, board["runs"]),
             "level": LEVEL, "more_documents": (joint or {}).get("more_documents")}

@@ -125,3 +125,25 @@ def test_a_generated_system_on_existing_gold_boards_with_the_first(bdb, tmp_path
                   f"replay:{tmp_path / folder / 'judge.jsonl'}", run=name)
     assert create_board(bdb, "gen", ["g1", "g2"])["runs"] == ["g1", "g2"]
     assert (tmp_path / "one" / "pred.jsonl").read_text() != (tmp_path / "two" / "pred.jsonl").read_text()
+
+
+def test_a_board_of_runs_scored_by_different_judges_says_so_everywhere(bdb):
+    """A board compares systems under one judge: runs scored by two known judges are accepted with a warning that
+    `board create` and the table (page, report) carry; one judge, or a replayed log that names no judge, none."""
+    from audit.board.table import board_table
+    from audit.runs import score_run
+    from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT
+
+    for pred, judge, name in ((PRED_MIXED, "fuzzy:85", "f-mixed"), (PRED_PERFECT, "fuzzy:85", "f-perfect"),
+                              (PRED_PERFECT, "exact", "x-perfect")):
+        score_run(bdb, "chimera", {"gold": str(GOLD), "pred": str(pred)}, judge, run=name)
+    assert "warning" not in create_board(bdb, "one-judge", ["f-mixed", "f-perfect"])
+    assert board_table(bdb, "one-judge")["judges_differ"] is None
+    replayed = bdb.execute("SELECT name FROM runs WHERE task = 'chimera' AND judge_spec LIKE 'replay:%' AND "
+                           "judge_identity NOT LIKE '%\"source\"%' ORDER BY id").fetchone()[0]
+    assert "warning" not in create_board(bdb, "log-unnamed", [replayed, "f-perfect"])
+    made = create_board(bdb, "two-judges", ["f-mixed", "x-perfect"])
+    assert made["warning"] == ("the runs were scored by different judges (f-mixed: fuzzy:85; x-perfect: exact): the "
+                               "judge-only values compare the judges as well as the systems, and so do the audited "
+                               "ones until every decision is reviewed")
+    assert board_table(bdb, "two-judges")["judges_differ"] == made["warning"]
