@@ -73,6 +73,10 @@ def test_without_the_runs_plan_there_is_no_interval(bdb):
     create_board(bdb, "i", [RUN])
     assert one_run_estimates(bdb, "i", RUN, ["Human", "AI", "AI_Rerank"]) is None
     assert board_table(bdb, "i")["interval"] == "none"
+    from audit.board.export import board_latex
+
+    caption = " ".join(board_latex(board_table(bdb, "i")).split())  # the systems' sample is the run's
+    assert "since the run has no sampling plan" in caption and "the board has no" not in caption
     create_plan(bdb, RUN, seed=4)  # a plan, nothing reviewed: the sentence says what the sample still needs
     table = board_table(bdb, "i")
     assert table["interval"] == "run plan"
