@@ -414,7 +414,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
          arg("--verbose", action="store_true", help="add human labels and the judge's answers"),
          POLICY)
 def cmd_decisions(args: argparse.Namespace) -> None:
-    """Print the run's decisions as JSON lines: number (#N, as the pages and `review --decision '#N'` name it), id,
+    """Print the run's decisions as JSON lines: decision (#N, as the pages and `review --decision '#N'` name it), id,
     doc, kind, type, left, right, judge, effective.
 
     Example: python -m audit decisions --run demo-chimera-mixed
@@ -425,7 +425,7 @@ def cmd_decisions(args: argparse.Namespace) -> None:
     listed = view.decisions(args.doc)
     numbers = view.decision_numbers([d["id"] for d in listed])
     for d in listed:
-        out = {"number": f"#{numbers[d['id']]}", **{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right",
+        out = {"decision": f"#{numbers[d['id']]}", **{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right",
                                                                      "judge", "effective", "source")}}
         if args.verbose:
             out |= {"human": d["human"], "detail": d["detail"]}

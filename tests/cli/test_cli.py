@@ -28,7 +28,7 @@ def test_score_review_export_round_trip(tmp_path, capsys):
     assert main(["decisions", "--db", str(db), "--run", "r1"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert len(lines) == open_db(db).execute("SELECT n_decisions FROM runs").fetchone()[0]
-    assert set(lines[0]) == {"number", "id", "doc", "kind", "type", "left", "right", "judge", "effective", "source"}
+    assert set(lines[0]) == {"decision", "id", "doc", "kind", "type", "left", "right", "judge", "effective", "source"}
     target = next(x for x in lines if x["judge"] == "match" and x["left"] != x["right"])
 
     assert main(["review", "--db", str(db), "--run", "r1", "--decision", str(target["id"]), "--label", "no-match",

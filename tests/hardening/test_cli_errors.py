@@ -304,9 +304,9 @@ def test_decisions_name_each_decision_by_the_number_review_takes(db, capsys):
     """`review` prints `#N`; `decisions` lists that number beside the id, and `review --decision '#N'` takes it."""
     assert main(["decisions", "--db", str(db), "--run", "other"]) == 0
     listed = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert [d["number"] for d in listed] == [f"#{n}" for n in range(1, len(listed) + 1)]
+    assert [d["decision"] for d in listed] == [f"#{n}" for n in range(1, len(listed) + 1)]
     third = listed[2]
-    assert main(["review", "--db", str(db), "--run", "other", "--decision", third["number"], "--label", "match",
+    assert main(["review", "--db", str(db), "--run", "other", "--decision", third["decision"], "--label", "match",
                  "--reviewer", "bo"]) == 0
     assert capsys.readouterr().out.startswith("#3 ")
     with sqlite3.connect(db) as c:
