@@ -254,3 +254,5 @@ if groups:
                  column_config={"decision": st.column_config.NumberColumn("#", help="The decision's number in this "
                                                                           "run."),
                                 "open": st.column_config.LinkColumn("open", display_text="review ›")})
+else:
+    show_text(f"No {which} decision to draw yet: none counts (see above).", "caption")

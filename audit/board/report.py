@@ -44,13 +44,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def board_points(table_json: Mapping) -> list[dict]:
-    """The chart's points: per system its judge-only value and its audited / estimated / exact value with the
-    interval (none where no interval is valid)."""
+    """The chart's points: per system its judge-only value and the value its second rank ranks (audited,
+    estimated or reviewed so far: `ranked_value_title`) with the interval (none where no interval is valid)."""
     out = []
     for r in board_rows(table_json):
         out.append({"label": r["system"], "series": "judge only", "value": r["judge_only"], "low": None,
                     "high": None, "n": None})
-        series = "estimated" if r["value_is"] == "estimate" else "audited"
+        series = ranked_value_title(table_json)  # the table's column and its rank say the same word
         out.append({"label": r["system"], "series": series, "value": r["value"], "low": r["lo"], "high": r["hi"],
                     "n": None})
     return [p for p in out if p["value"] is not None]

@@ -16,7 +16,7 @@ from audit.outputs.agreement_rule import statistic_of
 
 INTERVAL_COLUMNS = ["label", "series", "value", "low", "high", "n"]
 HEADLINE_COLUMNS = [*INTERVAL_COLUMNS, "bound_low", "bound_high"]
-SERIES_ORDER = ["judge only", "audited", "estimated", "human vs judge", "human vs human"]
+SERIES_ORDER = ["judge only", "audited", "reviewed so far", "estimated", "human vs judge", "human vs human"]
 
 
 def _interval_plot(rows: Sequence[Mapping], *, x_title: str, domain: tuple[float, float] | None = None,

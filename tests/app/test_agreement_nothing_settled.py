@@ -20,3 +20,4 @@ def test_conflicted_reviews_alone_give_undefined_with_the_reason(app, conn):
     assert any("κ undefined: every reviewed decision is left out: 3 conflicted" in s for s in said), said
     assert not any(s.startswith("No reviews yet") for s in said)
     assert "ana vs bo" in at.dataframe[0].value.to_string()
+    assert any("No human vs judge decision to draw yet" in s for s in (plain(c.value) for c in at.caption))
