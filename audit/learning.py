@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from audit.effective import current_rows
 from audit.errors import UnknownRun
 from audit.numbers import count_noun
-from audit.store.database import run_row
+from audit.store.database import query_in, run_row, runs_of_decisions
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -40,7 +40,7 @@ def learning_status(db: Database, identity: dict) -> dict | None:
                 "text": f"this judge learnt from {count_noun(len(keys), 'review')} of run {learnt.get('run')!r}, "
                         "which is no longer in this database: it cannot be checked"}
     rows = _reviews(db, "uid" if by_uid else "id", keys)
-    decision_runs = _runs_of(db, sorted({r["decision_id"] for r in rows.values()}))
+    decision_runs = runs_of_decisions(db, sorted({r["decision_id"] for r in rows.values()}))
     current: dict[tuple[int, str, str], str | None] = {}
     for run_id in sorted(set(decision_runs.values())):
         mine = [d for d, r in decision_runs.items() if r == run_id]
@@ -60,22 +60,8 @@ def learning_status(db: Database, identity: dict) -> dict | None:
 
 def _reviews(db: Database, column: str, keys: list) -> dict:
     """Review rows by `column` (uid or id) for the given keys."""
-    out = {}
-    for i in range(0, len(keys), 500):
-        chunk = keys[i:i + 500]
-        for r in db.query(f"SELECT id, uid, decision_id, reviewer, role, label FROM reviews WHERE {column} IN "
-                          f"({','.join('?' * len(chunk))})", chunk):
-            out[r[column]] = r
-    return out
-
-
-def _runs_of(db: Database, decision_ids: list[int]) -> dict[int, int]:
-    out = {}
-    for i in range(0, len(decision_ids), 500):
-        chunk = decision_ids[i:i + 500]
-        out |= dict(db.execute(f"SELECT id, run_id FROM decisions WHERE id IN ({','.join('?' * len(chunk))})",
-                               chunk).fetchall())
-    return out
+    return {r[column]: r for r in query_in(
+        db, f"SELECT id, uid, decision_id, reviewer, role, label FROM reviews WHERE {column} IN ({{marks}})", keys)}
 
 
 def stale_warning(status: dict | None) -> str | None:

@@ -27,7 +27,7 @@ from audit.numbers import count_noun
 from audit.output_paths import OutputRule, Staged, stage_output
 from audit.rescoring import no_review_counts, rebuild_audit_state
 from audit.store.counts_index import write_counts_index
-from audit.store.database import SqliteAnswerCache, dumps, now, run_row, transaction
+from audit.store.database import SqliteAnswerCache, dumps, now, run_row, runs_of_decisions, transaction
 from audit.store.plans import drop_run_from_boards
 from audit.store.shared_reviews import SETTLES_SHARED, SHARED_FROM
 from scoring.decisions import Decision
@@ -505,7 +505,8 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
         f"SELECT DISTINCT r.name FROM {SHARED_FROM} CROSS JOIN runs r WHERE v.run_id = ? AND {SETTLES_SHARED} "
         "AND d2.run_id != ? AND r.id = d2.run_id",
         [row["id"], row["id"]])]
-    updates = [(db.execute("SELECT run_id FROM decisions WHERE id = ?", [d]).fetchone()[0], d, v) for v, d in moves]
+    run_of = runs_of_decisions(db, [d for _, d in moves])
+    updates = [(run_of[d], d, v) for v, d in moves]
     names = dict(db.execute("SELECT id, name FROM runs").fetchall())
     moved = {names[r]: n for r, n in sorted(Counter(r for r, _, _ in updates).items())}
     with transaction(db):

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from audit.board.export import board_rows, caption_parts, ranked_value_title
 from audit.board.store import boards_of_run
-from audit.board.table import SAMPLED, board_table
+from audit.board.table import board_table
 from audit.numbers import EMPTY, format_value
 from audit.outputs import figures
 from audit.views import RunView
@@ -82,7 +82,7 @@ def board_part(view: RunView, name: str, index: int) -> BoardPart:
     charts = []
     points = board_points(t)
     if points:
-        against = "estimated" if t["interval"] in SAMPLED else "audited"
+        against = ranked_value_title(t)
         charts.append((f"board-{index}", f"Board {name}",
                        figures.board_intervals(points, metric=parts["metric"]).to_dict(),
                        f"Board {name}: {parts['metric']} per system, judge only vs {against}"

@@ -10,7 +10,7 @@ records its systems. Creating refuses with one line naming what is wrong; nothin
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from sqlite_utils import Database
 
@@ -95,7 +95,7 @@ def create_board(db: Database, name: str, runs: list[str]) -> dict:
             raise AuditError(f"board {name!r} already exists; pick another name")
         db.execute("INSERT INTO boards (name, family, runs, systems, created) VALUES (?, ?, ?, ?, ?)",
                    [name, family, dumps(runs), None if systems is None else dumps(systems), now()])
-    warning = judges_differ(db, runs)
+    warning = judges_differ(rows)
     return get_board(db, name) | ({"warning": warning} if warning else {})
 
 
@@ -109,11 +109,11 @@ def _judge_of(row: Mapping) -> str | None:
     return spec
 
 
-def judges_differ(db: Database, runs: list[str]) -> str | None:
+def judges_differ(rows: Sequence[Mapping]) -> str | None:
     """A warning when the board's runs were scored by different judges (a board compares systems under one judge:
     with two, the judge-only column compares judges as much as systems), else None. A replayed log that does not
-    say which judge wrote it is left out of the comparison."""
-    judges = {r: _judge_of(run_row(db, r)) for r in runs}
+    say which judge wrote it is left out of the comparison. `rows`: the runs' rows (`run_row`)."""
+    judges = {r["name"]: _judge_of(r) for r in rows}
     known = {r: j for r, j in judges.items() if j is not None}
     if len(set(known.values())) < 2:
         return None

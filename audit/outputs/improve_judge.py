@@ -20,6 +20,7 @@ from audit.errors import AuditError
 from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
 from audit.outputs.improve_llm import Asker, few_shot_fit, llm_applicability, llm_items, llm_spec, rules_fit
 from audit.review.sampling import target_cell
+from audit.store.database import query_in
 from audit.store.improvements import save_improvement
 from audit.store.limits import check_seed
 from audit.views import RunRef, RunView, as_view
@@ -210,11 +211,7 @@ def _gaps(view: RunView, items: Sequence[Item], after: Mapping[int, str]) -> dic
 
 def review_uids(db: Database, ids: list[int]) -> list[str]:
     """The uids of review rows (what export-reviews / import-reviews keep across databases), sorted."""
-    out = []
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        out += [u for u, in db.execute(f"SELECT uid FROM reviews WHERE id IN ({','.join('?' * len(chunk))})", chunk)]
-    return sorted(out)
+    return sorted(r["uid"] for r in query_in(db, "SELECT uid FROM reviews WHERE id IN ({marks})", ids))
 
 
 def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, folds: int = DEFAULT_FOLDS,

@@ -9,7 +9,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -391,6 +391,24 @@ def now() -> str:
 
 def dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+IN_CHUNK = 900
+"""Keys bound in one `IN (...)` list: SQLite's default limit on bound parameters is 999."""
+
+
+def query_in(db: Database, sql: str, keys: Sequence) -> Iterator[dict]:
+    """The rows of `sql`, whose `{marks}` is the placeholder list of an `IN`, for every key (in chunks of
+    `IN_CHUNK`, so any number of keys binds)."""
+    for i in range(0, len(keys), IN_CHUNK):
+        chunk = list(keys[i:i + IN_CHUNK])
+        yield from db.query(sql.format(marks=",".join("?" * len(chunk))), chunk)
+
+
+def runs_of_decisions(db: Database, decision_ids: Sequence[int]) -> dict[int, int]:
+    """Each decision's run id."""
+    return {r["id"]: r["run_id"] for r in query_in(db, "SELECT id, run_id FROM decisions WHERE id IN ({marks})",
+                                                   decision_ids)}
 
 
 def run_row(db: Database, name: str) -> dict:
