@@ -192,6 +192,21 @@ def test_no_output_option_replaces_another_database_even_with_force(db, tmp_path
     assert sha(other) == before
 
 
+def test_a_database_behind_another_name_or_a_link_is_still_refused(db, tmp_path, capsys):
+    """The guard reads the file's header, not its name: a database renamed `.json`, or reached through a link named
+    like an export, is refused all the same."""
+    renamed = tmp_path / "audited.json"
+    shutil.copy(db, renamed)
+    link = tmp_path / "audited.csv"
+    link.symlink_to(renamed)
+    before = sha(renamed)
+    for target in (renamed, link):
+        assert main(["--db", str(db), "export", "--run", "base", "--format", "csv", "--out", str(target),
+                     "--force"]) == 2
+        assert "is an SQLite database" in error(capsys)
+    assert sha(renamed) == before and link.is_symlink()
+
+
 def test_delete_run_never_overwrites_the_exported_file(db, tmp_path, capsys):
     out = tmp_path / "reviews.jsonl"
     out.write_text("other reviews\n")
