@@ -18,12 +18,15 @@ from __future__ import annotations
 import json
 import random
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from audit.review.movable import leaves_a_review_can_move, path_mask
 from audit.review.sampling import flatten, leaf_paths, median_rule, metric_of_totals
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.stats.difference import difference_totals
+from scoring.stats.difference import estimated_totals
 from scoring.stats.estimators import VARIANCE, Estimate, metric_estimate
 from scoring.stats.quantile import median_estimate
 from scoring.stats.sampling import Plan, Unit, build_plan, next_unit, planning_variance
@@ -46,7 +49,10 @@ class Population:
     """Counts of every document under the true labels."""
     truth: dict[str, float]
     """The family's metric of each estimable headline cell under the true labels (the estimand)."""
+    can_move: dict[str, set[tuple]]
+    """The count paths a review can move in each document (`movable.leaves_a_review_can_move`, judge side)."""
     paths: list[tuple] | None = None
+    movable: dict[str, np.ndarray] | None = None
 
 
 def ideation_truth(d: Mapping, rng: random.Random, propensity: float) -> str:
@@ -134,7 +140,8 @@ def population(db, run: str, seed: int = 0, truth: Truth | None = None) -> Popul
     human = {doc: task.counts(payloads[doc], labels[doc]) if labels[doc] else judge[doc] for doc in judge}
     metrics = task.aggregate(list(human.values()), options)
     truth_values = {"/".join(c.path): c.value(metrics) for c in estimable(task)}
-    return Population(task, options, units, judge, human, truth_values)
+    can_move = {doc: leaves_a_review_can_move(task, payloads[doc], labels[doc], judge[doc]) for doc in judge}
+    return Population(task, options, units, judge, human, truth_values, can_move)
 
 
 def plan_for(pop: Population, seed: int, *, take_all: bool = True) -> Plan:
@@ -187,8 +194,10 @@ def _covers(ests: list[Estimate] | None, t: float) -> str | None:
     return coverage_text(sum(lo - 1e-12 <= t <= hi + 1e-12 for lo, hi in cis), len(cis)) if cis else None
 
 
-def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[str, Estimate]:
-    """What `audit.review.sampling.estimate` gives when exactly `sample` was reviewed through the queue."""
+def estimate_round(pop: Population, plan: Plan, sample: Sequence[str], only: Collection[str] | None = None
+                   ) -> dict[str, Estimate]:
+    """What `audit.review.sampling.estimate` gives when exactly `sample` was reviewed through the queue (`only`:
+    these metric paths alone, e.g. without a median's bootstrap)."""
     task, options = pop.task, pop.options
     strata = plan.stratum_of()
     in_plan = set(strata)
@@ -197,10 +206,15 @@ def estimate_round(pop: Population, plan: Plan, sample: Sequence[str]) -> dict[s
     judge = {d: flatten(c, paths) for d, c in pop.judge.items()}
     sampled = {d: flatten(pop.human[d], paths) for d in sample}
     certain = {d: flatten(pop.human[d], paths) for d in certain_docs}
-    tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+    if pop.movable is None:
+        mask = path_mask(paths)
+        pop.movable = {d: mask(leaves) for d, leaves in pop.can_move.items()}
+    tot = estimated_totals(judge, strata, sampled, certain=certain, movable=pop.movable, variance=VARIANCE)
     out = {}
     for cell in estimable(task):
         key = "/".join(cell.path)
+        if only is not None and key not in only:
+            continue
         if task.sampled_by(cell) == "median":
             def dist(c: Mapping, cell: MetricCell = cell):
                 return task.document_distribution(cell, c, options)

@@ -31,7 +31,8 @@ from audit.board.median import board_median, median_cells
 from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
 from audit.errors import AuditError
 from audit.numbers import count_noun
-from audit.review.count_vectors import moved_leaves, row_flattener
+from audit.review.count_vectors import row_flattener
+from audit.review.movable import movable_leaves, movable_vectors, path_mask
 from audit.review.sampling import (
     MIN_SAMPLED_BLOCKS,
     _original_doc_counts,
@@ -46,8 +47,9 @@ from audit.store.limits import check_seed
 from audit.views import RunView
 from scoring.families import get_task
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.stats.board import Board, anytime, board_estimate, rank_sets, system_totals
+from scoring.stats.board import Board, anytime, board_estimate, rank_sets
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
+from scoring.stats.difference import estimated_totals
 from scoring.stats.estimators import VARIANCE, Estimate, delta_method, headline
 from scoring.stats.sampling import Pick, Plan, PlanBlock, Unit, build_plan, gain, next_unit
 
@@ -69,7 +71,7 @@ class StoredPlan:
     """run -> {"stamp": the run's identity when planned, "sets": distinct sets of count paths, "blocks": block -> the
     index of the set a review can move in some document of the block (blocks where none can move are left out)}:
     judge-side, so computed once with the plan (`_plan_movable`); a plan without it, or a run whose stamp no longer
-    matches, is recounted on read (`_movable_vectors`)."""
+    matches, is recounted on read (`movable.movable_vectors`)."""
 
 
 # ---------------------------------------------------------------- the plan
@@ -199,12 +201,12 @@ def _stamp(row: dict) -> list:
 
 def _plan_movable(db: Database, task: TaskFamily, runs: Sequence[str], block_of: dict[tuple[str, str], str]
                   ) -> dict[str, dict]:
-    """`StoredPlan.movable` for the plan's runs: per block, the union of its documents' `_movable_leaves`."""
+    """`StoredPlan.movable` for the plan's runs: per block, the union of its documents' `movable.movable_leaves`."""
     out = {}
     for r in runs:
         row = run_row(db, r)
         per_block: dict[str, set[tuple]] = {}
-        for doc, leaves in _movable_leaves(db, task, row["id"]):
+        for doc, leaves in movable_leaves(db, task, row["id"]):
             if leaves:
                 per_block.setdefault(block_of[(r, doc)], set()).update(leaves)
         sets: dict[tuple, int] = {}  # blocks share a few distinct sets (9-10 in 3,200 at the board bench): stored once
@@ -262,7 +264,8 @@ class BoardState:
     active: dict[str, np.ndarray]
     """run -> the indices (in `paths`) of the counts the vectors keep."""
     movable: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-    """run -> block -> which kept counts a review can move there (`_movable_vectors`; `board.unseen_moves`)."""
+    """run -> block -> which kept counts a review can move there (`movable.movable_vectors`;
+    `difference.unseen_moves`)."""
     _totals: dict = field(default_factory=dict)
     sample_key: dict[str, bytes] = field(default_factory=dict)
     """run -> `_sample_key`: with the run's judge side and `active` it fixes every number of the run's own estimate
@@ -396,14 +399,14 @@ def _read_run_blocks(view: RunView, paths: list[tuple], stored: StoredPlan) -> R
     block_of = {d: b for b, per in stored.documents.items() for d in per.get(r, ())}
     planned = stored.movable.get(r)
     if planned is not None and planned["stamp"] == _stamp(view.row):
-        mask = _path_mask(paths)
+        mask = path_mask(paths)
         masks = [mask(map(tuple, leaves)) for leaves in planned["sets"]]
         for m in masks:
             m.setflags(write=False)  # shared by the blocks with that set
         can_move = None
         movable = {b: masks[i] for b, i in planned["blocks"].items()}
     else:
-        can_move = _movable_vectors(view, paths)
+        can_move = movable_vectors(view, paths)
         movable = {}
     judge: dict[str, np.ndarray] = {}
     docs: dict[str, list[tuple[str, np.ndarray]]] = {}
@@ -452,65 +455,6 @@ def _judge_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
     return kept(_JUDGE_VECTORS, view.db, (*run_key(view.row), tuple(paths)), read)
 
 
-_MOVABLE: LRUCache = LRUCache(_KEEP)
-
-
-def _movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
-    """doc id -> which counts a review can move there (`_movable_leaves`; judge side only), for a plan that did not
-    store them. What `board.unseen_moves` reads; kept as the judge vectors are (once per database file, run and
-    paths)."""
-    return kept(_MOVABLE, view.db, (*run_key(view.row), tuple(paths)),
-                lambda: _read_movable_vectors(view, paths))
-
-
-def _read_movable_vectors(view: RunView, paths: list[tuple]) -> dict[str, np.ndarray]:
-    mask = _path_mask(paths)
-    out = {doc: mask(()) for doc, in view.db.execute("SELECT doc_id FROM documents WHERE run_id = ?", [view.id])}
-    for doc, leaves in _movable_leaves(view.db, view.task, view.id):
-        out[doc] = mask(leaves)
-    return out
-
-
-def _path_mask(paths: list[tuple]):
-    """leaf paths -> a boolean vector over `paths` (True wherever a path in them stands, also a repeated one)."""
-    where: dict[tuple, list[int]] = {}
-    for i, p in enumerate(paths):
-        where.setdefault(tuple(p), []).append(i)
-
-    def mask(leaves) -> np.ndarray:
-        out = np.zeros(len(paths), dtype=bool)
-        for p in leaves:
-            out[where.get(p, [])] = True
-        return out
-    return mask
-
-
-def _movable_leaves(db: Database, task: TaskFamily, run_id: int):
-    """(doc id, the count paths a review can move there) for each of the run's documents with decisions: the document
-    recounted with every decision given each label of its kind's scheme in turn (all `match`, all `no-match`, ...);
-    a count that differs from the judge's stored counts under some of them is movable."""
-    decisions: dict[str, list[tuple]] = {}
-    for doc, kind, typ, left, right in db.execute(
-            "SELECT doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [run_id]):
-        decisions.setdefault(doc, []).append((kind, typ, left, right))
-    judged: dict[str, dict] = {}  # stored counts text -> decoded: documents share a few (81-87 in 10,000 abstracts)
-    for doc, payload, counts in db.execute("SELECT doc_id, payload, counts FROM documents WHERE run_id = ?",
-                                           [run_id]):
-        keys = decisions.get(doc)
-        if not keys:
-            continue
-        judge = judged.get(counts)
-        if judge is None:
-            judge = judged[counts] = json.loads(counts)
-        payload = json.loads(payload)
-        schemes = {k: task.label_schemes[k[0]].labels for k in keys}
-        leaves: set[tuple] = set()
-        for i in range(max(len(labels) for labels in schemes.values())):
-            leaves |= moved_leaves(task.counts(payload, {k: labels[min(i, len(labels) - 1)]
-                                                         for k, labels in schemes.items()}), judge)
-        yield doc, leaves
-
-
 def _human_flattener(run: RunBlocks, paths: list[tuple]):
     """`row_flattener(paths)` of a document's reviewed counts, kept in `run.human_flat` while they stay equal."""
     flat, memo = row_flattener(paths), run.human_flat
@@ -545,7 +489,7 @@ def _at_kept_counts(memo: dict, active: np.ndarray, build):
 def _active(run: RunBlocks, changed: dict[str, np.ndarray]
             ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """The counts some review moved (in some block the human count differs from the judge's) or can move
-    (`movable`: `board.unseen_moves` gives them a variance), and the totals of all.
+    (`movable`: `difference.unseen_moves` gives them a variance), and the totals of all.
 
     A count no review moved and none can move is the same in every block under both labels, so every estimator gives
     it its judge total exactly, with no variance: the vectors keep only the others (the metric reads the rest from
@@ -622,7 +566,7 @@ def _system_estimate(state: BoardState, run: str, cell: MetricCell) -> tuple[Est
     sampled, certain = state.system_sample(run)
     bounds = state.task.metric_bounds(cell)
     if run not in state._totals:  # every metric of the run reads the same totals: estimated once per state
-        state._totals[run] = system_totals(state.judge[run], state.strata, sampled, certain=certain,
+        state._totals[run] = estimated_totals(state.judge[run], state.strata, sampled, certain=certain,
                                            movable=state.movable[run], variance=VARIANCE)
     one = board_estimate({run: state.judge[run]}, state.strata, {run: sampled}, {run: _metric(state, run, cell)},
                          certain={run: certain}, higher_is_better=cell.higher_is_better, bounds=bounds, level=LEVEL,

@@ -31,6 +31,7 @@ from audit.rescoring import original_counts, sampled_decision_ids
 from audit.review.count_vectors import flatten, leaf_paths, row_flattener, row_unflattener
 from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
+from audit.review.movable import movable_vectors
 from audit.store.database import dumps, now, plan_stamp, transaction
 from audit.store.kept import kept, run_key
 from audit.store.limits import check_seed
@@ -38,7 +39,7 @@ from audit.store.plans import planned_documents
 from audit.views import RunRef, RunView, as_view, kept_per_run
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
-from scoring.stats.difference import BlockVectors, difference_totals
+from scoring.stats.difference import BlockVectors, estimated_totals, unseen_moves
 from scoring.stats.estimators import (
     MIN_REVIEWS,
     VARIANCE,
@@ -385,6 +386,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
     judge, sampled, certain, paths = _blocks_state(view, plan)
     strata = _block_strata(plan, judge)
     setup = crossfit_setup(view, sampled)
+    movable = movable_vectors(view, paths, kind, sampling=True)
     how, same_totals = None, None  # same_totals: the difference totals `tuned_estimate` would compute again
     if setup is not None and "folds" in setup:
         from scoring.stats.crossfit import cross_fitted_totals  # (scikit-learn: only for an improved judge)
@@ -394,9 +396,11 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         tot = cross_fitted_totals(fold_judge, strata, sampled, {b: fold_of[b] for b in sampled}, certain=certain,
                                   variance=VARIANCE)
         judge = {b: (vs[fold_of[b]] if b in sampled else np.mean(vs, axis=0)) for b, vs in fold_judge.items()}
+        tot = unseen_moves(tot, judge, strata, sampled, movable, certain=certain)
         how = crossfit_text(setup)
     else:
-        tot = same_totals = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+        tot = same_totals = estimated_totals(judge, strata, sampled, certain=certain, movable=movable,
+                                             variance=VARIANCE)
         how = setup["unavailable"] if setup else None
     so_far = view.audit.metrics
     covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
@@ -423,7 +427,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         if folds_judge is not None:
             h["folds_judge_only"] = folds_judge
         tuned, lam = tuned_estimate(judge, strata, sampled, g, certain=certain, bounds=bounds, variance=VARIANCE,
-                                    own_errors=own, full=same_totals)
+                                    own_errors=own, full=same_totals, movable=movable)
         h["power_tuned"] = {"estimate": tuned.estimate, "ci": list(tuned.ci) if tuned.ci is not None else None,
                             "lambda": lam, "note": tuned.note or ("" if lam is not None else
                                                                   "nothing to tune on yet: the difference estimate")}
@@ -564,7 +568,9 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval the
     # estimate shows, and says 0 only once that interval exists and is narrow enough
     strata = _block_strata(plan, judge)
-    tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+    tot = estimated_totals(judge, strata, sampled, certain=certain, movable=movable_vectors(view, paths, kind,
+                                                                                             sampling=True),
+                           variance=VARIANCE)
     fixed = metric_estimate(tot, g, bounds=task.metric_bounds(cell), own_errors=task.sampling_own_error_sizes)
     now = anytime_estimate(fixed, planned_n=planned_n_for(len(plan.blocks)), bounds=task.metric_bounds(cell))
     now_half = None if now.ci is None else (now.ci[1] - now.ci[0]) / 2  # the interval `estimate` shows

@@ -16,12 +16,12 @@ A full review makes every interval a point, so every rank set one rank (ties: th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 
-from scoring.stats.difference import Totals, Variance, Vector, difference_totals
+from scoring.stats.difference import Totals, Variance, Vector, estimated_totals
 from scoring.stats.estimators import VARIANCE, Estimate, anytime_estimate, delta_method, metric_estimate
 
 Metric = Callable[[np.ndarray], float]
@@ -75,57 +75,6 @@ def on_slice(g: Metric, part: slice) -> Metric:
 
 def difference_of(ga: Metric, gb: Metric, sa: slice, sb: slice) -> Metric:
     return lambda total: ga(np.asarray(total)[sa]) - gb(np.asarray(total)[sb])
-
-
-UNSEEN_MOVE_SIZE = 1.0
-"""The size of a move of one count that no sampled block of a stratum shows: counts are whole numbers, so a review
-that moves a count moves it by at least 1."""
-
-
-def unseen_moves(tot: Totals, judge: Mapping[str, Vector], strata: Mapping[str, str],
-                 sampled: Mapping[str, Vector], movable: Mapping[str, Sequence[bool] | np.ndarray], *,
-                 certain: Mapping[str, Vector] | None = None) -> Totals:
-    """`tot` with the variance of the moves the sample has not seen: per stratum and per count that some of its
-    blocks can move (`movable[b][k]`: a review of block b can change count k, known from the judge side, e.g. by
-    recounting b with every answer flipped) but no sampled block of the stratum moved, a Jeffreys rate of unit moves,
-    p_hk = (share of the stratum's blocks where k can move) · ½/(sampled blocks where it can move + 1), adds
-    M_h²(1 − m_h/M_h)/m_h · m_h/(m_h − 1) · p_hk to the variance of count k (no covariance: conservative for a
-    difference whose systems share the move).
-
-    Why (docs/board.md, "Counts the sample never saw move"): a count that errs in a few documents (CHIMERA's fp/fn,
-    which move only when a flip changes whether an entity is matched at all) is absent from most samples of 45 of
-    120 documents; the difference estimator then gives it its judge total with zero variance, and the interval
-    misses on the side the judge errs. A count a sampled block moved keeps the hurdle variance it has; a full
-    review, or a fully reviewed stratum, adds nothing."""
-    if tot.cov is None or tot.total is None or tot.complete:
-        return tot
-    certain = certain or {}
-    k = tot.judge.size
-    pop: dict[str, list[str]] = {}
-    for b in judge:
-        if b not in certain:
-            pop.setdefault(strata[b], []).append(b)
-    parts = dict(tot.parts)
-    cov = tot.cov.copy()
-    for h, (part, m) in tot.parts.items():
-        blocks = pop[h]
-        big_m = len(blocks)
-        mv = np.array([np.asarray(movable[b], dtype=bool) for b in blocks]).reshape(-1, k)
-        drawn = [i for i, b in enumerate(blocks) if b in sampled]
-        moved = np.zeros(k, dtype=bool)
-        for i in drawn:
-            moved |= np.atleast_1d(np.asarray(sampled[blocks[i]], dtype=float)) != np.atleast_1d(
-                np.asarray(judge[blocks[i]], dtype=float))
-        can = mv.sum(axis=0)
-        rate = can / big_m * 0.5 / (mv[drawn].sum(axis=0) + 1)
-        ddof = m / (m - 1) if m > 1 else 1.0
-        add = np.where(~moved & (can > 0), ddof * rate * UNSEEN_MOVE_SIZE ** 2, 0.0)
-        if not add.any():
-            continue
-        extra = big_m * big_m * (1 - m / big_m) / m * np.diag(add)
-        parts[h] = (part + extra, m)
-        cov += extra
-    return replace(tot, cov=cov, parts=parts)
 
 
 @dataclass(frozen=True)
@@ -199,10 +148,11 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
     the single-run estimator on its own vectors (so it reads as the run's own would under this plan); each
     difference comes from the joint vectors, its covariance holding the pairing. Fixed-n intervals (`anytime`
     gives the anytime-valid ones). `movable[s][doc]`: which of system s's counts a review of doc can change (judge
-    side); with it, counts the sample never saw move get the variance of `unseen_moves`. `totals[s]`: system s's
-    `system_totals` on these same arguments, when the caller already has them (several metrics of one sample); one
-    system's joint totals are its own. `per_system=False`: the differences alone (a caller that estimates each
-    system on its own population): `per_system` is empty and the ranks of the point estimates are None."""
+    side); with it, counts the sample never saw move get the variance of `difference.unseen_moves`. `totals[s]`:
+    system s's `estimated_totals` on these same arguments, when the caller already has them (several metrics of one
+    sample); one system's joint totals are its own. `per_system=False`: the differences alone (a caller that
+    estimates each system on its own population): `per_system` is empty and the ranks of the point estimates are
+    None."""
     systems = list(metrics)
     certain = certain or {}
     own = dict(totals or {})
@@ -237,7 +187,7 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
         return Board(systems, {}, pairs, None, None, sets, higher_is_better, level)
     per = {}
     for s in systems:
-        tot = own[s] if s in own else system_totals(judge[s], strata, sampled[s], certain=certain.get(s),
+        tot = own[s] if s in own else estimated_totals(judge[s], strata, sampled[s], certain=certain.get(s),
                                                     movable=None if movable is None else movable[s], variance=variance)
         per[s] = metric_estimate(tot, metrics[s], bounds=bounds, level=level, grad=grads[s], **kw)
     judge_only = {s: per[s].judge_only for s in systems}
@@ -246,16 +196,6 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
                     if all(v is not None for v in audited.values()) else None)
     return Board(systems, per, pairs, competition_ranks(judge_only, higher_is_better=higher_is_better),
                  rank_audited, sets, higher_is_better, level)
-
-
-def system_totals(judge: Mapping[str, Vector], strata: Mapping[str, str], sampled: Mapping[str, Vector], *,
-                  certain: Mapping[str, Vector] | None = None,
-                  movable: Mapping[str, Sequence[bool] | np.ndarray] | None = None,
-                  variance: Variance = VARIANCE) -> Totals:
-    """One system's estimated totals on the board's sample (`difference_totals`, with `unseen_moves` when
-    `movable` is known): what each of its metrics' estimates starts from."""
-    tot = difference_totals(judge, strata, sampled, certain=certain, variance=variance)
-    return tot if movable is None else unseen_moves(tot, judge, strata, sampled, movable, certain=certain)
 
 
 def _joint_totals(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[str, str],
@@ -267,7 +207,7 @@ def _joint_totals(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[str
     joint_sampled = joint_vectors({s: sampled[s] for s in systems})[0] if sampled.get(systems[0]) else {}
     joint_certain = joint_vectors({s: certain[s] for s in systems})[0] if certain.get(systems[0]) else {}
     joint_movable = None if movable is None else joint_vectors({s: movable[s] for s in systems})[0]
-    return system_totals(joint_judge, strata, joint_sampled, certain=joint_certain, movable=joint_movable,
+    return estimated_totals(joint_judge, strata, joint_sampled, certain=joint_certain, movable=joint_movable,
                          variance=variance), slices
 
 

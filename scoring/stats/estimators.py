@@ -36,6 +36,7 @@ from scoring.stats.difference import (
     difference_totals,
     jeffreys_total_interval,
     tuned_lambda,
+    unseen_moves,
 )
 from scoring.stats.distributions import norm_ppf, t_ppf
 
@@ -222,18 +223,25 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
                    dist: Literal["t", "z"] = "t", min_reviews: int = MIN_REVIEWS,
                    min_differing: int = MIN_DIFFERING, prior_weight: float = 0.0,
                    variance: Variance | None = None, own_errors: bool = False,
-                   full: Totals | None = None) -> tuple[Estimate, float | None]:
+                   full: Totals | None = None, movable: Mapping[str, Sequence[bool] | np.ndarray] | None = None,
+                   ) -> tuple[Estimate, float | None]:
     """The power-tuned (PPI++) estimate of g(Σ c^H) and its λ: the gradient of g at the difference estimate picks
     the candidate λ* (`difference.tuned_lambda`, which minimises the plain covariance); the interval, though, uses
     `variance` (the Jeffreys hurdle form), so λ is the candidate among λ*, `LAMBDA_GRID` (0 and 1 included) whose
     interval under that variance is narrowest, every candidate linearised at the difference estimate. A weak judge
     gets λ near 0 (the reviewed sample alone), a good one λ near 1 (the difference estimator); the interval is
     never wider than either (issue 39 point 3). λ is None (and the difference estimator is used) while the
-    interval is withheld. `own_errors`: as `metric_estimate`. `full`: `difference_totals` of these same arguments
-    (λ = 1) when the caller has computed them already (`estimate` has, for every headline metric)."""
+    interval is withheld. `own_errors`: as `metric_estimate`. `movable`: as `difference.estimated_totals`, the
+    variance of counts the sample never saw move added to every candidate's totals (moves read against the judge
+    itself, whatever λ scales it by), so both ends are the intervals their estimators show. `full`: the totals of
+    λ = 1 (`estimated_totals` of these same arguments) when the caller has computed them already (`estimate` has,
+    for every headline metric)."""
+
+    def widened(tot: Totals) -> Totals:
+        return tot if movable is None else unseen_moves(tot, judge, strata, sampled, movable, certain=certain)
     if full is None:
-        full = difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight,
-                                 variance=variance)
+        full = widened(difference_totals(judge, strata, sampled, certain=certain, prior_weight=prior_weight,
+                                         variance=variance))
     # nothing to tune while the interval is withheld: the numerical gradient costs 2 evaluations of g per count
     # (LitXBench: ~700 counts, 30 s for a page that would show no interval anyway)
     if (full.total is None or full.complete or full.cov is None
@@ -247,8 +255,9 @@ def tuned_estimate(judge: Mapping[str, Vector], strata: Mapping[str, str], sampl
     # (one gradient for all, so the ends compare exactly), the narrowest kept: never wider than either end
     best: tuple[float, float, Estimate] | None = None
     for cand in sorted({*LAMBDA_GRID} | ({lam} if lam is not None else set())):
-        tot = full if cand == 1.0 else difference_totals(judge, strata, sampled, certain=certain,
-                                                        prior_weight=prior_weight, lam=cand, variance=variance)
+        tot = full if cand == 1.0 else widened(difference_totals(judge, strata, sampled, certain=certain,
+                                                                prior_weight=prior_weight, lam=cand,
+                                                                variance=variance))
         est = _from_totals(tot, g, level=level, dist=dist, bounds=bounds, min_reviews=min_reviews,
                            min_differing=min_differing, linear=False, grad=grad, own_errors=own_errors)
         if est.ci is None:

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from scoring.stats.board import board_estimate, competition_ranks, joint_vectors, rank_sets, settled, unseen_moves
-from scoring.stats.difference import difference_totals
+from scoring.stats.board import board_estimate, competition_ranks, joint_vectors, rank_sets, settled
+from scoring.stats.difference import difference_totals, unseen_moves
 from scoring.stats.estimators import metric_estimate
 
 
@@ -186,6 +186,11 @@ def test_unseen_moves_adds_a_jeffreys_rate_of_unit_moves_to_counts_no_sampled_bl
     assert np.count_nonzero(added) == 1  # the seen count and the count that cannot move get nothing
     assert np.array_equal(out.total, tot.total)
     assert sum(c for c, _ in out.parts.values()) == pytest.approx(out.cov)
+    # the estimate says so, per stratum (`estimate`'s "strata")
+    assert out.strata["h"].assumption == (tot.strata["h"].assumption + "; plus unit moves at a Jeffreys rate on 1 "
+                                          "count some of its blocks can move but none of its sampled blocks moved")
+    nothing = unseen_moves(tot, judge, strata, sampled, dict.fromkeys(judge, np.zeros(3, dtype=bool)))
+    assert nothing.strata == tot.strata and np.array_equal(nothing.cov, tot.cov)
 
 
 @settings(max_examples=30, deadline=None)
