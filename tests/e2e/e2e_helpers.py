@@ -129,16 +129,19 @@ def metric(page: Page, label: str) -> Locator:
     return page.get_by_test_id("stMetric").filter(has_text=label).first
 
 
-def shoot(page: Page, folder: Path, name: str, max_height: int = MAX_SHOT_HEIGHT) -> Path:
-    """Save the page, cropped to its content (and to `max_height`), as `folder/name.png`.
+def shoot(page: Page, folder: Path, name: str, max_height: int = MAX_SHOT_HEIGHT, *, idle: bool = True) -> Path:
+    """Save the page, cropped to its content (and to `max_height`), as `folder/name.png`. `idle=False`: as it is
+    now, for a state shown while the script runs (the first start's progress: on a loaded machine the script runs
+    longer than any wait for it to finish).
 
     README pages (README_SHOTS) are also copied to docs/screenshots/ when UPDATE_SCREENSHOTS=1.
 
     The viewport grows when the content is taller than it, since Streamlit scrolls inside its own container.
     """
     page.mouse.move(VIEWPORT["width"] - 5, 600)  # no hover effects (sidebar collapse arrow, tooltips)
-    wait_idle(page)
-    page.wait_for_function(_DRAWN_JS, timeout=RERUN_TIMEOUT)
+    if idle:
+        wait_idle(page)
+        page.wait_for_function(_DRAWN_JS, timeout=RERUN_TIMEOUT)
     height = page.evaluate("""() => {
       const bottom = (id) => {
         const el = document.querySelector(`[data-testid="${id}"]`);

@@ -58,7 +58,7 @@ def test_first_start_shows_which_demo_run_it_prepares(tmp_path, new_page, shots)
         page.goto(server.url)
         expect(page.get_by_text("Preparing the demo runs")).to_be_visible(timeout=15_000)
         expect(page.get_by_text(re.compile(r"\d+ of \d+ demo runs ready"))).to_be_visible(timeout=30_000)
-        shoot(page, shots, "first-start-progress")
+        shoot(page, shots, "first-start-progress", idle=False)  # taken while the first start runs
         open_url(page, server.url, "Rejudge — audit an LLM-judged evaluation")
         expect(page.get_by_text("Preparing the demo runs")).to_have_count(0)
         with closing(open_db(server.db).conn) as conn:  # the other browser tests start from a copy made by the CLI
