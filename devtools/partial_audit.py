@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.review.movable import leaves_a_review_can_move, path_mask
+from audit.review.movable import documents_to_recount, leaves_a_review_can_move, path_mask
 from audit.review.sampling import flatten, leaf_paths, median_rule, metric_of_totals
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.difference import estimated_totals
@@ -209,7 +209,8 @@ def estimate_round(pop: Population, plan: Plan, sample: Sequence[str], only: Col
     if pop.movable is None:
         mask = path_mask(paths)
         pop.movable = {d: mask(leaves) for d, leaves in pop.can_move.items()}
-    tot = estimated_totals(judge, strata, sampled, certain=certain, movable=pop.movable, variance=VARIANCE)
+    movable = {d: pop.movable[d] for d in documents_to_recount(plan, sample)}  # what `estimate` recounts
+    tot = estimated_totals(judge, strata, sampled, certain=certain, movable=movable, variance=VARIANCE)
     out = {}
     for cell in estimable(task):
         key = "/".join(cell.path)

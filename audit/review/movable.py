@@ -5,18 +5,26 @@ single-run estimate and the board's both read it from here."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.review.count_vectors import moved_leaves
+from audit.store.database import query_in
 from audit.store.kept import kept, run_key
 from audit.views import RunView
 from scoring.families.base import TaskFamily
+from scoring.stats.sampling import Plan
 
 _MOVABLE: LRUCache = LRUCache(8)
+
+RECOUNTED_PER_STRATUM = 200
+"""Documents of each sampled stratum whose movable counts the single-run estimate recounts (the first in the plan's
+seeded order, a simple random sample of the stratum, besides every sampled document): `unseen_moves` reads the share
+of a stratum's documents where a count can move, and a recount costs 0.3-2.3 ms a document (CHIMERA, retrieval,
+ideation): every document of 100,000 abstracts would take 30 s, against `queue --next`'s goal of 1 s."""
 
 
 def leaves_a_review_can_move(task: TaskFamily, payload: Mapping, keys: Iterable[tuple], judge: Mapping, *,
@@ -24,9 +32,10 @@ def leaves_a_review_can_move(task: TaskFamily, payload: Mapping, keys: Iterable[
     """The count paths at which the document, recounted with every decision in `keys` given each label of its kind's
     scheme in turn (all `match`, all `no-match`, ...), differs from its judge counts `judge`. `keys`: (kind, type,
     left, right) of the decisions a review may label. `sampling`: paths of `task.sampling_counts` (what the
-    single-run estimate reads), else of the counts as stored (what a board reads)."""
+    single-run estimate reads), else of the counts as stored (what a board reads). None for a family that declares
+    no unit moves (`TaskFamily.sampling_unseen_moves`)."""
     keys = list(keys)
-    if not keys:
+    if not keys or not task.sampling_unseen_moves:
         return set()
     as_read = task.sampling_counts if sampling else (lambda c: c)
     schemes = {k: task.label_schemes[k[0]].labels for k in keys}
@@ -38,25 +47,45 @@ def leaves_a_review_can_move(task: TaskFamily, payload: Mapping, keys: Iterable[
     return leaves
 
 
-def movable_leaves(db: Database, task: TaskFamily, run_id: int, kind: str | None = None, *, sampling: bool = False
-                   ) -> Iterator[tuple[str, set[tuple]]]:
-    """(doc id, `leaves_a_review_can_move`) for each of the run's documents with decisions (of `kind`, or of any
-    kind)."""
+def documents_to_recount(plan: Plan, sampled: Collection[str]) -> set[str]:
+    """The documents whose movable counts `unseen_moves` needs: every sampled one (its moves are compared with what
+    it can move) and the first `RECOUNTED_PER_STRATUM` of each stratum still sampled (the share where a count can
+    move)."""
+    out = set(sampled)
+    for h, blocks in plan.strata().items():
+        if h not in plan.take_all:
+            out.update(b.id for b in sorted(blocks, key=lambda b: b.rank)[:RECOUNTED_PER_STRATUM])
+    return out
+
+
+def movable_leaves(db: Database, task: TaskFamily, run_id: int, kind: str | None = None, *, sampling: bool = False,
+                   docs: Sequence[str] | None = None) -> Iterator[tuple[str, set[tuple]]]:
+    """(doc id, `leaves_a_review_can_move`) for each of the run's documents (or of `docs`) with decisions (of
+    `kind`, or of any kind); nothing for a family that declares no unit moves (`TaskFamily.sampling_unseen_moves`)."""
+    if not task.sampling_unseen_moves:
+        return
+    run = f"run_id = {int(run_id)}"
+    if docs is None:
+        decision_rows = db.query(f"SELECT doc_id, kind, type, left, right FROM decisions WHERE {run}")
+        document_rows = db.query(f"SELECT doc_id, payload, counts FROM documents WHERE {run}")
+    else:
+        decision_rows = query_in(db, f"SELECT doc_id, kind, type, left, right FROM decisions WHERE {run} "
+                                     "AND doc_id IN ({marks})", list(docs))
+        document_rows = query_in(db, f"SELECT doc_id, payload, counts FROM documents WHERE {run} "
+                                     "AND doc_id IN ({marks})", list(docs))
     decisions: dict[str, list[tuple]] = {}
-    where, args = ("run_id = ?", [run_id]) if kind is None else ("run_id = ? AND kind = ?", [run_id, kind])
-    for doc, k, typ, left, right in db.execute(
-            f"SELECT doc_id, kind, type, left, right FROM decisions WHERE {where}", args):
-        decisions.setdefault(doc, []).append((k, typ, left, right))
+    for r in decision_rows:
+        if kind is None or r["kind"] == kind:
+            decisions.setdefault(r["doc_id"], []).append((r["kind"], r["type"], r["left"], r["right"]))
     judged: dict[str, dict] = {}  # stored counts text -> decoded: documents share a few (81-87 in 10,000 abstracts)
-    for doc, payload, counts in db.execute("SELECT doc_id, payload, counts FROM documents WHERE run_id = ?",
-                                           [run_id]):
-        keys = decisions.get(doc)
+    for r in document_rows:
+        keys = decisions.get(r["doc_id"])
         if not keys:
             continue
-        judge = judged.get(counts)
+        judge = judged.get(r["counts"])
         if judge is None:
-            judge = judged[counts] = json.loads(counts)
-        yield doc, leaves_a_review_can_move(task, json.loads(payload), keys, judge, sampling=sampling)
+            judge = judged[r["counts"]] = json.loads(r["counts"])
+        yield r["doc_id"], leaves_a_review_can_move(task, json.loads(r["payload"]), keys, judge, sampling=sampling)
 
 
 def path_mask(paths: list[tuple]):
@@ -73,17 +102,25 @@ def path_mask(paths: list[tuple]):
     return mask
 
 
-def movable_vectors(view: RunView, paths: list[tuple], kind: str | None = None, *, sampling: bool = False
-                    ) -> dict[str, np.ndarray]:
+def movable_vectors(view: RunView, paths: list[tuple], kind: str | None = None, *, sampling: bool = False,
+                    docs: Collection[str] | None = None) -> dict[str, np.ndarray]:
     """doc id -> which counts along `paths` a review of its decisions (of `kind`, or of any kind) can move
-    (`movable_leaves`), every document of the run (none where it has no such decision); kept per database file,
-    run, paths, kind and `sampling`, as the judge vectors are."""
-    def read() -> dict[str, np.ndarray]:
+    (`movable_leaves`; none where it has no such decision), for every document of the run or for `docs`. Each
+    document is recounted once per process, database file, run, paths, kind and `sampling`, as the judge vectors
+    are kept."""
+    known: dict[str, np.ndarray] = kept(_MOVABLE, view.db, (*run_key(view.row), tuple(paths), kind, sampling), dict)
+    every = docs is None
+    if docs is None:
+        docs = [d for d, in view.db.execute("SELECT doc_id FROM documents WHERE run_id = ?", [view.id])]
+    missing = [d for d in docs if d not in known]
+    if missing:
         mask = path_mask(paths)
+        found = {doc: mask(leaves) for doc, leaves in movable_leaves(
+            view.db, view.task, view.id, kind, sampling=sampling,
+            docs=None if every and len(missing) == len(docs) else missing)}
         nothing = mask(())
-        nothing.setflags(write=False)
-        out = {doc: nothing for doc, in view.db.execute("SELECT doc_id FROM documents WHERE run_id = ?", [view.id])}
-        for doc, leaves in movable_leaves(view.db, view.task, view.id, kind, sampling=sampling):
-            out[doc] = mask(leaves)
-        return out
-    return kept(_MOVABLE, view.db, (*run_key(view.row), tuple(paths), kind, sampling), read)
+        for d in missing:
+            v = found.get(d, nothing)
+            v.setflags(write=False)  # shared by every reader of the kept recount
+            known[d] = v
+    return {d: known[d] for d in docs}

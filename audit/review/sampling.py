@@ -31,7 +31,7 @@ from audit.rescoring import original_counts, sampled_decision_ids
 from audit.review.count_vectors import flatten, leaf_paths, row_flattener, row_unflattener
 from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
-from audit.review.movable import movable_vectors
+from audit.review.movable import documents_to_recount, movable_vectors
 from audit.store.database import dumps, now, plan_stamp, transaction
 from audit.store.kept import kept, run_key
 from audit.store.limits import check_seed
@@ -386,7 +386,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
     judge, sampled, certain, paths = _blocks_state(view, plan)
     strata = _block_strata(plan, judge)
     setup = crossfit_setup(view, sampled)
-    movable = movable_vectors(view, paths, kind, sampling=True)
+    movable = movable_vectors(view, paths, kind, sampling=True, docs=documents_to_recount(plan, sampled))
     how, same_totals = None, None  # same_totals: the difference totals `tuned_estimate` would compute again
     if setup is not None and "folds" in setup:
         from scoring.stats.crossfit import cross_fitted_totals  # (scikit-learn: only for an improved judge)
@@ -568,9 +568,8 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval the
     # estimate shows, and says 0 only once that interval exists and is narrow enough
     strata = _block_strata(plan, judge)
-    tot = estimated_totals(judge, strata, sampled, certain=certain, movable=movable_vectors(view, paths, kind,
-                                                                                             sampling=True),
-                           variance=VARIANCE)
+    movable = movable_vectors(view, paths, kind, sampling=True, docs=documents_to_recount(plan, sampled))
+    tot = estimated_totals(judge, strata, sampled, certain=certain, movable=movable, variance=VARIANCE)
     fixed = metric_estimate(tot, g, bounds=task.metric_bounds(cell), own_errors=task.sampling_own_error_sizes)
     now = anytime_estimate(fixed, planned_n=planned_n_for(len(plan.blocks)), bounds=task.metric_bounds(cell))
     now_half = None if now.ci is None else (now.ci[1] - now.ci[0]) / 2  # the interval `estimate` shows

@@ -227,6 +227,11 @@ class TaskFamily(Protocol):
     """True when a review's effect on a `totals` cell differs by orders of magnitude between documents, so a sampled
     stratum's variance rests on its own documents that differ from the judge (`scoring.stats.estimators.
     stratum_df`): its degrees of freedom count them, and a stratum with none gives no interval yet."""
+    sampling_unseen_moves: bool
+    """True when the sample estimators give a count that no sampled document moved, but that a review can move, a
+    Jeffreys rate of unit moves (`scoring.stats.difference.unseen_moves`; which counts a review can move is found by
+    recounting documents under each label, `audit.review.movable`). False for a family whose recount is too dear to
+    do on each estimate (LitXBench re-solves a paper's pairing: 57 ms a paper)."""
 
     def kind_title(self, kind: str) -> str:
         """A decision kind named for people (pages, report, agreement groups)."""
@@ -428,6 +433,8 @@ class FamilyBase:
     """A judge log replays the judge (`TaskFamily.replays_judge_logs`)."""
     sampling_own_error_sizes = False
     """A sampled stratum with no differing document borrows the error sizes of the others (the Jeffreys hurdle)."""
+    sampling_unseen_moves = True
+    """Counts the sample never saw move get unit moves (`TaskFamily.sampling_unseen_moves`)."""
 
     def kind_title(self, kind: str) -> str:
         """A decision kind named for people: `kind_titles`, else the kind with spaces (`material pair`)."""

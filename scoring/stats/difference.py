@@ -391,7 +391,9 @@ def unseen_moves(tot: Totals, judge: Mapping[str, Vector], strata: Mapping[str, 
     recounting b with every answer flipped) but no sampled block of the stratum moved, a Jeffreys rate of unit moves,
     p_hk = (share of the stratum's blocks where k can move) · ½/(sampled blocks where it can move + 1), adds
     M_h²(1 − m_h/M_h)/m_h · m_h/(m_h − 1) · p_hk to the variance of count k (no covariance: conservative for a
-    difference whose systems share the move).
+    difference whose systems share the move). `movable` may name only some of a stratum's blocks (every sampled
+    one among them): the share is then that of the blocks it names, a random subset when they are the first of the
+    plan's seeded order (`audit.review.movable.documents_to_recount`).
 
     Why (docs/board.md, "Counts the sample never saw move"): a count that errs in a few documents (CHIMERA's fp/fn,
     which move only when a flip changes whether an entity is matched at all) is absent from most samples of 45 of
@@ -414,14 +416,17 @@ def unseen_moves(tot: Totals, judge: Mapping[str, Vector], strata: Mapping[str, 
         if blocks is None:
             continue  # a share that is no stratum (a cross-fitted estimate's spread over its fold judges)
         big_m = len(blocks)
-        mv = np.array([np.asarray(movable[b], dtype=bool) for b in blocks]).reshape(-1, k)
-        drawn = [i for i, b in enumerate(blocks) if b in sampled]
+        named = [b for b in blocks if b in movable]
+        if not named:
+            continue
+        mv = np.array([np.asarray(movable[b], dtype=bool) for b in named]).reshape(-1, k)
+        drawn = [i for i, b in enumerate(named) if b in sampled]
         moved = np.zeros(k, dtype=bool)
         for i in drawn:
-            moved |= np.atleast_1d(np.asarray(sampled[blocks[i]], dtype=float)) != np.atleast_1d(
-                np.asarray(judge[blocks[i]], dtype=float))
+            moved |= np.atleast_1d(np.asarray(sampled[named[i]], dtype=float)) != np.atleast_1d(
+                np.asarray(judge[named[i]], dtype=float))
         can = mv.sum(axis=0)
-        rate = can / big_m * 0.5 / (mv[drawn].sum(axis=0) + 1)
+        rate = can / len(named) * 0.5 / (mv[drawn].sum(axis=0) + 1)
         ddof = m / (m - 1) if m > 1 else 1.0
         add = np.where(~moved & (can > 0), ddof * rate * UNSEEN_MOVE_SIZE ** 2, 0.0)
         if not add.any():

@@ -191,6 +191,10 @@ def test_unseen_moves_adds_a_jeffreys_rate_of_unit_moves_to_counts_no_sampled_bl
                                           "count some of its blocks can move but none of its sampled blocks moved")
     nothing = unseen_moves(tot, judge, strata, sampled, dict.fromkeys(judge, np.zeros(3, dtype=bool)))
     assert nothing.strata == tot.strata and np.array_equal(nothing.cov, tot.cov)
+    # movable named for some blocks only (the sampled ones among them): the share is theirs, 4 of 6 here
+    some = {b: movable[b] for b in ("b0", "b1", "b2", "b3", "b5", "b6")}
+    part = unseen_moves(tot, judge, strata, sampled, some).cov - tot.cov
+    assert part[1, 1] == pytest.approx(expected / rate * (4 / 6 * 0.5 / (2 + 1)))
 
 
 @settings(max_examples=30, deadline=None)

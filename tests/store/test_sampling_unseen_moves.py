@@ -61,3 +61,29 @@ def test_hits_at_10_covers_its_truth_on_the_bm25_run(demo_db, truth):
         hits += est.ci[0] - 1e-12 <= t <= est.ci[1] + 1e-12
     assert shown >= 50, shown
     assert hits / shown >= 0.93, (hits, shown)
+
+
+def test_the_estimate_recounts_the_sampled_documents_and_a_bounded_subset_of_each_stratum(demo_db, monkeypatch):
+    """The cost of `estimate` does not grow with the run: with 5 documents per stratum, it recounts the sampled ones
+    and at most 5 more per sampled stratum (not the 233 queries with decisions)."""
+    import audit.review.movable as movable
+
+    monkeypatch.setattr(movable, "RECOUNTED_PER_STRATUM", 5)
+    recounted = []
+    real = movable.leaves_a_review_can_move
+    monkeypatch.setattr(movable, "leaves_a_review_can_move", lambda task, payload, *a, **k: (
+        recounted.append(payload), real(task, payload, *a, **k))[1])
+    create_plan(demo_db, RUN, seed=3)
+    served = []
+    for _ in range(40):
+        pick = next_sample(demo_db, RUN)
+        served.append(pick["doc"])
+        for i in pick["decisions"]:
+            add_review(demo_db, RUN, i, "not-acceptable", "ana", sampled=True)
+    recounted.clear()
+    movable._MOVABLE.clear()
+    estimate(demo_db, RUN)
+    from audit.review.sampling import load_plan
+
+    sampled_strata = {b.stratum for b in load_plan(demo_db, RUN).blocks} - load_plan(demo_db, RUN).take_all
+    assert 0 < len(recounted) <= len(served) + 5 * len(sampled_strata), (len(recounted), len(served))
