@@ -132,15 +132,19 @@ def population(db, run: str, seed: int = 0, truth: Truth | None = None) -> Popul
     rng = random.Random(seed)
     propensity = {doc: rng.choice((0.0, 0.5, 1.0, 1.5, 2.0)) for doc in judge}
     labels: dict[str, dict] = {doc: {} for doc in judge}
+    judge_labels: dict[str, dict] = {doc: {} for doc in judge}
     units = []
     for d in view.decisions():
-        labels[d["doc"]][(d["kind"], d["type"], d["left"], d["right"])] = truth(d, rng, propensity[d["doc"]])
+        key = (d["kind"], d["type"], d["left"], d["right"])
+        labels[d["doc"]][key] = truth(d, rng, propensity[d["doc"]])
+        judge_labels[d["doc"]][key] = d["judge"]
         units.append(Unit(str(d["id"]), d["doc"], d["judge"], {"decision": {k: d[k] for k in (
             "kind", "type", "left", "right", "judge", "detail")}}))
     human = {doc: task.counts(payloads[doc], labels[doc]) if labels[doc] else judge[doc] for doc in judge}
     metrics = task.aggregate(list(human.values()), options)
     truth_values = {"/".join(c.path): c.value(metrics) for c in estimable(task)}
-    can_move = {doc: leaves_a_review_can_move(task, payloads[doc], labels[doc], judge[doc]) for doc in judge}
+    can_move = {doc: leaves_a_review_can_move(task, payloads[doc], labels[doc], judge[doc],
+                                              judge_labels=judge_labels[doc]) for doc in judge}
     return Population(task, options, units, judge, human, truth_values, can_move)
 
 

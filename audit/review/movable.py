@@ -20,20 +20,22 @@ from scoring.stats.sampling import Plan
 
 _MOVABLE: LRUCache = LRUCache(8)
 
-RECOUNTED_PER_STRATUM = 200
+RECOUNTED_PER_STRATUM = 100
 """Documents of each sampled stratum whose movable counts the single-run estimate recounts (the first in the plan's
 seeded order, a simple random sample of the stratum, besides every sampled document): `unseen_moves` reads the share
 of a stratum's documents where a count can move, and a recount costs 0.3-2.3 ms a document (CHIMERA, retrieval,
-ideation): every document of 100,000 abstracts would take 30 s, against `queue --next`'s goal of 1 s."""
+ideation): every document of 100,000 abstracts would take 30 s, against `queue --next`'s goal of 1 s; at 200
+per stratum `queue --next` on 10,000 retrieval queries took 0.64 s more CPU (1.09 -> 1.73 s)."""
 
 
 def leaves_a_review_can_move(task: TaskFamily, payload: Mapping, keys: Iterable[tuple], judge: Mapping, *,
-                             sampling: bool = False) -> set[tuple]:
+                             sampling: bool = False, judge_labels: Mapping[tuple, str] | None = None) -> set[tuple]:
     """The count paths at which the document, recounted with every decision in `keys` given each label of its kind's
     scheme in turn (all `match`, all `no-match`, ...), differs from its judge counts `judge`. `keys`: (kind, type,
-    left, right) of the decisions a review may label. `sampling`: paths of `task.sampling_counts` (what the
-    single-run estimate reads), else of the counts as stored (what a board reads). None for a family that declares
-    no unit moves (`TaskFamily.sampling_unseen_moves`)."""
+    left, right) of the decisions a review may label; `judge_labels`: their judge labels, when known, so that a
+    labelling equal to the judge's is not recounted (it gives the judge's counts: retrieval's all `not-acceptable`).
+    `sampling`: paths of `task.sampling_counts` (what the single-run estimate reads), else of the counts as stored
+    (what a board reads). None for a family that declares no unit moves (`TaskFamily.sampling_unseen_moves`)."""
     keys = list(keys)
     if not keys or not task.sampling_unseen_moves:
         return set()
@@ -42,8 +44,10 @@ def leaves_a_review_can_move(task: TaskFamily, payload: Mapping, keys: Iterable[
     base = as_read(judge)
     leaves: set[tuple] = set()
     for i in range(max(len(labels) for labels in schemes.values())):
-        recount = task.counts(payload, {k: labels[min(i, len(labels) - 1)] for k, labels in schemes.items()})
-        leaves |= moved_leaves(as_read(recount), base)
+        labelling = {k: labels[min(i, len(labels) - 1)] for k, labels in schemes.items()}
+        if judge_labels is not None and all(judge_labels.get(k) == v for k, v in labelling.items()):
+            continue
+        leaves |= moved_leaves(as_read(task.counts(payload, labelling)), base)
     return leaves
 
 
@@ -66,17 +70,17 @@ def movable_leaves(db: Database, task: TaskFamily, run_id: int, kind: str | None
         return
     run = f"run_id = {int(run_id)}"
     if docs is None:
-        decision_rows = db.query(f"SELECT doc_id, kind, type, left, right FROM decisions WHERE {run}")
+        decision_rows = db.query(f"SELECT doc_id, kind, type, left, right, judge_label FROM decisions WHERE {run}")
         document_rows = db.query(f"SELECT doc_id, payload, counts FROM documents WHERE {run}")
     else:
-        decision_rows = query_in(db, f"SELECT doc_id, kind, type, left, right FROM decisions WHERE {run} "
+        decision_rows = query_in(db, f"SELECT doc_id, kind, type, left, right, judge_label FROM decisions WHERE {run} "
                                      "AND doc_id IN ({marks})", list(docs))
         document_rows = query_in(db, f"SELECT doc_id, payload, counts FROM documents WHERE {run} "
                                      "AND doc_id IN ({marks})", list(docs))
-    decisions: dict[str, list[tuple]] = {}
+    decisions: dict[str, dict[tuple, str]] = {}
     for r in decision_rows:
         if kind is None or r["kind"] == kind:
-            decisions.setdefault(r["doc_id"], []).append((r["kind"], r["type"], r["left"], r["right"]))
+            decisions.setdefault(r["doc_id"], {})[(r["kind"], r["type"], r["left"], r["right"])] = r["judge_label"]
     judged: dict[str, dict] = {}  # stored counts text -> decoded: documents share a few (81-87 in 10,000 abstracts)
     for r in document_rows:
         keys = decisions.get(r["doc_id"])
@@ -85,7 +89,8 @@ def movable_leaves(db: Database, task: TaskFamily, run_id: int, kind: str | None
         judge = judged.get(r["counts"])
         if judge is None:
             judge = judged[r["counts"]] = json.loads(r["counts"])
-        yield r["doc_id"], leaves_a_review_can_move(task, json.loads(r["payload"]), keys, judge, sampling=sampling)
+        yield r["doc_id"], leaves_a_review_can_move(task, json.loads(r["payload"]), keys, judge, sampling=sampling,
+                                                    judge_labels=keys)
 
 
 def path_mask(paths: list[tuple]):

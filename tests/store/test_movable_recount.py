@@ -46,3 +46,30 @@ def test_litxbench_declares_no_unit_moves_and_is_never_recounted():
             raise AssertionError(f"recounted: {name}")
 
     assert leaves_a_review_can_move(litx, Exploding(), [("material_pair", "t", "a", "b")], {}) == set()
+
+
+def test_skipping_the_judges_own_labelling_changes_no_movable_count(demo_template, tmp_path):
+    """Invariant, on every demo run of a family with unit moves: a labelling equal to the judge's is not recounted
+    (its counts are the judge's), and the movable counts are those of recounting every labelling."""
+    import json
+    import shutil
+
+    from audit.store.database import open_db
+    from audit.views import as_view
+
+    db = open_db(shutil.copyfile(demo_template, tmp_path / "demo.db"))
+    compared = 0
+    for (run,) in db.execute("SELECT name FROM runs ORDER BY name").fetchall():
+        view = as_view(db, run)
+        if not view.task.sampling_unseen_moves:
+            continue
+        keys: dict[str, dict] = {}
+        for d in view.decisions():
+            keys.setdefault(d["doc"], {})[(d["kind"], d["type"], d["left"], d["right"])] = d["judge"]
+        rows = db.execute("SELECT doc_id, payload, counts FROM documents WHERE run_id = ?", [view.id]).fetchall()
+        for doc, payload, counts in [r for r in rows if r[0] in keys][:25]:
+            payload, counts = json.loads(payload), json.loads(counts)
+            every = leaves_a_review_can_move(view.task, payload, keys[doc], counts)
+            assert leaves_a_review_can_move(view.task, payload, keys[doc], counts, judge_labels=keys[doc]) == every
+            compared += 1
+    assert compared >= 100, compared
