@@ -145,6 +145,19 @@ def sampled_decision_ids(db: Database, run_id: int) -> set[int]:
     return {r[0] for r in db.execute(_SAMPLED_DECISIONS, [run_id])}
 
 
+# the same rows for one document ?2: from its decisions (the natural index), to those asking their question, to a
+# sampled review of them made in run ?1 (the partial index), so the cost follows the document, not the run's draws
+_DOCUMENT_DRAWN = f"""SELECT EXISTS (SELECT 1 FROM decisions d2 CROSS JOIN decisions d1 CROSS JOIN reviews v
+        WHERE d2.run_id = ?1 AND d2.doc_id = ?2 AND v.run_id = ?1 AND v.sampled = 1 AND {SETTLES_SHARED})
+    OR EXISTS (SELECT 1 FROM decisions d1 CROSS JOIN reviews v
+        WHERE d1.run_id = ?1 AND d1.doc_id = ?2 AND v.run_id = ?1 AND v.sampled = 1 AND {SETTLES_OWN})"""
+
+
+def document_drawn(db: Database, run_id: int, doc_id: str) -> bool:
+    """Whether one of the document's decisions is in `sampled_decision_ids(db, run_id)` (its queue served it)."""
+    return bool(db.execute(_DOCUMENT_DRAWN, [run_id, doc_id]).fetchone()[0])
+
+
 @dataclass
 class Reviewed:
     """A run's reviewed decisions under one effective-label policy."""

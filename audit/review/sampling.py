@@ -27,7 +27,7 @@ from sqlite_utils import Database
 
 from audit.effective import HUMAN_SOURCES
 from audit.errors import AuditError
-from audit.rescoring import original_counts, sampled_decision_ids
+from audit.rescoring import document_drawn, original_counts, sampled_decision_ids
 from audit.review.count_vectors import flatten, leaf_paths, row_flattener, row_unflattener
 from audit.review.coverage import coverage
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
@@ -101,8 +101,7 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     if plan is None:
         raise AuditError(f"run {view.name!r} has no sampling plan, so no review is a sample draw; create one with "
                          f"`python -m audit plan --run {view.name}`, or {hint}")
-    of_doc = {i for i, in view.db.execute("SELECT id FROM decisions WHERE run_id = ? AND doc_id = ?", [view.id, doc])}
-    if not of_doc.isdisjoint(sampled_decision_ids(view.db, view.id)):
+    if document_drawn(view.db, view.id, doc):
         return  # a block the queue served already
     block = plan.blocks_by_id().get(doc)
 
