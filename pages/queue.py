@@ -25,7 +25,7 @@ from audit.review.queue import (
     suggested_first,
 )
 from audit.review.reviews import UNDO_NOTE, add_review, review_note, undo_label
-from audit.review.sample_progress import card_progress, sample_caption
+from audit.review.sample_progress import sample_caption
 from audit.review.sampling import ALL_KINDS, create_plan
 from audit.review.sharing import other_runs_asking
 from audit.store.database import Database, default_db_path, open_db, plan_stamp
@@ -38,6 +38,8 @@ from ui.entry import page_prologue
 from ui.errata import errata_form
 from ui.families import doc_noun, family_view
 from ui.owner_only import role_button
+from ui.queue_progress import progress_line
+from ui.queue_progress import sample_line as queue_sample_line
 from ui.review_card.component import page_refresher, queue_token, save_grant
 from ui.review_card.component import review_card as browser_card
 from ui.review_card.store import Reviewer
@@ -183,11 +185,8 @@ def _on_move(to: int) -> None:
 
 
 def sample_line(fconn: Database) -> str:
-    """The sample's progress toward its target (`audit.review.sample_progress`), read afresh: each label moves it."""
-    try:
-        return card_progress(sample_now(run_view.on(fconn)), blind=hidden)
-    except AuditError as e:
-        return str(e)
+    """The sample's progress toward its target, read afresh: each label moves it."""
+    return queue_sample_line(run_view.on(fconn), blind=hidden, next_sample=sample_now)
 
 
 def share_status(fconn: Database) -> bool:
@@ -298,19 +297,19 @@ def browser_panel() -> None:
     fconn = db()
     ids: list[int] = st.session_state[IDS]
     as_role = role()
-    done = labelled_count(fconn, run_view.on(fconn), who) if who else 0
     share_status(fconn)
     reviewer_now = Reviewer(name=who, role=as_role, blind=hidden, sampled=mode == "sample",
                             identity=auth.identity_columns(),
                             authorize=lambda r: auth.check(auth.review_action(r)), check=auth.check)
-    progress = progress_text(done, row["n_decisions"], len(ids))
-    if mode == "sample" and plan is not None:
-        progress += " · " + sample_line(fconn)
+    with_sample = mode == "sample" and plan is not None
+    progress = progress_line(run_view.on(fconn), reviewer=who, in_queue=len(ids), sample=with_sample, blind=hidden,
+                             next_sample=sample_now)
     token = queue_token(st.session_state[KEY])
     browser_card(fconn, run_view, ids, token=token, reviewer=reviewer_now,
                  connect=lambda: open_db(default_db_path()),
                  payload=lambda doc: document(fconn, run_view, doc)["payload"], progress=progress,
-                 grant=save_grant(str(default_db_path()), run_view, token, reviewer_now, team=auth.team_mode()))
+                 grant=save_grant(str(default_db_path()), run_view, token, reviewer_now, team=auth.team_mode(),
+                                  in_queue=len(ids), with_sample=with_sample))
     if not hidden:
         progress_table(fconn)
 

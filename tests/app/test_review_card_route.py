@@ -139,3 +139,57 @@ def test_tokens_expire_and_are_bounded(app_db, view, monkeypatch):
     assert grants.lookup(a) is None
     b, c, d = (grants.issue(_grant(app_db, view, reviewer=n)) for n in "bcd")
     assert grants.lookup(b) is None and grants.lookup(c) and grants.lookup(d)
+
+
+def _labelled(conn, view, who: str = "ana") -> int:
+    return conn.execute("SELECT COUNT(DISTINCT decision_id) FROM reviews WHERE reviewer = ? AND run_id = ?",
+                        [who, view.id]).fetchone()[0]
+
+
+def test_each_answer_carries_the_progress_line_read_after_its_labels(client, grants, conn, view, app_db):
+    from ui.queue_progress import progress_line
+
+    token = grants.issue(_grant(app_db, view, in_queue=17))
+    for n in (1, 3):  # the card was drawn at 0 labels; each answer moves its line on without a rerun
+        body = client.post(URL, json={"grant": token, "queue": "q1", "events": _events(conn, view, n=n)}).json()
+        assert _labelled(conn, view) == n
+        now = as_view(conn, view.name)  # a view of the state now (a view keeps what it read)
+        assert body["progress"] == progress_line(now, reviewer="ana", in_queue=17, sample=False, blind=False)
+        assert body["progress"].startswith(f"You have labelled {n} of {view.row['n_decisions']:,} decisions")
+        assert "17 in this queue" in body["progress"]
+
+
+def test_the_sample_queues_line_says_the_samples_progress_after_each_answer(client, grants, conn, view, app_db):
+    from audit.review.sampling import create_plan, next_sample
+    from ui.queue_progress import progress_line
+
+    create_plan(conn, view.name, seed=1)
+    token = grants.issue(_grant(app_db, view, sampled=True, in_queue=5, with_sample=True))
+    before = progress_line(view, reviewer="ana", in_queue=5, sample=True, blind=False)
+    served = next_sample(conn, view)
+    events = [{"cid": f"s{k}", "type": "label", "run": view.name, "who": "ana", "decision": i,
+               "label": view.task.label_schemes[decision_view(conn, view, i)["kind"]].labels[0]}
+              for k, i in enumerate(served["decisions"])]
+    body = client.post(URL, json={"grant": token, "queue": "q1", "events": events}).json()
+    assert all(a["ok"] for a in body["acks"].values())
+    now = as_view(conn, view.name)
+    assert body["progress"] == progress_line(now, reviewer="ana", in_queue=5, sample=True, blind=False) != before
+    assert " · " in body["progress"]  # the sample's part follows the count
+
+
+def test_labels_are_answered_when_the_line_cannot_be_read(client, grants, conn, view, app_db, monkeypatch):
+    def broken(*_a, **_k):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr("ui.queue_progress.progress_line", broken)
+    token = grants.issue(_grant(app_db, view))
+    body = client.post(URL, json={"grant": token, "queue": "q1", "events": _events(conn, view, n=2)}).json()
+    assert [a["ok"] for a in body["acks"].values()] == [True, True] and "progress" not in body
+    assert _labelled(conn, view) == 2
+
+
+def test_a_rerun_updates_the_queue_size_its_grant_answers_with(app_db, view):
+    grants = Grants()
+    first = grants.issue(_grant(app_db, view, in_queue=10))
+    assert grants.issue(_grant(app_db, view, in_queue=9, with_sample=True), first) == first  # the same right
+    assert grants.lookup(first).in_queue == 9 and grants.lookup(first).with_sample

@@ -61,6 +61,26 @@ def test_ten_keys_within_a_second_store_ten_reviews_none_twice(demo_app, new_pag
     assert last[0] == rows[-1][0] and last[1] is None
 
 
+def test_the_progress_line_follows_the_labels_without_a_rerun(demo_app, new_page):
+    """The card saves through its route, with no rerun of the page: the line above it is the route's answer, and
+    the reviewer progress table under it is drawn again once the keys rest (one rerun of the card's fragment)."""
+    page = new_page()
+    _open_card(page, f"{demo_app.url}/queue?run={DEMO}&reviewer=counter")
+    top = page.locator(".rjrc-top")
+    expect(top).to_contain_text("You have labelled 0 of")
+    for key in "aoa":
+        page.keyboard.press(key)
+    expect(page.locator(".rjrc-status")).to_contain_text("3 saved", timeout=30_000)
+    expect(top).to_contain_text("You have labelled 3 of", timeout=30_000)
+    table = page.locator('[data-testid="stDataFrame"]')  # its cells are in the DOM's text (reviewer, labelled, of…)
+    expect(table).to_contain_text(re.compile(r"counter3\d"), timeout=30_000)
+    page.keyboard.press("Backspace")  # the undo withdraws a label: the line counts current labels
+    expect(page.locator(".rjrc-status")).to_contain_text("4 saved", timeout=30_000)
+    expect(top).to_contain_text("You have labelled 2 of", timeout=30_000)
+    expect(table).to_contain_text(re.compile(r"counter2\d"), timeout=30_000)
+    assert len({r[0] for r in _rows(demo_app.db, "counter") if r[1] is not None}) == 3  # rows: one undo among them
+
+
 def test_a_reload_in_a_burst_loses_no_label_shown_as_saved(demo_app, new_page):
     page = new_page()
     _open_card(page, f"{demo_app.url}/queue?run={DEMO}&reviewer=reloader&blind=1")

@@ -66,14 +66,17 @@ def _outbox() -> Mapping:
     return value if isinstance(value, Mapping) else {}
 
 
-def save_grant(db_path: str, run_view: RunView, token: str, reviewer: Reviewer, *, team: bool) -> str | None:
+def save_grant(db_path: str, run_view: RunView, token: str, reviewer: Reviewer, *, team: bool, in_queue: int = 0,
+               with_sample: bool = False) -> str | None:
     """The session's token for the save route (`ui/review_card/route.py`), or None when this server does not
-    serve it or nobody is named: the card then sends its labels through the component's channel."""
+    serve it or nobody is named: the card then sends its labels through the component's channel. `in_queue` and
+    `with_sample`: what the route's fresh progress line needs (`ui.queue_progress.progress_line`)."""
     if served_url() is None or not reviewer.name:
         return None
     grant = Grant(db_path=db_path, run_row=run_view.row, policy=run_view.policy, reviewer=reviewer.name,
                   role=reviewer.role, blind=reviewer.blind, sampled=reviewer.sampled, queue=token, team=team,
-                  subject=reviewer.identity.get("auth_subject"), email=reviewer.identity.get("auth_email"))
+                  subject=reviewer.identity.get("auth_subject"), email=reviewer.identity.get("auth_email"),
+                  in_queue=in_queue, with_sample=with_sample)
     st.session_state[GRANT] = GRANTS.issue(grant, st.session_state.get(GRANT))
     return st.session_state[GRANT]
 

@@ -42,6 +42,10 @@ class Grant:
     """Team mode: the role is read again from the roles file for `email` at every request."""
     subject: str | None = None
     email: str | None = None
+    in_queue: int = field(default=0, compare=False)
+    """The queue's size and whether its progress line has the sample's part (`ui.queue_progress.progress_line`):
+    the route answers with that line read afresh. Not part of the right: a rerun updates them under its token."""
+    with_sample: bool = field(default=False, compare=False)
 
     def key(self) -> tuple:
         """What makes two grants the same right (the run by id and creation time: a run scored again under the same

@@ -14,6 +14,7 @@ a server that turned to team mode (or whose sign-in set-up broke) refuses a loca
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -89,13 +90,23 @@ def _connection(path: str) -> Database:
     return conns[path]
 
 
-def store_for(grant: Grant, events: list) -> dict[str, dict]:
-    """Store `events` under `grant` (the route serves from a thread pool: each thread its own connection)."""
+def store_for(grant: Grant, events: list) -> tuple[dict[str, dict], str | None]:
+    """Store `events` under `grant` (the route serves from a thread pool: each thread its own connection); the
+    acks, and the progress line read after them (None when it cannot be read: the labels are stored all the same,
+    and the card keeps the line it had)."""
     from audit.views import RunView
+    from ui.queue_progress import progress_line
     from ui.review_card.store import store_events
 
     conn = _connection(grant.db_path)
-    return store_events(conn, RunView(conn, grant.run_row, grant.policy), events, reviewer_of(grant), {})
+    acks = store_events(conn, RunView(conn, grant.run_row, grant.policy), events, reviewer_of(grant), {})
+    try:  # a view of the state after these labels (a view keeps what it read)
+        line = progress_line(RunView(conn, grant.run_row, grant.policy), reviewer=grant.reviewer, in_queue=grant.in_queue, sample=grant.with_sample,
+                             blind=grant.blind)
+    except Exception:  # noqa: BLE001 - a line that cannot be read must not turn stored labels into an error
+        logging.getLogger(__name__).exception("review card: the progress line could not be read")
+        line = None
+    return acks, line
 
 
 def _refuse(status: int, why: str) -> JSONResponse:
@@ -104,7 +115,8 @@ def _refuse(status: int, why: str) -> JSONResponse:
 
 def make_endpoint(grants: Grants = GRANTS) -> Callable[[Request], Awaitable[JSONResponse]]:
     async def events_endpoint(request: Request) -> JSONResponse:
-        """`{"grant", "queue", "events": [...]}` → `{"acks": {client id: ack}}`, the channel's answers."""
+        """`{"grant", "queue", "events": [...]}` → `{"acks": {client id: ack}, "progress": line}`: the channel's
+        answers and the progress line above the card, read after them."""
         raw = await request.body()
         if len(raw) > MAX_BODY:
             return _refuse(413, f"request larger than {MAX_BODY} bytes")
@@ -125,10 +137,10 @@ def make_endpoint(grants: Grants = GRANTS) -> Callable[[Request], Awaitable[JSON
         from audit.errors import AuditError
 
         try:
-            acks = await run_in_threadpool(store_for, grant, events)  # store_events reads MAX_EVENTS of them
+            acks, line = await run_in_threadpool(store_for, grant, events)  # store_events reads MAX_EVENTS
         except AuditError as e:  # the database cannot be opened or written: the card keeps the labels pending
             return _refuse(503, f"not stored: {e}")
-        return JSONResponse({"acks": acks})
+        return JSONResponse({"acks": acks} if line is None else {"acks": acks, "progress": line})
 
     return events_endpoint
 

@@ -9,6 +9,7 @@ const STORE = (window.__rjReviewCard = window.__rjReviewCard || {});
 const RESEND_MS = 3000;
 const POST_TIMEOUT_MS = 15000;  // a request with no answer by then is given up (and sent again): never a stuck card
 const ROUTE_MAX_EVENTS = 200;  // ui/review_card/store.py MAX_EVENTS: the route reads no more from one request
+const SYNC_IDLE_MS = 1500;  // no new label stored for this long: the fragment is rerun once (syncWhenIdle)
 
 function newId() {
   if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
@@ -218,7 +219,12 @@ function post(s, leaving) {  // one request at a time; what was labelled meanwhi
     .then((r) => {
       if (r.ok) {
         s.routeDown = false;
-        return r.json().then((body) => { takeAcks(s, (body && body.acks) || {}); render(s); });
+        return r.json().then((body) => {
+          takeAcks(s, (body && body.acks) || {});
+          if (body && typeof body.progress === "string") s.progress = body.progress;  // read after these labels
+          render(s);
+          syncWhenIdle(s);
+        });
       }
       if ([403, 404, 405, 409].includes(r.status)) {  // no route, or no grant for it: the channel takes the labels
         s.refusedGrant = grant;
@@ -258,6 +264,21 @@ function channel(s, force) {  // a message through the component: a rerun of the
   s.lastSend = Date.now();
   s.sentCursor = s.cursor;
   s.setStateValue("outbox", {queue: s.queue, events: labels ? s.outbox.slice() : [], cursor: s.cursor, nonce: s.nonce});
+}
+
+// The route's saves rerun nothing, so what the server draws around the card (the reviewer progress table) would
+// stay as the page was drawn: once every label is stored and no new one came for SYNC_IDLE_MS, one message through
+// the channel reruns the card's fragment (a burst of keys costs one rerun, not one per key).
+function syncWhenIdle(s) {
+  clearTimeout(s.syncTimer);
+  s.syncTimer = setTimeout(() => {
+    s.syncTimer = null;
+    if (!s.setStateValue || !s.root || !s.root.isConnected || s.outbox.length || s.posting) return;  // the next answer asks again
+    s.nonce += 1;
+    s.lastSend = Date.now();
+    s.sentCursor = s.cursor;
+    s.setStateValue("outbox", {queue: s.queue, events: [], cursor: s.cursor, nonce: s.nonce});
+  }, SYNC_IDLE_MS);
 }
 
 function flush(s, force, leaving) {
