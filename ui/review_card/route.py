@@ -101,7 +101,8 @@ def store_for(grant: Grant, events: list) -> tuple[dict[str, dict], str | None]:
     conn = _connection(grant.db_path)
     acks = store_events(conn, RunView(conn, grant.run_row, grant.policy), events, reviewer_of(grant), {})
     try:  # a view of the state after these labels (a view keeps what it read)
-        line = progress_line(RunView(conn, grant.run_row, grant.policy), reviewer=grant.reviewer, in_queue=grant.in_queue, sample=grant.with_sample,
+        now = RunView(conn, grant.run_row, grant.policy)
+        line = progress_line(now, reviewer=grant.reviewer, in_queue=grant.in_queue, sample=grant.with_sample,
                              blind=grant.blind)
     except Exception:  # noqa: BLE001 - a line that cannot be read must not turn stored labels into an error
         logging.getLogger(__name__).exception("review card: the progress line could not be read")
