@@ -13,6 +13,7 @@ from audit.board.export import board_rows, ranked_value_title
 from audit.board.joint import board_plan, create_board_plan, next_board_document
 from audit.board.one_run import create_one_run_plan, next_one_run_document, one_run_plan
 from audit.board.store import create_board, delete_board
+from audit.board.table import conflicted_text
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.store.database import Database
@@ -175,7 +176,8 @@ def coverage_text(table: Mapping) -> str:
     r = table["reviewed"]
     shared = (f" · {table['shared_questions']:,} questions shared by two or more runs (one review settles each in "
               "all of them)" if len(table["runs"]) > 1 else "")
-    return (f"{r['decisions']:,} of {r['of_decisions']:,} distinct questions reviewed · {r['documents']:,} of "
+    return (f"{r['decisions']:,} of {r['of_decisions']:,} distinct questions reviewed{conflicted_text(r)} · "
+            f"{r['documents']:,} of "
             f"{r['of_documents']:,} documents complete{shared} · effective labels: {table['policy']} policy")
 
 

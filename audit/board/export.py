@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from sqlite_utils import Database
 
 from audit.board import BOARD_FORMATS
-from audit.board.table import EXACT, JOINT, NONE, NONE_ONE_RUN, RUN_PLAN, SAMPLED, board_table
+from audit.board.table import EXACT, JOINT, NONE, NONE_ONE_RUN, RUN_PLAN, SAMPLED, board_table, conflicted_text
 from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import AuditError
 from audit.outputs.cells import rejudge_version, tex, tex_metric_number, write_csv
@@ -83,8 +83,8 @@ def caption_parts(table: Mapping) -> dict:
                       "no sampling plan and not every decision is reviewed, so the audited values are reviewed so "
                       "far (the judge's labels elsewhere) and no interval is valid"}
     return {"metric": cell.label, "policy": table["policy"],
-            "reviewed": f"{rv['decisions']} of {rv['of_decisions']} decisions reviewed ({rv['documents']} of "
-                        f"{rv['of_documents']} documents fully)",
+            "reviewed": f"{rv['decisions']} of {rv['of_decisions']} decisions reviewed{conflicted_text(rv)} "
+                        f"({rv['documents']} of {rv['of_documents']} documents fully)",
             "interval": interval[table["interval"]]}
 
 

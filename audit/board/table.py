@@ -148,8 +148,10 @@ def _read_structure(db: Database, views: Sequence[RunView]) -> Structure:
 def reviewed_counts(db: Database, views: Sequence[RunView]) -> dict:
     """What the board's reviews cover: `decisions` questions settled by humans of `of_decisions` distinct
     questions the runs ask (a question shared by several runs counts once: one review settles it in all), and
-    `documents` fully settled of `of_documents` documents with any decision."""
+    `documents` fully settled of `of_documents` documents with any decision; `conflicted` questions reviewed but
+    not settled (reviewers disagree and nobody adjudicated: the judge's label stands, `audit.effective`)."""
     settled_q: set = set()
+    conflicted_q: set = set()
     done_by_run: list[dict[str, int]] = []
     for v in views:
         ids_settled = [i for i, e in v.effective.items() if e.settled_by_humans]
@@ -157,10 +159,8 @@ def reviewed_counts(db: Database, views: Sequence[RunView]) -> dict:
         for i in ids_settled:
             doc = v.reviewed.rows[i]["doc_id"]
             per_doc[doc] = per_doc.get(doc, 0) + 1
-        for chunk in range(0, len(ids_settled), 900):
-            part = ids_settled[chunk:chunk + 900]
-            for i, q in db.execute(f"SELECT id, qkey FROM decisions WHERE id IN ({','.join('?' * len(part))})", part):
-                settled_q.add(q if q is not None else ("id", i))
+        settled_q |= _questions(db, ids_settled)
+        conflicted_q |= _questions(db, [i for i, e in v.effective.items() if e.reviewed and not e.settled_by_humans])
         done_by_run.append(per_doc)
     touched = set().union(*done_by_run) if done_by_run else set()
     complete = set(touched)
@@ -174,7 +174,24 @@ def reviewed_counts(db: Database, views: Sequence[RunView]) -> dict:
                     complete.discard(doc)
     shape = structure(db, views)
     return {"decisions": len(settled_q), "of_decisions": shape.questions, "documents": len(complete),
-            "of_documents": shape.documents}
+            "of_documents": shape.documents, "conflicted": len(conflicted_q - settled_q)}
+
+
+def _questions(db: Database, decision_ids: Sequence[int]) -> set:
+    """The questions the decisions ask (their key; a decision without one is its own question)."""
+    found: set = set()
+    for chunk in range(0, len(decision_ids), 900):
+        part = list(decision_ids[chunk:chunk + 900])
+        for i, q in db.execute(f"SELECT id, qkey FROM decisions WHERE id IN ({','.join('?' * len(part))})", part):
+            found.add(q if q is not None else ("id", i))
+    return found
+
+
+def conflicted_text(reviewed: Mapping) -> str:
+    """The clause that follows a board's reviewed count when reviewers disagree on some questions ("" otherwise):
+    those are reviewed but not counted as settled, so a board whose reviews all conflict does not read as unread."""
+    n = reviewed.get("conflicted", 0)
+    return (f" ({n:,} more reviewed but conflicted: the judge's label stands until adjudicated)" if n else "")
 
 
 def shared_questions(db: Database, views: Sequence[RunView]) -> int:

@@ -234,3 +234,50 @@ def test_every_family_shows_each_systems_own_audited_values(bdb, board, seed):
             assert s["audited"]["/".join(c.path)] == c.value(own), (s["system"], c.path)
             assert s["judge_only"]["/".join(c.path)] == c.value(judge), (s["system"], c.path)
     assert table["reviewed"]["decisions"] > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("policy", ["unanimous", "majority"])
+def test_reviewed_counts_split_reviewed_questions_into_settled_and_conflicted(bdb, seed, policy):
+    """For random reviews by one to three reviewers in random runs: a question is settled when humans decide it in
+    some run of the board, conflicted when reviewed somewhere and settled nowhere; every reviewed question is one
+    of the two (the coverage line said "0 of 627 reviewed" when every review conflicted)."""
+    from audit.board.table import reviewed_counts
+    from audit.views import load_view
+
+    rng = random.Random(seed)
+    pool = [(r, d) for r in RUNS for d in decisions(bdb, r)]
+    for r, d in rng.sample(pool, 40):
+        labels = TASKS["chimera"].label_schemes[d["kind"]].labels
+        for who in rng.sample(["ana", "bo", "cy"], rng.randint(1, 3)):
+            add_review(bdb, r, d["id"], rng.choice(labels), who)
+    views = [load_view(bdb, r, policy) for r in RUNS]
+    question = {i: (q if q is not None else ("id", i)) for i, q in bdb.execute("SELECT id, qkey FROM decisions")}
+    settled = {question[i] for v in views for i, e in v.effective.items() if e.settled_by_humans}
+    reviewed = {question[i] for v in views for i, e in v.effective.items() if e.reviewed}
+    counts = reviewed_counts(bdb, views)
+    assert counts["decisions"] == len(settled) and counts["conflicted"] == len(reviewed - settled)
+    assert counts["decisions"] + counts["conflicted"] == len(reviewed)
+    if policy == "unanimous":
+        assert counts["conflicted"]  # 40 questions, most with two or three reviewers: some disagree
+
+
+def test_a_board_whose_reviews_all_conflict_says_so_on_every_surface(bdb):
+    from audit.board.export import caption_parts
+    from ui.leaderboard import coverage_text
+
+    create_board(bdb, "t", RUNS)
+    d = decisions(bdb, "a")[0]
+    labels = TASKS["chimera"].label_schemes[d["kind"]].labels
+    add_review(bdb, "a", d["id"], labels[0], "ana")
+    add_review(bdb, "a", d["id"], labels[1], "bo")
+    table = board_table(bdb, "t", policy="unanimous")
+    assert table["reviewed"]["decisions"] == 0 and table["reviewed"]["conflicted"] == 1
+    said = "1 more reviewed but conflicted: the judge's label stands until adjudicated"
+    assert coverage_text(table).startswith(f"0 of {table['reviewed']['of_decisions']:,} distinct questions reviewed "
+                                           f"({said})")
+    assert said in caption_parts(table)["reviewed"]
+    add_review(bdb, "a", d["id"], labels[0], "cy", role="adjudicator")
+    settled = board_table(bdb, "t", policy="unanimous")
+    assert settled["reviewed"]["decisions"] == 1 and settled["reviewed"]["conflicted"] == 0
+    assert "conflicted" not in coverage_text(settled) and "conflicted" not in caption_parts(settled)["reviewed"]
