@@ -95,46 +95,66 @@ def _expected_order_statistic(fixed: Mapping[int, int], spread: Sequence[RankRan
     the distribution by one place and one with chance 0 leaves it as it is, exactly, so only the ranges containing
     x are multiplied in (in input order, then shifted): the same floating-point operations on the same values as
     multiplying in every range, at a fraction of the cost (10,000 queries, #38).
+
+    The distributions of every x are built together, one range at a time over the x it contains (`_inside_pmfs`):
+    built one x at a time, a median of the BM25 demo (217 tied queries, ranges up to 573 ranks wide) took 1.3 s, and
+    each review of a retrieval run computes several.
     """
     keys = sorted(fixed)
     cum = list(itertools.accumulate(fixed[k] for k in keys))
     if not spread:
         return float(keys[bisect.bisect_left(cum, j)])
-    los = np.array([lo for lo, _ in spread], dtype=float)
-    his = np.array([hi for _, hi in spread], dtype=float)
-    widths = np.array([hi - lo + 1 for lo, hi in spread], dtype=float)
+    his = np.sort(np.array([hi for _, hi in spread], dtype=float))
     size = len(spread) + 1
+    # x where the summand can change: each fixed rank, and every x of a spread range
+    points = sorted({*keys, *(x for lo, hi in spread for x in range(lo, hi + 1))} | {0})
+    parts, counts = _inside_pmfs(np.array(points, dtype=float), spread, columns=min(size, j + 1))
+    done_at = np.searchsorted(his, points, side="right")  # ranges wholly <= x: chance exactly 1
 
-    def p_below(x: int, n_fixed_below: int) -> float:  # P(fewer than j of the ranks are <= x)
+    def p_below(row: int, n_fixed_below: int) -> float:  # P(fewer than j of the ranks are <= points[row])
         need = j - n_fixed_below
         if need <= 0:
             return 0.0
-        inside = np.flatnonzero((los <= x) & (x < his))
-        done = int(np.count_nonzero(his <= x))  # ranges wholly <= x: chance exactly 1
-        if not len(inside):
+        done, n_inside = int(done_at[row]), int(counts[row])
+        if not n_inside:
             return 1.0 if need > done else 0.0
-        p = np.clip((x - los[inside] + 1) / widths[inside], 0.0, 1.0)
-        part = np.zeros(len(p) + 1)
-        part[0] = 1.0
-        for i, pi in enumerate(p):  # add one rank at a time
-            part[1:i + 2] = part[1:i + 2] * (1 - pi) + part[:i + 1] * pi
-            part[0] *= 1 - pi
+        part = parts[row, :n_inside + 1]
         pmf = np.zeros(size)
         pmf[done:done + len(part)] = part
         return float(pmf[:need].sum())
 
-    # x where the summand can change: each fixed rank, and every x of a spread range
-    points = sorted({*keys, *(x for lo, hi in spread for x in range(lo, hi + 1))} | {0})
     total = 0.0
-    for a, b in zip(points, [*points[1:], None], strict=True):
+    for row, (a, b) in enumerate(zip(points, [*points[1:], None], strict=True)):
         i = bisect.bisect_right(keys, a)
-        term = p_below(a, cum[i - 1] if i else 0)
+        term = p_below(row, cum[i - 1] if i else 0)
         if b is None:
             if term > 1e-15:
                 raise AssertionError("order statistic unbounded")  # every rank is finite: cannot happen
             break
         total += term * (b - a)
     return total
+
+
+def _inside_pmfs(xs: np.ndarray, spread: Sequence[RankRange], columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per x of the sorted `xs`: the distribution of how many of the ranges containing x (lo <= x < hi; chance of
+    being <= x strictly between 0 and 1) are <= x, multiplied in range by range in input order, and how many there
+    are. Only the first `columns` places are kept (a place depends only on the places below it): the caller sums no
+    further. Each place gets the very operations the one-x-at-a-time product gave it (a place beyond the ranges
+    multiplied in so far holds 0, and 0 * q + 0 * p is 0), so the result is bit-identical to that product."""
+    parts = np.zeros((len(xs), columns))
+    parts[:, 0] = 1.0
+    counts = np.zeros(len(xs), dtype=int)
+    for lo, hi in spread:
+        a, b = np.searchsorted(xs, lo, side="left"), np.searchsorted(xs, hi, side="left")  # lo <= x < hi
+        if a >= b:
+            continue
+        p = np.clip((xs[a:b] - float(lo) + 1) / float(hi - lo + 1), 0.0, 1.0)[:, None]
+        top = min(columns, int(counts[a:b].max()) + 2)  # places that can be non-zero after this range
+        block = parts[a:b, :top]
+        block[:, 1:] = block[:, 1:] * (1 - p) + block[:, :-1] * p
+        block[:, :1] *= 1 - p
+        counts[a:b] += 1
+    return parts, counts
 
 
 def _kth(keys: Sequence[int], cum: Sequence[int], k: int) -> int:
