@@ -81,6 +81,23 @@ def test_the_progress_line_follows_the_labels_without_a_rerun(demo_app, new_page
     assert len({r[0] for r in _rows(demo_app.db, "counter") if r[1] is not None}) == 3  # rows: one undo among them
 
 
+def test_a_tab_closed_while_a_save_is_out_sends_the_labels_after_it(demo_app, new_page):
+    """A retrieval run's save takes about a second: the labels given meanwhile wait for it. Closing the tab then
+    must send them too (before, only the request already out arrived: 4 of 8 labels were lost)."""
+    page = new_page()
+    _open_card(page, f"{demo_app.url}/queue?run=demo-retrieval-bm25&reviewer=closer")
+    page.keyboard.press("a")
+    page.wait_for_timeout(150)  # its save is out (about a second on this run)
+    for key in "oaa":
+        page.keyboard.press(key)
+    page.context.close()  # the window goes, its storage with it (a fresh profile): only what was sent counts
+    deadline = time.monotonic() + 30
+    while len(_rows(demo_app.db, "closer")) < 4 and time.monotonic() < deadline:
+        time.sleep(0.25)
+    rows = _rows(demo_app.db, "closer")
+    assert len(rows) == 4 and len({r[2] for r in rows}) == 4  # each label once
+
+
 def test_a_reload_in_a_burst_loses_no_label_shown_as_saved(demo_app, new_page):
     page = new_page()
     _open_card(page, f"{demo_app.url}/queue?run={DEMO}&reviewer=reloader&blind=1")

@@ -209,7 +209,9 @@ function viaRoute(s) { return Boolean(s.saveUrl && s.grant && s.refusedGrant !==
 // the app sends again once it is reconnected (after a server restart only a full rerun reaches the new session:
 // the card's fragment is unknown there, and that rerun gives the card a new grant).
 function post(s, leaving) {  // one request at a time; what was labelled meanwhile goes in the next one
-  if (s.posting) { s.postAgain = true; return; }
+  // ...but a tab that is going sends what is pending at once, beside a request still out: no next one would come
+  // (the route stores each label once, however often it arrives)
+  if (s.posting && !leaving) { s.postAgain = true; return; }
   const events = s.outbox.slice(0, ROUTE_MAX_EVENTS), grant = s.grant;
   s.posting = true;
   s.lastSend = Date.now();
