@@ -48,8 +48,10 @@ def headline(task: TaskFamily, original: dict, audited: dict) -> None:
     for start in range(0, len(cards), per_row):
         cols = st.columns(per_row)
         for col, (cell, value, delta) in zip(cols, cards[start:start + per_row], strict=False):
+            # green for better: a lower median rank is better, so its fall is green ("inverse")
+            colour = "off" if not delta else "normal" if cell.higher_is_better else "inverse"
             col.metric(cell.label, value, delta=delta or "= original",
-                       delta_color="normal" if delta else "off", delta_arrow="auto" if delta else "off",
+                       delta_color=colour, delta_arrow="auto" if delta else "off",
                        help="With reviewers' labels applied (audited). " + section_help(task.name, cell.section),
                        border=True)
 
