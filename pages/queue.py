@@ -15,6 +15,7 @@ from audit.review.assigned_review import assignment_stamp, share_of, share_progr
 from audit.review.queue import (
     BLIND_QUEUES,
     QUEUES,
+    SAMPLE_TAKES_NO_FILTER,
     certain_decisions,
     change_strip,
     decision_types,
@@ -74,12 +75,18 @@ if st.session_state.get("queue.mode") not in queues:
 c1, c2, c3, c4 = st.columns([1.6, 1.5, 1, 1])
 mode = c1.selectbox("Queue", list(queues), format_func=lambda q: f"{q} — {queues[q]}", key="queue.mode")
 all_types = decision_types(conn, run_view)
-types = c2.multiselect("Type", all_types, key="queue.types")
+# the sample queue serves the plan's documents whole, in its random order: a filter would hand-pick them
+sampled_queue = mode == "sample"
+no_filter = SAMPLE_TAKES_NO_FILTER if sampled_queue else None
+types = c2.multiselect("Type", all_types, key="queue.types", disabled=sampled_queue, help=no_filter)
 labels: list[str] = []
 if not hidden:  # a filter on the judge's label would tell a blind reviewer the judge's answer
     judge_labels = list(dict.fromkeys(lab for s in task.label_schemes.values() for lab in s.judge_labels))
-    labels = c3.multiselect("Judge label", judge_labels, key="queue.labels")
-doc_filter = c4.text_input(f"{noun.capitalize()} id contains", key="queue.doc").strip()
+    labels = c3.multiselect("Judge label", judge_labels, key="queue.labels", disabled=sampled_queue, help=no_filter)
+doc_filter = c4.text_input(f"{noun.capitalize()} id contains", key="queue.doc", disabled=sampled_queue,
+                           help=no_filter).strip()
+if sampled_queue:
+    types, labels, doc_filter = [], [], ""
 nxt = None  # the sample queue's suggested next document
 if mode == "sample":
     if plan is None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from sqlite_utils import Database
 
+from audit.errors import AuditError
 from audit.numbers import format_delta
 from audit.review.sampling import load_plan
 from audit.views import RunRef, RunView, as_view, judge_side_totals, kept_per_run, reviewer_tallies
@@ -32,6 +33,11 @@ BLIND_QUEUES = ("unreviewed", "all", "sample")
 """Queues that reveal nothing of the judge's or other reviewers' labels (offered in blind review)."""
 
 
+SAMPLE_TAKES_NO_FILTER = ("The sample queue takes no filter: it serves the sampling plan's documents whole, in the "
+                          "plan's random order, so that its reviews are a random draw (a filtered one would be "
+                          "hand-picked). Use another queue to filter.")
+
+
 def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Iterable[str] = (),
               judge_labels: Iterable[str] = (), doc: str = "", skip_trivial: bool = False,
               blind: bool = False) -> list[int]:
@@ -43,6 +49,8 @@ def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Ite
     decisions come first or are left out would tell a blind reviewer the judge's answers."""
     if mode not in QUEUES:
         raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
+    if mode == "sample" and (list(types) or list(judge_labels) or doc):
+        raise AuditError(SAMPLE_TAKES_NO_FILTER)
     view = as_view(db, run)
     ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc)
     if blind or mode == "sample" or not view.task.certain_decisions:  # the sample's order is its plan's

@@ -23,3 +23,32 @@ def test_the_classic_sample_card_counts_toward_the_target_and_hides_it_when_blin
     words = " ".join(plain(c.value) for c in at.caption)
     assert not at.exception and "Sample: document 1 ·" in words
     assert "stratum" not in words and "±0.03" not in words and not re.search(r"of ~\d+", words)
+
+
+def test_the_sample_queue_takes_no_filter_so_every_label_it_serves_is_a_draw(app, conn):
+    """A filter on the sample queue served a document that was not the plan's next draw, and each label given on it
+    was refused ("not what the sample queue serves"): the filters are off there, and a filter typed in another queue
+    does not carry over."""
+    import pytest
+
+    from audit.errors import AuditError
+    from audit.review.queue import queue_ids
+    from audit.review.sampling import next_sample
+
+    create_plan(conn, RUN, seed=0)
+    served = next_sample(conn, RUN)
+    other = next(d for d, in conn.execute("SELECT DISTINCT doc_id FROM decisions d JOIN runs r ON r.id = d.run_id "
+                                          "WHERE r.name = ? ORDER BY doc_id", [RUN]) if d != served["doc"])
+    at = open_page(app, "queue", reviewer="ana", run=RUN, card="classic")
+    at.selectbox(key="queue.mode").set_value("all").run()
+    at.text_input(key="queue.doc").set_value(other).run()  # a filter typed in the "all" queue...
+    at.selectbox(key="queue.mode").set_value("sample").run()  # ...then the sample queue
+    assert not at.exception
+    assert at.text_input(key="queue.doc").disabled and at.multiselect(key="queue.types").disabled
+    assert at.session_state["queue.ids"][:len(served["decisions"])] == served["decisions"]  # the plan's draw first
+    at.button(key="queue.label.0").click().run()  # label the first decision served: stored as a draw
+    assert not at.exception
+    row = conn.execute("SELECT decision_id, sampled FROM reviews WHERE reviewer = 'ana'").fetchone()
+    assert row == (served["decisions"][0], 1)
+    with pytest.raises(AuditError, match="takes no filter"):
+        queue_ids(conn, RUN, "ana", "sample", doc=other)
