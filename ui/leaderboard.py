@@ -13,7 +13,7 @@ from audit.board.export import board_rows, ranked_value_title
 from audit.board.joint import board_plan, create_board_plan, next_board_document
 from audit.board.one_run import create_one_run_plan, next_one_run_document, one_run_plan
 from audit.board.store import create_board, delete_board
-from audit.board.table import conflicted_text
+from audit.board.table import SAMPLED, conflicted_text
 from audit.errors import AuditError
 from audit.numbers import EMPTY, format_delta, format_value
 from audit.store.database import Database
@@ -62,8 +62,10 @@ def full_height(rows: int) -> int:
 
 
 def ranked(table: Mapping) -> list[Mapping]:
-    """The table's systems, best audited rank first (unranked last)."""
-    return sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0))
+    """The table's systems, best audited rank first, unranked last in the judge's order (a sample drawn but not yet
+    reviewed ranks nobody: the rows kept the judge's order, not the order the systems were added in)."""
+    return sorted(table["systems"], key=lambda s: (s["rank_audited"] is None, s["rank_audited"] or 0,
+                                                   s["rank_judge"] is None, s["rank_judge"] or 0))
 
 
 def _runs_differ(table: Mapping) -> bool:
@@ -84,6 +86,9 @@ def system_rows(table: Mapping) -> pd.DataFrame:
         f"rank: judge → {title}": f"{_rank(s['rank_judge'])} → {_rank(s['rank_audited'])}",
         "judge only": format_value(rows[s["system"]]["judge_only"], unit),
         title: format_value(rows[s["system"]]["value"], unit),
+        # with a sample the ranked value is the estimate: the labels given so far still show (they vanished)
+        **({"reviewed so far": format_value(s["audited"].get(table["metric"]), unit)}
+           if table["interval"] in SAMPLED else {}),
     } for s in ranked(table)])
 
 

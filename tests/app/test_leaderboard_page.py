@@ -299,3 +299,25 @@ def test_a_first_visit_opens_the_board_of_the_current_run(app_db):
         at = open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run(), "leaderboard", run=run)
         assert not at.exception
         assert at.selectbox(key="leaderboard.board").value == board, run
+
+
+def test_drawing_the_sample_keeps_the_labels_given_so_far_and_the_judges_order(app, conn):
+    """With a sample drawn but not yet reviewed, the ranked value is the estimate (none yet): the values reviewed so
+    far stay in a column of their own (they vanished from the table), and the rows keep the judge's order (they
+    came in the order the runs were added)."""
+    decision = _shared_question(conn, (VERBOSE, MIXED, TERSE))
+    judge = conn.execute("SELECT judge_label FROM decisions WHERE id = ?", [decision]).fetchone()[0]
+    add_review(conn, VERBOSE, decision, "no-match" if judge == "match" else "match", "ana")
+    at = open_page(app, "leaderboard", board=BOARD)
+    at.button(key="leaderboard.plan").click().run()
+    assert not at.exception
+    table = board_table(conn, BOARD)
+    assert table["interval"] != "none" and ranked_value_title(table) == "estimated"
+    shown = _systems(at)
+    for s in table["systems"]:
+        assert shown[s["system"]]["reviewed so far"] == format_value(s["audited"][KEY])
+    assert any(s["audited"][KEY] != s["judge_only"][KEY] for s in table["systems"])  # the label moved a value
+    order = [r["system"] for d in at.dataframe if "rank set" in d.value.columns for _, r in d.value.iterrows()]
+    by_judge = sorted(table["systems"], key=lambda s: s["rank_judge"])
+    assert all(s["rank_audited"] is None for s in table["systems"])  # no sampled review yet: no estimate ranks
+    assert order == [s["system"] for s in by_judge]
