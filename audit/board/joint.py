@@ -861,7 +861,8 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
 
     Returns:
         `{"doc", "documents": {run: doc ids}, "review_in": [{"run", "documents", "decisions"}], "stratum", "rank",
-        "why", "pair", "focus", "more_documents", "more_text", "sampled_documents"}`.
+        "why", "conflicted" (listed decisions reviewed but not settled), "how" (how to review them), "pair", "focus",
+        "more_documents", "more_text", "sampled_documents"}`.
 
     Raises:
         AuditError: no plan, runs other than the plan's, or a focus that is not one of them.
@@ -900,9 +901,21 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
                        [name, chosen.block, now()])
     more_text = (f"{more} more document{'s' if more != 1 else ''} {says}" if more else
                  "the ranking is settled" if focus is None else f"{focus}'s place in the ranking is settled")
-    return pick | {"documents": stored.documents[pick["doc"]], "review_in": _review_in(state, pick["doc"], prefer),
-                   "pair": pair, "focus": focus, "more_documents": more, "more_text": more_text,
-                   "sampled_documents": len(state.sampled)}
+    review_in = _review_in(state, pick["doc"], prefer)
+    conflicted = [d for item in review_in for d in item["decisions"]
+                  if (e := state.views[item["run"]].effective.get(d)) is not None and e.reviewed
+                  and not e.settled_by_humans]
+    if served and conflicted:  # served again and again: say what keeps it open
+        pick["why"] += (f"; {count_noun(len(conflicted), 'decision')} reviewed but conflicted (reviewers disagree): "
+                        "an adjudicator's label settles each (`review --role adjudicator`)")
+    return pick | {"documents": stored.documents[pick["doc"]], "review_in": review_in, "conflicted": conflicted,
+                   "how": BOARD_REVIEW_HOW, "pair": pair, "focus": focus, "more_documents": more,
+                   "more_text": more_text, "sampled_documents": len(state.sampled)}
+
+
+BOARD_REVIEW_HOW = ("review every decision listed in `review_in` in its run, without --sampled (the board records "
+                    "its draws itself; --sampled is for a run's own sampling plan); the document counts once all "
+                    "are settled")
 
 
 def draws(db: Database, name: str) -> list[str]:

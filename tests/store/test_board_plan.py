@@ -487,3 +487,23 @@ def test_the_queue_serves_the_same_documents_whatever_the_reviews_say(sampled_te
         db.conn.close()
     assert any(w.startswith("neyman") for w in whys)  # the test reached the allocation's data-driven step
     assert served["agree"] == served["overrule one stratum"]
+
+
+def test_a_document_kept_open_by_a_conflict_says_so_and_how_to_settle_it(db):
+    """Under unanimous a conflicted question is not settled, so its document is served again and again: the queue
+    names the conflicted decisions and that an adjudicator settles them, and says how its decisions are reviewed
+    (without --sampled; the board records its draws)."""
+    create_board_plan(db, "b", RUNS, seed=1)
+    pick = next_board_document(db, "b", RUNS)
+    assert pick["conflicted"] == [] and "--sampled" in pick["how"]
+    listed = [(part["run"], dec) for part in pick["review_in"] for dec in part["decisions"]]
+    for run, dec in listed:
+        add_review(db, run, dec, "match", "ana")
+    run, dec = listed[0]
+    add_review(db, run, dec, "no-match", "ben")  # the two reviewers disagree on one question
+    again = next_board_document(db, "b", RUNS)
+    assert again["doc"] == pick["doc"] and again["conflicted"] == [dec]
+    assert "1 decision reviewed but conflicted" in again["why"] and "--role adjudicator" in again["why"]
+    add_review(db, run, dec, "match", "cy", role="adjudicator")
+    after = next_board_document(db, "b", RUNS)
+    assert after["doc"] != pick["doc"] and after["conflicted"] == []
