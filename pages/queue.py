@@ -102,12 +102,10 @@ if mode == "sample":
             st.rerun()
     else:
         try:
-            nxt = sample_now(run_view)
-        except AuditError as e:
+            nxt = sample_now(run_view)  # its decisions come first in the queue; the caption is drawn in the card's
+        except AuditError as e:        # fragment (`sample_header`), so that it follows the labels
             nxt = None
             show_error(str(e))
-        if nxt is not None:
-            show_text(sample_caption(nxt, blind=hidden), "caption")
 # Blind: no skipping and no reordering of certain decisions (both follow the judge's answers)
 skip_trivial = mode == "unreviewed" and bool(task.certain_decisions) and share is None and not hidden and st.toggle(
     f"Skip decisions whose answer is certain ({md_literal(task.certain_decisions)}) where the judge gave it",
@@ -196,6 +194,19 @@ def sample_line(fconn: Database) -> str:
     return queue_sample_line(run_view.on(fconn), blind=hidden, next_sample=sample_now)
 
 
+def sample_header(fconn: Database) -> None:
+    """The sample queue's next document and how many more reach the target, read afresh in the card's fragment (at
+    the top of the page it stayed as the page was drawn while the labels moved the sample on)."""
+    if mode != "sample" or plan is None:
+        return
+    try:
+        now = sample_now(run_view.on(fconn))
+    except AuditError:
+        return  # said once, at the top of the page
+    if now is not None:
+        show_text(sample_caption(now, blind=hidden), "caption")
+
+
 def share_status(fconn: Database) -> bool:
     """Under an assigned review, the reviewer's "your share: k of n" line (and "done" when it is); whether it is."""
     shared = share_progress(fconn, run, who) if share is not None else None
@@ -212,6 +223,7 @@ def share_status(fconn: Database) -> bool:
 
 def card_panel(fconn: Database) -> None:
     """The current decision's card, its keys, the progress line and the last-change strip."""
+    sample_header(fconn)
     ids: list[int] = st.session_state[IDS]
     pos = min(st.session_state.get(POS, 0), len(ids))
     as_role = role()
@@ -302,6 +314,7 @@ def review_panel() -> None:
 def browser_panel() -> None:
     """The browser review card (`ui/review_card`) and the reviewer progress under it."""
     fconn = db()
+    sample_header(fconn)
     ids: list[int] = st.session_state[IDS]
     as_role = role()
     share_status(fconn)

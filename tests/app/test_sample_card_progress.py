@@ -52,3 +52,25 @@ def test_the_sample_queue_takes_no_filter_so_every_label_it_serves_is_a_draw(app
     assert row == (served["decisions"][0], 1)
     with pytest.raises(AuditError, match="takes no filter"):
         queue_ids(conn, RUN, "ana", "sample", doc=other)
+
+
+def test_the_suggested_next_document_follows_the_labels(app, conn):
+    """The sample queue's caption ("Suggested next: …; about N more documents") is read again at each label: once
+    the served document is labelled whole, it names the next one (it named the finished one until a reload)."""
+    from audit.review.sampling import next_sample
+
+    create_plan(conn, RUN, seed=0)
+    first = next_sample(conn, RUN)
+    at = open_page(app, "queue", reviewer="ana", run=RUN, card="classic")
+    assert not at.exception and at.selectbox(key="queue.mode").value == "sample"
+
+    def suggested(at) -> str:
+        (line,) = [plain(c.value) for c in at.caption if "Suggested next:" in plain(c.value)]
+        return line
+
+    assert f"Suggested next: {first['doc']} " in suggested(at)
+    for _ in first["decisions"]:
+        at.button(key="queue.label.0").click().run()
+        assert not at.exception
+    then = next_sample(conn, RUN)
+    assert then["doc"] != first["doc"] and f"Suggested next: {then['doc']} " in suggested(at)

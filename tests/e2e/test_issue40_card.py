@@ -141,6 +141,24 @@ def test_the_sighted_sample_card_shows_progress_toward_the_target(own_app, new_p
     page.screenshot(path=str(shots / "issue40-sighted-sample.png"), full_page=True)
 
 
+def test_the_suggested_next_document_follows_the_browser_cards_labels(own_app, new_page):
+    """The sample queue's caption is drawn in the card's fragment: once the served document is labelled whole it
+    names the next one, without a reload (it named the finished document until the page was reloaded)."""
+    from audit.review.sampling import next_sample
+
+    _plan(own_app.db)
+    conn = open_db(own_app.db)
+    with closing(conn.conn):
+        first = next_sample(conn, DEMO)
+    page = new_page()
+    _open_card(page, f"{own_app.url}/queue?run={DEMO}&reviewer=follower")
+    expect(page.get_by_text(f"Suggested next: {first['doc']} ")).to_be_visible()
+    for _ in first["decisions"]:
+        page.keyboard.press("a")
+    expect(page.get_by_text(f"Suggested next: {first['doc']} ")).to_have_count(0, timeout=30_000)
+    expect(page.get_by_text(re.compile(r"Suggested next: \S+ \(stratum "))).to_be_visible()
+
+
 def test_labels_typed_just_before_the_tab_closes_are_stored_on_the_next_visit(own_app, browser):
     """Issue 40.5: 15 keys, the tab closed at once (the labels' sends may not have left it); the next visit in the
     same browser sends what was not stored, each label once; the card counts what is not saved yet."""
