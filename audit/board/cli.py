@@ -67,8 +67,8 @@ def cmd_board(args: argparse.Namespace) -> None:
     [--seed S]` (one sampling plan for the whole board; an ideation board's is its run's own plan) and `queue
     NAME --next [--focus RUN]` (what to review next).
 
-    Example (two prediction sets, one judge):
-    python -m audit board create extractors --runs demo-chimera-fuzzy-mixed,demo-chimera-fuzzy-terse
+    Example: python -m audit board create extractors --runs demo-chimera-fuzzy-mixed,demo-chimera-fuzzy-terse
+    (two prediction sets under one judge)
     """
     from audit.board.export import export_board
     from audit.board.store import create_board, delete_board, list_boards
