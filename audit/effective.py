@@ -49,6 +49,12 @@ class Effective:
         """Whether the decision carries a current human label or an adjudication."""
         return bool(self.human_labels) or self.source == "adjudicated"
 
+    @property
+    def conflicted(self) -> bool:
+        """Whether humans reviewed the decision but did not settle it (they disagree and nobody adjudicated): the
+        judge's label stands, and the decision stays open in every queue and count that asks for settled ones."""
+        return self.source == "conflicted"
+
 
 def check_policy(policy: str) -> str:
     """The policy name, or AuditError naming the policies there are.

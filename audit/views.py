@@ -265,7 +265,7 @@ def _per_type(reviewed: Reviewed, ids=None) -> tuple[Counter, Counter, Counter]:
         key = d["kind"], d["type"]
         done[key] += e.reviewed
         overruled[key] += e.label != d["judge_label"]
-        conflicted[key] += e.source == "conflicted"
+        conflicted[key] += e.conflicted
     return done, overruled, conflicted
 
 

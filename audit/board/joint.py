@@ -903,8 +903,7 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
                  "the ranking is settled" if focus is None else f"{focus}'s place in the ranking is settled")
     review_in = _review_in(state, pick["doc"], prefer)
     conflicted = [d for item in review_in for d in item["decisions"]
-                  if (e := state.views[item["run"]].effective.get(d)) is not None and e.reviewed
-                  and not e.settled_by_humans]
+                  if (e := state.views[item["run"]].effective.get(d)) is not None and e.conflicted]
     if served and conflicted:  # served again and again: say what keeps it open
         pick["why"] += (f"; {count_noun(len(conflicted), 'decision')} reviewed but conflicted (reviewers disagree): "
                         "an adjudicator's label settles each (`review --role adjudicator`)")

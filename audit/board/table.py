@@ -160,7 +160,7 @@ def reviewed_counts(db: Database, views: Sequence[RunView]) -> dict:
             doc = v.reviewed.rows[i]["doc_id"]
             per_doc[doc] = per_doc.get(doc, 0) + 1
         settled_q |= _questions(db, ids_settled)
-        conflicted_q |= _questions(db, [i for i, e in v.effective.items() if e.reviewed and not e.settled_by_humans])
+        conflicted_q |= _questions(db, [i for i, e in v.effective.items() if e.conflicted])
         done_by_run.append(per_doc)
     touched = set().union(*done_by_run) if done_by_run else set()
     complete = set(touched)

@@ -107,7 +107,7 @@ def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str],
             continue
         if mode == "disagree" and any(lab != judge for lab in e.human_labels.values()):
             out.append(dec_id)
-        elif mode == "conflicted" and e.source == "conflicted":
+        elif mode == "conflicted" and e.conflicted:
             out.append(dec_id)
     return out
 

@@ -4,6 +4,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from audit.effective import POLICIES, effective_label
 from audit.errors import BadLabel, StaleReview, UnknownDecision, UnknownRun
@@ -171,6 +173,21 @@ def test_incremental_state_matches_a_rebuild_after_every_step(db_with_run):
 def test_effective_label_policies(reviews, policy, label, source):
     e = effective_label("match", reviews, policy)
     assert (e.label, e.source) == (label, source)
+
+
+_ROWS = st.lists(st.builds(R, st.sampled_from(["ana", "bo", "cy"]), st.sampled_from(["match", "no-match", None]),
+                           st.sampled_from(["reviewer", "reviewer", "adjudicator"])), max_size=8)
+
+
+@given(_ROWS, st.sampled_from(sorted(POLICIES)), st.sampled_from(["match", "no-match", "invalid"]))
+def test_conflicted_is_reviewed_and_not_settled_for_every_review_history(rows, policy, judge):
+    # the board's counts, its queue and the review queue's filter all ask `Effective.conflicted`; a decision is
+    # exactly one of unreviewed, settled by humans, or conflicted
+    e = effective_label(judge, rows, policy)
+    assert e.conflicted == (e.reviewed and not e.settled_by_humans)
+    assert sum([not e.reviewed, e.settled_by_humans, e.conflicted]) == 1
+    if e.conflicted:
+        assert e.label == judge and len(set(e.human_labels.values())) > 1
 
 
 def test_majority_policy_scores_in_memory_and_is_exported(db_with_run):
