@@ -4,7 +4,7 @@ import streamlit as st
 
 from audit.learning import learning_status, stale_warning
 from audit.numbers import EMPTY, count_noun, format_delta, format_value
-from audit.outputs.estimate_text import NOT_REVIEWABLE, shown_estimate
+from audit.outputs.estimate_text import NOT_REVIEWABLE
 from audit.outputs.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.outputs.report import headline_points, per_type_rows
 from audit.review.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
@@ -68,7 +68,7 @@ else:
         unit = cells[key].unit
         tuned = e.get("power_tuned")
         exact = not cells[key].reviewable  # no review can move it: "exact", not a zero-width interval
-        table.append({"metric": e["label"], "estimate": format_value(shown_estimate(cells[key], e), unit),
+        table.append({"metric": e["label"], "estimate": format_value(e["estimate"], unit),
                       "95% interval (fixed-n)": "exact" if exact else interval(e["ci"], unit),
                       "95% interval (anytime)": "exact" if exact else interval((e.get("anytime") or {}).get("ci"),
                                                                               unit),

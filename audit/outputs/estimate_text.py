@@ -10,11 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from audit.numbers import EMPTY, format_value
-from scoring.families.base import MetricCell, TaskFamily
+from scoring.families.base import NOT_REVIEWABLE, MetricCell, TaskFamily
 
 FIXED_N = "95% interval (fixed-n)"
 ANYTIME = "95% interval (anytime)"
-NOT_REVIEWABLE = "exact: no review can change it (no judge decision behind it)"
 INTERVALS_EXPLAINED = ("fixed-n: valid if the number of reviews was fixed before reviewing; anytime: valid however "
                        "the reviewer decided when to stop")
 
@@ -63,13 +62,6 @@ def interval_text(ci: tuple[float, float] | list | None, one) -> str:
     return f"[{one(ci[0])}, {one(ci[1])}]" if ci else EMPTY
 
 
-def shown_estimate(cell: MetricCell, e: Mapping) -> float | None:
-    """The estimate a surface shows for one cell of `estimate`'s result: for a number no review can change, its
-    audited value, which is exact (the estimator withholds it below the sample's minimum as it does every cell, and
-    the surfaces showed "exact" intervals around no value)."""
-    return e.get("estimate") if cell.reviewable else e.get("reviewed_so_far")
-
-
 def estimate_lines(task: TaskFamily, estimates: Mapping) -> list[EstimateLine]:
     """The lines of `audit.review.sampling.estimate`'s (or an export's `sampling[...]["estimate"]`) result, in the
     family's headline order; [] without a plan."""
@@ -79,7 +71,7 @@ def estimate_lines(task: TaskFamily, estimates: Mapping) -> list[EstimateLine]:
         if not e:
             continue
         ci, anytime = e.get("ci"), (e.get("anytime") or {}).get("ci")
-        out.append(EstimateLine(cell, shown_estimate(cell, e), tuple(ci) if ci else None,
+        out.append(EstimateLine(cell, e.get("estimate"), tuple(ci) if ci else None,
                                 tuple(anytime) if anytime else None, e.get("judge_only"), e.get("reviewed_so_far"),
                                 e.get("n_documents_sampled"), e.get("note") or "", e.get("estimator") or ""))
     return out

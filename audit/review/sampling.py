@@ -37,7 +37,7 @@ from audit.store.kept import kept, run_key
 from audit.store.limits import check_seed
 from audit.store.plans import planned_documents
 from audit.views import RunRef, RunView, as_view, kept_per_run
-from scoring.families.base import MetricCell, TaskFamily
+from scoring.families.base import NOT_REVIEWABLE, MetricCell, TaskFamily
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
 from scoring.stats.difference import BlockVectors, estimated_totals, unseen_moves
 from scoring.stats.estimators import (
@@ -443,8 +443,21 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
             h["note"] = f"{h['note']}; {how}" if h.get("note") else how
         h["anytime"] = _anytime_json(anytime_estimate(est, planned_n=planned_n_for(len(plan.blocks)),
                                                       bounds=bounds), planned_n_for(len(plan.blocks)))
+        if not cell.reviewable:
+            h = _exact(h, cell.value(so_far))
         out["/".join(cell.path)] = h
     return out
+
+
+def _exact(h: dict, value: float | None) -> dict:
+    """A headline entry of a number no review can change (`MetricCell.reviewable` false: CHIMERA's classification
+    F1): its value at every sample size, with zero-width intervals, rather than withheld below the sample's minimum
+    like the numbers reviews move (every surface and the JSON showed "exact" intervals around no value)."""
+    ci = None if value is None else [value, value]
+    return h | {"estimate": value, "ci": ci, "bias": None if value is None else h["judge_only"] - value,
+                "bias_ci": None if value is None else [h["judge_only"] - value] * 2, "note": NOT_REVIEWABLE,
+                "power_tuned": {"estimate": value, "ci": ci, "lambda": None, "note": NOT_REVIEWABLE},
+                "anytime": h["anytime"] | {"estimate": value, "ci": ci, "note": NOT_REVIEWABLE}}
 
 
 def _anytime_json(est: Estimate, planned_n: int) -> dict:

@@ -130,6 +130,11 @@ class DemoRun:
         return note
 
 
+NOT_REVIEWABLE = "exact: no review can change it (no judge decision behind it)"
+"""What every surface (the sampled estimate's note, the Scores page, the report) says of a headline number that is not
+`MetricCell.reviewable`: its value is exact at any sample size."""
+
+
 @dataclass(frozen=True)
 class MetricCell:
     """One number of the metrics JSON, named for people: cards, the scores table, LaTeX."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.outputs.estimate_text import estimate_lines
+from audit.outputs.estimate_text import NOT_REVIEWABLE, estimate_lines
 from audit.review.sampling import create_plan, estimate
 from audit.views import as_view
 
@@ -25,10 +25,15 @@ def test_an_exact_cell_is_shown_with_its_value_before_any_review(planned):
     lines = {"/".join(line.cell.path): line for line in estimate_lines(view.task, est)}
     exact = [k for k, line in lines.items() if not line.reviewable]
     assert exact == ["classification/avg/f1"]
+    value = view.audit.metrics["classification"]["avg"]["f1"]
     for key, line in lines.items():
+        e = est[key]
         if line.reviewable:
-            assert line.estimate is None and est[key]["estimate"] is None  # below the minimum: withheld
-        else:
-            assert est[key]["estimate"] is None  # the estimator withholds it too...
-            assert line.estimate == est[key]["reviewed_so_far"] == view.audit.metrics["classification"]["avg"]["f1"]
-            assert line.words().startswith(f"{line.label} 0.8219 (exact")  # ...the surfaces show its value
+            assert line.estimate is None and e["estimate"] is None  # below the minimum: withheld
+            continue
+        # the estimator itself gives it (the JSON of `audit estimate` and the export read this), exact...
+        assert e["estimate"] == e["reviewed_so_far"] == e["judge_only"] == value
+        assert e["ci"] == e["anytime"]["ci"] == e["power_tuned"]["ci"] == [value, value]
+        assert (e["bias"], e["bias_ci"], e["note"]) == (0.0, [0.0, 0.0], NOT_REVIEWABLE)
+        assert line.estimate == value  # ...and the surfaces show its value
+        assert line.words().startswith(f"{line.label} 0.8219 (exact")

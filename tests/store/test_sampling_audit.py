@@ -11,7 +11,7 @@ from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 from audit.store.database import db_file
-from audit.views import decisions
+from audit.views import as_view, decisions
 
 
 def _review_block(db, pick, rng, sampled=True):
@@ -22,8 +22,13 @@ def _review_block(db, pick, rng, sampled=True):
 def test_estimate_before_review_says_insufficient_never_zero(db_with_run):
     create_plan(db_with_run, "mixed", seed=3)
     est = estimate(db_with_run, "mixed")
-    for v in est.values():
-        assert v["estimate"] is None and v["ci"] is None and v["note"].startswith("insufficient reviews")
+    exact = {"/".join(c.path) for c in as_view(db_with_run, "mixed").task.headline if not c.reviewable}
+    assert exact and exact < set(est)
+    for key, v in est.items():
+        if key in exact:  # no review can move it: its value, exact (tests/report/test_exact_estimate_shown.py)
+            assert v["ci"] == [v["estimate"]] * 2 and v["estimate"] is not None
+        else:
+            assert v["estimate"] is None and v["ci"] is None and v["note"].startswith("insufficient reviews")
 
 
 def test_a_plan_is_fixed_before_review(db_with_run):
