@@ -18,6 +18,7 @@ from sqlite_utils import Database
 from audit.effective import POLICIES
 from audit.errors import AuditError
 from audit.learning import learning_status, stale_warning
+from audit.numbers import count_noun
 from audit.outputs.agreement import agreement
 from audit.outputs.agreement_rule import Statistic, statistic_of
 from audit.outputs.cells import rejudge_version, tex, tex_metric_number, tex_number, write_csv
@@ -252,7 +253,7 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
     stale = " (STALE: improved on reviews withdrawn since)" if data.get("judge_learning", {}).get("stale") else ""
     caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}"
                f"{stale}; "
-               f"{rc['reviewed']} decisions reviewed, {rc['overruled']} overruled (effective labels: "
+               f"{count_noun(rc['reviewed'], 'decision')} reviewed, {rc['overruled']} overruled (effective labels: "
                f"{tex(view.policy)} policy); {_estimate_note(est, rc['reviewed'])}; {_kappa_note(data['agreement'])}.")
     lines = [r"% Rejudge export. Needs \usepackage{booktabs}.", r"\begin{table}[t]", r"\centering",
              r"\small"]
