@@ -247,7 +247,8 @@ def _paths(pop: Population) -> list[tuple]:
 
 def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: str = "proportional",
              ) -> dict[str, dict]:
-    """Per estimable cell: rounds, bias (mean estimate − truth) and its MC SE, coverage, mean half-width, no-CI
+    """Per estimable cell: rounds, bias (mean estimate − truth, on `Estimate.estimate_raw` where the shown estimate
+    was clipped into the metric's range) and its MC SE, coverage, mean half-width, no-CI
     rounds, the anytime interval's coverage (`anytime_estimate` at the plan's `planned_n`; None for a median,
     whose anytime interval `quantile.median_estimates` builds apart) and the mean draws per stratum (`draws`).
     `design`: `proportional` (`draw`) or `queue` (`draw_queue`), on the plan `audit plan` builds;
@@ -273,7 +274,8 @@ def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: st
     out = {}
     for key, ests in res.items():
         t = pop.truth[key]
-        pts = [e.estimate for e in ests if e.estimate is not None]
+        # the design-unbiased value: before an estimate outside the metric's range is moved into it for showing
+        pts = [e.estimate if e.estimate_raw is None else e.estimate_raw for e in ests if e.estimate is not None]
         cis = [e.ci for e in ests if e.ci is not None]
         errs = [p - t for p in pts]
         out[key] = {"rounds": len(ests), "truth": t,
