@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from audit.errors import AuditError
+from audit.numbers import count_noun
 
 DEFAULT_POLICY = "unanimous"
 POLICIES = {
@@ -54,6 +55,17 @@ class Effective:
         """Whether humans reviewed the decision but did not settle it (they disagree and nobody adjudicated): the
         judge's label stands, and the decision stays open in every queue and count that asks for settled ones."""
         return self.source == "conflicted"
+
+
+def conflicted_why(n: int) -> str:
+    """What a queue adds to the reason it serves a document again when `n` of its decisions are conflicted: they
+    keep it open (not settled, so not a reviewed draw) until an adjudicator settles them.
+
+    >>> conflicted_why(1).split(":")[0]
+    '1 decision reviewed but conflicted (reviewers disagree)'
+    """
+    return (f"{count_noun(n, 'decision')} reviewed but conflicted (reviewers disagree): an adjudicator's label "
+            "settles each (`review --role adjudicator`)")
 
 
 def check_policy(policy: str) -> str:

@@ -28,7 +28,7 @@ from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.board.median import board_median, median_cells
-from audit.effective import DEFAULT_POLICY, HUMAN_SOURCES
+from audit.effective import DEFAULT_POLICY, conflicted_why
 from audit.errors import AuditError
 from audit.numbers import count_noun
 from audit.review.count_vectors import row_flattener
@@ -322,7 +322,7 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
         settled: dict[str, int] = {}
         for dec_id, e in view.effective.items():  # the reviewed decisions; every other one carries the judge's
             b = run.decision_block.get(dec_id)
-            if b is not None and e.source in HUMAN_SOURCES:
+            if b is not None and e.settled_by_humans:
                 settled[b] = settled.get(b, 0) + 1
         open_of[r] = {b for b, n in run.decisions_in.items() if settled.get(b, 0) < n}
     drawn = {b for b, in db.execute("SELECT block FROM board_draws WHERE board = ?", [stored.board])}
@@ -905,8 +905,7 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
     conflicted = [d for item in review_in for d in item["decisions"]
                   if (e := state.views[item["run"]].effective.get(d)) is not None and e.conflicted]
     if served and conflicted:  # served again and again: say what keeps it open
-        pick["why"] += (f"; {count_noun(len(conflicted), 'decision')} reviewed but conflicted (reviewers disagree): "
-                        "an adjudicator's label settles each (`review --role adjudicator`)")
+        pick["why"] += f"; {conflicted_why(len(conflicted))}"
     return pick | {"documents": stored.documents[pick["doc"]], "review_in": review_in, "conflicted": conflicted,
                    "how": BOARD_REVIEW_HOW, "pair": pair, "focus": focus, "more_documents": more,
                    "more_text": more_text, "sampled_documents": len(state.sampled)}

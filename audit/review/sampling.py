@@ -25,7 +25,7 @@ import numpy as np
 from cachetools import LRUCache
 from sqlite_utils import Database
 
-from audit.effective import HUMAN_SOURCES
+from audit.effective import conflicted_why
 from audit.errors import AuditError
 from audit.rescoring import document_drawn, original_counts, sampled_decision_ids
 from audit.review.count_vectors import flatten, leaf_paths, row_flattener, row_unflattener
@@ -350,7 +350,7 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     in_plan = plan.blocks_by_id()
     sampled_reviews = {str(i) for i in sampled_decision_ids(db, row["id"])}
     # only reviewed decisions can carry a human label: a block is labelled when each of its units is one of them
-    settled = {str(i) for i, e in view.effective.items() if e.source in HUMAN_SOURCES}
+    settled = {str(i) for i, e in view.effective.items() if e.settled_by_humans}
     sampled, certain = {}, {}
     for doc, block in zip(docs, map(in_plan.get, docs), strict=True):  # 100,000 documents: a lean loop
         if block is None:
@@ -592,8 +592,12 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
         se = float(np.sqrt(max(float(grad @ tot.cov @ grad), 0.0)))
     target = stopping_advice(plan, residuals, half_width, now_half_width=now_half, now_se=se,
                              min_sampled=MIN_SAMPLED_BLOCKS, certain=known)
-    return {"doc": pick.block, "stratum": pick.stratum, "decisions": [int(u) for u in pick.units], "rank": pick.rank,
-            "why": pick.why, "more_to_target": target.get("more"), "more_decisions_to_target": target.get("more_units"),
+    decisions = [int(u) for u in pick.units]
+    conflicted = [i for i in decisions if (e := view.effective.get(i)) is not None and e.conflicted]
+    why = f"{pick.why}; {conflicted_why(len(conflicted))}" if conflicted else pick.why  # what keeps it open
+    return {"doc": pick.block, "stratum": pick.stratum, "decisions": decisions, "conflicted": conflicted,
+            "rank": pick.rank, "why": why, "more_to_target": target.get("more"),
+            "more_decisions_to_target": target.get("more_units"),
             "target_half_width": half_width, "target_interval": target["interval"],
             "target_metric": "/".join(cell.path), "target_label": cell.label, "waiting_for": target["waiting_for"],
             "sampled_documents": len(residuals)}

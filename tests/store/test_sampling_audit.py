@@ -218,3 +218,22 @@ def test_the_estimate_counts_sampled_documents_not_documents_without_decisions(d
     e = next(iter(estimate(db, "mixed").values()))
     assert e["documents"].startswith("40 sampled documents") and e["documents"].endswith(
         "; 1 more reviewed whole outside the sample")
+
+
+def test_the_sample_queue_says_which_conflicted_decisions_keep_a_document_open(db_with_run):
+    # a document reviewed whole is a draw only once its decisions are settled: when two reviewers disagree, the
+    # queue serves it again, and says why and who settles it (it served it again and again, saying nothing)
+    create_plan(db_with_run, "mixed", seed=3)
+    pick = next_sample(db_with_run, "mixed")
+    assert pick["conflicted"] == [] and "conflicted" not in pick["why"]
+    first = pick["decisions"][0]
+    for dec_id in pick["decisions"]:
+        add_review(db_with_run, "mixed", dec_id, "match", "ana", sampled=True)
+    add_review(db_with_run, "mixed", first, "no-match", "bo", sampled=True)
+    again = next_sample(db_with_run, "mixed")
+    assert again["doc"] == pick["doc"] and again["conflicted"] == [first]
+    assert again["why"].endswith("1 decision reviewed but conflicted (reviewers disagree): an adjudicator's label "
+                                 "settles each (`review --role adjudicator`)")
+    add_review(db_with_run, "mixed", first, "no-match", "cy", role="adjudicator", sampled=True)
+    after = next_sample(db_with_run, "mixed")
+    assert after["doc"] != pick["doc"] and after["sampled_documents"] == 1
