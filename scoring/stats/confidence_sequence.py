@@ -128,10 +128,11 @@ def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float
     now = len(residuals)
     known = set(certain)
     state = queue_state(plan, residuals, known)
-    open_blocks = sum(1 for b in plan.blocks if b.id not in residuals and b.id not in known)
+    open_sizes = [len(b.units) for b in plan.blocks if b.id not in residuals and b.id not in known]
+    open_blocks = len(open_sizes)
     if now_half_width is not None and now_half_width <= half_width + 1e-12:
         out = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha, state=state)
-        return {**out, "more": 0, "more_units": 0.0, "waiting_for": None}
+        return {**out, "more": 0, "more_units": 0, "waiting_for": None}
     aim = half_width
     first = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha, state=state)
     planning = first.get("variance_now")
@@ -149,7 +150,9 @@ def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float
         waiting = "interval"
     more = min(max(more, 1), open_blocks)  # not there yet: at least one more review, at most what is left
     per_block = out["more_units"] / out["more"] if out["more"] else _mean_block(plan, residuals, certain)
-    return {**out, "more": more, "more_units": round(more * per_block, 1), "waiting_for": waiting}
+    # whole decisions, never more than the open documents hold (it read 3264.2 of a run holding 3,264)
+    units = sum(open_sizes) if more >= open_blocks else min(round(more * per_block), sum(open_sizes))
+    return {**out, "more": more, "more_units": units, "waiting_for": waiting}
 
 
 def _mean_block(plan: Any, residuals: Mapping[str, float], certain: Collection[str]) -> float:

@@ -429,6 +429,22 @@ def planning_variance(changeable: Mapping[str, int]) -> dict[str, float]:
     return {b: q / (total * total) if total else 0.0 for b, q in changeable.items()}
 
 
+def _units_of_more(plan: Plan, more: Mapping[str, int], reviewed: Collection[str]) -> int:
+    """Decisions in `more[h]` further blocks of each stratum h, from the sizes of its blocks not yet reviewed: all of
+    them when all are needed, else that many times their mean size, rounded (the whole stratum's mean size gave
+    3264.2 more decisions of a run holding 3,264)."""
+    left: dict[str, list[int]] = {}
+    for b in plan.blocks:
+        if b.id not in reviewed:
+            left.setdefault(b.stratum, []).append(len(b.units))
+    total = 0.0
+    for h, k in more.items():
+        sizes = left.get(h, [])
+        if k > 0 and sizes:
+            total += sum(sizes) if k >= len(sizes) else k * sum(sizes) / len(sizes)
+    return round(total)
+
+
 def reviews_to_target(plan: Plan, sampled: Mapping[str, float], half_width: float, *,
                       certain: Collection[str] = (), prior_sd: float | None = None,
                       bounds: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
@@ -455,7 +471,7 @@ def reviews_to_target(plan: Plan, sampled: Mapping[str, float], half_width: floa
     now = stratified_variance(s.size, s.sampled, s.s2)
     return {
         "more": sum(more.values()),
-        "more_units": round(sum(more[h] * s.cost[h] for h in s.size), 1),
+        "more_units": _units_of_more(plan, more, set(sampled) | set(certain)),
         "allocation": final,
         "current": dict(s.sampled),
         "neyman_total": round(neyman_total(s.size, s.s2, target), 1),
