@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from itertools import groupby, repeat
 from operator import itemgetter
@@ -27,6 +27,7 @@ from sqlite_utils import Database
 
 from audit.effective import conflicted_why
 from audit.errors import AuditError
+from audit.numbers import count_noun
 from audit.rescoring import document_drawn, original_counts, sampled_decision_ids
 from audit.review.count_vectors import flatten, leaf_paths, row_flattener, row_unflattener
 from audit.review.coverage import coverage
@@ -113,7 +114,9 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     if block is None or doc in certain or doc in sampled:
         why = "is not in the sampling plan" if block is None else "was reviewed by hand"
         raise AuditError(f"decision {decision_id}: document {doc!r} {why}, so it is no sample draw; {hint}")
-    first = next(b for b in plan.blocks if b.stratum == block.stratum and b.id not in certain and b.id not in sampled)
+    waiting = set(waiting_for_adjudication(view, plan, sampled, certain))  # drawn: the queue moved on past them
+    first = next(b for b in plan.blocks if b.stratum == block.stratum and b.id not in certain and b.id not in sampled
+                 and b.id not in waiting)
     if first.id != doc:
         raise AuditError(f"decision {decision_id}: document {doc!r} is not what the sample queue serves (in its "
                          f"stratum {block.stratum!r} the next draw is {first.id!r}); {hint}")
@@ -360,6 +363,33 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
     return judge, sampled, certain, paths
 
 
+def waiting_for_adjudication(view: RunView, plan: Plan, sampled: Collection[str],
+                             certain: Collection[str]) -> list[str]:
+    """Documents the sample queue served (they hold a sampled review) whose decisions all carry a human label, some
+    of them conflicted: the draw is made, and its value waits for an adjudicator. The queue moves on past them, in
+    the order an immediate adjudication would give (it reads which documents were drawn, not what was said of
+    them); the estimate leaves them out until they are settled, and says so."""
+    drawn = {str(i) for i in sampled_decision_ids(view.db, view.id)}
+    effective = view.effective
+    out = []
+    for b in plan.blocks:
+        if b.id in sampled or b.id in certain or drawn.isdisjoint(b.units):
+            continue
+        labels = [effective.get(int(u)) for u in b.units]
+        if all(e is not None and e.reviewed for e in labels) and any(e.conflicted for e in labels):
+            out.append(b.id)
+    return out
+
+
+def waiting_text(waiting: Sequence[str]) -> str:
+    """The sentence the queue and the estimate add for `waiting_for_adjudication`'s documents ('' for none)."""
+    if not waiting:
+        return ""
+    shown = ", ".join(waiting[:3]) + (", …" if len(waiting) > 3 else "")
+    return (f"{count_noun(len(waiting), 'drawn document')} ({shown}) waiting for an adjudicator: conflicted "
+            "decisions keep a document out of the estimate until settled (`review --role adjudicator`)")
+
+
 def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan | None = None) -> dict:
     """`{metric path: {"estimate", "ci", "n_reviewed", "n_total", "judge_only", "reviewed_so_far", "bias",
     "bias_ci", "note", "label", "power_tuned", "strata"}}` for the family's headline metrics, from the run's sampling
@@ -403,6 +433,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         how = setup["unavailable"] if setup else None
     so_far = view.audit.metrics
     covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
+    waiting = waiting_for_adjudication(view, plan, sampled, certain)
     out = {}
     options = row["inputs"].get("options") or {}
     for cell in task.headline:
@@ -438,6 +469,9 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         h["label"] = cell.label
         h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
+        h["waiting_for_adjudication"] = waiting
+        if waiting:
+            h["note"] = "; ".join(n for n in (h.get("note"), waiting_text(waiting)) if n)
         if how:
             h["estimator"] = how  # the judge was improved on reviews this run counts: said wherever it is shown
             h["note"] = f"{h['note']}; {how}" if h.get("note") else how
@@ -574,7 +608,9 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     stratum_of = plan.stratum_of()
     residuals = {b: float(grad @ (sampled[b] - judge[b])) for b in sampled if b in stratum_of}
     known = [b for b in certain if b in stratum_of]
-    pick = next_unit(plan, residuals, certain=known, planning=planning_variance(changeable_decisions(view, plan, kind)))
+    waiting = waiting_for_adjudication(view, plan, sampled, certain)
+    pick = next_unit(plan, [*residuals, *waiting], certain=known,
+                     planning=planning_variance(changeable_decisions(view, plan, kind)))
     if pick is None:
         return None
     # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval the
@@ -594,8 +630,9 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
                              min_sampled=MIN_SAMPLED_BLOCKS, certain=known)
     decisions = [int(u) for u in pick.units]
     conflicted = [i for i in decisions if (e := view.effective.get(i)) is not None and e.conflicted]
-    why = f"{pick.why}; {conflicted_why(len(conflicted))}" if conflicted else pick.why  # what keeps it open
+    why = "; ".join(w for w in (pick.why, conflicted and conflicted_why(len(conflicted)), waiting_text(waiting)) if w)
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": decisions, "conflicted": conflicted,
+            "waiting_for_adjudication": waiting,
             "rank": pick.rank, "why": why, "more_to_target": target.get("more"),
             "more_decisions_to_target": target.get("more_units"),
             "target_half_width": half_width, "target_interval": target["interval"],

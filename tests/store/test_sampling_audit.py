@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import pytest
 
@@ -10,7 +11,7 @@ from audit.errors import AuditError
 from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, load_plan, next_sample
-from audit.store.database import db_file
+from audit.store.database import db_file, open_db
 from audit.views import as_view, decisions
 
 
@@ -220,20 +221,52 @@ def test_the_estimate_counts_sampled_documents_not_documents_without_decisions(d
         "; 1 more reviewed whole outside the sample")
 
 
-def test_the_sample_queue_says_which_conflicted_decisions_keep_a_document_open(db_with_run):
-    # a document reviewed whole is a draw only once its decisions are settled: when two reviewers disagree, the
-    # queue serves it again, and says why and who settles it (it served it again and again, saying nothing)
+def test_a_drawn_document_waiting_for_an_adjudicator_does_not_stall_the_sample_queue(db_with_run):
+    # a document reviewed whole whose reviewers disagree is drawn but not settled: the queue served it again and
+    # again and refused every label on the next document. It now moves on (to the draw an immediate adjudication
+    # would give), accepts labels there as draws, names the waiting document, and the estimate says it is left out
     create_plan(db_with_run, "mixed", seed=3)
     pick = next_sample(db_with_run, "mixed")
-    assert pick["conflicted"] == [] and "conflicted" not in pick["why"]
+    assert pick["conflicted"] == [] and pick["waiting_for_adjudication"] == []
     first = pick["decisions"][0]
     for dec_id in pick["decisions"]:
         add_review(db_with_run, "mixed", dec_id, "match", "ana", sampled=True)
     add_review(db_with_run, "mixed", first, "no-match", "bo", sampled=True)
-    again = next_sample(db_with_run, "mixed")
-    assert again["doc"] == pick["doc"] and again["conflicted"] == [first]
-    assert again["why"].endswith("1 decision reviewed but conflicted (reviewers disagree): an adjudicator's label "
-                                 "settles each (`review --role adjudicator`)")
+    moved = next_sample(db_with_run, "mixed")
+    assert moved["doc"] != pick["doc"] and moved["waiting_for_adjudication"] == [pick["doc"]]
+    assert f"1 drawn document ({pick['doc']}) waiting for an adjudicator" in moved["why"]
+    assert moved["sampled_documents"] == 0  # not settled: not yet in the estimate
+    for e in estimate(db_with_run, "mixed").values():
+        if e["estimate"] is not None and e["ci"] and e["ci"][0] == e["ci"][1]:
+            continue  # the exact cell (no review moves it)
+        assert e["waiting_for_adjudication"] == [pick["doc"]] and "waiting for an adjudicator" in e["note"]
+    for dec_id in moved["decisions"]:  # the next draw takes sampled labels (they were refused)
+        add_review(db_with_run, "mixed", dec_id, "match", "ana", sampled=True)
+    # an adjudicator settles the first: both documents are draws, nothing waits
     add_review(db_with_run, "mixed", first, "no-match", "cy", role="adjudicator", sampled=True)
     after = next_sample(db_with_run, "mixed")
-    assert after["doc"] != pick["doc"] and after["sampled_documents"] == 1
+    assert after["sampled_documents"] == 2 and after["waiting_for_adjudication"] == []
+    assert after["doc"] not in (pick["doc"], moved["doc"])
+
+
+def test_the_order_after_a_waiting_document_is_the_order_an_immediate_adjudication_gives(db_with_run, tmp_path):
+    # the design stays label-blind: the documents served after one that waits for an adjudicator are the documents
+    # served had it been adjudicated at once (the order reads which documents were drawn, not what was said)
+    create_plan(db_with_run, "mixed", seed=5)
+    copy = sqlite3.connect(tmp_path / "twin.db")
+    db_with_run.conn.backup(copy)
+    copy.close()
+    orders = []
+    for db, adjudicate in ((db_with_run, False), (open_db(tmp_path / "twin.db"), True)):
+        order = []
+        for step in range(5):
+            pick = next_sample(db, "mixed")
+            order.append(pick["doc"])
+            for dec_id in pick["decisions"]:
+                add_review(db, "mixed", dec_id, "match", "ana", sampled=True)
+            if step == 0:
+                add_review(db, "mixed", pick["decisions"][0], "no-match", "bo", sampled=True)
+                if adjudicate:
+                    add_review(db, "mixed", pick["decisions"][0], "no-match", "cy", role="adjudicator", sampled=True)
+        orders.append(order)
+    assert orders[0] == orders[1] and len(set(orders[0])) == 5
