@@ -60,8 +60,9 @@ ABSOLUTE_HELP = ('JSON lines, the judge\'s 1-5 ratings: {"question_id", "system"
 PAIRWISE_HELP = ('JSON lines, the judge\'s pairwise calls, each pair in both orders: {"question_id", "criterion", '
                  '"first", "second", "verdict": "first"|"second"|"tie"|"invalid", "rationale", "raw"}; first/second '
                  "are the systems in the order the judge saw them.")
-BOUNDS_HELP = ("pairwise normalisation: fixed = 3 + S/(N-1), invalid calls count 0 (pulls toward 3); valid = "
-               "3 + 2S/n over the idea's valid calls (ideation.md section 3)")
+BOUNDS_HELP = ("pairwise normalisation, S being the idea's wins minus losses over its calls: fixed = 3 + S/(N-1) with "
+               "N the ideas of its question, invalid calls count 0 (pulls toward 3); valid = 3 + 2S/n over the "
+               "idea's n valid calls")
 
 
 def _options(options: Mapping[str, str] | None) -> str:
