@@ -211,8 +211,11 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
             humans, adjudicated = current_labels(seen)
             what = "adjudication" if role == "adjudicator" else "label"
             if (adjudicated is None) if role == "adjudicator" else (reviewer not in humans):
+                theirs = role != "adjudicator" and adjudicated is not None and any(
+                    r["reviewer"] == reviewer and r["role"] == "adjudicator" for r in seen)
                 raise AuditError(f"nothing to undo: {reviewer!r} holds no {what} on decision {decision_id} (nothing "
-                                 "was stored)")
+                                 "was stored)" + ("; they adjudicated it: withdraw an adjudication as the adjudicator "
+                                                  "(`--role adjudicator`)" if theirs else ""))
         cur = conn.execute(
             "INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, blind, created, sampled, "
             "auth_subject, auth_email, auth_mode, client_id) VALUES (:uid, :run_id, :decision_id, :reviewer, :label, "

@@ -66,8 +66,10 @@ def test_an_undo_by_someone_holding_no_label_stores_nothing(db_with_run, db_path
                  "--reviewer", "zed"]) == 2
     assert "nothing to undo" in capsys.readouterr().err
     add_review(db, "mixed", d, "match", "ana", role="adjudicator")
-    with pytest.raises(AuditError, match="'ana' holds no label"):  # an adjudication is not a reviewer's label
+    with pytest.raises(AuditError, match="'ana' holds no label") as refused:  # an adjudication is not a label
         add_review(db, "mixed", d, None, "ana")
+    assert str(refused.value).endswith("they adjudicated it: withdraw an adjudication as the adjudicator "
+                                       "(`--role adjudicator`)")  # it said only that she held none
     assert db.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == 1
     add_review(db, "twin", twin, "no-match", "bo")  # the same question, labelled in the other run
     add_review(db, "mixed", d, None, "bo")  # ... is withdrawn here
