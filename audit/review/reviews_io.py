@@ -154,6 +154,10 @@ def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily
                 if rec["label"] is not None:
                     rec["label"] = scheme.swapped(rec["label"])
         if key not in ids:
+            kinds = sorted(task.label_schemes)
+            if rec["kind"] not in kinds:  # the likeliest slip: say it, not that the decision is missing
+                raise InputError(p, n, f"field 'kind' {str(rec['kind'])[:40]!r} is not a decision kind of "
+                                       f"{task.title}; use one of {', '.join(kinds)}")
             raise InputError(p, n, f"no such decision in run {row['name']!r}: doc {rec['doc']!r}, {rec['type']} "
                                    f"{rec['left']!r} / {rec['right']!r}")
         allowed = allowed_labels(task.name, rec["kind"])

@@ -45,4 +45,8 @@ def test_import_rejects_unknown_decisions_and_writes_nothing(tmp_path):
     f.write_text(json.dumps(good) + "\n")
     with pytest.raises(InputError, match=r"r.jsonl:1: no such decision in run 'mixed'"):
         import_reviews(a, "mixed", f)
+    f.write_text(json.dumps(good | {"kind": "rank"}) + "\n")  # a kind the family has not: said, not "no decision"
+    with pytest.raises(InputError, match=r"r.jsonl:1: field 'kind' 'rank' is not a decision kind of .*; use one of "
+                                         r"entity_pair$"):
+        import_reviews(a, "mixed", f)
     assert a.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == 0
