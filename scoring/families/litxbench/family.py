@@ -163,11 +163,16 @@ class LitXBenchTask(FamilyBase):
             warnings.append(f"{Noun('prediction file').count(len(extra_preds))} {'names' if one else 'name'} no gold "
                             f"paper and {'is' if one else 'are'} ignored: "
                             + ", ".join(extra_preds[:5]))
+        # the official scorer reads a missing text as "nothing hallucinated" (rate 0): say it wherever that happens
         if inputs.get("text") and no_text:
             one = len(no_text) == 1
             warnings.append(f"{Noun('paper').count(len(no_text))} {'has' if one else 'have'} no text; "
-                            f"{'its numbers are' if one else 'their numbers are'} not checked: "
+                            f"{'its numbers are' if one else 'their numbers are'} not checked and count as found "
+                            "in the hallucination rate, as the official scorer counts them: "
                             + ", ".join(no_text[:5]))
+        elif not inputs.get("text"):
+            warnings.append("no paper texts (--text): no number is checked for hallucination, and the hallucination "
+                            "rate reads 0, as the official scorer's does without a text")
         return Loaded(docs, warnings, [], {"missing_predictions": missing, "unknown_predictions": extra_preds})
 
     def make_judge(self, spec: str, options: JudgeOptions | None = None) -> Judge:  # noqa: ARG002 (none applies)

@@ -84,6 +84,23 @@ def test_decisions_are_unique_readable_and_typed(drop_run):
     assert {d.judge for d in nums} == {"found", "not-found"}
 
 
+def test_unchecked_numbers_are_said_to_count_as_found(tmp_path):
+    # the official scorer reads a missing text as nothing hallucinated (rate 0); a run scored without texts printed a
+    # hallucination rate of 0 over 1,582 numbers without a word, and one missing text did not say its numbers count
+    pred = DATA / "pred_drop_meas30"
+    with_all = TASK.load(inputs(pred)).warnings
+    assert not any("hallucination" in w for w in with_all)
+    none = TASK.load({"gold": str(DATA / "gold"), "pred": str(pred)}).warnings
+    assert any(w.startswith("no paper texts (--text): no number is checked for hallucination") for w in none)
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for f in sorted((DATA / "papers").iterdir())[1:]:
+        (papers / f.name).write_text(f.read_text())
+    part = TASK.load({"gold": str(DATA / "gold"), "pred": str(pred), "text": str(papers)}).warnings
+    assert any(w.startswith("1 paper has no text; its numbers are not checked and count as found in the "
+                            "hallucination rate") for w in part)
+
+
 def test_missing_prediction_is_an_empty_extraction_with_a_warning(tmp_path):
     pred = tmp_path / "pred"
     pred.mkdir()
