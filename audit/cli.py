@@ -199,7 +199,8 @@ def _task_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> None:
                        "file (it is always available later with `export --format judgelog`)")
         f.add_argument("--force", action="store_true", help=FORCE_HELP)
         f.add_argument("--allow-partial", action="store_true", help="store the run even when most judge answers "
-                       "are missing (they count as not matched); without it such a run fails and stores nothing")
+                       f"are missing (each labelled 'invalid', counting as {fam.unanswered_counts_as}); without it "
+                       "such a run fails and stores nothing")
         f.add_argument("--allow-empty", action="store_true", help="store the run even when no gold item has a "
                        "prediction (all count as empty) or there is nothing to score (ideas without judge ratings); "
                        "without it such inputs are refused")

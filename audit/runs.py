@@ -192,7 +192,7 @@ def _main_input_name(task: TaskFamily, inputs: Mapping[str, str]) -> str:
     return next((k for k, v in inputs.items() if v == main), "")
 
 
-def check_answers(stats: JudgeStats, judge: Judge, *, allow_partial: bool = False) -> None:
+def check_answers(stats: JudgeStats, judge: Judge, task: TaskFamily, *, allow_partial: bool = False) -> None:
     """A run whose judge answers are mostly missing (more than half of its questions) is a failed job, not a run
     scored on missing answers: unless the user asks for a partial run (`allow_partial`).
 
@@ -208,7 +208,8 @@ def check_answers(stats: JudgeStats, judge: Judge, *, allow_partial: bool = Fals
               "check that the judge log belongs to these inputs")
     raise JudgeFailed(f"judge {judge.spec.partition(':')[0]!r}: {stats.missing} of {asked} judge answers are "
                       f"{where}; nothing was stored (no run). {resume[0].upper() + resume[1:]}, or pass "
-                      "--allow-partial to store a run scored without them (they count as not matched)")
+                      f"--allow-partial to store a run scored without them (each counts as "
+                      f"{task.unanswered_counts_as})")
 
 
 def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None,
@@ -232,12 +233,13 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
     task, judge = plan.task, plan.judge
     cache = SqliteAnswerCache(db, judge.spec, judge.identity())
     decisions, stats = task.decide(plan.loaded, judge, cache, progress, stats)
-    check_answers(stats, judge, allow_partial=allow_partial)
+    check_answers(stats, judge, task, allow_partial=allow_partial)
     warnings = list(plan.loaded.warnings)
     if stats.missing:
         where = "the server gave no answer" if judge.cacheable else "the questions are missing from the judge log"
         warnings.append(f"{count_noun(stats.missing, 'judge answer')} {'was' if stats.missing == 1 else 'were'} not "
-                        f"available ({where}); those decisions are labelled 'invalid', count as not matched, and "
+                        f"available ({where}); those decisions are labelled 'invalid', each counts as "
+                        f"{task.unanswered_counts_as}, and "
                         "are in the review queue 'invalid'")
     if stats.invalid:
         warnings.append(f"{count_noun(stats.invalid, 'judge answer')} could not be read; those decisions are labelled "

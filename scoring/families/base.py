@@ -225,6 +225,9 @@ class TaskFamily(Protocol):
     """What one document is called for people, with its plural and article (`FamilyBase`: `document`)."""
     certain_decisions: str
     """Which decisions `trivial` calls certain, in words; empty when none ever is."""
+    unanswered_counts_as: str
+    """What a decision whose judge answer is missing counts as in the scores, in words (`not matched`; ideation: `an
+    invalid call`): the warnings of a run scored without some answers say it."""
     replays_judge_logs: bool
     """True when `--judge replay:PATH` (a judge log, `describe_judge_log`) and `improved:ID` can judge a run; False
     for a family whose judge is a fixed algorithm (LitXBench's official matching), whose log is a record only."""
@@ -436,6 +439,8 @@ class FamilyBase:
     """None: no kind is asked of an LLM (see `TaskFamily.answer_examples`)."""
     replays_judge_logs = True
     """A judge log replays the judge (`TaskFamily.replays_judge_logs`)."""
+    unanswered_counts_as = "not matched"
+    """`TaskFamily.unanswered_counts_as`."""
     sampling_own_error_sizes = False
     """A sampled stratum with no differing document borrows the error sizes of the others (the Jeffreys hurdle)."""
     sampling_unseen_moves = True

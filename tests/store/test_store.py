@@ -138,3 +138,22 @@ def test_no_sqlite_utils_plugin_runs_on_the_stores_connections(tmp_path):
     finally:
         pm.unregister(plugin)
     assert seen == []
+
+
+@pytest.mark.parametrize(("family", "counts_as"), [("chimera", "not matched"),
+                                                    ("ideation", "an invalid rating or call")])
+def test_a_run_short_of_answers_says_what_each_missing_answer_counts_as_in_its_family(family, counts_as):
+    # "they count as not matched" was CHIMERA's wording, printed for an ideation rating or comparison too
+    from types import SimpleNamespace
+
+    from audit.runs import check_answers
+    from scoring.errors import JudgeFailed
+    from scoring.families import get_task
+    from scoring.judges.answer import JudgeStats
+
+    task = get_task(family)
+    judge = SimpleNamespace(spec="replay:x.jsonl", cacheable=False)
+    with pytest.raises(JudgeFailed) as failed:
+        check_answers(JudgeStats(distinct_queries=10, missing=6), judge, task)
+    assert str(failed.value).endswith(f"(each counts as {counts_as})")
+    assert task.unanswered_counts_as == counts_as
