@@ -89,4 +89,4 @@ else:
         st.dataframe(every, hide_index=True, key="leaderboard.metrics", height=full_height(len(every)))
         for why in no_interval_reasons(table, every_metric=True):
             st.caption(md_literal(f"No interval yet: {why}."))
-manage_boards(conn, boards, run_names(conn))
+manage_boards(conn, boards, run_names(conn), shown=name if boards else None)

@@ -200,8 +200,9 @@ def pick_board(names: Sequence[str], holding: Sequence[str] = ()) -> str:
     return name
 
 
-def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str]) -> None:
-    """Create a board over runs of one family and gold, or delete one (owner only in team mode)."""
+def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str], shown: str | None = None) -> None:
+    """Create a board over runs of one family and gold, or delete one (owner only in team mode): the board on screen
+    (`shown`) unless another is chosen, and only once the deletion is confirmed (it drops the board's sample)."""
     why = why_not(ACTION)
     with st.expander("Create or delete a board", expanded=not boards):
         with st.form("leaderboard.create", border=False):
@@ -221,8 +222,13 @@ def manage_boards(conn: Database, boards: Sequence[Mapping], runs: Sequence[str]
                 st.session_state[PENDING] = made["name"]  # the picker's own key is drawn already
                 st.rerun()
         if boards:
-            gone = st.selectbox("Board to delete", [b["name"] for b in boards], key="leaderboard.delete_name")
-            if role_button("Delete board (its runs and reviews stay)", action=ACTION, key="leaderboard.delete"):
+            names = [b["name"] for b in boards]  # the board on screen first: each board shown has its own box
+            gone = st.selectbox("Board to delete", names, key=f"leaderboard.delete_name.{shown}",
+                                index=names.index(shown) if shown in names else 0)
+            sure = st.checkbox(f"Yes, delete board {md_literal(gone)} and its drawn sample (its runs and reviews "
+                               "stay)", key=f"leaderboard.delete_sure.{gone}")
+            if role_button("Delete board (its runs and reviews stay)", action=ACTION, key="leaderboard.delete",
+                           disabled=not sure):
                 auth.guard(ACTION)
                 try:
                     delete_board(conn, gone)

@@ -14,11 +14,12 @@ def why_not(action: str) -> str | None:
     return auth.refused(action)
 
 
-def role_button(label: str, *, action: str, key: str, help: str | None = None, **kwargs: object) -> bool:
-    """`st.button` for `action`: disabled with the refusal as its tooltip and a caption for a person who may not;
-    True only when clicked by one who may."""
+def role_button(label: str, *, action: str, key: str, help: str | None = None, disabled: bool = False,
+                **kwargs: object) -> bool:
+    """`st.button` for `action`: disabled with the refusal as its tooltip and a caption for a person who may not
+    (and when `disabled`, e.g. until a confirmation is ticked); True only when clicked by one who may."""
     why = why_not(action)
-    clicked = st.button(md_literal(label), key=key, disabled=why is not None, help=why or help, **kwargs)  # type: ignore[arg-type]
+    clicked = st.button(md_literal(label), key=key, disabled=why is not None or disabled, help=why or help, **kwargs)  # type: ignore[arg-type]
     if why is not None:
         show_text(why, "caption")
     return clicked and why is None

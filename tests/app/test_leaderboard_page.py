@@ -137,7 +137,12 @@ def test_create_and_delete_a_board(app, conn):
     assert not at.exception
     assert "mine" in {b["name"] for b in list_boards(conn)}
     assert at.selectbox(key="leaderboard.board").value == "mine"
-    at.selectbox(key="leaderboard.delete_name").set_value("mine")
+    # the box offers the board on screen (it offered the first board of the list: one click deleted another one),
+    # and nothing is deleted before the deletion is confirmed
+    assert at.selectbox(key="leaderboard.delete_name.mine").value == "mine"
+    assert at.button(key="leaderboard.delete").disabled  # AppTest refuses a click on it, as a browser does
+    at.checkbox(key="leaderboard.delete_sure.mine").check().run()
+    assert not at.button(key="leaderboard.delete").disabled
     at.button(key="leaderboard.delete").click().run()
     assert not at.exception
     assert "mine" not in {b["name"] for b in list_boards(conn)}
