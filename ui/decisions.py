@@ -17,7 +17,7 @@ from scoring.families.base import LabelScheme
 from ui import auth
 from ui.blind import is_blind
 from ui.families import family_view, kind_title
-from ui.text import show_error, visible
+from ui.text import show_error, show_text, visible
 
 CARD_STYLE = """<style>
 .rj-card {font-size: 0.95rem; line-height: 1.5;}
@@ -171,6 +171,11 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
             return False
         if not reviewer:
             show_error("Enter your reviewer name in the sidebar first.")
+            return False
+        if clicked != "undo" and clicked == mine and not review_note(note):
+            # the label held already, and nothing to add: each click stored one more identical row (31 rows of
+            # one decision, counted as review rows on the Scores page)
+            show_text("You hold this label already: nothing was stored (a note with it would be).", "caption")
             return False
         try:
             undo = clicked == "undo" and last is not None

@@ -60,3 +60,25 @@ def test_the_classic_cards_undo_and_note_follow_the_cards_rules(app, app_db) -> 
     assert rows[0] == (overruled, "both name one method")  # trimmed, as both cards store notes (review_note)
     assert rows[-1] == (overruled, UNDO_NOTE)  # back to the label before the undone one, not withdrawn
     assert reviewer_labels(db, run_row(db, DEMO)["id"], "ana") == {d["id"]: overruled}
+
+
+def test_clicking_the_label_held_already_stores_nothing_unless_a_note_comes_with_it(app, app_db) -> None:
+    # "✓ Confirm match (yours)" stayed clickable and each click stored one more identical row (31 rows of one
+    # decision, counted as review rows on the Scores page)
+    db = open_db(app_db)
+    d = load_view(db, DEMO).decisions()[0]
+    at = open_page(app, "document", reviewer="ana", run=DEMO, doc=d["doc"])
+
+    def rows() -> list:
+        return [(r["label"], r["note"]) for r in load_view(db, DEMO).decision(d["id"])["reviews"]
+                if r["reviewer"] == "ana"]
+
+    at.button(key=f"review.confirm.{d['id']}").click().run()
+    assert len(rows()) == 1
+    at.button(key=f"review.confirm.{d['id']}").click().run()
+    at.button(key=f"review.confirm.{d['id']}").click().run()
+    assert not at.exception and len(rows()) == 1
+    assert any("You hold this label already" in c.value for c in at.caption), [c.value for c in at.caption]
+    at.text_input(key=f"review.note.{d['id']}").set_value("checked the abstract again")
+    at.button(key=f"review.confirm.{d['id']}").click().run()
+    assert rows()[-1] == (d["judge"], "checked the abstract again") and len(rows()) == 2  # a note is worth a row
