@@ -74,7 +74,7 @@ else:
         st.caption("Estimates (fixed-n and anytime 95% intervals) and the judge's bias (judge only − estimate).")
         st.dataframe(estimate_rows(table), hide_index=True, key="leaderboard.estimates")
         for why in no_interval_reasons(table):
-            st.caption(md_literal(f"No interval yet: {why}."))
+            st.caption(md_literal(f"No interval yet {why}."))
     points = board_points({**table, "systems": ranked(table)})  # the report's chart, rows in the table's order
     if points:
         st.altair_chart(board_intervals(points, metric=label_of(table, table["metric"])), key="leaderboard.chart")
@@ -88,5 +88,5 @@ else:
         every = metric_rows(table)
         st.dataframe(every, hide_index=True, key="leaderboard.metrics", height=full_height(len(every)))
         for why in no_interval_reasons(table, every_metric=True):
-            st.caption(md_literal(f"No interval yet: {why}."))
+            st.caption(md_literal(f"No interval yet {why}."))
 manage_boards(conn, boards, run_names(conn), shown=name if boards else None)

@@ -105,7 +105,9 @@ def estimate_rows(table: Mapping) -> pd.DataFrame:
             "system": s["system"],
             "estimate [95%]": estimate_text(est, unit),
             "anytime [95%]": interval_text((est.get("anytime") or {}).get("ci"), unit),
+            # a bias with no interval says so, as the estimate beside it does (a bare "0" read as exact)
             "judge bias [95%]": EMPTY if bias.get("value") is None else
+            f"{format_delta(bias['value'], unit)} (no interval yet)" if bias.get("ci") is None else
             _with_interval(format_delta(bias["value"], unit), interval_text(bias.get("ci"), unit, delta=True)),
         })
     return pd.DataFrame(rows)
@@ -128,15 +130,17 @@ def estimate_text(est: Mapping | None, unit: str) -> str:
 
 
 def no_interval_reasons(table: Mapping, *, every_metric: bool = False) -> list[str]:
-    """The distinct reasons the board's estimates (the primary metric's, or `every_metric`) have no interval yet."""
+    """Why the board's estimates (the primary metric's, or `every_metric`) have no interval yet: each distinct
+    reason once, with the systems it holds for (`for A, B: insufficient reviews: …`; the reasons differ by system,
+    and a caption that named none could not be read)."""
     keys = [m["key"] for m in table.get("metrics", ())] if every_metric else [table["metric"]]
-    out: dict[str, None] = {}
+    out: dict[str, dict[str, None]] = {}
     for s in table["systems"]:
         for k in keys:
             est = (s.get("estimate") or {}).get(k) or {}
             if est and est.get("ci") is None and est.get("note"):
-                out[str(est["note"])] = None
-    return list(out)
+                out.setdefault(str(est["note"]), {})[s["system"]] = None
+    return [f"for {', '.join(systems)}: {note}" for note, systems in out.items()]
 
 
 def metric_rows(table: Mapping) -> pd.DataFrame:

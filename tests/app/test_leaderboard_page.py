@@ -287,8 +287,9 @@ def test_the_metrics_table_shows_every_metrics_estimate_a_median_too(app, conn, 
         assert rows[s["system"], "MRR (all)"]["estimate [95%]"] == "– (no estimate yet)".replace("–", EMPTY)
         assert rows[s["system"], "Hits@10 (all)"]["estimate [95%]"] == "0.2000 (no interval yet)"
     captions = [plain(c.value) for c in at.caption]
-    assert "No interval yet: insufficient reviews: n < 30." in captions
-    assert "No interval yet: stratum '1-2 above' not reviewed." in captions
+    systems = ", ".join(s["system"] for s in real(conn, "demo-retrieval")["systems"])  # each caption names its own
+    assert f"No interval yet for {systems}: insufficient reviews: n < 30." in captions, captions
+    assert f"No interval yet for {systems}: stratum '1-2 above' not reviewed." in captions
     assert any(e.label == "Every headline metric: judge only, audited and estimated" for e in at.expander)
 
 
@@ -326,3 +327,31 @@ def test_drawing_the_sample_keeps_the_labels_given_so_far_and_the_judges_order(a
     by_judge = sorted(table["systems"], key=lambda s: s["rank_judge"])
     assert all(s["rank_audited"] is None for s in table["systems"])  # no sampled review yet: no estimate ranks
     assert order == [s["system"] for s in by_judge]
+
+
+def test_a_reason_names_its_systems_and_a_bias_without_interval_says_so(app, conn, monkeypatch):
+    # three "No interval yet: insufficient reviews: stratum …" captions named no system, with different counts; a
+    # judge bias of 0 beside "(no interval yet)" read as exact
+    import audit.board.table as tables
+
+    real = tables.board_table
+
+    def planned(db, name, *, policy):
+        t = real(db, name, policy=policy)
+        systems = [s["system"] for s in t["systems"]]
+        key = t["metric"]
+        est = {s: {key: {"value": 0.5, "ci": None, "note": f"stratum 'x' has no reviewed block (0 of {10 + i})"}}
+               for i, s in enumerate(systems)}
+        return {**t, "interval": "joint plan", "interval_explained": "the board's sampling plan",
+                "systems": [{**s, "estimate": est[s["system"]], "bias": {key: {"value": 0.0, "ci": None}}}
+                            for s in t["systems"]]}
+
+    monkeypatch.setattr(tables, "board_table", planned)
+    at = open_page(app, "leaderboard", board=BOARD)
+    assert not at.exception
+    systems = [s["system"] for s in real(conn, BOARD)["systems"]]
+    captions = [plain(c.value) for c in at.caption]
+    for i, s in enumerate(systems):
+        assert f"No interval yet for {s}: stratum 'x' has no reviewed block (0 of {10 + i})." in captions, captions
+    est = next(d.value for d in at.dataframe if "judge bias [95%]" in d.value.columns)
+    assert set(est["judge bias [95%]"]) == {"0 (no interval yet)"}
