@@ -177,13 +177,17 @@ wrong = set(ev["disagreeing_after"]) | set(ev["disagreeing_before"])
 if wrong:
     st.subheader("Decisions a judge gets wrong")
     by_id = {d["id"]: d for d in view.decisions() if d["id"] in wrong}
-    rows = [{"doc": by_id[i]["doc"], "type": by_id[i]["type"], "left": by_id[i]["left"], "right": by_id[i]["right"],
-             "human": by_id[i]["effective"], "before": "wrong" if i in ev["disagreeing_before"] else "right",
-             "after": "wrong" if i in ev["disagreeing_after"] else "right"} for i in sorted(by_id)]
+    # which judge was wrong, and the link, before the texts: a whole abstract in `left` pushed them off the page
+    rows = [{"doc": by_id[i]["doc"], "type": by_id[i]["type"], "human": by_id[i]["effective"],
+             "before": "wrong" if i in ev["disagreeing_before"] else "right",
+             "after": "wrong" if i in ev["disagreeing_after"] else "right",
+             "left": by_id[i]["left"], "right": by_id[i]["right"]} for i in sorted(by_id)]
     df = pd.DataFrame(rows)
-    df["open"] = links("document", ({"run": view.name, "doc": r["doc"], "decision": i}
-                                    for r, i in zip(rows, sorted(by_id), strict=True)))
+    df.insert(5, "open", links("document", ({"run": view.name, "doc": r["doc"], "decision": i}
+                                            for r, i in zip(rows, sorted(by_id), strict=True))))
     st.dataframe(df, hide_index=True, key="improve.wrong",
-                 column_config={"open": st.column_config.LinkColumn("open", display_text="review ›")})
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="review ›"),
+                                "left": st.column_config.TextColumn("left", width="large"),
+                                "right": st.column_config.TextColumn("right", width="large")})
 st.download_button("Download the result (JSON)", json.dumps(result, indent=1, ensure_ascii=False),
                    file_name=f"{view.name}.improve-{strategy}.json", mime="application/json", key="improve.download")

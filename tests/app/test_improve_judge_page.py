@@ -49,6 +49,8 @@ def test_the_page_fits_and_shows_the_out_of_sample_result(app, strict_run):
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # the κ-vs-threshold curve
     wrong = table(at, "open", "human", "before", "after")
     assert wrong["open"].str.startswith("document?").all() and (wrong["before"] == "wrong").sum() > 0
+    # who was wrong and the link come before the texts (a whole abstract in `left` pushed them off the page)
+    assert list(wrong.columns) == ["doc", "type", "human", "before", "after", "open", "left", "right"]
     assert table(at, "human label", "judge agrees", "n")["n"].sum() > 0
     assert len(at.get("download_button")) == 1
 
