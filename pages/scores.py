@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from audit.board.joint import boards_estimating, boards_estimating_text
 from audit.learning import learning_status, stale_warning
 from audit.numbers import EMPTY, count_noun, format_delta, format_value
 from audit.outputs.estimate_text import NOT_REVIEWABLE
@@ -12,7 +13,7 @@ from ui.entry import page_prologue
 from ui.families import kind_title
 from ui.metrics import headline, section_tables
 from ui.state import blind_guard, current_view, policy_radio
-from ui.text import show_text
+from ui.text import md_literal, show_text
 
 conn = page_prologue()
 st.title("Scores: original vs audited")
@@ -54,6 +55,12 @@ if plan is None:
             "to get an estimate with an honest interval." if estimable else
             "Sampled estimates are not available for this family yet (none of its headline metrics can be "
             "estimated from a sample of documents).")
+    on_board = boards_estimating(conn, view.name) if estimable else []
+    if on_board:  # the board's estimate of this run, where this page would say there is none
+        text = boards_estimating_text(on_board)
+        show_text(text[0].upper() + text[1:] + ".", "info")
+        st.page_link("pages/leaderboard.py", label=md_literal(f"Open the Leaderboard of {on_board[0]} ›"),
+                     query_params={"board": on_board[0]})
 else:
     cells = {"/".join(c.path): c for c in task.headline}
 

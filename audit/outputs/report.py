@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from audit.board.joint import boards_estimating, boards_estimating_text
 from audit.board.report import board_parts
 from audit.output_paths import OutputRule
 from audit.outputs import figures
@@ -273,7 +274,9 @@ def _headline(view: RunView, data: Mapping) -> Section:
                            "; the estimate is what a full human review would give, estimated from the sampled "
                            f"reviews, with two 95% intervals ({INTERVALS_EXPLAINED})." if lines else
                            "; the run has no sampling plan, so there is no estimate of a full human review (create "
-                           "one with the command python -m audit plan, then review through the sample queue).")))
+                           "one with the command python -m audit plan, then review through the sample queue)" + (
+                               f"; but {on_board}." if (on_board := boards_estimating_text(
+                                   boards_estimating(view.db, view.name))) else "."))))
     target = next((e for e in lines.values() if e.reviewable and e.estimate is not None), None)
     if target is not None:
         rests_on = basis or f"{target.n_sampled} sampled documents"

@@ -4,6 +4,8 @@ words, and the owner's create / delete form."""
 
 from __future__ import annotations
 
+import html
+
 from audit.board.export import ranked_value_title
 from audit.board.store import list_boards
 from audit.board.table import board_table
@@ -355,3 +357,27 @@ def test_a_reason_names_its_systems_and_a_bias_without_interval_says_so(app, con
         assert f"No interval yet for {s}: stratum 'x' has no reviewed block (0 of {10 + i})." in captions, captions
     est = next(d.value for d in at.dataframe if "judge bias [95%]" in d.value.columns)
     assert set(est["judge bias [95%]"]) == {"0 (no interval yet)"}
+
+
+def test_a_runs_scores_page_and_report_point_to_its_boards_estimate(app, conn):
+    # the Scores page said "create a sampling plan … to get an estimate" and the report "no estimate", beside a
+    # board whose drawn sample estimates the run (Leaderboard, the report's board section)
+    from audit.board.joint import create_board_plan
+    from audit.outputs.report import build_report, report_html
+    from audit.views import as_view
+
+    board = next(b for b in list_boards(conn) if b["name"] == BOARD)
+    run = board["runs"][0]
+    at = open_page(app, "scores", run=run)
+    assert not any("board's sample" in plain(i.value) for i in at.info)
+    create_board_plan(conn, BOARD, board["runs"], seed=0)
+    at = open_page(app, "scores", run=run)
+    assert not at.exception
+    said = [plain(i.value) for i in at.info if "board's sample" in plain(i.value)]
+    assert said == [f"A board's sample holds this run ({BOARD}): its estimate of this run's numbers is on the "
+                    "Leaderboard and in the report's board section."], [plain(i.value) for i in at.info]
+    links = [plain(p.proto.label) for p in at.get("page_link") if "Leaderboard" in plain(p.proto.label)]
+    assert links == [f"Open the Leaderboard of {BOARD} ›"]
+    page = html.unescape(report_html(build_report(as_view(conn, run))))
+    assert f"no sampling plan, so there is no estimate of a full human review (create one with the command python -m " \
+           f"audit plan, then review through the sample queue); but a board's sample holds this run ({BOARD})" in page
