@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from audit.board.joint import boards_estimating, boards_estimating_text
+from audit.board.report import boards_estimating, boards_estimating_text
 from audit.learning import learning_status, stale_warning
 from audit.numbers import EMPTY, count_noun, format_delta, format_value
 from audit.outputs.estimate_text import NOT_REVIEWABLE

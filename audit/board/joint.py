@@ -176,24 +176,6 @@ def create_board_plan(db: Database, name: str, runs: Sequence[str], *, seed: int
 _PLANS: LRUCache = LRUCache(8)
 
 
-def boards_estimating(db: Database, run: str) -> list[str]:
-    """The boards holding `run` whose one sample is drawn: each estimates the run's numbers (the Leaderboard, the
-    report's board section), also when the run has no sampling plan of its own."""
-    from audit.board.store import boards_of_run
-
-    return [b for b in boards_of_run(db, run)
-            if db.execute("SELECT 1 FROM board_plans WHERE board = ?", [b]).fetchone()]
-
-
-def boards_estimating_text(boards: Sequence[str]) -> str:
-    """What a run's own pages say of `boards_estimating` where they would say the run has no estimate ('' for none):
-    the Scores page and the report said "no sampling plan, so no estimate" beside a board's estimate of the run."""
-    if not boards:
-        return ""
-    return (f"a board's sample holds this run ({', '.join(boards)}): its estimate of this run's numbers is on the "
-            "Leaderboard and in the report's board section")
-
-
 def load_board_plan(db: Database, name: str) -> StoredPlan | None:
     """The board's stored plan, None without one. A plan is never changed once stored (it is fixed before review;
     deleting a run deletes it), so it is decoded once per database file and plan (its `created` time, to the

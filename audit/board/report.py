@@ -13,6 +13,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from sqlite_utils import Database
+
 from audit.board.export import board_rows, caption_parts, ranked_value_title
 from audit.board.store import boards_of_run
 from audit.board.table import board_table
@@ -93,3 +95,19 @@ def board_part(view: RunView, name: str, index: int) -> BoardPart:
 def board_parts(view: RunView) -> list[BoardPart]:
     """A part per board the run belongs to, by board name."""
     return [board_part(view, name, i) for i, name in enumerate(boards_of_run(view.db, view.name))]
+
+
+def boards_estimating(db: Database, run: str) -> list[str]:
+    """The boards holding `run` whose one sample is drawn: each estimates the run's numbers (the Leaderboard, the
+    report's board section), also when the run has no sampling plan of its own."""
+    return [b for b in boards_of_run(db, run)
+            if db.execute("SELECT 1 FROM board_plans WHERE board = ?", [b]).fetchone()]
+
+
+def boards_estimating_text(boards: Sequence[str]) -> str:
+    """What a run's own pages say of `boards_estimating` where they would say the run has no estimate ('' for none):
+    the Scores page and the report said "no sampling plan, so no estimate" beside a board's estimate of the run."""
+    if not boards:
+        return ""
+    return (f"a board's sample holds this run ({', '.join(boards)}): its estimate of this run's numbers is on the "
+            "Leaderboard and in the report's board section")

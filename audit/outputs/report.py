@@ -29,8 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from audit.board.joint import boards_estimating, boards_estimating_text
-from audit.board.report import board_parts
+from audit.board.report import board_parts, boards_estimating, boards_estimating_text
 from audit.output_paths import OutputRule
 from audit.outputs import figures
 from audit.outputs.agreement import agreement as compute_agreement
