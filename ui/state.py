@@ -190,6 +190,11 @@ def _picked() -> None:
     st.query_params[URL_RUN] = st.session_state[RUN_WIDGET]
 
 
+PICKER_FITS = 24
+"""Characters of a run name the sidebar's run picker shows whole (at its default width); a longer name is also
+written out under it."""
+
+
 def run_picker(conn: Database) -> str | None:
     """The sidebar's run select box: the session's current run, kept in `?run=` so every page and link carries it.
 
@@ -206,6 +211,8 @@ def run_picker(conn: Database) -> str | None:
     st.session_state[RUN_WIDGET] = value  # on every rerun: see _persisted
     st.selectbox("Current run", names, key=RUN_WIDGET, on_change=_picked,
                  help="Every page shows this run; links carry it (?run=). Runs stored in " + default_db_path())
+    if len(value) > PICKER_FITS:  # the sidebar's box cuts a long name ("demo-chimera-smollm2-few-shc"): in full
+        show_text(value, "caption")
     return value  # written to ?run= with the reviewer's settings, in one message (write_url_settings)
 
 

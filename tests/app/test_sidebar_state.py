@@ -85,3 +85,15 @@ def test_run_reviewer_and_blind_survive_any_page_switches_and_reruns(app_db, see
             at.toggle(key="blind").set_value(blind).run()
             step = f"{i}: blind {blind}"
         assert_sidebar_keeps(at, name, blind, RUN, step)
+
+
+@pytest.mark.parametrize("run", ["demo-chimera-smollm2-few-shot", "demo-chimera-mixed"])
+def test_a_long_run_name_is_written_out_under_the_picker(app, run):
+    # the sidebar's box cut "demo-chimera-smollm2-few-shot" to "demo-chimera-smollm2-few-shc"
+    from tests.app.conftest import open_page, plain
+    from ui.state import PICKER_FITS
+
+    at = open_page(app, "overview", run=run)
+    assert not at.exception
+    shown = [plain(c.value) for c in at.sidebar.caption if plain(c.value) == run]
+    assert shown == ([run] if len(run) > PICKER_FITS else [])
