@@ -147,11 +147,19 @@ def effective_df(tot: Totals, grad: np.ndarray, own_errors: bool = False) -> flo
 
 
 def _clip(ci: tuple[float, float], bounds: tuple[float, float] | None) -> tuple[tuple[float, float], bool]:
+    """The interval inside the metric's range. An interval wholly past a bound (a small sample's estimate overshot
+    it) is moved inside against that bound with its width kept: clipping it gave an inverted pair, and collapsing it
+    onto the bound a zero-width interval, which every surface reads as an exact value."""
     if bounds is None:
         return ci, False
-    # each end into the range: an interval wholly past a bound becomes that bound, never an inverted pair
-    lo = min(max(ci[0], bounds[0]), bounds[1])
-    hi = max(min(ci[1], bounds[1]), bounds[0])
+    lo, hi = ci
+    width = hi - lo
+    if lo > bounds[1]:
+        lo, hi = max(bounds[0], bounds[1] - width), bounds[1]
+    elif hi < bounds[0]:
+        lo, hi = bounds[0], min(bounds[1], bounds[0] + width)
+    else:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return (lo, hi), (lo, hi) != ci
 
 
@@ -524,12 +532,13 @@ def headline(est: Estimate, reviewed_so_far: float | None = None) -> dict[str, A
     `n_total` (blocks), `judge_only` (the score with the judge's labels), `reviewed_so_far` (the plug-in score:
     human labels where reviewed, judge elsewhere — biased towards the judge, shown for reference), `bias`
     (judge_only − estimate: how much the judge over-states the score) and `bias_ci` (its interval; the
-    judge-only score is a known constant, so it is the estimate's unclipped interval mirrored).
+    judge-only score is a known constant, so it is the estimate's interval mirrored: the shown estimate and the
+    shown interval, so the bias lies in its interval also where an estimate past the metric's range was moved in).
     """
     bias = None if est.estimate is None else est.judge_only - est.estimate
     bias_ci = None
-    if est.ci_raw is not None:
-        bias_ci = [est.judge_only - est.ci_raw[1], est.judge_only - est.ci_raw[0]]
+    if est.ci is not None:
+        bias_ci = [est.judge_only - est.ci[1], est.judge_only - est.ci[0]]
     return {
         "estimate": est.estimate,
         "ci": list(est.ci) if est.ci is not None else None,

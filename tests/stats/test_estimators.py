@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as hs
 from scipy import stats
 
@@ -529,6 +529,8 @@ def test_tuning_waits_for_an_interval():
 
 @settings(max_examples=150, deadline=None)
 @given(hs.integers(0, 2**32 - 1), hs.integers(40, 120), hs.integers(2, 70))
+@example(7, 60, 40).via("an interval wholly past 1: it was [1.0029, 1.0], then [1.0, 1.0] read as exact")
+@example(105, 90, 35).via("the same, from another shape")
 def test_the_point_estimate_never_leaves_the_metrics_range(seed, n_blocks, n_sampled):
     # a rate = Σ a / Σ b (a consistency rate): humans raise `a` in the sampled blocks above what the judge gave, so
     # the scaled-up difference can pass 1 (ideation's consistency rate read 1.015 from 14 documents). Whatever the
@@ -554,3 +556,10 @@ def test_the_point_estimate_never_leaves_the_metrics_range(seed, n_blocks, n_sam
         assert e.estimate == pytest.approx(unclipped) and e.estimate_raw is None
     if e.ci is not None:
         assert e.ci[0] <= e.estimate <= e.ci[1]
+        # never an inverted pair, nor a zero-width one (every surface reads that as exact): moved inside, same width
+        raw_width = e.ci_raw[1] - e.ci_raw[0]
+        if e.ci_raw[0] > 1.0:
+            assert e.ci == pytest.approx((max(0.0, 1.0 - raw_width), 1.0))
+        assert e.ci[1] - e.ci[0] > 0 or raw_width == 0
+        h = headline(e)  # and the judge's bias lies in its own interval
+        assert h["bias_ci"][0] <= h["bias"] <= h["bias_ci"][1]
