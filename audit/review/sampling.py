@@ -51,7 +51,7 @@ from scoring.stats.estimators import (
     tuned_estimate,
 )
 from scoring.stats.quantile import METHOD, MedianRule, median_estimates
-from scoring.stats.sampling import Plan, Unit, build_plan, next_unit, planning_variance
+from scoring.stats.sampling import Pick, Plan, Unit, build_plan, next_unit, planning_variance
 
 MIN_SAMPLED_BLOCKS = MIN_REVIEWS
 """No interval below this many sampled documents (the estimators' rule; the Scores page says it)."""
@@ -469,9 +469,6 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         h["label"] = cell.label
         h["strata"] = {name: s.assumption for name, s in tot.strata.items()}  # what each stratum's variance rests on
         h["interval"] = "fixed-n"  # `ci`: valid for a sample size fixed in advance
-        h["waiting_for_adjudication"] = waiting
-        if waiting:
-            h["note"] = "; ".join(n for n in (h.get("note"), waiting_text(waiting)) if n)
         if how:
             h["estimator"] = how  # the judge was improved on reviews this run counts: said wherever it is shown
             h["note"] = f"{h['note']}; {how}" if h.get("note") else how
@@ -480,6 +477,13 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         if not cell.reviewable:
             h = _exact(h, cell.value(so_far))
         out["/".join(cell.path)] = h
+    reviewable = {"/".join(c.path) for c in task.headline if c.reviewable}
+    for key, h in out.items():  # the median's entry too; an exact number waits for nobody
+        h["waiting_for_adjudication"] = waiting if key in reviewable else []
+        if waiting and key in reviewable:  # left out for what was said of them: not the plan's sample until settled
+            h["note"] = "; ".join(n for n in (h.get("note"), waiting_text(waiting) + "; until then the interval "
+                                              "rests on the settled documents alone, not on the plan's random "
+                                              "sample") if n)
     return out
 
 
@@ -611,6 +615,9 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     waiting = waiting_for_adjudication(view, plan, sampled, certain)
     pick = next_unit(plan, [*residuals, *waiting], certain=known,
                      planning=planning_variance(changeable_decisions(view, plan, kind)))
+    if pick is None and waiting:  # nothing else left: the waiting documents, not "every document is reviewed"
+        first = plan.blocks_by_id()[waiting[0]]
+        pick = Pick(first.id, first.stratum, first.units, first.rank, "waiting for an adjudicator")
     if pick is None:
         return None
     # the reviewer stops when the advice says so: optional stopping, so the advice aims at the anytime interval the
@@ -627,7 +634,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
         # second numerical gradient costs 2 evaluations of g per count path)
         se = float(np.sqrt(max(float(grad @ tot.cov @ grad), 0.0)))
     target = stopping_advice(plan, residuals, half_width, now_half_width=now_half, now_se=se,
-                             min_sampled=MIN_SAMPLED_BLOCKS, certain=known)
+                             min_sampled=MIN_SAMPLED_BLOCKS, certain=known, pending=waiting)
     decisions = [int(u) for u in pick.units]
     conflicted = [i for i in decisions if (e := view.effective.get(i)) is not None and e.conflicted]
     why = "; ".join(w for w in (pick.why, conflicted and conflicted_why(len(conflicted)), waiting_text(waiting)) if w)

@@ -111,7 +111,7 @@ def reviews_to_anytime_target(plan: Any, residuals: Mapping[str, float], half_wi
 
 def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float, *, now_half_width: float | None,
                     now_se: float | None, min_sampled: int, certain: Collection[str] = (),
-                    alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:
+                    pending: Collection[str] = (), alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:
     """How many more sampled blocks the queue needs before the anytime interval the estimate shows is at most
     ±`half_width`: what the interval needs first (`min_sampled` sampled blocks, and an interval at all), then the
     half-width it aims at.
@@ -121,6 +121,7 @@ def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float
     projection (`reviews_to_anytime_target`, whose planning variance smooths the residuals) is calibrated to the
     estimator: the target is rescaled by the ratio of the estimate's variance to the planning variance at the
     current sample, so the advice counts the variance the interval uses (the Jeffreys hurdle form), not its own.
+    `pending`: blocks reviewed but not yet in the estimate (waiting for an adjudicator): not counted as open.
     Adds `waiting_for`: `minimum` (fewer than `min_sampled` sampled blocks), `interval` (withheld for another
     reason) or `width`."""
     from scoring.stats.sampling import queue_state
@@ -128,7 +129,9 @@ def stopping_advice(plan: Any, residuals: Mapping[str, float], half_width: float
     now = len(residuals)
     known = set(certain)
     state = queue_state(plan, residuals, known)
-    open_sizes = [len(b.units) for b in plan.blocks if b.id not in residuals and b.id not in known]
+    drawn = set(pending)  # reviewed, waiting for an adjudicator: not open, though not in the estimate yet
+    open_sizes = [len(b.units) for b in plan.blocks if b.id not in residuals and b.id not in known
+                  and b.id not in drawn]
     open_blocks = len(open_sizes)
     if now_half_width is not None and now_half_width <= half_width + 1e-12:
         out = reviews_to_anytime_target(plan, residuals, half_width, certain=certain, alpha=alpha, state=state)

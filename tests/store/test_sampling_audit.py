@@ -236,10 +236,13 @@ def test_a_drawn_document_waiting_for_an_adjudicator_does_not_stall_the_sample_q
     assert moved["doc"] != pick["doc"] and moved["waiting_for_adjudication"] == [pick["doc"]]
     assert f"1 drawn document ({pick['doc']}) waiting for an adjudicator" in moved["why"]
     assert moved["sampled_documents"] == 0  # not settled: not yet in the estimate
-    for e in estimate(db_with_run, "mixed").values():
-        if e["estimate"] is not None and e["ci"] and e["ci"][0] == e["ci"][1]:
-            continue  # the exact cell (no review moves it)
+    reviewable = {"/".join(c.path) for c in as_view(db_with_run, "mixed").task.headline if c.reviewable}
+    for key, e in estimate(db_with_run, "mixed").items():
+        if key not in reviewable:  # the exact cell (no review moves it) waits for nobody
+            assert e["waiting_for_adjudication"] == [] and "adjudicator" not in e["note"]
+            continue
         assert e["waiting_for_adjudication"] == [pick["doc"]] and "waiting for an adjudicator" in e["note"]
+        assert "the interval rests on the settled documents alone" in e["note"]
     for dec_id in moved["decisions"]:  # the next draw takes sampled labels (they were refused)
         add_review(db_with_run, "mixed", dec_id, "match", "ana", sampled=True)
     # an adjudicator settles the first: both documents are draws, nothing waits
@@ -270,3 +273,25 @@ def test_the_order_after_a_waiting_document_is_the_order_an_immediate_adjudicati
                     add_review(db, "mixed", pick["decisions"][0], "no-match", "cy", role="adjudicator", sampled=True)
         orders.append(order)
     assert orders[0] == orders[1] and len(set(orders[0])) == 5
+
+
+def test_when_only_waiting_documents_are_left_the_queue_serves_them_and_never_says_done(db_with_run):
+    # with every other document reviewed, the queue said "every document of the plan is reviewed" (None) while one
+    # still waited for an adjudicator; and its advice counted the waiting documents as open
+    create_plan(db_with_run, "mixed", seed=3)
+    plan = load_plan(db_with_run, "mixed")
+    first = next_sample(db_with_run, "mixed")
+    for dec_id in first["decisions"]:
+        add_review(db_with_run, "mixed", dec_id, "match", "ana", sampled=True)
+    add_review(db_with_run, "mixed", first["decisions"][0], "no-match", "bo", sampled=True)
+    served = {first["doc"]}
+    while (pick := next_sample(db_with_run, "mixed"))["doc"] != first["doc"]:
+        assert pick["doc"] not in served and pick["more_to_target"] <= len(plan.blocks) - len(served)
+        served.add(pick["doc"])
+        for dec_id in pick["decisions"]:
+            add_review(db_with_run, "mixed", dec_id, "match", "ana", sampled=True)
+    assert served == {b.id for b in plan.blocks}  # every other document first
+    assert pick["why"].startswith("waiting for an adjudicator") and pick["waiting_for_adjudication"] == [first["doc"]]
+    assert pick["more_decisions_to_target"] == 0 or pick["more_to_target"] == 0
+    add_review(db_with_run, "mixed", first["decisions"][0], "no-match", "cy", role="adjudicator", sampled=True)
+    assert next_sample(db_with_run, "mixed") is None  # now every document is reviewed and settled
