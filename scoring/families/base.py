@@ -226,8 +226,8 @@ class TaskFamily(Protocol):
     certain_decisions: str
     """Which decisions `trivial` calls certain, in words; empty when none ever is."""
     unanswered_counts_as: str
-    """What a decision whose judge answer is missing counts as in the scores, in words (`not matched`; ideation: `an
-    invalid call`): the warnings of a run scored without some answers say it."""
+    """What a decision whose judge answer is missing counts as in the scores, in words (`not matched`; retrieval:
+    `not acceptable`): the warnings of a run scored without some answers say it."""
     replays_judge_logs: bool
     """True when `--judge replay:PATH` (a judge log, `describe_judge_log`) and `improved:ID` can judge a run; False
     for a family whose judge is a fixed algorithm (LitXBench's official matching), whose log is a record only."""

@@ -140,8 +140,9 @@ def test_no_sqlite_utils_plugin_runs_on_the_stores_connections(tmp_path):
     assert seen == []
 
 
-@pytest.mark.parametrize(("family", "counts_as"), [("chimera", "not matched"),
-                                                    ("ideation", "an invalid rating or call")])
+@pytest.mark.parametrize(("family", "counts_as"), [
+    ("chimera", "not matched"), ("retrieval", "not acceptable"), ("verdicts", "0 (not passed)"),
+    ("ideation", "invalid: a rating left out of the mean, a call 0 under the fixed normalisation")])
 def test_a_run_short_of_answers_says_what_each_missing_answer_counts_as_in_its_family(family, counts_as):
     # "they count as not matched" was CHIMERA's wording, printed for an ideation rating or comparison too
     from types import SimpleNamespace

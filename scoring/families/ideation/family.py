@@ -95,7 +95,7 @@ class IdeationTask(FamilyBase):
                                 keys={WIN_A: "a", WIN_B: "b", WIN_TIE: "t"}),
     }
     outcomes = ("clean", "split", "invalid")
-    unanswered_counts_as = "an invalid rating or call"
+    unanswered_counts_as = "invalid: a rating left out of the mean, a call 0 under the fixed normalisation"
     inputs = (InputSpec("ideas", "Ideas", IDEAS_HELP, suffixes=("jsonl",)),
               InputSpec("absolute", "Absolute ratings", ABSOLUTE_HELP, required=False, suffixes=("jsonl",)),
               InputSpec("pairwise", "Pairwise verdicts", PAIRWISE_HELP, required=False, suffixes=("jsonl",)))

@@ -72,6 +72,7 @@ class RetrievalTask(FamilyBase):
         "binary", (ACCEPTABLE, NOT_ACCEPTABLE), positive=ACCEPTABLE,
         titles={ACCEPTABLE: "acceptable answer too", NOT_ACCEPTABLE: "not acceptable"})}
     outcomes = review.OUTCOMES
+    unanswered_counts_as = "not acceptable"
     inputs = (InputSpec(
         "pred", "Rankings",
         "JSON lines, one ranked query each, as the CHIMERA bi-encoder writes results.json: id, query, context, "

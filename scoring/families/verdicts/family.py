@@ -110,6 +110,7 @@ class VerdictsTask(FamilyBase):
     }
     kind_titles = {CPI: "graded C/P/I", PASS_FAIL: "pass/fail", SCORE: "score with threshold"}
     outcomes = OUTCOMES
+    unanswered_counts_as = "0 (not passed)"
     inputs = (InputSpec("items", "Judged items", ITEMS_FORMAT, suffixes=("jsonl",)),)
     judge_specs = (RECORDED,)
     headline = (MetricCell(("headline", "mean"), "mean verdict (accuracy / pass rate / mean score)", "headline"),)
