@@ -239,7 +239,7 @@ def simulate(audit: Audit, rounds: int, design: str, half_width: float,
         strata, order = audit.order(1000 + r, design)
         for n in range(1, 30):  # point estimates below the interval's minimum (the same for every variance)
             est = audit.estimate(strata, order[:n], VARIANCES["plain"])
-            out["points"].setdefault(n, []).append((est.estimate, None, None,
+            out["points"].setdefault(n, []).append((est.design_value, None, None,
                                                     sum(audit.decisions_of[b] for b in order[:n])))
         for name in variances:
             how, stopped = VARIANCES[name], False
@@ -248,7 +248,7 @@ def simulate(audit: Audit, rounds: int, design: str, half_width: float,
                     break
                 est = audit.estimate(strata, order[:n], how)
                 decisions = sum(audit.decisions_of[b] for b in order[:n])
-                out[name]["by_n"].setdefault(n, []).append((est.estimate, est.ci, est.se, decisions))
+                out[name]["by_n"].setdefault(n, []).append((est.design_value, est.ci, est.se, decisions))
                 if not stopped and est.ci is not None and (est.ci[1] - est.ci[0]) / 2 <= half_width + 1e-12:
                     out[name]["stop"].append((n, decisions, est.ci[0] <= audit.truth <= est.ci[1]))
                     stopped = True

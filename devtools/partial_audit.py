@@ -275,7 +275,7 @@ def coverage(pop: Population, rounds: int, n: int, seed0: int = 1000, design: st
     for key, ests in res.items():
         t = pop.truth[key]
         # the design-unbiased value: before an estimate outside the metric's range is moved into it for showing
-        pts = [e.estimate if e.estimate_raw is None else e.estimate_raw for e in ests if e.estimate is not None]
+        pts = [e.design_value for e in ests if e.estimate is not None]
         cis = [e.ci for e in ests if e.ci is not None]
         errs = [p - t for p in pts]
         out[key] = {"rounds": len(ests), "truth": t,

@@ -107,8 +107,8 @@ def estimate_rows(table: Mapping) -> pd.DataFrame:
             "anytime [95%]": interval_text((est.get("anytime") or {}).get("ci"), unit),
             # a bias with no interval says so, as the estimate beside it does (a bare "0" read as exact)
             "judge bias [95%]": EMPTY if bias.get("value") is None else
-            f"{format_delta(bias['value'], unit)} (no interval yet)" if bias.get("ci") is None else
-            _with_interval(format_delta(bias["value"], unit), interval_text(bias.get("ci"), unit, delta=True)),
+            _said_with_interval(format_delta(bias["value"], unit), bias.get("ci"),
+                                interval_text(bias.get("ci"), unit, delta=True)),
         })
     return pd.DataFrame(rows)
 
@@ -125,8 +125,12 @@ def estimate_text(est: Mapping | None, unit: str) -> str:
         return EMPTY
     if est.get("value") is None:
         return f"{EMPTY} (no estimate yet)" if est.get("note") else EMPTY
-    text = _with_interval(format_value(est["value"], unit), interval_text(est.get("ci"), unit))
-    return f"{text} (no interval yet)" if est.get("ci") is None else text
+    return _said_with_interval(format_value(est["value"], unit), est.get("ci"), interval_text(est.get("ci"), unit))
+
+
+def _said_with_interval(value: str, ci: object, ci_text: str) -> str:
+    """A number with its interval, or with "(no interval yet)" where it has none: a bare number reads as exact."""
+    return f"{value} (no interval yet)" if ci is None else _with_interval(value, ci_text)
 
 
 def no_interval_reasons(table: Mapping, *, every_metric: bool = False) -> list[str]:

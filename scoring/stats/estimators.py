@@ -80,6 +80,12 @@ class Estimate:
     """The point estimate before it was moved into the metric's range, when it lay outside (else None): the
     design-unbiased value, which the benches and the unbiasedness tests average; `estimate` is what is shown."""
 
+    @property
+    def design_value(self) -> float | None:
+        """The design-unbiased point (`estimate_raw` where the shown `estimate` was moved into the metric's range):
+        what a bias over repeated draws averages."""
+        return self.estimate if self.estimate_raw is None else self.estimate_raw
+
     def to_json(self) -> dict[str, Any]:
         return {"estimate": self.estimate, "ci": list(self.ci) if self.ci else None, "se": self.se,
                 "judge_only": self.judge_only, "n_reviewed": self.n_reviewed, "n_sampled": self.n_sampled,

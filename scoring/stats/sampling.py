@@ -455,7 +455,7 @@ def reviews_to_target(plan: Plan, sampled: Mapping[str, float], half_width: floa
     Within-stratum variances are the current smoothed estimates (as in `next_unit`); the allocation starts
     from the reviews made (raised to `min_per_stratum`, and to the whole stratum for take-all strata) and
     greedily adds reviews where the variance drops most per decision. Returns a JSON-able dict:
-    `more` (blocks), `more_units` (decisions, from each stratum's mean block size), `allocation` and
+    `more` (blocks), `more_units` (decisions, from the sizes of each stratum's open blocks), `allocation` and
     `current` (m_h per stratum), `neyman_total` (closed-form blocks from scratch, without costs),
     `variance_now` (None while a stratum has no review) and `target_variance`.
     """
