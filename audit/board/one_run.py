@@ -98,7 +98,7 @@ class _State:
         self.plan: Plan = plan
         self.task: TaskFamily = view.task
         self.systems = list(systems)
-        judge, sampled, certain, paths = _blocks_state(view, plan)
+        judge, sampled, certain, paths, _ = _blocks_state(view, plan)  # the board serves its own queue
         strata = _block_strata(plan, judge)
         setup = crossfit_setup(view, sampled)
         self.how = None

@@ -20,6 +20,7 @@ from dataclasses import replace
 from itertools import groupby, repeat
 from operator import itemgetter
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 from cachetools import LRUCache
@@ -110,11 +111,11 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     # may have labelled it from another queue first: it stays a draw, or the other's share could never be finished)
     if block is not None and doc in planned_documents(view.db, view.id):
         return
-    _, sampled, certain, _ = _blocks_state(view, plan)
+    _, sampled, certain, _, waiting_list = _blocks_state(view, plan)
     if block is None or doc in certain or doc in sampled:
         why = "is not in the sampling plan" if block is None else "was reviewed by hand"
         raise AuditError(f"decision {decision_id}: document {doc!r} {why}, so it is no sample draw; {hint}")
-    waiting = set(waiting_for_adjudication(view, plan, sampled, certain))  # drawn: the queue moved on past them
+    waiting = set(waiting_list)  # drawn: the queue moved on past them
     first = next(b for b in plan.blocks if b.stratum == block.stratum and b.id not in certain and b.id not in sampled
                  and b.id not in waiting)
     if first.id != doc:
@@ -336,9 +337,22 @@ def _block_strata(plan: Plan, judge: Mapping[str, np.ndarray]) -> Mapping[str, s
     return strata
 
 
-def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
-    """(judge vector per block, human vector per sampled block, human vector per exactly-known block, paths): the
-    vectors of the family's `sampling_counts`, along `paths`."""
+class BlocksState(NamedTuple):
+    """The run's blocks under its plan: the vectors of the family's `sampling_counts`, along `paths`."""
+
+    judge: dict
+    """judge vector per block"""
+    sampled: dict
+    """human vector per sampled block (drawn by the queue, every decision settled)"""
+    certain: dict
+    """human vector per exactly-known block (reviewed whole by hand, or holding no decision of the plan's kind)"""
+    paths: list
+    waiting: list[str]
+    """drawn blocks waiting for an adjudicator, in plan order (`waiting_for_adjudication`)"""
+
+
+def _blocks_state(view: RunView, plan: Plan) -> BlocksState:
+    """The judge's and the humans' count vectors per block, and the drawn blocks that wait for an adjudicator."""
     db, row, audit = view.db, view.row, view.audit
     docs = _original_doc_counts(view)
     # a review can create counts the judge's totals lack (ideation: a first valid call of a pair)
@@ -360,16 +374,17 @@ def _blocks_state(view: RunView, plan: Plan) -> tuple[dict, dict, dict, set]:
             certain[doc] = human(doc) if doc in changed else judge[doc]  # no decision of the plan's kind: fixed
         elif settled.issuperset(block.units):
             (sampled if not sampled_reviews.isdisjoint(block.units) else certain)[doc] = human(doc)
-    return judge, sampled, certain, paths
+    waiting = waiting_for_adjudication(view, plan, sampled, certain, drawn=sampled_reviews)
+    return BlocksState(judge, sampled, certain, paths, waiting)
 
 
-def waiting_for_adjudication(view: RunView, plan: Plan, sampled: Collection[str],
-                             certain: Collection[str]) -> list[str]:
+def waiting_for_adjudication(view: RunView, plan: Plan, sampled: Collection[str], certain: Collection[str], *,
+                             drawn: Collection[str]) -> list[str]:
     """Documents the sample queue served (they hold a sampled review) whose decisions all carry a human label, some
     of them conflicted: the draw is made, and its value waits for an adjudicator. The queue moves on past them, in
     the order an immediate adjudication would give (it reads which documents were drawn, not what was said of
-    them); the estimate leaves them out until they are settled, and says so."""
-    drawn = {str(i) for i in sampled_decision_ids(view.db, view.id)}
+    them); the estimate leaves them out until they are settled, and says so. `drawn`: the ids (as text) of the
+    decisions the queue served (`sampled_decision_ids`)."""
     effective = view.effective
     out = []
     for b in plan.blocks:
@@ -381,13 +396,17 @@ def waiting_for_adjudication(view: RunView, plan: Plan, sampled: Collection[str]
     return out
 
 
-def waiting_text(waiting: Sequence[str]) -> str:
-    """The sentence the queue and the estimate add for `waiting_for_adjudication`'s documents ('' for none)."""
+def waiting_text(waiting: Sequence[str], *, estimate: bool = False) -> str:
+    """The sentence the queue (and with `estimate`, the estimate's note) adds for `waiting_for_adjudication`'s
+    documents ('' for none)."""
     if not waiting:
         return ""
     shown = ", ".join(waiting[:3]) + (", …" if len(waiting) > 3 else "")
-    return (f"{count_noun(len(waiting), 'drawn document')} ({shown}) waiting for an adjudicator: conflicted "
+    said = (f"{count_noun(len(waiting), 'drawn document')} ({shown}) waiting for an adjudicator: conflicted "
             "decisions keep a document out of the estimate until settled (`review --role adjudicator`)")
+    # left out for what was said of them: not the plan's random sample until they are settled
+    return said + ("; until then the interval rests on the settled documents alone, not on the plan's random sample"
+                   if estimate else "")
 
 
 def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan | None = None) -> dict:
@@ -412,7 +431,7 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
     view = as_view(db, run)
     plan = plan or require_plan(db, view, kind, then=" before reviewing")
     row, task = view.row, view.task
-    judge, sampled, certain, paths = _blocks_state(view, plan)
+    judge, sampled, certain, paths, waiting = _blocks_state(view, plan)
     strata = _block_strata(plan, judge)
     setup = crossfit_setup(view, sampled)
     movable = movable_vectors(view, paths, kind, sampling=True, docs=documents_to_recount(plan, sampled))
@@ -433,7 +452,6 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         how = setup["unavailable"] if setup else None
     so_far = view.audit.metrics
     covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
-    waiting = waiting_for_adjudication(view, plan, sampled, certain)
     out = {}
     options = row["inputs"].get("options") or {}
     for cell in task.headline:
@@ -480,10 +498,8 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
     reviewable = {"/".join(c.path) for c in task.headline if c.reviewable}
     for key, h in out.items():  # the median's entry too; an exact number waits for nobody
         h["waiting_for_adjudication"] = waiting if key in reviewable else []
-        if waiting and key in reviewable:  # left out for what was said of them: not the plan's sample until settled
-            h["note"] = "; ".join(n for n in (h.get("note"), waiting_text(waiting) + "; until then the interval "
-                                              "rests on the settled documents alone, not on the plan's random "
-                                              "sample") if n)
+        if waiting and key in reviewable:
+            h["note"] = "; ".join(n for n in (h.get("note"), waiting_text(waiting, estimate=True)) if n)
     return out
 
 
@@ -597,7 +613,7 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     row, task = view.row, view.task
     cell = target_cell(task, metric)
     check_half_width(half_width, bounds=task.metric_bounds(cell), label=cell.label)
-    judge, sampled, certain, paths = _blocks_state(view, plan)
+    judge, sampled, certain, paths, waiting = _blocks_state(view, plan)
     options = row["inputs"].get("options") or {}
     g = metric_of_totals(task, cell, paths, options)
     base = judge.in_order_sum()
@@ -612,7 +628,6 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     stratum_of = plan.stratum_of()
     residuals = {b: float(grad @ (sampled[b] - judge[b])) for b in sampled if b in stratum_of}
     known = [b for b in certain if b in stratum_of]
-    waiting = waiting_for_adjudication(view, plan, sampled, certain)
     pick = next_unit(plan, [*residuals, *waiting], certain=known,
                      planning=planning_variance(changeable_decisions(view, plan, kind)))
     if pick is None and waiting:  # nothing else left: the waiting documents, not "every document is reviewed"

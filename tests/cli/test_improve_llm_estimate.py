@@ -103,7 +103,8 @@ def hand_estimate(db, run: str, result: dict) -> float:
     labels worked out from each fold's rules and the script, then the family's F1 of T̂."""
     view = load_view(db, run)
     task, plan = view.task, load_plan(db, view, None)
-    _, sampled, certain, paths = _blocks_state(view, plan)
+    state = _blocks_state(view, plan)
+    sampled, certain, paths = state.sampled, state.certain, state.paths
     rules = [f["model"]["rules"] for f in result["fold_judges"]]
     fold_of = {d: k for k, f in enumerate(result["folds"]) for d in f}
     stratum = plan.stratum_of()

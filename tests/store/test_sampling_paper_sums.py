@@ -130,7 +130,7 @@ def demo_db(tmp_path):
 def test_the_sample_queue_serves_as_on_per_paper_vectors(demo_db, monkeypatch) -> None:
     db, rng = demo_db, random.Random(3)
     view = as_view(db, "litx")
-    assert len(_blocks_state(view, load_plan(db, view))[3]) <= 40  # 19 papers, 36 count paths between them
+    assert len(_blocks_state(view, load_plan(db, view)).paths) <= 40  # 19 papers, 36 count paths between them
     for _ in range(4):  # a few documents reviewed through the queue, some labels overruled
         pick = next_sample(db, "litx")
         labels = {d["id"]: d for d in as_view(db, "litx").decisions(pick["doc"])}

@@ -132,7 +132,8 @@ def test_plan_and_sample_state_read_per_document_equal_the_reads_of_every_decisi
         assert reference.take_all <= plan.take_all, run
         _review_mix(demo_db, view, random.Random(n))
         view = load_view(demo_db, run)
-        _, sampled, certain, _ = _blocks_state(view, plan)
+        state = _blocks_state(view, plan)
+        sampled, certain = state.sampled, state.certain
         ref_sampled, ref_certain = _reference_blocks_state(view, plan)
         assert (set(sampled), set(certain)) == (ref_sampled, ref_certain), run
         assert sampled or certain, run  # the mix reached the estimator

@@ -52,7 +52,7 @@ def test_shared_count_vectors_are_read_only(demo_db):
     view = load_view(demo_db, run)
     if load_plan(demo_db, run) is None:
         create_plan(demo_db, run, seed=3)
-    judge, _, _, _ = _blocks_state(view, load_plan(demo_db, run))
+    judge = _blocks_state(view, load_plan(demo_db, run)).judge
     vectors = list(judge.values())
     assert len({id(v) for v in vectors}) < len(vectors)
     with pytest.raises(ValueError):
