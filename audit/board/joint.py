@@ -40,6 +40,7 @@ from audit.review.sampling import (
     metric_of_totals,
     plan_summary,
     target_cell,
+    waiting_text,
 )
 from audit.store.database import dumps, now, run_row, transaction
 from audit.store.kept import kept, run_key
@@ -270,6 +271,9 @@ class BoardState:
     sample_key: dict[str, bytes] = field(default_factory=dict)
     """run -> `_sample_key`: with the run's judge side and `active` it fixes every number of the run's own estimate
     (`system_estimate` keeps them across states by it)."""
+    waiting: set[str] = field(default_factory=set)
+    """Served blocks whose every decision, in every run, is reviewed, some of them conflicted: drawn, their value
+    waits for an adjudicator (the queue moves on past them, as the sample queue does)."""
 
     @property
     def sampled(self) -> set[str]:
@@ -301,6 +305,8 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
     paths, judge, human, asks, base, active, movable = {}, {}, {}, {}, {}, {}, {}
     reviewed: dict[str, dict[str, np.ndarray]] = {}
     open_of: dict[str, set[str]] = {}
+    unreviewed: set[str] = set()  # blocks where some decision of some run has no human label at all
+    conflicted_in: set[str] = set()
     for r, view in views.items():
         audit = view.audit
         paths[r] = list(dict.fromkeys([*leaf_paths(view.row["original_counts"] or {}),
@@ -320,17 +326,25 @@ def board_state(db: Database, stored: StoredPlan, policy: str = DEFAULT_POLICY,
         movable[r] = _movable_at(run, active[r])
         asks[r] = set(run.asks)  # the state's own: the kept one is never handed out
         settled: dict[str, int] = {}
+        reviewed_n: dict[str, int] = {}
         for dec_id, e in view.effective.items():  # the reviewed decisions; every other one carries the judge's
             b = run.decision_block.get(dec_id)
             if b is not None and e.settled_by_humans:
                 settled[b] = settled.get(b, 0) + 1
+            if b is not None and e.reviewed:
+                reviewed_n[b] = reviewed_n.get(b, 0) + 1
+                if e.conflicted:
+                    conflicted_in.add(b)
         open_of[r] = {b for b, n in run.decisions_in.items() if settled.get(b, 0) < n}
+        unreviewed |= {b for b, n in run.decisions_in.items() if reviewed_n.get(b, 0) < n}
     drawn = {b for b, in db.execute("SELECT block FROM board_draws WHERE board = ?", [stored.board])}
     labelled = set(in_plan) - set().union(*open_of.values())
     strata = {b: in_plan.get(b, NO_DECISIONS) for b in stored.documents}
     drawn &= set(in_plan)
+    waiting = (drawn & conflicted_in) - labelled - unreviewed
     return BoardState(stored, task, views, paths, judge, human, asks, labelled, open_of, drawn, strata, base, active,
-                      movable, sample_key={r: _sample_key(reviewed[r], open_of[r], drawn) for r in views})
+                      movable, sample_key={r: _sample_key(reviewed[r], open_of[r], drawn) for r in views},
+                      waiting=waiting)
 
 
 def _sample_key(changed: dict[str, np.ndarray], open_blocks: set[str], drawn: set[str]) -> bytes:
@@ -746,8 +760,10 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY, vi
 
 
 def _open_served(state: BoardState) -> list:
-    """Served blocks not yet reviewed whole, in the plan's order: the queue finishes them first."""
-    return [b for b in state.stored.plan.blocks if b.id in state.drawn and b.id not in state.labelled]
+    """Served blocks not yet reviewed whole, in the plan's order: the queue finishes them first (not those waiting
+    for an adjudicator: a reviewer can do nothing there)."""
+    return [b for b in state.stored.plan.blocks
+            if b.id in state.drawn and b.id not in state.labelled and b.id not in state.waiting]
 
 
 def _review_in(state: BoardState, block: str, prefer: Sequence[str]) -> list[dict]:
@@ -805,7 +821,7 @@ def planned_pick(state: BoardState, runs: Sequence[str]) -> Pick | None:
     asked = set().union(*(state.asks[r] for r in runs))
     heads: dict[str, PlanBlock] = {}
     for blk in plan.blocks:
-        if blk.id not in state.labelled and blk.stratum not in heads:
+        if blk.id not in state.labelled and blk.id not in state.waiting and blk.stratum not in heads:
             heads[blk.stratum] = blk
     strata = {h for h, blk in heads.items() if blk.id in asked} or set(heads)
     if not strata:
@@ -813,7 +829,7 @@ def planned_pick(state: BoardState, runs: Sequence[str]) -> Pick | None:
     sub = replace(plan, blocks=tuple(blk for blk in plan.blocks if blk.stratum in strata))
     ids = {blk.id for blk in sub.blocks}
     known = [k for k in state.known if k in ids]
-    sampled = [k for k in state.sampled if k in ids]
+    sampled = [k for k in state.sampled | state.waiting if k in ids]  # waiting: drawn, as an adjudication would leave
     # the rules before the Neyman step read only how many blocks each stratum has had; with no residual variance at
     # all `next_unit` falls back to proportional allocation, where the planned gain takes over
     first = next_unit(sub, dict.fromkeys(sampled, 0.0), certain=known)
@@ -857,12 +873,14 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
     document the aim asks about. `pair` names the adjacent pair of the estimated ranking least settled (the
     largest share of its simultaneous anytime difference interval on the wrong side of 0; no interval yet first):
     its runs are reviewed first and `more_documents` counts for the ranking. A served document not yet reviewed
-    whole comes first.
+    whole comes first; one reviewed whole but conflicted waits for an adjudicator, and the queue moves on past it to
+    what an immediate adjudication would give (label-blind), serving it again only when nothing else is left.
 
     Returns:
         `{"doc", "documents": {run: doc ids}, "review_in": [{"run", "documents", "decisions"}], "stratum", "rank",
-        "why", "conflicted" (listed decisions reviewed but not settled), "how" (how to review them), "pair", "focus",
-        "more_documents", "more_text", "sampled_documents"}`.
+        "why", "conflicted" (listed decisions reviewed but not settled), "waiting_for_adjudication" (served documents
+        reviewed whole, some of it conflicted: the queue moves on past them and serves them when nothing else is
+        left), "how" (how to review them), "pair", "focus", "more_documents", "more_text", "sampled_documents"}`.
 
     Raises:
         AuditError: no plan, runs other than the plan's, or a focus that is not one of them.
@@ -893,20 +911,29 @@ def next_board_document(db: Database, name: str, runs: Sequence[str], *, focus: 
         pick = {"doc": b.id, "stratum": b.stratum, "rank": b.rank, "why": "served before, not yet reviewed whole"}
     else:
         chosen = planned_pick(state, aim_runs)
-        if chosen is None:
+        waits = [b for b in state.stored.plan.blocks if b.id in state.waiting]
+        if chosen is None and waits:  # nothing else left: the waiting documents, not "every document is reviewed"
+            b = waits[0]
+            pick = {"doc": b.id, "stratum": b.stratum, "rank": b.rank, "why": "waiting for an adjudicator"}
+        elif chosen is None:
             return None
-        pick = {"doc": chosen.block, "stratum": chosen.stratum, "rank": chosen.rank, "why": chosen.why}
-        with transaction(db):
-            db.execute("INSERT OR IGNORE INTO board_draws (board, block, served) VALUES (?, ?, ?)",
-                       [name, chosen.block, now()])
+        else:
+            pick = {"doc": chosen.block, "stratum": chosen.stratum, "rank": chosen.rank, "why": chosen.why}
+            with transaction(db):
+                db.execute("INSERT OR IGNORE INTO board_draws (board, block, served) VALUES (?, ?, ?)",
+                           [name, chosen.block, now()])
     more_text = (f"{more} more document{'s' if more != 1 else ''} {says}" if more else
                  "the ranking is settled" if focus is None else f"{focus}'s place in the ranking is settled")
     review_in = _review_in(state, pick["doc"], prefer)
     conflicted = [d for item in review_in for d in item["decisions"]
                   if (e := state.views[item["run"]].effective.get(d)) is not None and e.conflicted]
-    if served and conflicted:  # served again and again: say what keeps it open
+    if served and conflicted:  # served again: say what keeps it open
         pick["why"] += f"; {conflicted_why(len(conflicted))}"
+    waiting = [b.id for b in stored.plan.blocks if b.id in state.waiting]
+    if waiting:
+        pick["why"] += f"; {waiting_text(waiting)}"
     return pick | {"documents": stored.documents[pick["doc"]], "review_in": review_in, "conflicted": conflicted,
+                   "waiting_for_adjudication": waiting,
                    "how": BOARD_REVIEW_HOW, "pair": pair, "focus": focus, "more_documents": more,
                    "more_text": more_text, "sampled_documents": len(state.sampled)}
 

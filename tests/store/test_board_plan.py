@@ -8,6 +8,7 @@ import json
 import math
 import random
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -489,21 +490,86 @@ def test_the_queue_serves_the_same_documents_whatever_the_reviews_say(sampled_te
     assert served["agree"] == served["overrule one stratum"]
 
 
-def test_a_document_kept_open_by_a_conflict_says_so_and_how_to_settle_it(db):
-    """Under unanimous a conflicted question is not settled, so its document is served again and again: the queue
-    names the conflicted decisions and that an adjudicator settles them, and says how its decisions are reviewed
-    (without --sampled; the board records its draws)."""
-    create_board_plan(db, "b", RUNS, seed=1)
-    pick = next_board_document(db, "b", RUNS)
-    assert pick["conflicted"] == [] and "--sampled" in pick["how"]
+def _review_with_a_conflict(db, pick: dict, *, adjudicate: bool = False) -> tuple[str, int]:
+    """Every listed decision of `pick` labelled by ana, the first one also by ben, who disagrees (and, with
+    `adjudicate`, settled at once by an adjudicator). Returns the conflicted decision's (run, id)."""
     listed = [(part["run"], dec) for part in pick["review_in"] for dec in part["decisions"]]
     for run, dec in listed:
         add_review(db, run, dec, "match", "ana")
     run, dec = listed[0]
-    add_review(db, run, dec, "no-match", "ben")  # the two reviewers disagree on one question
+    add_review(db, run, dec, "no-match", "ben")
+    if adjudicate:
+        add_review(db, run, dec, "match", "cy", role="adjudicator")
+    return run, dec
+
+
+def test_a_document_waiting_for_an_adjudicator_does_not_stall_the_board_queue(db):
+    """Under unanimous a conflicted question is not settled. The board queue served its document again and again,
+    where a reviewer can do nothing; now, as the sample queue does, it moves on, names the waiting document and how
+    to settle it, and says how its decisions are reviewed (without --sampled; the board records its draws)."""
+    create_board_plan(db, "b", RUNS, seed=1)
+    pick = next_board_document(db, "b", RUNS)
+    assert pick["conflicted"] == [] and pick["waiting_for_adjudication"] == [] and "--sampled" in pick["how"]
+    run, dec = _review_with_a_conflict(db, pick)
+    moved = next_board_document(db, "b", RUNS)
+    assert moved["doc"] != pick["doc"] and moved["waiting_for_adjudication"] == [pick["doc"]]
+    assert f"1 drawn document ({pick['doc']}) waiting for an adjudicator" in moved["why"]
+    assert "--role adjudicator" in moved["why"] and pick["doc"] in draws(db, "b")
+    add_review(db, run, dec, "match", "cy", role="adjudicator")
+    after = next_board_document(db, "b", RUNS)
+    assert after["doc"] == moved["doc"]  # served, not yet reviewed: served again
+    assert after["waiting_for_adjudication"] == [] and "adjudicator" not in after["why"]
+
+
+def test_a_served_document_with_a_conflict_and_open_questions_is_served_again_and_says_why(db):
+    """A conflicted question in a document whose other questions are still open: the reviewer still has work there,
+    so it is served again, and the reason names the conflict and who settles it."""
+    create_board_plan(db, "b", RUNS, seed=1)
+    pick = next_board_document(db, "b", RUNS)
+    listed = [(part["run"], dec) for part in pick["review_in"] for dec in part["decisions"]]
+    assert len(listed) >= 2
+    run, dec = listed[0]
+    add_review(db, run, dec, "match", "ana")
+    add_review(db, run, dec, "no-match", "ben")
     again = next_board_document(db, "b", RUNS)
     assert again["doc"] == pick["doc"] and again["conflicted"] == [dec]
     assert "1 decision reviewed but conflicted" in again["why"] and "--role adjudicator" in again["why"]
+
+
+def test_the_board_order_after_a_waiting_document_is_the_order_an_immediate_adjudication_gives(db, tmp_path):
+    """Label-blind: the documents served after one that waits for an adjudicator are those served had it been
+    adjudicated at once."""
+    create_board_plan(db, "b", RUNS, seed=5)
+    copy = sqlite3.connect(tmp_path / "twin.db")
+    db.conn.backup(copy)
+    copy.close()
+    orders = []
+    for d, adjudicate in ((db, False), (open_db(tmp_path / "twin.db"), True)):
+        order = []
+        for step in range(5):
+            pick = next_board_document(d, "b", RUNS)
+            order.append(pick["doc"])
+            if step == 0:
+                _review_with_a_conflict(d, pick, adjudicate=adjudicate)
+            else:
+                _review_whole(d, pick, random.Random(step))
+        orders.append(order)
+    assert orders[0] == orders[1] and len(set(orders[0])) == 5
+
+
+def test_when_only_waiting_documents_are_left_the_board_queue_serves_them_and_never_says_done(db):
+    """Every other document reviewed (here by hand): the queue serves the waiting document rather than None."""
+    create_board_plan(db, "b", RUNS, seed=1)
+    pick = next_board_document(db, "b", RUNS)
+    run, dec = _review_with_a_conflict(db, pick)
+    for r in RUNS:
+        rows = db.execute("SELECT d.id, d.doc_id FROM decisions d JOIN runs ON runs.id = d.run_id WHERE runs.name = ?",
+                          [r]).fetchall()
+        for dec_id, doc in rows:
+            if doc not in pick["documents"][r]:
+                add_review(db, r, dec_id, "match", "ana")
+    last = next_board_document(db, "b", RUNS)
+    assert last["doc"] == pick["doc"] and last["why"].startswith("waiting for an adjudicator")
+    assert last["waiting_for_adjudication"] == [pick["doc"]]
     add_review(db, run, dec, "match", "cy", role="adjudicator")
-    after = next_board_document(db, "b", RUNS)
-    assert after["doc"] != pick["doc"] and after["conflicted"] == []
+    assert next_board_document(db, "b", RUNS) is None
