@@ -76,13 +76,14 @@ def _run_rule(args: argparse.Namespace, db: Database) -> OutputRule:
     return replace(_rule(args), input_digests=digests)
 
 
-def _open(path: str) -> Database:
+def _open(path: str, *, create: bool = False) -> Database:
     """The database, with any audited state a migration left stale rebuilt (`audit.stale`): the one place the
-    CLI imports the store."""
+    CLI imports the store. Only the commands that store a new run or judge answers (`create`:
+    `store.database.MADE_BY`) start a database where none is; the others refuse the path."""
     from audit.stale import rebuild_stale_runs
     from audit.store.database import open_db, seal_on_success
 
-    db = seal_on_success(open_db(path))
+    db = seal_on_success(open_db(path, create=create))
     rebuild_stale_runs(db)
     return db
 
@@ -239,7 +240,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     rule = _rule(args, inputs=[*inputs.values(), replay])
     if args.judge_log:
         rule.check(args.judge_log, "--judge-log")
-    db = _open(args.db)
+    db = _open(args.db, create=True)
     options = {o.name: getattr(args, o.name) for o in task.options}
     improved = None
     if args.learnt_from or judge.startswith("improved:"):
@@ -386,7 +387,7 @@ def cmd_runs(args: argparse.Namespace) -> None:
     db = _open(args.db)
     learning = learning_by_run(db)
     runs = list_runs(db)
-    if not runs:  # said, so that a mistyped --db (a new, empty database) does not pass for an empty result
+    if not runs:  # said, so that an empty database does not pass for an empty result
         print(f"no runs in {args.db}", file=sys.stderr)
     for r in runs:
         line = {k: r[k] for k in ("name", "task", "judge_spec", "created", "n_docs", "n_decisions")}
@@ -407,7 +408,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         if name:
             print(f"[{done + 1}/{total}] {name}", file=sys.stderr)
 
-    _print_json({"scored": load_demo(_open(args.db), progress)})
+    _print_json({"scored": load_demo(_open(args.db, create=True), progress)})
 
 
 @command("decisions", RUN,
@@ -700,7 +701,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     from audit.framework_logs import import_log
 
     options = {k: v for k, v in vars(args).items() if k in getattr(args, "importer_options", ()) and v is not None}
-    result = import_log(_open(args.db), args.framework, args.log, run=args.run, options=options)
+    result = import_log(_open(args.db, create=True), args.framework, args.log, run=args.run, options=options)
     for err in result["errors"][:20]:
         print(f"skipped: {err}", file=sys.stderr)
     _print_json(result)
@@ -840,7 +841,7 @@ def cmd_judge_batch(args: argparse.Namespace) -> None:
     rule = _rule(args, inputs=[*(getattr(args, n, None) for n in names), args.results])
     if args.action == "export" and args.out:
         rule.check(args.out)
-    report = run_command(_open(args.db), args, names, rule)
+    report = run_command(_open(args.db, create=True), args, names, rule)
     for prob in report.get("problem_lines", [])[:20]:
         print(f"warning: line {prob['line']}: {prob['reason']}", file=sys.stderr)
     _print_json(report)

@@ -28,7 +28,7 @@ def _open(path: str) -> Database:
     from audit.stale import rebuild_stale_runs
     from audit.store.database import open_db, seal_on_success
 
-    db = seal_on_success(open_db(path))
+    db = seal_on_success(open_db(path, create=False))  # a board needs runs: never a new database
     rebuild_stale_runs(db)
     return db
 

@@ -30,8 +30,13 @@ MIGRATIONS_TABLE = "_sqlite_migrations"
 NEW_DB_HINT = "give --db (or $REJUDGE_DB) a file name that does not exist yet to start a new database"
 
 
-def open_db(path: str | Path | None = None) -> Database:
-    """Open (creating if needed) a Rejudge database, in WAL mode, with every migration applied.
+MADE_BY = "score, import, demo and judge-batch"
+"""The CLI commands that may start a new database (every other one refuses a path where none exists)."""
+
+
+def open_db(path: str | Path | None = None, *, create: bool = True) -> Database:
+    """Open (creating if needed, unless `create` is false) a Rejudge database, in WAL mode, with every migration
+    applied.
 
     A file that is not a Rejudge database is refused and left exactly as it was: an empty (0-byte) file, a damaged
     or truncated one, another application's SQLite file, one written by a newer Rejudge. A database the user
@@ -44,6 +49,8 @@ def open_db(path: str | Path | None = None) -> Database:
     if path == ":memory:":
         return _connect(path, uri=False, read_only=False)
     p = Path(path)
+    if not p.exists() and not create:  # a mistyped --db left an empty database behind a command that only reads
+        raise DatabaseRefused(f"{p}: no database there (a new one is started by {MADE_BY}); check the path")
     if not p.exists():
         try:
             p.parent.mkdir(parents=True, exist_ok=True)

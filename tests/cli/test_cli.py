@@ -62,6 +62,7 @@ def test_score_review_export_round_trip(tmp_path, capsys):
     (["score", "chimera", "--gold", "missing.csv", "--pred", str(PRED_MIXED)], "error: missing.csv: file not found"),
 ])
 def test_errors_are_one_line_with_exit_2(tmp_path, args, message):
+    open_db(tmp_path / "e.db").conn.close()  # a database without the run (a missing one is refused before)
     p = run_cli(*args, db=tmp_path / "e.db")
     assert p.returncode == 2
     assert p.stderr.startswith("error: ") and message in p.stderr

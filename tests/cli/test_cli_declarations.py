@@ -39,13 +39,37 @@ def test_an_empty_db_is_refused_wherever_it_is_given(argv: list[str], where: str
 
 def test_a_db_in_a_missing_folder_is_refused_and_nothing_is_made(tmp_path, capsys) -> None:
     """A mistyped `--db some/dir/x.db` made the folders and an empty database, and `runs` then printed nothing
-    with exit status 0; a new database in a folder that exists is still made (and `runs` says it holds none)."""
+    with exit status 0."""
     missing = tmp_path / "nodir" / "x.db"
     with pytest.raises(SystemExit) as e:
         main(["--db", str(missing), "runs"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and f"its folder '{missing.parent}' does not exist" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+READING = [["runs"], ["check"], ["decisions", "--run", "demo"], ["estimate", "--run", "demo"],
+           ["agreement", "--run", "demo"], ["queue", "--run", "demo", "--next"],
+           ["review", "--run", "demo", "--decision", "1", "--label", "match", "--reviewer", "ana"],
+           ["export-reviews", "--run", "demo", "--out", "{tmp}/r.jsonl"], ["board", "show", "b"]]
+
+
+@pytest.mark.parametrize("argv", READING, ids=lambda a: " ".join(a[:2]))
+def test_a_command_that_needs_a_run_refuses_a_database_that_is_not_there_and_makes_none(tmp_path, capsys,
+                                                                                         argv) -> None:
+    """A mistyped `--db audit.db` (for audits.db) in a folder that exists: every command but those that store a
+    new run left an empty database there ("unknown run", or `runs` printing none)."""
+    mistyped = tmp_path / "audit.db"
+    assert main(["--db", str(mistyped), *(a.replace("{tmp}", str(tmp_path)) for a in argv)]) == 2
+    err = capsys.readouterr().err
+    assert f"{mistyped}: no database there (a new one is started by score, import, demo and judge-batch)" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_database_says_it_holds_no_runs(tmp_path, capsys) -> None:
+    from audit.store.database import open_db
+
+    open_db(tmp_path / "new.db").conn.close()
     assert main(["--db", str(tmp_path / "new.db"), "runs"]) == 0
     out = capsys.readouterr()
     assert out.out == "" and out.err == f"no runs in {tmp_path / 'new.db'}\n"
