@@ -21,6 +21,16 @@ class BadLabel(AuditError):
     """A review label that the decision kind does not allow."""
 
 
+class NotASampleDraw(AuditError):
+    """A review sent as a sample draw for a document the sample queue would not serve now; nothing was stored.
+    `reason` says why without saying how to go on: each surface says that in its own words (the CLI's flags,
+    the pages' controls)."""
+
+    def __init__(self, reason: str, hint: str) -> None:
+        super().__init__(f"{reason}; {hint}")
+        self.reason = reason
+
+
 class StaleReview(AuditError):
     """The decision's reviews changed since the caller looked at them."""
 

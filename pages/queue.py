@@ -43,7 +43,7 @@ from ui.queue_progress import progress_line
 from ui.queue_progress import sample_line as queue_sample_line
 from ui.review_card.component import page_refresher, queue_token, save_grant
 from ui.review_card.component import review_card as browser_card
-from ui.review_card.store import Reviewer
+from ui.review_card.store import Reviewer, refusal_text
 from ui.state import blind, current_view, db, is_blind_reviewer, link_params, reviewer, role, sample_now
 from ui.text import md_literal, show_error, show_text
 
@@ -158,7 +158,7 @@ def _on_label(decision_id: int, label: str, pos: int, as_role: str) -> None:
                                           "Stored")
         st.session_state[POS] = pos + 1
     except AuditError as e:
-        st.session_state[ERROR] = str(e)
+        st.session_state[ERROR] = refusal_text(e)
 
 
 def _on_undo() -> None:

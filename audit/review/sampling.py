@@ -27,7 +27,7 @@ from cachetools import LRUCache
 from sqlite_utils import Database
 
 from audit.effective import conflicted_why
-from audit.errors import AuditError
+from audit.errors import AuditError, NotASampleDraw
 from audit.numbers import count_noun
 from audit.rescoring import document_drawn, original_counts, sampled_decision_ids
 from audit.review.count_vectors import flatten, leaf_paths, row_flattener, row_unflattener
@@ -90,7 +90,7 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     hand-picked block, one reviewed completely by hand, or a run without a plan is no random draw.
 
     Raises:
-        AuditError: saying why, and how to review it by hand instead.
+        NotASampleDraw: saying why, and (for the CLI) how to review it by hand instead.
     """
     view = as_view(db, run)
     found = view.db.execute("SELECT doc_id, kind FROM decisions WHERE id = ? AND run_id = ?",
@@ -101,8 +101,8 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     hint = "review it without --sampled (a hand-picked review), or take the document `queue --next` serves"
     plan = load_plan(db, view, kind) or load_plan(db, view, None)
     if plan is None:
-        raise AuditError(f"run {view.name!r} has no sampling plan, so no review is a sample draw; create one with "
-                         f"`python -m audit plan --run {view.name}`, or {hint}")
+        raise NotASampleDraw(f"run {view.name!r} has no sampling plan, so no review is a sample draw",
+                             f"create one with `python -m audit plan --run {view.name}`, or {hint}")
     if document_drawn(view.db, view.id, doc):
         return  # a block the queue served already
     block = plan.blocks_by_id().get(doc)
@@ -114,13 +114,13 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     _, sampled, certain, _, waiting_list = _blocks_state(view, plan)
     if block is None or doc in certain or doc in sampled:
         why = "is not in the sampling plan" if block is None else "was reviewed by hand"
-        raise AuditError(f"decision {decision_id}: document {doc!r} {why}, so it is no sample draw; {hint}")
+        raise NotASampleDraw(f"decision {decision_id}: document {doc!r} {why}, so it is no sample draw", hint)
     waiting = set(waiting_list)  # drawn: the queue moved on past them
     first = next(b for b in plan.blocks if b.stratum == block.stratum and b.id not in certain and b.id not in sampled
                  and b.id not in waiting)
     if first.id != doc:
-        raise AuditError(f"decision {decision_id}: document {doc!r} is not what the sample queue serves (in its "
-                         f"stratum {block.stratum!r} the next draw is {first.id!r}); {hint}")
+        raise NotASampleDraw(f"decision {decision_id}: document {doc!r} is not what the sample queue serves now (the "
+                             f"next draw of its stratum is {first.id!r})", hint)
 
 
 

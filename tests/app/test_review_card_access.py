@@ -85,3 +85,31 @@ def test_an_undo_of_an_adjudication_is_refused_to_a_reviewer_session(conn):
     answered = store_events(conn, view, [undos[1] | {"cid": "u-own"}], _reviewer("rita", may_adjudicate=True), {})
     assert answered["u-own"]["ok"] is True
     assert _rows(conn, "client_id = 'u-own'") == [("rita", "adjudicator", label, "u-own")]  # back to adam's
+
+
+def test_a_label_that_is_no_sample_draw_is_refused_in_the_pages_words_on_both_cards(conn):
+    """The card sent a sample-mode label for a document the queue would not serve: the refusal told the browser's
+    reviewer to "review it without --sampled", a CLI flag. Both cards now say what to do on the page; the CLI keeps
+    its flags."""
+    from audit.review.sampling import check_sample_draw, create_plan, load_plan
+    from ui.review_card.store import refusal_text
+
+    view = _runs(conn)[0]
+    create_plan(conn, view.name, seed=2)
+    plan = load_plan(conn, view.name)
+    first = plan.blocks[0]
+    later = next(b for b in plan.blocks[1:] if b.stratum == first.stratum)
+    dec = int(later.units[0])
+    who = Reviewer(name="ana", role="reviewer", blind=False, sampled=True)
+    answered = store_events(conn, view, [_event(view, "s-1", "ana", decision=dec, label=_label(conn, view, dec))],
+                            who, {})
+    error = answered["s-1"]["error"]
+    assert answered["s-1"]["ok"] is False and f"document {later.id!r} is not what the sample queue serves" in error
+    assert "Document page" in error and "--sampled" not in error and "queue --next" not in error
+    assert _rows(conn, "reviewer = 'ana'") == []
+    try:
+        check_sample_draw(conn, view.name, dec)
+    except AuditError as e:  # the classic card shows the same words; the CLI's own names its flags
+        assert refusal_text(e) == error.removeprefix("not stored: ") and "--sampled" in str(e)
+    else:
+        raise AssertionError("no refusal")

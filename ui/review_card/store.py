@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from audit.errors import AuditError
+from audit.errors import AuditError, NotASampleDraw
 from audit.review.errata import add_erratum, flagged_item
 from audit.review.queue import change_strip, decision_view
 from audit.review.reviews import (
@@ -121,6 +121,15 @@ def _flag_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) -> 
             f"Flagged: {said}. See the Gold errata page."}
 
 
+def refusal_text(e: AuditError) -> str:
+    """A review refused, in the pages' words (both cards): a label that is no sample draw says what to do on the
+    page, where the CLI's refusal names its flags."""
+    if isinstance(e, NotASampleDraw):
+        return (f"{e.reason}; take the document the sample queue serves now (reload the queue), or review this one "
+                "on its Document page, as a hand-picked review")
+    return str(e)
+
+
 def store_events(conn: Database, run_view: RunView, events: Sequence[Mapping], who: Reviewer,
                  answered: dict[str, dict]) -> dict[str, dict]:
     """Store the events not answered yet (`answered`: client id -> ack, updated in place and returned).
@@ -142,7 +151,7 @@ def store_events(conn: Database, run_view: RunView, events: Sequence[Mapping], w
             store = _flag_one if ev.get("type") == "erratum" else _store_one
             answered[cid] = store(conn, run_view, ev, who)
         except AuditError as e:
-            answered[cid] = {"ok": False, "error": f"not stored: {e}"}
+            answered[cid] = {"ok": False, "error": f"not stored: {refusal_text(e)}"}
         except (KeyError, ValueError, TypeError) as e:  # a malformed event is refused alone; the rest are stored
             answered[cid] = {"ok": False, "error": f"not stored: the event cannot be read ({e.__class__.__name__})"}
     return answered
