@@ -117,7 +117,9 @@ def judges_differ(rows: Sequence[Mapping]) -> str | None:
     known = {r: j for r, j in judges.items() if j is not None}
     if len(set(known.values())) < 2:
         return None
+    unknown = [r for r, j in judges.items() if j is None]  # named, so the list does not read as the whole board
     return ("the runs were scored by different judges (" + "; ".join(f"{r}: {j}" for r, j in known.items()) +
+            (f"; not recorded: {', '.join(unknown)}" if unknown else "") +
             "): the judge-only values compare the judges as well as the systems, and so do the audited ones until "
             "every decision is reviewed")
 

@@ -147,3 +147,6 @@ def test_a_board_of_runs_scored_by_different_judges_says_so_everywhere(bdb):
                                "judge-only values compare the judges as well as the systems, and so do the audited "
                                "ones until every decision is reviewed")
     assert board_table(bdb, "two-judges")["judges_differ"] == made["warning"]
+    # a run whose judge is not recorded, beside two that differ, is named, so the list does not read as the board
+    three = create_board(bdb, "three", ["f-mixed", "x-perfect", replayed])
+    assert f"(f-mixed: fuzzy:85; x-perfect: exact; not recorded: {replayed})" in three["warning"]
