@@ -681,7 +681,7 @@ def _framework_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> No
                                        help=f"the framework that wrote the log: {', '.join(IMPORTERS)}")
     for framework in IMPORTERS:
         imp = get_importer(framework)
-        f = frameworks.add_parser(framework, help=imp.title, description=f"Import a {imp.title} as a run.")
+        f = frameworks.add_parser(framework, help=imp.title, description=f"Import a log as a run: {imp.title}.")
         DB(f, wanted)
         f.add_argument("log", help=imp.title)
         f.add_argument("--run", default=None, help="run name (default derived from the log's name)")
@@ -708,10 +708,11 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 
 def _write_back_framework(parser: argparse.ArgumentParser, _wanted: set[str]) -> None:
-    parser.add_argument("framework", choices=[f for f in IMPORTERS if get_importer(f).write_back is not None])
+    parser.add_argument("framework", choices=[f for f in IMPORTERS if get_importer(f).write_back is not None],
+                        help="the framework whose log takes the edits")
 
 
-@command("write-back", _write_back_framework, RUN,
+@command("write-back", _write_back_framework, arg("--run", required=True, help="the run imported from the log"),
          arg("--log", required=True, help="the log the run was imported from"),
          arg("--out", required=True, help="where to write the edited copy of the log"),
          FORCE)

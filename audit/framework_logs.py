@@ -41,10 +41,12 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
         AuditError: the importer refuses the whole file, or no record could be read (nothing stored).
     """
     imp = _importer(framework)
+    if Path(path).is_dir():
+        raise AuditError(f"{path}: is a folder; give the log file")
     if not Path(path).is_file():
         raise AuditError(f"{path}: no such file")
     try:
-        got = imp.read(str(path), dict(options or {}))
+        got = imp.load(str(path), dict(options or {}))
     except ValueError as e:  # the importer's ImportRefused: the whole file
         raise AuditError(str(e)) from None
     _drop_repeated_ids(got, path)

@@ -7,8 +7,12 @@ reported, so the shell can store the run all at once and compare.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from scoring.errors import InputError
+from scoring.families.verdicts.model import item_from_json
 
 
 class ImportRefused(ValueError):
@@ -35,6 +39,26 @@ class Imported:
     @property
     def skipped(self) -> int:
         return self.records - len(self.items) if self.skipped_records is None else self.skipped_records
+
+
+def keep_readable(got: Imported, path: str) -> Imported:
+    """`got` without the items the items format refuses (a scorer twice in one record, an empty id, ...), each
+    listed like a record that cannot be read, with the log's own ids: the items file an import writes is the
+    importer's, so its refusal named a temporary file nobody can open, and refused the whole log."""
+    kept = []
+    for item in got.items:
+        try:
+            item_from_json(item, path, None)
+        except InputError as e:
+            where = {k: v for k, v in (item.get("source") or {}).items() if k != "framework" and v is not None}
+            got.errors.append(f"{path}: {e.reason} ({json.dumps(where, ensure_ascii=False, default=str)}); the "
+                              "record is skipped")
+            continue
+        kept.append(item)
+    if len(kept) < len(got.items) and got.skipped_records is not None:
+        got.skipped_records += len(got.items) - len(kept)
+    got.items[:] = kept
+    return got
 
 
 def record_error(path: str, n: int, reason: str) -> str:
@@ -65,3 +89,7 @@ class Importer:
     options: Mapping[str, str] = field(default_factory=dict)
     """Importer options (`--NAME`) and their help."""
     write_back: WriteBack | None = None
+
+    def load(self, path: str, options: Mapping[str, str]) -> Imported:
+        """`read`, keeping only the items the items format accepts (`keep_readable`)."""
+        return keep_readable(self.read(path, options), path)

@@ -80,3 +80,37 @@ def test_a_line_given_twice_is_skipped_and_named_with_the_log_and_the_run_record
     recorded = run_row(db, "mc")["inputs"]["items"]
     data = log.read_bytes()
     assert recorded == {"name": log.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def test_a_record_the_items_format_refuses_is_skipped_and_named_with_the_log(tmp_path):
+    """A line whose metrics name one scorer twice (or an empty doc id) gave an item the items format refuses: the
+    whole import stopped naming a temporary items file that no longer existed (`/tmp/tmp…/x.items.jsonl:1`). The
+    record is now skipped and listed with the user's log and its own ids; the rest are stored."""
+    import json
+
+    lines = SAMPLES.read_text(encoding="utf-8").splitlines()
+    twice = json.loads(lines[1])
+    twice["metrics"] = ["acc", "acc"]
+    empty_id = json.loads(lines[4])
+    empty_id["doc_id"] = ""
+    log = tmp_path / SAMPLES.name
+    log.write_text("\n".join([lines[0], json.dumps(twice), *lines[2:4], json.dumps(empty_id), *lines[5:]]) + "\n",
+                   encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    result = import_log(db, "lm-eval", str(log), run="mc")
+    assert result["imported"] == len(lines) - 2 and result["skipped"] == 2
+    assert run_row(db, "mc")["n_docs"] == len(lines) - 2
+    assert all(e.startswith(f"{log}: ") and "items.jsonl" not in e and e.endswith("the record is skipped")
+               for e in result["errors"]), result["errors"]
+    assert any("a scorer gives two verdicts" in e for e in result["errors"])
+    assert any("an item needs an 'id'" in e for e in result["errors"])
+
+
+@pytest.mark.parametrize("framework", ["inspect", "lm-eval", "promptfoo", "deepeval", "eee"])
+def test_a_folder_given_as_the_log_is_said_to_be_a_folder(tmp_path, framework):
+    db = open_db(tmp_path / "a.db")
+    folder = tmp_path / "logs.jsonl"
+    folder.mkdir()
+    with pytest.raises(AuditError, match=r"logs\.jsonl: is a folder; give the log file"):
+        import_log(db, framework, str(folder))
+    assert not list(db.query("SELECT name FROM runs"))
