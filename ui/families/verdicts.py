@@ -15,12 +15,13 @@ from ui.text import md_literal, readable, show_text
 
 DOC_ID_TITLE = "item id"
 SECTION_HELP = {
-    "headline": "The first scorer's mean verdict over items: accuracy for C/P/I grades (C = 1, P = 0.5, I = N = 0), "
+    "headline": "The headline scorer's mean verdict over the items it judged (the scorer the log lists first): "
+                "accuracy for C/P/I grades (C = 1, P = 0.5, I = N = 0), "
                 "the pass rate for pass/fail verdicts, the mean score for numeric scores, as the framework reports "
                 "it.",
     "scorers": "Each scorer's mean verdict over the items it judged.",
 }
-OUTCOME_HELP = "The first scorer's verdict after review: correct (worth 1), partial, or incorrect (worth 0)."
+OUTCOME_HELP = "The headline scorer's verdict after review: correct (worth 1), partial, or incorrect (worth 0)."
 DECISIONS_HELP = ("One decision per scorer's verdict on an item, as the eval framework recorded it (its judge is "
                   "not asked again): confirm it or give the verdict the item deserves.")
 

@@ -3,7 +3,8 @@
 Documents are items (`model.py`); a decision is one scorer's verdict on one item, of the kind its scheme names,
 with the scorer as its type. The judge cannot be asked again: `recorded` reads the verdicts the framework kept in
 the items file, `replay:PATH` a judge log of this family (`LOG_FORMAT`). Metrics per scorer are the mean verdict
-value (accuracy, pass rate or mean score, as the framework reports it) and the headline is the first scorer's.
+value (accuracy, pass rate or mean score, as the framework reports it) and the headline is one scorer's, the
+first item's first (`model.with_headline`).
 """
 
 from __future__ import annotations
@@ -168,9 +169,10 @@ class VerdictsTask(FamilyBase):
 
     def counts(self, payload: Mapping, labels: Labels) -> dict:
         """Per scorer: `n` (1 when the item has its decision) and `sum` (the verdict's worth under its effective
-        label); `headline` is the first scorer's."""
+        label); `headline` is the headline scorer's (a payload stored before it was named: the first verdict's)."""
         scorers: dict[str, dict] = {}
         headline = {"n": 0, "sum": 0.0}
+        head = payload.get("headline")
         for i, v in enumerate(verdicts_of(payload)):
             left, right = decision_sides(payload, v)
             label = labels.get((v.scheme, v.scorer, left, right))
@@ -178,7 +180,7 @@ class VerdictsTask(FamilyBase):
                 continue
             worth = v.worth(label)
             scorers[v.scorer] = {"n": 1, "sum": worth}
-            if i == 0:
+            if (v.scorer == head) if head is not None else i == 0:
                 headline = {"n": 1, "sum": worth}
         return {"headline": headline, "scorers": scorers}
 

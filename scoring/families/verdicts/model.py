@@ -46,7 +46,7 @@ ITEMS_FORMAT = (
     f'"scheme": "{CPI}" | "{PASS_FAIL}" | "{SCORE}", "value": "C"|"P"|"I"|"N" | true|false | number, '
     '"threshold" (scores), optional "lower_is_better" (scores: true when a score passes at or below its threshold), '
     'optional "answer", "explanation", "prompt"}], optional "source": {framework ids}}; the '
-    "first verdict is the headline scorer's")
+    "first item's first verdict names the headline scorer, whose verdict on each item counts toward the headline")
 TEXT_FIELDS = ("answer", "explanation", "prompt")
 
 
@@ -200,6 +200,17 @@ def load_items(path: str) -> list[dict]:
         items.append(item)
     if not items:
         raise InputError(path, None, "the items file holds no item")
+    return with_headline(items)
+
+
+def with_headline(items: list[dict]) -> list[dict]:
+    """`items` (payloads) with the run's headline scorer named in each (`headline`) and its verdict put first where
+    the item has one: the first item's first scorer. The headline was each item's first verdict, so a log whose
+    items list their scorers in different orders (DeepEval's metrics) mixed two scorers in one mean."""
+    head = items[0]["verdicts"][0]["scorer"]
+    for item in items:
+        item["verdicts"].sort(key=lambda v: v["scorer"] != head)  # stable: the others keep their order
+        item["headline"] = head
     return items
 
 

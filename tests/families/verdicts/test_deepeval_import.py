@@ -73,3 +73,32 @@ def test_a_metric_that_passes_below_its_threshold_keeps_its_recorded_verdict(tmp
     add_review(db, "de", first["id"], FAILED, "ana")
     after = audit_run(db, "de").metrics["scorers"]["Toxicity"]["mean"]
     assert math.isclose(after - before, (1.0 - first["detail"]["value"]) / 5, abs_tol=1e-12)
+
+
+def test_the_headline_is_one_scorers_mean_whatever_order_each_case_lists_its_metrics(tmp_path):
+    """DeepEval lists each case's metrics in its own order: the headline took each item's first verdict, so it
+    mixed Correctness and Answer Relevancy (0.8, the mean of neither). Invariant, over random orders: the headline
+    is the mean of the scorer the first case lists first, over the cases that have it, unreviewed and reviewed."""
+    import random
+
+    data = json.loads(RUN.read_text(encoding="utf-8"))
+    rng = random.Random(4)
+    for n, case in enumerate(data["testCases"]):
+        other = {"name": "Answer Relevancy", "score": round(rng.random(), 3), "threshold": 0.5, "reason": "ok",
+                 "evaluationModel": "m"}
+        other["success"] = other["score"] >= 0.5
+        if n != 3:  # one case without the second metric
+            case["metricsData"].append(other)
+        rng.shuffle(case["metricsData"])
+    log = tmp_path / RUN.name
+    log.write_text(json.dumps(data), encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    result = import_log(db, "deepeval", str(log), run="de")
+    head = data["testCases"][0]["metricsData"][0]["name"]
+    assert math.isclose(result["metrics"]["headline"]["mean"], result["metrics"]["scorers"][head]["mean"],
+                        rel_tol=0, abs_tol=1e-12)
+    assert result["metrics"]["headline"]["n"] == result["metrics"]["scorers"][head]["n"]
+    for d in rng.sample(decisions(db, "de"), 4):
+        add_review(db, "de", d["id"], FAILED if d["judge"] == PASSED else PASSED, "ana")
+    stored, rebuilt = audit_run(db, "de").metrics, audit_run(db, "de", rebuild=True).metrics
+    assert stored == rebuilt and stored["headline"] == stored["scorers"][head]
