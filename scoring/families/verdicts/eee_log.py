@@ -6,7 +6,8 @@ sample (`sample_id`, same `evaluation_id` and `model_id`) are one item, each lin
 `evaluation_name`). The input is
 `input.raw`, the references `input.reference[]`, the output `output.raw` (or the messages of a multi-turn line),
 the answer judged `answer_attribution[].extracted_value`. The reported aggregate per evaluation is read from an
-aggregate log (`*.json`) in the same folder whose `detailed_evaluation_results.file_path` names this file.
+aggregate log (`*.json`) in the same folder whose `detailed_evaluation_results.file_path` names this file, and so is
+its `metric_config.lower_is_better`: a score of such a metric passes at or below the threshold.
 """
 
 from __future__ import annotations
@@ -72,9 +73,11 @@ def _verdict(rec: Mapping) -> dict:
     return v
 
 
-def _reported(path: Path) -> dict[str, float]:
-    """Scores of the aggregate log beside an instance file that links it (by its file name)."""
+def _aggregate(path: Path) -> tuple[dict[str, float], set[str]]:
+    """(scores, the evaluations whose lower score is better) of the aggregate log beside an instance file that
+    links it (by its file name)."""
     out: dict[str, float] = {}
+    lower: set[str] = set()
     for agg in sorted(path.parent.glob("*.json")):
         try:
             data = json.loads(agg.read_text(encoding="utf-8"))
@@ -88,7 +91,10 @@ def _reported(path: Path) -> dict[str, float]:
             name = r.get("evaluation_result_id") or r.get("evaluation_name") if isinstance(r, Mapping) else None
             if isinstance(score, int | float) and not isinstance(score, bool) and name:
                 out[str(name)] = float(score)
-    return out
+            config = r.get("metric_config") if isinstance(r, Mapping) else None
+            if name and isinstance(config, Mapping) and config.get("lower_is_better") is True:
+                lower.add(str(name))
+    return out, lower
 
 
 def read_eee_instances(path: str, options: Mapping[str, str] | None = None) -> Imported:  # noqa: ARG001
@@ -128,7 +134,12 @@ def read_eee_instances(path: str, options: Mapping[str, str] | None = None) -> I
             continue
         item["verdicts"].append(v)
         used += 1
-    return Imported(list(items.values()), len(lines), errors, _reported(Path(path)),
+    reported, lower = _aggregate(Path(path))
+    for item in items.values():
+        for v in item["verdicts"]:
+            if v["scorer"] in lower:
+                v["lower_is_better"] = True
+    return Imported(list(items.values()), len(lines), errors, reported,
                     {"framework": "every-eval-ever", "log": Path(path).name}, skipped_records=len(lines) - used)
 
 

@@ -44,3 +44,23 @@ def test_a_line_without_a_score_is_skipped_and_named(tmp_path):
     got = import_log(open_db(tmp_path / "a.db"), "eee", str(bad), run="e")
     assert got["imported"] == 7 and got["skipped"] == 1
     assert got["errors"] == [f"{bad}: record 5: evaluation 'acc': evaluation.score is None, not a number"]
+
+
+def test_an_evaluation_whose_lower_score_is_better_passes_at_or_below_the_threshold(tmp_path):
+    """The aggregate log's `metric_config.lower_is_better` was ignored: an error rate of 0.1 was labelled "fail"
+    and 0.9 "pass", so a reviewer's overrule landed at the wrong end. Each sample's label now follows the metric's
+    direction, and with no review the mean is still the aggregate's."""
+    from audit.views import decisions
+
+    agg = json.loads(AGGREGATE.read_text(encoding="utf-8"))
+    agg["evaluation_results"][0]["metric_config"]["lower_is_better"] = True
+    (tmp_path / AGGREGATE.name).write_text(json.dumps(agg), encoding="utf-8")
+    (tmp_path / INSTANCES.name).write_text(INSTANCES.read_text(encoding="utf-8"), encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    got = import_log(db, "eee", str(tmp_path / INSTANCES.name), run="e")
+    scores = {json.loads(x)["sample_id"]: json.loads(x)["evaluation"]["score"]
+              for x in INSTANCES.read_text(encoding="utf-8").splitlines() if x.strip()}
+    labels = {d["doc"]: d["judge"] for d in decisions(db, "e")}
+    assert labels == {s: ("pass" if v <= 0.5 else "fail") for s, v in scores.items()}
+    assert len(set(labels.values())) == 2  # both directions seen
+    assert math.isclose(got["metrics"]["headline"]["mean"], sum(scores.values()) / len(scores), abs_tol=1e-12)
