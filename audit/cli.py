@@ -704,6 +704,8 @@ def cmd_import(args: argparse.Namespace) -> None:
     result = import_log(_open(args.db, create=True), args.framework, args.log, run=args.run, options=options)
     for err in result["errors"][:20]:
         print(f"skipped: {err}", file=sys.stderr)
+    for said in result["warnings"]:
+        print(f"warning: {said}", file=sys.stderr)
     _print_json(result)
 
 

@@ -34,8 +34,9 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
     """Import a framework's log as one run; the records that cannot be read are skipped and listed.
 
     Returns:
-        {"run", "records", "imported", "skipped", "errors", "reported", "metrics"}: `reported` is the framework's
-        own aggregate per scorer, `metrics` the run's (equal where nothing is skipped).
+        {"run", "records", "imported", "skipped", "errors", "warnings", "reported", "metrics"}: `reported` is the
+        framework's own aggregate per scorer, `metrics` the run's (equal where nothing is skipped; `warnings` says
+        where they are not, and why).
 
     Raises:
         AuditError: the importer refuses the whole file, or no record could be read (nothing stored).
@@ -66,12 +67,14 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
             plan.loaded.warnings.append(f"{len(got.errors)} of the records or scores of {Path(path).name} could "
                                         f"not be imported and were skipped ({count_noun(skipped, 'record')} in all): "
                                         + "; ".join(got.errors[:5]) + (" ..." if len(got.errors) > 5 else ""))
+        plan.loaded.warnings.extend(got.warnings)
         plan.loaded.extra["import"] = {"framework": framework, "source": got.source, "records": got.records,
                                        "imported": len(got.items), "skipped": skipped,
                                        "errors": got.errors[:MAX_ERRORS_KEPT], "reported": got.reported}
         row = execute_run(db, plan)
     return {"run": row["name"], "records": got.records, "imported": len(got.items), "skipped": skipped,
-            "errors": got.errors, "reported": got.reported, "metrics": row["original_metrics"]}
+            "errors": got.errors, "warnings": got.warnings, "reported": got.reported,
+            "metrics": row["original_metrics"]}
 
 
 def _drop_repeated_ids(got, path: str) -> None:  # noqa: ANN001 (the importer's Imported)

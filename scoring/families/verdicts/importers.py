@@ -8,11 +8,12 @@ reported, so the shell can store the run all at once and compare.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scoring.errors import InputError
-from scoring.families.verdicts.model import item_from_json
+from scoring.families.verdicts.model import SCORE, item_from_json, verdict_from_json
 
 
 class ImportRefused(ValueError):
@@ -35,6 +36,8 @@ class Imported:
     """Which framework, version, task and model made the log (shown with the run)."""
     skipped_records: int | None = None
     """Records that gave no verdict; None: `records` less the items (one item per record)."""
+    warnings: list[str] = field(default_factory=list)
+    """Where the run's numbers will differ from the framework's own, and why (said with the run)."""
 
     @property
     def skipped(self) -> int:
@@ -59,6 +62,40 @@ def keep_readable(got: Imported, path: str) -> Imported:
         got.skipped_records += len(got.items) - len(kept)
     got.items[:] = kept
     return got
+
+
+def reported_differs(got: Imported) -> list[str]:
+    """A sentence per scorer whose imported verdicts' mean (the run's number before any review) is not the
+    aggregate the framework reported: skipped records, or a framework that aggregates otherwise (an Inspect
+    epoch reducer other than the mean) would otherwise pass unseen."""
+    values: dict[str, list[float]] = {}
+    for item in got.items:
+        for v in item["verdicts"]:
+            values.setdefault(v["scorer"], []).append(verdict_from_json(v, ("", None)).number)
+    out = []
+    for scorer, reported in got.reported.items():
+        mine = values.get(scorer)
+        if not mine:
+            continue
+        mean = sum(mine) / len(mine)
+        if not math.isclose(mean, reported, rel_tol=1e-9, abs_tol=1e-9):
+            out.append(f"{scorer}: the framework reports {reported:.4g}, the mean of the {len(mine)} verdicts "
+                       f"imported is {mean:.4g}" + ("; some records were skipped" if got.errors else ""))
+    return out
+
+
+def outside_unit_range(got: Imported) -> list[str]:
+    """A sentence per scorer with scores outside [0, 1]: an overrule gives such a verdict 0 or 1 (`model.Verdict.
+    worth`), the ends of [0, 1], so its audited mean mixes two scales."""
+    outside: dict[str, list[float]] = {}
+    for item in got.items:
+        for v in item["verdicts"]:
+            value = v.get("value")
+            if v.get("scheme") == SCORE and isinstance(value, int | float) and not 0 <= value <= 1:
+                outside.setdefault(v["scorer"], []).append(float(value))
+    return [f"{scorer}: {len(vs)} score{'s' if len(vs) != 1 else ''} outside [0, 1] (e.g. {vs[0]:g}); a reviewer's "
+            "overrule counts 1 for pass and 0 for fail, so the audited mean of this scorer mixes the two scales"
+            for scorer, vs in outside.items()]
 
 
 def record_error(path: str, n: int, reason: str) -> str:
@@ -91,5 +128,9 @@ class Importer:
     write_back: WriteBack | None = None
 
     def load(self, path: str, options: Mapping[str, str]) -> Imported:
-        """`read`, keeping only the items the items format accepts (`keep_readable`)."""
-        return keep_readable(self.read(path, options), path)
+        """`read`, keeping only the items the items format accepts (`keep_readable`), with a warning where the
+        imported verdicts' mean is not the framework's reported aggregate (`reported_differs`) and where scores lie
+        outside the scale an overrule assumes (`outside_unit_range`)."""
+        got = keep_readable(self.read(path, options), path)
+        got.warnings += reported_differs(got) + outside_unit_range(got)
+        return got

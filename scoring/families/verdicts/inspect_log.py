@@ -151,7 +151,14 @@ def read_inspect_log(path: str, options: Mapping[str, str] | None = None) -> Imp
     source = {"framework": "inspect", "task": log.eval.task, "model": log.eval.model,
               "inspect_version": getattr(log.eval.packages, "get", lambda _k: None)("inspect_ai"),
               "log": Path(path).name}
-    return Imported(items, len(samples), errors, _reported(log), source)
+    reducers = getattr(log.eval.config, "epochs_reducer", None) or ["mean"]
+    warnings = []
+    if epochs > 1 and list(reducers) != ["mean"]:
+        source["epochs_reducer"] = list(reducers)
+        warnings.append(f"the log reduces each sample's epochs by {', '.join(map(str, reducers))}; the run counts "
+                        "every sample × epoch as an item, as Inspect's mean reducer does, so its numbers are means "
+                        "over epochs")
+    return Imported(items, len(samples), errors, _reported(log), source, warnings=warnings)
 
 
 @dataclass(frozen=True)

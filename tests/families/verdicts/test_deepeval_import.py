@@ -102,3 +102,17 @@ def test_the_headline_is_one_scorers_mean_whatever_order_each_case_lists_its_met
         add_review(db, "de", d["id"], FAILED if d["judge"] == PASSED else PASSED, "ana")
     stored, rebuilt = audit_run(db, "de").metrics, audit_run(db, "de", rebuild=True).metrics
     assert stored == rebuilt and stored["headline"] == stored["scorers"][head]
+
+
+def test_scores_outside_the_unit_range_are_imported_with_a_warning_naming_the_scorer(tmp_path):
+    """An overrule counts a score 1 (pass) or 0 (fail): scores of 1.7 and -2 were imported without a word, and an
+    audited mean would mix the two scales. The import now says so; the bundled run (scores in [0, 1]) warns of
+    nothing."""
+    data = json.loads(RUN.read_text(encoding="utf-8"))
+    data["testCases"][0]["metricsData"][0]["score"] = 1.7
+    data["testCases"][1]["metricsData"][0]["score"] = -2
+    log = tmp_path / RUN.name
+    log.write_text(json.dumps(data), encoding="utf-8")
+    warnings = import_log(open_db(tmp_path / "a.db"), "deepeval", str(log), run="de")["warnings"]
+    assert f"{METRIC}: 2 scores outside [0, 1] (e.g. 1.7)" in " ".join(warnings)
+    assert import_log(open_db(tmp_path / "b.db"), "deepeval", str(RUN), run="de")["warnings"] == []

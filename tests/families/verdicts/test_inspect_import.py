@@ -216,3 +216,24 @@ def test_write_back_refuses_a_log_the_run_was_not_imported_from(tmp_path):
     with pytest.raises(AuditError, match="not the log run 'qa' was imported from"):
         write_back(db, "inspect", "qa", str(other), str(tmp_path / "out.eval"))
     assert not (tmp_path / "out.eval").exists()
+
+
+def test_a_log_aggregated_otherwise_than_the_runs_mean_says_so_at_import_and_with_the_run(tmp_path, capsys):
+    """A log whose epochs are reduced by `max` reports another accuracy than the mean over sample × epoch the run
+    starts from: the import said nothing (0.667 reported, 0.5 stored). It now warns, naming the reducer and both
+    numbers, on the CLI and among the run's warnings; a log that agrees warns nothing."""
+    log = log_api().read_eval_log(str(LOG))
+    assert max(s.epoch for s in log.samples) > 1
+    log.eval.config.epochs_reducer = ["max"]
+    [score] = [s for s in log.results.scores if s.name == SCORER]
+    score.metrics["accuracy"].value = 0.75
+    odd = tmp_path / "max.eval"
+    log_api().write_eval_log(log, str(odd))
+    db = tmp_path / "a.db"
+    assert main(["--db", str(db), "import", "inspect", str(odd), "--run", "odd"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the log reduces each sample's epochs by max" in err
+    mean = import_log(open_db(tmp_path / "b.db"), "inspect", str(LOG))["metrics"]["headline"]["mean"]
+    assert f"warning: {SCORER}: the framework reports 0.75, the mean of the " in err and f"is {mean:.4g}" in err
+    assert any("reduces each sample's epochs by max" in w for w in run_row(open_db(db), "odd")["summary"]["warnings"])
+    assert import_log(open_db(tmp_path / "c.db"), "inspect", str(LOG))["warnings"] == []
