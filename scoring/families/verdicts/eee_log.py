@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scoring.errors import InputError
-from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, record_error
+from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, id_text, record_error
 from scoring.families.verdicts.model import SCORE
 from scoring.jsonl import read_lines
 
@@ -118,13 +118,14 @@ def read_eee_instances(path: str, options: Mapping[str, str] | None = None) -> I
             if not isinstance(rec, dict) or "sample_id" not in rec:
                 raise ValueError("not an instance record (no sample_id)")
             v = _verdict(rec)
+            sample = id_text(rec["sample_id"], "sample_id")
         except ValueError as e:
             errors.append(record_error(path, n, str(getattr(e, "msg", None) and f"not JSON ({e.msg})" or e)))
             continue
-        key = (rec.get("evaluation_id"), rec.get("model_id"), str(rec["sample_id"]))
+        key = (rec.get("evaluation_id"), rec.get("model_id"), sample)
         inp = rec.get("input") if isinstance(rec.get("input"), Mapping) else {}
         item = items.setdefault(key, {
-            "id": str(rec["sample_id"]) if len({k[:2] for k in items} | {key[:2]}) == 1 else "/".join(map(str, key)),
+            "id": sample if len({k[:2] for k in items} | {key[:2]}) == 1 else "/".join(map(str, key)),
             "input": _text(inp.get("raw")), "output": _output(rec),
             "target": _references(inp), "verdicts": [],
             "source": {"framework": "every-eval-ever", "evaluation_id": key[0], "model_id": key[1],

@@ -98,6 +98,19 @@ def outside_unit_range(got: Imported) -> list[str]:
             for scorer, vs in outside.items()]
 
 
+def id_text(value: object, field: str) -> str:
+    """A record's id as text: a string or a whole number, as the frameworks write them (a null or an object became
+    ids such as 'None' and "{'a': 1}").
+
+    Raises:
+        ValueError: naming the field and what it holds.
+    """
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        shown = "null" if value is None else type(value).__name__
+        raise ValueError(f"{field} is {shown}, not a string or a whole number")
+    return str(value)
+
+
 def record_error(path: str, n: int, reason: str) -> str:
     """`FILE: record N: reason` (N counted from 1 in the log's order)."""
     return f"{path}: record {n}: {reason}"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scoring.errors import InputError
-from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, record_error
+from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, id_text, record_error
 from scoring.families.verdicts.model import SCORE
 from scoring.jsonl import read_lines
 
@@ -132,6 +132,11 @@ def read_lmeval_samples(path: str, options: Mapping[str, str] | None = None) -> 
         if not isinstance(rec, dict) or "doc_id" not in rec:
             errors.append(record_error(path, n, "not an lm-eval sample (no doc_id)"))
             continue
+        try:
+            doc_id = id_text(rec["doc_id"], "doc_id")
+        except ValueError as e:
+            errors.append(record_error(path, n, str(e)))
+            continue
         names = rec.get("metrics") if isinstance(rec.get("metrics"), list) else []
         filt = str(rec.get("filter") or "none")
         verdicts = []
@@ -152,7 +157,7 @@ def read_lmeval_samples(path: str, options: Mapping[str, str] | None = None) -> 
                 errors.append(record_error(path, n, f"doc {rec['doc_id']}: no metric"))
             continue
         output, target = _output_and_target(rec)
-        item_id = str(rec["doc_id"]) + (f"#{filt}" if multi_filter else "")
+        item_id = doc_id + (f"#{filt}" if multi_filter else "")
         items.append({"id": item_id, "input": _prompt(rec), "output": output, "target": target,
                       "verdicts": verdicts,
                       "source": {"framework": "lm-eval", "doc_id": rec["doc_id"], "filter": filt,

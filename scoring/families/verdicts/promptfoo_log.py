@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scoring.errors import InputError
-from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, record_error
+from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, id_text, record_error
 from scoring.families.verdicts.model import PASS_FAIL
 from scoring.jsonl import check_file
 
@@ -35,11 +35,11 @@ def _component_name(c: Mapping, k: int, seen: dict[str, int]) -> str:
     return name if seen[name] == 1 else f"{name} #{seen[name]}"
 
 
-def _row(row: Mapping, where: str, n: int) -> dict:
-    """One result row as an item.
+def _row(row: Mapping, where: str, n: int, problems: list[str]) -> dict:
+    """One result row as an item; an assertion that cannot be read is left out and said in `problems`.
 
     Raises:
-        ValueError: the row has no `success` to read.
+        ValueError: the row has no `success` to read, or its ids are not strings or whole numbers.
     """
     if not isinstance(row.get("success"), bool):
         raise ValueError("no boolean 'success'")
@@ -55,7 +55,10 @@ def _row(row: Mapping, where: str, n: int) -> dict:
         overall["explanation"] = reason
     verdicts, references, seen = [overall], [], {}
     for k, c in enumerate(grading.get("componentResults") or []):
-        if not isinstance(c, Mapping) or not isinstance(c.get("pass"), bool):
+        if not isinstance(c, Mapping) or not isinstance(c.get("pass"), bool):  # said, not dropped unseen
+            problems.append(f"assertion {k + 1}: " + (f"'pass' is {c.get('pass')!r}, not true or false"
+                                                      if isinstance(c, Mapping) else "not an object")
+                            + "; that verdict is skipped")
             continue
         a = c.get("assertion") if isinstance(c.get("assertion"), Mapping) else {}
         v = {"scorer": _component_name(c, k, seen), "scheme": PASS_FAIL, "value": c["pass"]}
@@ -68,8 +71,8 @@ def _row(row: Mapping, where: str, n: int) -> dict:
             v.setdefault("prompt", _text(a["value"]))
             references.append(f"{a.get('type', 'assertion')}: {_text(a['value'])}")
         verdicts.append(v)
-    item_id = "/".join(str(x) for x in (row.get("testIdx", n - 1), row.get("promptIdx", 0),
-                                        provider.get("label") or provider.get("id") or ""))
+    item_id = "/".join((id_text(row.get("testIdx", n - 1), "testIdx"), id_text(row.get("promptIdx", 0), "promptIdx"),
+                        str(provider.get("label") or provider.get("id") or "")))
     return {"id": item_id, "input": prompt.get("raw") or _text(variables), "output": _text(response.get("output")),
             "target": references or [_text(test.get("description") or "")],
             "verdicts": verdicts, "source": {"framework": "promptfoo", "id": row.get("id"),
@@ -100,7 +103,9 @@ def read_promptfoo_results(path: str, options: Mapping[str, str] | None = None) 
         try:
             if not isinstance(row, Mapping):
                 raise ValueError("not an object")
-            items.append(_row(row, Path(path).name, n))
+            problems: list[str] = []
+            items.append(_row(row, Path(path).name, n, problems))
+            errors += [record_error(path, n, p) for p in problems]
         except ValueError as e:
             errors.append(record_error(path, n, str(e)))
     stats = results.get("stats") if isinstance(results.get("stats"), Mapping) else {}

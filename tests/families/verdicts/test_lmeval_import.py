@@ -114,3 +114,18 @@ def test_a_folder_given_as_the_log_is_said_to_be_a_folder(tmp_path, framework):
     with pytest.raises(AuditError, match=r"logs\.jsonl: is a folder; give the log file"):
         import_log(db, framework, str(folder))
     assert not list(db.query("SELECT name FROM runs"))
+
+
+@pytest.mark.parametrize(("doc_id", "said"), [(None, "null"), ({"a": 1}, "dict"), (True, "bool")])
+def test_a_doc_id_that_is_not_an_id_skips_its_record(tmp_path, doc_id, said):
+    """A null doc_id became the id 'None' and an object "{'a': 1}"."""
+    import json
+
+    lines = SAMPLES.read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[2])
+    rec["doc_id"] = doc_id
+    log = tmp_path / SAMPLES.name
+    log.write_text("\n".join([*lines[:2], json.dumps(rec), *lines[3:]]) + "\n", encoding="utf-8")
+    result = import_log(open_db(tmp_path / "a.db"), "lm-eval", str(log), run="mc")
+    assert result["imported"] == len(lines) - 1
+    assert result["errors"] == [f"{log}: record 3: doc_id is {said}, not a string or a whole number"]

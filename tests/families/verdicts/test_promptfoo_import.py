@@ -40,3 +40,18 @@ def test_a_row_without_a_verdict_is_skipped_and_named(tmp_path):
     bad.write_text(json.dumps(data), encoding="utf-8")
     result = import_log(open_db(tmp_path / "a.db"), "promptfoo", str(bad), run="pf")
     assert result["imported"] == 4 and result["errors"] == [f"{bad}: record 4: no boolean 'success'"]
+
+
+def test_an_assertion_that_cannot_be_read_is_named_and_an_id_that_is_not_one_skips_its_row(tmp_path):
+    """An assertion whose `pass` is "yes" was dropped without a word (its scorer's n fell from 5 to 4), and a
+    `testIdx` that is an object became the id "{'a': 1}"."""
+    data = json.loads(RESULTS.read_text(encoding="utf-8"))
+    rows = data["results"]["results"]
+    rows[1]["gradingResult"]["componentResults"][0]["pass"] = "yes"
+    rows[2]["testIdx"] = {"a": 1}
+    bad = tmp_path / "results.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    result = import_log(open_db(tmp_path / "a.db"), "promptfoo", str(bad), run="pf")
+    assert result["imported"] == 4 and result["skipped"] == 1
+    assert result["errors"] == [f"{bad}: record 2: assertion 1: 'pass' is 'yes', not true or false; that verdict is "
+                                "skipped", f"{bad}: record 3: testIdx is dict, not a string or a whole number"]
