@@ -681,7 +681,9 @@ def _framework_commands(parser: argparse.ArgumentParser, wanted: set[str]) -> No
                                        help=f"the framework that wrote the log: {', '.join(IMPORTERS)}")
     for framework in IMPORTERS:
         imp = get_importer(framework)
-        f = frameworks.add_parser(framework, help=imp.title, description=f"Import a log as a run: {imp.title}.")
+        f = frameworks.add_parser(framework, help=imp.title, description=f"Import a log as a run: {imp.title}."
+                                  + (f" The framework's own aggregate, to compare with, is read from "
+                                     f"{imp.reported_from}." if imp.reported_from else ""))
         DB(f, wanted)
         f.add_argument("log", help=imp.title)
         f.add_argument("--run", default=None, help="run name (default derived from the log's name)")

@@ -145,4 +145,6 @@ def read_eee_instances(path: str, options: Mapping[str, str] | None = None) -> I
 
 
 IMPORTER = Importer("eee", "Every Eval Ever instance file (<uuid>_samples.jsonl)", "verdicts", "items", "recorded",
-                    read_eee_instances)
+                    read_eee_instances,
+                    reported_from="an aggregate log (*.json) in the same folder whose detailed_evaluation_results."
+                                  "file_path names the instance file")

@@ -139,6 +139,9 @@ class Importer:
     options: Mapping[str, str] = field(default_factory=dict)
     """Importer options (`--NAME`) and their help."""
     write_back: WriteBack | None = None
+    reported_from: str | None = None
+    """Where the framework's own aggregate is read when not in the log itself (said in `--help`, and in a warning
+    when it is not found)."""
 
     def load(self, path: str, options: Mapping[str, str]) -> Imported:
         """`read`, keeping only the items the items format accepts (`keep_readable`), with a warning where the
@@ -146,4 +149,7 @@ class Importer:
         outside the scale an overrule assumes (`outside_unit_range`)."""
         got = keep_readable(self.read(path, options), path)
         got.warnings += reported_differs(got) + outside_unit_range(got)
+        if not got.reported and got.items:
+            got.warnings.append("no aggregate of the framework's own was found to compare the run with"
+                                + (f" ({self.reported_from})" if self.reported_from else ""))
         return got

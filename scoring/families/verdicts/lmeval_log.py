@@ -173,4 +173,5 @@ def read_lmeval_samples(path: str, options: Mapping[str, str] | None = None) -> 
 IMPORTER = Importer(
     "lm-eval", "lm-evaluation-harness samples file (samples_<task>_<date>.jsonl)", "verdicts", "items", "recorded",
     read_lmeval_samples,
-    {"metric": "the metric to import; default: every metric of a sample, each a decision of its item"})
+    {"metric": "the metric to import; default: every metric of a sample, each a decision of its item"},
+    reported_from="lm-eval's results_<date>.json beside the samples file, of the same date")

@@ -129,3 +129,20 @@ def test_a_doc_id_that_is_not_an_id_skips_its_record(tmp_path, doc_id, said):
     result = import_log(open_db(tmp_path / "a.db"), "lm-eval", str(log), run="mc")
     assert result["imported"] == len(lines) - 1
     assert result["errors"] == [f"{log}: record 3: doc_id is {said}, not a string or a whole number"]
+
+
+def test_a_samples_file_without_its_results_file_says_there_is_nothing_to_compare_with(tmp_path, capsys):
+    """A renamed samples file (or one copied without lm-eval's results_<date>.json) imported with `"reported": {}`
+    and no word; `--help` did not say where the aggregate comes from."""
+    from audit.cli import main
+
+    log = tmp_path / "renamed.jsonl"
+    log.write_text(SAMPLES.read_text(encoding="utf-8"), encoding="utf-8")
+    result = import_log(open_db(tmp_path / "a.db"), "lm-eval", str(log), run="mc")
+    assert result["reported"] == {} and result["warnings"] == [
+        "no aggregate of the framework's own was found to compare the run with (lm-eval's results_<date>.json "
+        "beside the samples file, of the same date)"]
+    assert import_log(open_db(tmp_path / "b.db"), "lm-eval", str(SAMPLES), run="mc")["warnings"] == []
+    with pytest.raises(SystemExit):
+        main(["import", "lm-eval", "--help"])
+    assert "results_<date>.json" in " ".join(capsys.readouterr().out.split())
