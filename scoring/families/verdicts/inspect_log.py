@@ -49,9 +49,18 @@ def _text(value: object) -> str:
 
 
 def _why(e: Exception) -> str:
-    """An exception from Inspect in one short line (pydantic's are many lines long)."""
-    first = (str(e).strip().splitlines() or [""])[0]
-    return f"{type(e).__name__}: {first[:200]}"
+    """An exception from Inspect in one short line (pydantic's are many lines long: its first error's place in the
+    log and message are kept, which say what to fix)."""
+    errors = getattr(e, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            return f"{type(e).__name__}: {where}: {str(first.get('msg', ''))[:200]}"
+        except Exception:  # noqa: BLE001 (not pydantic's shape: the first line below)
+            pass
+    first_line = (str(e).strip().splitlines() or [""])[0]
+    return f"{type(e).__name__}: {first_line[:200]}"
 
 
 def _prompt(metadata: Mapping | None) -> str | None:

@@ -237,3 +237,17 @@ def test_a_log_aggregated_otherwise_than_the_runs_mean_says_so_at_import_and_wit
     assert f"warning: {SCORER}: the framework reports 0.75, the mean of the " in err and f"is {mean:.4g}" in err
     assert any("reduces each sample's epochs by max" in w for w in run_row(open_db(db), "odd")["summary"]["warnings"])
     assert import_log(open_db(tmp_path / "c.db"), "inspect", str(LOG))["warnings"] == []
+
+
+def test_a_log_inspect_refuses_is_refused_with_the_place_and_the_reason(tmp_path):
+    """pydantic's refusal was cut to its first line, "1 validation error for EvalLog", which names neither the place
+    nor the reason."""
+    as_json = tmp_path / "log.json"
+    log_api().write_eval_log(log_api().read_eval_log(str(LOG)), str(as_json))
+    data = json.loads(as_json.read_text(encoding="utf-8"))
+    data["samples"][0]["epoch"] = "first"
+    as_json.write_text(json.dumps(data), encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    with pytest.raises(AuditError, match=r"ValidationError: samples\.0\.epoch: Input should be a valid integer"):
+        import_log(db, "inspect", str(as_json))
+    assert not list(db.query("SELECT name FROM runs"))
