@@ -76,8 +76,9 @@ if docs.empty:
     st.info(f"This run has no {noun.plural}.")
     st.stop()
 outcomes_all = list(task.outcomes)
-outcomes = st.multiselect("Outcome (audited)", outcomes_all, default=outcomes_all[:-1] if len(outcomes_all) > 1
-                          else outcomes_all, key="overview.outcomes",
+outcomes = st.multiselect("Outcome (audited)", outcomes_all,
+                          default=[o for o in outcomes_all if o not in task.outcomes_hidden_first],
+                          key="overview.outcomes",
                           help=family.OUTCOME_HELP)
 shown = docs[docs["audited_outcome"].isin(outcomes)].copy()
 st.caption(f"{len(shown):,} of {len(docs):,} {noun.plural}. Counts by outcome: " + ", ".join(

@@ -211,6 +211,10 @@ class TaskFamily(Protocol):
     """Decision kinds this family makes, with their label schemes."""
     outcomes: tuple[str, ...]
     """Document outcomes used to filter the document list (e.g. `perfect`, `partial`)."""
+    outcomes_hidden_first: tuple[str, ...] = ()
+    """Outcomes the document list leaves out until asked (CHIMERA's `true negative`: nothing predicted, nothing to
+    review); every other outcome is shown. (The list left out each family's last outcome: retrieval's `below 100`
+    and the verdicts' `incorrect`, the documents most worth a look.)"""
     inputs: tuple[InputSpec, ...]
     """The run's input files, in form order."""
     options: tuple[OptionSpec, ...]
@@ -427,6 +431,7 @@ class FamilyBase:
 
     name: str
     options: tuple[OptionSpec, ...] = ()
+    outcomes_hidden_first: tuple[str, ...] = ()
     needs_doc_counts = False
     doc_noun: Noun = Noun("document")
     """What one document is called on the pages (`abstract`, `paper`, `question`, `query`)."""

@@ -107,7 +107,8 @@ def test_litxbench_paper_page_is_paged_and_numbers_decisions_per_run(app, app_db
 
 @pytest.mark.parametrize(("run", "selectbox", "subheader"), [
     ("demo-chimera-mixed", "Open an abstract", "Abstracts"), (RETRIEVAL, "Open a query", "Queries"),
-    (LITX, "Open a paper", "Papers"), (IDEATION, "Open a question", "Questions")])
+    (LITX, "Open a paper", "Papers"), (IDEATION, "Open a question", "Questions"),
+    ("demo-verdicts-inspect", "Open an item", "Items")])
 def test_overview_speaks_the_familys_nouns(app, run, selectbox, subheader):
     at = open_page(app, "overview", run=run)
     assert at.selectbox(key="overview.pick").label == selectbox
@@ -195,3 +196,13 @@ def test_metric_tables_name_their_columns_in_words(app_db, run):
     view = load_view(open_db(app_db), run)
     columns = {k for row in view.task.metric_rows(view.row["original_metrics"]) for k in row}
     assert columns and not [c for c in columns if "_" in c], columns
+
+
+@pytest.mark.parametrize(("run", "hidden"), [("demo-chimera-mixed", ["true negative"]), (RETRIEVAL, []),
+                                             ("demo-verdicts-inspect", []), (LITX, []), (IDEATION, [])])
+def test_the_document_list_hides_only_what_the_family_says_has_nothing_to_review(app, run, hidden):
+    """The list left out each family's last outcome: the verdicts' failing items ("incorrect") and retrieval's
+    "below 100" queries, the ones most worth auditing, were hidden until the reviewer asked for them."""
+    at = open_page(app, "overview", run=run)
+    picked = at.multiselect(key="overview.outcomes")
+    assert [o for o in picked.options if o not in picked.value] == hidden

@@ -162,6 +162,7 @@ def test_demo_run_scores_one_decision_per_question(name, scored):
             sym = [(x["doc"], x["type"], frozenset((x["left"], x["right"]))) for x in decs if x["kind"] == kind]
             assert len(sym) == len(set(sym)), kind
     assert {d["outcome"] for d in scored.docs} <= set(fam.outcomes)
+    assert set(fam.outcomes_hidden_first) < set(fam.outcomes)  # some outcome is shown first
     rows = fam.metric_rows(row["original_metrics"])
     assert rows and all(isinstance(r, dict) for r in rows)
     for d in decs:

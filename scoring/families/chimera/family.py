@@ -59,6 +59,7 @@ class ChimeraTask(FamilyBase):
         "binary", ("match", "no-match"), positive="match", symmetric=True,
         titles={"match": "match", "no-match": "no match"}, keys={"match": "a", "no-match": "o"})}
     outcomes = chimera.OUTCOMES
+    outcomes_hidden_first = ("true negative",)
     inputs = (InputSpec("gold", "Gold file", GOLD_HELP, suffixes=("csv",)),
               InputSpec("pred", "Prediction file", PRED_HELP, suffixes=("jsonl", "json", "csv")))
     judge_specs = ("exact", "fuzzy", "embed", "openai:gpt-4o-mini", "openai-json:gpt-4o-mini")
