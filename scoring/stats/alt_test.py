@@ -116,7 +116,7 @@ def alt_test(judge: Mapping[Hashable, object], humans: Mapping[str, Mapping[Hash
     for h in sorted(humans):
         items = [i for i, hs in kept.items() if h in hs]
         if len(items) < min_items_per_human:
-            skipped[h] = f"{len(items)} items shared with another human (needs {min_items_per_human})"
+            skipped[h] = f"{Noun('item').count(len(items))} shared with another human (needs {min_items_per_human})"
             continue
         w_judge, w_human = [], []
         for i in items:

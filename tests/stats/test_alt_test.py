@@ -77,6 +77,8 @@ def test_humans_with_too_few_shared_items_are_skipped_and_said():
     r = alt_test({i: "yes" for i in range(40)}, humans)
     assert "late" in r.skipped and "2 items" in r.skipped["late"]
     assert [a.annotator for a in r.annotators] == ["h0", "h1", "h2", "h3"]
+    humans["late"] = {0: "yes"}  # "1 items" on the Agreement page
+    assert alt_test({i: "yes" for i in range(40)}, humans).skipped["late"].startswith("1 item shared with another")
 
 
 @st.composite

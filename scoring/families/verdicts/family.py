@@ -98,7 +98,7 @@ class VerdictsTask(FamilyBase):
 
     name = "verdicts"
     title = "Judged items (an eval framework's judge verdicts)"
-    doc_noun = Noun("item")
+    doc_noun = Noun("item", article="an")
     label_schemes = {
         CPI: LabelScheme("ordinal", (INCORRECT, PARTIAL, CORRECT), judge_only=(NOANSWER,),
                          titles={CORRECT: "C (correct)", PARTIAL: "P (partially correct)", INCORRECT: "I (incorrect)",
