@@ -39,6 +39,13 @@ class Effective:
     judge's label stands and the decision is counted as conflicted)."""
     human_labels: dict[str, str]
     """Current label of each reviewer (their latest review; an undo removes it)."""
+    adjudicator: str | None = None
+    """Who gave the adjudicated label (source `adjudicated`)."""
+
+    def labels_by(self) -> dict[str, str]:
+        """Each person's current label, the adjudicator's adjudication included: what a queue and a progress count
+        call "labelled by you" (agreement statistics read `human_labels`, the reviewers' own labels)."""
+        return labels_by(self.human_labels, self.adjudicator, self.label)
 
     @property
     def settled_by_humans(self) -> bool:
@@ -55,6 +62,12 @@ class Effective:
         """Whether humans reviewed the decision but did not settle it (they disagree and nobody adjudicated): the
         judge's label stands, and the decision stays open in every queue and count that asks for settled ones."""
         return self.source == "conflicted"
+
+
+def labels_by(human_labels: Mapping[str, str], adjudicator: str | None, label: str) -> dict[str, str]:
+    """`Effective.labels_by` from its parts (a decision as `audit.views` yields it: `human`, `adjudicator`,
+    `effective`)."""
+    return dict(human_labels) if adjudicator is None else {**human_labels, adjudicator: label}
 
 
 def conflicted_why(n: int) -> str:
@@ -123,9 +136,11 @@ def effective_label(judge_label: str, reviews: Sequence[Mapping], policy: str = 
     >>> effective_label("yes", two_one).source, effective_label("yes", two_one, "majority").label
     ('conflicted', 'no')
     """
-    humans, adjudicated = current_labels(reviews)
-    if adjudicated is not None:
-        return Effective(adjudicated, "adjudicated", humans)
+    rows = current_rows(reviews)
+    humans = {r["reviewer"]: r["label"] for r in rows if r["role"] != "adjudicator"}
+    adjudication = next((r for r in rows if r["role"] == "adjudicator"), None)
+    if adjudication is not None:
+        return Effective(adjudication["label"], "adjudicated", humans, adjudicator=adjudication["reviewer"])
     distinct = set(humans.values())
     if len(distinct) == 1:
         return Effective(distinct.pop(), "human", humans)

@@ -215,7 +215,8 @@ class RunView:
     def _decision(self, d: Sequence, reviews: list[dict], effective: Effective | None) -> dict:
         e = effective or self.effective_of(d[6], reviews)
         return {"id": d[0], "doc": d[1], "kind": d[2], "type": d[3], "left": d[4], "right": d[5], "judge": d[6],
-                "effective": e.label, "source": e.source, "human": e.human_labels, "detail": json.loads(d[7]),
+                "effective": e.label, "source": e.source, "human": e.human_labels, "adjudicator": e.adjudicator,
+                "detail": json.loads(d[7]),
                 "reviews": reviews}
 
     def review_counts_by_type(self) -> list[dict]:
@@ -247,7 +248,7 @@ def _tallies(reviewed: Reviewed, ids=None) -> tuple[Counter, Counter, Counter]:
     judge = reviewed.rows
     for i in reviewed.reviews if ids is None else ids:
         j = judge[i]["judge_label"]
-        for who, lab in reviewed.effective[i].human_labels.items():
+        for who, lab in reviewed.effective[i].labels_by().items():
             labelled[who] += 1
             agree[who] += lab == j
         for r in reviewed.reviews[i]:

@@ -31,6 +31,7 @@ from audit.outputs.estimate_text import (
 )
 from audit.outputs.stability import list_checks, stability_report
 from audit.outputs.tex_ascii import ascii_tex
+from audit.review.reviews import UNDO_NOTE
 from audit.review.sampling import ALL_KINDS, estimate, plans
 from audit.views import RunRef, RunView, as_view
 from scoring.families.base import MetricCell
@@ -130,17 +131,19 @@ def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     (`audit.learning.stale_warning`) once one of those reviews was withdrawn."""
     view = as_view(db, run, policy)
     rows = view.decisions()
-    reviewers = sorted({r["reviewer"] for d in rows for r in d["reviews"]})
+    reviewers = sorted({r["reviewer"] for d in rows for r in d["reviews"] if r["role"] != "adjudicator"})
     learning = learning_status(view.db, view.row["judge_identity"])
     extra = [] if learning is None else [stale_warning(learning) or learning["text"]]
     out = []
     for d in rows:
-        notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"] if r["note"])
+        notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"]
+                           if r["note"] and r["note"] != UNDO_NOTE)  # the notes people typed, not the undo marker
         out.append([d["id"], d["doc"], d["kind"], d["type"], d["left"], d["right"], d["judge"],
-                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes, view.policy,
-                    *extra])
+                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], d["adjudicator"] or "",
+                    notes, view.policy, *extra])
     return write_csv(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
-                      "effective", "source", "notes", "policy", *(["judge_learning"] if extra else [])], out)
+                      "effective", "source", "adjudicated_by", "notes", "policy",
+                      *(["judge_learning"] if extra else [])], out)
 
 
 def _kappa_note(agr: dict) -> str:

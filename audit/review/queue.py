@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from sqlite_utils import Database
 
+from audit.effective import labels_by
 from audit.errors import AuditError
 from audit.numbers import format_delta
 from audit.review.sampling import load_plan
@@ -99,7 +100,7 @@ def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str],
         return [r[0] for r in rows if r[3] == "invalid"]
     effective = view.effective
     if mode == "unreviewed":
-        return [r[0] for r in rows if r[0] not in effective or reviewer not in effective[r[0]].human_labels]
+        return [r[0] for r in rows if r[0] not in effective or reviewer not in effective[r[0]].labels_by()]
     out = []
     for dec_id, _, _, judge in rows:
         e = effective.get(dec_id)
@@ -151,7 +152,7 @@ def reviewer_progress(decs: Iterable[dict], *, with_judge: bool = True) -> list[
     total = 0
     for d in decs:
         total += 1
-        for who, lab in d["human"].items():
+        for who, lab in labels_by(d["human"], d.get("adjudicator"), d["effective"]).items():
             labelled[who] += 1
             agree[who] += lab == d["judge"]
         for r in d["reviews"]:

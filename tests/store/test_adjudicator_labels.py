@@ -1,0 +1,47 @@
+"""An adjudicator's label is theirs (the browser pass: dana adjudicated #1, then the card still said "You have
+labelled 0", served #1 again in "not labelled by you yet", and the CSV's human:dana column was empty on that row),
+while agreement statistics keep reading the reviewers' own labels; and the CSV's notes hold what people typed, not
+the undo marker."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from audit.outputs.agreement import agreement
+from audit.outputs.export import export_csv
+from audit.review.queue import labelled_count, queue_ids, reviewer_progress, reviewer_progress_db
+from audit.review.reviews import UNDO_NOTE, add_review
+from audit.views import as_view, decisions
+
+
+def test_an_adjudication_counts_as_the_adjudicators_label_everywhere_but_in_agreement(db_with_run):
+    run = "mixed"
+    dec = queue_ids(db_with_run, run, "ana", "unreviewed")[0]
+    add_review(db_with_run, run, dec, "match", "ana")
+    add_review(db_with_run, run, dec, "no-match", "ben")
+    before = agreement(db_with_run, run)
+    assert dec in queue_ids(db_with_run, run, "dana", "unreviewed") and labelled_count(db_with_run, run, "dana") == 0
+    add_review(db_with_run, run, dec, "no-match", "dana", role="adjudicator")
+    assert dec not in queue_ids(db_with_run, run, "dana", "unreviewed")
+    assert labelled_count(db_with_run, run, "dana") == 1
+    by_db = {r["reviewer"]: r for r in reviewer_progress_db(db_with_run, run)}
+    by_rows = {r["reviewer"]: r for r in reviewer_progress(decisions(db_with_run, run))}
+    assert by_db == by_rows and by_db["dana"]["labelled"] == 1 and by_db["dana"]["review rows"] == 1
+    e = as_view(db_with_run, run).effective[dec]
+    assert e.source == "adjudicated" and e.adjudicator == "dana" and "dana" not in e.human_labels
+    rows = {int(r["id"]): r for r in csv.DictReader(io.StringIO(export_csv(db_with_run, run)))}
+    assert rows[dec]["adjudicated_by"] == "dana" and rows[dec]["effective"] == "no-match"
+    assert "human:dana" not in rows[dec]  # a column per reviewer; the adjudication has its own
+    after = agreement(db_with_run, run)  # the reviewers' labels against the judge: the adjudicator adds no pair
+    assert after["human_vs_human"] == before["human_vs_human"]
+
+
+def test_the_csv_notes_hold_what_people_typed_not_the_undo_marker(db_with_run):
+    run = "mixed"
+    a, b = queue_ids(db_with_run, run, "ana", "unreviewed")[:2]
+    add_review(db_with_run, run, a, "match", "ana", note="same idea, other words")
+    add_review(db_with_run, run, b, "match", "ana")
+    add_review(db_with_run, run, b, None, "ana", note=UNDO_NOTE)
+    rows = {int(r["id"]): r for r in csv.DictReader(io.StringIO(export_csv(db_with_run, run)))}
+    assert rows[a]["notes"] == "ana: same idea, other words" and rows[b]["notes"] == ""
