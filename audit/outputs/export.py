@@ -152,7 +152,8 @@ def _kappa_note(agr: dict) -> str:
     hvj = agr.get("human_vs_judge", {})
     if not hvj.get("all"):
         return "no human-vs-judge agreement yet"
-    groups = ["all"]
+    # where the family has trivial decisions (always a match), they are apart, so they cannot inflate the number
+    groups = ["non-trivial" if hvj.get("non-trivial") else "all"]
     if statistic_of(hvj["all"]).key != "weighted_kappa":  # ordinal kinds get their own weighted clause
         groups += [g for g, st in hvj.items() if "/" not in g and statistic_of(st).key == "weighted_kappa"]
     return "; ".join(_kappa_clause(g, statistic_of(hvj[g])) for g in groups)
@@ -160,7 +161,7 @@ def _kappa_note(agr: dict) -> str:
 
 def _kappa_clause(group: str, stat: Statistic) -> str:
     name = tex(stat.name).replace("κ", r"$\kappa$")
-    where = "" if group == "all" else f" ({tex(group)})"
+    where = "" if group == "all" else " (non-trivial decisions)" if group == "non-trivial" else f" ({tex(group)})"
     if not stat.defined:
         return f"human--judge {name}{where} undefined: {tex(stat.undefined)} (n = {stat.n})"
     interval = f" [{stat.ci[0]:.2f}, {stat.ci[1]:.2f}]" if stat.ci else ""

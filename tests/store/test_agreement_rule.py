@@ -114,3 +114,24 @@ def test_rule_invariant_defined_iff_both_sides_use_two_labels(seed):
         assert stat.text().startswith("undefined") and "0.000" not in stat.text()
     else:
         assert stat.value == stats["kappa"]
+
+
+def test_the_latex_caption_gives_the_non_trivial_kappa_where_trivial_decisions_are_apart(demo_db):
+    """The caption printed κ over every reviewed decision, trivial ones included (identical strings, always a
+    match), which raise it (0.35, n = 13) while the Agreement page gives the non-trivial figure (0.31, n = 12) apart:
+    the paper got the inflated one."""
+    run = "demo-chimera-mixed"
+    from audit.views import as_view
+
+    task = as_view(demo_db, run).task
+    view_decisions = decisions(demo_db, run)
+    trivial = [d for d in view_decisions if task.trivial(d)][:3]
+    other = [d for d in view_decisions if not task.trivial(d)][:12]
+    assert len(trivial) == 3 and len(other) == 12
+    for n, d in enumerate(trivial + other):
+        add_review(demo_db, run, d["id"], d["judge"] if n % 3 else ("no-match" if d["judge"] == "match" else "match"),
+                   "ana")
+    hvj = agreement(demo_db, run, n_resamples=200)["human_vs_judge"]
+    assert hvj["non-trivial"]["n"] == 12 and hvj["all"]["n"] == 15
+    caption = re.search(r"\\caption\{(.*)\}", export_latex(demo_db, run)).group(1)
+    assert "(non-trivial decisions)" in caption and "(n = 12," in caption and "(n = 15," not in caption
