@@ -64,6 +64,12 @@ def count(value: int | None) -> str:
     return "—" if value is None else str(value)
 
 
+def _wilson(how: str) -> bool:
+    """Whether `raw_agreement_interval` fell back to the Wilson interval (one document: no document bootstrap),
+    which the table marks, since its caption speaks of document-bootstrap intervals."""
+    return how.startswith("Wilson")
+
+
 def stats_table(groups: dict, task: str) -> pd.DataFrame:
     """One row per group under `audit.outputs.agreement_rule`: the family's statistic, 'undefined' (never 0) when it
     says
@@ -71,10 +77,11 @@ def stats_table(groups: dict, task: str) -> pd.DataFrame:
     rows = []
     for g, s in groups.items():
         stat = statistic_of(s)
+        raw_ci, how = raw_agreement_interval(s)
         rows.append({
             "group": group_title(task, g), "n": s["n"], "documents": s.get("n_clusters"), "statistic": stat.name,
             "value [95%]": stat.text(3) if stat.defined else "undefined (see note)",
-            "raw agreement": fmt_ci(s["raw_agreement"], raw_agreement_interval(s)[0]),
+            "raw agreement": fmt_ci(s["raw_agreement"], raw_ci) + (" (Wilson, see note)" if _wilson(how) else ""),
             "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
             "lenient": count(s.get("judge_lenient")), "strict": count(s.get("judge_strict")),
         })
@@ -87,8 +94,9 @@ def notes(groups: dict, task: str) -> list[str]:
     by_note: dict[str, list[str]] = {}
     for g, s in groups.items():
         stat = statistic_of(s)
+        how = raw_agreement_interval(s)[1]
         said = [x for x in (stat.undefined and f"{stat.name} undefined: {stat.undefined}", stat.ci_undefined,
-                            stat.warning) if x]
+                            stat.warning, _wilson(how) and f"raw agreement's interval: {how}") if x]
         if said:
             by_note.setdefault("; ".join(said), []).append(group_title(task, g))
     return [f"{', '.join(names)}: {note}." for note, names in by_note.items()]

@@ -112,3 +112,23 @@ def test_few_reviews_warn_on_the_page_and_say_where_the_minimum_comes_from(app, 
     assert f"fewer than {MIN_DECISIONS} decisions or {MIN_DOCUMENTS} documents" in text and MINIMUM_SOURCE in text
     hvj = table(at, "group", "statistic", "value [95%]")
     assert hvj.loc[hvj["group"] == "all decisions", "value [95%]"].item().startswith("1.000")  # shown, with a warning
+
+
+def test_a_raw_agreement_interval_that_is_no_document_bootstrap_is_marked_and_said(app, app_db):
+    """A group of one document has no document bootstrap: its raw agreement showed a Wilson interval (1.000 [0.207,
+    1.000]) under a caption speaking of document-bootstrap intervals. The cell and a note now say Wilson; the groups
+    of several documents keep their bootstrap interval, unmarked."""
+    db = open_db(app_db)
+    run = "demo-chimera-mixed"
+    task = load_view(db, run).task
+    every = decisions(db, run)
+    trivial = next(d for d in every if task.trivial(d))
+    others = [d for d in every if not task.trivial(d) and d["doc"] != trivial["doc"]][:12]
+    for d in [trivial, *others]:
+        add_review(db, run, d["id"], d["judge"], "ana")
+    at = open_page(app, "agreement", run=run)
+    assert not at.exception
+    hvj = table(at, "group", "raw agreement", "documents").set_index("group")
+    assert hvj.loc["trivial decisions", "raw agreement"].endswith("(Wilson, see note)")
+    assert not hvj.loc["non-trivial decisions", "raw agreement"].endswith("(Wilson, see note)")
+    assert "raw agreement's interval: Wilson, decisions independent: no document bootstrap" in plain(captions(at))
