@@ -15,4 +15,8 @@ MAX_SYSTEM_NAME_CHARS = 200
 """Longest system name (ideation's `system`, `first`, `second`): it names a row of every table and chart."""
 
 MAX_ID_CHARS = 1_000
-"""Longest document or query id (a paper id, a retrieval query id, an ideation question id)."""
+"""Longest document or query id (a paper id, a retrieval query id, an ideation question id, a judged item's id)."""
+
+MAX_ITEM_TEXT_CHARS = 1_000_000
+"""Longest text of a judged item (an input, an output, a reference, a judge's explanation or prompt: an eval
+framework's log may keep long transcripts; a 30 MB field made every export of its run 90 MB)."""

@@ -44,6 +44,14 @@ class Imported:
         return self.records - len(self.items) if self.skipped_records is None else self.skipped_records
 
 
+def _short(value: object, limit: int = 80) -> object:
+    """A value as a message quotes it: text over `limit` characters cut, with its length (an id of 200,000
+    characters made the line saying so as long)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}… ({len(value):,} characters)"
+    return value
+
+
 def keep_readable(got: Imported, path: str) -> Imported:
     """`got` without the items the items format refuses (a scorer twice in one record, an empty id, ...), each
     listed like a record that cannot be read, with the log's own ids: the items file an import writes is the
@@ -53,9 +61,10 @@ def keep_readable(got: Imported, path: str) -> Imported:
         try:
             item_from_json(item, path, None)
         except InputError as e:
-            where = {k: v for k, v in (item.get("source") or {}).items() if k != "framework" and v is not None}
-            got.errors.append(f"{path}: {e.reason} ({json.dumps(where, ensure_ascii=False, default=str)}); the "
-                              "record is skipped")
+            where = {k: _short(v) for k, v in (item.get("source") or {}).items()
+                     if k != "framework" and v is not None}
+            ids = json.dumps(where, ensure_ascii=False, default=str)
+            got.errors.append(f"{path}: {_short(e.reason, 300)} ({ids}); the record is skipped")
             continue
         kept.append(item)
     if len(kept) < len(got.items) and got.skipped_records is not None:

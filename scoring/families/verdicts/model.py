@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from scoring.errors import InputError
 from scoring.jsonl import json_type, read_records
+from scoring.limits import MAX_ID_CHARS, MAX_ITEM_TEXT_CHARS, MAX_SYSTEM_NAME_CHARS
 
 CPI, PASS_FAIL, SCORE = "graded_cpi", "pass_fail", "thresholded_score"
 SCHEMES = (CPI, PASS_FAIL, SCORE)
@@ -102,6 +103,11 @@ class Verdict:
         return out
 
 
+def _check_length(text: str, what: str, where: tuple[str, int | None]) -> None:
+    if len(text) > MAX_ITEM_TEXT_CHARS:
+        raise InputError(*where, f"{what} is {len(text):,} characters long; the limit is {MAX_ITEM_TEXT_CHARS:,}")
+
+
 def verdict_from_json(rec: Mapping, where: tuple[str, int | None]) -> Verdict:
     """A verdict object of an items line.
 
@@ -112,6 +118,9 @@ def verdict_from_json(rec: Mapping, where: tuple[str, int | None]) -> Verdict:
     scorer, scheme, value = rec.get("scorer"), rec.get("scheme"), rec.get("value")
     if not isinstance(scorer, str) or not scorer.strip():
         raise InputError(path, line, "a verdict needs a 'scorer' name (a non-empty string)")
+    if len(scorer) > MAX_SYSTEM_NAME_CHARS:
+        raise InputError(path, line, f"a scorer name is {len(scorer):,} characters long; the limit is "
+                                     f"{MAX_SYSTEM_NAME_CHARS:,}")
     if scheme not in SCHEMES:
         raise InputError(path, line, f"verdict of {scorer!r}: 'scheme' must be one of {', '.join(SCHEMES)}, "
                                      f"got {scheme!r}")
@@ -136,6 +145,7 @@ def verdict_from_json(rec: Mapping, where: tuple[str, int | None]) -> Verdict:
         v = rec.get(k)
         if v is not None and not isinstance(v, str):
             raise InputError(path, line, f"verdict of {scorer!r}: {k!r} must be a string, got {json_type(v)}")
+        _check_length(v or "", f"verdict of {scorer!r}: {k!r}", (path, line))
         texts[k] = v
     return Verdict(scorer, scheme, value if scheme != SCORE else float(value),  # type: ignore[arg-type]
                    float(threshold) if scheme == SCORE else None, **texts, lower_is_better=lower)
@@ -152,17 +162,21 @@ def item_from_json(rec: Mapping, path: str, line: int | None) -> dict:
         item_id = str(item_id)
     if not isinstance(item_id, str) or not item_id.strip():
         raise InputError(path, line, "an item needs an 'id' (a non-empty string)")
+    if len(item_id) > MAX_ID_CHARS:
+        raise InputError(path, line, f"an item id is {len(item_id):,} characters long; the limit is {MAX_ID_CHARS:,}")
     text = {}
     for k in ("input", "output"):
         v = rec.get(k, "")
         if not isinstance(v, str):
             raise InputError(path, line, f"item {item_id!r}: {k!r} must be a string, got {json_type(v)}")
+        _check_length(v, f"item {item_id!r}: {k!r}", (path, line))
         text[k] = v
     target = rec.get("target", [])
     if isinstance(target, str):
         target = [target]
     if not isinstance(target, list) or not all(isinstance(t, str) for t in target):
         raise InputError(path, line, f"item {item_id!r}: 'target' must be a string or a list of strings")
+    _check_length("".join(target), f"item {item_id!r}: 'target'", (path, line))
     raw = rec.get("verdicts")
     if not isinstance(raw, list) or not raw or not all(isinstance(v, dict) for v in raw):
         raise InputError(path, line, f"item {item_id!r}: 'verdicts' must be a non-empty list of objects")

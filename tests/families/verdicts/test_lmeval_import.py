@@ -146,3 +146,24 @@ def test_a_samples_file_without_its_results_file_says_there_is_nothing_to_compar
     with pytest.raises(SystemExit):
         main(["import", "lm-eval", "--help"])
     assert "results_<date>.json" in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_oversized_text_or_id_skips_its_record_and_the_message_stays_short(tmp_path):
+    """A 3 MB input and a 200,000-character doc id were imported (a 30 MB field made each export of the run 90 MB);
+    they are now skipped and listed, each line short enough to read."""
+    import json
+
+    from scoring.limits import MAX_ID_CHARS, MAX_ITEM_TEXT_CHARS
+
+    lines = SAMPLES.read_text(encoding="utf-8").splitlines()
+    big, long_id = json.loads(lines[0]), json.loads(lines[1])
+    big["arguments"] = {"gen_args_0": {"arg_0": "x" * (MAX_ITEM_TEXT_CHARS + 1), "arg_1": " Au"}}
+    long_id["doc_id"] = "y" * (MAX_ID_CHARS * 200)
+    log = tmp_path / SAMPLES.name
+    log.write_text("\n".join([json.dumps(big), json.dumps(long_id), *lines[2:]]) + "\n", encoding="utf-8")
+    result = import_log(open_db(tmp_path / "a.db"), "lm-eval", str(log), run="mc")
+    assert result["imported"] == len(lines) - 2 and len(result["errors"]) == 2
+    assert any(f"is {MAX_ITEM_TEXT_CHARS + 1:,} characters long; the limit is {MAX_ITEM_TEXT_CHARS:,}" in e
+               for e in result["errors"])
+    assert any(f"an item id is {MAX_ID_CHARS * 200:,} characters long" in e for e in result["errors"])
+    assert all(len(e) < 1_000 for e in result["errors"])
