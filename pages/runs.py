@@ -11,7 +11,7 @@ from ui.framework_import import framework_import_form
 from ui.newrun import new_run_form
 from ui.owner_only import role_button
 from ui.runs_table import demo_lines, runs_frame
-from ui.state import current_run, is_blind_reviewer, link_params
+from ui.state import current_run, is_blind_reviewer, link_params, reviewer
 from ui.text import md_literal, show_text
 
 conn = page_prologue()
@@ -37,8 +37,10 @@ with st.container(border=True):
                  query_params=link_params(run=first))
     st.page_link("pages/agreement.py", label="3 · Check human–judge agreement", icon=":material/handshake:",
                  query_params=link_params(run=first))
-    st.caption("Enter your name in the sidebar before reviewing. To audit your own run, use *Score a new run* "
-               "below, or the CLI (`python -m audit score …`, see the README).")
+    who = reviewer()
+    said = f"You review as {md_literal(who)}. " if who else "Enter your name in the sidebar before reviewing. "
+    st.caption(said + "To audit your own run, use *Score a new run* below, or the CLI (`python -m audit score …`, "
+               "see the README).")
     have = set(runs["run"]) if not runs.empty else set()
     missing = [name for name, _, _ in demo_lines() if name not in have]
     if missing and getattr(conn, "read_only", False):

@@ -112,3 +112,14 @@ def test_reviewer_progress_is_drawn_inside_the_card_fragment():
     assert fragments and all(reaches(f) for f in fragments)  # the classic card's and the browser card's alike
     top_level = [n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)]
     assert not any(draws_progress(n) for n in top_level)  # not drawn outside the fragment as well
+
+
+def test_the_runs_page_asks_for_a_name_only_until_one_is_given(app):
+    """"Enter your name in the sidebar before reviewing" stayed when a name was set."""
+    from tests.app.conftest import plain
+
+    at = open_page(app, "runs")
+    assert "Enter your name in the sidebar before reviewing" in " ".join(plain(c.value) for c in at.caption)
+    at = open_page(at, "runs", reviewer="ana")
+    said = " ".join(plain(c.value) for c in at.caption)
+    assert "You review as ana." in said and "Enter your name" not in said
