@@ -81,7 +81,7 @@ def stats_table(groups: dict, task: str) -> pd.DataFrame:
         rows.append({
             "group": group_title(task, g), "n": s["n"], "documents": s.get("n_clusters"), "statistic": stat.name,
             "value [95%]": stat.text(3) if stat.defined else "undefined (see note)",
-            "raw agreement": fmt_ci(s["raw_agreement"], raw_ci) + (" (Wilson, see note)" if _wilson(how) else ""),
+            "raw agreement": fmt_ci(s["raw_agreement"], raw_ci) + (" Wilson" if _wilson(how) else ""),
             "PABAK": fmt(s.get("pabak")), "AC1": fmt(s.get("ac1")),
             "lenient": count(s.get("judge_lenient")), "strict": count(s.get("judge_strict")),
         })

@@ -129,6 +129,6 @@ def test_a_raw_agreement_interval_that_is_no_document_bootstrap_is_marked_and_sa
     at = open_page(app, "agreement", run=run)
     assert not at.exception
     hvj = table(at, "group", "raw agreement", "documents").set_index("group")
-    assert hvj.loc["trivial decisions", "raw agreement"].endswith("(Wilson, see note)")
-    assert not hvj.loc["non-trivial decisions", "raw agreement"].endswith("(Wilson, see note)")
+    assert hvj.loc["trivial decisions", "raw agreement"].endswith("] Wilson")
+    assert not hvj.loc["non-trivial decisions", "raw agreement"].endswith("] Wilson")
     assert "raw agreement's interval: Wilson, decisions independent: no document bootstrap" in plain(captions(at))
