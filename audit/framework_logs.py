@@ -50,7 +50,6 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
         got = imp.load(str(path), dict(options or {}))
     except ValueError as e:  # the importer's ImportRefused: the whole file
         raise AuditError(str(e)) from None
-    _drop_repeated_ids(got, path)
     if not got.items:
         first = "; ".join(got.errors[:3])
         raise AuditError(f"{path}: none of its {count_noun(got.records, 'record')} could be imported; nothing was "
@@ -75,25 +74,6 @@ def import_log(db: Database, framework: str, path: str, *, run: str | None = Non
     return {"run": row["name"], "records": got.records, "imported": len(got.items), "skipped": skipped,
             "errors": got.errors, "warnings": got.warnings, "reported": got.reported,
             "metrics": row["original_metrics"]}
-
-
-def _drop_repeated_ids(got, path: str) -> None:  # noqa: ANN001 (the importer's Imported)
-    """Keep the first record of each item id: a later one with the same id (a line given twice, two promptfoo
-    providers with one label) is skipped and listed with the log's own ids, like a record that cannot be read."""
-    seen: set[str] = set()
-    kept = []
-    for item in got.items:
-        iid = str(item.get("id"))
-        if iid in seen:
-            where = {k: v for k, v in (item.get("source") or {}).items() if k != "framework" and v is not None}
-            got.errors.append(f"{path}: item id {iid!r} repeats an earlier record's; the later record "
-                              f"({json.dumps(where, ensure_ascii=False, default=str)}) is skipped")
-            continue
-        seen.add(iid)
-        kept.append(item)
-    if len(kept) < len(got.items) and got.skipped_records is not None:
-        got.skipped_records += len(got.items) - len(kept)
-    got.items[:] = kept
 
 
 def reviewed_decisions(db: Database, run: str) -> list[dict]:

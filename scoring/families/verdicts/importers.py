@@ -53,24 +53,37 @@ def _short(value: object, limit: int = 80) -> object:
 
 
 def keep_readable(got: Imported, path: str) -> Imported:
-    """`got` without the items the items format refuses (a scorer twice in one record, an empty id, ...), each
-    listed like a record that cannot be read, with the log's own ids: the items file an import writes is the
-    importer's, so its refusal named a temporary file nobody can open, and refused the whole log."""
-    kept = []
+    """`got` without the items the items format refuses (a scorer twice in one record, an empty id, ...) and
+    without a later record whose item id repeats an earlier one's (a line given twice, two promptfoo providers
+    with one label), each listed like a record that cannot be read, with the log's own ids: the items file an
+    import writes is the importer's, so its refusal named a temporary file nobody can open, and refused the whole
+    log."""
+    kept, seen = [], set()
     for item in got.items:
+        where = {k: _short(v) for k, v in (item.get("source") or {}).items() if k != "framework" and v is not None}
+        ids = json.dumps(where, ensure_ascii=False, default=str)
         try:
             item_from_json(item, path, None)
         except InputError as e:
-            where = {k: _short(v) for k, v in (item.get("source") or {}).items()
-                     if k != "framework" and v is not None}
-            ids = json.dumps(where, ensure_ascii=False, default=str)
             got.errors.append(f"{path}: {_short(e.reason, 300)} ({ids}); the record is skipped")
+            _skip(got, item)
             continue
+        if str(item.get("id")) in seen:
+            got.errors.append(f"{path}: item id {_short(str(item.get('id')))!r} repeats an earlier record's; the "
+                              f"later record ({ids}) is skipped")
+            _skip(got, item)
+            continue
+        seen.add(str(item.get("id")))
         kept.append(item)
-    if len(kept) < len(got.items) and got.skipped_records is not None:
-        got.skipped_records += len(got.items) - len(kept)
     got.items[:] = kept
     return got
+
+
+def _skip(got: Imported, item: dict) -> None:
+    """Count a dropped item's records where the importer counts them itself (`skipped_records`: Every Eval Ever
+    writes one line per verdict of an item)."""
+    if got.skipped_records is not None:
+        got.skipped_records += max(len(item.get("verdicts") or []), 1)
 
 
 def reported_differs(got: Imported) -> list[str]:
@@ -103,8 +116,8 @@ def outside_unit_range(got: Imported) -> list[str]:
             if v.get("scheme") == SCORE and isinstance(value, int | float) and not 0 <= value <= 1:
                 outside.setdefault(v["scorer"], []).append(float(value))
     return [f"{scorer}: {len(vs)} score{'s' if len(vs) != 1 else ''} outside [0, 1] (e.g. {vs[0]:g}); a reviewer's "
-            "overrule counts 1 for pass and 0 for fail, so the audited mean of this scorer mixes the two scales"
-            for scorer, vs in outside.items()]
+            "overrule counts the passing or the failing end of [0, 1], so the audited mean of this scorer mixes the "
+            "two scales" for scorer, vs in outside.items()]
 
 
 def id_text(value: object, field: str) -> str:

@@ -167,3 +167,20 @@ def test_an_oversized_text_or_id_skips_its_record_and_the_message_stays_short(tm
                for e in result["errors"])
     assert any(f"an item id is {MAX_ID_CHARS * 200:,} characters long" in e for e in result["errors"])
     assert all(len(e) < 1_000 for e in result["errors"])
+
+
+def test_a_repeated_record_is_left_out_before_the_run_is_compared_with_the_frameworks_aggregate(tmp_path):
+    """The comparison with lm-eval's own accuracy counted a repeated line the import then skipped: it warned of a
+    difference the stored run does not have."""
+    import json
+    import shutil
+
+    lines = SAMPLES.read_text(encoding="utf-8").splitlines()
+    again = json.loads(lines[0])
+    again["acc"] = 1.0 - again["acc"]
+    log = tmp_path / SAMPLES.name
+    log.write_text("\n".join([*lines, json.dumps(again)]) + "\n", encoding="utf-8")
+    shutil.copy(RESULTS, tmp_path / RESULTS.name)
+    result = import_log(open_db(tmp_path / "a.db"), "lm-eval", str(log), run="mc")
+    assert result["skipped"] == 1 and "repeats an earlier record's" in result["errors"][0]
+    assert result["warnings"] == [] and result["reported"]["acc"] == result["metrics"]["headline"]["mean"]
