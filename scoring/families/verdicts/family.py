@@ -184,8 +184,14 @@ class VerdictsTask(FamilyBase):
                 headline = {"n": 1, "sum": worth}
         return {"headline": headline, "scorers": scorers}
 
-    def outcome(self, payload: Mapping, counts: Mapping) -> str:  # noqa: ARG002 (the counts say it all)
+    def outcome(self, payload: Mapping, counts: Mapping) -> str:
+        """The headline verdict's worth; an item the headline scorer did not judge (another lm-eval filter, a
+        DeepEval case without that metric) takes its own first verdict's, not "incorrect"."""
         h = counts["headline"]
+        if not h["n"]:
+            own = counts.get("scorers") or {}
+            first = next((own[v["scorer"]] for v in payload["verdicts"] if own.get(v["scorer"], {}).get("n")), None)
+            h = first or h
         value = h["sum"] / h["n"] if h["n"] else 0.0
         return "correct" if value >= 1 else "incorrect" if value <= 0 else "partial"
 

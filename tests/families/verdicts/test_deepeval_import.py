@@ -116,3 +116,19 @@ def test_scores_outside_the_unit_range_are_imported_with_a_warning_naming_the_sc
     warnings = import_log(open_db(tmp_path / "a.db"), "deepeval", str(log), run="de")["warnings"]
     assert f"{METRIC}: 2 scores outside [0, 1] (e.g. 1.7)" in " ".join(warnings)
     assert import_log(open_db(tmp_path / "b.db"), "deepeval", str(RUN), run="de")["warnings"] == []
+
+
+def test_a_case_the_headline_scorer_did_not_judge_takes_its_own_verdict_as_its_outcome(tmp_path):
+    """With one headline scorer, a case without that metric had a headline of n = 0, read as "incorrect" (and
+    listed among the failures on the overview) though it passed its own metric."""
+    from audit.views import as_view
+
+    data = json.loads(RUN.read_text(encoding="utf-8"))
+    data["testCases"][1]["metricsData"] = [{"name": "Answer Relevancy", "score": 0.9, "threshold": 0.5,
+                                            "success": True, "reason": "ok", "evaluationModel": "m"}]
+    log = tmp_path / RUN.name
+    log.write_text(json.dumps(data), encoding="utf-8")
+    db = open_db(tmp_path / "a.db")
+    import_log(db, "deepeval", str(log), run="de")
+    outcomes = {d["doc"]: d["audited_outcome"] for d in as_view(db, "de").documents()}
+    assert outcomes[data["testCases"][1]["name"]] == "partial"  # worth 0.9, its own metric's score
