@@ -125,10 +125,11 @@ def public_identity(identity: dict) -> dict:
 
 
 def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
-    """One row per decision: judge label, each reviewer's label, effective label, where it came from and the
-    effective-label policy that gave it. A judge improved on reviews adds a `judge_learning` column (the same on
-    every row, so a filtered sheet keeps it): what it learnt from, and the stale warning every surface shows
-    (`audit.learning.stale_warning`) once one of those reviews was withdrawn."""
+    """One row per decision: judge label, each reviewer's label (`human:NAME`), effective label, where it came from,
+    the notes reviewers typed, the effective-label policy that gave it and who adjudicated it (`adjudicated_by`).
+    A judge improved on reviews adds a `judge_learning` column (the same on every row, so a filtered sheet keeps
+    it): what it learnt from, and the stale warning every surface shows (`audit.learning.stale_warning`) once one
+    of those reviews was withdrawn."""
     view = as_view(db, run, policy)
     rows = view.decisions()
     reviewers = sorted({r["reviewer"] for d in rows for r in d["reviews"] if r["role"] != "adjudicator"})
@@ -139,10 +140,10 @@ def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
         notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"]
                            if r["note"] and r["note"] != UNDO_NOTE)  # the notes people typed, not the undo marker
         out.append([d["id"], d["doc"], d["kind"], d["type"], d["left"], d["right"], d["judge"],
-                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], d["adjudicator"] or "",
-                    notes, view.policy, *extra])
+                    *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes, view.policy,
+                    d["adjudicator"] or "", *extra])
     return write_csv(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
-                      "effective", "source", "adjudicated_by", "notes", "policy",
+                      "effective", "source", "notes", "policy", "adjudicated_by",
                       *(["judge_learning"] if extra else [])], out)
 
 
@@ -153,7 +154,7 @@ def _kappa_note(agr: dict) -> str:
     if not hvj.get("all"):
         return "no human-vs-judge agreement yet"
     # where the family has trivial decisions (always a match), they are apart, so they cannot inflate the number
-    groups = ["non-trivial" if hvj.get("non-trivial") else "all"]
+    groups = ["non-trivial" if (hvj.get("non-trivial") or {}).get("n") else "all"]
     if statistic_of(hvj["all"]).key != "weighted_kappa":  # ordinal kinds get their own weighted clause
         groups += [g for g, st in hvj.items() if "/" not in g and statistic_of(st).key == "weighted_kappa"]
     return "; ".join(_kappa_clause(g, statistic_of(hvj[g])) for g in groups)

@@ -135,3 +135,16 @@ def test_the_latex_caption_gives_the_non_trivial_kappa_where_trivial_decisions_a
     assert hvj["non-trivial"]["n"] == 12 and hvj["all"]["n"] == 15
     caption = re.search(r"\\caption\{(.*)\}", export_latex(demo_db, run)).group(1)
     assert "(non-trivial decisions)" in caption and "(n = 12," in caption and "(n = 15," not in caption
+
+
+def test_with_only_trivial_decisions_reviewed_the_caption_gives_the_whole_figure(demo_db):
+    """A non-trivial group of n = 0 was still chosen: "κ (non-trivial decisions) undefined: no decisions reviewed
+    yet (n = 0)" after 5 reviews."""
+    from audit.views import as_view
+
+    run = "demo-chimera-mixed"
+    task = as_view(demo_db, run).task
+    for d in [d for d in decisions(demo_db, run) if task.trivial(d)][:5]:
+        add_review(demo_db, run, d["id"], d["judge"], "ana")
+    caption = re.search(r"\\caption\{(.*)\}", export_latex(demo_db, run)).group(1)
+    assert "non-trivial" not in caption and "(n = 5" in caption
