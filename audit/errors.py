@@ -26,9 +26,11 @@ class NotASampleDraw(AuditError):
     `reason` says why without saying how to go on: each surface says that in its own words (the CLI's flags,
     the pages' controls)."""
 
-    def __init__(self, reason: str, hint: str) -> None:
+    def __init__(self, reason: str, hint: str, *, no_plan: bool = False) -> None:
         super().__init__(f"{reason}; {hint}")
         self.reason = reason
+        self.no_plan = no_plan
+        """The run has no sampling plan (so no sample queue to take a document from)."""
 
 
 class StaleReview(AuditError):

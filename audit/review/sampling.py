@@ -102,7 +102,7 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
     plan = load_plan(db, view, kind) or load_plan(db, view, None)
     if plan is None:
         raise NotASampleDraw(f"run {view.name!r} has no sampling plan, so no review is a sample draw",
-                             f"create one with `python -m audit plan --run {view.name}`, or {hint}")
+                             f"create one with `python -m audit plan --run {view.name}`, or {hint}", no_plan=True)
     if document_drawn(view.db, view.id, doc):
         return  # a block the queue served already
     block = plan.blocks_by_id().get(doc)

@@ -113,3 +113,14 @@ def test_a_label_that_is_no_sample_draw_is_refused_in_the_pages_words_on_both_ca
         assert refusal_text(e) == error.removeprefix("not stored: ") and "--sampled" in str(e)
     else:
         raise AssertionError("no refusal")
+
+
+def test_a_sample_label_in_a_run_without_a_plan_says_to_draw_the_sample_first(conn):
+    """Without a plan there is no sample queue to reload: the refusal said to take the document it serves."""
+    view = _runs(conn)[1]
+    dec = queue_ids(conn, view, "ana", "all")[0]
+    who = Reviewer(name="ana", role="reviewer", blind=False, sampled=True)
+    error = store_events(conn, view, [_event(view, "np-1", "ana", decision=dec, label=_label(conn, view, dec))],
+                         who, {})["np-1"]["error"]
+    assert "has no sampling plan" in error and "draw the sample first" in error and "reload the queue" not in error
+    assert "--sampled" not in error

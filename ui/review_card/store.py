@@ -125,8 +125,9 @@ def refusal_text(e: AuditError) -> str:
     """A review refused, in the pages' words (both cards): a label that is no sample draw says what to do on the
     page, where the CLI's refusal names its flags."""
     if isinstance(e, NotASampleDraw):
-        return (f"{e.reason}; take the document the sample queue serves now (reload the queue), or review this one "
-                "on its Document page, as a hand-picked review")
+        first = ("draw the sample first (the Review queue's sample queue)" if e.no_plan else
+                 "take the document the sample queue serves now (reload the queue)")
+        return f"{e.reason}; {first}, or review this one on its Document page, as a hand-picked review"
     return str(e)
 
 
