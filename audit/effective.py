@@ -122,9 +122,15 @@ def current_labels(reviews: Iterable[Mapping]) -> tuple[dict[str, str], str | No
     ...                 {"reviewer": "ana", "label": None, "role": "reviewer"}])
     ({'bo': 'yes'}, None)
     """
+    humans, adjudication = _current(reviews)
+    return humans, None if adjudication is None else adjudication["label"]
+
+
+def _current(reviews: Iterable[Mapping]) -> tuple[dict[str, str], Mapping | None]:
+    """(each reviewer's current label, the current adjudication's row or None), from `current_rows`."""
     rows = current_rows(reviews)
-    humans = {r["reviewer"]: r["label"] for r in rows if r["role"] != "adjudicator"}
-    return humans, next((r["label"] for r in rows if r["role"] == "adjudicator"), None)
+    return ({r["reviewer"]: r["label"] for r in rows if r["role"] != "adjudicator"},
+            next((r for r in rows if r["role"] == "adjudicator"), None))
 
 
 def effective_label(judge_label: str, reviews: Sequence[Mapping], policy: str = DEFAULT_POLICY) -> Effective:
@@ -136,9 +142,7 @@ def effective_label(judge_label: str, reviews: Sequence[Mapping], policy: str = 
     >>> effective_label("yes", two_one).source, effective_label("yes", two_one, "majority").label
     ('conflicted', 'no')
     """
-    rows = current_rows(reviews)
-    humans = {r["reviewer"]: r["label"] for r in rows if r["role"] != "adjudicator"}
-    adjudication = next((r for r in rows if r["role"] == "adjudicator"), None)
+    humans, adjudication = _current(reviews)
     if adjudication is not None:
         return Effective(adjudication["label"], "adjudicated", humans, adjudicator=adjudication["reviewer"])
     distinct = set(humans.values())

@@ -10,8 +10,8 @@ from audit.review.queue import QUEUES
 
 
 def in_queue(d: dict, queue: str, reviewer: str) -> bool:
-    if queue == "unreviewed":
-        return reviewer not in d["human"]
+    if queue == "unreviewed":  # an adjudication is the adjudicator's label too
+        return reviewer not in d["human"] and d.get("adjudicator") != reviewer
     if queue == "conflicted":
         return d["source"] == "conflicted"
     if queue == "invalid":

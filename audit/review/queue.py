@@ -137,9 +137,9 @@ def progress_text(done: int, total: int, in_queue: int) -> str:
 
 
 def labelled_count(db: Database, run: RunRef, reviewer: str) -> int:
-    """Decisions that carry `reviewer`'s current label (`audit.review.reviews.reviewer_labels`), from the tallies
-    kept with the run's reviewed decisions (`audit.views.reviewer_tallies`: the reviewer's reviews read through
-    `run_reviews` took 1.7 s of each queue render at a million reviews, #38)."""
+    """Decisions that carry `reviewer`'s current label, an adjudication of theirs included (`Effective.labels_by`),
+    from the tallies kept with the run's reviewed decisions (`audit.views.reviewer_tallies`: the reviewer's reviews
+    read through `run_reviews` took 1.7 s of each queue render at a million reviews, #38)."""
     return reviewer_tallies(as_view(db, run))[0][reviewer]
 
 
@@ -257,5 +257,5 @@ def _sample_ids(view: RunView, reviewer: str, allowed: set[int]) -> list[int]:
     plan = load_plan(view.db, view)
     if plan is None:
         return []
-    mine = {i for i, e in view.effective.items() if reviewer in e.human_labels}
+    mine = {i for i, e in view.effective.items() if reviewer in e.labels_by()}
     return [int(u) for b in plan.serving_order() for u in b.units if int(u) in allowed and int(u) not in mine]
