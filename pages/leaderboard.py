@@ -57,6 +57,8 @@ else:
     st.markdown(f"Board **{md_literal(table['board'])}** ({md_literal(table['family'])}, {len(table['systems'])} "
                 f"systems) ranked by **{md_literal(label_of(table, table['metric']))}**.")
     st.caption(md_literal(coverage_text(table)))
+    if table.get("waiting_note"):
+        show_text(f"{table['waiting_note'][0].upper()}{table['waiting_note'][1:]}.", "caption")
     if table.get("judges_differ"):
         show_text(f"Judges differ: {table['judges_differ']}.", "warning")
     if table["interval"] == "none":

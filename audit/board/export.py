@@ -85,7 +85,8 @@ def caption_parts(table: Mapping) -> dict:
     return {"metric": cell.label, "policy": table["policy"],
             "reviewed": f"{rv['decisions']} of {rv['of_decisions']} decisions reviewed{conflicted_text(rv)} "
                         f"({rv['documents']} of {rv['of_documents']} documents fully)",
-            "interval": interval[table["interval"]]}
+            "interval": interval[table["interval"]] + (f"; {table['waiting_note']}" if table.get("waiting_note")
+                                                       else "")}
 
 
 def board_json(table: Mapping) -> dict:

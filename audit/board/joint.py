@@ -704,7 +704,9 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY, vi
 
     `{"systems": {run: {metric path: {"value", "ci", "anytime": {"ci", ...}, ...}, "bias": {metric path:
     {"value", "ci"}}}}, "pairs": [{"a", "b", "difference", "ci", "ci_simultaneous", "anytime": {"ci"}}], "metric",
-    "more_documents", "least_settled", "rank_sets", "rank_sets_anytime", "interval"}`.
+    "more_documents", "least_settled", "rank_sets", "rank_sets_anytime", "interval", "waiting_for_adjudication",
+    "waiting_note"}`: drawn documents waiting for an adjudicator are left out of every estimate until settled, and
+    `waiting_note` says so (as the single-run `estimate` does).
 
     Per system, every headline metric estimated from summed counts: the single-run estimator with the board's sample
     (fixed-n `ci`, `anytime.ci`), the judge's bias (judge-only − estimate) and its interval. `pairs`: every pairwise
@@ -740,6 +742,7 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY, vi
              for p, q in zip(table.board.pairs, table.pairs_any, strict=True)]
     sim_any = {(q.a, q.b): q.simultaneous.ci for q in table.pairs_any}
     least = max(table.adjacent, key=lambda p: p["more_documents"], default=None)
+    waiting = [b.id for b in stored.plan.blocks if b.id in state.waiting]  # drawn, left out until adjudicated
     return {"board": name, "runs": stored.runs, "metric": "/".join(table.cell.path), "systems": systems,
             "pairs": pairs, "order": table.order,
             "adjacent": [{k: p[k] for k in ("a", "b", "difference", "anytime", "more_documents", "waiting_for")}
@@ -753,7 +756,8 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY, vi
             "interval": f"{LEVEL:.0%} per system; differences simultaneous over {count_noun(len(pairs), 'pair')} "
                         "(Bonferroni); anytime: valid whenever reviewing stops",
             "sampled_documents": len(state.sampled), "known_documents": len(state.known),
-            "planned_documents": len(stored.plan.blocks)}
+            "planned_documents": len(stored.plan.blocks), "waiting_for_adjudication": waiting,
+            "waiting_note": waiting_text(waiting, estimate=True)}
 
 
 # ---------------------------------------------------------------- the queue

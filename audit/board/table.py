@@ -316,4 +316,5 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             "interval_explained": NONE_ONE_RUN if mode == NONE and one_run else INTERVAL_WORDS[mode],
             "pairs_explained": PAIRS_PAIRED if mode in SAMPLED else None,
             "judges_differ": judges_differ([v.row for v in views]),
-            "level": LEVEL, "more_documents": (joint or {}).get("more_documents")}
+            "level": LEVEL, "more_documents": (joint or {}).get("more_documents"),
+            "waiting_note": (joint or {}).get("waiting_note", "")}

@@ -515,7 +515,18 @@ def test_a_document_waiting_for_an_adjudicator_does_not_stall_the_board_queue(db
     assert moved["doc"] != pick["doc"] and moved["waiting_for_adjudication"] == [pick["doc"]]
     assert f"1 drawn document ({pick['doc']}) waiting for an adjudicator" in moved["why"]
     assert "--role adjudicator" in moved["why"] and pick["doc"] in draws(db, "b")
+    # the board's estimates leave it out until settled, and say so, as a run's own estimate does
+    from audit.board.export import caption_parts
+    from audit.board.store import create_board
+    from audit.board.table import board_table
+
+    est = board_estimates(db, "b")
+    assert est["waiting_for_adjudication"] == [pick["doc"]]
+    assert "the interval rests on the settled documents alone" in est["waiting_note"]
+    create_board(db, "b", RUNS)
+    assert est["waiting_note"] in caption_parts(board_table(db, "b"))["interval"]
     add_review(db, run, dec, "match", "cy", role="adjudicator")
+    assert board_estimates(db, "b")["waiting_note"] == ""
     after = next_board_document(db, "b", RUNS)
     assert after["doc"] == moved["doc"]  # served, not yet reviewed: served again
     assert after["waiting_for_adjudication"] == [] and "adjudicator" not in after["why"]
