@@ -38,9 +38,9 @@ with st.container(border=True):
     st.page_link("pages/agreement.py", label="3 · Check human–judge agreement", icon=":material/handshake:",
                  query_params=link_params(run=first))
     who = reviewer()
-    said = f"You review as {md_literal(who)}. " if who else "Enter your name in the sidebar before reviewing. "
-    st.caption(said + "To audit your own run, use *Score a new run* below, or the CLI (`python -m audit score …`, "
-               "see the README).")
+    st.caption((f"You review as {md_literal(who)}. " if who else "Enter your name in the sidebar before reviewing. ")
+               + "To audit your own run, use *Score a new run* below, or the CLI (`python -m audit score …`, see "
+               "the README).")
     have = set(runs["run"]) if not runs.empty else set()
     missing = [name for name, _, _ in demo_lines() if name not in have]
     if missing and getattr(conn, "read_only", False):

@@ -152,7 +152,8 @@ def reviewer_progress(decs: Iterable[dict], *, with_judge: bool = True) -> list[
     total = 0
     for d in decs:
         total += 1
-        for who, lab in labels_by(d["human"], d.get("adjudicator"), d["effective"]).items():
+        adjudicator = d.get("adjudicator")
+        for who, lab in labels_by(d["human"], adjudicator, d["effective"] if adjudicator else "").items():
             labelled[who] += 1
             agree[who] += lab == d["judge"]
         for r in d["reviews"]:

@@ -50,12 +50,15 @@ def check(db) -> None:
             assert kept.rows == full.rows, (run, policy)
         # the review queue's progress table, from the tallies kept with them
         full = load_reviewed(db, row["id"])
-        decs = [{"human": full.effective[i].human_labels, "judge": full.rows[i]["judge_label"], "reviews": r}
+        decs = [{"human": full.effective[i].human_labels, "judge": full.rows[i]["judge_label"], "reviews": r,
+                 "adjudicator": full.effective[i].adjudicator, "effective": full.effective[i].label}
                 for i, r in full.reviews.items()]
         expected = [r | {"of": row["n_decisions"]} for r in reviewer_progress(decs)]
         assert reviewer_progress_db(db, load_view(db, run)) == expected, run
         for who in ("dee", *REVIEWERS):
-            assert labelled_count(db, run, who) == len(reviewer_labels(db, row["id"], who)), (run, who)
+            # a reviewer's labels, and an adjudicator's adjudications (`Effective.labels_by`)
+            adjudicated = sum(e.adjudicator == who and who not in e.human_labels for e in full.effective.values())
+            assert labelled_count(db, run, who) == len(reviewer_labels(db, row["id"], who)) + adjudicated, (run, who)
         # the per-type and per-document counts kept with them, against every reviewed decision walked afresh
         view = load_view(db, run)
         per_type: dict = {}
