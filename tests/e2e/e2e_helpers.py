@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
@@ -42,6 +43,19 @@ def assert_no_exception(page: Page) -> None:
     except AssertionError as failure:
         texts = "\n---\n".join(boxes.all_inner_texts())
         raise AssertionError(f"Streamlit exception on {page.url}:\n{texts}") from failure
+
+
+def assert_above_the_fold(page: Page, elements: tuple[Locator, ...], height: int, what: object,
+                          settle: float = 15) -> None:
+    """Every element ends inside a viewport `height` px high once the page has settled: under CI's load a status line
+    above the card can still be on screen when the card first shows (a note box was once 61 px lower for a moment)."""
+    deadline = time.time() + settle
+    while True:
+        low = [(el, box) for el in elements if not (box := el.bounding_box()) or box["y"] + box["height"] > height]
+        if not low or time.time() > deadline:
+            break
+        page.wait_for_timeout(300)
+    assert not low, (what, low)
 
 
 def heading(page: Page, title: str | re.Pattern) -> Locator:

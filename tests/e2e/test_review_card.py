@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO
-from tests.e2e.e2e_helpers import assert_no_exception, wait_idle
+from tests.e2e.e2e_helpers import assert_above_the_fold, assert_no_exception, wait_idle
 
 SMALL = {"width": 1280, "height": 720}
 
@@ -140,8 +140,7 @@ def test_every_familys_card_renders_above_the_fold_with_labelled_keys(demo_app, 
                 for b in buttons.all():
                     key = b.get_attribute("aria-keyshortcuts")
                     assert key and key in (b.get_attribute("aria-label") or "") and f"{key}:" in hint, (name, key)
-                    box = b.bounding_box()
-                    assert box and box["y"] + box["height"] <= SMALL["height"], (name, blind, box)
+                assert_above_the_fold(page, tuple(buttons.all()), SMALL["height"], (name, blind))
                 card = page.locator(".rjrc-card").inner_html()
                 if blind:
                     assert "judge label" not in card and "effective" not in card, (name, task)

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from audit.store.database import open_db
 from tests.e2e.e2e_config import DEMO
-from tests.e2e.e2e_helpers import assert_no_exception, heading, wait_idle
+from tests.e2e.e2e_helpers import assert_above_the_fold, assert_no_exception, heading, wait_idle
 
 SMALL = {"width": 1280, "height": 720}
 NOTE = "Both spans <b>name</b> the same thing & \"more\"; a o n p"  # review keys and markup, typed as note text
@@ -76,9 +76,7 @@ def test_note_flag_and_document_link_on_three_families(demo_app, browser, shots,
             flag = page.get_by_role("button", name=re.compile(r"^Flag a gold error"))
             link = page.get_by_role("link", name=re.compile(r"^Open the whole"))
             labels = page.locator(".rjrc-buttons button")
-            for el in (note, flag, link, labels.first):  # the card, its buttons and the extras above the fold
-                box = el.bounding_box()
-                assert box and box["y"] + box["height"] <= SMALL["height"], (run, el, box)
+            assert_above_the_fold(page, (note, flag, link, labels.first), SMALL["height"], run)  # card and extras
             page.screenshot(path=str(shots / f"review-card-extras-{task}{'-blind' if blind else ''}.png"))
 
             # the note: review keys typed in it are text; Esc leaves it; the next label stores it with the review
