@@ -283,7 +283,7 @@ def share_progress(db: Database, run: str, reviewer: str) -> dict | None:
     share = share_of(db, run, reviewer)
     if share is None:
         return None
-    done = len(set(share) & set(reviewer_labels(db, run_row(db, run)["id"], reviewer)))
+    done = len(set(share) & set(reviewer_labels(db, run, reviewer)))
     docs = {r[0] for r in db.execute("SELECT doc_id FROM review_shares s JOIN runs r ON r.id = s.run_id "
                                      "WHERE r.name = ? AND s.reviewer = ?",
                                      [run, reviewer_key(reviewer or "", strict=False)])}

@@ -14,6 +14,7 @@ from audit.rescoring import apply_reviews_everywhere, reviews_by_decision
 from audit.review.identity import reviewer_key
 from audit.store.database import now, run_row
 from audit.store.limits import MAX_DECISION_ID  # noqa: F401 (re-exported)
+from audit.views import RunRef, as_view
 from scoring.errors import text_problem
 from scoring.families import get_task
 
@@ -128,20 +129,11 @@ def last_review_by(reviews: Iterable[Mapping], who: str, role: str) -> Mapping |
     return next((r for r in reversed(list(reviews)) if r["reviewer"] == who and r["role"] == role), None)
 
 
-def reviewer_labels(db: Database, run_id: int, reviewer: str) -> dict[int, str]:
-    """The one reader of a reviewer's current labels in a run: decision id -> the label `reviewer` holds now (their
-    newest review row, an undo withdrawing it; `audit.effective.current_labels`), over the reviews the run sees
-    (`run_reviews`: shared by question key)."""
-    rows: dict[int, list[dict]] = {}
-    for r in db.query("SELECT decision_id, reviewer, label, role FROM run_reviews WHERE run_id = ? AND reviewer = ? "
-                      "ORDER BY created, id", [run_id, reviewer]):
-        rows.setdefault(r["decision_id"], []).append(r)
-    out = {}
-    for decision_id, revs in rows.items():
-        label = current_labels(revs)[0].get(reviewer)
-        if label is not None:
-            out[decision_id] = label
-    return out
+def reviewer_labels(db: Database, run: RunRef, reviewer: str) -> dict[int, str]:
+    """The one reader of a reviewer's current labels in a run: decision id -> the label `reviewer` holds now, their
+    adjudications included (`Effective.labels_by`: what the queues and the card's progress call "labelled by you"),
+    over the reviews the run sees (shared by question key)."""
+    return {i: lab for i, e in as_view(db, run).effective.items() if (lab := e.labels_by().get(reviewer)) is not None}
 
 
 def add_review(db: Database, run: str, decision_id: int, label: str | None, reviewer: str, *, note: str | None = None,

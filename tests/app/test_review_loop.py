@@ -75,12 +75,11 @@ def test_sample_queue_serves_the_plan_in_order_and_skips_what_you_labelled(revie
 
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_decision_view_matches_the_run_listing(reviewed_run, policy):
-    run_id = run_row(reviewed_run, RUN)["id"]
     view = load_view(reviewed_run, RUN, policy)
     for d in view.decisions()[:25]:
         assert decision_view(reviewed_run, view, d["id"]) == d
     assert labelled_count(reviewed_run, RUN, "ana") == 29 and labelled_count(reviewed_run, RUN, "bo") == 10
-    assert [len(reviewer_labels(reviewed_run, run_id, who)) for who in ("ana", "bo")] == [29, 10]
+    assert [len(reviewer_labels(reviewed_run, RUN, who)) for who in ("ana", "bo")] == [29, 10]
 
 
 def test_describe_change_names_counts_and_scores():

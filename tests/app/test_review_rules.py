@@ -6,7 +6,7 @@ undo (the queue and the browser card restore the one before) and to store its no
 from __future__ import annotations
 
 from audit.review.reviews import UNDO_NOTE, add_review, reviewer_labels, undo_label
-from audit.store.database import open_db, run_row
+from audit.store.database import open_db
 from audit.views import load_view
 from scoring.stats.sampling import Plan, PlanBlock
 from tests.app.conftest import open_page
@@ -40,9 +40,9 @@ def test_a_reviewers_current_labels_come_from_every_run_asking_the_question(app_
     add_review(db, DEMO, b, "match", "ana")
     add_review(db, DEMO, b, None, "ana")  # withdrawn
     add_review(db, DEMO, c, "no-match", "bo")
-    got = reviewer_labels(db, run_row(db, DEMO)["id"], "ana")
+    got = reviewer_labels(db, DEMO, "ana")
     assert got == {a: "match"}
-    shared = reviewer_labels(db, run_row(db, OTHER)["id"], "ana")  # the same question, asked in the other run
+    shared = reviewer_labels(db, OTHER, "ana")  # the same question, asked in the other run
     assert list(shared.values()) == ["match"] and set(shared) != {a}
 
 
@@ -52,14 +52,14 @@ def test_the_classic_cards_undo_and_note_follow_the_cards_rules(app, app_db) -> 
     at = open_page(app, "document", reviewer="ana", run=DEMO, doc=d["doc"])
     at.text_input(key=f"review.note.{d['id']}").set_value("  both name one method  ")
     at.button(key=f"review.overrule.{d['id']}").click().run()
-    overruled = reviewer_labels(db, run_row(db, DEMO)["id"], "ana")[d["id"]]
+    overruled = reviewer_labels(db, DEMO, "ana")[d["id"]]
     at.button(key=f"review.confirm.{d['id']}").click().run()
     at.button(key=f"review.undo.{d['id']}").click().run()
     assert not at.exception and not at.error
     rows = [(r["label"], r["note"]) for r in load_view(db, DEMO).decision(d["id"])["reviews"] if r["reviewer"] == "ana"]
     assert rows[0] == (overruled, "both name one method")  # trimmed, as both cards store notes (review_note)
     assert rows[-1] == (overruled, UNDO_NOTE)  # back to the label before the undone one, not withdrawn
-    assert reviewer_labels(db, run_row(db, DEMO)["id"], "ana") == {d["id"]: overruled}
+    assert reviewer_labels(db, DEMO, "ana") == {d["id"]: overruled}
 
 
 def test_clicking_the_label_held_already_stores_nothing_unless_a_note_comes_with_it(app, app_db) -> None:

@@ -296,3 +296,22 @@ def test_names_that_differ_only_by_case_folding_are_two_reviewers_and_look_alike
         with pytest.raises(AuditError, match="look-alike"):
             add_review(db_with_run, "mixed", 1, "match", look_alike)
     add_review(db_with_run, "mixed", 1, "match", "анна")  # one script, not a look-alike of anyone: a name
+
+
+def test_an_adjudication_counts_in_the_adjudicators_share_as_their_queue_does(db_with_run):
+    """A reviewer who settles a conflict in their share as adjudicator has labelled it: their queue stops serving it
+    and their share's progress counts it (it read their reviewer labels only, so the share never read done)."""
+    from audit.review.assigned_review import share_progress, share_queue_ids
+
+    db = db_with_run
+    ana = REVIEWERS[0]
+    set_review_assignment(db, "mixed", REVIEWERS[:2], min_reviewers=2, double_code=DoubleCode(fraction=0.0), seed=0,
+                          set_by="local")
+    share = share_of(db, "mixed", ana)
+    x = share[0]
+    add_review(db, "mixed", x, "match", "x1@lab.org")
+    add_review(db, "mixed", x, "no-match", "x2@lab.org")
+    assert share_progress(db, "mixed", ana)["done"] == 0 and x in share_queue_ids(db, "mixed", ana, "unreviewed", share)
+    add_review(db, "mixed", x, "no-match", ana, role="adjudicator")
+    assert x not in share_queue_ids(db, "mixed", ana, "unreviewed", share)
+    assert share_progress(db, "mixed", ana)["done"] == 1
