@@ -14,7 +14,6 @@ from audit.outputs.errata_export import export_errata_csv
 from audit.review.errata import add_erratum, current_errata, history, withdraw_erratum
 from audit.review.queue import QUEUES, decision_view, describe_change, labelled_count, queue_ids
 from audit.review.reviews import add_review, reviewer_labels
-from audit.store.database import run_row
 from audit.views import decisions, load_view
 from devtools.queue_oracle import queue
 from scoring.families import get_task
