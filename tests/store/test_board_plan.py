@@ -8,7 +8,6 @@ import json
 import math
 import random
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from audit.review.sampling import estimate
 from audit.store.database import dumps, now, open_db, run_row
 from audit.views import decisions
 from devtools.board_inputs import score_board_runs, write_board_inputs
+from devtools.sqlite_files import twin_orders
 from scoring.stats.sampling import Plan, PlanBlock
 
 RUNS = ["sys-a", "sys-b", "sys-c"]
@@ -551,21 +551,14 @@ def test_the_board_order_after_a_waiting_document_is_the_order_an_immediate_adju
     """Label-blind: the documents served after one that waits for an adjudicator are those served had it been
     adjudicated at once."""
     create_board_plan(db, "b", RUNS, seed=5)
-    copy = sqlite3.connect(tmp_path / "twin.db")
-    db.conn.backup(copy)
-    copy.close()
-    orders = []
-    for d, adjudicate in ((db, False), (open_db(tmp_path / "twin.db"), True)):
-        order = []
-        for step in range(5):
-            pick = next_board_document(d, "b", RUNS)
-            order.append(pick["doc"])
-            if step == 0:
-                _review_with_a_conflict(d, pick, adjudicate=adjudicate)
-            else:
-                _review_whole(d, pick, random.Random(step))
-        orders.append(order)
-    assert orders[0] == orders[1] and len(set(orders[0])) == 5
+
+    def review(d, pick: dict, step: int, adjudicate: bool) -> None:
+        if step == 0:
+            _review_with_a_conflict(d, pick, adjudicate=adjudicate)
+        else:
+            _review_whole(d, pick, random.Random(step))
+    waited, adjudicated = twin_orders(db, tmp_path / "twin.db", lambda d: next_board_document(d, "b", RUNS), review)
+    assert waited == adjudicated and len(set(waited)) == 5
 
 
 def test_when_only_waiting_documents_are_left_the_board_queue_serves_them_and_never_says_done(db):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import sqlite3
 
 import pytest
 
@@ -13,6 +12,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 from audit.store.database import db_file, open_db
 from audit.views import as_view, decisions
+from devtools.sqlite_files import twin_orders
 
 
 def _review_block(db, pick, rng, sampled=True):
@@ -82,7 +82,6 @@ def test_merging_reviews_keeps_the_sample_and_its_estimate(db_with_run, tmp_path
     and plan gives the same estimate (the `sampled` flag travels with each review)."""
     from audit.review.reviews_io import export_reviews, import_reviews
     from audit.runs import score_run
-    from audit.store.database import open_db
     from tests.conftest import GOLD, JUDGE_LOG, PRED_MIXED
 
     db = db_with_run
@@ -256,23 +255,16 @@ def test_the_order_after_a_waiting_document_is_the_order_an_immediate_adjudicati
     # the design stays label-blind: the documents served after one that waits for an adjudicator are the documents
     # served had it been adjudicated at once (the order reads which documents were drawn, not what was said)
     create_plan(db_with_run, "mixed", seed=5)
-    copy = sqlite3.connect(tmp_path / "twin.db")
-    db_with_run.conn.backup(copy)
-    copy.close()
-    orders = []
-    for db, adjudicate in ((db_with_run, False), (open_db(tmp_path / "twin.db"), True)):
-        order = []
-        for step in range(5):
-            pick = next_sample(db, "mixed")
-            order.append(pick["doc"])
-            for dec_id in pick["decisions"]:
-                add_review(db, "mixed", dec_id, "match", "ana", sampled=True)
-            if step == 0:
-                add_review(db, "mixed", pick["decisions"][0], "no-match", "bo", sampled=True)
-                if adjudicate:
-                    add_review(db, "mixed", pick["decisions"][0], "no-match", "cy", role="adjudicator", sampled=True)
-        orders.append(order)
-    assert orders[0] == orders[1] and len(set(orders[0])) == 5
+
+    def review(db, pick: dict, step: int, adjudicate: bool) -> None:
+        for dec_id in pick["decisions"]:
+            add_review(db, "mixed", dec_id, "match", "ana", sampled=True)
+        if step == 0:
+            add_review(db, "mixed", pick["decisions"][0], "no-match", "bo", sampled=True)
+            if adjudicate:
+                add_review(db, "mixed", pick["decisions"][0], "no-match", "cy", role="adjudicator", sampled=True)
+    waited, adjudicated = twin_orders(db_with_run, tmp_path / "twin.db", lambda db: next_sample(db, "mixed"), review)
+    assert waited == adjudicated and len(set(waited)) == 5
 
 
 def test_when_only_waiting_documents_are_left_the_queue_serves_them_and_never_says_done(db_with_run):
