@@ -27,31 +27,19 @@ from itertools import combinations
 
 from sqlite_utils import Database
 
-from audit.errors import AuditError
-from audit.outputs.agreement_rule import apply_kappa_rule, minimums
+from audit.outputs.agreement_rule import apply_kappa_rule, minimums, mixed_labels_reason
 from audit.outputs.alt_test import alt_test_of_run
+from audit.outputs.review_sets import review_set, reviews_in
 from audit.review.assigned_review import double_coded_plan
 from audit.views import RunRef, RunView, as_view
 from scoring.decisions import INVALID_LABEL
+from scoring.families.base import TaskFamily
 from scoring.stats.agreement import group_stats, multi_rater_stats, pair_stats
 from scoring.stats.alt_test import EPSILON
 
-REVIEW_SETS = ("auto", "blind", "sighted", "all")
-
-
-def _review_filter(view: RunView, reviews: str) -> str:
-    if reviews not in REVIEW_SETS:
-        raise AuditError(f"reviews must be one of {', '.join(REVIEW_SETS)}, got {reviews!r}")
-    if reviews == "auto":
-        return "blind" if view.blind_reviews() else "all"
-    return reviews
-
-
-def reviews_in(reviews: list[dict], used: str) -> list[dict]:
-    """The reviews of one decision that a review set (`blind`, `sighted`, `all`) counts; an adjudicator's always."""
-    if used == "all":
-        return reviews
-    return [r for r in reviews if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
+UNIT_PER_DECISION = "one unit per decision: the effective human label vs the judge's label"
+UNIT_PER_CALL = ("one unit per judge call (a decision the judge was asked in both orders counts once per order): the "
+                 "effective human label vs each call's label")
 
 
 def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: str | None = None) -> dict:
@@ -59,10 +47,10 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
     pair and decision), the multi-rater table {decision: {reviewer: label}} and what was left out."""
     view = as_view(db, run, policy)
     task = view.task
-    used = _review_filter(view, reviews)
+    used = review_set(view, reviews)
     hvj, hvh, ratings = [], [], {}
     groups: dict[str, tuple[str, str]] = {}
-    skipped_invalid = skipped_conflicted = 0
+    skipped_invalid = skipped_conflicted = calls_per_decision = 0
     for dec_id, revs in view.reviews.items():
         revs = reviews_in(revs, used)
         d = view.reviewed.rows[dec_id]
@@ -82,6 +70,7 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
             elif not e.settled_by_humans:
                 skipped_conflicted += 1
             else:
+                calls_per_decision = max(calls_per_decision, len(votes))
                 for vote in votes:  # one vote for most kinds; ideation comparisons: each order asked
                     hvj.append(base | {"reviewer": ", ".join(sorted(humans)) or "adjudicator", "human": e.label,
                                        "judge": vote})
@@ -89,7 +78,8 @@ def agreement_rows(db: Database, run: RunRef, *, reviews: str = "auto", policy: 
             hvh.append(base | {"reviewer": f"{a} vs {b}", "pair": f"{a} vs {b}", "human": la, "judge": lb})
     return {"hvj": hvj, "hvh": hvh, "ratings": ratings, "rating_groups": groups,
             "excluded_judge_invalid": skipped_invalid,
-            "excluded_conflicted": skipped_conflicted, "reviews_used": used}
+            "excluded_conflicted": skipped_conflicted, "reviews_used": used,
+            "unit": UNIT_PER_CALL if calls_per_decision > 1 else UNIT_PER_DECISION}
 
 
 def raw_agreement_interval(stats: Mapping) -> tuple[list[float] | None, str]:
@@ -127,9 +117,12 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         hvj = {"all": hvj["all"], "non-trivial": nt,
                "trivial": group_stats([r for r in rows["hvj"] if r["trivial"]], **opts)["all"],
                **{k: v for k, v in hvj.items() if k != "all"}}
+    pooled = {"all": rows["hvj"], "non-trivial": non_trivial, "trivial": [r for r in rows["hvj"] if r["trivial"]]}
     for name, stats in hvj.items():
+        if name in pooled and stats and (why := mixed_labels_reason((r["kind"] for r in pooled[name]), view.task)):
+            stats["mixed_labels"] = why
         apply_kappa_rule(stats, ordinal=_group_is_ordinal(name, rows["hvj"], ordinal))
-    hvh = human_vs_human(rows["hvh"], rows["ratings"], rows["rating_groups"], opts)
+    hvh = human_vs_human(rows["hvh"], rows["ratings"], rows["rating_groups"], opts, view.task)
     return {
         "human_vs_judge": hvj,
         "human_vs_human": hvh,
@@ -137,11 +130,11 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         "excluded_judge_invalid": rows["excluded_judge_invalid"],
         "excluded_conflicted": rows["excluded_conflicted"],
         "reviews_used": rows["reviews_used"],
-        "unit": "one unit per decision: the effective human label vs the judge's label",
+        "unit": rows["unit"],
         "effective_label_policy": view.policy,
         "minimums": minimums(),
         "reviewers": sorted({w for h in rows["ratings"].values() for w in h}),
-        "alt_test": alt_test_of_run(db, view, epsilon=epsilon),
+        "alt_test": alt_test_of_run(db, view, reviews=rows["reviews_used"], epsilon=epsilon),
         "planned_overlap": planned_overlap(view, rows, opts),
     }
 
@@ -158,7 +151,7 @@ def _nothing_settled(rows: Mapping) -> dict:
 
 
 def human_vs_human(hvh_rows: list[dict], ratings: dict[str, dict[str, str]], rating_groups: dict[str, tuple[str, str]],
-                   opts: dict) -> dict:
+                   opts: dict, task: TaskFamily) -> dict:
     """`{"alpha", "alpha_by_group", "pairs"}` over these rows of `agreement_rows` (Cohen's kappa per reviewer pair
     under `audit.outputs.agreement_rule`, Krippendorff's alpha per kind and criterion, the pooled one)."""
     ordinal = opts["ordinal_kinds"]
@@ -166,8 +159,11 @@ def human_vs_human(hvh_rows: list[dict], ratings: dict[str, dict[str, str]], rat
     for pair in sorted({r["pair"] for r in hvh_rows}):
         part = [r for r in hvh_rows if r["pair"] == pair]
         first, _, second = pair.partition(" vs ")
-        pairs[pair] = apply_kappa_rule(group_stats(part, **opts)["all"], ordinal=_group_is_ordinal(
-            "all", part, ordinal), row_name=first, col_name=second)
+        stats = group_stats(part, **opts)["all"]
+        if why := mixed_labels_reason((r["kind"] for r in part), task):
+            stats["mixed_labels"] = why
+        pairs[pair] = apply_kappa_rule(stats, ordinal=_group_is_ordinal("all", part, ordinal), row_name=first,
+                                       col_name=second)
     by_group = alpha_groups(ratings, rating_groups, ordinal)
     return {"alpha": _pooled_alpha(ratings, by_group), "alpha_by_group": by_group, "pairs": pairs}
 
@@ -187,7 +183,7 @@ def planned_overlap(view: RunView, rows: dict, opts: dict) -> dict | None:
             "double_coded": sum(len(h) >= plan["min_reviewers"] for h in ratings.values()),
             "with_two_or_more": sum(len(h) >= 2 for h in ratings.values()), "reviews_used": rows["reviews_used"],
             "human_vs_human": human_vs_human([r for r in rows["hvh"] if str(r["decision"]) in planned], ratings,
-                                             {u: rows["rating_groups"][u] for u in ratings}, opts)}
+                                             {u: rows["rating_groups"][u] for u in ratings}, opts, view.task)}
 
 
 def _group_is_ordinal(group: str, rows: list[dict], ordinal: dict[str, list]) -> bool:

@@ -16,7 +16,7 @@ pages, their charts, the report, the LaTeX caption, the JSON export and the CLI)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -84,10 +84,35 @@ def _one_label_sides(confusion: Mapping, row_name: str, col_name: str) -> list[s
     return out
 
 
+CHANCE_CORRECTED = ("kappa", "kappa_ci", "weighted_kappa", "weighted_kappa_ci", "pabak", "ac1")
+"""The statistics that read the labels as one scale (chance agreement over the pooled labels): undefined when a
+group pools kinds whose labels differ (`mixed_labels_reason`); raw agreement stays."""
+
+
+def mixed_labels_reason(kinds: Iterable[str], task: TaskFamily) -> str | None:
+    """Why a group of these decision kinds has no κ, or None: kinds with different label sets (ideation's ratings
+    1–5 and comparisons a / b / tie, LitXBench's pairs and numbers) are not one scale, so a κ over their pooled
+    labels counts the kind itself as agreement.
+
+    >>> from scoring.families import TASKS
+    >>> mixed_labels_reason(["rating", "comparison"], TASKS["ideation"])[:60]
+    'it pools decisions whose labels differ (rating: 1 / 2 / 3 / 4'
+    >>> mixed_labels_reason(["material_pair", "item_pair"], TASKS["litxbench"]) is None
+    True
+    """
+    labels = {k: tuple(task.label_schemes[k].labels) for k in dict.fromkeys(kinds) if k in task.label_schemes}
+    if len(set(labels.values())) <= 1:
+        return None
+    said = "; ".join(f"{k}: {' / '.join(v)}" for k, v in labels.items())
+    return f"it pools decisions whose labels differ ({said}), which one κ cannot read as one scale: see each kind"
+
+
 def kappa_undefined_reason(stats: Mapping, *, row_name: str = "the human", col_name: str = "the judge") -> str | None:
     """Why κ says nothing for these statistics (plain words), or None when it is meaningful."""
     if not stats or not stats.get("n"):
         return (stats or {}).get("undefined_because") or "no decisions reviewed yet"
+    if stats.get("mixed_labels"):
+        return stats["mixed_labels"]
     sides = _one_label_sides(stats.get("confusion") or {}, row_name, col_name)
     if sides:
         return (" and ".join(sides) + ", so κ cannot tell agreement from chance (review decisions with another "
@@ -154,7 +179,8 @@ def apply_kappa_rule(stats: dict, *, ordinal: bool, row_name: str = "the human",
         return stats
     why = kappa_undefined_reason(stats, row_name=row_name, col_name=col_name)
     if why is not None:
-        for k in ("kappa", "kappa_ci", "weighted_kappa", "weighted_kappa_ci"):
+        for k in CHANCE_CORRECTED if stats.get("mixed_labels") else ("kappa", "kappa_ci", "weighted_kappa",
+                                                                      "weighted_kappa_ci"):
             stats[k] = None
         stats["kappa_undefined"] = why
     stats["headline"] = kappa_statistic(stats, ordinal=ordinal, row_name=row_name, col_name=col_name).as_json()

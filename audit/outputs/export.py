@@ -154,9 +154,14 @@ def _kappa_note(agr: dict) -> str:
     if not hvj.get("all"):
         return "no human-vs-judge agreement yet"
     # where the family has trivial decisions (always a match), they are apart, so they cannot inflate the number
-    groups = ["non-trivial" if (hvj.get("non-trivial") or {}).get("n") else "all"]
-    if statistic_of(hvj["all"]).key != "weighted_kappa":  # ordinal kinds get their own weighted clause
-        groups += [g for g, st in hvj.items() if "/" not in g and statistic_of(st).key == "weighted_kappa"]
+    head = "non-trivial" if (hvj.get("non-trivial") or {}).get("n") else "all"
+    kinds = [g for g in hvj if "/" not in g and g not in ("all", "trivial", "non-trivial")]
+    if hvj[head].get("mixed_labels"):  # kinds with different labels have no pooled κ: one clause per kind
+        groups = [g for g in kinds if (hvj[g] or {}).get("n")] or [head]
+    else:
+        groups = [head]
+        if statistic_of(hvj["all"]).key != "weighted_kappa":  # ordinal kinds get their own weighted clause
+            groups += [g for g in kinds if statistic_of(hvj[g]).key == "weighted_kappa"]
     return "; ".join(_kappa_clause(g, statistic_of(hvj[g])) for g in groups)
 
 

@@ -17,8 +17,9 @@ from sqlite_utils import Database
 
 from audit.effective import current_rows
 from audit.errors import AuditError
-from audit.outputs.agreement import agreement_rows, alpha_groups, reviews_in
+from audit.outputs.agreement import agreement_rows, alpha_groups
 from audit.outputs.improve_llm import Asker, few_shot_fit, llm_applicability, llm_items, llm_spec, rules_fit
+from audit.outputs.review_sets import reviews_in
 from audit.review.sampling import target_cell
 from audit.store.database import query_in
 from audit.store.improvements import save_improvement

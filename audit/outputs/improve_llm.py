@@ -13,6 +13,7 @@ from sqlite_utils import Database
 
 from audit.effective import current_rows
 from audit.errors import AuditError
+from audit.outputs.review_sets import reviews_in
 from audit.store.database import SqliteAnswerCache
 from audit.views import RunView
 from scoring.errors import JudgeFailed, JudgeSpecError
@@ -141,8 +142,6 @@ def _decision(i: Item) -> dict:
 def llm_items(view: RunView, rows: list[dict], kind: str, reviewed: Callable[[list[dict], Sequence[str]], list[dict]],
               reviews_used: str) -> list[Item]:
     """The reviewed decisions of `kind`, each with its pair and the notes of its current reviews (joined)."""
-    from audit.outputs.agreement import reviews_in
-
     items = []
     for r in reviewed(rows, [kind]):
         d = view.reviewed.rows[r["decision"]]

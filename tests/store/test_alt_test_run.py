@@ -32,6 +32,7 @@ def test_the_si2024_reviews_have_a_verdict_stated_with_epsilon(demo_db):
 
 
 def _independent(db):
+    """The test on the reviews agreement uses, read here apart: blind ones (the run has some) and adjudications."""
     view = as_view(db, RUN)
     labels = view.task.label_schemes["rating"].labels
     pos = {x: i for i, x in enumerate(labels)}
@@ -40,7 +41,7 @@ def _independent(db):
         row = view.reviewed.rows[dec_id]
         if row["kind"] != "rating" or row["judge_label"] not in pos:
             continue
-        own, _ = current_labels(revs)
+        own, _ = current_labels([r for r in revs if r["blind"] or r["role"] == "adjudicator"])
         if own:
             judge[dec_id] = pos[row["judge_label"]]
         for who, lab in own.items():
@@ -64,7 +65,7 @@ def test_a_later_review_replaces_the_reviewers_earlier_label(demo_db, tmp_path):
     shared = [(i, r) for i, r in view.reviews.items()
               if view.reviewed.rows[i]["kind"] == "rating" and len({x["reviewer"] for x in r}) >= 2]
     for dec_id, _revs in shared[:20]:  # reviewer 3 now agrees with the judge wherever both reviewed
-        add_review(db, RUN, dec_id, view.reviewed.rows[dec_id]["judge_label"], "si2024 reviewer 3")
+        add_review(db, RUN, dec_id, view.reviewed.rows[dec_id]["judge_label"], "si2024 reviewer 3", blind=True)
     after = alt_test_of_run(db, RUN)["rating"]
     assert after == _independent(db)
     r3 = next(a for a in after["annotators"] if a["annotator"] == "si2024 reviewer 3")
@@ -78,3 +79,24 @@ def test_the_cli_states_and_checks_epsilon(demo_db, capsys):
         main(["--db", str(demo_db), "agreement", "--run", RUN, "--epsilon", "1.5"])
     assert e.value.code == 2
     assert "--epsilon" in capsys.readouterr().err
+
+
+def test_sighted_reviews_of_a_blind_run_stay_out_of_the_test_as_they_stay_out_of_agreement(demo_db, tmp_path):
+    """The run's reviews are blind: sighted labels (anchored on the judge's answer) by new people are in neither the
+    agreement's pairs nor the alternative annotator test (they were tested, or skipped for their few items)."""
+    import shutil
+
+    path = tmp_path / "copy.db"
+    shutil.copyfile(demo_db, path)
+    db = open_db(path)
+    before = alt_test_of_run(db, RUN)
+    view = as_view(db, RUN)
+    rated = [i for i in view.reviews if view.reviewed.rows[i]["kind"] == "rating"][:40]
+    for who in ("ana", "bo"):
+        for dec_id in rated:
+            add_review(db, RUN, dec_id, view.reviewed.rows[dec_id]["judge_label"], who)
+    out = agreement(db, RUN, n_resamples=20)
+    assert out["reviews_used"] == "blind" and "ana vs bo" not in out["human_vs_human"]["pairs"]
+    assert out["alt_test"] == before == alt_test_of_run(db, RUN, reviews="blind")
+    sighted = alt_test_of_run(db, RUN, reviews="sighted")["rating"]
+    assert {a["annotator"] for a in sighted["annotators"]} | set(sighted["skipped"]) == {"ana", "bo"}
