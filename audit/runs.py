@@ -495,8 +495,9 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
                        "AND d2.run_id != ?1 GROUP BY v.id", [row["id"]]).fetchall()
     n_lost = n_reviews - len(moves)
     if (n_lost or n_errata) and not (force or exported):
-        held = " and ".join(count_noun(n, noun) for n, noun in (
-            (n_lost, "review of a question no other run asks"), (n_errata, "gold erratum row")) if n)
+        held = " and ".join(count_noun(n, noun, plural) for n, noun, plural in (
+            (n_lost, "review of a question no other run asks", "reviews of questions no other run asks"),
+            (n_errata, "gold erratum row", None)) if n)
         kept = f" ({count_noun(len(moves), 'other review')} would move to the runs that ask their questions)" \
             if moves else ""
         raise AuditError(f"run {name!r} has {held}{kept}; export them first (`python -m audit delete-run --run "

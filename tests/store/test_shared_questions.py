@@ -290,6 +290,9 @@ def test_a_run_whose_reviews_all_move_is_deleted_without_an_export(db):
     add_review(db, a, alone["id"], "match", "ana")
     with pytest.raises(AuditError, match="has 1 review of a question no other run asks"):
         delete_run(db, a)
+    add_review(db, a, alone["id"], "no-match", "bo")
+    with pytest.raises(AuditError, match="has 2 reviews of questions no other run asks"):  # it said "1 review … askss"
+        delete_run(db, a)
     db.execute("DELETE FROM reviews")
     for run in (a, b):
         rebuild_audit_state(db, run)
