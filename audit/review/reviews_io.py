@@ -14,7 +14,9 @@ from sqlite_utils import Database
 from audit.errors import AuditError
 from audit.rescoring import apply_reviews_everywhere
 from audit.review.reviews import ROLES, allowed_labels, check_note, check_reviewer
+from audit.review.sampling import DrawRule
 from audit.store.database import run_row, transaction
+from audit.views import as_view
 from scoring.errors import InputError, text_problem
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
@@ -63,8 +65,9 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     through the scheme's `swapped`: ideation `a` <-> `b`) and counted in `reoriented`.
 
     An import cannot verify who wrote a line: a line claiming a signed-in identity (`auth_mode` 'oidc') is stored
-    as a local name (counted in `stored_as_local`), and `sampled` only on a decision a sampling plan of the run
-    draws (else counted in `not_sample_draws`): a file cannot make an unverified name pass for a signed-in
+    as a local name (counted in `stored_as_local`), and `sampled` only where the run's sample queue would serve the
+    document, taken in the file's order (`audit.review.sampling.DrawRule`: served already, or the next draw of its
+    stratum; else counted in `not_sample_draws`): a file cannot make an unverified name pass for a signed-in
     reviewer, nor hand-picked labels pass for sample draws (issue 34).
 
     Raises:
@@ -77,7 +80,7 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     latest = (now or datetime.now(UTC)) + MAX_CLOCK_SKEW
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
-    planned = _planned_decisions(db, row["id"])
+    planned = DrawRule(as_view(db, run))
     claims: dict[str, tuple] = {}
     """uid -> the identity a line of this file claimed, where it was stored as a local name instead."""
     counts = {"imported": 0, "skipped_duplicates": 0, "reoriented": 0, "stored_as_local": 0, "not_sample_draws": 0}
@@ -127,7 +130,7 @@ def _stored(db: Database, batch: list[tuple[int, object]]) -> dict[str, dict]:
 
 
 def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily, row: Mapping,
-                 ids: Mapping[tuple, int], planned: set[int], claims: dict[str, tuple], latest: datetime,
+                 ids: Mapping[tuple, int], planned: DrawRule, claims: dict[str, tuple], latest: datetime,
                  counts: dict[str, int], p: str) -> list[tuple]:
     """The rows to insert for a batch of lines, in order, each line checked as `import_reviews` says (against the
     reviews stored, those written by earlier batches of the file among them, and the earlier lines of the batch);
@@ -192,22 +195,12 @@ def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily
             identity = (None, None, "local")
             counts["stored_as_local"] += 1
         sampled = bool(rec.get("sampled", False))
-        if sampled and ids[key] not in planned:  # a sample draw only where this run's plan draws the block
+        if sampled and not planned.allows(ids[key]):  # a draw only where the run's sample queue would serve it
             sampled = False
             counts["not_sample_draws"] += 1
         new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],
                     int(rec["blind"]), rec["created"], int(sampled), *identity))
     return new
-
-
-def _planned_decisions(db: Database, run_id: int) -> set[int]:
-    """The decisions some sampling plan of the run draws (the only ones an imported review may be a draw of)."""
-    from scoring.stats.sampling import Plan
-
-    out: set[int] = set()
-    for (plan,) in db.execute("SELECT plan FROM sampling_plans WHERE run_id = ?", [run_id]).fetchall():
-        out.update(int(u) for u in Plan.from_json(json.loads(plan)).block_of())
-    return out
 
 
 CONTENT = ("decision", "reviewer", "label", "role", "note", "blind", "created")

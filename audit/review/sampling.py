@@ -125,6 +125,56 @@ def check_sample_draw(db: Database, run: RunRef, decision_id: int) -> None:
 
 
 
+class DrawRule:
+    """`check_sample_draw`'s rule over a stream of reviews (`import_reviews`): `allows(decision_id)`, asked in the
+    order the reviews were made, says whether a review of that decision may stand as a sample draw. Its document must
+    be one the queue served already (it holds a sampled review), an assigned document, or the lowest-ranked block of
+    its stratum not yet drawn nor reviewed by hand, which it then becomes, so a file of reviews that followed the
+    queue in another copy of the database keeps its draws and a hand-picked document cannot pose as one."""
+
+    def __init__(self, view: RunView) -> None:
+        self.view = view
+        self._plans: dict[str, Plan | None] = {}
+        self._drawn: set[str] | None = None
+        self._skipped: dict[str, set[str]] = {}  # plan key -> blocks reviewed by hand (never a draw)
+        self._next: dict[tuple[str, str], int] = {}  # (plan key, stratum) -> index of its next draw
+        self._doc_kind = {i: (doc, kind) for i, doc, kind in view.db.execute(
+            "SELECT id, doc_id, kind FROM decisions WHERE run_id = ?", [view.id])}
+
+    def _plan(self, kind: str) -> tuple[str, Plan | None]:
+        for key in (kind, ALL_KINDS):
+            if key not in self._plans:
+                self._plans[key] = load_plan(self.view.db, self.view, None if key == ALL_KINDS else key)
+            if self._plans[key] is not None:
+                return key, self._plans[key]
+        return ALL_KINDS, None
+
+    def allows(self, decision_id: int) -> bool:
+        found = self._doc_kind.get(decision_id)
+        key, plan = self._plan(found[1]) if found else (ALL_KINDS, None)
+        block = plan.blocks_by_id().get(found[0]) if plan is not None and found else None
+        if block is None:
+            return False
+        if self._drawn is None:
+            docs = dict(self.view.db.execute("SELECT id, doc_id FROM decisions WHERE run_id = ?", [self.view.id]))
+            self._drawn = {docs[i] for i in sampled_decision_ids(self.view.db, self.view.id) if i in docs}
+            self._drawn |= planned_documents(self.view.db, self.view.id)
+        if block.id in self._drawn:
+            return True
+        if key not in self._skipped:
+            state = _blocks_state(self.view, plan)
+            self._skipped[key] = set(state.certain) | set(state.sampled)
+        row = plan.strata()[block.stratum]
+        i = self._next.get((key, block.stratum), 0)
+        while i < len(row) and (row[i].id in self._drawn or row[i].id in self._skipped[key]):
+            i += 1
+        self._next[(key, block.stratum)] = i
+        if i < len(row) and row[i].id == block.id:
+            self._drawn.add(block.id)
+            return True
+        return False
+
+
 def metric_of_totals(task: TaskFamily, cell: MetricCell, paths: list[tuple], options: Mapping):
     counts = row_unflattener(paths)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -12,7 +13,7 @@ from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, load_plan, next_sample
 from audit.store.database import db_file, open_db
 from audit.views import as_view, decisions
-from devtools.sqlite_files import twin_orders
+from devtools.sqlite_files import copy_db, twin_orders
 
 
 def _review_block(db, pick, rng, sampled=True):
@@ -287,3 +288,41 @@ def test_when_only_waiting_documents_are_left_the_queue_serves_them_and_never_sa
     assert pick["more_decisions_to_target"] == 0 or pick["more_to_target"] == 0
     add_review(db_with_run, "mixed", first["decisions"][0], "no-match", "cy", role="adjudicator", sampled=True)
     assert next_sample(db_with_run, "mixed") is None  # now every document is reviewed and settled
+
+
+def test_an_imported_review_is_a_draw_only_where_the_queue_would_serve_its_document(db_with_run, tmp_path):
+    """`import-reviews` kept `sampled` on any document the plan lists (every document): a hand-picked one, refused
+    by `review --sampled`, became a sample draw through a file. Now a file's sampled reviews, in its order, are draws
+    only where `check_sample_draw` would take them one by one: the reviews a twin database made by following its
+    queue keep every draw, a hand-picked document's do not."""
+    from audit.review.reviews_io import export_reviews, import_reviews
+
+    create_plan(db_with_run, "mixed", seed=4)
+    twin = tmp_path / "twin.db"
+    copy_db(db_file(db_with_run), twin)
+    other = open_db(twin)
+    served = []
+    for _ in range(4):  # the twin's reviewer follows the queue
+        pick = next_sample(other, "mixed")
+        served.append(pick["doc"])
+        for dec_id in pick["decisions"]:
+            add_review(other, "mixed", dec_id, "match", "ana", sampled=True)
+    plan = load_plan(db_with_run, "mixed")
+    picked = next(b for b in reversed(plan.serving_order()) if b.id not in served)  # the plan's last document
+    with pytest.raises(AuditError, match="not what the sample queue serves now"):
+        add_review(other, "mixed", int(picked.units[0]), "match", "bo", sampled=True)
+    for u in picked.units:
+        add_review(other, "mixed", int(u), "match", "bo")  # by hand; the file below claims them as draws
+    hand = tmp_path / "hand.jsonl"
+    hand.write_text("".join(json.dumps(json.loads(x) | {"sampled": True}) + "\n"
+                            for x in export_reviews(other, "mixed").splitlines() if json.loads(x)["reviewer"] == "bo"))
+    followed = tmp_path / "followed.jsonl"
+    followed.write_text("".join(x + "\n" for x in export_reviews(other, "mixed").splitlines()
+                                if json.loads(x)["reviewer"] == "ana"))
+    res = import_reviews(db_with_run, "mixed", followed)
+    assert res["not_sample_draws"] == 0 and res["imported"] > 0
+    res = import_reviews(db_with_run, "mixed", hand)
+    assert res["not_sample_draws"] == res["imported"] == len(picked.units)
+    drawn = {d for d, in db_with_run.execute("SELECT DISTINCT d.doc_id FROM reviews v JOIN decisions d ON "
+                                              "d.id = v.decision_id WHERE v.sampled = 1")}
+    assert drawn == set(served)
