@@ -8,13 +8,16 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
+
+if TYPE_CHECKING:
+    from audit.review.sampling import DrawRule
 
 from audit.errors import AuditError
 from audit.rescoring import apply_reviews_everywhere
 from audit.review.reviews import ROLES, allowed_labels, check_note, check_reviewer
-from audit.review.sampling import DrawRule
 from audit.store.database import run_row, transaction
 from audit.views import as_view
 from scoring.errors import InputError, text_problem
@@ -80,6 +83,8 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     latest = (now or datetime.now(UTC)) + MAX_CLOCK_SKEW
     ids = {(d["doc_id"], d["kind"], d["type"], d["left"], d["right"]): d["id"] for d in
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
+    from audit.review.sampling import DrawRule  # numpy and SciPy: not for export-reviews, which imports this module
+
     planned = DrawRule(as_view(db, run))
     claims: dict[str, tuple] = {}
     """uid -> the identity a line of this file claimed, where it was stored as a local name instead."""

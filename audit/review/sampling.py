@@ -203,6 +203,13 @@ def create_plan(db: Database, run: RunRef, *, kind: str | None = None, seed: int
     check_kind(task, kind)
     if list(db.query("SELECT 1 FROM sampling_plans WHERE run_id = ? AND kind = ?", [row["id"], key])):
         raise AuditError(f"run {view.name!r} already has a sampling plan for {key}; a plan is fixed before review")
+    have = {k for k, in db.execute("SELECT kind FROM sampling_plans WHERE run_id = ?", [row["id"]])}
+    other = sorted(have) if key == ALL_KINDS else [ALL_KINDS] if ALL_KINDS in have else []
+    if other:  # one scope per run: a draw is recorded per decision, not per plan, so two scopes would share draws
+        raise AuditError(f"run {view.name!r} has a sampling plan for "
+                         + ("every decision kind: it covers this kind too (`queue` and `estimate` without --kind)"
+                            if other == [ALL_KINDS] else f"decision kind {', '.join(sorted(other))}: a plan of "
+                            "every kind would take its draws as its own (plan each kind apart instead)"))
     units, strata, changeable = plan_units(view, kind)
     plan = build_plan(units, lambda block_units: strata[block_units[0].block], seed)
     # the family's take-all strata are named from the strata the plan has (build_plan's take_all= adds the same)
@@ -304,6 +311,9 @@ def require_plan(db: Database, run: RunRef, kind: str | None, *, then: str = "")
     view = as_view(db, run)
     check_kind(view.task, kind)
     plan = load_plan(db, view, kind)
+    if plan is None and kind is not None and load_plan(db, view, None) is not None:
+        raise AuditError(f"run {view.name!r} has one sampling plan for every decision kind, which covers {kind}: "
+                         "leave out --kind")
     if plan is None:
         which = "" if kind is None else f" for decision kind {kind}"
         raise AuditError(f"run {view.name!r} has no sampling plan{which}; create one with `python -m audit plan "

@@ -98,15 +98,31 @@ def test_a_rating_metric_takes_a_half_width_on_its_own_scale(demo_template, tmp_
 
 def test_queue_and_estimate_name_the_plan_of_the_kind_they_lack(db_with_run, db_path, capsys):
     """With a plan over all kinds only, `queue --kind entity_pair` said "no sampling plan; create one with plan --run
-    mixed", which `plan` then refused ("already has a sampling plan"); an unknown kind got the same words."""
-    create_plan(db_with_run, "mixed", seed=1)
+    mixed --kind entity_pair": a second plan whose draws the first would share (a draw is recorded per decision).
+    Now it says the plan covers the kind; without any plan it names the command; an unknown kind is unknown."""
     for command in ("queue", "estimate"):
         assert main([command, "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair"]) == 2
         err = capsys.readouterr().err
         assert "no sampling plan for decision kind entity_pair; create one with `python -m audit plan --run mixed " \
                "--kind entity_pair`" in err, err
+    create_plan(db_with_run, "mixed", seed=1)
+    for command in ("queue", "estimate"):
+        assert main([command, "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair"]) == 2
+        err = capsys.readouterr().err
+        assert "one sampling plan for every decision kind, which covers entity_pair: leave out --kind" in err, err
         assert main([command, "--db", str(db_path), "--run", "mixed", "--kind", "foo"]) == 2
         assert "unknown decision kind 'foo'; chimera has " in capsys.readouterr().err
-    assert main(["plan", "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair", "--seed", "1"]) == 0
-    capsys.readouterr()
-    assert main(["queue", "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair"]) == 0
+    assert main(["plan", "--db", str(db_path), "--run", "mixed", "--kind", "entity_pair", "--seed", "1"]) == 2
+    assert "covers this kind too" in capsys.readouterr().err
+    assert main(["queue", "--db", str(db_path), "--run", "mixed"]) == 0
+
+
+def test_a_plan_is_refused_beside_another_scope_or_after_sample_draws(db_with_run):
+    """A per-kind plan made after an all-kinds plan's draws counted them as its own random sample (the helper's
+    ideation run: 33 documents drawn under other strata and order). One scope per run (a sampled review without a
+    plan of its scope cannot be made: `review --sampled` and `import-reviews` both need one)."""
+    create_plan(db_with_run, "mixed", kind="entity_pair", seed=2)
+    with pytest.raises(AuditError, match="a plan of every kind would take its draws as its own"):
+        create_plan(db_with_run, "mixed", seed=2)
+    with pytest.raises(AuditError, match="already has a sampling plan for entity_pair"):
+        create_plan(db_with_run, "mixed", kind="entity_pair", seed=3)

@@ -37,7 +37,7 @@ def test_a_plan_is_fixed_before_review(db_with_run):
     create_plan(db_with_run, "mixed", seed=3)
     with pytest.raises(AuditError, match="already has a sampling plan"):
         create_plan(db_with_run, "mixed", seed=4)
-    with pytest.raises(AuditError, match="no sampling plan"):
+    with pytest.raises(AuditError, match="one sampling plan for every decision kind, which covers entity_pair"):
         estimate(db_with_run, "mixed", kind="entity_pair")
 
 
