@@ -91,6 +91,8 @@ def read_deepeval_run(path: str, options: Mapping[str, str] | None = None) -> Im
         raise ImportRefused(str(e)) from None
     except (ValueError, UnicodeDecodeError) as e:
         raise ImportRefused(f"{path}: not JSON ({e})") from None
+    except RecursionError:
+        raise ImportRefused(f"{path}: not JSON this reader can take (nested too deeply)") from None
     cases = _get(data, "testCases") if isinstance(data, Mapping) else None
     if not isinstance(cases, list):
         raise ImportRefused(f"{path}: not a DeepEval test run (no testCases list; the test_run_*.json DeepEval "

@@ -73,15 +73,29 @@ def _verdict(rec: Mapping) -> dict:
     return v
 
 
+MAX_AGGREGATE_BYTES = 64 * 2**20
+"""A JSON file beside the instance log larger than this is not read as its aggregate log (they are a few KB)."""
+
+
+def _record(line: str) -> object:
+    """One instance line as JSON; too deep a nesting is a ValueError like any other unreadable line."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise ValueError("not JSON this reader can take (nested too deeply)") from None
+
+
 def _aggregate(path: Path) -> tuple[dict[str, float], set[str]]:
     """(scores, the evaluations whose lower score is better) of the aggregate log beside an instance file that
     links it (by its file name)."""
     out: dict[str, float] = {}
     lower: set[str] = set()
     for agg in sorted(path.parent.glob("*.json")):
-        try:
+        try:  # any other JSON file beside the log is passed over, a huge or broken one too
+            if agg.stat().st_size > MAX_AGGREGATE_BYTES:
+                continue
             data = json.loads(agg.read_text(encoding="utf-8"))
-        except (ValueError, OSError, UnicodeDecodeError):
+        except (ValueError, OSError, UnicodeDecodeError, RecursionError):
             continue
         detail = data.get("detailed_evaluation_results") if isinstance(data, Mapping) else None
         if not isinstance(detail, Mapping) or Path(str(detail.get("file_path", ""))).name != path.name:
@@ -114,7 +128,7 @@ def read_eee_instances(path: str, options: Mapping[str, str] | None = None) -> I
     used = 0
     for n, line in lines:
         try:
-            rec = json.loads(line)
+            rec = _record(line)
             if not isinstance(rec, dict) or "sample_id" not in rec:
                 raise ValueError("not an instance record (no sample_id)")
             v = _verdict(rec)

@@ -90,7 +90,7 @@ def _reported(path: Path) -> tuple[dict[str, float], str | None]:
     try:
         data = json.loads(results.read_text(encoding="utf-8"))
         task = data["results"][m["task"]]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return {}, m["task"]
     out = {}
     for key, v in task.items():
@@ -103,7 +103,7 @@ def _reported(path: Path) -> tuple[dict[str, float], str | None]:
 def _filter_of(line: str) -> str | None:
     try:
         rec = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return str(rec.get("filter") or "none") if isinstance(rec, dict) else None
 
@@ -127,7 +127,10 @@ def read_lmeval_samples(path: str, options: Mapping[str, str] | None = None) -> 
         try:
             rec = json.loads(line)
         except ValueError as e:
-            errors.append(record_error(path, n, f"not JSON ({e.msg})"))
+            errors.append(record_error(path, n, f"not JSON ({getattr(e, 'msg', e)})"))
+            continue
+        except RecursionError:
+            errors.append(record_error(path, n, "not JSON this reader can take (nested too deeply)"))
             continue
         if not isinstance(rec, dict) or "doc_id" not in rec:
             errors.append(record_error(path, n, "not an lm-eval sample (no doc_id)"))

@@ -93,6 +93,8 @@ def read_promptfoo_results(path: str, options: Mapping[str, str] | None = None) 
         raise ImportRefused(str(e)) from None
     except (ValueError, UnicodeDecodeError) as e:
         raise ImportRefused(f"{path}: not JSON ({e})") from None
+    except RecursionError:
+        raise ImportRefused(f"{path}: not JSON this reader can take (nested too deeply)") from None
     results = data.get("results") if isinstance(data, Mapping) else None
     rows = results.get("results") if isinstance(results, Mapping) else None
     if not isinstance(rows, list):
