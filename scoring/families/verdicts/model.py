@@ -125,9 +125,9 @@ def verdict_from_json(rec: Mapping, where: tuple[str, int | None]) -> Verdict:
         raise InputError(path, line, f"verdict of {scorer!r}: 'scheme' must be one of {', '.join(SCHEMES)}, "
                                      f"got {scheme!r}")
     threshold = rec.get("threshold")
-    if scheme == CPI and not isinstance(value, str):
+    if scheme == CPI and value not in CPI_VALUES:  # another letter was stored as an unreadable answer, unsaid
         raise InputError(path, line, f"verdict of {scorer!r}: a {CPI} value is a letter C, P, I or N, got "
-                                     f"{json_type(value)}")
+                                     + (repr(value[:40]) if isinstance(value, str) else json_type(value)))
     if scheme == PASS_FAIL and not isinstance(value, bool):
         raise InputError(path, line, f"verdict of {scorer!r}: a {PASS_FAIL} value is true or false, got "
                                      f"{json_type(value)}")

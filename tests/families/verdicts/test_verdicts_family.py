@@ -62,6 +62,9 @@ def test_unreviewed_means_are_the_recorded_values_and_reviews_move_them(tmp_path
     (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": SCORE, "value": 0.3}]}, "needs its 'threshold'"),
     (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": PASS_FAIL, "value": "yes"}]}, "true or false"),
     (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": "stars", "value": 3}]}, "'scheme' must be one of"),
+    # another letter was stored as an unreadable answer with no word (the helper's "Q" and "c")
+    (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "Q"}]}, "letter C, P, I or N, got 'Q'"),
+    (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "c"}]}, "letter C, P, I or N, got 'c'"),
     (2, {"id": "b", "verdicts": []}, "non-empty list"),
     (2, {"id": "a", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "C"}]}, "repeats line 1"),
     (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "C"},
