@@ -522,8 +522,10 @@ def cmd_assign(args: argparse.Namespace) -> None:
         review_assignment,
         set_review_assignment,
     )
+    from audit.store.database import run_row
 
     db = _open(args.db)
+    run_row(db, args.run)  # an unknown run is said as such (showing printed `null`, as for a run without one)
     if args.clear:
         _print_json({"cleared": clear_review_assignment(db, args.run)})
     elif args.reviewers is not None:

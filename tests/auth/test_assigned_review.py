@@ -188,6 +188,8 @@ def test_the_cli_sets_shows_and_clears_an_assignment(db_with_run, db_path, capsy
     assert cli("--reviewers", "ana", "--double-code", "2")[0] != 0  # one reviewer cannot double-code
     assert cli()[1] == summary  # the refused change stored nothing
     assert cli("--clear") == (0, {"cleared": True}) and cli() == (0, None)
+    assert main(["assign", "--db", str(db_path), "--run", "nope"]) == 2  # it printed `null` and exited 0
+    assert "unknown run 'nope'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("case", range(6))
