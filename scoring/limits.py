@@ -19,4 +19,6 @@ MAX_ID_CHARS = 1_000
 
 MAX_ITEM_TEXT_CHARS = 1_000_000
 """Longest text of a judged item (an input, an output, a reference, a judge's explanation or prompt: an eval
-framework's log may keep long transcripts; a 30 MB field made every export of its run 90 MB)."""
+framework's log may keep long transcripts; a 30 MB field made every export of its run 90 MB), and of any free text
+field of the other families' inputs (an idea, a rationale, a LitXBench description: a 50 MB description took a
+LitXBench `score` 89 s and 3.7 GB, and was never scored)."""

@@ -18,7 +18,7 @@ from typing import Any
 from scoring.errors import InputError, is_blank
 from scoring.families.ideation.model import CRITERIA, MAX_INPUT_BYTES, VERDICTS, Idea, Question, Rating, Verdict
 from scoring.jsonl import json_type, read_records
-from scoring.limits import MAX_ID_CHARS, MAX_SYSTEM_NAME_CHARS
+from scoring.limits import MAX_ID_CHARS, MAX_ITEM_TEXT_CHARS, MAX_SYSTEM_NAME_CHARS
 from scoring.nouns import Noun
 
 Pools = Mapping[str, Sequence[str]]
@@ -40,6 +40,9 @@ def _text(rec: Mapping, key: str, path: str, line: int, *, optional: bool = Fals
     if not optional and is_blank(v):
         raise InputError(path, line, f"field '{key}' is empty" + (
             "" if not v.strip() else " (only invisible characters such as zero-width spaces)"))
+    if len(v) > MAX_ITEM_TEXT_CHARS:
+        raise InputError(path, line, f"field '{key}' is {len(v):,} characters long; the limit is "
+                                     f"{MAX_ITEM_TEXT_CHARS:,} (scoring.limits)")
     return v
 
 

@@ -49,6 +49,7 @@ from scoring.families.litxbench.model import (
 )
 from scoring.families.litxbench.units import compatible, parse_unit
 from scoring.jsonl import check_file, check_folder
+from scoring.limits import MAX_ITEM_TEXT_CHARS
 
 E = TypeVar("E", bound=Enum)
 KIND_MODES = ("enum", "string")
@@ -561,13 +562,33 @@ def read_json(path: Path) -> Any:
     if best > MAX_JSON_DEPTH * 4:
         raise InputError(str(path), None, f"(root): JSON nested {best} levels deep (limit {MAX_JSON_DEPTH})")
     try:
-        return loads_strict(text)
+        data = loads_strict(text)
     except json.JSONDecodeError as e:
         raise InputError(str(path), e.lineno, f"malformed JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:
         raise InputError(str(path), None, "(root): JSON nested too deeply") from None
     except ValueError as e:  # a duplicate key, a number that is not finite (scoring.errors.loads_strict)
         raise InputError(str(path), refused_line(text, e), f"(root): {e}") from None
+    long = _long_text(data, "")
+    if long is not None:
+        where, value = long
+        at = text.find(value[:200])
+        raise InputError(str(path), text.count("\n", 0, at) + 1 if at >= 0 else None,
+                         f"{where}: a text of {len(value):,} characters; the limit is {MAX_ITEM_TEXT_CHARS:,} "
+                         "(scoring.limits)")
+    return data
+
+
+def _long_text(value: object, where: str) -> tuple[str, str] | None:
+    """The first string in `value` longer than `MAX_ITEM_TEXT_CHARS`, with its JSON path (None: none is)."""
+    if isinstance(value, str):
+        return (where or "(root)", value) if len(value) > MAX_ITEM_TEXT_CHARS else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        found = _long_text(v, f"{where}[{k}]" if isinstance(k, int) else f"{where}.{k}" if where else str(k))
+        if found is not None:
+            return found
+    return None
 
 
 def load_paper(path: str | Path, kind_mode: str = "enum") -> Paper:

@@ -42,6 +42,8 @@ def test_ids_stay_strings(tmp_path):
     ([IDEAS[0], "{not json"], 2, "invalid JSON"),
     (["[1, 2]"], 1, "expected a JSON object, got a list"),
     ([{**IDEAS[0], "question_id": "  "}], 1, "field 'question_id' is empty"),
+    # a 50 MB idea was stored (93 MB of database) where CHIMERA refuses a long span (scoring.limits)
+    ([IDEAS[0], {**IDEAS[1], "idea": "x" * 1_000_001}], 2, "field 'idea' is 1,000,001 characters long"),
 ])
 def test_bad_ideas_name_file_line_and_reason(tmp_path, lines, where, reason):
     p = write_jsonl(tmp_path / "i.jsonl", lines)
