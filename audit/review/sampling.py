@@ -514,7 +514,10 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
     covered = coverage({b.id for b in plan.blocks}, judge, sampled, certain)
     out = {}
     options = row["inputs"].get("options") or {}
+    unmoved = _unmoved_by_kind(view, paths, kind, judge, options)
     for cell in task.headline:
+        if "/".join(cell.path) in unmoved:
+            continue
         if task.sampled_by(cell) == "median":
             out["/".join(cell.path)] = median_headline(view, plan, cell, sampled, certain, strata, options)
             out["/".join(cell.path)].update(coverage=covered, documents=covered["text"])
@@ -555,11 +558,65 @@ def estimate(db: Database, run: RunRef, kind: str | None = None, *, plan: Plan |
         if not cell.reviewable:
             h = _exact(h, cell.value(so_far))
         out["/".join(cell.path)] = h
-    reviewable = {"/".join(c.path) for c in task.headline if c.reviewable}
+    for key in unmoved:
+        out[key] = unmoved[key]
+    reviewable = {"/".join(c.path) for c in task.headline if c.reviewable and "/".join(c.path) not in unmoved}
     for key, h in out.items():  # the median's entry too; an exact number waits for nobody
         h["waiting_for_adjudication"] = waiting if key in reviewable else []
         if waiting and key in reviewable:
             h["note"] = "; ".join(n for n in (h.get("note"), waiting_text(waiting, estimate=True)) if n)
+    return out
+
+
+def kind_moves(view: RunView, paths: list[tuple], kind: str, *, max_docs: int = 40) -> np.ndarray:
+    """Which counts along `paths` reviews of `kind` decisions can move: documents holding such decisions (up to
+    `max_docs`) recounted with every one of them given each label of the kind's scheme, the other decisions the
+    judge's, against the judge's own labels."""
+    task, db = view.task, view.db
+    labels = task.label_schemes[kind].labels
+    moved = np.zeros(len(paths), dtype=bool)
+    flat = row_flattener(paths)
+    docs = [d for d, in db.execute("SELECT DISTINCT doc_id FROM decisions WHERE run_id = ? AND kind = ? ORDER BY "
+                                   "doc_id LIMIT ?", [view.id, kind, max_docs])]
+    for doc in docs:
+        payload = json.loads(db.execute("SELECT payload FROM documents WHERE run_id = ? AND doc_id = ?",
+                                        [view.id, doc]).fetchone()[0])
+        judged = {(k, t, a, b): j for k, t, a, b, j in db.execute(
+            "SELECT kind, type, left, right, judge_label FROM decisions WHERE run_id = ? AND doc_id = ?",
+            [view.id, doc])}
+        base = flat(task.sampling_counts(task.counts(payload, judged)))
+        for label in labels:
+            trial = {q: (label if q[0] == kind else j) for q, j in judged.items()}
+            moved |= flat(task.sampling_counts(task.counts(payload, trial))) != base
+    return moved
+
+
+def _unmoved_by_kind(view: RunView, paths: list[tuple], kind: str | None, judge: Mapping[str, np.ndarray],
+                     options: Mapping) -> dict[str, dict]:
+    """A plan of one decision kind, in a family of several: the headline numbers reviews of that kind cannot move
+    (ideation's consistency under a plan of ratings), each as an entry that says so instead of an estimate (they
+    read "fully reviewed: exact" at the judge's value, the other kinds' decisions never reviewed)."""
+    task = view.task
+    if kind is None or len(task.label_schemes) < 2:
+        return {}
+    moved = kind_moves(view, paths, kind)
+    total = np.sum(np.stack(list(judge.values())), axis=0) if judge else np.zeros(len(paths))
+    nudge = moved * np.random.default_rng(0).uniform(1, 3, len(paths))
+    out = {}
+    for cell in task.headline:
+        if task.sampled_by(cell) != "totals" or not cell.reviewable:
+            continue
+        g = metric_of_totals(task, cell, paths, options)
+        a, b, c = g(total), g(total + nudge), g(total + 2 * nudge)
+        if all(x == a or (np.isnan(x) and np.isnan(a)) for x in (b, c)):
+            why = (f"not estimated by this plan: reviews of its {kind} decisions do not move this number (those of "
+                   "other kinds may: a plan of every kind covers them)")
+            none = {"estimate": None, "ci": None, "note": why}
+            out["/".join(cell.path)] = none | {
+                "label": cell.label, "judge_only": cell.value(view.row["original_metrics"]),
+                "reviewed_so_far": cell.value(view.audit.metrics), "bias": None, "bias_ci": None,
+                "interval": "fixed-n", "power_tuned": none | {"lambda": None},
+                "anytime": none | {"interval": "anytime"}, "not_estimated": why}
     return out
 
 
