@@ -27,7 +27,7 @@ from audit.review.queue import (
 )
 from audit.review.reviews import UNDO_NOTE, add_review, review_note, undo_label
 from audit.review.sample_progress import sample_caption
-from audit.review.sampling import ALL_KINDS, create_plan
+from audit.review.sampling import ALL_KINDS, create_plan, load_plan, plan_kinds, plan_summary
 from audit.review.sharing import other_runs_asking
 from audit.store.database import Database, default_db_path, open_db, plan_stamp
 from audit.views import document
@@ -89,7 +89,13 @@ if sampled_queue:
     types, labels, doc_filter = [], [], ""
 nxt = None  # the sample queue's suggested next document
 if mode == "sample":
-    if plan is None:
+    by_kind = [k for k in plan_kinds(conn, run_view) if k != ALL_KINDS] if plan is None else []
+    if by_kind:  # made with `plan --kind`: one scope per run, so no plan of every kind can be added beside it
+        show_text(f"This run's sampling plan is for {md_literal(', '.join(by_kind))} decisions only (made with "
+                  "`python -m audit plan --kind`). The dashboard's sample queue follows a plan of every decision "
+                  "kind: follow this one with the CLI's `queue --kind`, and read its estimate with `estimate --kind`, "
+                  "the export or the report.", "info")
+    elif plan is None:
         show_text("This run has no sampling plan yet. A plan fixes, before review, which documents to review in "
                   "which order, so that a partial review gives an honest estimate of the full-review score "
                   "(Scores page).", "info")
@@ -97,10 +103,12 @@ if mode == "sample":
             auth.guard("edit_assignments")
             try:
                 create_plan(conn, run_view, seed=0)
-            except AuditError as e:
+                st.rerun()
+            except AuditError as e:  # shown, not lost to the rerun
                 show_error(str(e))
-            st.rerun()
     else:
+        if warning := plan_summary(load_plan(conn, run_view)).get("warning"):
+            show_text(f"This plan has {md_literal(warning)}", "warning")
         try:
             nxt = sample_now(run_view)  # its decisions come first in the queue; the caption is drawn in the card's
         except AuditError as e:        # fragment (`sample_header`), so that it follows the labels

@@ -8,7 +8,7 @@ from audit.numbers import EMPTY, count_noun, format_delta, format_value
 from audit.outputs.estimate_text import NOT_REVIEWABLE
 from audit.outputs.figures import bias_intervals, headline_intervals, original_vs_audited
 from audit.outputs.report import headline_points, per_type_rows
-from audit.review.sampling import MIN_SAMPLED_BLOCKS, estimate, load_plan, target_cell
+from audit.review.sampling import ALL_KINDS, MIN_SAMPLED_BLOCKS, estimate, load_plan, plan_kinds, target_cell
 from ui.entry import page_prologue
 from ui.families import kind_title
 from ui.metrics import headline, section_tables
@@ -37,8 +37,11 @@ if rc["reviewed"] == 0:
 section_tables(task, row["original_metrics"], audit.metrics, key="scores")
 
 estimable = any(task.sampled_by(c) for c in task.headline)  # the family declares which cells a sample estimates
-plan = load_plan(conn, view) if estimable else None
-est = estimate(conn, view, plan=plan) if plan is not None else None  # the plan decoded once (683k unit ids: 1-2 s, #38)
+kinds = plan_kinds(conn, view) if estimable else []
+plan_kind = None if ALL_KINDS in kinds or not kinds else kinds[0]  # a plan of one kind (`plan --kind`): one per run
+plan = load_plan(conn, view, plan_kind) if estimable else None
+# the plan decoded once (683k unit ids: 1-2 s, #38)
+est = estimate(conn, view, plan_kind, plan=plan) if plan is not None else None
 points, bias = headline_points(view, est)  # the report's headline and bias charts, from the same rows
 if points:
     st.subheader("Headline: judge only vs audited" + (" vs estimated" if any(p["series"] == "estimated"
@@ -62,6 +65,10 @@ if plan is None:
         st.page_link("pages/leaderboard.py", label=md_literal(f"Open the Leaderboard of {on_board[0]} ›"),
                      query_params={"board": on_board[0]})
 else:
+    if plan_kind is not None:
+        show_text(f"Estimated from this run's sampling plan of {md_literal(plan_kind)} decisions only (made with "
+                  "`python -m audit plan --kind`): a number only other kinds of decision move is not estimated.",
+                  "caption")
     cells = {"/".join(c.path): c for c in task.headline}
 
     def interval(ci: list | None, unit: str, change: bool = False) -> str:

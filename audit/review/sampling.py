@@ -279,8 +279,13 @@ def plan_units(view: RunView, kind: str | None = None) -> tuple[list[Unit], dict
 
 
 def plan_summary(plan: Plan) -> dict:
-    return {"seed": plan.seed, "design": plan.design, "blocks": len(plan.blocks),
-            "strata": {h: len(bs) for h, bs in plan.strata().items()}, "take_all": sorted(plan.take_all)}
+    out = {"seed": plan.seed, "design": plan.design, "blocks": len(plan.blocks),
+           "strata": {h: len(bs) for h, bs in plan.strata().items()}, "take_all": sorted(plan.take_all)}
+    if len(plan.blocks) < MIN_SAMPLED_BLOCKS:  # said when the plan is made, not found out after reviews
+        out["warning"] = (f"{count_noun(len(plan.blocks), 'document')}: fewer than the {MIN_SAMPLED_BLOCKS} sampled "
+                          "documents an interval needs, so a sample gives no interval here; review every document "
+                          "for the exact number")
+    return out
 
 
 _PLANS: LRUCache = LRUCache(8)
@@ -319,6 +324,12 @@ def require_plan(db: Database, run: RunRef, kind: str | None, *, then: str = "")
         raise AuditError(f"run {view.name!r} has no sampling plan{which}; create one with `python -m audit plan "
                          f"--run {view.name}{'' if kind is None else ' --kind ' + kind}`{then}")
     return plan
+
+
+def plan_kinds(db: Database, run: RunRef) -> list[str]:
+    """The decision kinds the run's sampling plans are for (`ALL_KINDS` for one of every kind), without decoding."""
+    view = as_view(db, run)
+    return sorted(k for k, in view.db.execute("SELECT kind FROM sampling_plans WHERE run_id = ?", [view.id]))
 
 
 def plans(db: Database, run: RunRef) -> dict[str, dict]:
@@ -615,6 +626,7 @@ def _unmoved_by_kind(view: RunView, paths: list[tuple], kind: str | None, judge:
             out["/".join(cell.path)] = none | {
                 "label": cell.label, "judge_only": cell.value(view.row["original_metrics"]),
                 "reviewed_so_far": cell.value(view.audit.metrics), "bias": None, "bias_ci": None,
+                "n_reviewed": None, "documents": "",
                 "interval": "fixed-n", "power_tuned": none | {"lambda": None},
                 "anytime": none | {"interval": "anytime"}, "not_estimated": why}
     return out
