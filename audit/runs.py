@@ -512,6 +512,8 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
     updates = [(run_of[d], d, v) for v, d in moves]
     names = dict(db.execute("SELECT id, name FROM runs").fetchall())
     moved = {names[r]: n for r, n in sorted(Counter(r for r, _, _ in updates).items())}
+    plans = [k for k, in db.execute("SELECT kind FROM sampling_plans WHERE run_id = ?", [row["id"]])]
+    draws, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ? AND sampled = 1", [row["id"]]).fetchone()
     with transaction(db):
         _move_reviews(db, updates)
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
@@ -523,5 +525,7 @@ def delete_run(db: Database, name: str, *, force: bool = False, exported: bool =
         boards_kept, boards = drop_run_from_boards(db, name)
     for other in sharing:
         rebuild_audit_state(db, other)
+    # its plans go with it, and its sample draws are draws of nothing any more: a moved review is hand-picked there
     return {"deleted": name, "reviews_deleted": n_lost, "reviews_moved": moved, "errata_deleted": n_errata,
+            "sampling_plans_deleted": len(plans), "sample_draws_dropped": draws,
             "runs_recounted": sharing, "boards_deleted": boards, "boards_without_it": boards_kept}

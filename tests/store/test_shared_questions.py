@@ -299,3 +299,17 @@ def test_a_run_whose_reviews_all_move_is_deleted_without_an_export(db):
     add_review(db, a, shared["id"], "match", "ana")
     result = delete_run(db, a)  # nothing would be lost: no export asked for
     assert result["reviews_moved"] == {b: 1} and result["reviews_deleted"] == 0
+
+
+def test_delete_run_says_which_plans_and_sample_draws_went_with_it(db):
+    """Its answer named reviews moved and deleted but not the plan and draws it dropped (moved reviews become
+    hand-picked in the other run, silently)."""
+    from audit.review.sampling import create_plan, next_sample
+
+    a, _ = PAIRS["chimera"]
+    create_plan(db, a, seed=0)
+    pick = next_sample(db, a)
+    for dec_id in pick["decisions"]:
+        add_review(db, a, dec_id, "match", "ana", sampled=True)
+    out = delete_run(db, a, force=True)
+    assert out["sampling_plans_deleted"] == 1 and out["sample_draws_dropped"] == len(pick["decisions"])
