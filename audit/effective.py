@@ -78,7 +78,7 @@ def conflicted_why(n: int) -> str:
     '1 decision reviewed but conflicted (reviewers disagree)'
     """
     return (f"{count_noun(n, 'decision')} reviewed but conflicted (reviewers disagree): an adjudicator's label "
-            "settles each (`review --role adjudicator`)")
+            "settles each (*Adjudicator* in the sidebar, or `review --role adjudicator`)")
 
 
 def check_policy(policy: str) -> str:

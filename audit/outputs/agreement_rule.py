@@ -96,7 +96,7 @@ def mixed_labels_reason(kinds: Iterable[str], task: TaskFamily) -> str | None:
 
     >>> from scoring.families import TASKS
     >>> mixed_labels_reason(["rating", "comparison"], TASKS["ideation"])[:60]
-    'it pools decisions whose labels differ (rating: 1 / 2 / 3 / 4'
+    'it pools decisions whose labels differ (rating: 1 / 2 / 3 / '
     >>> mixed_labels_reason(["material_pair", "item_pair"], TASKS["litxbench"]) is None
     True
     """

@@ -474,7 +474,8 @@ def waiting_text(waiting: Sequence[str], *, estimate: bool = False) -> str:
         return ""
     shown = ", ".join(waiting[:3]) + (", …" if len(waiting) > 3 else "")
     said = (f"{count_noun(len(waiting), 'drawn document')} ({shown}) waiting for an adjudicator: conflicted "
-            "decisions keep a document out of the estimate until settled (`review --role adjudicator`)")
+            "decisions keep a document out of the estimate until settled (an adjudicator: *Adjudicator* in the "
+            "sidebar, or `review --role adjudicator`)")
     # left out for what was said of them: not the plan's random sample until they are settled
     return said + ("; until then the interval rests on the settled documents alone, not on the plan's random sample"
                    if estimate else "")
