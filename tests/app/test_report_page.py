@@ -99,3 +99,25 @@ def test_scores_and_agreement_pages_draw_the_reports_charts_from_the_same_data(a
     agreement = open_page(app, "agreement", run=run)
     assert not agreement.exception
     assert chart_rows(agreement.get("vega_lite_chart")[0]) == report_rows(figs["agreement"])
+
+
+@pytest.mark.parametrize("policy", ["unanimous", "majority"])
+def test_the_command_the_page_names_writes_the_report_of_its_policy(app, app_db, tmp_path, monkeypatch, policy):
+    """Under the majority policy the page named `report --run … --out …`, which writes the unanimous report."""
+    import shlex
+
+    from audit.cli import main
+
+    app.session_state["effective_policy"] = policy  # as the Scores page's choice sets it
+    at = open_page(app, "report", run=DEMO_IDEATION)
+    assert not at.exception
+    page = json.loads(re.search(r'id="rejudge-data">(.*?)</script>', at.get("iframe")[0].proto.srcdoc, re.S).group(1))
+    [code] = [c.value for c in at.code]
+    argv = shlex.split(code)
+    assert argv[:4] == ["python", "-m", "audit", "report"] and ("--policy" in argv) == (policy != "unanimous")
+    monkeypatch.chdir(tmp_path)
+    assert main(["--db", str(app_db), *argv[3:]]) in (0, None)
+    written = (tmp_path / argv[argv.index("--out") + 1]).read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="rejudge-data">(.*?)</script>', written, re.S).group(1))
+    said = [d["export"]["effective_label_policy"]["name"] for d in (data, page)]
+    assert said == [policy, policy]
