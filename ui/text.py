@@ -15,26 +15,9 @@ import unicodedata
 
 import streamlit as st
 
+from audit.outputs.visible import visible
+
 _PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
-_INVISIBLE = {"\u200b": "ZWSP", "\u200c": "ZWNJ", "\u200d": "ZWJ", "\u2060": "WJ", "\ufeff": "BOM",
-              "\u202a": "LRE", "\u202b": "RLE", "\u202c": "PDF", "\u202d": "LRO", "\u202e": "RLO",
-              "\u2066": "LRI", "\u2067": "RLI", "\u2068": "FSI", "\u2069": "PDI", "\u200e": "LRM", "\u200f": "RLM",
-              "\u061c": "ALM"}
-
-
-def visible(text: object) -> str:
-    """The text with zero-width, bidi-override and other control characters shown as ⟨NAME⟩."""
-    out = []
-    for c in str(text):
-        if c in _INVISIBLE:
-            out.append(f"⟨{_INVISIBLE[c]}⟩")
-        elif c not in "\n\t" and unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co"):
-            out.append(f"⟨U+{ord(c):04X}⟩")
-        else:
-            out.append(c)
-    return "".join(out)
-
-
 _ACCENTS = {"`": "\u0300", "'": "\u0301", "^": "\u0302", "~": "\u0303", "=": "\u0304", "u": "\u0306",
             ".": "\u0307", '"': "\u0308", "r": "\u030a", "H": "\u030b", "v": "\u030c", "c": "\u0327",
             "k": "\u0328"}

@@ -52,6 +52,7 @@ from audit.outputs.estimate_text import (
     export_estimates,
 )
 from audit.outputs.export import export_json, export_latex
+from audit.outputs.visible import visible
 from audit.review.assigned_review import planned_overlap_text
 from audit.review.sampling import ALL_KINDS, estimate, plans
 from audit.views import RunView
@@ -95,8 +96,25 @@ class Report:
 # ---------------------------------------------------------------- small HTML helpers (everything escaped)
 
 
+NOTE_CHARS = 400
+"""Notes longer than this are cut in the report's tables (a 4,600-character note squeezed its row's other columns to
+a few characters a line); the decisions CSV export holds them whole."""
+
+
+def shortened(text: str, limit: int = NOTE_CHARS) -> str:
+    """`text`, or its first `limit` characters and what was left out.
+
+    >>> shortened("x" * 500)[-65:]
+    '… (500 characters; the decisions CSV export holds the whole note)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters; the decisions CSV export holds the whole note)"
+
+
 def esc(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    """Text from the data as HTML: escaped, its invisible and bidi-override characters shown (`visible`)."""
+    return html.escape("" if value is None else visible(value), quote=True)
 
 
 def num(value: object, digits: int = 4) -> str:
@@ -366,7 +384,8 @@ def _errors(view: RunView, data: Mapping) -> Section:
         notes = view.reviews
         rows = [[d["id"], d["doc_id"], view.task.kind_title(d["kind"]), d["type"], d["left"], d["right"],
                  d["judge_label"], e.label,
-                 " | ".join(f"{r['reviewer']}: {r['note']}" for r in notes.get(d["id"], []) if r.get("note"))]
+                 shortened(" | ".join(f"{r['reviewer']}: {r['note']}" for r in notes.get(d["id"], [])
+                                      if r.get("note")))]
                 for d, e in overruled[:EXAMPLES]]
         s.body.append(table(["id", "document", "kind", "type", "left", "right", "judge", "audited", "notes"], rows,
                             numeric=False))

@@ -155,6 +155,21 @@ def test_hostile_text_arrives_escaped(hostile_run):
     assert data["export"]["run"] == run and EVIL in data["export"]["reviews"]["reviewers"]  # escaped, not changed
 
 
+def test_a_bidi_override_is_shown_and_a_long_note_is_cut(hostile_run):
+    """A right-to-left override in a note reversed the rest of it on the page ("gnp.exe" read "exe.png"), and a
+    4,600-character note squeezed the other columns of its row to a few characters a line."""
+    db, run = hostile_run
+    view = load_view(db, run)
+    dec = next(d for d in view.decisions() if d["human"])
+    note = "see \u202egnp.exe " + "long " * 200
+    add_review(db, run, dec["id"], dec["effective"], "rtl", note=note)
+    page = report_html(build_report(load_view(db, run), report_panel(view.task.name)))
+    body = page.split(f'id="{DATA_ELEMENT_ID}"')[0]  # the tables (the data element keeps the text as it is)
+    assert "\u202e" not in body and "see ⟨RLO⟩gnp.exe" in body
+    assert "characters; the decisions CSV export holds the whole note)" in body
+    assert "long " * 200 not in body
+
+
 def test_cli_writes_the_report_figures_and_latex(demo_db, tmp_path):
     path = db_file(demo_db)
     run = DEMO_RUNS[0]
