@@ -259,7 +259,7 @@ def share_queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, share: 
     so a reviewer who labels everything their queue serves finishes the share `share_progress` counts."""
 
     ids = queue_ids(db, run, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc,
-                    skip_trivial=skip_trivial and share is None, blind=blind)
+                    skip_trivial=skip_trivial and share is None, blind=blind, share=share or ())
     if share is None:
         return ids
     mine = set(share)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from sqlite_utils import Database
 
@@ -41,19 +41,20 @@ SAMPLE_TAKES_NO_FILTER = ("The sample queue takes no filter: it serves the sampl
 
 def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Iterable[str] = (),
               judge_labels: Iterable[str] = (), doc: str = "", skip_trivial: bool = False,
-              blind: bool = False) -> list[int]:
+              blind: bool = False, share: Collection[int] = ()) -> list[int]:
     """Ids of the decisions in queue `mode` for `reviewer` (the same set as `queue` over `audit.views.decisions`,
     read with a few queries instead of building every decision): in id order, except that certain decisions the
     judge contradicted (`scoring.families.base.certainty`, e.g. two identical strings it called no match) come first,
     as the judge's plainest errors; the sample queue keeps its plan's order. `skip_trivial` leaves out the certain
     decisions the judge answered as certain (and only those). A `blind` queue does neither, in id order: which
-    decisions come first or are left out would tell a blind reviewer the judge's answers."""
+    decisions come first or are left out would tell a blind reviewer the judge's answers. `share`: the reviewer's
+    assigned decisions, which the sample queue serves even once settled by a co-reviewer."""
     if mode not in QUEUES:
         raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
     if mode == "sample" and (list(types) or list(judge_labels) or doc):
         raise AuditError(SAMPLE_TAKES_NO_FILTER)
     view = as_view(db, run)
-    ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc)
+    ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc, share=share)
     if blind or mode == "sample" or not view.task.certain_decisions:  # the sample's order is its plan's
         return ids
     state = certain_decisions(view)
@@ -77,7 +78,7 @@ def certain_decisions(run: RunView) -> dict[int, Certainty]:
 
 
 def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str], judge_labels: Iterable[str],
-               doc: str) -> list[int]:
+               doc: str, share: Collection[int] = ()) -> list[int]:
     db, run_id = view.db, view.id
     q = "SELECT id, doc_id, type, judge_label FROM decisions WHERE run_id = ?"
     args: list = [run_id]
@@ -93,7 +94,7 @@ def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str],
         args.append(doc)
     rows = db.execute(q + " ORDER BY id", args).fetchall()
     if mode == "sample":
-        return _sample_ids(view, reviewer, {r[0] for r in rows})
+        return _sample_ids(view, reviewer, {r[0] for r in rows}, share)
     if mode == "all":
         return [r[0] for r in rows]
     if mode == "invalid":
@@ -251,12 +252,21 @@ def change_strip(view: RunView, decision_id: int, title: str | None, before: Map
     return f"{verb} " + describe_change(view.task, decision_id, title, before, view.audit.metrics, number=number)
 
 
-def _sample_ids(view: RunView, reviewer: str, allowed: set[int]) -> list[int]:
+def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collection[int] = ()) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
-    block's decisions the reviewer has not labelled yet; [] without a plan."""
+    block's decisions the reviewer has not labelled yet, leaving out the blocks humans have settled whole (drawn
+    and settled, or reviewed by hand: the sample needs nothing more of them; a new reviewer's card went through
+    every drawn document again after the suggested one) unless they hold a decision of `keep` (an assigned
+    share: its double-coded documents are settled by the first label); [] without a plan."""
 
     plan = load_plan(view.db, view)
     if plan is None:
         return []
-    mine = {i for i, e in view.effective.items() if reviewer in e.labels_by()}
-    return [int(u) for b in plan.serving_order() for u in b.units if int(u) in allowed and int(u) not in mine]
+    effective = view.effective
+    mine = {i for i, e in effective.items() if reviewer in e.labels_by()}
+    kept = set(keep)
+
+    def open_block(units: Sequence[str]) -> bool:
+        return any((e := effective.get(int(u))) is None or not e.settled_by_humans or int(u) in kept for u in units)
+    return [int(u) for b in plan.serving_order() if open_block(b.units) for u in b.units
+            if int(u) in allowed and int(u) not in mine]

@@ -326,3 +326,25 @@ def test_an_imported_review_is_a_draw_only_where_the_queue_would_serve_its_docum
     drawn = {d for d, in db_with_run.execute("SELECT DISTINCT d.doc_id FROM reviews v JOIN decisions d ON "
                                               "d.id = v.decision_id WHERE v.sampled = 1")}
     assert drawn == set(served)
+
+
+def test_a_new_reviewers_sample_queue_serves_new_draws_not_the_documents_already_settled(db_with_run):
+    """After the suggested document the browser card went through every document others had drawn and settled,
+    rank by rank, before a new draw. The sample queue now leaves settled documents out, and what it serves next is
+    a valid draw: `review --sampled` takes it."""
+    from audit.review.queue import queue_ids
+
+    create_plan(db_with_run, "mixed", seed=6)
+    drawn = []
+    for _ in range(3):
+        pick = next_sample(db_with_run, "mixed")
+        drawn.append(pick["doc"])
+        for dec_id in pick["decisions"]:
+            add_review(db_with_run, "mixed", dec_id, "match", "ana", sampled=True)
+    ids = queue_ids(db_with_run, "mixed", "dan", "sample")
+    docs = dict(db_with_run.execute("SELECT id, doc_id FROM decisions WHERE run_id = (SELECT id FROM runs WHERE "
+                                    "name = 'mixed')").fetchall())
+    assert ids and not {docs[i] for i in ids} & set(drawn)
+    first = [i for i in ids if docs[i] == docs[ids[0]]]
+    for dec_id in first:  # refused with NotASampleDraw if it were not the next draw of its stratum
+        add_review(db_with_run, "mixed", dec_id, "match", "dan", sampled=True)
