@@ -91,10 +91,10 @@ nxt = None  # the sample queue's suggested next document
 if mode == "sample":
     by_kind = [k for k in plan_kinds(conn, run_view) if k != ALL_KINDS] if plan is None else []
     if by_kind:  # made with `plan --kind`: one scope per run, so no plan of every kind can be added beside it
-        show_text(f"This run's sampling plan is for {md_literal(', '.join(by_kind))} decisions only (made with "
-                  "`python -m audit plan --kind`). The dashboard's sample queue follows a plan of every decision "
-                  "kind: follow this one with the CLI's `queue --kind`, and read its estimate with `estimate --kind`, "
-                  "the export or the report.", "info")
+        show_text(f"This run's sampling plan is for {', '.join(by_kind)} decisions only (made with the CLI's "
+                  "plan --kind). The dashboard's sample queue follows a plan of every decision kind: follow this one "
+                  "with the CLI's queue --kind, and read its estimate with estimate --kind, the export or the "
+                  "report.", "info")
     elif plan is None:
         show_text("This run has no sampling plan yet. A plan fixes, before review, which documents to review in "
                   "which order, so that a partial review gives an honest estimate of the full-review score "
@@ -108,7 +108,7 @@ if mode == "sample":
                 show_error(str(e))
     else:
         if warning := plan_summary(load_plan(conn, run_view)).get("warning"):
-            show_text(f"This plan has {md_literal(warning)}", "warning")
+            show_text(f"This plan has {warning}", "warning")
         try:
             nxt = sample_now(run_view)  # its decisions come first in the queue; the caption is drawn in the card's
         except AuditError as e:        # fragment (`sample_header`), so that it follows the labels

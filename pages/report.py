@@ -13,7 +13,7 @@ from audit.views import RunView
 from ui.entry import page_prologue
 from ui.families import report_panel
 from ui.state import blind_guard, current_view
-from ui.text import md_literal, show_text
+from ui.text import show_text
 
 REPORT_HEIGHT = 1800
 
@@ -34,7 +34,7 @@ html, titles = cached_report(view, (default_db_path(), view.name, view.policy, r
 # '…'), shown as code, never as Markdown
 command = shlex.join(["python", "-m", "audit", "report", "--run", view.name, "--out", f"{view.name}.report.html",
                       *(["--policy", view.policy] if view.policy != DEFAULT_POLICY else [])])
-show_text(f"{len(titles)} figures · effective labels: {md_literal(view.policy)} policy · the same file as the "
+show_text(f"{len(titles)} figures · effective labels: {view.policy} policy · the same file as the "
           "command below (figures as SVG and PDF with --figures DIR).", "caption")
 st.code(command, language="bash")
 st.download_button("Download the report (HTML)", data=html, file_name=f"{view.name}.report.html", mime="text/html",

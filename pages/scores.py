@@ -66,8 +66,8 @@ if plan is None:
                      query_params={"board": on_board[0]})
 else:
     if plan_kind is not None:
-        show_text(f"Estimated from this run's sampling plan of {md_literal(plan_kind)} decisions only (made with "
-                  "`python -m audit plan --kind`): a number only other kinds of decision move is not estimated.",
+        show_text(f"Estimated from this run's sampling plan of {plan_kind} decisions only (made with the CLI's "
+                  "plan --kind): a number only other kinds of decision move is not estimated.",
                   "caption")
     cells = {"/".join(c.path): c for c in task.headline}
 
