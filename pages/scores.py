@@ -66,9 +66,11 @@ if plan is None:
                      query_params={"board": on_board[0]})
 else:
     if plan_kind is not None:
+        others = [k for k in kinds if k != plan_kind]
         show_text(f"Estimated from this run's sampling plan of {plan_kind} decisions only (made with the CLI's "
-                  "plan --kind): a number only other kinds of decision move is not estimated.",
-                  "caption")
+                  "plan --kind): a number only other kinds of decision move is not estimated."
+                  + (f" The run's plans of {', '.join(others)} decisions give their own estimates: the CLI's "
+                     "estimate --kind, the export and the report." if others else ""), "caption")
     cells = {"/".join(c.path): c for c in task.headline}
 
     def interval(ci: list | None, unit: str, change: bool = False) -> str:

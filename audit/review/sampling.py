@@ -281,8 +281,9 @@ def plan_units(view: RunView, kind: str | None = None) -> tuple[list[Unit], dict
 def plan_summary(plan: Plan) -> dict:
     out = {"seed": plan.seed, "design": plan.design, "blocks": len(plan.blocks),
            "strata": {h: len(bs) for h, bs in plan.strata().items()}, "take_all": sorted(plan.take_all)}
-    if len(plan.blocks) < MIN_SAMPLED_BLOCKS:  # said when the plan is made, not found out after reviews
-        out["warning"] = (f"{count_noun(len(plan.blocks), 'document')}: fewer than the {MIN_SAMPLED_BLOCKS} sampled "
+    sampled = sum(b.stratum not in plan.take_all for b in plan.blocks)  # take-all documents are no sample
+    if sampled < MIN_SAMPLED_BLOCKS:  # said when the plan is made, not found out after reviews
+        out["warning"] = (f"{count_noun(sampled, 'document')} to sample: fewer than the {MIN_SAMPLED_BLOCKS} sampled "
                           "documents an interval needs, so a sample gives no interval here; review every document "
                           "for the exact number")
     return out
@@ -584,12 +585,21 @@ def kind_moves(view: RunView, paths: list[tuple], kind: str, *, max_docs: int = 
     """Which counts along `paths` reviews of `kind` decisions can move: documents holding such decisions (up to
     `max_docs`) recounted with every one of them given each label of the kind's scheme, the other decisions the
     judge's, against the judge's own labels."""
+    return kept(_KIND_MOVES, view.db, (*run_key(view.row), kind, tuple(paths)),
+                lambda: _kind_moves(view, paths, kind, max_docs))
+
+
+_KIND_MOVES: LRUCache = LRUCache(8)  # judge-side only: kept per run, kind and paths (each estimate of a kind's plan)
+
+
+def _kind_moves(view: RunView, paths: list[tuple], kind: str, max_docs: int) -> np.ndarray:
     task, db = view.task, view.db
     labels = task.label_schemes[kind].labels
     moved = np.zeros(len(paths), dtype=bool)
     flat = row_flattener(paths)
-    docs = [d for d, in db.execute("SELECT DISTINCT doc_id FROM decisions WHERE run_id = ? AND kind = ? ORDER BY "
-                                   "doc_id LIMIT ?", [view.id, kind, max_docs])]
+    every = sorted({d for d, in db.execute("SELECT doc_id FROM decisions WHERE run_id = ? AND kind = ?",
+                                           [view.id, kind])})
+    docs = every[::max(1, -(-len(every) // max_docs))]  # spread over the run, not its first ids
     for doc in docs:
         payload = json.loads(db.execute("SELECT payload FROM documents WHERE run_id = ? AND doc_id = ?",
                                         [view.id, doc]).fetchone()[0])

@@ -45,4 +45,5 @@ def test_a_plan_too_small_for_an_interval_says_so_in_the_queue(app, conn):
     at = open_page(app, "queue", reviewer="ana", run=LITX)
     assert not at.exception
     shown = _texts(at)
-    assert "This plan has 19 documents" in shown and "fewer than the 30 sampled documents an interval needs" in shown
+    assert "This plan has 19 documents to sample" in shown
+    assert "fewer than the 30 sampled documents an interval needs" in shown

@@ -58,7 +58,8 @@ def check(db) -> None:
         for who in ("dee", *REVIEWERS):
             # a reviewer's labels, and an adjudicator's adjudications (`Effective.labels_by`)
             adjudicated = sum(e.adjudicator == who and who not in e.human_labels for e in full.effective.values())
-            assert labelled_count(db, run, who) == len(reviewer_labels(db, row["id"], who)) + adjudicated, (run, who)
+            own = sum(who in e.human_labels for e in full.effective.values())
+            assert labelled_count(db, run, who) == len(reviewer_labels(db, run, who)) == own + adjudicated, (run, who)
         # the per-type and per-document counts kept with them, against every reviewed decision walked afresh
         view = load_view(db, run)
         per_type: dict = {}

@@ -125,7 +125,7 @@ def verdict_from_json(rec: Mapping, where: tuple[str, int | None]) -> Verdict:
         raise InputError(path, line, f"verdict of {scorer!r}: 'scheme' must be one of {', '.join(SCHEMES)}, "
                                      f"got {scheme!r}")
     threshold = rec.get("threshold")
-    if scheme == CPI and value not in CPI_VALUES:  # another letter was stored as an unreadable answer, unsaid
+    if scheme == CPI and (not isinstance(value, str) or value not in CPI_VALUES):  # another letter: stored unsaid
         raise InputError(path, line, f"verdict of {scorer!r}: a {CPI} value is a letter C, P, I or N, got "
                                      + (repr(value[:40]) if isinstance(value, str) else json_type(value)))
     if scheme == PASS_FAIL and not isinstance(value, bool):

@@ -65,6 +65,8 @@ def test_unreviewed_means_are_the_recorded_values_and_reviews_move_them(tmp_path
     # another letter was stored as an unreadable answer with no word (the helper's "Q" and "c")
     (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "Q"}]}, "letter C, P, I or N, got 'Q'"),
     (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "c"}]}, "letter C, P, I or N, got 'c'"),
+    (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": ["C"]}]}, "letter C, P, I or N, got a list"),
+    (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": {"C": 1}}]}, "C, P, I or N, got an object"),
     (2, {"id": "b", "verdicts": []}, "non-empty list"),
     (2, {"id": "a", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "C"}]}, "repeats line 1"),
     (2, {"id": "b", "verdicts": [{"scorer": "s", "scheme": CPI, "value": "C"},
