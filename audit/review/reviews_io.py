@@ -85,7 +85,7 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
            db.query("SELECT id, doc_id, kind, type, left, right FROM decisions WHERE run_id = ?", [row["id"]])}
     from audit.review.sampling import DrawRule  # numpy and SciPy: not for export-reviews, which imports this module
 
-    planned = DrawRule(as_view(db, run))
+    draw_rule = DrawRule(as_view(db, run))
     claims: dict[str, tuple] = {}
     """uid -> the identity a line of this file claimed, where it was stored as a local name instead."""
     counts = {"imported": 0, "skipped_duplicates": 0, "reoriented": 0, "stored_as_local": 0, "not_sample_draws": 0}
@@ -94,7 +94,7 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     # kept until the end, #38): a bad line anywhere rolls every batch back, so nothing is stored
     with transaction(db):
         for batch in _batches(read_records(p, limit=MAX_IMPORT_BYTES, objects=False), IMPORT_BATCH):
-            new = _check_batch(db, batch, task, row, ids, planned, claims, latest, counts, str(p))
+            new = _check_batch(db, batch, task, row, ids, draw_rule, claims, latest, counts, str(p))
             db.conn.executemany("INSERT INTO reviews (uid, run_id, decision_id, reviewer, label, role, note, "
                                 "blind, created, sampled, auth_subject, auth_email, auth_mode) VALUES (?, ?, ?, ?, ?, "
                                 "?, ?, ?, ?, ?, ?, ?, ?)", new)
@@ -135,7 +135,7 @@ def _stored(db: Database, batch: list[tuple[int, object]]) -> dict[str, dict]:
 
 
 def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily, row: Mapping,
-                 ids: Mapping[tuple, int], planned: DrawRule, claims: dict[str, tuple], latest: datetime,
+                 ids: Mapping[tuple, int], draw_rule: DrawRule, claims: dict[str, tuple], latest: datetime,
                  counts: dict[str, int], p: str) -> list[tuple]:
     """The rows to insert for a batch of lines, in order, each line checked as `import_reviews` says (against the
     reviews stored, those written by earlier batches of the file among them, and the earlier lines of the batch);
@@ -200,7 +200,7 @@ def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily
             identity = (None, None, "local")
             counts["stored_as_local"] += 1
         sampled = bool(rec.get("sampled", False))
-        if sampled and not planned.allows(ids[key]):  # a draw only where the run's sample queue would serve it
+        if sampled and not draw_rule.allows(ids[key]):  # a draw only where the run's sample queue would serve it
             sampled = False
             counts["not_sample_draws"] += 1
         new.append((rec["uid"], row["id"], ids[key], rec["reviewer"], rec["label"], rec["role"], rec["note"],

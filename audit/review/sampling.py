@@ -634,12 +634,11 @@ def _unmoved_by_kind(view: RunView, paths: list[tuple], kind: str | None, judge:
             why = (f"not estimated by this plan: reviews of its {kind} decisions do not move this number (those of "
                    "other kinds may: a plan of every kind covers them)")
             none = {"estimate": None, "ci": None, "note": why}
-            out["/".join(cell.path)] = none | {
-                "label": cell.label, "judge_only": cell.value(view.row["original_metrics"]),
-                "reviewed_so_far": cell.value(view.audit.metrics), "bias": None, "bias_ci": None,
-                "n_reviewed": None, "documents": "",
-                "interval": "fixed-n", "power_tuned": none | {"lambda": None},
-                "anytime": none | {"interval": "anytime"}, "not_estimated": why}
+            nothing = Estimate(None, None, None, cell.value(view.row["original_metrics"]), 0, 0, 0, "none", why)
+            out["/".join(cell.path)] = headline(nothing, cell.value(view.audit.metrics)) | {
+                "n_reviewed": None, "n_total": None, "label": cell.label, "documents": "", "interval": "fixed-n",
+                "power_tuned": none | {"lambda": None}, "anytime": none | {"interval": "anytime"},
+                "not_estimated": why}
     return out
 
 

@@ -30,6 +30,8 @@ def test_a_plan_of_ratings_leaves_the_comparison_numbers_unestimated(tmp_path, d
         e = est[key]
         assert e["estimate"] is None and e["ci"] is None and e["anytime"]["ci"] is None
         assert e["note"].startswith("not estimated by this plan: reviews of its rating decisions do not move")
+        sample_only = {"coverage", "n_documents_sampled", "n_documents_known", "n_documents_planned", "strata"}
+        assert set(est["summary/absolute/novelty"]) - sample_only == set(e) - {"not_estimated"}  # one entry shape
     exported = export_json(db, RUN, with_agreement=False)["sampling"]["rating"]["estimate"]
     assert exported["summary/consistency_rate"]["estimate"] is None
 
