@@ -24,7 +24,7 @@ class Progress:
         self.bar = tqdm(total=0, desc=desc, unit=unit, file=self.stream) if self.live else None
         self.start = self.last = clock()
         self.state: tuple[int, int, dict] | None = None
-        self.printed: tuple[int, int] | None = None
+        self.printed: tuple[int, int, dict] | None = None
 
     def update(self, done: int, total: int, **counts: int) -> None:
         self.state = (done, total, counts)
@@ -46,12 +46,12 @@ class Progress:
         extra = "".join(f", {k} {v}" for k, v in counts.items())
         print(f"{self.desc}: {done} of {total} {self.unit}{share}{extra}, {now - self.start:.0f} s", file=self.stream,
               flush=True)
-        self.last, self.printed = now, (done, total)
+        self.last, self.printed = now, self.state
 
     def close(self, *, final: bool = True) -> None:
         """End the bar; on a file, a last line when the job ended well (`final`): a failed job's one error line
         stands alone."""
         if self.bar is not None:
             self.bar.close()
-        elif final and self.state is not None and self.printed != self.state[:2]:
+        elif final and self.state is not None and self.printed != self.state:
             self._line(self.clock())

@@ -242,9 +242,10 @@ def execute_run(db: Database, plan: RunPlan, *, progress: Progress | None = None
                         f"{task.unanswered_counts_as}, and "
                         "are in the review queue 'invalid'")
     if stats.invalid:
-        warnings.append(f"{count_noun(stats.invalid, 'judge answer')} could not be read; those decisions are labelled "
-                        "'invalid' "
-                        "unless another answer settles them")
+        where = judge.unreadable_where()
+        where = f" ({where})" if where else ""
+        warnings.append(f"{count_noun(stats.invalid, 'judge answer')} could not be read{where}; those decisions are "
+                        "labelled 'invalid' unless another answer settles them")
     summary = {"judge": stats.as_dict(), "warnings": warnings, "notes": plan.loaded.notes[:50],
                "n_notes": len(plan.loaded.notes), **plan.loaded.extra}
     inputs = {k: _file_info(v, plan.input_names.get(k)) for k, v in plan.inputs.items()}

@@ -126,8 +126,8 @@ def ask_with_cache(judge: Judge, queries: Sequence[Question], cache: AnswerCache
             asking.ask(todo)
     finally:
         stats.cost_usd = judge.estimate_cost(stats.prompt_tokens, stats.completion_tokens)
-    if progress and not todo:
-        progress(asking.n, asking.n)
+    if progress and (not todo or not judge.cacheable):  # a local judge reported before its answers were counted
+        progress(asking.done, asking.n)
     fatal = judge.fatal
     if fatal or (stats.requests and stats.failed == stats.requests and todo):
         raise JudgeFailed(failure_message(judge.spec, fatal or "every request failed", asking.received()))

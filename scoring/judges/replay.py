@@ -46,6 +46,8 @@ class ReplayJudge(LocalJudge):
         self.path = str(path)
         self.spec = f"replay:{self.path}"
         self.answers: dict[tuple[str, ...], Answer] = {}
+        self.lines: dict[tuple[str, ...], int] = {}  # the line of each unreadable answer
+        self.unreadable_asked: dict[int, None] = {}  # lines of the unreadable answers asked, in asking order
         self.file_hash = ""
         self.source: dict | None = None
         self._load(read_line)
@@ -94,6 +96,8 @@ class ReplayJudge(LocalJudge):
                 raise InputError(self.path, lineno, f"conflicting answers for the same question: {old.value!r} "
                                                     f"and {ans.value!r}")
             self.answers[key] = ans
+            if ans.value == INVALID:
+                self.lines.setdefault(key, lineno)
         self.file_hash = h.hexdigest()
         if not self.answers:
             raise InputError(self.path, None, "the judge log has no answers")
@@ -114,7 +118,16 @@ class ReplayJudge(LocalJudge):
         ans = self.answers.get(tuple(query.key))
         if ans is None:
             return Answer(MISSING, rationale=f"not in judge log {Path(self.path).name}")
+        if ans.value == INVALID:
+            self.unreadable_asked[self.lines[tuple(query.key)]] = None
         return ans
+
+    def unreadable_where(self) -> str:
+        lines = sorted(self.unreadable_asked)
+        if not lines:
+            return ""
+        more = f" and {len(lines) - 3:,} more" if len(lines) > 3 else ""
+        return f"{self.path} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:3]))}{more}"
 
 
 def one_of_equal(equal: dict[tuple[Answer, type], Answer], answer: Answer) -> Answer:

@@ -65,6 +65,11 @@ class Judge:
         self.bound = sample
         return self
 
+    def unreadable_where(self) -> str:
+        """Where the unreadable answers it gave came from, for the run's warning ("" when there is no place to
+        name: a live judge's replies are on the review card)."""
+        return ""
+
     def estimate_cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:  # noqa: ARG002
         """Estimated USD cost of the tokens, or None when asking this judge has no price."""
         return None

@@ -50,3 +50,32 @@ def test_cli_score_with_stderr_in_a_file_reports_progress(tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(r"^judging: (\d+) of \1 questions \(100 %\), cached \d+, failed 0, invalid \d+, \d+ s$", err,
                      re.M), err
+
+
+def test_unreadable_replay_answers_are_counted_on_the_last_line_and_the_warning_names_their_lines(tmp_path, capsys):
+    """A replay judge answers before its answers are counted: the last line said `invalid 0` beside a warning that
+    one answer could not be read, and the warning named neither the log nor the line."""
+    lines = JUDGE_LOG.read_text(encoding="utf-8").splitlines()
+    bad = {0: "perhaps", 5: "yes!", 10: "nope"}
+    for i, word in bad.items():
+        lines[i] = re.sub(r'"answer": "\w+"', f'"answer": "{word}"', lines[i])
+    log = tmp_path / "judge.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["--db", str(tmp_path / "p.db"), "score", "chimera", "--gold", str(GOLD), "--pred",
+                 str(PRED_MIXED), "--judge", f"replay:{log}", "--run", "p"]) == 0
+    err = capsys.readouterr().err
+    counted = re.findall(r"^judging: .*, invalid (\d+), \d+ s$", err, re.M)
+    warned = re.search(r"^warning: (\d+) judge answers could not be read \((.*?)\)", err, re.M)
+    assert counted and warned, err
+    assert counted[-1] == warned[1] == "3"
+    assert warned[2] == f"{log} lines 1, 6, 11"
+
+
+def test_the_last_line_is_printed_again_when_only_a_count_changed():
+    out, clock = io.StringIO(), Clock()
+    bar = Progress("judging", "questions", stream=out, every_s=30, clock=clock)
+    clock.now = 31
+    bar.update(200, 200, invalid=0)
+    bar.update(200, 200, invalid=2)
+    bar.close()
+    assert out.getvalue().splitlines()[-1] == "judging: 200 of 200 questions (100 %), invalid 2, 31 s"

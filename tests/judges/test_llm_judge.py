@@ -474,9 +474,17 @@ def test_judges_without_on_answer_are_asked_in_chunks() -> None:
 def test_local_judges_keep_their_progress_and_counts() -> None:
     seen: list[tuple[int, int]] = []
     stats = JudgeStats()
-    answers = ask_with_cache(ExactJudge(), queries(4), None, stats, lambda d, t: seen.append((d, t)))
-    # progress is called once before the first request (the total at once), then as the judge reports
-    assert [a.value for a in answers] == [YES, NO, YES, NO] and stats.requests == 4 and seen == [(0, 4), (4, 4)]
+    counted: list[int] = []
+
+    def progress(d: int, t: int) -> None:
+        seen.append((d, t))
+        counted.append(stats.requests)
+
+    answers = ask_with_cache(ExactJudge(), queries(4), None, stats, progress)
+    # progress is called once before the first request (the total at once), then as the judge reports, and once
+    # more when its answers are counted (a local judge reports before: the last line read `invalid 0`)
+    assert [a.value for a in answers] == [YES, NO, YES, NO] and stats.requests == 4
+    assert seen == [(0, 4), (4, 4), (4, 4)] and counted[-1] == 4
     assert stats.cost_usd is None
 
 
