@@ -115,6 +115,11 @@ def parse_relations(value: object, path: str, line: int, notes: list[str] | None
                 if etype not in ENTITIES_OF[rtype]:
                     raise InputError(path, line, f"entity type {raw_etype!r} does not belong to relation "
                                                  f"{rtype!r} (expected {', '.join(ENTITIES_OF[rtype])})")
+                if isinstance(spans, str):  # chimera.md §2: a bare string is one span (not its characters)
+                    spans = [spans]
+                    if notes is not None:
+                        notes.append(f"{path}:{line}: entity list {raw_etype!r} is a single string; read as a "
+                                     "one-item list")
                 if not isinstance(spans, list):
                     raise InputError(path, line, f"entity list {raw_etype!r} must be a list of strings, "
                                                  f"got {json_type(spans)}")

@@ -37,6 +37,26 @@ def test_predictions_normalise_names_and_wrap_single_relation(tmp_path):
     assert any("analogy" in n for n in lp.notes)
 
 
+def test_a_bare_string_entity_value_is_one_span_as_chimera_md_says(tmp_path):
+    """chimera.md §2: "coerce a bare string value into a one-item list" (it was refused, and the file with it)."""
+    bare = write_jsonl(tmp_path / "bare.jsonl", [
+        {"paper_id": "2103.0771", "relations": {"combination": [{"comb-element": "a"}]}},
+        {"paper_id": "2105.13065",
+         "relations": {"inspiration": [{"inspiration-src": "s", "inspiration-target": ["t"]}]}},
+    ])
+    listed = write_jsonl(tmp_path / "listed.jsonl", [
+        {"paper_id": "2103.0771", "relations": {"combination": [{"comb-element": ["a"]}]}},
+        {"paper_id": "2105.13065",
+         "relations": {"inspiration": [{"inspiration-src": ["s"], "inspiration-target": ["t"]}]}},
+    ])
+    got, want = chimera.load_predictions(bare, GOLD_IDS), chimera.load_predictions(listed, GOLD_IDS)
+    assert got.predictions == want.predictions
+    assert [n.split(": ", 1)[1] for n in got.notes] == [
+        "entity list 'comb-element' is a single string; read as a one-item list",
+        "entity list 'inspiration-src' is a single string; read as a one-item list"]
+    assert got.notes[0].startswith(f"{bare}:1: ")
+
+
 def test_prediction_csv(tmp_path):
     p = tmp_path / "p.csv"
     p.write_text('paper_id,readable_relations\n2103.0771,"{""combination"": [{""comb-element"": [""a"", ""b""]}]}"\n')
@@ -53,8 +73,8 @@ def test_prediction_csv(tmp_path):
      "unknown relation type 'fusion'"),
     ('{"paper_id": "2105.13065", "relations": {"combination": [{"element": ["a"]}]}}',
      "unknown entity type 'element'"),
-    ('{"paper_id": "2105.13065", "relations": {"combination": [{"comb-element": "a"}]}}',
-     "entity list 'comb-element' must be a list of strings, got a string"),
+    ('{"paper_id": "2105.13065", "relations": {"combination": [{"comb-element": {"a": 1}}]}}',
+     "entity list 'comb-element' must be a list of strings, got an object"),
     ('{"paper_id": "2105.13065", "relations": "combination"}', "relations must be a JSON object, got a string"),
     ('{"paper_id": "2105.13065", "relations": {"combination": [{"comb-element": [3]}]}}',
      "must be a string, got a num"),
