@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from sqlite_utils import Database
 
-from audit.effective import POLICIES
+from audit.effective import POLICIES, current_rows
 from audit.errors import AuditError
 from audit.learning import learning_status, stale_warning
 from audit.numbers import count_noun
@@ -126,7 +126,8 @@ def public_identity(identity: dict) -> dict:
 
 def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     """One row per decision: judge label, each reviewer's label (`human:NAME`), effective label, where it came from,
-    the notes reviewers typed, the effective-label policy that gave it and who adjudicated it (`adjudicated_by`).
+    the notes reviewers typed, the effective-label policy that gave it, who adjudicated it (`adjudicated_by`) and
+    whether each reviewer's label was given blind (`blind:NAME`: yes / no; blind-only agreement is recomputable).
     A judge improved on reviews adds a `judge_learning` column (the same on every row, so a filtered sheet keeps
     it): what it learnt from, and the stale warning every surface shows (`audit.learning.stale_warning`) once one
     of those reviews was withdrawn."""
@@ -139,11 +140,13 @@ def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     for d in rows:
         notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"]
                            if r["note"] and r["note"] != UNDO_NOTE)  # the notes people typed, not the undo marker
+        blind = {r["reviewer"]: "yes" if r["blind"] else "no" for r in current_rows(d["reviews"])
+                 if r["role"] != "adjudicator"}
         out.append([d["id"], d["doc"], d["kind"], d["type"], d["left"], d["right"], d["judge"],
                     *[d["human"].get(r, "") for r in reviewers], d["effective"], d["source"], notes, view.policy,
-                    d["adjudicator"] or "", *extra])
+                    d["adjudicator"] or "", *[blind.get(r, "") for r in reviewers], *extra])
     return write_csv(["id", "doc", "kind", "type", "left", "right", "judge", *[f"human:{r}" for r in reviewers],
-                      "effective", "source", "notes", "policy", "adjudicated_by",
+                      "effective", "source", "notes", "policy", "adjudicated_by", *[f"blind:{r}" for r in reviewers],
                       *(["judge_learning"] if extra else [])], out)
 
 

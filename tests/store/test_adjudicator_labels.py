@@ -5,9 +5,11 @@ the undo marker."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 
+from audit.errors import AuditError
 from audit.outputs.agreement import agreement
 from audit.outputs.export import export_csv
 from audit.review.queue import labelled_count, queue_ids, reviewer_progress, reviewer_progress_db
@@ -45,3 +47,29 @@ def test_the_csv_notes_hold_what_people_typed_not_the_undo_marker(db_with_run):
     add_review(db_with_run, run, b, None, "ana", note=UNDO_NOTE)
     rows = {int(r["id"]): r for r in csv.DictReader(io.StringIO(export_csv(db_with_run, run)))}
     assert rows[a]["notes"] == "ana: same idea, other words" and rows[b]["notes"] == ""
+
+
+def test_the_csv_says_whether_each_current_label_was_given_blind(db_with_run):
+    """Blind-only agreement could not be recomputed from the CSV: it had each reviewer's label but not whether it
+    was given blind. `blind:NAME` is the flag of the review that holds `human:NAME` (the latest; an undo drops it)."""
+    import random
+
+    run, rng = "mixed", random.Random(7)
+    ids = queue_ids(db_with_run, run, "ana", "unreviewed")[:8]
+    for _ in range(40):
+        dec, who = rng.choice(ids), rng.choice(("ana", "ben"))
+        label, blind = rng.choice(("match", "no-match", None)), rng.random() < 0.5
+        with contextlib.suppress(AuditError):  # an undo of nothing is refused
+            add_review(db_with_run, run, dec, label, who, blind=blind, note=UNDO_NOTE if label is None else "")
+    rows = {int(r["id"]): r for r in csv.DictReader(io.StringIO(export_csv(db_with_run, run)))}
+    reviews = as_view(db_with_run, run).reviews
+    for dec in ids:
+        held: dict[str, bool] = {}
+        for r in reviews.get(dec, []):  # oldest first: each reviewer's latest labelled row
+            if r["label"] is None:
+                held.pop(r["reviewer"], None)
+            else:
+                held[r["reviewer"]] = bool(r["blind"])
+        for who in ("ana", "ben"):
+            assert rows[dec][f"blind:{who}"] == ({True: "yes", False: "no"}[held[who]] if who in held else "")
+            assert (rows[dec][f"human:{who}"] == "") == (who not in held)
