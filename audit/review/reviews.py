@@ -114,13 +114,20 @@ UNDO_NOTE = "undo of the previous review"
 
 def undo_label(reviews: Iterable[Mapping], review_id: int, *, who: str, role: str) -> str | None:
     """The undo rule of both cards: undoing review `review_id` stores (as a new row) the label held just before it
-    (a reviewer's: their own; an adjudicator's: the adjudication), None when there was none."""
-    before = []
-    for r in reviews:
-        if r["id"] == review_id:
-            break
-        before.append(r)
-    humans, adjudicated = current_labels(before)
+    (a reviewer's: their own; an adjudicator's: the adjudication), None when there was none.
+
+    Raises:
+        AuditError: an adjudication someone else made after `review_id` holds now; undoing would overwrite theirs
+            (the newest adjudication is the one that counts), so nothing is undone.
+    """
+    rows = list(reviews)
+    at = next((i for i, r in enumerate(rows) if r["id"] == review_id), len(rows))
+    if role == "adjudicator":
+        later = [r for r in rows[at + 1:] if r["role"] == "adjudicator" and r["reviewer"] != who]
+        if later:
+            raise AuditError(f"nothing was undone: {later[-1]['reviewer']!r} adjudicated this decision after you, "
+                             "and theirs is the adjudication that holds; give your label again to change it")
+    humans, adjudicated = current_labels(rows[:at])
     return adjudicated if role == "adjudicator" else humans.get(who)
 
 

@@ -11,7 +11,7 @@ from audit.effective import POLICIES, effective_label
 from audit.errors import BadLabel, StaleReview, UnknownDecision, UnknownRun
 from audit.rescoring import audit_run
 from audit.review.reviews import add_review
-from audit.views import decisions, document, load_view
+from audit.views import as_view, decisions, document, load_view
 from scoring.families.chimera import scorer as chimera
 from tests.store.conftest import review_unless_nothing_to_undo
 
@@ -108,6 +108,28 @@ def test_the_cli_undo_is_the_cards_undo(db_with_run, db_path, capsys):
     review("match")
     review("undo")
     assert held() is None  # a first label undone: withdrawn
+
+
+def test_an_adjudicators_undo_never_overwrites_a_later_adjudication_by_someone_else(db_with_run, db_path, capsys):
+    """adam adjudicated, then olga; adam's undo stored the adjudication held before his (none) as the newest one,
+    and olga's settlement stopped counting, unsaid. Now it is refused on every surface (they share `undo_label`),
+    nothing is stored, and adam's own undo still works when nobody adjudicated after him."""
+    from audit.cli import main
+
+    d = next(x for x in decisions(db_with_run, "mixed") if x["judge"] != "invalid")["id"]
+    add_review(db_with_run, "mixed", d, "match", "adam", role="adjudicator")
+    add_review(db_with_run, "mixed", d, "no-match", "olga", role="adjudicator")
+    rows_before = db_with_run.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    assert main(["--db", str(db_path), "review", "--run", "mixed", "--decision", str(d), "--label", "undo",
+                 "--reviewer", "adam", "--role", "adjudicator"]) == 2
+    assert "'olga' adjudicated this decision after you" in capsys.readouterr().err
+    assert db_with_run.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == rows_before
+    e = as_view(db_with_run, "mixed").effective[d]
+    assert (e.label, e.source, e.adjudicator) == ("no-match", "adjudicated", "olga")
+    assert main(["--db", str(db_path), "review", "--run", "mixed", "--decision", str(d), "--label", "undo",
+                 "--reviewer", "olga", "--role", "adjudicator"]) == 0  # hers is the newest: back to adam's
+    e = as_view(db_with_run, "mixed").effective[d]
+    assert (e.label, e.source) == ("match", "adjudicated")
 
 
 def test_confirming_changes_nothing_but_counts(db_with_run):
