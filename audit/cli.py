@@ -328,14 +328,14 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
     """
     from audit.outputs.errata_export import export_errata_json
     from audit.review.reviews_io import export_reviews
-    from audit.runs import delete_run
+    from audit.runs import delete_run, export_marks
     from audit.store.database import run_row
 
     db = _open(args.db)
-    exported = False
+    exported, errata_file = None, None
     if args.exported:
+        exported = export_marks(db, args.run)  # before the export reads: a row written after it refuses the delete
         rule = _run_rule(args, db)
-        errata_file = None
         if db.execute("SELECT 1 FROM errata WHERE run_id = ? LIMIT 1", [run_row(db, args.run)["id"]]).fetchone():
             errata_file = str(errata_beside(args.exported))
             rule.check(errata_file, "--exported (its errata)")
@@ -343,8 +343,15 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
         _emit(export_reviews(db, args.run), args.exported, rule, "--exported")
         if errata_file:
             _emit(export_errata_json(db, args.run), errata_file, rule, "--exported (its errata)")
-        exported = True
-    _print_json(delete_run(db, args.run, force=args.force, exported=exported))
+    try:
+        result = delete_run(db, args.run, force=args.force, exported=exported)
+    except AuditError:
+        if exported is not None:  # nothing was deleted: the files this command wrote go, so running it again works
+            for written in (args.exported, errata_file):
+                if written:
+                    Path(written).unlink(missing_ok=True)
+        raise
+    _print_json(result)
 
 
 def errata_beside(reviews_file: str) -> Path:

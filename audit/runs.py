@@ -472,50 +472,76 @@ def _move_reviews(db: Database, moves: Sequence[tuple[int, int, int]]) -> None:
                    f"{', '.join('?' * len(_MOVED_COLS))})", [run_id, decision_id, *row])
 
 
-def delete_run(db: Database, name: str, *, force: bool = False, exported: bool = False) -> dict:
+def export_marks(db: Database, name: str) -> tuple[int, int]:
+    """The newest review and gold-erratum row of run `name`: an export read after this holds every row up to them
+    (both tables are append-only), so `delete_run(exported=...)` can refuse rows written after it."""
+    run_id = run_row(db, name)["id"]
+    marks = [db.execute(f"SELECT COALESCE(MAX(id), 0) FROM {t} WHERE run_id = ?", [run_id]).fetchone()[0]
+             for t in ("reviews", "errata")]
+    return marks[0], marks[1]
+
+
+def _check_nothing_since(db: Database, run_id: int, marks: tuple[int, int], moving: set[int], name: str) -> None:
+    """Refuse a delete whose export missed rows written after it: reviews that would be deleted (not moved) and
+    errata newer than `marks` (`export_marks`, read before the export)."""
+    newer = [v for v, in db.execute("SELECT id FROM reviews WHERE run_id = ? AND id > ?", [run_id, marks[0]])
+             if v not in moving]
+    errata, = db.execute("SELECT COUNT(*) FROM errata WHERE run_id = ? AND id > ?", [run_id, marks[1]]).fetchone()
+    if newer or errata:
+        what = " and ".join(count_noun(n, noun) for n, noun in ((len(newer), "review"), (errata, "gold erratum row"))
+                            if n)
+        raise AuditError(f"run {name!r}: {what} {'was' if len(newer) + errata == 1 else 'were'} stored while it was "
+                         "being exported and are not in the file; nothing was deleted: run the command again")
+
+
+def delete_run(db: Database, name: str, *, force: bool = False, exported: tuple[int, int] | None = None) -> dict:
     """Delete a run with its documents, decisions and audited state.
 
     A review settles its question in every run that asks it, so a review whose question another run asks is not
     deleted: it moves to that run (the first decision asking it, by id), as that run's review, not one of its sample
     draws, and every other run keeps the labels it had (`reviews_moved` says how many went where). The reviews
     nothing else asks, and the gold errata, are deleted with the run: both append-only (every row counts, a
-    withdrawal too), so that is refused unless they were exported first (`exported=True`, set by the caller that
-    just wrote them out) or `force=True`. Cached judge answers are kept (another run may use them). A board holding
+    withdrawal too), so that is refused unless they were exported first (`exported`: the `export_marks` the caller
+    read before writing them out; a row newer than those marks was not in the file, and refuses the delete) or
+    `force=True`. Cached judge answers are kept (another run may use them). A board holding
     the run keeps its other runs while two or more remain and is deleted otherwise; the plans of the boards it was
-    on are deleted (`audit.store.plans.drop_run_from_boards`).
+    on are deleted (`audit.store.plans.drop_run_from_boards`). What is counted, checked and deleted is read in the
+    one write transaction: a review stored meanwhile waits for it, and is never deleted unchecked.
 
     Raises:
         UnknownRun; AuditError when reviews only this run asks, or errata, exist and neither `exported` nor `force`
-        is given.
+        is given, or were written after the export.
     """
     row = run_row(db, name)
-    n_reviews, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [row["id"]]).fetchone()
-    n_errata, = db.execute("SELECT COUNT(*) FROM errata WHERE run_id = ?", [row["id"]]).fetchone()
-    # each review whose question another run asks, and the first decision asking it there
-    moves = db.execute(f"SELECT v.id, MIN(d2.id) FROM {SHARED_FROM} WHERE v.run_id = ?1 AND {SETTLES_SHARED} "
-                       "AND d2.run_id != ?1 GROUP BY v.id", [row["id"]]).fetchall()
-    n_lost = n_reviews - len(moves)
-    if (n_lost or n_errata) and not (force or exported):
-        held = " and ".join(count_noun(n, noun, plural) for n, noun, plural in (
-            (n_lost, "review of a question no other run asks", "reviews of questions no other run asks"),
-            (n_errata, "gold erratum row", None)) if n)
-        kept = f" ({count_noun(len(moves), 'other review')} would move to the runs that ask their questions)" \
-            if moves else ""
-        raise AuditError(f"run {name!r} has {held}{kept}; export them first (`python -m audit delete-run --run "
-                         f"{name!r} --exported FILE` writes the reviews to FILE and the errata beside it, then "
-                         "deletes), or pass --force to delete them too")
-    # runs that saw this run's reviews (a review settles its question in every run): re-counted after the move
-    sharing = [n for n, in db.execute(
-        f"SELECT DISTINCT r.name FROM {SHARED_FROM} CROSS JOIN runs r WHERE v.run_id = ? AND {SETTLES_SHARED} "
-        "AND d2.run_id != ? AND r.id = d2.run_id",
-        [row["id"], row["id"]])]
-    run_of = runs_of_decisions(db, [d for _, d in moves])
-    updates = [(run_of[d], d, v) for v, d in moves]
-    names = dict(db.execute("SELECT id, name FROM runs").fetchall())
-    moved = {names[r]: n for r, n in sorted(Counter(r for r, _, _ in updates).items())}
-    plans = [k for k, in db.execute("SELECT kind FROM sampling_plans WHERE run_id = ?", [row["id"]])]
-    draws, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ? AND sampled = 1", [row["id"]]).fetchone()
     with transaction(db):
+        n_reviews, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ?", [row["id"]]).fetchone()
+        n_errata, = db.execute("SELECT COUNT(*) FROM errata WHERE run_id = ?", [row["id"]]).fetchone()
+        # each review whose question another run asks, and the first decision asking it there
+        moves = db.execute(f"SELECT v.id, MIN(d2.id) FROM {SHARED_FROM} WHERE v.run_id = ?1 AND {SETTLES_SHARED} "
+                           "AND d2.run_id != ?1 GROUP BY v.id", [row["id"]]).fetchall()
+        n_lost = n_reviews - len(moves)
+        if (n_lost or n_errata) and not (force or exported):
+            held = " and ".join(count_noun(n, noun, plural) for n, noun, plural in (
+                (n_lost, "review of a question no other run asks", "reviews of questions no other run asks"),
+                (n_errata, "gold erratum row", None)) if n)
+            kept = f" ({count_noun(len(moves), 'other review')} would move to the runs that ask their questions)" \
+                if moves else ""
+            raise AuditError(f"run {name!r} has {held}{kept}; export them first (`python -m audit delete-run --run "
+                             f"{name!r} --exported FILE` writes the reviews to FILE and the errata beside it, then "
+                             "deletes), or pass --force to delete them too")
+        if exported and not force:
+            _check_nothing_since(db, row["id"], exported, {v for v, _ in moves}, name)
+        # runs that saw this run's reviews (a review settles its question in every run): re-counted after the move
+        sharing = [n for n, in db.execute(
+            f"SELECT DISTINCT r.name FROM {SHARED_FROM} CROSS JOIN runs r WHERE v.run_id = ? AND {SETTLES_SHARED} "
+            "AND d2.run_id != ? AND r.id = d2.run_id",
+            [row["id"], row["id"]])]
+        run_of = runs_of_decisions(db, [d for _, d in moves])
+        updates = [(run_of[d], d, v) for v, d in moves]
+        names = dict(db.execute("SELECT id, name FROM runs").fetchall())
+        moved = {names[r]: n for r, n in sorted(Counter(r for r, _, _ in updates).items())}
+        plans = [k for k, in db.execute("SELECT kind FROM sampling_plans WHERE run_id = ?", [row["id"]])]
+        draws, = db.execute("SELECT COUNT(*) FROM reviews WHERE run_id = ? AND sampled = 1", [row["id"]]).fetchone()
         _move_reviews(db, updates)
         for table in ("reviews", "errata", "sampling_plans", "stability_answers", "blind_assignments", "review_shares",
                       "review_assignments", "judge_improvements", "fold_labels", "effective", "doc_audit",
