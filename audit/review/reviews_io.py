@@ -189,6 +189,10 @@ def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily
             counts["skipped_duplicates"] += 1
             continue
         if rec["uid"] in stored:
+            if _settles_here(db, stored[rec["uid"]], ids[key], content):
+                # the same review, moved to a run asking the same question (delete-run): it settles it here already
+                counts["skipped_duplicates"] += 1
+                continue
             other = db.execute("SELECT name FROM runs WHERE id = ?", [stored[rec["uid"]]["run_id"]]).fetchone()
             raise InputError(p, n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
                                    "reviews exported from one run cannot be imported into another run of "
@@ -209,6 +213,17 @@ def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily
 
 
 CONTENT = ("decision", "reviewer", "label", "role", "note", "blind", "created")
+
+
+def _settles_here(db: Database, stored: Mapping, decision_id: int, content: tuple) -> bool:
+    """Whether a review stored under another run is this line's review of this decision's question: same question
+    key, same content but the decision (what `delete-run` leaves when it moves a review to a run that asks it)."""
+    def qkey(d: int) -> str | None:
+        return db.execute("SELECT qkey FROM decisions WHERE id = ?", [d]).fetchone()[0]
+
+    mine = qkey(decision_id)
+    return (mine is not None and qkey(stored["decision_id"]) == mine
+            and _content(stored["decision_id"], stored)[1:] == content[1:])
 
 
 def _content(decision_id: int, rec: Mapping) -> tuple:

@@ -313,3 +313,36 @@ def test_delete_run_says_which_plans_and_sample_draws_went_with_it(db):
         add_review(db, a, dec_id, "match", "ana", sampled=True)
     out = delete_run(db, a, force=True)
     assert out["sampling_plans_deleted"] == 1 and out["sample_draws_dropped"] == len(pick["decisions"])
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_the_file_delete_run_wrote_imports_back_into_the_run_scored_again(db, tmp_path, seed):
+    """`delete-run --exported FILE` then scoring the run again: importing FILE was refused at its first moved review
+    ("already stored for run …: reviews exported from one run cannot be imported into another run"), so the deleted
+    reviews could not come back. A moved review is the same review of the same question: it is skipped, the others
+    come back, and the database holds every review it had."""
+    from audit.review.reviews_io import export_reviews, import_reviews
+    from audit.runs import export_marks
+
+    a, b = PAIRS["chimera"]
+    _random_reviews(db, [a, b], random.Random(seed), 40)
+    ids_a = [d for d, in db.execute("SELECT id FROM decisions WHERE run_id = ?", [run_row(db, a)["id"]])]
+    alone = random.Random(seed).sample(ids_a, 3)
+    for i, d in enumerate(alone):  # questions only a asks (the two runs ask the same ones)
+        db.execute("UPDATE decisions SET qkey = ? WHERE id = ?", [f"asked only in a {i}", d])
+    for run in (a, b):
+        rebuild_audit_state(db, run)
+    for d in alone:
+        add_review(db, a, d, "match", "cy")
+    uids = {u for u, in db.execute("SELECT uid FROM reviews")}
+    marks = export_marks(db, a)
+    out = tmp_path / "a.reviews.jsonl"
+    out.write_text(export_reviews(db, a), encoding="utf-8")
+    result = delete_run(db, a, exported=marks)
+    assert result["reviews_moved"] and result["reviews_deleted"]
+    demo = next(d for d in TASKS["chimera"].demo_runs(DATA) if d.name == a)
+    score_run(db, "chimera", demo.inputs, demo.judge, run=a)
+    got = import_reviews(db, a, out)
+    assert got["skipped_duplicates"] == sum(result["reviews_moved"].values())
+    assert got["imported"] == result["reviews_deleted"] >= 3
+    assert {u for u, in db.execute("SELECT uid FROM reviews")} == uids  # every review is back, none twice
