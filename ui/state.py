@@ -32,8 +32,7 @@ import streamlit as st
 
 from audit.effective import DEFAULT_POLICY, POLICIES
 from audit.errors import DatabaseRefused
-from audit.review.blind_assignments import blind_assignments
-from audit.review.roles import blind_forced
+from audit.review.blind_assignments import blind_assigned
 from audit.store.database import Database, default_db_path, list_runs, open_db, plan_stamp, reviews_version
 from audit.views import RunView, load_view
 from ui import auth
@@ -265,7 +264,7 @@ def blind_on(conn: Database, run: str) -> bool:
     """Whether the current reviewer is blind on `run`, any run (not only the current one): the session's blind
     review, or the owner's assignment of that run. A page that shows another run's labels (Compare judges) must
     not show a run its reviewer is blind on."""
-    return is_blind_reviewer() or blind_forced(blind_assignments(conn, run), reviewer())
+    return is_blind_reviewer() or blind_assigned(conn, run, reviewer())
 
 
 def _persisted(widget_key: str, store_key: str, default: object) -> None:
@@ -303,7 +302,8 @@ def sidebar_controls(conn: Database | None = None) -> None:
     st.toggle("Blind review", key="blind", on_change=_copy, args=("blind", BLIND_KEY), disabled=forced_blind(),
               help="Hide the judge's answer, other reviewers' labels and every score derived from them until you "
                    "have labelled. Each review records whether it was made blind. Kept in the URL (?blind=1)." +
-                   (" The run's owner made this run blind for you: it cannot be switched off." if forced_blind()
+                   (" The owner made this run, or a run that asks its questions, blind for you: it cannot be "
+                    "switched off." if forced_blind()
                     else ""))
     if auth.may("adjudicate") and not forced_blind():
         _persisted("adjudicator", ADJUDICATOR_KEY, False)
@@ -316,7 +316,7 @@ def sidebar_controls(conn: Database | None = None) -> None:
 def note_forced_blind(conn: Database, run: str | None) -> None:
     """Read the owner's blind assignment of `run` for the current reviewer (once per rerun, in the sidebar)."""
     who = reviewer()
-    forced = blind_forced(blind_assignments(conn, run), who) if run else False
+    forced = blind_assigned(conn, run, who) if run else False
     st.session_state[FORCED_BLIND] = (run, who, forced)
 
 

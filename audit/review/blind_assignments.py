@@ -10,6 +10,7 @@ from sqlite_utils import Database
 
 from audit.errors import AuditError
 from audit.review.identity import reviewer_key
+from audit.review.roles import blind_forced
 from audit.store.database import now, run_row
 
 EVERYONE = "*"
@@ -21,6 +22,31 @@ def blind_assignments(db: Database, run: str) -> dict[str, bool]:
     return {who: bool(blind) for who, blind in db.execute(
         "SELECT a.reviewer, a.blind FROM blind_assignments a JOIN runs r ON r.id = a.run_id WHERE r.name = ?",
         [run]).fetchall()}
+
+
+def blind_assigned(db: Database, run: str, email: str | None) -> bool:
+    """Whether the owner's assignments make `email` blind on `run`: an assignment of the run itself, or of a run that
+    asks one of its questions. A label settles its question in every run that asks it, so without the second an
+    assigned reviewer could settle (and adjudicate) the blind run's questions from a twin run, sighted, seeing the
+    other reviewers' labels there."""
+    assigned: dict[tuple[int, str, str], dict[str, bool]] = {}
+    for run_id, name, task, who, blind in db.execute(
+            "SELECT r.id, r.name, r.task, a.reviewer, a.blind FROM blind_assignments a JOIN runs r ON r.id = a.run_id"):
+        assigned.setdefault((run_id, name, task), {})[who] = bool(blind)
+    here = next((k for k in assigned if k[1] == run), None)
+    if here is not None and blind_forced(assigned[here], email):
+        return True
+    forcing = [k for k, a in assigned.items() if k[1] != run and blind_forced(a, email)]
+    if not forcing:
+        return False
+    row = db.execute("SELECT id, task FROM runs WHERE name = ?", [run]).fetchone()
+    return row is not None and any(task == row[1] and _ask_alike(db, row[0], other) for other, _, task in forcing)
+
+
+def _ask_alike(db: Database, run_id: int, other_id: int) -> bool:
+    """Whether two runs ask a question in common (a decision of each with one question key)."""
+    return db.execute("SELECT 1 FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.run_id = ? AND d1.qkey IS NOT NULL "
+                      "AND d2.qkey = d1.qkey AND d2.run_id = ? LIMIT 1", [run_id, other_id]).fetchone() is not None
 
 
 def set_blind_assignment(db: Database, run: str, reviewer: str, blind: bool | None, set_by: str) -> None:

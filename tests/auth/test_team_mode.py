@@ -273,6 +273,36 @@ def test_a_blind_assignment_cannot_be_switched_off(app_db, roles_file, discovery
     assert not at.metric
 
 
+def test_a_blind_assignment_holds_on_every_run_that_asks_the_same_questions(app_db, roles_file, discovery_url):
+    """A label settles its question in every run that asks it: adam, assigned blind on one run, opened a twin run
+    (same gold and predictions, another judge), switched Adjudicator on there and settled the blind run's decision,
+    sighted. The assignment now reaches the twin; a run of other questions stays free."""
+    twin, other = "demo-chimera-fuzzy-mixed", "demo-ideation-si2024-humans"
+    with closing(open_db(app_db).conn) as conn:
+        from sqlite_utils import Database
+
+        from audit.review.blind_assignments import blind_assigned
+        set_blind_assignment(Database(conn), DEMO, ADJUDICATOR, True, set_by=OWNER)
+        assert blind_assigned(Database(conn), twin, ADJUDICATOR) and not blind_assigned(Database(conn), other,
+                                                                                        ADJUDICATOR)
+        assert not blind_assigned(Database(conn), twin, REVIEWER)
+    at = team_app(discovery_url, ADJUDICATOR, run=twin, adj="1").run()
+    blind = at.toggle(key="blind")
+    assert blind.value is True and blind.proto.disabled
+    assert "adjudicator" not in [t.key for t in at.toggle]
+    at.switch_page("pages/document.py")
+    at.query_params.update({"run": twin, "doc": DOC})
+    at.run()
+    d = rows(app_db, "SELECT MIN(d.id) FROM decisions d JOIN runs r ON r.id = d.run_id WHERE r.name = ? "
+             "AND d.doc_id = ?", [twin, DOC])[0][0]
+    labels = [b.key for b in at.button if b.key and b.key.startswith("review.") and b.key.endswith(f".{d}")]
+    assert labels and not any(".overrule." in k for k in labels)  # blind: no judge answer to overrule
+    at.button(key=labels[0]).click().run()
+    assert rows(app_db, "SELECT role, blind FROM reviews WHERE reviewer = ?", [ADJUDICATOR]) == [("reviewer", 1)]
+    at = team_app(discovery_url, ADJUDICATOR, run=other).run()
+    assert not at.toggle(key="blind").proto.disabled and "adjudicator" in [t.key for t in at.toggle]
+
+
 def test_a_per_reviewer_assignment_overrides_the_run(app_db, roles_file, discovery_url):
     with closing(open_db(app_db).conn) as conn:
         from sqlite_utils import Database
@@ -329,8 +359,9 @@ def test_first_start_in_team_mode_loads_the_demo_only_for_an_owner(tmp_path, mon
 
 
 def test_compare_judges_never_offers_a_run_the_reviewer_is_blind_on(app_db, roles_file, discovery_url):
-    """Blind on run B (the owner's assignment), not on the current run A: Compare judges neither offers B nor
-    shows its judge's answers; an owner still compares them."""
+    """Blind on run B (the owner's assignment): Compare judges neither offers B nor shows its judge's answers; an
+    owner still compares them. Run A asks B's questions, so the reviewer is blind on A too and the page says it is
+    hidden (`blind_assigned`)."""
     from sqlite_utils import Database
 
     from audit.runs import score_run
@@ -345,9 +376,12 @@ def test_compare_judges_never_offers_a_run_the_reviewer_is_blind_on(app_db, role
         at.query_params["run"] = DEMO
         at.run()
         assert not at.exception
-        runs = at.selectbox(key="compare.a").options + (at.selectbox(key="compare.b").options
-                                                        if at.selectbox else [])
-        assert ("mixed-exact" in runs) is offered, (who, runs)
+        if not offered:
+            assert any("hidden while you review blind" in i.value for i in at.info)
+            assert not [s for s in at.selectbox if s.key in ("compare.a", "compare.b")]
+            continue
+        runs = at.selectbox(key="compare.a").options + at.selectbox(key="compare.b").options
+        assert "mixed-exact" in runs, (who, runs)
 
 
 @pytest.mark.parametrize("who", [REVIEWER, ADJUDICATOR, OWNER])
