@@ -788,7 +788,8 @@ def _review_in(state: BoardState, block: str, prefer: Sequence[str]) -> list[dic
                 seen.add(key)
                 mine.append(dec_id)
         if mine:
-            out.append({"run": r, "documents": docs, "decisions": mine})
+            numbers = state.views[r].decision_numbers(mine)
+            out.append({"run": r, "documents": docs, "decisions": mine, "numbers": [f"#{numbers[i]}" for i in mine]})
     return out
 
 

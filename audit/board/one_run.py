@@ -295,7 +295,7 @@ def next_one_run_document(db: Database, name: str, run: str, systems: Sequence[s
     return {"doc": pick["doc"], "documents": {run: [pick["doc"]]}, "stratum": pick["stratum"], "rank": pick["rank"],
             "why": pick["why"],
             "review_in": [{"run": run, "documents": [pick["doc"]], "decisions": pick["decisions"],
-                           "sample_queue": True}],
+                           "numbers": pick["numbers"], "sample_queue": True}],
             "pair": est.get("least_settled"), "focus": None, "more_documents": more, "more_text": more_text,
             "sampled_documents": pick["sampled_documents"],
             "how": f"review it in run {run}'s sample queue (Review page, queue 'sample'; CLI: `python -m audit review "
