@@ -1,7 +1,8 @@
 """Before fitting anything: are the humans consistent enough to learn from, and are there enough documents?
 
 - Human-human agreement (Krippendorff's alpha on the decisions two or more people reviewed) below `min_alpha`: refuse
-  — the labels are the problem, not the judge. No decision reviewed twice: said, and the check goes on.
+  — the labels are the problem, not the judge. No decision reviewed twice, or fewer than `MIN_DOUBLE`: said, and the
+  check goes on.
 - Fewer reviewed documents than the minimum (`MIN_DOCUMENTS`, and at least two per fold): refuse with the number
   still needed.
 """
@@ -19,6 +20,9 @@ DEFAULT_K = 4
 """few-shot: examples per question (enough to show both answers, short enough for a 2048-token context)."""
 DEFAULT_MIN_ALPHA = 0.667
 """Krippendorff's (2004) lowest alpha from which tentative conclusions are drawn; the user may change it."""
+MIN_DOUBLE = 10
+"""Decisions reviewed twice below which alpha is shown but does not refuse: one disagreement on one spot-checked
+decision gave alpha 0 and stopped the command."""
 MIN_DOCUMENTS = 20
 """Reviewed documents below which no judge is fitted (issue #37: at most 20). Fewer make the out-of-sample change
 too noisy to show anything: 15 documents found a real gain of 0.15-0.28 in only 5 of 20 seeds (§2 of
@@ -47,6 +51,8 @@ def preflight(alpha: float | None, n_double: int, n_documents: int, *, folds: in
 
     >>> preflight(0.4, 30, 40, folds=5).refusal[:37]
     'human-human agreement is too low (alp'
+    >>> preflight(0.0, 1, 40, folds=5).refusal is None  # one decision reviewed twice: said, not a refusal
+    True
     >>> p = preflight(None, 0, 12, folds=5)
     >>> p.documents_needed, p.notes
     (8, ['no decision was reviewed by two or more people: human-human agreement is unknown'])
@@ -56,6 +62,10 @@ def preflight(alpha: float | None, n_double: int, n_documents: int, *, folds: in
         notes.append("no decision was reviewed by two or more people: human-human agreement is unknown")
     elif alpha is None:
         notes.append(f"human-human agreement is undefined on the {Noun('decision').count(n_double)} reviewed twice")
+    elif n_double < MIN_DOUBLE:
+        notes.append(f"human-human agreement alpha {alpha:.3f}{_ci(alpha_ci)}, on only "
+                     f"{Noun('decision').count(n_double)} reviewed twice: too few to judge the labels by (the check "
+                     f"needs {MIN_DOUBLE}), so it goes on")
     elif alpha < min_alpha:
         return Preflight(f"human-human agreement is too low (alpha {alpha:.3f}{_ci(alpha_ci)}, on "
                          f"{Noun('decision').count(n_double)} reviewed "

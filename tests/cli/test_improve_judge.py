@@ -159,6 +159,28 @@ def test_humans_who_disagree_stop_it_before_any_fitting(strict_db, strict_templa
     assert f"alpha {pre['human_alpha']:.3f}, 95% interval [{lo:.3f}, {hi:.3f}]" in pre["notes"][0]
 
 
+def test_one_spot_checked_disagreement_is_said_not_a_refusal(strict_db, strict_template, tmp_path, capsys):
+    """One decision reviewed twice, the two disagreeing: alpha 0 stopped the command ("the labels are the
+    problem"). Below MIN_DOUBLE decisions reviewed twice alpha is said and the command goes on."""
+    from scoring.improve.preflight import MIN_DOUBLE
+
+    ids = review_documents(strict_db, strict_template[2], 25)
+    for n in (1, MIN_DOUBLE):
+        db = open_db(strict_db)
+        for d in ids[:n]:
+            held = db.execute("SELECT label FROM reviews WHERE decision_id = ? AND reviewer = 'ann'", [d]).fetchone()
+            add_review(db, RUN, d, "no-match" if held[0] == "match" else "match", "bob")
+        db.conn.close()
+        out = tmp_path / f"x{n}.json"
+        code = improve(strict_db, out, "--strategy", "threshold")
+        err = capsys.readouterr().err
+        if n < MIN_DOUBLE:
+            assert code == 0, err
+            assert "too few to judge the labels by" in json.loads(out.read_text())["preflight"]["notes"][0]
+        else:
+            assert code == 2 and "human-human agreement is too low" in err
+
+
 def test_calibrate_on_the_ideation_demo_stops_at_its_human_agreement_then_claims_nothing(demo_template, db_path,
                                                                                         tmp_path, capsys):
     """The bundled ideation review: humans agree little with each other (alpha 0.10 on effectiveness), so the
