@@ -497,7 +497,7 @@ def cmd_review(args: argparse.Namespace) -> None:
 
 @command("plan", RUN,
          arg("--kind", default=None, help="one decision kind (default: all kinds together)"),
-         arg("--seed", type=int, default=0))
+         arg("--seed", type=int, default=0, help="seed of the plan's random ranks (default 0; same seed, same plan)"))
 def cmd_plan(args: argparse.Namespace) -> None:
     """Create the run's sampling plan for a partial audit (strata, blocks, seed, random ranks), before reviewing.
 
@@ -545,7 +545,7 @@ def cmd_assign(args: argparse.Namespace) -> None:
 
 @command("queue", RUN,
          arg("--next", action="store_true", help="print the next document to review (the default)"),
-         arg("--kind", default=None),
+         arg("--kind", default=None, help="the plan of one decision kind (default: the all-kinds plan)"),
          arg("--half-width", type=float, default=0.03, help="target half-width of the headline interval"),
          arg("--metric", default=None, help="headline metric to aim at, as estimate names it (e.g. "
              "entities/avg/f1); default: the first headline metric reviews can move"))
@@ -560,7 +560,8 @@ def cmd_queue(args: argparse.Namespace) -> None:
     _print_json(next_sample(_open(args.db), args.run, args.kind, half_width=args.half_width, metric=args.metric))
 
 
-@command("estimate", RUN, arg("--kind", default=None))
+@command("estimate", RUN, arg("--kind", default=None,
+                               help="the plan of one decision kind (default: the all-kinds plan)"))
 def cmd_estimate(args: argparse.Namespace) -> None:
     """Estimate the run's headline metrics under full human review from the sampled reviews, with intervals and the
     judge's bias (judge-only minus estimate). `ci` is the fixed-n interval (`"interval": "fixed-n"`: valid when the
