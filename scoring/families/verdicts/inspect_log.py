@@ -16,6 +16,7 @@ writing a log raises `ImportRefused` with the one line that installs it.
 from __future__ import annotations
 
 import math
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, record_error
 from scoring.families.verdicts.model import CPI, CPI_VALUES, FAILED, PASS_FAIL, PASSED, SCORE
+from scoring.jsonl import MAX_BYTES, check_file
 
 INSTALL = "pip install inspect-ai==0.3.285"
 NUMERIC_THRESHOLD = 0.5
@@ -115,6 +117,26 @@ def _reported(log: Any) -> dict[str, float]:
     return out
 
 
+def check_unpacked_size(path: str, limit: int | None = None) -> None:
+    """Refuse a log over `limit` bytes, or an `.eval` archive (a zip) whose members unpack to more: 862 KB of
+    archive unpacked to 1.7 GB in memory. A member's header states its size, and Python's zip reader stops there
+    (a member that claims less than it holds fails its CRC check instead of growing)."""
+    limit = MAX_BYTES if limit is None else limit
+    check_file(path, limit=limit, what="Inspect log")
+    if not zipfile.is_zipfile(path):
+        return
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = z.infolist()
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({_why(e)})") from None
+    total = sum(m.file_size for m in members)
+    if total > limit:
+        largest = max(members, key=lambda m: m.file_size)
+        raise ImportRefused(f"{path}: the archive unpacks to {total:,} bytes (the largest member, "
+                            f"{largest.filename[:80]!r}, to {largest.file_size:,}); the limit is {limit:,} bytes")
+
+
 def read_inspect_log(path: str, options: Mapping[str, str] | None = None) -> Imported:
     """Every sample × epoch of an Inspect log as a judged item (`options["scorer"]`: that scorer's verdicts only).
 
@@ -124,6 +146,7 @@ def read_inspect_log(path: str, options: Mapping[str, str] | None = None) -> Imp
     """
     log_api = _inspect_log()
     scorer = (options or {}).get("scorer") or None
+    check_unpacked_size(path)
     try:
         log = log_api.read_eval_log(path)
     except Exception as e:  # noqa: BLE001 (Inspect raises many kinds; each means: not a log it can read)

@@ -251,3 +251,24 @@ def test_a_log_inspect_refuses_is_refused_with_the_place_and_the_reason(tmp_path
     with pytest.raises(AuditError, match=r"ValidationError: samples\.0\.epoch: Input should be a valid integer"):
         import_log(db, "inspect", str(as_json))
     assert not list(db.query("SELECT name FROM runs"))
+
+
+def test_an_archive_that_unpacks_past_the_limit_is_refused_before_inspect_reads_it(tmp_path, monkeypatch):
+    """862 KB of `.eval` archive unpacked to 1.7 GB in memory: the members' stated sizes are summed first."""
+    import shutil
+    import zipfile
+
+    from scoring.families.verdicts import inspect_log
+
+    bomb = tmp_path / "bomb.eval"
+    shutil.copyfile(LOG, bomb)
+    with zipfile.ZipFile(bomb, "a", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("samples/zeros.json", b"0" * 8_000_000)  # compresses to a few KB
+    assert bomb.stat().st_size < LOG.stat().st_size + 100_000
+    monkeypatch.setattr(inspect_log, "MAX_BYTES", LOG.stat().st_size + 1_000_000)
+    db = open_db(tmp_path / "a.db")
+    with pytest.raises(AuditError, match=r"bomb.eval: the archive unpacks to [\d,]+ bytes \(the largest member, "
+                                         r"'samples/zeros.json', to 8,000,000\); the limit is"):
+        import_log(db, "inspect", str(bomb))
+    assert not list(db.query("SELECT name FROM runs"))
+    assert import_log(db, "inspect", str(LOG))["imported"]  # the real log, under the same limit
