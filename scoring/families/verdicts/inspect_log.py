@@ -137,6 +137,34 @@ def check_unpacked_size(path: str, limit: int | None = None) -> None:
                             f"{largest.filename[:80]!r}, to {largest.file_size:,}); the limit is {limit:,} bytes")
 
 
+def _read_log(log_api: Any, path: str) -> tuple[Any, list[tuple[int, Any]], list[str]]:
+    """(the log, its samples numbered as records, the samples that could not be read). A whole log Inspect refuses
+    is refused; in an `.eval` archive, where each sample is a member of its own, a sample Inspect cannot read is
+    skipped and named, and the others are read one by one (one corrupt sample refused the whole log)."""
+    try:
+        log = log_api.read_eval_log(path)
+        return log, list(enumerate(log.samples or [], 1)), []
+    except Exception as e:  # noqa: BLE001 (Inspect raises many kinds; each means: not a log it can read)
+        whole = ImportRefused(f"{path}: not an Inspect log Inspect can read ({_why(e)})")
+    if not zipfile.is_zipfile(path):
+        raise whole from None
+    try:
+        log = log_api.read_eval_log(path, header_only=True)
+        summaries = log_api.read_eval_log_sample_summaries(path)
+    except Exception:  # noqa: BLE001 (the archive's header or index is broken: the first refusal says why)
+        raise whole from None
+    numbered, errors = [], []
+    for n, summary in enumerate(summaries, 1):
+        try:
+            numbered.append((n, log_api.read_eval_log_sample(path, summary.id, summary.epoch)))
+        except Exception as e:  # noqa: BLE001 (one sample's member: skipped, named)
+            errors.append(record_error(path, n, f"sample {summary.id!r} epoch {summary.epoch} cannot be read "
+                                                f"({_why(e)})"))
+    if not numbered:
+        raise whole from None
+    return log, numbered, errors
+
+
 def read_inspect_log(path: str, options: Mapping[str, str] | None = None) -> Imported:
     """Every sample × epoch of an Inspect log as a judged item (`options["scorer"]`: that scorer's verdicts only).
 
@@ -147,20 +175,18 @@ def read_inspect_log(path: str, options: Mapping[str, str] | None = None) -> Imp
     log_api = _inspect_log()
     scorer = (options or {}).get("scorer") or None
     check_unpacked_size(path)
-    try:
-        log = log_api.read_eval_log(path)
-    except Exception as e:  # noqa: BLE001 (Inspect raises many kinds; each means: not a log it can read)
-        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({_why(e)})") from None
-    samples = log.samples or []
+    log, numbered, errors = _read_log(log_api, path)
+    samples = [s for _, s in numbered]
+    records = len(samples) + len(errors)  # the samples skipped unread are records too
     if not samples:
         raise ImportRefused(f"{path}: the log holds no sample (status {log.status!r}; was it written with samples?)")
     names = sorted({n for s in samples for n in (s.scores or {})})
     if scorer is not None and scorer not in names:
         raise ImportRefused(f"{path}: no sample has a score {scorer!r}; scorers in the log: "
                             f"{', '.join(names) or 'none'}")
-    epochs = max(s.epoch for s in samples)
-    items, errors = [], []
-    for n, s in enumerate(samples, 1):
+    epochs = max((s.epoch for s in samples), default=1)
+    items = []
+    for n, s in numbered:
         scores = dict(s.scores or {})
         if scorer is not None:
             scores = {scorer: scores[scorer]} if scorer in scores else {}
@@ -190,7 +216,7 @@ def read_inspect_log(path: str, options: Mapping[str, str] | None = None) -> Imp
         warnings.append(f"the log reduces each sample's epochs by {', '.join(map(str, reducers))}; the run counts "
                         "every sample × epoch as an item, as Inspect's mean reducer does, so its numbers are means "
                         "over epochs")
-    return Imported(items, len(samples), errors, _reported(log), source, warnings=warnings)
+    return Imported(items, records, errors, _reported(log), source, warnings=warnings)
 
 
 @dataclass(frozen=True)

@@ -272,3 +272,20 @@ def test_an_archive_that_unpacks_past_the_limit_is_refused_before_inspect_reads_
         import_log(db, "inspect", str(bomb))
     assert not list(db.query("SELECT name FROM runs"))
     assert import_log(db, "inspect", str(LOG))["imported"]  # the real log, under the same limit
+
+
+def test_one_corrupt_sample_of_an_eval_archive_is_skipped_and_named_the_others_import(tmp_path):
+    """Each sample of an `.eval` archive is a member of its own: one that Inspect cannot read refused the whole log."""
+    import zipfile
+
+    broken = tmp_path / "broken.eval"
+    with zipfile.ZipFile(LOG) as src, zipfile.ZipFile(broken, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        for member in src.infolist():
+            data = src.read(member)
+            out.writestr(member, b'{"id": "q3", "epoch": 1, "scores": ' if member.filename == "samples/q3_epoch_1.json"
+                         else data)
+    whole = read_inspect_log(str(LOG))
+    got = read_inspect_log(str(broken))
+    assert got.records == whole.records and len(got.items) == len(whole.items) - 1
+    assert [e for e in got.errors if "'q3' epoch 1 cannot be read" in e] and got.errors[0].startswith(f"{broken}")
+    assert {i["id"] for i in whole.items} - {i["id"] for i in got.items} == {"q3#1"}
