@@ -23,7 +23,6 @@ from audit.review.queue import (
     labelled_count,
     progress_text,
     reviewer_progress_db,
-    suggested_first,
 )
 from audit.review.reviews import UNDO_NOTE, add_review, review_note, undo_label
 from audit.review.sample_progress import sample_caption
@@ -137,9 +136,10 @@ key = (run, who, mode, tuple(types), tuple(labels), doc_filter, role(), hidden, 
        plan is not None, assignment_stamp(conn, run))  # a plan just created: the sample queue reads its ids now
 if st.session_state.get(KEY) != key:  # a new queue: read its ids once; the fragment then walks through them
     st.session_state[KEY] = key
-    st.session_state[IDS] = suggested_first(
-        share_queue_ids(conn, run_view, who, mode, share, types=types, judge_labels=labels, doc=doc_filter,
-                        skip_trivial=skip_trivial, blind=hidden), nxt["decisions"] if nxt else ())
+    st.session_state[IDS] = share_queue_ids(conn, run_view, who, mode, share, types=types, judge_labels=labels,
+                                            doc=doc_filter, skip_trivial=skip_trivial, blind=hidden,
+                                            adjudicator=role() == "adjudicator",
+                                            suggested=nxt["decisions"] if nxt else ())
     st.session_state[POS] = 0
     st.session_state[HISTORY] = []
     st.session_state.pop(STRIP, None)

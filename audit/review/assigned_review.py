@@ -253,13 +253,15 @@ def share_of(db: Database, run: str, reviewer: str) -> list[int] | None:
 
 def share_queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, share: Sequence[int] | None, *,
                     types: Iterable[str] = (), judge_labels: Iterable[str] = (), doc: str = "",
-                    skip_trivial: bool = False, blind: bool = False) -> list[int]:
+                    skip_trivial: bool = False, blind: bool = False, adjudicator: bool = False,
+                    suggested: Sequence[int] = ()) -> list[int]:
     """The review queue's decision ids (`audit.review.queue.queue_ids`) cut to `share` (None: not cut). Inside a share
     `skip_trivial` does not apply: the share's certain decisions are served like the others (the module's rule),
     so a reviewer who labels everything their queue serves finishes the share `share_progress` counts."""
 
     ids = queue_ids(db, run, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc,
-                    skip_trivial=skip_trivial and share is None, blind=blind, share=share or ())
+                    skip_trivial=skip_trivial and share is None, blind=blind, share=share or (),
+                    adjudicator=adjudicator, suggested=suggested)
     if share is None:
         return ids
     mine = set(share)

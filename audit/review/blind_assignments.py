@@ -12,6 +12,7 @@ from audit.errors import AuditError
 from audit.review.identity import reviewer_key
 from audit.review.roles import blind_forced
 from audit.store.database import now, run_row
+from audit.store.shared_reviews import SAME_QUESTION
 
 EVERYONE = "*"
 
@@ -45,8 +46,8 @@ def blind_assigned(db: Database, run: str, email: str | None) -> bool:
 
 def _ask_alike(db: Database, run_id: int, other_id: int) -> bool:
     """Whether two runs ask a question in common (a decision of each with one question key)."""
-    return db.execute("SELECT 1 FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.run_id = ? AND d1.qkey IS NOT NULL "
-                      "AND d2.qkey = d1.qkey AND d2.run_id = ? LIMIT 1", [run_id, other_id]).fetchone() is not None
+    return db.execute(f"SELECT 1 FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.run_id = ? AND {SAME_QUESTION} "
+                      "AND d2.run_id = ? LIMIT 1", [run_id, other_id]).fetchone() is not None
 
 
 def set_blind_assignment(db: Database, run: str, reviewer: str, blind: bool | None, set_by: str) -> None:

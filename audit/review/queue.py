@@ -41,21 +41,29 @@ SAMPLE_TAKES_NO_FILTER = ("The sample queue takes no filter: it serves the sampl
 
 def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Iterable[str] = (),
               judge_labels: Iterable[str] = (), doc: str = "", skip_trivial: bool = False,
-              blind: bool = False, share: Collection[int] = ()) -> list[int]:
+              blind: bool = False, share: Collection[int] = (), adjudicator: bool = False,
+              suggested: Iterable[int] = ()) -> list[int]:
     """Ids of the decisions in queue `mode` for `reviewer` (the same set as `queue` over `audit.views.decisions`,
     read with a few queries instead of building every decision): in id order, except that certain decisions the
     judge contradicted (`scoring.families.base.certainty`, e.g. two identical strings it called no match) come first,
     as the judge's plainest errors; the sample queue keeps its plan's order. `skip_trivial` leaves out the certain
     decisions the judge answered as certain (and only those). A `blind` queue does neither, in id order: which
     decisions come first or are left out would tell a blind reviewer the judge's answers. `share`: the reviewer's
-    assigned decisions, which the sample queue serves even once settled by a co-reviewer."""
+    assigned decisions, which the sample queue serves even once settled by a co-reviewer. An `adjudicator`'s sample
+    queue serves the sample's conflicted decisions first (a drawn document waits for them: it is no draw until
+    settled), their own earlier label on them notwithstanding; then come the `suggested` ones (the sample's next
+    document, `next_sample`), then the rest in the plan's order."""
     if mode not in QUEUES:
         raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
     if mode == "sample" and (list(types) or list(judge_labels) or doc):
         raise AuditError(SAMPLE_TAKES_NO_FILTER)
     view = as_view(db, run)
-    ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc, share=share)
-    if blind or mode == "sample" or not view.task.certain_decisions:  # the sample's order is its plan's
+    ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc, share=share,
+                     adjudicator=adjudicator)
+    if mode == "sample":  # the plan's order, led by what the sample waits for
+        conflicted = [i for i in ids if adjudicator and (e := view.effective.get(i)) is not None and e.conflicted]
+        return suggested_first(ids, [*conflicted, *suggested])
+    if blind or not view.task.certain_decisions:
         return ids
     state = certain_decisions(view)
     ids = [i for i in ids if not (skip_trivial and state.get(i) == "agreed")]
@@ -78,7 +86,7 @@ def certain_decisions(run: RunView) -> dict[int, Certainty]:
 
 
 def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str], judge_labels: Iterable[str],
-               doc: str, share: Collection[int] = ()) -> list[int]:
+               doc: str, share: Collection[int] = (), adjudicator: bool = False) -> list[int]:
     db, run_id = view.db, view.id
     q = "SELECT id, doc_id, type, judge_label FROM decisions WHERE run_id = ?"
     args: list = [run_id]
@@ -94,7 +102,7 @@ def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str],
         args.append(doc)
     rows = db.execute(q + " ORDER BY id", args).fetchall()
     if mode == "sample":
-        return _sample_ids(view, reviewer, {r[0] for r in rows}, share)
+        return _sample_ids(view, reviewer, {r[0] for r in rows}, share, adjudicator=adjudicator)
     if mode == "all":
         return [r[0] for r in rows]
     if mode == "invalid":
@@ -252,12 +260,14 @@ def change_strip(view: RunView, decision_id: int, title: str | None, before: Map
     return f"{verb} " + describe_change(view.task, decision_id, title, before, view.audit.metrics, number=number)
 
 
-def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collection[int] = ()) -> list[int]:
+def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collection[int] = (), *,
+                adjudicator: bool = False) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
     block's decisions the reviewer has not labelled yet, leaving out the blocks humans have settled whole (drawn
     and settled, or reviewed by hand: the sample needs nothing more of them; a new reviewer's card went through
     every drawn document again after the suggested one) unless they hold a decision of `keep` (an assigned
-    share: its double-coded documents are settled by the first label); [] without a plan."""
+    share: its double-coded documents are settled by the first label); [] without a plan. An `adjudicator` is
+    served the conflicted decisions also where they labelled them."""
 
     plan = load_plan(view.db, view)
     if plan is None:
@@ -268,5 +278,7 @@ def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collectio
 
     def open_block(units: Sequence[str]) -> bool:
         return any((e := effective.get(int(u))) is None or not e.settled_by_humans or int(u) in kept for u in units)
-    return [int(u) for b in plan.serving_order() if open_block(b.units) for u in b.units
-            if int(u) in allowed and int(u) not in mine]
+    def wanted(i: int) -> bool:  # an adjudicator's conflicts whatever they labelled
+        return i in allowed and (i not in mine or (adjudicator and (e := effective.get(i)) is not None
+                                                   and e.conflicted))
+    return [int(u) for b in plan.serving_order() if open_block(b.units) for u in b.units if wanted(int(u))]

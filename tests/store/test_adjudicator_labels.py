@@ -73,3 +73,25 @@ def test_the_csv_says_whether_each_current_label_was_given_blind(db_with_run):
         for who in ("ana", "ben"):
             assert rows[dec][f"blind:{who}"] == ({True: "yes", False: "no"}[held[who]] if who in held else "")
             assert (rows[dec][f"human:{who}"] == "") == (who not in held)
+
+
+def test_an_adjudicators_sample_queue_leads_with_the_conflicts_the_sample_waits_for(db_with_run):
+    """A drawn document with a conflict is no draw until someone adjudicates; the adjudicator's sample queue served it
+    at its plan place, after the suggested document (and not at all where they had labelled it as a reviewer)."""
+    from audit.review.sampling import create_plan, next_sample
+
+    run = "mixed"
+    create_plan(db_with_run, run, seed=4)
+    pick = next_sample(db_with_run, run)
+    dec = pick["decisions"][0]
+    add_review(db_with_run, run, dec, "match", "ana", sampled=True)
+    add_review(db_with_run, run, dec, "no-match", "dana", sampled=True)  # dana, who also adjudicates
+    later = next_sample(db_with_run, run)["decisions"]
+    for who in ("dana", "eve"):
+        ids = queue_ids(db_with_run, run, who, "sample", adjudicator=True, suggested=later)
+        assert ids[0] == dec, who
+        assert ids[1:1 + len([d for d in later if d != dec])] == [d for d in later if d != dec]
+    plain_queue = queue_ids(db_with_run, run, "eve", "sample", suggested=later)
+    assert plain_queue[:len(later)] == later  # a reviewer: the suggestion first, as before
+    add_review(db_with_run, run, dec, "match", "dana", role="adjudicator")
+    assert dec not in queue_ids(db_with_run, run, "dana", "sample", adjudicator=True)  # settled: gone
