@@ -31,7 +31,7 @@ from scoring.families.base import (
     sum_nested,
 )
 from scoring.families.litxbench import review
-from scoring.families.litxbench.load import json_files, load_texts, parse_paper, read_json
+from scoring.families.litxbench.load import json_files, load_texts, parse_paper, read_json, unknown_steps
 from scoring.families.litxbench.model import (
     FOUND,
     KIND_CONFIG,
@@ -134,10 +134,12 @@ class LitXBenchTask(FamilyBase):
             raise InputError(inputs["gold"], None, "no <paper_id>.json files in the gold folder")
         pred_files = json_files(inputs["pred"])
         texts, no_text = load_texts(inputs.get("text") or None, list(gold_files))
-        docs, warnings, missing = [], [], []
+        docs, warnings, missing, skipped = [], [], [], []
         for pid, gp in gold_files.items():
             graw = read_json(gp)
-            if not parse_paper(graw, pid, str(gp)).materials:
+            gold_paper = parse_paper(graw, pid, str(gp))
+            skipped += unknown_steps(gold_paper)
+            if not gold_paper.materials:
                 raise InputError(str(gp), None, "the gold paper has no output materials (a gold file lists what "
                                                 "the paper reports; leave a paper with nothing out of the gold folder)")
             if not isinstance(graw, list) and isinstance(graw, Mapping):
@@ -145,7 +147,7 @@ class LitXBenchTask(FamilyBase):
             praw: Any = []
             if pid in pred_files:
                 praw = read_json(pred_files[pid])
-                parse_paper(praw, pid, str(pred_files[pid]))
+                skipped += unknown_steps(parse_paper(praw, pid, str(pred_files[pid])))
                 if isinstance(praw, Mapping):
                     praw = praw.get("experiments", praw)
             else:
@@ -163,6 +165,11 @@ class LitXBenchTask(FamilyBase):
             warnings.append(f"{Noun('prediction file').count(len(extra_preds))} {'names' if one else 'name'} no gold "
                             f"paper and {'is' if one else 'are'} ignored: "
                             + ", ".join(extra_preds[:5]))
+        if skipped:
+            warnings.append(f"{Noun('process step').count(len(skipped))} {'names' if len(skipped) == 1 else 'name'} "
+                            "no synthesis group and, as in the official scorer, "
+                            f"{'adds' if len(skipped) == 1 else 'add'} no process event: " + "; ".join(skipped[:5])
+                            + (" …" if len(skipped) > 5 else ""))
         # the official scorer reads a missing text as "nothing hallucinated" (rate 0): say it wherever that happens
         if inputs.get("text") and no_text:
             one = len(no_text) == 1

@@ -57,7 +57,9 @@ KIND_MODES = ("enum", "string")
 stays a plain string (the paper's JSON track), which switches on lenient word-overlap kind matching everywhere."""
 _STEP_RE = re.compile(r"^([^\[]+)(?:\[([^\]]*)\])?.*$")
 _BRACKETS_RE = re.compile(r"\[[^\]]*\]")
-_FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*\.?\d*)")
+_FORMULA_PAIR = re.compile(r"([A-Z][a-z]*)\s*([-*\.e\d]*)")
+_FORMULA_GROUP = re.compile(r"\(([^\(\)]+)\)\s*([\.e\d]*)")
+_ONLY_NUMBERS = re.compile(r"[\s\d.*/]*$")
 
 
 class _Bad(Exception):
@@ -154,17 +156,55 @@ def _quantity(data: Any, path: str) -> Quantity | None:
 # ---------------------------------------------------------------- compositions
 
 
+MAX_FORMULA_CHARS = 1_000
+"""A composition formula longer than this is refused (each bracket group rewrites the string once)."""
+
+
 def _parse_formula(text: str, path: str) -> dict[str, float]:
-    s = text.replace(" ", "").replace("-", "")
-    if not s or _FORMULA_TOKEN.sub("", s):
+    """A formula string read as pymatgen's `Composition(formula)` reads it (the official loader's): `[`/`]` are
+    brackets too and `@` is dropped; each innermost bracket group is multiplied out by the amount after it, then
+    every `Element amount` pair is summed (an amount is digits, `.`, `e` and `-`: `Fe1e-3Ni`); anything left over is
+    an error. Then as `Composition` does: a negative amount is refused (`Ti-6Al-4V`), amounts below 1e-8 are dropped.
+    """
+    if len(text) > MAX_FORMULA_CHARS:
+        raise _Bad(path, f"composition formula is {len(text):,} characters long; the limit is {MAX_FORMULA_CHARS:,}")
+    if _ONLY_NUMBERS.match(text):
         raise _Bad(path, f"cannot read composition formula {text!r}")
+    formula = text.replace("@", "").replace("[", "(").replace("]", ")")
+
+    def amount(raw: str, where: str) -> float:
+        try:
+            return float(raw)
+        except ValueError:
+            raise _Bad(path, f"cannot read composition formula {text[:40]!r}: {raw!r} after {where} is not an "
+                             "amount") from None
+
+    def pairs(form: str, factor: float) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for m in _FORMULA_PAIR.finditer(form):
+            value = amount(m[2], m[1]) if m[2].strip() else 1.0
+            out[m[1]] = out.get(m[1], 0.0) + value * factor
+            form = form.replace(m.group(), "", 1)
+        if form.strip():
+            raise _Bad(path, f"cannot read composition formula {text[:40]!r} ({form.strip()[:20]!r} is no element "
+                             "and amount)")
+        return out
+
+    while group := _FORMULA_GROUP.search(formula):
+        factor = amount(group[2], f"({group[1][:20]})") if group[2] else 1.0
+        expanded = "".join(f"{el}{amt}" for el, amt in pairs(group[1], factor).items())
+        formula = formula.replace(group.group(), expanded, 1)
     out: dict[str, float] = {}
-    for el, amt in _FORMULA_TOKEN.findall(s):
-        value = float(amt) if amt not in ("", ".") else 1.0
+    for el, value in pairs(formula, 1.0).items():
+        if el not in ATOMIC_MASS:
+            raise _Bad(path, f"unknown element {el!r} in formula {text[:40]!r}")
         problem = number_problem(value)
         if problem:
             raise _Bad(path, f"amount of {el} in formula {text[:40]!r}: {problem}")
-        out[el] = out.get(el, 0.0) + value
+        if value < -1e-8:
+            raise _Bad(path, f"amount of {el} in formula {text[:40]!r} is negative ({value:g})")
+        if abs(value) >= 1e-8:  # pymatgen drops amounts below its tolerance
+            out[el] = value
     return out
 
 
@@ -434,11 +474,12 @@ def substitute(group: SynthesisGroup, variables: Mapping[str, str]) -> list[Proc
 
 
 def _check_steps(mat: Material, path: str) -> None:
+    """A step's variables against its group's. A step naming no group is no error: the official scorer skips it
+    (litxbench.md §6; `process.resolve_events`), and `unknown_steps` lists it for the run's warnings."""
     for step in mat.steps or []:
         g = mat.groups.get(step.base_name)
         if g is None:
-            known = ", ".join(repr(k) for k in mat.groups) or "none"
-            raise _Bad(f"{path}.process", f"unknown synthesis group {step.base_name!r} (defined: {known})")
+            continue
         for var in step.variables:
             if var not in g.template_vars:
                 raise _Bad(f"{path}.process", f"step assigns {var!r} but group {g.name!r} declares no such variable")
@@ -589,6 +630,18 @@ def _long_text(value: object, where: str) -> tuple[str, str] | None:
         if found is not None:
             return found
     return None
+
+
+def unknown_steps(paper: Paper) -> list[str]:
+    """`FILE: PATH.process: step 'X' names no synthesis group (defined: …)` for each process step the scorer skips."""
+    out = []
+    for mat in paper.materials:
+        for step in mat.steps or []:
+            if step.base_name not in mat.groups:
+                known = ", ".join(repr(k) for k in mat.groups) or "none"
+                out.append(f"{paper.path}: {mat.path}.process: step {step.base_name[:60]!r} names no synthesis group "
+                           f"(defined: {known[:200]})")
+    return out
 
 
 def load_paper(path: str | Path, kind_mode: str = "enum") -> Paper:
