@@ -177,6 +177,11 @@ if hvh:
         if len(alphas) > 1 and pooled.get("reason"):
             st.caption("Krippendorff's α is given per kind and criterion: ratings of different criteria and labels "
                        "on different scales are not pooled into one number.")
+elif result.get("reviews_used") == "blind" and result.get("two_labels_all_reviews"):
+    st.info(f"No decision has two blind labels yet; {count_noun(result['two_labels_all_reviews'], 'decision')} "
+            f"{'has' if result['two_labels_all_reviews'] == 1 else 'have'} two labels when sighted reviews count "
+            "(agreement reads only blind reviews while the run has any: sighted labels are anchored on the judge's "
+            "answer).")
 else:
     st.info("No decision has been labelled by two reviewers yet.")
 overlap = result.get("planned_overlap")

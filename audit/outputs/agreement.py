@@ -134,6 +134,7 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         "effective_label_policy": view.policy,
         "minimums": minimums(),
         "reviewers": sorted({w for h in rows["ratings"].values() for w in h}),
+        "two_labels_all_reviews": sum(len(e.human_labels) >= 2 for e in view.effective.values()),
         "alt_test": alt_test_of_run(db, view, reviews=rows["reviews_used"], epsilon=epsilon),
         "planned_overlap": planned_overlap(view, rows, opts),
     }
@@ -178,9 +179,13 @@ def planned_overlap(view: RunView, rows: dict, opts: dict) -> dict | None:
         return None
     planned = {str(i) for i in plan["decisions"]}
     ratings = {u: h for u, h in rows["ratings"].items() if u in planned}
+    effective = view.effective
     return {"planned_decisions": len(planned), "planned_documents": plan["documents"],
             "min_reviewers": plan["min_reviewers"],
             "double_coded": sum(len(h) >= plan["min_reviewers"] for h in ratings.values()),
+            # whatever the reviews used: one reviewer blind by assignment made every sighted double-code vanish
+            "double_coded_all_reviews": sum(len(e.human_labels) >= plan["min_reviewers"] for i in plan["decisions"]
+                                            if (e := effective.get(int(i))) is not None),
             "with_two_or_more": sum(len(h) >= 2 for h in ratings.values()), "reviews_used": rows["reviews_used"],
             "human_vs_human": human_vs_human([r for r in rows["hvh"] if str(r["decision"]) in planned], ratings,
                                              {u: rows["rating_groups"][u] for u in ratings}, opts, view.task)}

@@ -21,3 +21,16 @@ def test_conflicted_reviews_alone_give_undefined_with_the_reason(app, conn):
     assert not any(s.startswith("No reviews yet") for s in said)
     assert "ana vs bo" in at.dataframe[0].value.to_string()
     assert any("No human vs judge decision to draw yet" in s for s in (plain(c.value) for c in at.caption))
+
+
+def test_two_labels_one_of_them_sighted_are_said_when_agreement_reads_blind_reviews(app, conn):
+    """One reviewer blind, the other sighted, on the same decisions: the page said nobody had labelled a decision
+    twice, while each had two labels (agreement reads blind reviews only when the run has any)."""
+    for d in [d for d in decisions(conn, RUN) if d["judge"] != "invalid"][:4]:
+        add_review(conn, RUN, d["id"], d["judge"], "ana", blind=True)
+        add_review(conn, RUN, d["id"], d["judge"], "bo")
+    at = open_page(app, "agreement", run=RUN)
+    assert not at.exception
+    said = [plain(x.value) for x in at.info]
+    assert any(s.startswith("No decision has two blind labels yet; 4 decisions have two labels when sighted") for s
+               in said), said

@@ -170,6 +170,32 @@ def test_agreement_reports_the_planned_overlap_not_the_accidental_one(db_with_ru
     assert overlap["human_vs_human"]["pairs"][pair]["raw_agreement"] == pytest.approx(1 - 1 / len(planned))
 
 
+def test_one_blind_reviewer_does_not_make_the_sighted_double_codes_vanish(db_with_run):
+    """ana blind (by assignment), bo sighted, every planned decision labelled by both: agreement reads blind reviews
+    only, so the page said "0 of the 12 have their 2 labels so far" and "No decision has been labelled by two
+    reviewers yet". Both now say what every review holds."""
+    from audit.outputs.agreement import agreement
+    from audit.review.assigned_review import planned_overlap_text
+
+    db = db_with_run
+    ana, bo = REVIEWERS[:2]
+    set_review_assignment(db, "mixed", [ana, bo], min_reviewers=2, double_code=DoubleCode(count=3), seed=4,
+                          set_by="local")
+    planned = double_coded_plan(db, "mixed")["decisions"]
+    for i in sorted(planned):
+        judge = db.execute("SELECT judge_label FROM decisions WHERE id = ?", [i]).fetchone()[0]
+        label = "match" if judge == "invalid" else judge
+        add_review(db, "mixed", i, label, ana, blind=True)
+        add_review(db, "mixed", i, label, bo)
+    result = agreement(db, "mixed", n_resamples=50)
+    overlap = result["planned_overlap"]
+    assert result["reviews_used"] == "blind" and overlap["double_coded"] == 0
+    assert overlap["double_coded_all_reviews"] == len(planned) == result["two_labels_all_reviews"]
+    text = planned_overlap_text(overlap)
+    assert text.endswith(f"0 of the {len(planned)} have their 2 labels so far in blind reviews, {len(planned)} "
+                         "counting every review (agreement reads only blind reviews while the run has any).")
+
+
 def test_the_cli_sets_shows_and_clears_an_assignment(db_with_run, db_path, capsys):
     import json
 
