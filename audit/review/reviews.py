@@ -11,6 +11,7 @@ from sqlite_utils import Database
 from audit.effective import POLICIES, Effective, current_labels, effective_label  # noqa: F401 - the rule's home
 from audit.errors import AuditError, BadLabel, StaleReview, UnknownDecision
 from audit.rescoring import apply_reviews_everywhere, reviews_by_decision
+from audit.review.blind_assignments import blind_assigned
 from audit.review.identity import reviewer_key
 from audit.store.database import now, run_row
 from audit.store.limits import MAX_DECISION_ID  # noqa: F401 (re-exported)
@@ -182,6 +183,10 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
         raise AuditError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     note = check_note(note)
     check_client_id(client_id)
+    if role == "adjudicator" and blind_assigned(db, run, auth_email or reviewer):
+        # checked at the write: a card drawn before the owner's assignment kept adjudicating, sighted
+        raise AuditError(f"{auth_email or reviewer} is blind on run {run!r} (the owner's assignment, or that of a run "
+                         "asking its questions) and cannot adjudicate it: nothing was stored; reload the page")
     if sampled:
         # imported here, not above: sampling's statistics (SciPy) stay out of commands that only read reviews
         from audit.review.sampling import check_sample_draw

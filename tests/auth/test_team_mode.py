@@ -303,6 +303,32 @@ def test_a_blind_assignment_holds_on_every_run_that_asks_the_same_questions(app_
     assert not at.toggle(key="blind").proto.disabled and "adjudicator" in [t.key for t in at.toggle]
 
 
+def test_an_adjudication_is_refused_at_the_write_once_the_owner_made_the_run_blind(app_db, roles_file, discovery_url):
+    """A card drawn before the assignment kept adjudicating, sighted (the browser card's route re-checks the role,
+    not the assignment): `add_review` refuses it, on the run and on a twin run, whoever calls it."""
+    from sqlite_utils import Database
+
+    from audit.errors import AuditError
+    from audit.review.reviews import add_review
+    with closing(open_db(app_db).conn) as conn:
+        db = Database(conn)
+        d = first_decision(app_db)
+        add_review(db, DEMO, d, "match", ADJUDICATOR, role="adjudicator", auth_subject="s", auth_email=ADJUDICATOR)
+        set_blind_assignment(db, DEMO, ADJUDICATOR, True, set_by=OWNER)
+        twin = rows(app_db, "SELECT MIN(d.id) FROM decisions d JOIN runs r ON r.id = d.run_id WHERE r.name = ? "
+                    "AND d.doc_id = ?", ["demo-chimera-fuzzy-mixed", DOC])[0][0]
+        for run, dec in ((DEMO, d), ("demo-chimera-fuzzy-mixed", twin)):
+            with pytest.raises(AuditError, match="is blind on run .* cannot adjudicate it: nothing was stored"):
+                add_review(db, run, dec, "no-match", ADJUDICATOR, role="adjudicator", auth_subject="s",
+                           auth_email=ADJUDICATOR)
+        add_review(db, DEMO, d, "no-match", ADJUDICATOR, blind=True, auth_subject="s", auth_email=ADJUDICATOR)
+        add_review(db, DEMO, d, "no-match", OWNER, role="adjudicator", auth_subject="o", auth_email=OWNER)
+    assert rows(app_db, "SELECT reviewer, role, label FROM reviews WHERE decision_id IN (?, ?) ORDER BY id",
+                [d, twin]) == [
+        (ADJUDICATOR, "adjudicator", "match"), (ADJUDICATOR, "reviewer", "no-match"),
+        (OWNER, "adjudicator", "no-match")]
+
+
 def test_a_per_reviewer_assignment_overrides_the_run(app_db, roles_file, discovery_url):
     with closing(open_db(app_db).conn) as conn:
         from sqlite_utils import Database
