@@ -72,7 +72,8 @@ def caption_parts(table: Mapping) -> dict:
     """What the caption states, in plain words: metric, policy, what was reviewed, which interval."""
     rv = table["reviewed"]
     cell = _primary(table)
-    interval = {EXACT: "every decision reviewed, so values are exact (intervals of zero width, one-rank rank sets)",
+    interval = {EXACT: "every decision reviewed, so values are exact (intervals of zero width; a rank set is one rank, "
+                       "or the ranks tied systems share)",
                 JOINT: "95% intervals from the board's sampling plan, fixed-n (valid for a sample size fixed in "
                        "advance) and anytime (valid whenever reviewing stops); rank sets at 95% simultaneous "
                        "confidence (Bonferroni over the pairs)",

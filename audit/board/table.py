@@ -6,7 +6,8 @@ metrics and `RunView.audit` under the policy (what the Scores page and `export` 
 `board_cells` (and `system_metrics` for systems inside one run). Intervals come from one of three places
 (`interval` says which):
 
-- every decision of every run reviewed: everything is exact (zero-width intervals, one-rank rank sets);
+- every decision of every run reviewed: everything is exact (zero-width intervals; a rank set is one rank, or the
+  ranks tied systems share);
 - a board sampling plan (`audit.board.joint.board_estimates`): the joint estimates, differences and rank sets;
   for systems inside one run (ideation), the run's own plan (`audit.board.one_run.one_run_estimates`);
 - neither: no valid interval exists, so none is given (`ci`, `rank_set` null) and `interval` says why.
@@ -17,7 +18,7 @@ Ranks, rank sets and the sentences on which pairs are settled come from `scoring
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 from cachetools import LRUCache
@@ -45,7 +46,7 @@ PAIRS_PAIRED = ("Each difference is estimated on the plan's documents with the s
 `pairs_explained`, which every surface showing both says)."""
 INTERVAL_WORDS = {
     EXACT: "exact: every decision of every system reviewed, so every interval has zero width and every rank set is "
-           "one rank",
+           "one rank (tied systems share theirs)",
     JOINT: "the board's sampling plan: 95% intervals of two kinds, fixed-n (valid if the number of documents to "
            "review was fixed in advance) and anytime (valid whenever you decide to stop reviewing); rank sets at "
            "95% confidence for all systems at once (Bonferroni over the pairs, docs/board.md)",
@@ -204,8 +205,11 @@ def _point(v: float | None) -> dict | None:
 
 
 def _ranks(values: Mapping[str, float | None], higher: bool) -> dict[str, int | None]:
-    known = {s: v for s, v in values.items() if v is not None}
-    ranks = competition_ranks(known, higher_is_better=higher)
+    """Competition ranks, or none at all while a system has no value (the others' ranks among fewer systems read
+    as places on the whole board: 'empty' ranked 2nd of 3 where it is surely 3rd)."""
+    if any(v is None for v in values.values()):
+        return dict.fromkeys(values)
+    ranks = competition_ranks(dict(values), higher_is_better=higher)  # type: ignore[arg-type]
     return {s: ranks.get(s) for s in values}
 
 
@@ -292,18 +296,23 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             if mode != NONE and all(v is not None for v in sim.values()) else None)
     one_run = board["systems"] is not None
     note = (f"no {'sampling' if one_run else 'board'} plan and not every decision reviewed" if mode == NONE else "")
-    words = settled(Board(
+    board_words = Board(
         names, {s: _estimate(values[s], None, note) for s in names},
         [PairDifference(p["a"], p["b"], _estimate(p["difference"], p["ci"], note),
                         _estimate(p["difference"], p["ci_simultaneous"], note)) for p in pairs],
         {s: r or 0 for s, r in rank_judge.items()},
         None if any(r is None for r in rank_audited.values()) else rank_audited,  # type: ignore[arg-type]
-        sets, higher, LEVEL))
+        sets, higher, LEVEL)
+    words = settled(board_words)
     missing = [s for s in names if values[s] is None]
     if mode in SAMPLED and missing:  # say why, so the page can tell the reviewer what the sample still needs
         why = next((n for s in missing if (n := ((estimate[s] or {}).get(key) or {}).get("note"))), "")
-        words = [f"no estimate yet for {', '.join(missing)}, so nothing can be said about the ranking"
-                 + (f" ({why})" if why else "")]
+        why = f" ({why})" if why else ""
+        if sets is None:
+            words = [f"no estimate yet for {', '.join(missing)}, so nothing can be said about the ranking{why}"]
+        else:  # the paired differences still order the board: say what they settle, in their rank sets' order
+            words = [f"no estimate yet for {', '.join(missing)}{why}, so no ranks; the paired differences say:",
+                     *settled(replace(board_words, rank_audited={s: sets[s][0] for s in names}))]
     systems = [{"run": s.run, "system": s.name, "judge_only": judge[s.name], "audited": audited[s.name],
                 "estimate": estimate[s.name], "bias": bias[s.name], "rank_judge": rank_judge[s.name],
                 "rank_audited": rank_audited[s.name],

@@ -102,10 +102,17 @@ class Board:
     level: float
 
 
+TIE_TOLERANCE = 1e-12
+"""Differences this small are ties: one macro F1 summed in another order is 0.20000000000000004 or
+0.19999999999999998, and an exact review ranked such equal systems 1 and 2 and called the order settled."""
+
+
 def competition_ranks(values: Mapping[str, float], *, higher_is_better: bool) -> dict[str, int]:
-    """1 + the number of systems strictly better ("1224" ranking: tied systems share the better rank)."""
+    """1 + the number of systems strictly better, by more than `TIE_TOLERANCE` ("1224" ranking: tied systems share
+    the better rank)."""
     sign = 1 if higher_is_better else -1
-    return {s: 1 + sum(sign * (w - v) > 0 for t, w in values.items() if t != s) for s, v in values.items()}
+    return {s: 1 + sum(sign * (w - v) > TIE_TOLERANCE for t, w in values.items() if t != s)
+            for s, v in values.items()}
 
 
 def rank_sets(systems: Sequence[str], intervals: Mapping[tuple[str, str], tuple[float, float]], *,
@@ -127,7 +134,8 @@ def rank_sets(systems: Sequence[str], intervals: Mapping[tuple[str, str], tuple[
             if b == a:
                 continue
             lo, hi = diff(b, a)
-            better, worse = (lo > 0, hi < 0) if higher_is_better else (hi < 0, lo > 0)
+            above_0, below_0 = lo > TIE_TOLERANCE, hi < -TIE_TOLERANCE
+            better, worse = (above_0, below_0) if higher_is_better else (below_0, above_0)
             above += better
             below += worse
         out[a] = (1 + above, k - below)
@@ -239,9 +247,9 @@ def settled(board: Board) -> list[str]:
             out.append(f"{hi} vs {lo}: no interval yet ({p.simultaneous.note or 'not enough reviews'})")
             continue
         lo_d, hi_d = sorted((sign * ci[0], sign * ci[1]))
-        if lo_d == hi_d == 0:
+        if abs(lo_d) <= TIE_TOLERANCE and abs(hi_d) <= TIE_TOLERANCE:
             out.append(f"{hi} and {lo} tie")
             continue
-        better = lo_d > 0 if board.higher_is_better else hi_d < 0
+        better = lo_d > TIE_TOLERANCE if board.higher_is_better else hi_d < -TIE_TOLERANCE
         out.append(f"{hi} > {lo} holds" if better else f"{hi} vs {lo} is not settled")
     return out

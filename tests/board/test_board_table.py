@@ -166,6 +166,26 @@ def test_a_joint_plan_supplies_estimates_pairs_and_rank_sets(bdb, monkeypatch):
     assert table["settled"] == ["a > b holds"]
 
 
+def test_a_system_without_an_estimate_gets_no_rank_and_the_pairs_still_speak(bdb, monkeypatch):
+    """One system had no estimate yet (a stratum without a reviewed document): the others were ranked among
+    themselves ('empty' 2nd beside its rank set [3, 3]) and the words said nothing could be said, while the pairs'
+    intervals settled every order and the queue said "the ranking is settled"."""
+    import audit.board.table as table_mod
+
+    create_board(bdb, "t", ["a", "b"])
+    note = "no interval yet: a stratum has no reviewed document"
+    joint = {"systems": {"a": {"entities/avg/f1": {"value": 0.6, "ci": [0.55, 0.65], "anytime": {"ci": [0.5, 0.7]}}},
+                         "b": {"entities/avg/f1": {"value": None, "ci": None, "note": note}}},
+             "pairs": [{"a": "a", "b": "b", "difference": 0.2, "ci": [0.15, 0.25]}], "more_documents": 0}
+    monkeypatch.setattr(table_mod, "_joint_estimates", lambda db, name, policy, views=(): joint)
+    table = board_table(bdb, "t")
+    a, b = table["systems"]
+    assert (a["rank_audited"], b["rank_audited"]) == (None, None)
+    assert (a["rank_set"], b["rank_set"]) == ([1, 1], [2, 2])
+    assert table["settled"] == [f"no estimate yet for b ({note}), so no ranks; the paired differences say:",
+                                "a > b holds"]
+
+
 def test_the_cached_structure_follows_decisions_a_review_adds(bdb):
     """The question counts are cached per runs' decision count (a review that makes a family re-decide a document
     adds decisions and updates the count, `audit.rescoring.apply_reviews`): a decision added that way is counted,

@@ -7,9 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from scoring.stats.board import board_estimate, competition_ranks, joint_vectors, rank_sets, settled
+from scoring.stats.board import (
+    Board,
+    PairDifference,
+    board_estimate,
+    competition_ranks,
+    joint_vectors,
+    rank_sets,
+    settled,
+)
 from scoring.stats.difference import difference_totals, unseen_moves
-from scoring.stats.estimators import metric_estimate
+from scoring.stats.estimators import Estimate, metric_estimate
 
 
 def f1(v: np.ndarray) -> float:
@@ -68,6 +76,10 @@ def test_the_difference_interval_uses_the_pairing():
     assert pair.estimate.estimate == pytest.approx(a.estimate - b.estimate)
 
 
+def _exact(d: float) -> Estimate:
+    return Estimate(d, (d, d), 0.0, d, 1, 1, 1, "exact")
+
+
 def test_ranks_and_rank_sets():
     assert competition_ranks({"A": 0.5, "B": 0.7, "C": 0.5}, higher_is_better=True) == {"A": 2, "B": 1, "C": 2}
     assert competition_ranks({"A": 3.0, "B": 1.0}, higher_is_better=False) == {"A": 2, "B": 1}
@@ -78,6 +90,18 @@ def test_ranks_and_rank_sets():
     assert rank_sets(["A", "B", "C"], iv, higher_is_better=False) == {"A": (1, 2), "B": (3, 3), "C": (1, 2)}
     # an exact tie shares the ranks it spans
     assert rank_sets(["A", "B"], {("A", "B"): (0.0, 0.0)}) == {"A": (1, 2), "B": (1, 2)}
+
+
+def test_equal_values_summed_in_another_order_tie_everywhere():
+    """(0.1+0.2+0.3)/3 and (0.3+0.2+0.1)/3 differ in the last bits: an exact review ranked the two systems 1 and 2,
+    gave them one-rank rank sets and said "A > B holds"."""
+    a, b = (0.1 + 0.2 + 0.3) / 3, (0.3 + 0.2 + 0.1) / 3
+    assert a != b
+    assert competition_ranks({"A": a, "B": b}, higher_is_better=True) == {"A": 1, "B": 1}
+    assert rank_sets(["A", "B"], {("A", "B"): (a - b, a - b)}) == {"A": (1, 2), "B": (1, 2)}
+    board = Board(["A", "B"], {}, [PairDifference("A", "B", _exact(a - b), _exact(a - b))], {"A": 1, "B": 1},
+                  {"A": 1, "B": 2}, {"A": (1, 2), "B": (1, 2)}, True, 0.95)
+    assert settled(board) == ["A and B tie"]
 
 
 def test_settled_says_which_adjacent_pair_holds():
