@@ -11,7 +11,7 @@ from ui.framework_import import framework_import_form
 from ui.newrun import new_run_form
 from ui.owner_only import role_button
 from ui.runs_table import demo_lines, runs_frame
-from ui.state import current_run, is_blind_reviewer, link_params, reviewer
+from ui.state import blind_on, current_run, is_blind_reviewer, link_params, reviewer
 from ui.text import md_literal, show_text
 
 conn = page_prologue()
@@ -23,12 +23,12 @@ st.markdown(
     "recomputed at once beside the **original** one.")
 
 hidden = is_blind_reviewer()  # the scores derive from the judge's labels
-runs = runs_frame(conn, hide_scores=hidden)
+runs = runs_frame(conn, hide_scores=True if hidden else lambda name: blind_on(conn, name))  # blind runs too
 with st.container(border=True):
     first = first_demo_run()
     st.markdown("**Start here** — the bundled demo runs, scored on first start:")
     for name, title, _ in demo_lines():
-        note = demo_note(name, blind=hidden)  # a blind reviewer does not read the official (judge-derived) F1
+        note = demo_note(name, blind=hidden or blind_on(conn, name))  # no judge-derived F1 for a blind reviewer
         st.markdown(f"- **{md_literal(name)}** · {md_literal(title)}: {md_literal(note)}")  # the title has brackets
     # one link per line: side by side in three columns their labels were cut ("…and its scor")
     st.page_link("pages/overview.py", label="1 · See the first demo run and its scores", icon=":material/dashboard:",

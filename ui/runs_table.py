@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from audit.demo import demo_runs
@@ -26,16 +28,21 @@ def family_title(task: str) -> str:
     return TASKS[task].title if task in TASKS else task
 
 
-def runs_frame(conn: Database, *, hide_scores: bool) -> pd.DataFrame:
-    """One row per run, newest first, with an `open` link; scores left out for a blind reviewer. The columns that
+def runs_frame(conn: Database, *, hide_scores: bool | Callable[[str], bool]) -> pd.DataFrame:
+    """One row per run, newest first, with an `open` link; scores left out for a blind reviewer (`hide_scores`: for
+    every run, or per run name: blind on that run, `ui.state.blind_on`, says "hidden (blind)"). The columns that
     matter come first and stay short (the family's name, the judge log's file name), so at 1280 px the link, the
     run, its judge and its scores are in view; the family's full title is the run overview's. A judge improved on
     reviews withdrawn since is marked stale (`audit.learning`)."""
     stale = {name for name, s in learning_by_run(conn).items() if s["stale"]}
+
+    def scores(r: dict) -> str:
+        return "hidden (blind)" if callable(hide_scores) and hide_scores(r["name"]) else headline_value(r)
+
     df = pd.DataFrame([{"run": r["name"], "family": r["task"],
                         "judge": ("⚠ stale · " if r["name"] in stale else "")
                         + public_spec(short_spec(r["judge_spec"])),
-                        **({} if hide_scores else {"scores (original)": headline_value(r)}),
+                        **({} if hide_scores is True else {"scores (original)": scores(r)}),
                         "documents": r["n_docs"], "decisions": r["n_decisions"],
                         "created": r["created"][:19].replace("T", " ")} for r in list_runs(conn)])
     if not df.empty:

@@ -329,6 +329,18 @@ def test_an_adjudication_is_refused_at_the_write_once_the_owner_made_the_run_bli
         (OWNER, "adjudicator", "no-match")]
 
 
+def test_the_runs_table_hides_the_scores_of_every_run_the_reviewer_is_blind_on(app_db, roles_file, discovery_url):
+    """Blind on one run, looking at another: the Runs table listed the blind run's judge-derived F1 (and its twin's)."""
+    with closing(open_db(app_db).conn) as conn:
+        from sqlite_utils import Database
+        set_blind_assignment(Database(conn), DEMO, REVIEWER, True, set_by=OWNER)
+    at = team_app(discovery_url, REVIEWER, run="demo-verdicts-inspect").run()
+    assert not at.exception
+    table = at.dataframe[0].value.set_index("run")["scores (original)"]
+    assert table[DEMO] == table["demo-chimera-fuzzy-mixed"] == "hidden (blind)"
+    assert "hidden (blind)" not in (table["demo-verdicts-inspect"], table["demo-ideation-si2024-humans"])
+
+
 def test_a_per_reviewer_assignment_overrides_the_run(app_db, roles_file, discovery_url):
     with closing(open_db(app_db).conn) as conn:
         from sqlite_utils import Database
