@@ -212,7 +212,7 @@ def sample_header(fconn: Database) -> None:
     except AuditError:
         return  # said once, at the top of the page
     if now is not None:
-        show_text(sample_caption(now, blind=hidden), "caption")
+        show_text(sample_caption(now, blind=hidden, share=share is not None), "caption")
 
 
 def share_status(fconn: Database) -> bool:

@@ -98,6 +98,7 @@ def test_a_reviewers_queue_serves_their_share_and_stops(app_db, roles_file, disc
     assert not at.exception
     assert set(at.session_state["queue.ids"]) == set(mine)
     assert f"Your share: 0 of {len(mine)} decisions" in texts(at)
+    assert "Sample queue: your share of the plan's documents" in texts(at) and "Suggested next" not in texts(at)
     served = []
     for _ in mine:
         served.append(_head(at))

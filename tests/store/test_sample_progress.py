@@ -24,3 +24,12 @@ def test_nothing_of_the_judge_reaches_a_blind_reviewer():
             assert leak not in text, (leak, text)
     assert "2211.01142" in sample_caption(NXT, blind=True)
     assert "stratum no-match, minimum" in sample_caption(NXT, blind=False)
+
+
+def test_a_share_holder_is_not_told_a_co_reviewers_next_document():
+    """Under an assigned review the caption named the run's next document, another reviewer's share."""
+    for blind in (True, False):
+        text = sample_caption(NXT, blind=blind, share=True)
+        assert "2211.01142" not in text and text.startswith("Sample queue: your share of the plan's documents")
+    assert "needs about 58 more documents (40 decisions)" in sample_caption(NXT, blind=False, share=True)
+    assert "58" not in sample_caption(NXT, blind=True, share=True)
