@@ -87,10 +87,43 @@ def test_a_blind_grant_stores_blind_reviews(client, grants, conn, view, app_db):
     assert [row[2] for row in _rows(conn)] == [1, 1]
 
 
-def _team(monkeypatch, roles: dict[str, str]) -> None:
+def _team(monkeypatch, roles: dict[str, str], signed_in: str | None = "ana@lab.org") -> None:
     monkeypatch.setattr(auth, "team_mode", lambda: True)
     monkeypatch.setattr(auth, "config_problem", lambda: None)
     monkeypatch.setattr(auth, "role_of", lambda email: roles.get(email))
+    monkeypatch.setattr(route, "browser_email", lambda request: signed_in)  # the browser's sign-in cookie now
+
+
+@pytest.mark.parametrize("signed_in", [None, "bob@lab.org"])
+def test_a_team_grant_stores_nothing_once_the_browser_signed_out_or_in_as_someone_else(
+        client, grants, conn, view, app_db, monkeypatch, signed_in):
+    """Signed out in one tab, the other tab's card kept storing as the person who left (marked signed in); so did
+    it after someone else signed in in the same browser."""
+    _team(monkeypatch, {"ana@lab.org": "reviewer", "bob@lab.org": "reviewer"}, signed_in=signed_in)
+    token = grants.issue(_grant(app_db, view, team=True, subject="sub-ana", email="ana@lab.org"))
+    r = client.post(URL, json={"grant": token, "queue": "q1", "events": _events(conn, view, n=1)})
+    assert r.status_code == 401 and "no longer signed in as ana@lab.org" in r.json()["error"]
+    assert _rows(conn) == []
+
+
+def test_the_browser_email_is_read_from_streamlits_signed_cookie(monkeypatch):
+    """The reader itself, on a cookie signed as Streamlit signs it: a forged or missing cookie reads as signed out."""
+    import json as _json
+
+    from starlette.requests import Request
+    from streamlit.web.server.starlette import starlette_auth_routes as sar
+    from streamlit.web.server.starlette.starlette_app_utils import create_signed_value
+
+    monkeypatch.setattr(sar, "get_cookie_secret", lambda: "s3cret")
+
+    def request(cookie: bytes | None) -> Request:
+        headers = [(b"cookie", b"_streamlit_user=" + cookie)] if cookie else []
+        return Request({"type": "http", "headers": headers})
+
+    info = _json.dumps({"email": "ana@lab.org", "is_logged_in": True}).encode()
+    assert route.browser_email(request(create_signed_value("s3cret", "_streamlit_user", info))) == "ana@lab.org"
+    assert route.browser_email(request(create_signed_value("other", "_streamlit_user", info))) is None
+    assert route.browser_email(request(None)) is None
 
 
 def test_team_mode_checks_the_role_held_now_at_every_request(client, grants, conn, view, app_db, monkeypatch):

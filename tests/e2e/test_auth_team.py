@@ -266,3 +266,30 @@ def test_the_owner_assigns_review_and_each_reviewer_sees_their_share(team_app: A
     finally:
         with closing(open_db(team_app.db).conn) as conn:
             clear_review_assignment(Database(conn), DEMO)
+
+
+def test_the_browser_card_stops_storing_once_the_browser_signed_out_in_another_tab(team_app: AppServer,
+                                                                                     new_page: Callable[[], Page]):
+    """One tab signed out (the browser's cookie gone); the other tab's card kept storing labels as the person who
+    left, marked signed in. Its save route now reads the cookie at each save: the card says so and stores nothing."""
+    page = new_page()
+    sign_in(page, team_app, REVIEWER)
+    signed_in_as(page, REVIEWER, "reviewer")
+    page.goto(f"{team_app.url}/queue?run={DEMO}")
+    page.locator(".rjrc-card[data-decision]:not([data-decision=''])").wait_for(timeout=60_000)
+    wait_idle(page)
+    page.get_by_role("heading", name="Review queue").click()
+    before = len(reviews(team_app))
+    page.keyboard.press("a")
+    expect(page.locator(".rjrc-status")).to_contain_text("1 saved", timeout=30_000)
+    assert reviews(team_app)[before:] == [(REVIEWER, "reviewer", f"sub-{REVIEWER}", REVIEWER, "oidc")]
+    other = page.context.new_page()  # the same browser: one cookie jar
+    other.goto(team_app.url)
+    sidebar(other).get_by_role("button", name="Sign out").click()
+    other.get_by_role("button", name="End session").click()
+    expect(other.get_by_role("button", name="Sign in")).to_be_visible(timeout=30_000)
+    page.bring_to_front()
+    page.get_by_role("heading", name="Review queue").click()
+    page.keyboard.press("a")
+    expect(page.locator(".rjrc-mark .error")).to_contain_text(f"no longer signed in as {REVIEWER}", timeout=30_000)
+    assert len(reviews(team_app)) == before + 1  # nothing more stored as the person who left

@@ -5,10 +5,11 @@ queued behind each other (27 s from key to "saved" on a loaded box, issue 38). T
 endpoint of the same server (`st.App(routes=...)` in `app.py`): no rerun, one short write per request.
 
 The request names a grant (`ui.review_card.grants`: issued by the queue page that drew the card); without a
-known grant it is refused (403) and nothing is read. The events are stored by `store.store_events`, the
-channel's own function, with a reviewer built from the grant alone and the role checked at every request: in
-team mode the roles file's role of the grant's signed-in address now (a revoked role stops the next save), and
-a server that turned to team mode (or whose sign-in set-up broke) refuses a local-mode grant.
+known grant it is refused (403) and nothing is read. A team grant is honoured only while the browser's sign-in
+cookie names its address (401 after a sign-out, or another sign-in, in another tab). The events are stored by
+`store.store_events`, the channel's own function, with a reviewer built from the grant alone and the role checked
+at every request: in team mode the roles file's role of the grant's signed-in address now (a revoked role stops the
+next save), and a server that turned to team mode (or whose sign-in set-up broke) refuses a local-mode grant.
 """
 
 from __future__ import annotations
@@ -110,6 +111,24 @@ def store_for(grant: Grant, events: list) -> tuple[dict[str, dict], str | None]:
     return acks, line
 
 
+def browser_email(request: Request) -> str | None:
+    """The address this browser is signed in as now (its sign-in cookie, read as Streamlit reads it), None when it
+    is signed out. A tab drawn before a sign-out, or before another person signed in, in the same browser kept
+    storing labels as the person who left, marked as a verified identity."""
+    from streamlit.web.server.starlette.starlette_auth_routes import (  # Streamlit's own reader (pinned version)
+        USER_COOKIE_NAME,
+        _get_cookie_value_from_request,
+    )
+
+    raw = _get_cookie_value_from_request(request, USER_COOKIE_NAME)
+    try:
+        info = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    email = info.get("email") if isinstance(info, dict) and info.get("is_logged_in") else None
+    return email if isinstance(email, str) else None
+
+
 def _refuse(status: int, why: str) -> JSONResponse:
     return JSONResponse({"error": why}, status_code=status)
 
@@ -130,6 +149,12 @@ def make_endpoint(grants: Grants = GRANTS) -> Callable[[Request], Awaitable[JSON
         grant = grants.lookup(body.get("grant"))
         if grant is None:
             return _refuse(403, "no review grant: reload the page (labels are kept and sent again)")
+        if grant.team:
+            now = browser_email(request)
+            if now is None or now.strip().lower() != (grant.email or "").strip().lower():
+                return _refuse(401, f"this browser is no longer signed in as {grant.email} (signed "
+                                    f"{'out' if now is None else 'in as someone else'} in another tab): reload the "
+                                    "page; labels not yet saved are kept and sent again")
         if body.get("queue") != grant.queue:
             return _refuse(409, "this card's queue changed: its labels are sent with the next render")
         events = body.get("events")

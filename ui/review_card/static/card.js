@@ -228,6 +228,10 @@ function post(s, leaving) {  // one request at a time; what was labelled meanwhi
           syncWhenIdle(s);
         });
       }
+      if (r.status === 401) {  // signed out (or in as someone else) in another tab: said, labels kept pending
+        return r.json().then((body) => { s.errors = [(body && body.error) || "signed out: reload the page"];
+                                         render(s); }, () => null);
+      }
       if ([403, 404, 405, 409].includes(r.status)) {  // no route, or no grant for it: the channel takes the labels
         s.refusedGrant = grant;
         if (!(r.status === 403 && renewGrant(s))) channel(s, true);
