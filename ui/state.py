@@ -184,7 +184,11 @@ def run_picker_value(names: list[str]) -> str | None:
     return value
 
 
+UNKNOWN_RUN = "_unknown_run"  # (the `?run=` that named no run, the run shown instead): said until another is picked
+
+
 def _picked() -> None:
+    st.session_state.pop(UNKNOWN_RUN, None)
     st.session_state[CURRENT_RUN] = st.session_state[RUN_WIDGET]
     st.query_params[URL_RUN] = st.session_state[RUN_WIDGET]
 
@@ -202,8 +206,11 @@ def run_picker(conn: Database) -> str | None:
     names = run_names(conn)
     wanted = st.query_params.get(URL_RUN)
     value = run_picker_value(names)
-    if wanted and wanted not in names:
-        show_text(f"Run {wanted!r} is not in this database; showing {value or 'no run'} instead.", "warning")
+    if wanted and wanted not in names:  # kept until another run is picked: the next rerun's URL names the fallback
+        st.session_state[UNKNOWN_RUN] = (wanted, value)
+    missing, shown = st.session_state.get(UNKNOWN_RUN) or (None, None)
+    if missing and shown == value:
+        show_text(f"Run {missing!r} is not in this database; showing {value or 'no run'} instead.", "warning")
     if value is None:
         st.caption("No runs yet.")
         return None
