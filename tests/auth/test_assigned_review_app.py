@@ -13,6 +13,7 @@ from audit.review.assigned_review import DoubleCode, review_assignment, set_revi
 from audit.review.roles import refusal
 from audit.review.sampling import create_plan
 from audit.store.database import open_db
+from tests.app.conftest import plain
 from tests.auth.conftest import team_app
 from tests.auth.test_team_mode import ADJUDICATOR, DEMO, OWNER, REVIEWER, rows, texts
 
@@ -54,6 +55,16 @@ def test_the_owner_sets_the_assignment_from_the_form(app_db, roles_file, discove
     at.text_input(key="assigned.double").set_value("lots")
     _save(at).click().run()
     assert "double-coded subset must be" in texts(at)  # refused with the reason; the stored one stands
+
+
+def test_a_reviewer_the_roles_file_keeps_out_is_named_beside_their_share(app_db, roles_file, discovery_url):
+    """zed@evil.org got half the documents and could never sign in to review them, unsaid."""
+    at = _runs_page(team_app(discovery_url, OWNER, run=DEMO))
+    at.text_area(key="assigned.reviewers").set_value(f"{REVIEWER}\nzed@evil.org")
+    _save(at).click().run()
+    assert not at.exception
+    said = " ".join(plain(w.value) for w in at.warning).replace("\u2060", "")
+    assert "cannot sign in to review their share: zed@evil.org" in said and REVIEWER not in said
 
 
 def test_the_role_is_checked_when_the_form_is_sent(app_db, roles_file, discovery_url):
