@@ -160,6 +160,19 @@ if points:
     st.caption("Human vs judge beside the human-human ceiling (95% document-bootstrap intervals); a statistic that "
                "is undefined is not drawn.")
     st.altair_chart(agreement_intervals(points), key="agreement.kappa_chart")
+per_item = result.get("per_item") or {}
+if per_item:  # ideation.md §6: the judge's rating against the mean human rating, item by item
+
+    def _num(v: float | None) -> str:
+        return "—" if v is None else f"{v:.3f}"
+
+    show_text("Item by item (each rated item: an idea on one criterion): the judge's rating against the mean of the "
+              "human ratings, over the items of each criterion. Pairwise accuracy is the share of item pairs whose "
+              "human means differ that the judge orders the same way (a judge tie counts as not the same).", "caption")
+    st.dataframe(pd.DataFrame([{"criterion": group_title(row["task"], g), "items": s["n_items"],
+                                "Spearman ρ": _num(s["spearman"]), "Kendall τ-b": _num(s["kendall_tau_b"]),
+                                "pairwise accuracy": _num(s["pairwise_accuracy"]), "note": s["why"] or ""}
+                               for g, s in per_item.items()]), hide_index=True, key="agreement.per_item")
 st.subheader("Human vs human (the ceiling)")
 if hvh:
     show_table(hvh, row["task"], "agreement.hvh", first="reviewers")

@@ -29,6 +29,7 @@ from sqlite_utils import Database
 
 from audit.outputs.agreement_rule import apply_kappa_rule, minimums, mixed_labels_reason
 from audit.outputs.alt_test import alt_test_of_run
+from audit.outputs.item_agreement import per_item_agreement
 from audit.outputs.review_sets import review_set, reviews_in
 from audit.review.assigned_review import double_coded_plan
 from audit.views import RunRef, RunView, as_view
@@ -137,6 +138,7 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         "two_labels_all_reviews": sum(len(e.human_labels) >= 2 for e in view.effective.values()),
         "alt_test": alt_test_of_run(db, view, reviews=rows["reviews_used"], epsilon=epsilon),
         "planned_overlap": planned_overlap(view, rows, opts),
+        "per_item": per_item_agreement(view, rows),  # ideation.md §6: judge vs the mean human rating, per item
     }
 
 
