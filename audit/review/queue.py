@@ -16,6 +16,7 @@ from sqlite_utils import Database
 from audit.effective import labels_by
 from audit.errors import AuditError
 from audit.numbers import format_delta
+from audit.rescoring import document_drawn
 from audit.review.sampling import load_plan
 from audit.views import RunRef, RunView, as_view, judge_side_totals, kept_per_run, reviewer_tallies
 from scoring.families.base import Certainty, TaskFamily, certainty
@@ -51,8 +52,8 @@ def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Ite
     decisions come first or are left out would tell a blind reviewer the judge's answers. `share`: the reviewer's
     assigned decisions, which the sample queue serves even once settled by a co-reviewer. An `adjudicator`'s sample
     queue serves the sample's conflicted decisions first (a drawn document waits for them: it is no draw until
-    settled), their own earlier label on them notwithstanding; then come the `suggested` ones (the sample's next
-    document, `next_sample`), then the rest in the plan's order."""
+    settled: `_drawn_conflicts`), their own earlier label on them notwithstanding; then come the `suggested` ones
+    (the sample's next document, `next_sample`), then the rest in the plan's order."""
     if mode not in QUEUES:
         raise ValueError(f"unknown queue {mode!r}; use one of {', '.join(QUEUES)}")
     if mode == "sample" and (list(types) or list(judge_labels) or doc):
@@ -61,8 +62,7 @@ def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Ite
     ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc, share=share,
                      adjudicator=adjudicator)
     if mode == "sample":  # the plan's order, led by what the sample waits for
-        conflicted = [i for i in ids if adjudicator and (e := view.effective.get(i)) is not None and e.conflicted]
-        return suggested_first(ids, [*conflicted, *suggested])
+        return suggested_first(suggested_first(ids, suggested), _drawn_conflicts(view, ids) if adjudicator else [])
     if blind or not view.task.certain_decisions:
         return ids
     state = certain_decisions(view)
@@ -260,6 +260,15 @@ def change_strip(view: RunView, decision_id: int, title: str | None, before: Map
     return f"{verb} " + describe_change(view.task, decision_id, title, before, view.audit.metrics, number=number)
 
 
+def _drawn_conflicts(view: RunView, ids: Iterable[int]) -> list[int]:
+    """Of `ids`, the conflicted decisions of documents the sample queue drew: their draw waits for an adjudicator (a
+    conflict in a document reviewed by hand is no draw, and the sample queue would refuse its label as one)."""
+    conflicted = [i for i in ids if (e := view.effective.get(i)) is not None and e.conflicted]
+    docs = {view.reviewed.rows[i]["doc_id"] for i in conflicted}
+    drawn = {doc for doc in docs if document_drawn(view.db, view.id, doc)}
+    return [i for i in conflicted if view.reviewed.rows[i]["doc_id"] in drawn]
+
+
 def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collection[int] = (), *,
                 adjudicator: bool = False) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
@@ -267,7 +276,7 @@ def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collectio
     and settled, or reviewed by hand: the sample needs nothing more of them; a new reviewer's card went through
     every drawn document again after the suggested one) unless they hold a decision of `keep` (an assigned
     share: its double-coded documents are settled by the first label); [] without a plan. An `adjudicator` is
-    served the conflicted decisions also where they labelled them."""
+    served the drawn documents' conflicted decisions also where they labelled them."""
 
     plan = load_plan(view.db, view)
     if plan is None:
@@ -278,7 +287,8 @@ def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collectio
 
     def open_block(units: Sequence[str]) -> bool:
         return any((e := effective.get(int(u))) is None or not e.settled_by_humans or int(u) in kept for u in units)
-    def wanted(i: int) -> bool:  # an adjudicator's conflicts whatever they labelled
-        return i in allowed and (i not in mine or (adjudicator and (e := effective.get(i)) is not None
-                                                   and e.conflicted))
+    waiting = set(_drawn_conflicts(view, allowed)) if adjudicator else set()
+
+    def wanted(i: int) -> bool:  # an adjudicator's waiting conflicts whatever they labelled
+        return i in allowed and (i not in mine or i in waiting)
     return [int(u) for b in plan.serving_order() if open_block(b.units) for u in b.units if wanted(int(u))]

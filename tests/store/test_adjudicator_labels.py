@@ -77,21 +77,32 @@ def test_the_csv_says_whether_each_current_label_was_given_blind(db_with_run):
 
 def test_an_adjudicators_sample_queue_leads_with_the_conflicts_the_sample_waits_for(db_with_run):
     """A drawn document with a conflict is no draw until someone adjudicates; the adjudicator's sample queue served it
-    at its plan place, after the suggested document (and not at all where they had labelled it as a reviewer)."""
-    from audit.review.sampling import create_plan, next_sample
+    at its plan place, after the suggested document (and not at all where they had labelled it as a reviewer). Now
+    it leads, before the suggestion; a conflict in a document reviewed by hand (no draw: the sample queue would
+    refuse its label as one) does not."""
+    from audit.review.sampling import create_plan, load_plan, next_sample
 
     run = "mixed"
     create_plan(db_with_run, run, seed=4)
+    for _ in range(2):  # two documents drawn and settled, so the conflicted one below is not the plan's first
+        for d in next_sample(db_with_run, run)["decisions"]:
+            add_review(db_with_run, run, d, "match", "ana", sampled=True)
     pick = next_sample(db_with_run, run)
-    dec = pick["decisions"][0]
+    dec = pick["decisions"][-1]
     add_review(db_with_run, run, dec, "match", "ana", sampled=True)
     add_review(db_with_run, run, dec, "no-match", "dana", sampled=True)  # dana, who also adjudicates
-    later = next_sample(db_with_run, run)["decisions"]
+    reviewed = {r[0] for r in db_with_run.execute("SELECT decision_id FROM reviews")}
+    plan = load_plan(db_with_run, run)
+    by_hand = next(int(b.units[0]) for b in plan.serving_order() if not reviewed & {int(u) for u in b.units})
+    add_review(db_with_run, run, by_hand, "match", "ana")
+    add_review(db_with_run, run, by_hand, "no-match", "bo")  # a conflict, but no draw
+    later = [d for d in next_sample(db_with_run, run)["decisions"] if d != dec]
+    assert later
     for who in ("dana", "eve"):
         ids = queue_ids(db_with_run, run, who, "sample", adjudicator=True, suggested=later)
-        assert ids[0] == dec, who
-        assert ids[1:1 + len([d for d in later if d != dec])] == [d for d in later if d != dec]
+        assert ids[0] == dec and ids[1:1 + len(later)] == later, who
+        assert by_hand not in ids[:1 + len(later)]
     plain_queue = queue_ids(db_with_run, run, "eve", "sample", suggested=later)
     assert plain_queue[:len(later)] == later  # a reviewer: the suggestion first, as before
-    add_review(db_with_run, run, dec, "match", "dana", role="adjudicator")
+    add_review(db_with_run, run, dec, "match", "dana", role="adjudicator", sampled=True)  # what the page stores
     assert dec not in queue_ids(db_with_run, run, "dana", "sample", adjudicator=True)  # settled: gone
