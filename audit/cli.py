@@ -35,7 +35,7 @@ from audit.output_paths import OutputRule, cause
 from audit.store.limits import BUSY_TIMEOUT_MS, MAX_DECISION_ID, default_db_path, disk_full, disk_full_message
 from scoring.errors import InputError, JudgeSpecError, text_problem
 from scoring.families import IMPORTERS, TASKS, get_importer
-from scoring.improve.preflight import DEFAULT_K, DEFAULT_MIN_ALPHA, MIN_DOCUMENTS
+from scoring.improve.preflight import DEFAULT_K, DEFAULT_MIN_ALPHA, MIN_DOCUMENTS, MIN_DOUBLE
 from scoring.improve.preflight import STRATEGIES as IMPROVE_STRATEGIES
 
 if TYPE_CHECKING:
@@ -345,7 +345,7 @@ def cmd_delete_run(args: argparse.Namespace) -> None:
             _emit(export_errata_json(db, args.run), errata_file, rule, "--exported (its errata)")
     try:
         result = delete_run(db, args.run, force=args.force, exported=exported)
-    except AuditError:
+    except Exception:  # refused, or the database busy or failing: nothing was deleted
         if exported is not None:  # nothing was deleted: the files this command wrote go, so running it again works
             for written in (args.exported, errata_file):
                 if written:
@@ -795,7 +795,8 @@ def cmd_stability(args: argparse.Namespace) -> None:
          arg("--seed", type=int, default=0, help="seed of the document folds and the bootstrap (default 0)"),
          arg("--folds", type=int, default=5, help="document folds K of the cross-fitting (default 5)"),
          arg("--min-alpha", type=float, default=DEFAULT_MIN_ALPHA, help="refuse when the human-human alpha on "
-             f"double-reviewed decisions is below this (default {DEFAULT_MIN_ALPHA})"),
+             f"double-reviewed decisions is below this (default {DEFAULT_MIN_ALPHA}; on fewer than "
+             f"{MIN_DOUBLE} such decisions it is said, not a refusal)"),
          arg("--min-documents", type=int, default=MIN_DOCUMENTS, help="refuse with fewer reviewed documents "
              f"(at most and by default {MIN_DOCUMENTS}; at least two per fold in any case)"),
          arg("--k", type=int, default=DEFAULT_K, help=f"few-shot: examples per question (default {DEFAULT_K})"),

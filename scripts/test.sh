@@ -10,7 +10,8 @@
 # was built (anything installed into it by hand, or removed, makes the next run build it again); REJUDGE_FRESH_VENV=1
 # (the default when CI=true) always builds it anew. uv installs the requirements (scripts/uv_options.py hands it pip's
 # configuration), pip where uv cannot be installed; their download caches are reused.
-# Arguments are passed to pytest: `bash scripts/test.sh -m "not e2e"` runs the fast suite alone.
+# Arguments are passed to pytest: `bash scripts/test.sh -n 2 --dist loadgroup -m "not e2e and not llm"` runs the fast
+# suite alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}

@@ -66,7 +66,8 @@ def review_assignment_editor(conn: Database, run: str) -> None:
                   f"{current['set_by']}.", "caption")
         st.dataframe([{"reviewer": who, "documents": s["documents"], "decisions": s["decisions"]}
                       for who, s in current["shares"].items()], hide_index=True, key="assigned.shares")
-        locked_out = [w for w in current["reviewers"] if auth.team_mode() and auth.role_of(w) is None]
+        locked_out = [w for w in current["reviewers"] if auth.team_mode() and not auth.config_problem()
+                      and auth.role_of(w) is None]
         if locked_out:  # a share nobody can sign in to review: the roles file does not let them in
             show_text(f"Not in the roles file, so they cannot sign in to review their share: {', '.join(locked_out)} "
                       "(add them to the roles file, or save the assignment without them).", "warning")

@@ -201,7 +201,7 @@ written out under it."""
 def run_picker(conn: Database) -> str | None:
     """The sidebar's run select box: the session's current run, kept in `?run=` so every page and link carries it.
 
-    A `?run=` naming an unknown run is reported once and the current run is shown instead.
+    A `?run=` naming an unknown run is said, and the current run shown instead, until another run is picked.
     """
     names = run_names(conn)
     wanted = st.query_params.get(URL_RUN)
@@ -209,7 +209,7 @@ def run_picker(conn: Database) -> str | None:
     if wanted and wanted not in names:  # kept until another run is picked: the next rerun's URL names the fallback
         st.session_state[UNKNOWN_RUN] = (wanted, value)
     missing, shown = st.session_state.get(UNKNOWN_RUN) or (None, None)
-    if missing and shown == value:
+    if missing and shown == value and missing not in names:
         show_text(f"Run {missing!r} is not in this database; showing {value or 'no run'} instead.", "warning")
     if value is None:
         st.caption("No runs yet.")

@@ -310,9 +310,8 @@ def planned_overlap_text(overlap: Mapping) -> str:
         so_far = f"{done} of the {planned} have their {k} labels so far."
     docs = Noun("document").count(overlap["planned_documents"])
     every = overlap.get("double_coded_all_reviews", done)
-    if every > done:  # the reviews used are the blind ones: say what the sighted labels add
-        used = overlap.get("reviews_used") or "the used"
-        so_far = so_far[:-1] + (f" in {used} reviews, {every} counting every review (agreement reads only blind "
+    if every > done and overlap.get("reviews_used") == "blind":  # say what the sighted labels add
+        so_far = so_far[:-1] + (f" in blind reviews, {every} counting every review (agreement reads only blind "
                                 "reviews while the run has any).")
     return (f"Assigned review: {Noun('decision').count(planned)} ({docs}) {'is' if planned == 1 else 'are'} planned "
             f"to be double-coded, by {k} reviewers each, the others by one; {so_far}")

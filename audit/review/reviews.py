@@ -186,7 +186,8 @@ def add_review(db: Database, run: str, decision_id: int, label: str | None, revi
     if role == "adjudicator" and blind_assigned(db, run, auth_email or reviewer):
         # checked at the write: a card drawn before the owner's assignment kept adjudicating, sighted
         raise AuditError(f"{auth_email or reviewer} is blind on run {run!r} (the owner's assignment, or that of a run "
-                         "asking its questions) and cannot adjudicate it: nothing was stored; reload the page")
+                         "asking its questions) and cannot adjudicate it: nothing was stored (on a page drawn "
+                         "before: reload it)")
     if sampled:
         # imported here, not above: sampling's statistics (SciPy) stay out of commands that only read reviews
         from audit.review.sampling import check_sample_draw

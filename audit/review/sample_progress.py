@@ -17,12 +17,14 @@ def sample_caption(nxt: Mapping, *, blind: bool, share: bool = False) -> str:
     A reviewer with a `share` of an assigned review is served their share, not the run's next document: the line
     names no document (it named a co-reviewer's) and says what the run's sample as a whole still needs."""
     if share:
-        head = "Sample queue: your share of the plan's documents, in its order (reviews here count as sample draws)."
-        if blind:
+        head = "Sample queue: your share of the plan's documents (reviews here count as sample draws)."
+        more, hw = nxt.get("more_to_target"), nxt["target_half_width"]
+        if blind or more is None:
             return head
-        return (f"{head} The run's sample, shared among its reviewers, needs about {nxt['more_to_target']} more "
-                f"documents ({nxt['more_decisions_to_target'] or 0:.0f} decisions) to reach "
-                f"±{nxt['target_half_width']:.2f} on the headline metric.")
+        if int(more) <= 0:
+            return f"{head} The run's sample, shared among its reviewers, has reached ±{hw:.2f} on the headline metric."
+        return (f"{head} The run's sample, shared among its reviewers, needs about {more} more documents "
+                f"({nxt['more_decisions_to_target'] or 0:.0f} decisions) to reach ±{hw:.2f} on the headline metric.")
     head = "Sample queue: documents in the plan's order (reviews here count as sample draws)."
     if blind:
         return f"{head} Next: {nxt['doc']}."

@@ -31,5 +31,6 @@ def test_a_share_holder_is_not_told_a_co_reviewers_next_document():
     for blind in (True, False):
         text = sample_caption(NXT, blind=blind, share=True)
         assert "2211.01142" not in text and text.startswith("Sample queue: your share of the plan's documents")
+    assert "has reached ±0.03" in sample_caption({**NXT, "more_to_target": 0}, blind=False, share=True)
     assert "needs about 58 more documents (40 decisions)" in sample_caption(NXT, blind=False, share=True)
     assert "58" not in sample_caption(NXT, blind=True, share=True)

@@ -251,10 +251,12 @@ def write_back(path: str, out: str, edits: Sequence[Edit]) -> int:
     log_api = _inspect_log()
     from inspect_ai.scorer import ScoreEdit
 
+    check_unpacked_size(path)
     try:
         log = log_api.read_eval_log(path)
     except Exception as e:  # noqa: BLE001 (as in read_inspect_log)
-        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({_why(e)})") from None
+        raise ImportRefused(f"{path}: not an Inspect log Inspect can read ({_why(e)}); a log whose unreadable "
+                            "samples the import skipped cannot be written back whole") from None
     for e in edits:
         edit = ScoreEdit(value=edit_value(e.scheme, e.label),
                          provenance=log_api.ProvenanceData(author=e.reviewer, reason=e.note or "reviewed in Rejudge"))
