@@ -60,7 +60,8 @@ def import_reviews(db: Database, run: str, path: str | Path, *, now: datetime | 
     skipped.
 
     Everything is checked before anything is written (field types, reviewer names, labels, timestamps, that
-    the decision exists and the uid is not another run's); one transaction writes all new rows. A uid already
+    the decision exists and the uid is not another run's, unless it is the same review of a question this run asks
+    too: it settles it here already, and is skipped); one transaction writes all new rows. A uid already
     stored (or repeated in the file) with other content is refused: uids name one review, so the file was changed.
     A `created` time later than `now` (default: the clock) plus `MAX_CLOCK_SKEW` is refused: the newest review
     of a reviewer is their label, and a date in 2999 would outrank every later one. A review of a symmetric kind
@@ -196,7 +197,8 @@ def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily
             other = db.execute("SELECT name FROM runs WHERE id = ?", [stored[rec["uid"]]["run_id"]]).fetchone()
             raise InputError(p, n, f"review uid {rec['uid']!r} is already stored for run {other[0]!r}: "
                                    "reviews exported from one run cannot be imported into another run of "
-                                   "the same database")
+                                   "the same database (unless that run asks the same question: then it counts there "
+                                   "already)")
         have[rec["uid"]], who[rec["uid"]] = content, _identity(rec)
         identity = _identity(rec)
         if identity[2] != "local":  # a claim this database cannot verify: stored as what it is, a local name

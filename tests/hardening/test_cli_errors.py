@@ -152,10 +152,18 @@ def test_import_reviews_nested_deep(db, tmp_path, capsys, text):
 
 
 def test_import_of_a_uid_that_belongs_to_another_run(db, tmp_path, capsys):
+    """A review stored under run mixed, imported into run other: where other asks the same question the review
+    settles it there already (a duplicate, skipped); where it asks another, the file is refused whole."""
     f = str(tmp_path / "mixed.jsonl")
     assert main(["export-reviews", "--db", str(db), "--run", "mixed", "--out", f]) == 0
     capsys.readouterr()
     before = state(db)
+    assert main(["import-reviews", "--db", str(db), "--run", "other", f]) == 0
+    assert '"skipped_duplicates": ' in capsys.readouterr().out and state(db) == before
+    with sqlite3.connect(db) as c:  # other's decisions ask other questions now
+        c.execute("UPDATE decisions SET qkey = 'other: ' || qkey WHERE run_id = (SELECT id FROM runs WHERE name = "
+                  "'other')")
+    c.close()
     assert main(["import-reviews", "--db", str(db), "--run", "other", f]) == 2
     msg = one_error(capsys)
     assert msg.startswith(f"error: {f}:1: review uid ") and "already stored for run 'mixed'" in msg
