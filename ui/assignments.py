@@ -28,7 +28,9 @@ def blind_assignment_editor(conn: Database, run: str) -> None:
     whole = current.get(EVERYONE)
     show_text(f"Run {run}: " + ("every reviewer reviews blind" if whole else "no run-wide blind assignment") +
               "".join(f"; {who}: {'blind' if b else 'not blind'}" for who, b in sorted(current.items())
-                      if who != EVERYONE), "caption")
+                      if who != EVERYONE) + ". An assignment also holds on every run that asks one of the run's "
+              "questions (a label settles its question in each of them), so a twin run's blind assignment outweighs "
+              "an exemption here.", "caption")
     if not auth.may("edit_assignments"):
         show_text(auth.refused("edit_assignments"), "caption")
         return
