@@ -127,7 +127,8 @@ class ReplayJudge(LocalJudge):
         if not lines:
             return ""
         more = f" and {len(lines) - 3:,} more" if len(lines) > 3 else ""
-        return f"{self.path} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:3]))}{more}"
+        # the file's name, as the run's public judge spec gives it (a full path differs by machine, and is private)
+        return f"{Path(self.path).name} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:3]))}{more}"
 
 
 def one_of_equal(equal: dict[tuple[Answer, type], Answer], answer: Answer) -> Answer:

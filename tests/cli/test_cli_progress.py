@@ -68,7 +68,7 @@ def test_unreadable_replay_answers_are_counted_on_the_last_line_and_the_warning_
     warned = re.search(r"^warning: (\d+) judge answers could not be read \((.*?)\)", err, re.M)
     assert counted and warned, err
     assert counted[-1] == warned[1] == "3"
-    assert warned[2] == f"{log} lines 1, 6, 11"
+    assert warned[2] == f"{log.name} lines 1, 6, 11"
 
 
 def test_the_last_line_is_printed_again_when_only_a_count_changed():
