@@ -19,6 +19,7 @@ from audit.errors import AuditError
 from audit.rescoring import apply_reviews_everywhere
 from audit.review.reviews import ROLES, allowed_labels, check_note, check_reviewer
 from audit.store.database import run_row, transaction
+from audit.store.shared_reviews import SAME_QUESTION
 from audit.views import as_view
 from scoring.errors import InputError, text_problem
 from scoring.families import get_task
@@ -218,14 +219,12 @@ CONTENT = ("decision", "reviewer", "label", "role", "note", "blind", "created")
 
 
 def _settles_here(db: Database, stored: Mapping, decision_id: int, content: tuple) -> bool:
-    """Whether a review stored under another run is this line's review of this decision's question: same question
-    key, same content but the decision (what `delete-run` leaves when it moves a review to a run that asks it)."""
-    def qkey(d: int) -> str | None:
-        return db.execute("SELECT qkey FROM decisions WHERE id = ?", [d]).fetchone()[0]
-
-    mine = qkey(decision_id)
-    return (mine is not None and qkey(stored["decision_id"]) == mine
-            and _content(stored["decision_id"], stored)[1:] == content[1:])
+    """Whether a review stored under another run is this line's review of this decision's question: its decision
+    asks this decision's question (`shared_reviews.SAME_QUESTION`) and the content is the same but the decision (what
+    `delete-run` leaves when it moves a review to a run that asks it)."""
+    asks_it = db.execute(f"SELECT 1 FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.id = ? AND d2.id = ? "
+                         f"AND {SAME_QUESTION}", [stored["decision_id"], decision_id]).fetchone()
+    return asks_it is not None and _content(stored["decision_id"], stored)[1:] == content[1:]
 
 
 def _content(decision_id: int, rec: Mapping) -> tuple:
