@@ -48,7 +48,7 @@ from audit.store.limits import check_seed
 from audit.views import RunView
 from scoring.families import get_task
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.stats.board import Board, anytime, board_estimate, rank_sets
+from scoring.stats.board import Board, anytime, board_estimate, rank_sets, rank_sets_listed
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
 from scoring.stats.difference import estimated_totals
 from scoring.stats.estimators import VARIANCE, Estimate, delta_method, headline
@@ -749,10 +749,9 @@ def board_estimates(db: Database, name: str, *, policy: str = DEFAULT_POLICY, vi
                          for p in table.adjacent],
             "more_documents": None if least is None else least["more_documents"],
             "least_settled": None if least is None else [least["a"], least["b"]],
-            "rank_sets": {r: list(v) for r, v in (table.board.rank_sets or {}).items()} or None,
-            "rank_sets_anytime": ({r: list(v) for r, v in rank_sets(
-                stored.runs, sim_any, higher_is_better=table.cell.higher_is_better).items()}  # type: ignore[arg-type]
-                if all(ci is not None for ci in sim_any.values()) else None),
+            "rank_sets": rank_sets_listed(table.board.rank_sets),
+            "rank_sets_anytime": rank_sets_listed(rank_sets(stored.runs, sim_any,
+                                                   higher_is_better=table.cell.higher_is_better)),
             "interval": f"{LEVEL:.0%} per system; differences simultaneous over {count_noun(len(pairs), 'pair')} "
                         "(Bonferroni); anytime: valid whenever reviewing stops",
             "sampled_documents": len(state.sampled), "known_documents": len(state.known),

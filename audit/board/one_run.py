@@ -41,7 +41,7 @@ from audit.review.sampling import (
 from audit.store.database import run_row
 from audit.views import RunView
 from scoring.families.base import MetricCell, TaskFamily
-from scoring.stats.board import Board, PairDifference, anytime, competition_ranks, rank_sets
+from scoring.stats.board import Board, PairDifference, anytime, competition_ranks, rank_sets, rank_sets_listed
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
 from scoring.stats.difference import Totals, difference_totals
 from scoring.stats.estimators import VARIANCE, Estimate, headline, metric_estimate
@@ -167,10 +167,8 @@ class _State:
         intervals = {(p.a, p.b): p.simultaneous.ci for p in pairs}
         return Board(self.systems, per, pairs,
                      competition_ranks({s: e.judge_only for s, e in per.items()}, higher_is_better=higher),
-                     (competition_ranks(audited, higher_is_better=higher)  # type: ignore[arg-type]
-                      if all(v is not None for v in audited.values()) else None),
-                     (rank_sets(self.systems, intervals, higher_is_better=higher)  # type: ignore[arg-type]
-                      if all(ci is not None for ci in intervals.values()) else None),
+                     competition_ranks(audited, higher_is_better=higher),
+                     rank_sets(self.systems, intervals, higher_is_better=higher),
                      higher, LEVEL)
 
     @property
@@ -271,10 +269,9 @@ def one_run_estimates(db: Database, name: str, run: str, systems: Sequence[str],
             "pairs": pairs, "adjacent": adjacent,
             "more_documents": None if least is None else least["more_documents"],
             "least_settled": None if least is None else [least["a"], least["b"]],
-            "rank_sets": {s: list(v) for s, v in (board.rank_sets or {}).items()} or None,
-            "rank_sets_anytime": ({s: list(v) for s, v in rank_sets(
-                systems, sim_any, higher_is_better=primary.higher_is_better).items()}  # type: ignore[arg-type]
-                if all(ci is not None for ci in sim_any.values()) else None),
+            "rank_sets": rank_sets_listed(board.rank_sets),
+            "rank_sets_anytime": rank_sets_listed(rank_sets(systems, sim_any,
+                                                            higher_is_better=primary.higher_is_better)),
             "interval": f"{LEVEL:.0%} per system; differences simultaneous over {count_noun(len(pairs), 'pair')} "
                         "(Bonferroni); anytime: valid whenever reviewing stops",
             "sampled_documents": len(state.sampled), "known_documents": len(state.certain),

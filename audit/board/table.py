@@ -204,15 +204,6 @@ def _point(v: float | None) -> dict | None:
     return None if v is None else {"value": v, "ci": [v, v], "anytime": {"ci": [v, v]}}
 
 
-def _ranks(values: Mapping[str, float | None], higher: bool) -> dict[str, int | None]:
-    """Competition ranks, or none at all while a system has no value (the others' ranks among fewer systems read
-    as places on the whole board: 'empty' ranked 2nd of 3 where it is surely 3rd)."""
-    if any(v is None for v in values.values()):
-        return dict.fromkeys(values)
-    ranks = competition_ranks(dict(values), higher_is_better=higher)  # type: ignore[arg-type]
-    return {s: ranks.get(s) for s in values}
-
-
 def _joint_pair(joint: Mapping, a: str, b: str) -> dict | None:
     """The joint plan's difference a − b (a pair stored as b − a is turned round)."""
     for p in joint.get("pairs", []):
@@ -290,18 +281,17 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             pair = {"a": a, "b": b, "difference": d, "ci": None, "ci_simultaneous": None}
         pairs.append(pair)
         sim[(a, b)] = pair["ci_simultaneous"]
-    rank_judge = _ranks({s: judge[s][key] for s in names}, higher)
-    rank_audited = _ranks(values, higher)
-    sets = (rank_sets(names, {k: (v[0], v[1]) for k, v in sim.items()}, higher_is_better=higher)  # type: ignore[index]
-            if mode != NONE and all(v is not None for v in sim.values()) else None)
+    ranks_judge = competition_ranks({s: judge[s][key] for s in names}, higher_is_better=higher)
+    ranks_audited = competition_ranks(values, higher_is_better=higher)
+    sets = (rank_sets(names, {k: None if v is None else (v[0], v[1]) for k, v in sim.items()}, higher_is_better=higher)
+            if mode != NONE else None)
     one_run = board["systems"] is not None
     note = (f"no {'sampling' if one_run else 'board'} plan and not every decision reviewed" if mode == NONE else "")
     board_words = Board(
         names, {s: _estimate(values[s], None, note) for s in names},
         [PairDifference(p["a"], p["b"], _estimate(p["difference"], p["ci"], note),
                         _estimate(p["difference"], p["ci_simultaneous"], note)) for p in pairs],
-        {s: r or 0 for s, r in rank_judge.items()},
-        None if any(r is None for r in rank_audited.values()) else rank_audited,  # type: ignore[arg-type]
+        ranks_judge or dict.fromkeys(names, 0), ranks_audited,
         sets, higher, LEVEL)
     words = settled(board_words)
     missing = [s for s in names if values[s] is None]
@@ -314,8 +304,8 @@ def board_table(db: Database, name: str, *, policy: str = DEFAULT_POLICY) -> dic
             words = [f"no estimate yet for {', '.join(missing)}{why}, so no ranks; the paired differences say:",
                      *settled(replace(board_words, rank_audited={s: sets[s][0] for s in names}))]
     systems = [{"run": s.run, "system": s.name, "judge_only": judge[s.name], "audited": audited[s.name],
-                "estimate": estimate[s.name], "bias": bias[s.name], "rank_judge": rank_judge[s.name],
-                "rank_audited": rank_audited[s.name],
+                "estimate": estimate[s.name], "bias": bias[s.name], "rank_judge": (ranks_judge or {}).get(s.name),
+                "rank_audited": (ranks_audited or {}).get(s.name),
                 "rank_set": list(sets[s.name]) if sets is not None else None} for s in rows]
     return {"board": board["name"], "family": board["family"], "runs": board["runs"], "metric": key,
             "metrics": [{"key": metric_key(c), "label": c.label, "higher_is_better": c.higher_is_better,

@@ -107,18 +107,24 @@ TIE_TOLERANCE = 1e-12
 0.19999999999999998, and an exact review ranked such equal systems 1 and 2 and called the order settled."""
 
 
-def competition_ranks(values: Mapping[str, float], *, higher_is_better: bool) -> dict[str, int]:
+def competition_ranks(values: Mapping[str, float | None], *, higher_is_better: bool) -> dict[str, int] | None:
     """1 + the number of systems strictly better, by more than `TIE_TOLERANCE` ("1224" ranking: tied systems share
-    the better rank)."""
+    the better rank); None while a system has no value (ranks among fewer systems would read as places on the whole
+    board: 'empty' ranked 2nd of 3 where it is surely 3rd)."""
+    if any(v is None for v in values.values()):
+        return None
     sign = 1 if higher_is_better else -1
     return {s: 1 + sum(sign * (w - v) > TIE_TOLERANCE for t, w in values.items() if t != s)
             for s, v in values.items()}
 
 
-def rank_sets(systems: Sequence[str], intervals: Mapping[tuple[str, str], tuple[float, float]], *,
-              higher_is_better: bool = True) -> dict[str, tuple[int, int]]:
+def rank_sets(systems: Sequence[str], intervals: Mapping[tuple[str, str], tuple[float, float] | None], *,
+              higher_is_better: bool = True) -> dict[str, tuple[int, int]] | None:
     """Rank set of each system from simultaneous intervals of θ_a − θ_b (keyed (a, b) for one order of every
-    pair): b is surely better than a when the interval of θ_b − θ_a lies above 0 (below, for lower is better)."""
+    pair): b is surely better than a when the interval of θ_b − θ_a lies above 0 (below, for lower is better).
+    None while a pair has no interval."""
+    if any(ci is None for ci in intervals.values()):
+        return None
     k = len(systems)
 
     def diff(b: str, a: str) -> tuple[float, float]:  # interval of θ_b − θ_a
@@ -133,13 +139,18 @@ def rank_sets(systems: Sequence[str], intervals: Mapping[tuple[str, str], tuple[
         for b in systems:
             if b == a:
                 continue
-            lo, hi = diff(b, a)
+            lo, hi = diff(b, a)  # type: ignore[misc]
             above_0, below_0 = lo > TIE_TOLERANCE, hi < -TIE_TOLERANCE
             better, worse = (above_0, below_0) if higher_is_better else (below_0, above_0)
             above += better
             below += worse
         out[a] = (1 + above, k - below)
     return out
+
+
+def rank_sets_listed(sets: Mapping[str, tuple[int, int]] | None) -> dict[str, list[int]] | None:
+    """Rank sets as JSON holds them ([best, worst] per system), or None."""
+    return None if not sets else {s: list(v) for s, v in sets.items()}
 
 
 def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[str, str],
@@ -189,8 +200,7 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
         pairs.append(PairDifference(a, b, metric_estimate(joint, g, bounds=None, level=level, grad=grad, **kw),
                                     metric_estimate(joint, g, bounds=None, level=sim_level, grad=grad, **kw)))
     intervals = {(p.a, p.b): p.simultaneous.ci for p in pairs}
-    sets = (rank_sets(systems, intervals, higher_is_better=higher_is_better)  # type: ignore[arg-type]
-            if all(ci is not None for ci in intervals.values()) else None)
+    sets = rank_sets(systems, intervals, higher_is_better=higher_is_better)
     if not per_system:
         return Board(systems, {}, pairs, None, None, sets, higher_is_better, level)
     per = {}
@@ -200,10 +210,8 @@ def board_estimate(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[st
         per[s] = metric_estimate(tot, metrics[s], bounds=bounds, level=level, grad=grads[s], **kw)
     judge_only = {s: per[s].judge_only for s in systems}
     audited = {s: e.estimate for s, e in per.items()}
-    rank_audited = (competition_ranks(audited, higher_is_better=higher_is_better)  # type: ignore[arg-type]
-                    if all(v is not None for v in audited.values()) else None)
     return Board(systems, per, pairs, competition_ranks(judge_only, higher_is_better=higher_is_better),
-                 rank_audited, sets, higher_is_better, level)
+                 competition_ranks(audited, higher_is_better=higher_is_better), sets, higher_is_better, level)
 
 
 def _joint_totals(judge: Mapping[str, Mapping[str, Vector]], strata: Mapping[str, str],

@@ -14,6 +14,7 @@ from scoring.stats.board import (
     competition_ranks,
     joint_vectors,
     rank_sets,
+    rank_sets_listed,
     settled,
 )
 from scoring.stats.difference import difference_totals, unseen_moves
@@ -90,6 +91,14 @@ def test_ranks_and_rank_sets():
     assert rank_sets(["A", "B", "C"], iv, higher_is_better=False) == {"A": (1, 2), "B": (3, 3), "C": (1, 2)}
     # an exact tie shares the ranks it spans
     assert rank_sets(["A", "B"], {("A", "B"): (0.0, 0.0)}) == {"A": (1, 2), "B": (1, 2)}
+
+
+def test_no_ranks_while_a_system_or_a_pair_is_unknown():
+    """Ranks among fewer systems would read as places on the whole board (the one rule every board surface calls)."""
+    assert competition_ranks({"A": 0.5, "B": None, "C": 0.7}, higher_is_better=True) is None
+    iv = {("A", "B"): (-0.3, -0.1), ("A", "C"): None, ("B", "C"): (0.1, 0.4)}
+    assert rank_sets(["A", "B", "C"], iv) is None
+    assert rank_sets_listed(rank_sets(["A", "B"], {("A", "B"): (0.1, 0.2)})) == {"A": [1, 1], "B": [2, 2]}
 
 
 def test_equal_values_summed_in_another_order_tie_everywhere():
