@@ -460,7 +460,7 @@ def cmd_review(args: argparse.Namespace) -> None:
     Example: python -m audit review --run demo-chimera-mixed --decision '#1' --label no-match --reviewer ana
     """
     from audit.review.queue import describe_change
-    from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, undo_label
+    from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, newest_seen, undo_label
     from audit.views import load_view
     from scoring.nouns import Noun
 
@@ -474,15 +474,16 @@ def cmd_review(args: argparse.Namespace) -> None:
             decision = first.decision_by_number(int(decision[1:]))
         except KeyError as e:
             raise AuditError(e.args[0]) from None
-    note = args.note
+    note, seen = args.note, None
     if args.label == "undo":  # the cards' undo rule; with nothing to undo, add_review refuses the withdrawal
         reviews = first.reviews.get(decision, [])
         last = last_review_by(reviews, args.reviewer, args.role)
         if last is not None:
             label = undo_label(reviews, last["id"], who=args.reviewer, role=args.role)
             note = note or UNDO_NOTE
+            seen = newest_seen(reviews)
     row = add_review(db, args.run, decision, label, args.reviewer, note=note, blind=args.blind,
-                     role=args.role, sampled=args.sampled)
+                     role=args.role, sampled=args.sampled, expect_last_review=seen)
     view = load_view(db, args.run)
     a = view.audit
     if args.json:

@@ -24,7 +24,7 @@ from audit.review.queue import (
     progress_text,
     reviewer_progress_db,
 )
-from audit.review.reviews import UNDO_NOTE, add_review, review_note, undo_label
+from audit.review.reviews import UNDO_NOTE, add_review, newest_seen, review_note, undo_label
 from audit.review.sample_progress import sample_caption
 from audit.review.sampling import ALL_KINDS, create_plan, load_plan, plan_kinds, plan_summary
 from audit.review.sharing import other_runs_asking
@@ -178,9 +178,10 @@ def _on_undo() -> None:
     try:
         auth.check(auth.review_action(last["role"]))
         before = run_view.on(c).audit.metrics
-        prev = undo_label(decision_view(c, run_view, last["id"])["reviews"], last["review"], who=who,
-                          role=last["role"])
-        add_review(c, run, last["id"], prev, who, role=last["role"], note=UNDO_NOTE, **auth.identity_columns())
+        reviews = decision_view(c, run_view, last["id"])["reviews"]
+        prev = undo_label(reviews, last["review"], who=who, role=last["role"])
+        add_review(c, run, last["id"], prev, who, role=last["role"], note=UNDO_NOTE,
+                   expect_last_review=newest_seen(reviews), **auth.identity_columns())
         title = task.label_schemes[last["kind"]].title(prev) if prev is not None else None
         st.session_state[STRIP] = _change(c, last["id"], title, before, "Undone:")
         st.session_state[POS] = last["pos"]

@@ -10,7 +10,7 @@ import streamlit as st
 
 from audit.errors import AuditError
 from audit.numbers import count_noun
-from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, review_note, undo_label
+from audit.review.reviews import UNDO_NOTE, add_review, last_review_by, newest_seen, review_note, undo_label
 from audit.review.sharing import also_settles_text, other_runs_asking
 from audit.store.database import Database
 from scoring.families.base import LabelScheme
@@ -186,6 +186,7 @@ def review_card(conn: Database, run: str, task: str, d: dict, scheme: LabelSchem
             else:
                 auth.check(auth.review_action(role))
                 add_review(conn, run, d["id"], label, reviewer, note=note, blind=hide, role=role,
+                           expect_last_review=newest_seen(d["reviews"]) if undo else None,
                            **auth.identity_columns())
         except AuditError as e:
             show_error(str(e))

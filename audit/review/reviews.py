@@ -132,6 +132,13 @@ def undo_label(reviews: Iterable[Mapping], review_id: int, *, who: str, role: st
     return adjudicated if role == "adjudicator" else humans.get(who)
 
 
+def newest_seen(reviews: Iterable[Mapping]) -> int:
+    """The id of the newest review row read (0 for none). An undo passes it as `add_review(expect_last_review=)`:
+    a review stored between the read `undo_label` decided on and the write refuses the undo (StaleReview) instead of
+    being overwritten unsaid (another adjudicator's, in the moment between)."""
+    return max((int(r["id"]) for r in reviews), default=0)
+
+
 def last_review_by(reviews: Iterable[Mapping], who: str, role: str) -> Mapping | None:
     """`who`'s newest review row of a decision in `role` (what an undo on the classic card undoes)."""
     return next((r for r in reversed(list(reviews)) if r["reviewer"] == who and r["role"] == role), None)

@@ -124,3 +124,28 @@ def test_a_sample_label_in_a_run_without_a_plan_says_to_draw_the_sample_first(co
                          who, {})["np-1"]["error"]
     assert "has no sampling plan" in error and "draw the sample first" in error and "reload the queue" not in error
     assert "--sampled" not in error
+
+
+def test_an_undo_on_the_browser_card_never_overwrites_an_adjudication_stored_in_between(conn, monkeypatch):
+    """The card's undo read the decision's reviews, then wrote: olga's adjudication stored in the moment between was
+    overwritten by the label adam's undo restored. Now the undo is refused alone and olga's holds."""
+    import ui.review_card.store as card_store
+
+    view = _runs(conn)[0]
+    i = queue_ids(conn, view, "adam", "all")[0]
+    labels = view.task.label_schemes[decision_view(conn, view, i)["kind"]].labels
+    add_review(conn, view.name, i, labels[0], "adam", role="adjudicator", client_id="adam-adj")
+    real = card_store.undo_label
+
+    def olga_in_between(*args, **kw):
+        label = real(*args, **kw)
+        add_review(conn, view.name, i, labels[1], "olga", role="adjudicator")
+        return label
+
+    monkeypatch.setattr(card_store, "undo_label", olga_in_between)
+    answered = store_events(conn, view, [{"cid": "u", "type": "undo", "undo_of": "adam-adj", "run": view.name,
+                                          "who": "adam"}], _reviewer("adam", may_adjudicate=True), {})
+    assert answered["u"]["ok"] is False and "reviewed by someone else since" in answered["u"]["error"]
+    assert _rows(conn, "client_id = 'u'") == []
+    e = as_view(conn, view.name).effective[i]
+    assert (e.label, e.adjudicator) == (labels[1], "olga")

@@ -279,3 +279,30 @@ def test_per_type_totals_are_read_once_per_run_and_never_for_a_run_that_took_its
     # a run in the same id, name and creation time would be the same run; one created later is not
     totals = judge_side_totals(db_with_run, row | {"created": row["created"] + "x"})
     assert totals == ()  # its decisions are gone: read afresh, not taken from the deleted run's
+
+
+def test_an_adjudication_stored_while_an_undo_is_decided_refuses_the_undo(db_with_run, db_path, monkeypatch, capsys):
+    """The undo rule read the reviews, then wrote: an adjudication stored in the moment between (olga's, from another
+    process) was overwritten by the label adam's undo restored, unsaid. The write now expects the newest review the
+    rule read (`newest_seen`): the undo is refused, olga's adjudication holds."""
+    import audit.review.reviews as reviews_module
+    from audit.cli import main
+    from audit.store.database import open_db
+
+    d = next(x for x in decisions(db_with_run, "mixed") if x["judge"] != "invalid")["id"]
+    add_review(db_with_run, "mixed", d, "match", "adam", role="adjudicator")
+    real = reviews_module.undo_label
+
+    def olga_in_between(*args, **kw):
+        label = real(*args, **kw)
+        add_review(open_db(db_path), "mixed", d, "no-match", "olga", role="adjudicator")  # another connection
+        return label
+
+    monkeypatch.setattr(reviews_module, "undo_label", olga_in_between)
+    rows_before = db_with_run.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+    assert main(["--db", str(db_path), "review", "--run", "mixed", "--decision", str(d), "--label", "undo",
+                 "--reviewer", "adam", "--role", "adjudicator"]) == 2
+    assert "reviewed by someone else since" in capsys.readouterr().err
+    assert db_with_run.execute("SELECT COUNT(*) FROM reviews").fetchone()[0] == rows_before + 1  # olga's alone
+    e = as_view(db_with_run, "mixed").effective[d]
+    assert (e.label, e.adjudicator) == ("no-match", "olga")

@@ -23,6 +23,7 @@ from audit.review.queue import change_strip, decision_view
 from audit.review.reviews import (
     UNDO_NOTE,
     add_review,
+    newest_seen,
     review_by_client_id,
     review_note,
     stored_client_ids,
@@ -72,7 +73,7 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
         decision_id, role = int(row["decision_id"]), row["role"]
         d = decision_view(conn, run_view, decision_id)
         label = undo_label(d["reviews"], row["id"], who=who.name, role=row["role"])
-        note, verb = UNDO_NOTE, "Undone:"
+        note, verb, seen = UNDO_NOTE, "Undone:", newest_seen(d["reviews"])
     else:
         decision_id, label, role = ev.get("decision"), ev.get("label"), who.role
         if not isinstance(decision_id, int) or isinstance(decision_id, bool):
@@ -81,11 +82,12 @@ def _store_one(conn: Database, run_view: RunView, ev: Mapping, who: Reviewer) ->
             d = decision_view(conn, run_view, decision_id)
         except KeyError:
             return {"ok": False, "error": f"not stored: decision {decision_id} is not in run {run_view.name}"}
-        note, verb = review_note(ev.get("note")), "Stored"
+        note, verb, seen = review_note(ev.get("note")), "Stored", None
     before = run_view.on(conn).audit.metrics
     row = add_review(conn, run_view.name, decision_id, label, who.name, note=note, role=role,
                      blind=is_blind(d, blind=who.blind, role=who.role, who=who.name),
-                     sampled=who.sampled and verb == "Stored", client_id=cid, **dict(who.identity))
+                     sampled=who.sampled and verb == "Stored", client_id=cid, expect_last_review=seen,
+                     **dict(who.identity))
     scheme = task.label_schemes[d["kind"]]
     title = scheme.title(label) if label is not None else None
     if row.get("duplicate"):  # `#n` is the decision's number in its run, as in every other strip
