@@ -432,9 +432,9 @@ def cmd_decisions(args: argparse.Namespace) -> None:
 
     view = as_view(_open(args.db), args.run, args.policy)
     listed = view.decisions(args.doc)
-    numbers = view.decision_numbers([d["id"] for d in listed])
-    for d in listed:
-        out = {"decision": f"#{numbers[d['id']]}", **{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right",
+    tags = view.decision_tags([d["id"] for d in listed])
+    for d, tag in zip(listed, tags, strict=True):
+        out = {"decision": tag, **{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right",
                                                                      "judge", "effective", "source")}}
         if args.verbose:
             out |= {"human": d["human"], "detail": d["detail"]}

@@ -189,6 +189,11 @@ class RunView:
         ids = run_decision_ids(self.db, self.row)
         return {i: bisect_right(ids, i) for i in decision_ids}  # the count of the run's ids up to i
 
+    def decision_tags(self, decision_ids: Sequence[int]) -> list[str]:
+        """`#N` of each decision, as the pages and the card show it and `review --decision` takes it."""
+        numbers = self.decision_numbers(decision_ids)
+        return [f"#{numbers[i]}" for i in decision_ids]
+
     def decision_by_number(self, number: int) -> int:
         """The id of the run's decision `#number` (`decision_numbers` inverted: what the card shows, the CLI takes).
 

@@ -787,8 +787,7 @@ def _review_in(state: BoardState, block: str, prefer: Sequence[str]) -> list[dic
                 seen.add(key)
                 mine.append(dec_id)
         if mine:
-            numbers = state.views[r].decision_numbers(mine)
-            out.append({"run": r, "documents": docs, "decisions": mine, "numbers": [f"#{numbers[i]}" for i in mine]})
+            out.append({"run": r, "documents": docs, "decisions": mine, "numbers": state.views[r].decision_tags(mine)})
     return out
 
 

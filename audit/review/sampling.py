@@ -792,9 +792,8 @@ def next_sample(db: Database, run: RunRef, kind: str | None = None, *, half_widt
     decisions = [int(u) for u in pick.units]
     conflicted = [i for i in decisions if (e := view.effective.get(i)) is not None and e.conflicted]
     why = "; ".join(w for w in (pick.why, conflicted and conflicted_why(len(conflicted)), waiting_text(waiting)) if w)
-    numbers = view.decision_numbers(decisions)
     return {"doc": pick.block, "stratum": pick.stratum, "decisions": decisions,
-            "numbers": [f"#{numbers[i]}" for i in decisions],  # the pages' `#N`: `review --decision` takes either
+            "numbers": view.decision_tags(decisions),  # `review --decision` takes either
             "conflicted": conflicted,
             "waiting_for_adjudication": waiting,
             "rank": pick.rank, "why": why, "more_to_target": target.get("more"),
