@@ -60,9 +60,9 @@ def queue_ids(db: Database, run: RunRef, reviewer: str, mode: str, *, types: Ite
         raise AuditError(SAMPLE_TAKES_NO_FILTER)
     view = as_view(db, run)
     ids = _queue_ids(view, reviewer, mode, types=types, judge_labels=judge_labels, doc=doc, share=share,
-                     adjudicator=adjudicator)
-    if mode == "sample":  # the plan's order, led by what the sample waits for
-        return suggested_first(suggested_first(ids, suggested), _drawn_conflicts(view, ids) if adjudicator else [])
+                     adjudicator=adjudicator, suggested=suggested)
+    if mode == "sample":  # the plan's order, led by what the sample waits for (`_sample_ids`)
+        return ids
     if blind or not view.task.certain_decisions:
         return ids
     state = certain_decisions(view)
@@ -86,7 +86,8 @@ def certain_decisions(run: RunView) -> dict[int, Certainty]:
 
 
 def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str], judge_labels: Iterable[str],
-               doc: str, share: Collection[int] = (), adjudicator: bool = False) -> list[int]:
+               doc: str, share: Collection[int] = (), adjudicator: bool = False,
+               suggested: Iterable[int] = ()) -> list[int]:
     db, run_id = view.db, view.id
     q = "SELECT id, doc_id, type, judge_label FROM decisions WHERE run_id = ?"
     args: list = [run_id]
@@ -102,7 +103,7 @@ def _queue_ids(view: RunView, reviewer: str, mode: str, *, types: Iterable[str],
         args.append(doc)
     rows = db.execute(q + " ORDER BY id", args).fetchall()
     if mode == "sample":
-        return _sample_ids(view, reviewer, {r[0] for r in rows}, share, adjudicator=adjudicator)
+        return _sample_ids(view, reviewer, {r[0] for r in rows}, share, adjudicator=adjudicator, suggested=suggested)
     if mode == "all":
         return [r[0] for r in rows]
     if mode == "invalid":
@@ -270,13 +271,14 @@ def _drawn_conflicts(view: RunView, ids: Iterable[int]) -> list[int]:
 
 
 def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collection[int] = (), *,
-                adjudicator: bool = False) -> list[int]:
+                adjudicator: bool = False, suggested: Iterable[int] = ()) -> list[int]:
     """The plan's blocks in the order it serves them (take-all strata first, then the seeded random rank), each
     block's decisions the reviewer has not labelled yet, leaving out the blocks humans have settled whole (drawn
     and settled, or reviewed by hand: the sample needs nothing more of them; a new reviewer's card went through
     every drawn document again after the suggested one) unless they hold a decision of `keep` (an assigned
     share: its double-coded documents are settled by the first label); [] without a plan. An `adjudicator` is
-    served the drawn documents' conflicted decisions also where they labelled them."""
+    served the drawn documents' conflicted decisions also where they labelled them, first; then come the
+    `suggested` ones."""
 
     plan = load_plan(view.db, view)
     if plan is None:
@@ -291,4 +293,5 @@ def _sample_ids(view: RunView, reviewer: str, allowed: set[int], keep: Collectio
 
     def wanted(i: int) -> bool:  # an adjudicator's waiting conflicts whatever they labelled
         return i in allowed and (i not in mine or i in waiting)
-    return [int(u) for b in plan.serving_order() if open_block(b.units) for u in b.units if wanted(int(u))]
+    ids = [int(u) for b in plan.serving_order() if open_block(b.units) for u in b.units if wanted(int(u))]
+    return suggested_first(suggested_first(ids, suggested), waiting)
