@@ -4,6 +4,7 @@ choose. Agreement, the alternative annotator test and improve-judge's learnt row
 
 from __future__ import annotations
 
+from audit.effective import current_rows
 from audit.errors import AuditError
 from audit.views import RunView
 
@@ -20,7 +21,11 @@ def review_set(view: RunView, reviews: str) -> str:
 
 
 def reviews_in(reviews: list[dict], used: str) -> list[dict]:
-    """The reviews of one decision that a review set (`blind`, `sighted`, `all`) counts; an adjudicator's always."""
+    """The current review rows of one decision (`audit.effective.current_rows`: each reviewer's latest label and the
+    adjudication) that a review set (`blind`, `sighted`, `all`) counts; an adjudicator's always. The set is taken of
+    the current rows, not before: a blind label its reviewer withdrew or changed sighted is no blind label of
+    theirs (filtered first, the sighted undo was dropped and the withdrawn blind label counted, and was learnt)."""
+    rows = current_rows(reviews)
     if used == "all":
-        return reviews
-    return [r for r in reviews if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
+        return rows
+    return [r for r in rows if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
