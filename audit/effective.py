@@ -114,6 +114,17 @@ def current_rows(reviews: Iterable[Mapping]) -> list[Mapping]:
                                 else [])]
 
 
+def reviews_in(reviews: list[dict], used: str) -> list[dict]:
+    """The current review rows of one decision (`audit.effective.current_rows`: each reviewer's latest label and the
+    adjudication) that a review set (`blind`, `sighted`, `all`) counts; an adjudicator's always. The set is taken of
+    the current rows, not before: a blind label its reviewer withdrew or changed sighted is no blind label of
+    theirs (filtered first, the sighted undo was dropped and the withdrawn blind label counted, and was learnt)."""
+    rows = current_rows(reviews)
+    if used == "all":
+        return rows
+    return [r for r in rows if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]
+
+
 def current_labels(reviews: Iterable[Mapping]) -> tuple[dict[str, str], str | None]:
     """Each reviewer's latest label and the latest adjudication, from review rows oldest first (`current_rows`).
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from audit.effective import current_rows
+from audit.effective import DEFAULT_POLICY, current_rows, effective_label, reviews_in
 from audit.errors import UnknownRun
 from audit.numbers import count_noun
 from audit.store.database import query_in, run_row, runs_of_decisions
@@ -49,13 +49,39 @@ def learning_status(db: Database, identity: dict) -> dict | None:
                 current[(dec, r["role"], r["reviewer"])] = r["label"]
     withdrawn = sorted(k for k in keys if k not in rows or current.get(
         (rows[k]["decision_id"], rows[k]["role"], rows[k]["reviewer"]), object()) != rows[k]["label"])
+    moved = _moved_decisions(db, source["id"], learnt, {r["id"] for r in rows.values()})
     text = (f"this judge learnt from {count_noun(len(keys), 'review')} of run {source['name']!r} (seed "
             f"{learnt.get('seed')}, {learnt.get('folds')} folds)")
     if withdrawn:
         text += (f"; {len(withdrawn)} of them {'was' if len(withdrawn) == 1 else 'were'} withdrawn or changed since: "
                  "it is stale, improve it again")
-    return {"run": source["name"], "learnt_from": len(keys), "withdrawn": withdrawn, "stale": bool(withdrawn),
-            "text": text}
+    if moved:
+        text += (f"; the human label of {count_noun(len(moved), 'decision')} it learnt is no longer the one it learnt "
+                 "(adjudicated or conflicted since): " + ("it is stale, improve it again" if not withdrawn else
+                                                          "improve it again"))
+    return {"run": source["name"], "learnt_from": len(keys), "withdrawn": withdrawn, "changed_decisions": moved,
+            "stale": bool(withdrawn or moved), "text": text}
+
+
+def _moved_decisions(db: Database, run_id: int, learnt: dict, learnt_ids: set[int]) -> list[int]:
+    """The learnt decisions whose human label under the learnt policy and review set is no longer the one their
+    learnt reviews gave (an adjudication since, another reviewer's label making it conflicted), though every learnt
+    review still holds: the judge learnt a label the audit no longer uses."""
+    from audit.rescoring import reviews_by_decision
+
+    decisions = [int(d) for d in learnt.get("decisions") or []]
+    if not decisions:  # a result from before the learnt decisions were kept
+        return []
+    policy, used = learnt.get("effective_label_policy") or DEFAULT_POLICY, learnt.get("reviews_used") or "all"
+    judge = {r["id"]: r["judge_label"]
+             for r in query_in(db, "SELECT id, judge_label FROM decisions WHERE id IN ({marks})", decisions)}
+    moved = []
+    for d, revs in reviews_by_decision(db, run_id, decisions).items():
+        then = effective_label(judge[d], [r for r in revs if r["id"] in learnt_ids], policy)
+        now = effective_label(judge[d], reviews_in(revs, used), policy)
+        if then.settled_by_humans and (now.label != then.label or not now.settled_by_humans):
+            moved.append(d)
+    return sorted(moved)
 
 
 def _reviews(db: Database, column: str, keys: list) -> dict:

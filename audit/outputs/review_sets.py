@@ -4,11 +4,12 @@ choose. Agreement, the alternative annotator test and improve-judge's learnt row
 
 from __future__ import annotations
 
-from audit.effective import current_rows
+from audit.effective import reviews_in
 from audit.errors import AuditError
 from audit.views import RunView
 
 REVIEW_SETS = ("auto", "blind", "sighted", "all")
+__all__ = ["REVIEW_SETS", "review_set", "reviews_in"]
 
 
 def review_set(view: RunView, reviews: str) -> str:
@@ -18,14 +19,3 @@ def review_set(view: RunView, reviews: str) -> str:
     if reviews == "auto":
         return "blind" if view.blind_reviews() else "all"
     return reviews
-
-
-def reviews_in(reviews: list[dict], used: str) -> list[dict]:
-    """The current review rows of one decision (`audit.effective.current_rows`: each reviewer's latest label and the
-    adjudication) that a review set (`blind`, `sighted`, `all`) counts; an adjudicator's always. The set is taken of
-    the current rows, not before: a blind label its reviewer withdrew or changed sighted is no blind label of
-    theirs (filtered first, the sighted undo was dropped and the withdrawn blind label counted, and was learnt)."""
-    rows = current_rows(reviews)
-    if used == "all":
-        return rows
-    return [r for r in rows if bool(r["blind"]) == (used == "blind") or r["role"] == "adjudicator"]

@@ -253,6 +253,30 @@ def test_the_same_label_given_again_keeps_the_judge_current_and_a_changed_one_ma
     db.conn.close()
 
 
+def test_a_learnt_label_adjudicated_otherwise_or_made_conflicted_makes_the_judge_stale(strict_db, strict_template,
+                                                                                      tmp_path):
+    """Every review the judge learnt still holds, but the audit no longer uses the label it learnt: an adjudicator
+    settled one decision the other way, another reviewer's label made one conflicted. The judge said current."""
+    from audit.learning import learning_status
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    identity = {"learnt_from": json.loads(out.read_text())["judge_after"]["learnt_from"]}
+    db = open_db(strict_db)
+    first, second = identity["learnt_from"]["decisions"][:2]
+    labels = {d["id"]: d["human"]["ann"] for d in load_view(db, RUN).decisions() if d["id"] in (first, second)}
+    other = {d: "no-match" if lab == "match" else "match" for d, lab in labels.items()}
+    add_review(db, RUN, first, labels[first], "rita", role="adjudicator")  # settled as learnt: still current
+    assert learning_status(db, identity)["stale"] is False
+    add_review(db, RUN, first, other[first], "rita", role="adjudicator")
+    add_review(db, RUN, second, other[second], "bo")
+    status = learning_status(db, identity)
+    assert status["withdrawn"] == [] and status["changed_decisions"] == sorted([first, second])
+    assert status["stale"] is True and "the human label of 2 decisions it learnt is no longer" in status["text"]
+    db.conn.close()
+
+
 def test_an_improved_judge_moved_to_another_database_with_its_reviews_is_current_there(strict_db, strict_template,
                                                                                       tmp_path):
     """The judge's reviews are named by uid, which export-reviews / import-reviews keep: in a new database, scored
