@@ -247,6 +247,10 @@ def cmd_score(args: argparse.Namespace) -> None:
         from audit.outputs.improved_judge import resolve
 
         judge, improved = resolve(db, judge.strip(), args.learnt_from)
+        if improved.learnt_from.get("improved") is False:
+            from audit.learning import NOT_IMPROVED
+
+            print(f"warning: {NOT_IMPROVED}; scoring with it as asked", file=sys.stderr)
         source = db.execute("SELECT task FROM runs WHERE name = ?", [improved.learnt_from.get("run")]).fetchone()
         if source is not None and source[0] != task.name:
             raise AuditError(f"--judge {args.judge.strip()}: that judge was fitted on run "

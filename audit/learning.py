@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
+NOT_IMPROVED = "improve-judge showed no improvement for this judge and advised keeping the run's judge"
+"""Said wherever a judge scored from such a result is shown (and by `score` when it takes one)."""
+
+
 def learning_status(db: Database, identity: dict) -> dict | None:
     """For a run whose judge was improved on reviews (`learnt_from` in its judge identity): how many of those
     reviews still hold (the reviewer's current label on that question is the one the judge learnt), which were
@@ -52,6 +56,8 @@ def learning_status(db: Database, identity: dict) -> dict | None:
     moved = _moved_decisions(db, source["id"], learnt, {r["id"] for r in rows.values()})
     text = (f"this judge learnt from {count_noun(len(keys), 'review')} of run {source['name']!r} (seed "
             f"{learnt.get('seed')}, {learnt.get('folds')} folds)")
+    if learnt.get("improved") is False:
+        text += f"; {NOT_IMPROVED}"
     if withdrawn:
         text += (f"; {len(withdrawn)} of them {'was' if len(withdrawn) == 1 else 'were'} withdrawn or changed since: "
                  "it is stale, improve it again")

@@ -231,6 +231,31 @@ def test_a_run_scored_with_the_improved_judge_records_its_reviews_and_goes_stale
     db.conn.close()
 
 
+def test_a_judge_that_showed_no_improvement_is_scored_with_a_warning_and_said_so_where_it_is_shown(
+        strict_db, strict_template, tmp_path, capsys):
+    """`score --judge improved:N` took a judge improve-judge had advised against (improved: false) unsaid: the run
+    read as any improved judge's. `score` warns, and the learning line every surface shows says it."""
+    from audit.learning import NOT_IMPROVED, learning_status
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    result = json.loads(out.read_text())
+    flipped = tmp_path / "not-improved.json"
+    flipped.write_text(json.dumps(result | {"improved": not result["improved"]}))
+    score = ["--db", str(strict_db), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1]),
+             "--judge", result["judge_after"]["spec"]]
+    capsys.readouterr()
+    for name, path in (("as-found", out), ("flipped", flipped)):
+        assert main([*score, "--run", name, "--learnt-from", str(path)]) == 0
+        warned = NOT_IMPROVED in capsys.readouterr().err
+        db = open_db(strict_db)
+        said = NOT_IMPROVED in learning_status(db, load_view(db, name).row["judge_identity"])["text"]
+        db.conn.close()
+        improved = json.loads(path.read_text())["improved"]
+        assert warned is said is (not improved), (name, improved)
+
+
 def test_the_same_label_given_again_keeps_the_judge_current_and_a_changed_one_makes_it_stale(
         strict_db, strict_template, tmp_path):
     """Stale means a label the judge learnt no longer holds: a reviewer confirming a decision again (a new review row
