@@ -151,6 +151,8 @@ if result.get("excluded_conflicted"):
     n = int(result["excluded_conflicted"])
     st.caption(f"{count_noun(n, 'decision')} whose reviewers disagree (not adjudicated) {'is' if n == 1 else 'are'} "
                "left out of human vs judge.")
+if result.get("learnt_in_sample"):
+    show_text(result["learnt_in_sample"]["text"] + ".", "warning")
 if any_settled(hvj):
     show_table(hvj, row["task"], "agreement.hvj")
 else:

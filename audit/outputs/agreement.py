@@ -32,6 +32,8 @@ from audit.outputs.alt_test import alt_test_of_run
 from audit.outputs.item_agreement import per_item_agreement
 from audit.outputs.review_sets import review_set, reviews_in
 from audit.review.assigned_review import double_coded_plan
+from audit.store.database import query_in
+from audit.store.shared_reviews import SAME_QUESTION
 from audit.views import RunRef, RunView, as_view
 from scoring.decisions import INVALID_LABEL
 from scoring.families.base import TaskFamily
@@ -139,7 +141,29 @@ def agreement(db: Database, run: RunRef, *, n_resamples: int = 2000, seed: int =
         "alt_test": alt_test_of_run(db, view, reviews=rows["reviews_used"], epsilon=epsilon),
         "planned_overlap": planned_overlap(view, rows, opts),
         "per_item": per_item_agreement(view, rows),  # ideation.md §6: judge vs the mean human rating, per item
+        "learnt_in_sample": learnt_in_sample(view, rows["hvj"]),
     }
+
+
+def learnt_in_sample(view: RunView, hvj: list[dict]) -> dict | None:
+    """When the run's judge was improved on reviews (`learnt_from`): the human-vs-judge rows in documents holding a
+    question the judge learnt (a re-scored run asks them again and inherits their reviews), where agreement is
+    in-sample, flattering the judge; improve-judge's cross-fitted Δκ is the out-of-sample figure. None otherwise."""
+    learnt = (view.row.get("judge_identity") or {}).get("learnt_from")
+    if not isinstance(learnt, dict) or not learnt.get("decisions"):
+        return None
+    decisions = [int(d) for d in learnt["decisions"]]
+    docs = {r["doc_id"] for r in query_in(
+        view.db, f"SELECT DISTINCT d2.doc_id FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.id IN ({{marks}}) "
+                 f"AND d2.run_id = {int(view.id)} AND {SAME_QUESTION}", decisions)}
+    n = sum(r["doc"] in docs for r in hvj)
+    if not n:
+        return None
+    return {"rows": n, "of": len(hvj), "documents": len({r["doc"] for r in hvj if r["doc"] in docs}),
+            "text": f"{n:,} of the {len(hvj):,} human-vs-judge {'row is' if n == 1 else 'rows are'} in documents whose "
+                    f"reviews this run's judge learnt from (improve-judge on run {learnt.get('run')!r}): agreement "
+                    "there is in-sample and flatters the judge; improve-judge's cross-fitted κ is the out-of-sample "
+                    "figure"}
 
 
 def _nothing_settled(rows: Mapping) -> dict:

@@ -485,6 +485,8 @@ def _agreement(view: RunView, data: Mapping) -> Section:
     s.body.append(para(f"Unit: {agr.get('unit', '')}; reviews used: {agr.get('reviews_used', '')}; "
                        f"{agr.get('excluded_conflicted', 0)} conflicted and {agr.get('excluded_judge_invalid', 0)} "
                        "judge-invalid decisions left out. Intervals: 95% bootstrap resampling documents."))
+    if agr.get("learnt_in_sample"):
+        s.body.append(para(f"In-sample: {agr['learnt_in_sample']['text']}."))
     rows = []
     planned_pairs = (overlap or {}).get("human_vs_human", {}).get("pairs", {})
     for which, groups in (("human vs judge", hvj), ("human vs human", pairs),

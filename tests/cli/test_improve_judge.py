@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
+from audit.outputs.agreement import agreement_rows
 from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
@@ -254,6 +255,29 @@ def test_a_judge_that_showed_no_improvement_is_scored_with_a_warning_and_said_so
         db.conn.close()
         improved = json.loads(path.read_text())["improved"]
         assert warned is said is (not improved), (name, improved)
+
+
+def test_agreement_on_a_run_scored_with_the_improved_judge_says_which_rows_are_in_sample(strict_db, strict_template,
+                                                                                        tmp_path):
+    """The same predictions re-scored with the improved judge ask the learnt questions again and inherit their
+    reviews: κ there is the in-sample fit (0.983 beside a cross-fitted 0.966 in the helper's case), unsaid."""
+    from audit.outputs.agreement import agreement
+
+    review_documents(strict_db, strict_template[2], 22)
+    out = tmp_path / "improved.json"
+    assert improve(strict_db, out, "--strategy", "threshold") == 0
+    result = json.loads(out.read_text())
+    assert main(["--db", str(strict_db), "score", "chimera", "--gold", str(GOLD), "--pred", str(strict_template[1]),
+                 "--judge", f"improved:{result['stored_as']}", "--run", "again"]) == 0
+    db = open_db(strict_db)
+    assert agreement(db, RUN, n_resamples=50)["learnt_in_sample"] is None  # the source run's judge learnt nothing
+    again = agreement(db, "again", n_resamples=50)
+    learnt_docs = set(result["judge_after"]["learnt_from"]["documents"])
+    rows = agreement_rows(db, "again")["hvj"]
+    expected = sum(r["doc"] in learnt_docs for r in rows)
+    assert expected > 0 and again["learnt_in_sample"]["rows"] == expected
+    assert again["learnt_in_sample"]["of"] == len(rows) and "in-sample" in again["learnt_in_sample"]["text"]
+    db.conn.close()
 
 
 def test_the_same_label_given_again_keeps_the_judge_current_and_a_changed_one_makes_it_stale(
