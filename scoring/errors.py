@@ -45,7 +45,9 @@ def refused_line(text: str, error: ValueError) -> int | None:
     """The line (1-based) of the value a `loads_strict` refusal names, or None if it cannot be told."""
     if not isinstance(error, _Refused):
         return None
-    if error.token.startswith('"'):
+    if error.token.startswith("\\u"):  # a lone surrogate's escape, inside a string
+        pattern = re.escape(error.token)
+    elif error.token.startswith('"'):
         pattern = re.escape(error.token) + r"\s*:"
     else:
         pattern = r'(?<![\w.+"-])' + re.escape(error.token) + r'(?![\w."])'
@@ -119,7 +121,59 @@ def loads_strict(text: str | bytes) -> object:
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    return _DECODER.decode(text)
+    value = _DECODER.decode(text)
+    problem = unicode_problem(text, value)
+    if problem:
+        escape = _escape_of(_lone_surrogate(value)[1])  # type: ignore[index]
+        raise _Refused(problem, next((m.group(0) for m in _ESCAPE.finditer(text) if m.group(0).lower() == escape),
+                                     escape))
+    return value
+
+
+def _escape_of(s: str) -> str:
+    """The JSON escape (lower case) of the first lone surrogate in `s`."""
+    return f"\\u{ord(next(c for c in s if 0xD800 <= ord(c) <= 0xDFFF)):04x}"
+
+
+def unicode_problem(text: str, value: object) -> str | None:
+    """Why JSON `text`, parsed as `value`, holds a key or string UTF-8 cannot encode (a lone surrogate: only a
+    `\\ud800`-style escape without its pair makes one), naming the field; None when it holds none. For readers that
+    parse with `json.loads`; `loads_strict` checks it itself."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    found = _lone_surrogate(value)
+    if found is None:
+        return None
+    where, s = found
+    return (f"{where} is not valid Unicode text ({_shown(s)!r} holds a lone surrogate {_escape_of(s)}, an escape "
+            "without its pair, which UTF-8 cannot hold)")
+
+
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _shown(s: str, n: int = 40) -> str:
+    """The first `n` characters of a text holding lone surrogates, printable (each shown as its escape)."""
+    return s[:n].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _lone_surrogate(value: object, where: str = "text") -> tuple[str, str] | None:
+    """(where, the text) of the first key or string in a parsed JSON value that UTF-8 cannot encode, or None."""
+    stack: list[tuple[str, object]] = [(where, value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, str):
+            if text_problem(v):
+                return where, v
+        elif isinstance(v, dict):
+            for k in v:
+                if text_problem(k):
+                    return "key", k
+            stack.extend((f"field {_shown(k)!r}", x) for k, x in reversed(v.items()))
+        elif isinstance(v, list):
+            stack.extend((where, x) for x in reversed(v))
+    return None
 
 
 def parse_json(text: str | bytes, path: str, line: int | None, field: str | None = None) -> object:

@@ -93,7 +93,8 @@ PRED_CASES = {
     "object nested 100,000 deep": ('{"a":' * DEEP + "1" + "}" * DEEP, 1, "invalid JSON: nested too deeply"),
     "nested 1,000 deep": ("[" * 1000 + "]" * 1000, 1, "nested too deeply"),
     "lone surrogate in a span": (json.dumps({"paper_id": PID, "relations": {"combination": [
-        {"comb-element": ["a\ud800", "b"]}]}}), 1, "span in 'comb-element' is not valid Unicode text"),
+        {"comb-element": ["a\ud800", "b"]}]}}), 1, "field 'comb-element' is not valid Unicode text ('a\\\\ud800' "
+                                                     "holds a lone surrogate \\ud800"),
     "integer of 10,000 digits": (f'{{"paper_id": "{PID}", "relations": {"1" * 10_000}}}', 1,
                                  "integer of 10000 digits is too large"),
 }
@@ -129,8 +130,9 @@ IMPORT_CASES = {
     "created not a timestamp": ({"created": "last tuesday"}, "field 'created' must be an ISO-8601 date and time "
                                 "with a UTC offset, like 2026-01-31T09:30:00+00:00; got 'last tuesday'"),
     "reviewer of 101 characters": ({"reviewer": "r" * 101}, "reviewer name is 101 characters long; the limit is 100"),
-    "lone surrogate in the note": ({"note": "x\udfff"}, "field 'note' is not valid Unicode text (lone surrogate "
-                                                          "'\\udfff' at character 2)"),
+    "lone surrogate in the note": ({"note": "x\udfff"}, "field 'note' is not valid Unicode text ('x\\\\udfff' holds a "
+                                                          "lone surrogate \\udfff, an escape without its pair, which "
+                                                          "UTF-8 cannot hold)"),
 }
 
 

@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from scoring.errors import InputError
+from scoring.errors import InputError, unicode_problem
 from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, record_error
 from scoring.families.verdicts.model import SCORE
 from scoring.jsonl import check_file
@@ -86,13 +86,16 @@ def read_deepeval_run(path: str, options: Mapping[str, str] | None = None) -> Im
     """
     try:
         check_file(path, what="DeepEval test run")
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark, as every other reader takes it
+        data = json.loads(text)
     except InputError as e:
         raise ImportRefused(str(e)) from None
     except (ValueError, UnicodeDecodeError) as e:
         raise ImportRefused(f"{path}: not JSON ({e})") from None
     except RecursionError:
         raise ImportRefused(f"{path}: not JSON this reader can take (nested too deeply)") from None
+    if problem := unicode_problem(text, data):
+        raise ImportRefused(f"{path}: {problem}")
     cases = _get(data, "testCases") if isinstance(data, Mapping) else None
     if not isinstance(cases, list):
         raise ImportRefused(f"{path}: not a DeepEval test run (no testCases list; the test_run_*.json DeepEval "

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from scoring.errors import InputError
+from scoring.errors import InputError, unicode_problem
 from scoring.families.verdicts.importers import Imported, Importer, ImportRefused, id_text, record_error
 from scoring.families.verdicts.model import PASS_FAIL
 from scoring.jsonl import check_file
@@ -88,13 +88,16 @@ def read_promptfoo_results(path: str, options: Mapping[str, str] | None = None) 
     """
     try:
         check_file(path, what="promptfoo results")
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark, as every other reader takes it
+        data = json.loads(text)
     except InputError as e:
         raise ImportRefused(str(e)) from None
     except (ValueError, UnicodeDecodeError) as e:
         raise ImportRefused(f"{path}: not JSON ({e})") from None
     except RecursionError:
         raise ImportRefused(f"{path}: not JSON this reader can take (nested too deeply)") from None
+    if problem := unicode_problem(text, data):
+        raise ImportRefused(f"{path}: {problem}")
     results = data.get("results") if isinstance(data, Mapping) else None
     rows = results.get("results") if isinstance(results, Mapping) else None
     if not isinstance(rows, list):
