@@ -7,13 +7,14 @@ unit either way, and the run's plan already draws documents at random within jud
 means one sample: the Scores page's estimate and the board's are the same numbers, and a review served by the
 run's sample queue is a draw for both (a second plan on the same run would count the other's draws as hand-picked).
 
-Statistics: the stratified difference estimator runs once, on the run's count vector (`difference_totals`, as
-`audit.review.sampling.estimate` runs it). A system's metric is a smooth function of the estimated totals (its
-mean rating or pairwise score, `TaskFamily.system_metrics`), so its estimate equals the single-run estimator's
-for that number. A ratings question belongs to one system and a comparison to two, but both live in the one
-vector, so the difference of two systems is one more function of the same totals: its delta-method variance uses
-the totals' covariance, which holds the pairing (the same questions, the comparisons they share). Simultaneous
-intervals and rank sets as on any board (Bonferroni over the pairs, `scoring.stats.board`).
+Statistics: the stratified difference estimator runs once, on the run's count vector (`estimated_totals`, with the
+variance of the counts the sample never saw move, as `audit.review.sampling.estimate` runs it). A system's metric is
+a smooth function of the estimated totals (its mean rating or pairwise score, `TaskFamily.system_metrics`), so its
+estimate equals the single-run estimator's for that number. A ratings question belongs to one system and a
+comparison to two, but both live in the one vector, so the difference of two systems is one more function of the
+same totals: its delta-method variance uses the totals' covariance, which holds the pairing (the same questions, the
+comparisons they share). Simultaneous intervals and rank sets as on any board (Bonferroni over the pairs,
+`scoring.stats.board`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from audit.errors import AuditError
 from audit.numbers import count_noun
 from audit.review.count_vectors import row_unflattener
 from audit.review.crossfit_estimate import crossfit_setup, crossfit_text, fold_of_documents, fold_vectors
+from audit.review.movable import documents_to_recount, movable_vectors
 from audit.review.sampling import (
     MIN_SAMPLED_BLOCKS,
     _block_strata,
@@ -43,7 +45,7 @@ from audit.views import RunView
 from scoring.families.base import MetricCell, TaskFamily
 from scoring.stats.board import Board, PairDifference, anytime, competition_ranks, rank_sets, rank_sets_listed
 from scoring.stats.confidence_sequence import planned_n_for, stopping_advice
-from scoring.stats.difference import Totals, difference_totals
+from scoring.stats.difference import Totals, estimated_totals, unseen_moves
 from scoring.stats.estimators import VARIANCE, Estimate, headline, metric_estimate
 from scoring.stats.sampling import Plan
 
@@ -101,6 +103,9 @@ class _State:
         judge, sampled, certain, paths, _ = _blocks_state(view, plan)  # the board serves its own queue
         strata = _block_strata(plan, judge)
         setup = crossfit_setup(view, sampled)
+        # as `estimate` does: the counts the sample never saw move get their variance (`unseen_moves`); without it a
+        # sample whose reviews all confirmed the judge gave zero-width "exact" intervals
+        movable = movable_vectors(view, paths, None, sampling=True, docs=documents_to_recount(plan, sampled))
         self.how = None
         if setup is not None and "folds" in setup:  # as `estimate` does for a judge improved on this sample
             from scoring.stats.crossfit import cross_fitted_totals
@@ -110,9 +115,10 @@ class _State:
             self.tot: Totals = cross_fitted_totals(fold_judge, strata, sampled, {b: fold_of[b] for b in sampled},
                                                    certain=certain, variance=VARIANCE)
             judge = {b: (vs[fold_of[b]] if b in sampled else np.mean(vs, axis=0)) for b, vs in fold_judge.items()}
+            self.tot = unseen_moves(self.tot, judge, strata, sampled, movable, certain=certain)
             self.how = crossfit_text(setup)
         else:
-            self.tot = difference_totals(judge, strata, sampled, certain=certain, variance=VARIANCE)
+            self.tot = estimated_totals(judge, strata, sampled, certain=certain, movable=movable, variance=VARIANCE)
             self.how = setup["unavailable"] if setup else None
         self.judge, self.sampled, self.certain, self.paths = judge, sampled, certain, paths
         self._counts = row_unflattener(paths)
@@ -147,7 +153,9 @@ class _State:
     def board(self, cell: MetricCell) -> Board:
         """Every system's estimate of `cell` and every pairwise difference, fixed-n, from the one sample."""
         bounds = self.task.metric_bounds(cell)
-        per = {s: metric_estimate(self.tot, self.g(cell, s), bounds=bounds, level=LEVEL, grad=self.grad(cell, s))
+        own = self.task.sampling_own_error_sizes
+        per = {s: metric_estimate(self.tot, self.g(cell, s), bounds=bounds, level=LEVEL, grad=self.grad(cell, s),
+                                  own_errors=own)
                for s in self.systems}
         n_pairs = max(1, len(self.systems) * (len(self.systems) - 1) // 2)
         pairs = []
@@ -160,8 +168,9 @@ class _State:
                 return ga(vec) - gb(vec)
 
             pairs.append(PairDifference(
-                a, b, metric_estimate(self.tot, diff, bounds=None, level=LEVEL, grad=grad),
-                metric_estimate(self.tot, diff, bounds=None, level=1 - (1 - LEVEL) / n_pairs, grad=grad)))
+                a, b, metric_estimate(self.tot, diff, bounds=None, level=LEVEL, grad=grad, own_errors=own),
+                metric_estimate(self.tot, diff, bounds=None, level=1 - (1 - LEVEL) / n_pairs, grad=grad,
+                                own_errors=own)))
         higher = cell.higher_is_better
         audited = {s: e.estimate for s, e in per.items()}
         intervals = {(p.a, p.b): p.simultaneous.ci for p in pairs}

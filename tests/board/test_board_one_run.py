@@ -105,6 +105,32 @@ def test_each_systems_estimate_is_the_single_run_estimators(sampled):
             assert first["bias"][f"{section}/{crit}/{metric}"] == {"value": single["bias"], "ci": single["bias_ci"]}
 
 
+def test_a_sample_whose_reviews_all_confirm_the_judge_has_the_run_estimators_intervals(bdb):
+    """Every served document reviewed with the judge's own labels (a split comparison: a tie): no sampled count of
+    a rating moved. The board left out the variance of the counts the sample never saw move and showed zero-width
+    intervals ("exact", and rank sets and "A > B holds" from them) where the run's own estimate has an interval."""
+    create_board(bdb, "i", [RUN])
+    create_plan(bdb, RUN, seed=4)
+    view = load_view(bdb, RUN)
+    for _ in range(32):
+        pick = next_sample(bdb, RUN)
+        for dec_id in pick["decisions"]:
+            d = view.decision(dec_id)
+            labels = view.task.label_schemes[d["kind"]].labels
+            add_review(bdb, RUN, dec_id, d["judge"] if d["judge"] in labels else labels[-1], "ana", sampled=True)
+    table = board_table(bdb, "i")
+    own = estimate(bdb, RUN)
+    single = own["summary/absolute/novelty"]
+    first = table["systems"][0]["estimate"]["absolute/novelty/mean"]
+    assert single["ci"] is not None and single["ci"][1] - single["ci"][0] > 0.01, single
+    assert (first["value"], first["ci"], first["anytime"]["ci"]) == (single["estimate"], single["ci"],
+                                                                     single["anytime"]["ci"])
+    for s in table["systems"]:
+        lo, hi = s["estimate"][PRIMARY]["ci"]
+        assert hi > lo, (s["system"], lo, hi)
+    assert all(p["ci"][1] > p["ci"][0] for p in table["pairs"])
+
+
 def test_differences_and_rank_sets_come_from_the_same_sample(sampled):
     table = board_table(sampled, "i")
     value = {s["system"]: s["estimate"][PRIMARY]["value"] for s in table["systems"]}
