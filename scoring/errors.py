@@ -9,6 +9,22 @@ import re
 import sys
 import unicodedata
 
+MAX_REASON_CHARS = 20_000
+"""Longest reason an input error prints (a safety net under `quoted`: every error line stays readable whatever a
+hostile file's values hold; 20 collected errors of a few hundred characters fit)."""
+
+
+def quoted(value: object, limit: int = 80) -> str:
+    """A value as an error message quotes it (its repr), text over `limit` characters cut with its length said (an
+    unknown id of 5,000,000 characters made an error line as long).
+
+    >>> quoted("abc"), quoted("x" * 100, 3)
+    ("'abc'", "'xxx'… (100 characters)")
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    return repr(value)
+
 
 class InputError(ValueError):
     """An input file is malformed; the message names the file, the line and the problem."""
@@ -16,6 +32,8 @@ class InputError(ValueError):
     def __init__(self, path: str, line: int | None, reason: str) -> None:
         self.path = path
         self.line = line
+        if len(reason) > MAX_REASON_CHARS:
+            reason = f"{reason[:MAX_REASON_CHARS]}… ({len(reason) - MAX_REASON_CHARS:,} more characters)"
         self.reason = reason
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {reason}")

@@ -21,7 +21,7 @@ from audit.review.reviews import ROLES, allowed_labels, check_note, check_review
 from audit.store.database import run_row, transaction
 from audit.store.shared_reviews import SAME_QUESTION
 from audit.views import as_view
-from scoring.errors import InputError, text_problem
+from scoring.errors import InputError, quoted, text_problem
 from scoring.families import get_task
 from scoring.families.base import TaskFamily
 from scoring.jsonl import read_records
@@ -168,8 +168,8 @@ def _check_batch(db: Database, batch: list[tuple[int, object]], task: TaskFamily
             if rec["kind"] not in kinds:  # the likeliest slip: say it, not that the decision is missing
                 raise InputError(p, n, f"field 'kind' {str(rec['kind'])[:40]!r} is not a decision kind of "
                                        f"{task.title}; use one of {', '.join(kinds)}")
-            raise InputError(p, n, f"no such decision in run {row['name']!r}: doc {rec['doc']!r}, {rec['type']} "
-                                   f"{rec['left']!r} / {rec['right']!r}")
+            raise InputError(p, n, f"no such decision in run {row['name']!r}: doc {quoted(rec['doc'])}, "
+                                   f"{rec['type']} {quoted(rec['left'])} / {quoted(rec['right'])}")
         allowed = allowed_labels(task.name, rec["kind"])
         if rec["label"] is not None and rec["label"] not in allowed:
             raise InputError(p, n, f"label {rec['label']!r} is not allowed; use one of {', '.join(allowed)}")

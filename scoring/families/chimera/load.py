@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from scoring.errors import InputError, is_blank, parse_json, text_problem
+from scoring.errors import InputError, is_blank, parse_json, quoted, text_problem
 from scoring.families.chimera.model import (
     CLASSES,
     ENTITIES_OF,
@@ -227,11 +227,11 @@ def load_predictions(path: str | Path, gold_ids: Sequence[str]) -> LoadedPredict
     def add(pid: object, rels: object, line: int) -> None:
         if not isinstance(pid, str):
             raise InputError(str(p), line, f"paper_id must be a string, got {json_type(pid)} "
-                                           f"({pid!r}); quote it so ids like 2103.0771 keep their digits")
+                                           f"({quoted(pid)}); quote it so ids like 2103.0771 keep their digits")
         if pid not in known:
-            raise InputError(str(p), line, f"unknown paper id {pid!r}: not in the gold file")
+            raise InputError(str(p), line, f"unknown paper id {quoted(pid)}: not in the gold file")
         if pid in preds:
-            raise InputError(str(p), line, f"duplicate prediction for paper id {pid!r} "
+            raise InputError(str(p), line, f"duplicate prediction for paper id {quoted(pid)} "
                                            f"(first on line {preds[pid].line})")
         preds[pid] = ChimeraPrediction(pid, parse_relations(rels, str(p), line, notes), line)
 

@@ -1,8 +1,9 @@
-"""Every JSON reader refuses a lone surrogate (a `\\ud800` escape without its pair, which UTF-8 cannot hold) at the
-file and line, naming the field, before anything is stored; promptfoo's and DeepEval's files saved with a byte-order
-mark (PowerShell, Notepad) import as every other reader's do. Before: an ideation idea, a retrieval query or id, a
-judged item's output, a review uid or a promptfoo / DeepEval string gave `text that is not valid UTF-8 (…)` with no
-file, line or field, from deep inside the store; the two framework readers refused a BOM."""
+"""Hostile values in input files, refused in a readable error line naming the file and line. Every JSON reader refuses
+a lone surrogate (a `\\ud800` escape without its pair, which UTF-8 cannot hold) at the file and line, naming the
+field, before anything is stored; promptfoo's and DeepEval's files saved with a byte-order mark (PowerShell,
+Notepad) import as every other reader's do. Before: an ideation idea, a retrieval query or id, a judged item's
+output, a review uid or a promptfoo / DeepEval string gave `text that is not valid UTF-8 (…)` with no file, line or
+field, from deep inside the store; the two framework readers refused a BOM."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
+from scoring.errors import MAX_REASON_CHARS, InputError
+from tests.conftest import GOLD, PRED_MIXED
 from tests.hardening import test_cli_errors
 from tests.hardening.test_cli_errors import one_error, state
 
@@ -87,3 +90,35 @@ def test_a_lone_surrogate_in_framework_json_names_the_file_and_field(db, tmp_pat
     msg = one_error(capsys)
     assert msg.startswith(f"error: {bad}: field ") and "is not valid Unicode text" in msg, msg
     assert state(db) == before
+
+
+LONG = 5_000_000
+
+
+def test_a_hostile_value_is_quoted_cut_in_the_error_line(db, tmp_path, capsys):
+    """An unknown paper id of 5,000,000 characters printed a 5,000,096-byte error line (20 such, collected, about
+    100 MB); a review naming a decision by a 5 MB `left` did the same. Values are quoted cut, with their length."""
+    rec = json.loads(PRED_MIXED.read_text(encoding="utf-8").splitlines()[0])
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps(rec | {"paper_id": rec["paper_id"] + "x" * LONG}) + "\n", encoding="utf-8")
+    assert main(["--db", str(db), "score", "chimera", "--gold", str(GOLD), "--pred", str(pred), "--judge",
+                 "exact"]) == 2
+    msg = one_error(capsys)
+    assert msg.startswith(f"error: {pred}:1: unknown paper id ") and f"({len(rec['paper_id']) + LONG:,} characters)" \
+        in msg and len(msg) < 400, msg[:400]
+    review = {"uid": "u-long", "doc": "nope", "kind": "entity_pair", "type": "comb-element", "left": "y" * LONG,
+              "right": "z", "reviewer": "bo", "label": "match", "role": "reviewer", "note": None, "blind": False,
+              "created": "2026-01-31T09:30:00+00:00"}
+    reviews = tmp_path / "r.jsonl"
+    reviews.write_text(json.dumps(review) + "\n", encoding="utf-8")
+    before = state(db)
+    assert main(["import-reviews", "--db", str(db), "--run", "mixed", str(reviews)]) == 2
+    msg = one_error(capsys)
+    assert "no such decision" in msg and f"({LONG:,} characters)" in msg and len(msg) < 400, msg[:400]
+    assert state(db) == before
+
+
+def test_no_input_error_prints_more_than_its_limit():
+    e = InputError("f.jsonl", 3, "bad " + "q" * (MAX_REASON_CHARS * 3))
+    assert len(e.reason) < MAX_REASON_CHARS + 60 and str(e).startswith("f.jsonl:3: bad qqq")
+    assert e.reason.endswith(f"({MAX_REASON_CHARS * 2 + 4:,} more characters)")
