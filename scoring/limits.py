@@ -9,7 +9,7 @@ MAX_SPAN_CHARS = 10_000
 """Longest CHIMERA span (gold or predicted entity; the demo's longest is 245 characters, an abstract ~2,000)."""
 
 MAX_QUERY_CHARS = 100_000
-"""Longest retrieval query or candidate text (the demo's longest query is 204 characters)."""
+"""Longest retrieval query, context, anchor, positive or candidate text (the demo's longest query is 204 characters)."""
 
 MAX_SYSTEM_NAME_CHARS = 200
 """Longest system name (ideation's `system`, `first`, `second`): it names a row of every table and chart."""

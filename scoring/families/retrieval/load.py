@@ -142,7 +142,7 @@ def parse_line(path: str, lineno: int, rec: Any) -> tuple[RankedQuery, list[str]
         raise q.fail("field 'id' is empty: every query needs an id of its own (reviews and exports name it)")
     if len(qid) > MAX_ID_CHARS:
         raise q.fail(f"field 'id' is {len(qid):,} characters long; the limit is {MAX_ID_CHARS:,}")
-    for name in ("query", "anchor_text", "positive"):
+    for name in ("query", "context", "anchor_text", "positive"):
         text = rec.get(name)
         if isinstance(text, str) and len(text) > MAX_QUERY_CHARS:
             raise q.fail(f"field {name!r} is {len(text):,} characters long; the limit is {MAX_QUERY_CHARS:,} "
@@ -154,6 +154,10 @@ def parse_line(path: str, lineno: int, rec: Any) -> tuple[RankedQuery, list[str]
         raise q.fail(f"relation must be one of {', '.join(RELATIONS)} (or analogy/blend), got {relation!r}")
     candidates = q.strings("candidates")
     texts = q.strings("candidates_text")
+    for i, text in enumerate(texts):
+        if len(text) > MAX_QUERY_CHARS:
+            raise q.fail(f"candidates_text[{i}] is {len(text):,} characters long; the limit is {MAX_QUERY_CHARS:,} "
+                         "(scoring.limits.MAX_QUERY_CHARS)")
     scores = q.numbers("scores")
     if not candidates:
         raise q.fail("candidates is empty")

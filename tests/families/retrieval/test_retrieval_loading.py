@@ -6,6 +6,7 @@ import pytest
 
 from scoring.errors import InputError
 from scoring.families.retrieval.load import load_rankings
+from scoring.limits import MAX_QUERY_CHARS
 from tests.conftest import FIXTURES, write_jsonl
 from tests.families.retrieval.rankings import line, query
 
@@ -78,10 +79,15 @@ BAD_LINES = [
     (line([0.9, 0.8, 0.7], 1, gold_block=[3, 3]), "gold_block [3, 3] must satisfy 1 <= first <= gold rank (2)"),
     (line([0.9, 0.8, 0.8], 2, n_candidates=9), "the gold's tie block reaches the end of the listed top"),
     (line([0.9, 0.8, 0.8], 2, n_candidates=9, positive_index=5), "ties with the last of them"),
+    # scoring.limits.MAX_QUERY_CHARS names candidate texts too: 5,000,000 characters were stored
+    (line([0.9, 0.5], 1, candidates_text=["x", "y" * (MAX_QUERY_CHARS + 1)]),
+     f"candidates_text[1] is {MAX_QUERY_CHARS + 1:,} characters long; the limit is {MAX_QUERY_CHARS:,}"),
+    (line([0.9, 0.5], 1, context="c" * (MAX_QUERY_CHARS + 1)),
+     f"field 'context' is {MAX_QUERY_CHARS + 1:,} characters long"),
 ]
 
 
-@pytest.mark.parametrize(("rec", "reason"), BAD_LINES, ids=[r for _, r in BAD_LINES])
+@pytest.mark.parametrize(("rec", "reason"), BAD_LINES, ids=[r[:60] for _, r in BAD_LINES])
 def test_bad_lines_name_file_line_and_reason(tmp_path, rec, reason):
     good = line([0.9, 0.5], 0, qid="ok")
     err = _error(tmp_path, [good, rec])
