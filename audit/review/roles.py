@@ -81,9 +81,11 @@ def parse_roles(text: str, source: str = "rejudge.toml") -> Roles:
         RolesFileError: not TOML, no `[roles]` table, an unknown key, an entry that is not an address or `@domain`.
     """
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text.removeprefix("\ufeff"))  # a byte-order mark (Notepad, PowerShell), as every reader
     except tomllib.TOMLDecodeError as e:
         raise RolesFileError(f"{source}: not valid TOML ({e})") from None
+    except RecursionError:  # a roles file is a few lists of addresses; nothing of it nests
+        raise RolesFileError(f"{source}: not valid TOML this reader can take (nested too deeply)") from None
     table = data.get("roles")
     if not isinstance(table, dict):
         raise RolesFileError(f"{source}: needs a [roles] table with owners, adjudicators and reviewers")

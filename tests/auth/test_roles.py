@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.review.roles import ACTIONS, LOCAL, RANKS, RolesFileError, blind_forced, parse_roles, permits
+from audit.review.roles import ACTIONS, LOCAL, RANKS, RolesFileError, blind_forced, load_roles, parse_roles, permits
 
 ROLES = sorted(RANKS, key=RANKS.__getitem__)
 
@@ -47,10 +47,19 @@ def test_addresses_and_domains_with_the_highest_role_winning():
     ("[roles]\nadmins = ['a@b.c']\n", "unknown key"), ("[roles]\nowners = 'a@b.c'\n", "must be a list"),
     ("[roles]\nowners = ['ana']\n", "neither an address"), ("[roles]\nowners = ['a b@c.d']\n", "neither"),
     ("[roles]\nowners = []\n", "names nobody"),
+    ("owners = " + "[" * 100_000, "nested too deeply"),  # a RecursionError reached the team server's page
 ])
 def test_a_bad_roles_file_says_what_is_wrong(text, says):
     with pytest.raises(RolesFileError, match=says):
         parse_roles(text, "team.toml")
+
+
+def test_a_roles_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """Notepad and PowerShell save UTF-8 with a BOM: it was "not valid TOML (Invalid statement (at line 1, column
+    1))", a message that does not say why; every other reader of the product takes the mark."""
+    text = '[roles]\nowners = ["olga@lab.org"]\n'
+    (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert load_roles(tmp_path / "bom.toml") == parse_roles(text)
 
 
 @given(st.dictionaries(st.sampled_from(["*", "ana@lab.org", "bo@lab.org"]), st.booleans()),
