@@ -422,6 +422,10 @@ def cmd_demo(args: argparse.Namespace) -> None:
     _print_json({"scored": load_demo(_open(args.db, create=True), progress)})
 
 
+DECISIONS_PRINTED_AT_ONCE = 1000
+"""`decisions` reads and prints this many at a time (numbered together: one lookup of the run's ids per batch)."""
+
+
 @command("decisions", RUN,
          arg("--doc", default=None, help="only this document"),
          arg("--verbose", action="store_true", help="add human labels and the judge's answers"),
@@ -432,17 +436,20 @@ def cmd_decisions(args: argparse.Namespace) -> None:
 
     Example: python -m audit decisions --run demo-chimera-mixed
     """
+    from itertools import islice
+
     from audit.views import as_view
 
     view = as_view(_open(args.db), args.run, args.policy)
-    listed = view.decisions(args.doc)
-    tags = view.decision_tags([d["id"] for d in listed])
-    for d, tag in zip(listed, tags, strict=True):
-        out = {"decision": tag, **{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right",
-                                                                     "judge", "effective", "source")}}
-        if args.verbose:
-            out |= {"human": d["human"], "detail": d["detail"]}
-        print(json.dumps(out, ensure_ascii=False))
+    # printed as read, a thousand at a time: the run's whole list took 1.3 GB at 344,000 decisions
+    listed = view.iter_decisions(args.doc)
+    while part := list(islice(listed, DECISIONS_PRINTED_AT_ONCE)):
+        for d, tag in zip(part, view.decision_tags([d["id"] for d in part]), strict=True):
+            out = {"decision": tag,
+                   **{k: d[k] for k in ("id", "doc", "kind", "type", "left", "right", "judge", "effective", "source")}}
+            if args.verbose:
+                out |= {"human": d["human"], "detail": d["detail"]}
+            print(json.dumps(out, ensure_ascii=False))
 
 
 @command("review", RUN,
