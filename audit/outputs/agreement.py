@@ -160,10 +160,10 @@ def learnt_in_sample(view: RunView, hvj: list[dict]) -> dict | None:
     if not n:
         return None
     return {"rows": n, "of": len(hvj), "documents": len({r["doc"] for r in hvj if r["doc"] in docs}),
-            "text": f"{n:,} of the {len(hvj):,} human-vs-judge {'row is' if n == 1 else 'rows are'} in documents whose "
-                    f"reviews this run's judge learnt from (improve-judge on run {learnt.get('run')!r}): agreement "
-                    "there is in-sample and flatters the judge; improve-judge's cross-fitted κ is the out-of-sample "
-                    "figure"}
+            "text": f"{n:,} of the {len(hvj):,} human-vs-judge {'row is' if n == 1 else 'rows are'} in documents "
+                    f"this run's judge learnt from (improve-judge fitted it on their reviews in run "
+                    f"{learnt.get('run')!r}): agreement there is in-sample and flatters the judge; improve-judge's "
+                    "cross-fitted κ is the out-of-sample figure"}
 
 
 def _nothing_settled(rows: Mapping) -> dict:
