@@ -321,6 +321,8 @@ def judge_to_use(result: Mapping, result_file: str | None = None) -> str:
     "keep the run's judge (the fitted one, stored as improved:2, showed no improvement)"
     >>> judge_to_use({"improved": True, "judge_after": {"spec": "fuzzy:76"}}, "out.json")
     'score with --judge fuzzy:76 --learnt-from out.json'
+    >>> judge_to_use({"improved": True, "stored_as": 3, "judge_after": {"spec": "x", "model": {"edited": True}}})[:59]
+    'score with --judge improved:3 to try your edited rules, whi'
     >>> judge_to_use({"improved": True, "stored_as": 4, "judge_after": {"spec": "file", "strategy": "calibrate"}})[:60]
     "map the run's ratings through the calibration (result 4's ca"
     """
@@ -334,7 +336,10 @@ def judge_to_use(result: Mapping, result_file: str | None = None) -> str:
     if not result.get("improved"):
         where = f", stored as {fitted}," if stored is not None else f" ({fitted})"
         return f"keep the run's judge (the fitted one{where} showed no improvement)"
-    if stored is not None:
-        return f"score with --judge {fitted}"
-    return f"score with --judge {fitted} --learnt-from {result_file or 'the result file'}"
+    use = (f"score with --judge {fitted}" if stored is not None else
+           f"score with --judge {fitted} --learnt-from {result_file or 'the result file'}")
+    if (result["judge_after"].get("model") or {}).get("edited"):  # the improvement shown is the distilled rules'
+        use += (" to try your edited rules, which no fold evaluated (the improvement shown is of the rules each fold "
+                "distilled): review a sample of that run before relying on it")
+    return use
 

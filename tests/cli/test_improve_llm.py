@@ -15,6 +15,7 @@ import pytest
 from rapidfuzz import fuzz
 
 from audit.cli import main
+from audit.outputs.improve_judge import judge_to_use
 from audit.review.reviews import add_review
 from audit.runs import score_run
 from audit.store.database import open_db
@@ -181,6 +182,8 @@ def test_edited_rules_passed_back_are_the_judge_to_keep(db_path, env, tmp_path):
     assert after["model"]["edited"] is True and after["model"]["distilled"] == RULES
     assert after["improved"]["edited"] is True
     assert "edited by hand" in r["evaluation"]["note"]
+    # where the distilled rules improved the judge, the advice says the edit itself was not evaluated
+    assert "your edited rules, which no fold evaluated" in judge_to_use(r | {"improved": True})
 
 
 def test_rules_without_rules_strategy_and_an_unreadable_file_are_refused(db_path, env, tmp_path, capsys):
