@@ -280,12 +280,9 @@ def test_agreement_on_a_run_scored_with_the_improved_judge_says_which_rows_are_i
     db.conn.close()
 
 
-def test_the_same_label_given_again_keeps_the_judge_current_and_a_changed_one_makes_it_stale(
-        strict_db, strict_template, tmp_path):
-    """Stale means a label the judge learnt no longer holds: a reviewer confirming a decision again (a new review row
-    with the same label, as a sample queue serving a learnt document makes) leaves it current."""
-    from audit.learning import learning_status
-
+def _improved_on_ann(strict_db, strict_template, tmp_path):
+    """A threshold judge improved on ann's reviews of 22 documents: its identity, the open database, the first two
+    decisions it learnt and ann's labels of them."""
     review_documents(strict_db, strict_template[2], 22)
     out = tmp_path / "improved.json"
     assert improve(strict_db, out, "--strategy", "threshold") == 0
@@ -293,6 +290,16 @@ def test_the_same_label_given_again_keeps_the_judge_current_and_a_changed_one_ma
     db = open_db(strict_db)
     first, second = identity["learnt_from"]["decisions"][:2]
     labels = {d["id"]: d["human"]["ann"] for d in load_view(db, RUN).decisions() if d["id"] in (first, second)}
+    return identity, db, first, second, labels
+
+
+def test_the_same_label_given_again_keeps_the_judge_current_and_a_changed_one_makes_it_stale(
+        strict_db, strict_template, tmp_path):
+    """Stale means a label the judge learnt no longer holds: a reviewer confirming a decision again (a new review row
+    with the same label, as a sample queue serving a learnt document makes) leaves it current."""
+    from audit.learning import learning_status
+
+    identity, db, first, second, labels = _improved_on_ann(strict_db, strict_template, tmp_path)
     add_review(db, RUN, first, labels[first], "ann")  # the same label again
     status = learning_status(db, identity)
     assert status["stale"] is False and status["withdrawn"] == [], status["text"]
@@ -308,13 +315,7 @@ def test_a_learnt_label_adjudicated_otherwise_or_made_conflicted_makes_the_judge
     settled one decision the other way, another reviewer's label made one conflicted. The judge said current."""
     from audit.learning import learning_status
 
-    review_documents(strict_db, strict_template[2], 22)
-    out = tmp_path / "improved.json"
-    assert improve(strict_db, out, "--strategy", "threshold") == 0
-    identity = {"learnt_from": json.loads(out.read_text())["judge_after"]["learnt_from"]}
-    db = open_db(strict_db)
-    first, second = identity["learnt_from"]["decisions"][:2]
-    labels = {d["id"]: d["human"]["ann"] for d in load_view(db, RUN).decisions() if d["id"] in (first, second)}
+    identity, db, first, second, labels = _improved_on_ann(strict_db, strict_template, tmp_path)
     other = {d: "no-match" if lab == "match" else "match" for d, lab in labels.items()}
     add_review(db, RUN, first, labels[first], "rita", role="adjudicator")  # settled as learnt: still current
     assert learning_status(db, identity)["stale"] is False
