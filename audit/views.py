@@ -94,9 +94,6 @@ class RunView:
         """The view's policy applied to one decision's reviews (e.g. a subset of them, as agreement uses)."""
         return effective_label(judge_label, reviews, self.policy)
 
-    def blind_reviews(self) -> int:
-        return sum(bool(r["blind"]) for revs in self.reviews.values() for r in revs)
-
     @cached_property
     def audit(self) -> Audit:
         """Original and audited metrics, counts and review counts under the view's policy."""

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from audit.board.report import boards_estimating, boards_estimating_text
-from audit.learning import learning_status, stale_warning
+from audit.learning import learning_status, learning_warning
 from audit.numbers import EMPTY, count_noun, format_delta, format_value
 from audit.outputs.estimate_text import NOT_REVIEWABLE
 from audit.outputs.figures import bias_intervals, headline_intervals, original_vs_audited
@@ -21,7 +21,7 @@ view = current_view(conn)  # under the session's policy: the radio below changes
 blind_guard("scores")
 row, task = view.row, view.task
 policy_radio("scores.policy")
-stale = stale_warning(learning_status(conn, row["judge_identity"]))
+stale = learning_warning(learning_status(conn, row["judge_identity"]))
 if stale:
     show_text(stale[0].upper() + stale[1:] + ".", "warning")
 audit = view.audit

@@ -33,15 +33,17 @@ def runs_frame(conn: Database, *, hide_scores: bool | Callable[[str], bool]) -> 
     every run, or per run name: blind on that run, `ui.state.blind_on`, says "hidden (blind)"). The columns that
     matter come first and stay short (the family's name, the judge log's file name), so at 1280 px the link, the
     run, its judge and its scores are in view; the family's full title is the run overview's. A judge improved on
-    reviews withdrawn since is marked stale (`audit.learning`)."""
-    stale = {name for name, s in learning_by_run(conn).items() if s["stale"]}
+    reviews that changed since is marked stale, one improve-judge showed no improvement for says so
+    (`audit.learning`)."""
+    learning = learning_by_run(conn)
+    marks = {name: "⚠ stale · " if s["stale"] else "⚠ not improved · " if s.get("not_improved") else ""
+             for name, s in learning.items()}
 
     def scores(r: dict) -> str:
         return "hidden (blind)" if callable(hide_scores) and hide_scores(r["name"]) else headline_value(r)
 
     df = pd.DataFrame([{"run": r["name"], "family": r["task"],
-                        "judge": ("⚠ stale · " if r["name"] in stale else "")
-                        + public_spec(short_spec(r["judge_spec"])),
+                        "judge": marks.get(r["name"], "") + public_spec(short_spec(r["judge_spec"])),
                         **({} if hide_scores is True else {"scores (original)": scores(r)}),
                         "documents": r["n_docs"], "decisions": r["n_decisions"],
                         "created": r["created"][:19].replace("T", " ")} for r in list_runs(conn)])

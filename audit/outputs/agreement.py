@@ -27,6 +27,7 @@ from itertools import combinations
 
 from sqlite_utils import Database
 
+from audit.learning import learnt_decisions
 from audit.outputs.agreement_rule import apply_kappa_rule, minimums, mixed_labels_reason
 from audit.outputs.alt_test import alt_test_of_run
 from audit.outputs.item_agreement import per_item_agreement
@@ -150,9 +151,11 @@ def learnt_in_sample(view: RunView, hvj: list[dict]) -> dict | None:
     question the judge learnt (a re-scored run asks them again and inherits their reviews), where agreement is
     in-sample, flattering the judge; improve-judge's cross-fitted Δκ is the out-of-sample figure. None otherwise."""
     learnt = (view.row.get("judge_identity") or {}).get("learnt_from")
-    if not isinstance(learnt, dict) or not learnt.get("decisions"):
+    if not isinstance(learnt, dict):
         return None
-    decisions = [int(d) for d in learnt["decisions"]]
+    decisions = learnt_decisions(view.db, learnt)
+    if not decisions:
+        return None
     docs = {r["doc_id"] for r in query_in(
         view.db, f"SELECT DISTINCT d2.doc_id FROM decisions d1 CROSS JOIN decisions d2 WHERE d1.id IN ({{marks}}) "
                  f"AND d2.run_id = {int(view.id)} AND {SAME_QUESTION}", decisions)}

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 
 from audit.effective import POLICIES, current_rows
 from audit.errors import AuditError
-from audit.learning import learning_status, stale_warning
+from audit.learning import learning_status, learning_warning
 from audit.numbers import count_noun
 from audit.outputs.agreement import agreement
 from audit.outputs.agreement_rule import Statistic, statistic_of
@@ -46,7 +46,8 @@ def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, polic
     (names and hashes), the sampling plans, the judge-stability checks (`stability`, None without any), the
     Rejudge version, export time and the effective-label policy (`policy`, else the view's, else the default).
     A judge improved on reviews carries `judge_learning` (`audit.learning.learning_status`); when one of those
-    reviews was withdrawn since, the first warning says the judge is stale."""
+    reviews was withdrawn or a decision it learnt has another label since, or improve-judge showed no improvement for
+    it, the first warning says so (`audit.learning.learning_warning`)."""
     view = as_view(db, run, policy)
     row, audit, policy = view.row, view.audit, view.policy
     out = {
@@ -64,8 +65,8 @@ def export_json(db: Database, run: RunRef, *, with_agreement: bool = True, polic
     learning = learning_status(view.db, row["judge_identity"])
     if learning is not None:
         out["judge_learning"] = learning
-        stale = stale_warning(learning)
-        out["warnings"] = ([stale] if stale else []) + out["warnings"]
+        warning = learning_warning(learning)
+        out["warnings"] = ([warning] if warning else []) + out["warnings"]
     if with_agreement:
         out["agreement"] = agreement(view.db, view)
     out["sampling"] = _sampling(view)
@@ -129,13 +130,13 @@ def export_csv(db: Database, run: RunRef, *, policy: str | None = None) -> str:
     the notes reviewers typed, the effective-label policy that gave it, who adjudicated it (`adjudicated_by`) and
     whether each reviewer's label was given blind (`blind:NAME`: yes / no; blind-only agreement is recomputable).
     A judge improved on reviews adds a `judge_learning` column (the same on every row, so a filtered sheet keeps
-    it): what it learnt from, and the stale warning every surface shows (`audit.learning.stale_warning`) once one
-    of those reviews was withdrawn."""
+    it): what it learnt from, or the warning every surface shows (`audit.learning.learning_warning`) once the judge
+    is stale or showed no improvement."""
     view = as_view(db, run, policy)
     rows = view.decisions()
     reviewers = sorted({r["reviewer"] for d in rows for r in d["reviews"] if r["role"] != "adjudicator"})
     learning = learning_status(view.db, view.row["judge_identity"])
-    extra = [] if learning is None else [stale_warning(learning) or learning["text"]]
+    extra = [] if learning is None else [learning_warning(learning) or learning["text"]]
     out = []
     for d in rows:
         notes = " | ".join(f"{r['reviewer']}: {r['note']}" for r in d["reviews"]
@@ -263,7 +264,9 @@ def export_latex(db: Database, run: RunRef, *, policy: str | None = None) -> str
     rc = data["reviews"]
     est = estimate_lines(task, export_estimates(data))
     label = "tab:rejudge-" + "".join(c if c.isascii() and c.isalnum() else "-" for c in data["run"])[:60]
-    stale = " (STALE: improved on reviews withdrawn since)" if data.get("judge_learning", {}).get("stale") else ""
+    learnt = data.get("judge_learning") or {}
+    stale = (" (STALE: improved on reviews that changed since)" if learnt.get("stale") else
+             " (improved on reviews, but improve-judge showed no improvement)" if learnt.get("not_improved") else "")
     caption = (f"{tex(task.title)}: original (judge only) vs audited scores, judge {tex(data['judge']['spec'])}"
                f"{stale}; "
                f"{count_noun(rc['reviewed'], 'decision')} reviewed, {rc['overruled']} overruled (effective labels: "

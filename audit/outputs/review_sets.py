@@ -13,9 +13,10 @@ __all__ = ["REVIEW_SETS", "review_set", "reviews_in"]
 
 
 def review_set(view: RunView, reviews: str) -> str:
-    """`reviews` as the set it names for this run (`auto`: `blind` when the run has blind reviews, else `all`)."""
+    """`reviews` as the set it names for this run (`auto`: `blind` when a current label of the run was given blind,
+    else `all`)."""
     if reviews not in REVIEW_SETS:
         raise AuditError(f"reviews must be one of {', '.join(REVIEW_SETS)}, got {reviews!r}")
-    if reviews == "auto":
-        return "blind" if view.blind_reviews() else "all"
+    if reviews == "auto":  # a current blind label: one given blind and then again sighted leaves none
+        return "blind" if any(r["blind"] for revs in view.reviews.values() for r in reviews_in(revs, "all")) else "all"
     return reviews

@@ -10,9 +10,9 @@ import random
 
 from audit.effective import current_labels
 from audit.outputs.agreement import agreement_rows
-from audit.outputs.review_sets import reviews_in
+from audit.outputs.review_sets import review_set, reviews_in
 from audit.review.reviews import add_review
-from audit.views import decisions
+from audit.views import as_view, decisions
 
 
 def _labels(db, used: str) -> dict[int, dict[str, str]]:
@@ -52,3 +52,15 @@ def test_every_set_is_the_current_labels_split_by_how_they_were_given(db_with_ru
         latest = {r["reviewer"]: r for r in rows if r["role"] == "reviewer"}
         for who in parts["blind"][0]:
             assert latest[who]["blind"]
+
+
+def test_auto_reads_blind_reviews_only_while_a_current_label_was_given_blind(db_with_run):
+    """`auto` picked the blind set whenever a blind row had ever been stored: one label given blind and then again
+    sighted left agreement and improve-judge with no decision at all."""
+    db = db_with_run
+    d = next(x for x in decisions(db, "mixed") if x["judge"] != "invalid")["id"]
+    add_review(db, "mixed", d, "match", "ana", blind=True)
+    assert review_set(as_view(db, "mixed"), "auto") == "blind"
+    add_review(db, "mixed", d, "match", "ana")
+    assert review_set(as_view(db, "mixed"), "auto") == "all"
+    assert _labels(db, "auto")[d] == {"ana": "match"}
