@@ -157,7 +157,8 @@ def unicode_problem(text: str, value: object) -> str | None:
     """Why JSON `text`, parsed as `value`, holds a key or string UTF-8 cannot encode (a lone surrogate: only a
     `\\ud800`-style escape without its pair makes one), naming the field; None when it holds none. For readers that
     parse with `json.loads`; `loads_strict` checks it itself."""
-    if not _SURROGATE_ESCAPE.search(text):
+    # no backslash, no escape: the common case, and a one-character search (memchr) is 100x a two-character one
+    if "\\" not in text or not _LONE_SURROGATE_ESCAPE.search(text):
         return None
     found = _lone_surrogate(value)
     if found is None:
@@ -168,7 +169,10 @@ def unicode_problem(text: str, value: object) -> str | None:
 
 
 _ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}")
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                                   r"|\\u[dD][c-fC-F][0-9a-fA-F]{2}(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+"""A high surrogate's escape without a low one after it, or a low one without a high one before: what can make a
+lone surrogate (an escaped backslash before `u` can match too; the parsed value decides)."""
 
 
 def _shown(s: str, n: int = 40) -> str:
