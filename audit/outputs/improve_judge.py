@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from audit.effective import current_rows
 from audit.errors import AuditError
 from audit.outputs.agreement import agreement_rows, alpha_groups
 from audit.outputs.improve_llm import Asker, few_shot_fit, llm_applicability, llm_items, llm_spec, rules_fit
@@ -270,8 +269,7 @@ def improve_judge(db: Database, run: RunRef, strategy: str, *, seed: int = 0, fo
                                              ordinal=plan.scheme.scale == "ordinal", positive=plan.scheme.positive,
                                              n_resamples=n_resamples, refit=plan.refit)
     evaluation |= _gaps(view, plan.items, fitted.after)
-    learnt_rows = [r for i in plan.items for r in current_rows(reviews_in(view.reviews.get(i.decision, []),
-                                                                         rows["reviews_used"]))]
+    learnt_rows = [r for i in plan.items for r in reviews_in(view.reviews.get(i.decision, []), rows["reviews_used"])]
     learnt = {"run": view.name, "strategy": strategy, "seed": seed, "folds": folds,
               "documents": sorted({i.doc for i in plan.items}), "decisions": [i.decision for i in plan.items],
               "review_ids": sorted(r["id"] for r in learnt_rows),

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from sqlite_utils import Database
 
-from audit.effective import current_rows
 from audit.errors import AuditError
 from audit.outputs.review_sets import reviews_in
 from audit.store.database import SqliteAnswerCache
@@ -145,7 +144,7 @@ def llm_items(view: RunView, rows: list[dict], kind: str, reviewed: Callable[[li
     items = []
     for r in reviewed(rows, [kind]):
         d = view.reviewed.rows[r["decision"]]
-        notes = [x["note"] for x in current_rows(reviews_in(view.reviews.get(r["decision"], []), reviews_used))
+        notes = [x["note"] for x in reviews_in(view.reviews.get(r["decision"], []), reviews_used)
                  if x.get("note")]
         items.append(Item(r["decision"], d["doc_id"], r["human"], d["judge_label"],
                           {"kind": d["kind"], "type": d["type"], "left": d["left"], "right": d["right"],
