@@ -124,4 +124,4 @@ def test_decisions_are_printed_as_they_are_read(db_with_run, db_path, capsys, mo
     assert main(["decisions", "--db", str(db_path), "--run", "mixed"]) == 1  # an internal error, said in one line
     printed = capsys.readouterr()
     assert "stop reading here" in printed.err
-    assert printed.out.splitlines() == whole[:100]  # two batches printed before the third failed  # two batches printed before the third failed
+    assert printed.out.splitlines() == whole[:100]  # two batches printed before the third failed
