@@ -245,6 +245,8 @@ class RunView:
 class _Kept(NamedTuple):
     version: tuple[int, int]
     """`reviews_version` when `reviewed` was read (the reviews read may be newer: they are read after it)."""
+    newest: tuple | None
+    """The review row of `version`'s newest id as it was then (`_newest_row`)."""
     reviewed: Reviewed
     counts: dict[str, tuple[Counter, ...]]
     """`_COUNTS` name -> those counts of `reviewed`, once asked for (then brought up to date with it)."""
@@ -326,6 +328,8 @@ def kept_reviewed(db: Database, row: Mapping, policy: str = DEFAULT_POLICY) -> R
     version = reviews_version(db, run_id)
     with _KEPT_LOCK:
         kept = _KEPT.get(key)
+    if kept is not None and _newest_row(db, kept.version[1]) != kept.newest:
+        kept = None  # another file at this path (a backup restored, a copy moved over it): its own history
     if kept is not None and kept.version == version:
         return kept.reviewed
     reviewed, counts = None, {}
@@ -344,12 +348,20 @@ def kept_reviewed(db: Database, row: Mapping, policy: str = DEFAULT_POLICY) -> R
         if version[0] >= _FREEZE_AT:
             gc.freeze()
     with _KEPT_LOCK:
-        _KEPT[key] = _Kept(version, reviewed, counts)
+        _KEPT[key] = _Kept(version, _newest_row(db, version[1]), reviewed, counts)
         _KEPT.move_to_end(key)
         while len(_KEPT) > _KEEP_REVIEWED or (len(_KEPT) > 1 and
                                               sum(k.version[0] for k in _KEPT.values()) > _KEEP_REVIEWS):
             _KEPT.popitem(last=False)
     return reviewed
+
+
+def _newest_row(db: Database, review_id: int) -> tuple | None:
+    """A review row by id, as the fingerprint of the history up to it: a database file replaced at the same path
+    may hold a run of the same name and creation time (a copy of one origin) whose reviews' count and newest id
+    match what was kept, but not the same rows (their times are in microseconds)."""
+    return db.execute("SELECT decision_id, reviewer, label, role, created FROM reviews WHERE id = ?",
+                      [review_id]).fetchone() if review_id else None
 
 
 def _moved(kept: Counter, gone: Counter, new: Counter) -> Counter:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +26,7 @@ from audit.review.reviews_io import import_reviews
 from audit.runs import delete_run, score_run
 from audit.store.database import counted_reviews_version, open_db, reviews_version, run_row
 from audit.views import kept_reviewed, load_view
-from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT
+from tests.conftest import GOLD, PRED_MIXED, PRED_PERFECT, copy_of
 from tests.store.conftest import review_unless_nothing_to_undo
 
 REVIEWERS = ("ana", "ben", "cy")
@@ -137,6 +138,31 @@ def test_a_review_through_another_connection_is_seen_at_once(db_with_run, db_pat
         assert view.reviewed.reviews == {}  # a view is a snapshot: the kept state is never changed in place
     finally:
         other.conn.close()
+
+
+@pytest.mark.parametrize("grown", [False, True])
+def test_a_copy_moved_over_the_file_is_read_as_its_own_history(db_path, mixed_template, grown):
+    """Another copy of the same scored database put at the path (a backup restored), whose reviews have the kept
+    count and newest id (`grown`: and then one more, which alone would be read on top of the kept state) but are
+    other reviews: what is read is that file's reviews, not the kept ones. (The fast suite found it: a test's
+    database copied to the path of an earlier test's, removed once it passed.)"""
+    db = open_db(copy_of(mixed_template, db_path))
+    ids = _ids(db, "mixed")
+    add_review(db, "mixed", ids[0], "no-match", "ana")
+    assert set(kept_reviewed(db, run_row(db, "mixed")).reviews) == {ids[0]}
+    db.conn.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    db = open_db(copy_of(mixed_template, db_path))
+    try:
+        add_review(db, "mixed", ids[1], "match", "ben")
+        if grown:
+            add_review(db, "mixed", ids[2], "match", "ben")
+        row = run_row(db, "mixed")
+        assert set(kept_reviewed(db, row).reviews) == ({ids[1], ids[2]} if grown else {ids[1]})
+        check(db)
+    finally:
+        db.conn.close()
 
 
 def test_a_review_reads_only_its_decisions(db_with_run, monkeypatch):
