@@ -22,7 +22,7 @@ from audit.rescoring import audit_run
 from audit.review.reviews import add_review
 from audit.review.sampling import create_plan, estimate, next_sample
 from audit.runs import score_run
-from audit.store.database import db_file, open_db
+from audit.store.database import db_file, open_db, seal_all
 from audit.views import decisions, load_view
 from scoring.families import TASKS
 from tests.conftest import copy_of, shared_template
@@ -192,9 +192,12 @@ def test_the_cli_plans_and_serves_a_one_run_board(bdb, capsys):
     create_board(bdb, "i", [RUN])
     path = db_file(bdb)
 
-    def run(action: str, **kw) -> dict:
-        cmd_board(argparse.Namespace(db=path, action=action, name="i", seed=0, next=True, focus=None,
-                                     policy=DEFAULT_POLICY, **kw))
+    def run(action: str, focus: str | None = None) -> dict:
+        try:  # the command's body, as `main` runs it: the databases it opened are closed after it
+            cmd_board(argparse.Namespace(db=path, action=action, name="i", seed=0, next=True, focus=focus,
+                                         policy=DEFAULT_POLICY))
+        finally:
+            seal_all(succeeded=False)
         return json.loads(capsys.readouterr().out)
 
     made = run("plan")
@@ -205,8 +208,7 @@ def test_the_cli_plans_and_serves_a_one_run_board(bdb, capsys):
     assert served["doc"] == next_sample(bdb, RUN)["doc"] and served["review_in"][0]["sample_queue"]
     assert "sample queue" in served["how"]
     with pytest.raises(AuditError, match="--focus"):
-        cmd_board(argparse.Namespace(db=path, action="queue", name="i", seed=0, next=True, focus="AI",
-                                     policy=DEFAULT_POLICY))
+        run("queue", focus="AI")
     shown = run("show")
     assert shown["interval"] == "run plan"
     assert next_one_run_document(bdb, "i", RUN, ["Human", "AI", "AI_Rerank"])["doc"] == served["doc"]
