@@ -14,6 +14,8 @@ every socket read, write, connect and TLS handshake waits at most what is left o
 
 from __future__ import annotations
 
+import functools
+import ssl
 import threading
 import time
 import urllib.request
@@ -160,6 +162,14 @@ POOL_LIMITS = {"max_connections": 1000, "max_keepalive_connections": 100, "keepa
 tenth in flight wait for a connection, and time out, at a higher concurrency)."""
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process, made when the first pool needs it: loading the certificate bundle took about
+    20 ms per judge (each judge and each endpoint probe made its own transport), and a context is safe to share
+    between threads and clients."""
+    return httpx2.create_ssl_context()
+
+
 class BoundedTransport(httpx2.BaseTransport):
     """An `httpx2` transport with a total `deadline` (seconds) per request and a reply cap of `max_bytes`, that
     refuses a redirect to another host. Proxies come from the environment (`HTTPS_PROXY`, `NO_PROXY`...), as the
@@ -168,7 +178,6 @@ class BoundedTransport(httpx2.BaseTransport):
     def __init__(self, deadline: float, max_bytes: int) -> None:
         self.deadline = deadline
         self.max_bytes = max_bytes
-        self._ssl = httpx2.create_ssl_context()
         self._pools: dict[str | None, httpcore2.ConnectionPool | httpcore2.HTTPProxy] = {}
         self._lock = threading.Lock()
 
@@ -179,7 +188,7 @@ class BoundedTransport(httpx2.BaseTransport):
             proxy = None
         with self._lock:
             if proxy not in self._pools:
-                kw = {"ssl_context": self._ssl, "network_backend": _DeadlineBackend(), **POOL_LIMITS}
+                kw = {"ssl_context": _tls_context(), "network_backend": _DeadlineBackend(), **POOL_LIMITS}
                 self._pools[proxy] = (httpcore2.HTTPProxy(proxy_url=proxy, **kw) if proxy
                                       else httpcore2.ConnectionPool(**kw))
             return self._pools[proxy]
