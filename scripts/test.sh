@@ -10,7 +10,7 @@
 # was built (anything installed into it by hand, or removed, makes the next run build it again); REJUDGE_FRESH_VENV=1
 # (the default when CI=true) always builds it anew. uv installs the requirements (scripts/uv_options.py hands it pip's
 # configuration), pip where uv cannot be installed; their download caches are reused.
-# Arguments are passed to pytest: `bash scripts/test.sh -n 2 --dist loadgroup -m "not e2e and not llm"` runs the fast
+# Arguments are passed to pytest: `bash scripts/test.sh -n 3 --dist loadgroup -m "not e2e and not llm"` runs the fast
 # suite alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,12 +90,14 @@ PYTHON="$py" bash scripts/check_deps.sh
 if [ "$#" -gt 0 ]; then
   exec "$py" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The fast suite in two processes (the machine has 2 cores); then the browser tests together with the real-LLM tests,
+# The fast suite in $REJUDGE_FAST_WORKERS processes (3 on the machine's 2 cores: workers wait on CLI subprocesses,
+# sockets and file locks, and two left 9% of the cores idle; on 2 cores, 3 workers took 312 s and 361 s where 2 took
+# 405-458 s, Dec 8 2026); then the browser tests together with the real-LLM tests,
 # in $REJUDGE_BROWSER_WORKERS processes (3): both wait on Streamlit servers, Chromium and one llama.cpp server
 # answering one request at a time, so more workers than cores fill idle CPU. Not 4: the phase is CPU-bound already
 # (with 4 the cores were idle 0.2% of a 20 s /proc/stat sample; 704 s with 4, 728 s with 3), and the official CI at
 # e6a6b76 failed with 4 on two tests a starved browser raced. Each worker has its own Streamlit servers (own
 # ports, databases, HOMEs) and Chromium; a module that shares one server is one xdist group, the real-LLM tests are
 # one group (handed out first), and a browser test asserting a timing runs alone (tests/conftest.py).
-"$py" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not e2e and not llm"
+"$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_FAST_WORKERS:-3}" --dist loadgroup -m "not e2e and not llm"
 "$py" -m pytest -q -p no:cacheprovider -n "${REJUDGE_BROWSER_WORKERS:-3}" --dist loadgroup -m "e2e or llm"

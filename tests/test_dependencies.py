@@ -55,7 +55,8 @@ def test_every_dev_requirement_is_used() -> None:
     script = (ROOT / "scripts/test.sh").read_text() + (ROOT / "scripts/check_deps.sh").read_text()
     sources = "\n".join(p.read_text(encoding="utf-8") for folder in ("tests", "bench", "devtools")
                         for p in (ROOT / folder).rglob("*.py"))
-    run_by_script = {"pytest": "-m pytest", "pytest-xdist": " -n 2", "ruff": "-m ruff", "deptry": "-m deptry"}
+    run_by_script = {"pytest": "-m pytest", "pytest-xdist": "--dist loadgroup", "ruff": "-m ruff",
+                     "deptry": "-m deptry"}
     module_of = {"ppi-python": "ppi_py"}  # distributions whose module has another name
     for name in requirement_names(ROOT / "requirements-dev.txt"):
         module = module_of.get(name, name.replace("-", "_"))
