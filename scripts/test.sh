@@ -19,6 +19,9 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))'; then
   echo "error: Rejudge needs Python 3.11 or newer ($python is $("$python" -V 2>&1))" >&2
   exit 2
 fi
+# The interpreter a virtual environment was made from, when python3 is one's (the test environment itself, activated:
+# building it anew deleted the very interpreter that was building it)
+python=$("$python" -c 'import sys; print(getattr(sys, "_base_executable", "") or sys.executable)')
 version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 stamp=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -c1-12)
 venv=${REJUDGE_TEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/rejudge/test-venv-py$version-$stamp}
