@@ -66,10 +66,15 @@ def _no_command_database_left_open(request: pytest.FixtureRequest) -> Iterator[N
     in the list is sealed by the next command this worker runs, which failed once its file had been removed with
     the passed test's tmp_path."""
     yield
+    refuse_command_databases_left_open(request.node.nodeid)
+
+
+def refuse_command_databases_left_open(nodeid: str) -> None:
+    """Close the databases a command opened and nothing sealed; fail `nodeid` naming them, if there were any."""
     if store._TO_SEAL:
         left = [store.db_file(db) for db in store._TO_SEAL]
         store.seal_all(succeeded=False)
-        pytest.fail(f"{request.node.nodeid} left command databases open (call seal_all after the command): {left}")
+        pytest.fail(f"{nodeid} left command databases open (call seal_all after the command): {left}")
 
 
 @pytest.fixture(autouse=True)

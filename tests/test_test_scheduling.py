@@ -1,5 +1,6 @@
 """The suite's own machinery (tests/conftest.py): session templates built once per run and shared by the xdist
-workers; `--dist loadgroup` groups that keep a module-scoped fixture on one worker."""
+workers; `--dist loadgroup` groups that keep a module-scoped fixture on one worker; the guard that fails a test
+leaving a command's databases open."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared_template
+from audit.store import database as store
+from tests.conftest import refuse_command_databases_left_open, shared_template
 
 
 @pytest.fixture
@@ -72,3 +74,14 @@ def test_a_test_on_a_module_fixture_is_grouped_by_its_module(request, _module_wi
 
 def test_a_test_without_one_is_dealt_out_on_its_own(request, tmp_path):
     assert not list(request.node.iter_markers("xdist_group"))
+
+
+def test_a_command_database_left_open_fails_the_test_and_is_closed(tmp_path):
+    refuse_command_databases_left_open("t")  # nothing left: passes
+    db = store.seal_on_success(store.open_db(tmp_path / "left.db"))  # what a command's body opens, never sealed
+    with pytest.raises(pytest.fail.Exception, match=r"t left command databases open .*left\.db"):
+        refuse_command_databases_left_open("t")
+    assert store._TO_SEAL == []
+    with pytest.raises(Exception, match="closed"):
+        db.execute("SELECT 1")
+    refuse_command_databases_left_open("t")  # closed and forgotten: the next test is not failed for it
